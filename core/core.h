@@ -1,0 +1,119 @@
+/* core: what every heurist module shares.
+ *
+ * - Status codes: library functions return 0 (HR_OK) or a negative hr_status and leave a one-line
+ *   message for the calling thread in hr_last_error(). Only main() exits.
+ * - HR_ASSERT: programming errors (a wrong shape passed by our own code) abort with file and line.
+ * - hr_log: a level-filtered sink passed explicitly; no global verbosity.
+ * - hr_rng: a seeded xoshiro256** generator passed explicitly, so every run reproduces from its seed.
+ * - hr_parallel_for: a static partition of [0, n) over a fixed number of pthreads; a partition depends
+ *   only on n and the thread count, and reductions are done by the caller in a fixed order.
+ * - Checked file I/O: whole-file reads, and write-to-temporary-then-rename so that a crash never
+ *   leaves a half-written output in place.
+ * Arrays are row-major everywhere in heurist: a (R, C) matrix stores element (r, c) at r * C + c.
+ */
+#ifndef HEURIST_CORE_H
+#define HEURIST_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum hr_status {
+    HR_OK = 0,
+    HR_EINVAL = -1,   /* bad argument or configuration value */
+    HR_EIO = -2,      /* a read or write failed, or a file is truncated */
+    HR_ENOMEM = -3,   /* allocation failed */
+    HR_EFORMAT = -4,  /* input does not follow its format */
+    HR_EVERSION = -5, /* file written by a newer format version */
+    HR_ESTATE = -6,   /* call not valid in the object's current state */
+} hr_status;
+
+/* Records "fmt ..." as the calling thread's last error and returns code (so `return hr_error(...)`). */
+int hr_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefixes the thread's last error with "fmt: ", keeping the deeper cause; returns code. */
+int hr_error_wrap(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *hr_last_error(void);
+void hr_error_clear(void);
+const char *hr_status_name(int code);
+
+#define HR_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) hr_assert_fail(#cond, __FILE__, __LINE__);                                    \
+    } while (0)
+_Noreturn void hr_assert_fail(const char *expr, const char *file, int line);
+
+/* Checked allocation: NULL on failure with hr_error(HR_ENOMEM) recorded. Zeroed for calloc. */
+void *hr_calloc(size_t n, size_t size);
+void *hr_malloc(size_t size);
+char *hr_strdup(const char *s);
+
+/* ---- logging ---- */
+typedef enum hr_log_level {
+    HR_LOG_ERROR = 0,
+    HR_LOG_WARN = 1,
+    HR_LOG_INFO = 2,
+    HR_LOG_DEBUG = 3,
+} hr_log_level;
+
+typedef struct hr_log {
+    FILE *sink;    /* NULL: discard everything */
+    int level;     /* messages above this level are dropped */
+} hr_log;
+
+/* A log that writes INFO and below to stderr. */
+hr_log hr_log_stderr(int level);
+/* A log that discards everything (tests, benchmarks). */
+hr_log hr_log_silent(void);
+void hr_log_printf(const hr_log *log, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- random numbers: xoshiro256**, seeded by splitmix64 ---- */
+typedef struct hr_rng {
+    uint64_t s[4];
+} hr_rng;
+
+void hr_rng_seed(hr_rng *rng, uint64_t seed);
+uint64_t hr_rng_next(hr_rng *rng);
+/* uniform integer in [0, n) without modulo bias */
+uint64_t hr_rng_below(hr_rng *rng, uint64_t n);
+/* uniform in [0, 1) with 24 random bits (float) or 53 (double) */
+float hr_rng_uniform(hr_rng *rng);
+double hr_rng_uniform_d(hr_rng *rng);
+/* standard normal by Box-Muller (no cached second value, so the stream is state-only) */
+float hr_rng_normal(hr_rng *rng);
+/* Fisher-Yates shuffle of n ints */
+void hr_rng_shuffle_int(hr_rng *rng, int *a, size_t n);
+/* A generator for stream `stream` derived from (seed, stream): independent per-thread or per-tree RNGs. */
+void hr_rng_derive(hr_rng *out, uint64_t seed, uint64_t stream);
+
+/* ---- threads ---- */
+/* Number of threads to use: n > 0 as given, n <= 0 means all online cores. */
+int hr_threads_resolve(int n);
+/* Sets OpenBLAS's thread count (1 for single-problem inference paths). */
+void hr_blas_set_threads(int n);
+
+/* fn(ctx, begin, end, tid) is called for contiguous chunks covering [0, n); chunk boundaries depend only
+ * on (n, nthreads). Runs inline when nthreads == 1 or n is small. */
+typedef void (*hr_range_fn)(void *ctx, size_t begin, size_t end, int tid);
+int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx);
+
+/* ---- time ---- */
+double hr_now(void); /* monotonic seconds */
+/* Peak resident set size of this process in bytes (from /proc/self/status VmHWM), 0 if unknown. */
+size_t hr_peak_rss(void);
+
+/* ---- files ---- */
+/* Reads a whole file; *buf is NUL-terminated (not counted in *len). Free with free(). */
+int hr_file_read_all(const char *path, char **buf, size_t *len);
+/* A temporary path beside `path` ("path.tmp.<pid>.<n>") for write-then-rename. Caller frees. */
+char *hr_file_tmp_path(const char *path);
+/* Renames tmp over path (atomic on one filesystem); on failure removes tmp. */
+int hr_file_commit(const char *tmp, const char *path);
+/* Writes len bytes atomically to path (temporary file, fsync, rename). */
+int hr_file_write_atomic(const char *path, const void *data, size_t len);
+int hr_file_exists(const char *path);
+/* Final component of a path, pointing into `path`. */
+const char *hr_path_basename(const char *path);
+/* mkdir -p for a directory path. */
+int hr_mkdir_p(const char *dir);
+
+#endif

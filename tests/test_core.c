@@ -1,0 +1,99 @@
+/* core: error messages, RNG reproducibility, parallel-for coverage, atomic writes. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+Test(core, error_message_is_per_call_and_wrapped)
+{
+    int rc = hr_error(HR_EFORMAT, "file.txt:%d: bad field", 12);
+    cr_assert_eq(rc, HR_EFORMAT);
+    cr_assert_str_eq(hr_last_error(), "file.txt:12: bad field");
+    hr_error_wrap(rc, "loading");
+    cr_assert_str_eq(hr_last_error(), "loading: file.txt:12: bad field");
+}
+
+Test(core, rng_same_seed_same_stream_different_seed_differs)
+{
+    hr_rng a, b, c;
+    hr_rng_seed(&a, 42);
+    hr_rng_seed(&b, 42);
+    hr_rng_seed(&c, 43);
+    int differ = 0;
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = hr_rng_next(&a), y = hr_rng_next(&b), z = hr_rng_next(&c);
+        cr_assert_eq(x, y);
+        differ += x != z;
+    }
+    cr_assert_gt(differ, 95);
+}
+
+Test(core, rng_uniform_and_normal_moments)
+{
+    hr_rng r;
+    hr_rng_seed(&r, 7);
+    double su = 0, sn = 0, sn2 = 0;
+    int n = 200000;
+    for (int i = 0; i < n; i++) {
+        float u = hr_rng_uniform(&r);
+        cr_assert(u >= 0.0f && u < 1.0f);
+        su += u;
+        float z = hr_rng_normal(&r);
+        sn += z;
+        sn2 += (double)z * z;
+    }
+    cr_assert_float_eq(su / n, 0.5, 0.01);
+    cr_assert_float_eq(sn / n, 0.0, 0.01);
+    cr_assert_float_eq(sn2 / n, 1.0, 0.02);
+}
+
+Test(core, shuffle_is_a_permutation)
+{
+    hr_rng r;
+    hr_rng_seed(&r, 1);
+    int a[1000], seen[1000] = {0};
+    for (int i = 0; i < 1000; i++) a[i] = i;
+    hr_rng_shuffle_int(&r, a, 1000);
+    int moved = 0;
+    for (int i = 0; i < 1000; i++) {
+        seen[a[i]]++;
+        moved += a[i] != i;
+    }
+    for (int i = 0; i < 1000; i++) cr_assert_eq(seen[i], 1);
+    cr_assert_gt(moved, 900);
+}
+
+static void mark(void *ctx, size_t b, size_t e, int tid)
+{
+    int *hits = ctx;
+    for (size_t i = b; i < e; i++) hits[i] += 1 + tid * 0;
+}
+
+Test(core, parallel_for_covers_each_index_once)
+{
+    for (int t = 1; t <= 5; t++) {
+        int hits[1003] = {0};
+        hr_parallel_for(t, 1003, mark, hits);
+        for (int i = 0; i < 1003; i++) cr_assert_eq(hits[i], 1, "threads %d index %d", t, i);
+    }
+}
+
+Test(core, atomic_write_replaces_and_reads_back)
+{
+    char path[] = "/tmp/heurist_core_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cr_assert_eq(hr_file_write_atomic(path, "hello", 5), HR_OK);
+    char *buf;
+    size_t len;
+    cr_assert_eq(hr_file_read_all(path, &buf, &len), HR_OK);
+    cr_assert_eq(len, 5);
+    cr_assert_str_eq(buf, "hello");
+    free(buf);
+    remove(path);
+    cr_assert_neq(hr_file_read_all("/nonexistent/dir/file", &buf, &len), HR_OK);
+    cr_assert(strstr(hr_last_error(), "/nonexistent/dir/file") != NULL);
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages heurist needs to build, test and benchmark (as root; skips what is present).
+set -euo pipefail
+BUILD_PKGS="build-essential cmake pkg-config libopenblas-dev libhdf5-dev libcjson-dev libcriterion-dev libbz2-dev libsqlite3-dev libcairo2-dev"
+missing=""
+for p in $BUILD_PKGS ${HEURIST_EXTRA_PKGS:-}; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "heurist: installing:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

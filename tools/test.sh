@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite: installs dependencies, builds release and sanitizer (address,undefined) trees,
+# and runs every Criterion test in both through ctest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install-deps.sh
+jobs=$(nproc)
+status=0
+for variant in release asan; do
+  dir=build-test-$variant
+  flags="-DCMAKE_BUILD_TYPE=Release"
+  [ $variant = asan ] && flags="-DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEURIST_SANITIZE=ON"
+  echo "== $variant build"
+  cmake -S . -B "$dir" $flags >/dev/null
+  cmake --build "$dir" -j"$jobs" 2>&1 | grep -E "warning|error" || true
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  echo "== $variant tests"
+  (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j"$jobs") || status=1
+done
+exit $status
