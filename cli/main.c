@@ -1,15 +1,40 @@
-/* heurist: command-line entry point. */
+/* heurist: command-line entry point; dispatches to one file per command. */
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "cli/cli.h"
+#include "core/h5.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"data", cli_cmd_data, "data info|cache --data FILE: summarise a database or write its HDF5 cache"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: heurist <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+}
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-        printf("usage: heurist <command> [options]\n");
-        return argc < 2 ? 2 : 0;
+    hr_h5_quiet();
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    fprintf(stderr, "heurist: unknown command '%s'\n", argv[1]);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "heurist: unknown command '%s' (see heurist --help)\n", argv[1]);
     return 2;
 }

@@ -1,0 +1,174 @@
+/* heurist data info|cache: look at a database, or parse it once into a dataset cache. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "data/data.h"
+
+static void print_skips(const data_skips *s)
+{
+    if (!s->total) {
+        printf("  skipped          0\n");
+        return;
+    }
+    printf("  skipped          %ld\n", s->total);
+    for (int r = 0; r < s->n_reasons; r++)
+        printf("    %-28s %8ld  (first at %ld)\n", s->reason[r], s->count[r], s->first_line[r]);
+}
+
+static void print_categories(const data_problem *p, int n)
+{
+    long dir[DATA_DIR_COUNT] = {0}, dt[DATA_DTYPE_COUNT] = {0}, lay[DATA_LAYOUT_COUNT] = {0}, d3 = 0;
+    for (int i = 0; i < n; i++) {
+        dir[p[i].direction]++;
+        dt[p[i].dtype]++;
+        lay[p[i].layout]++;
+        d3 += p[i].f[DATA_FIELD_SPATIAL_DIM] == 3;
+    }
+    printf("  direction       ");
+    for (int i = 0; i < DATA_DIR_COUNT; i++) printf(" %s %ld (%.1f%%)", data_direction_names[i], dir[i], 100.0 * dir[i] / n);
+    printf("\n  data type       ");
+    for (int i = 0; i < DATA_DTYPE_COUNT; i++)
+        if (dt[i]) printf(" %s %ld (%.1f%%)", data_dtype_names[i], dt[i], 100.0 * dt[i] / n);
+    printf("\n  layout          ");
+    for (int i = 0; i < DATA_LAYOUT_COUNT; i++)
+        if (lay[i]) printf(" %s %ld", data_layout_names[i], lay[i]);
+    printf("\n  spatial          2-D %ld, 3-D %ld\n", n - d3, d3);
+    int *group = malloc((size_t)n * sizeof *group);
+    int ng = 0;
+    if (group && data_groups_compute(p, n, group, &ng) == HR_OK) printf("  geometries       %d distinct\n", ng);
+    free(group);
+}
+
+typedef struct kcount {
+    int k;
+    long wins;
+} kcount;
+
+static int cmp_kcount(const void *a, const void *b)
+{
+    const kcount *x = a, *y = b;
+    if (x->wins != y->wins) return x->wins > y->wins ? -1 : 1;
+    return x->k - y->k;
+}
+
+static void info_select(const char *path, const data_select *ds)
+{
+    printf("%s: find-db (kernel selection)\n", path);
+    printf("  lines            %ld\n", ds->lines);
+    printf("  problems         %d\n", ds->n);
+    printf("  kernels          %d\n", ds->n_kernels);
+    print_skips(&ds->skips);
+    long measured = 0;
+    kcount *kc = calloc((size_t)ds->n_kernels, sizeof *kc);
+    long *applicable = calloc((size_t)ds->n_kernels, sizeof *applicable);
+    if (!kc || !applicable) {
+        free(kc);
+        free(applicable);
+        return;
+    }
+    for (int k = 0; k < ds->n_kernels; k++) kc[k].k = k;
+    double gap_sum = 0;
+    long gap_n = 0, close3 = 0;
+    for (int i = 0; i < ds->n; i++) {
+        const float *t = ds->runtime + (size_t)i * (size_t)ds->n_kernels;
+        float best = INFINITY, second = INFINITY;
+        for (int k = 0; k < ds->n_kernels; k++) {
+            if (!isfinite(t[k])) continue;
+            measured++;
+            applicable[k]++;
+            if (t[k] < best) {
+                second = best;
+                best = t[k];
+            } else if (t[k] < second) {
+                second = t[k];
+            }
+        }
+        int b = data_select_best(ds, i);
+        if (b >= 0) kc[b].wins++;
+        if (isfinite(second)) {
+            gap_sum += second / best - 1;
+            gap_n++;
+            close3 += second / best - 1 < 0.034;
+        }
+    }
+    printf("  kernels/problem  %.2f measured on average\n", (double)measured / ds->n);
+    if (gap_n)
+        printf("  runner-up gap    mean %.1f%%; within 3.4%% of the fastest in %.1f%% of problems\n",
+               100 * gap_sum / gap_n, 100.0 * close3 / gap_n);
+    print_categories(ds->problems, ds->n);
+    qsort(kc, (size_t)ds->n_kernels, sizeof *kc, cmp_kcount);
+    printf("  label distribution (fastest kernel):\n");
+    long shown = 0;
+    int top = ds->n_kernels < 12 ? ds->n_kernels : 12;
+    for (int r = 0; r < top; r++) {
+        printf("    %-36s %7ld  %5.1f%%   measured in %ld\n", ds->kernels[kc[r].k], kc[r].wins,
+               100.0 * kc[r].wins / ds->n, applicable[kc[r].k]);
+        shown += kc[r].wins;
+    }
+    if (top < ds->n_kernels)
+        printf("    %-36s %7ld  %5.1f%%   (%d kernels)\n", "others", ds->n - shown, 100.0 * (ds->n - shown) / ds->n,
+               ds->n_kernels - top);
+    free(kc);
+    free(applicable);
+}
+
+static void info_tune(const char *path, const data_tune *dt)
+{
+    printf("%s: perf-db (tuning parameters of %s)\n", path, dt->solver);
+    printf("  problems         %d\n", dt->n);
+    printf("  parameters       %d\n", dt->length);
+    print_skips(&dt->skips);
+    const data_constraint *con = data_constraint_find(dt->solver);
+    if (con) {
+        int bad = 0;
+        for (int i = 0; i < dt->n; i++)
+            bad += !con->valid_prefix(&dt->problems[i], dt->values + (size_t)i * (size_t)dt->length, dt->length);
+        printf("  validity rules   %s: %d of %d sequences valid\n", dt->solver, dt->n - bad, dt->n);
+    } else {
+        printf("  validity rules   none known for %s\n", dt->solver);
+    }
+    print_categories(dt->problems, dt->n);
+    printf("  value vocabulary per position:\n");
+    for (int j = 0; j < dt->length; j++) {
+        printf("    %-18s %2d values:", dt->param_names[j], dt->vocab_size[j]);
+        for (int v = 0; v < dt->vocab_size[j]; v++) printf(" %d", dt->vocab[j][v]);
+        printf("\n");
+    }
+}
+
+int cli_cmd_data(int argc, char **argv)
+{
+    if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0)) {
+        fprintf(stderr, "usage: heurist data info --data FILE [--solver S] [--strict]\n"
+                        "       heurist data cache --data FILE [--solver S] --out FILE.h5\n");
+        return 2;
+    }
+    static const char *const spec[] = {"data", "solver", "out", "strict!", "quiet!", NULL};
+    cli_args a;
+    if (cli_args_parse(argc - 1, argv + 1, spec, &a)) return 2;
+    const char *path = cli_need(&a, "data", "data");
+    if (!path) return 2;
+    hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_ERROR : HR_LOG_WARN);
+    data_load_opts opts = {cli_has(&a, "strict"), &log};
+    data_select *sel;
+    data_tune *tune;
+    double t0 = hr_now();
+    if (data_load(path, cli_get(&a, "solver"), &opts, &sel, &tune)) return cli_fail("data");
+    double secs = hr_now() - t0;
+    int rc = 0;
+    if (strcmp(argv[0], "info") == 0) {
+        if (sel) info_select(path, sel);
+        else info_tune(path, tune);
+        printf("  loaded in        %.2f s, peak memory %.0f MB\n", secs, hr_peak_rss() / 1e6);
+    } else {
+        const char *out = cli_need(&a, "data cache", "out");
+        if (!out) rc = 2;
+        else if (sel ? data_cache_write_select(out, sel) : data_cache_write_tune(out, tune)) rc = cli_fail("data cache");
+        else printf("wrote %s (%d problems)\n", out, sel ? sel->n : tune->n);
+    }
+    data_select_free(sel);
+    data_tune_free(tune);
+    return rc;
+}

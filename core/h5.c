@@ -1,0 +1,342 @@
+/* Checked HDF5 helpers. */
+#include "core/h5.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void hr_h5_quiet(void)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static const char *obj_name(hid_t obj, char *buf, size_t n)
+{
+    ssize_t k = H5Iget_name(obj, buf, n);
+    if (k <= 0) snprintf(buf, n, "?");
+    return buf;
+}
+
+static const char *file_name(hid_t obj, char *buf, size_t n)
+{
+    ssize_t k = H5Fget_name(obj, buf, n);
+    if (k <= 0) snprintf(buf, n, "?");
+    return buf;
+}
+
+#define H5_FAIL(obj, code, ...)                                                                    \
+    do {                                                                                           \
+        char fn_[512], on_[256], msg_[512];                                                        \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                                                  \
+        return hr_error(code, "%s: %s%s%s", file_name(obj, fn_, sizeof fn_),                       \
+                        obj_name(obj, on_, sizeof on_), strcmp(on_, "/") ? "/" : "", msg_);        \
+    } while (0)
+
+int hr_h5_create(const char *path, hr_h5_out *out)
+{
+    hr_h5_quiet();
+    memset(out, 0, sizeof *out);
+    out->tmp = hr_file_tmp_path(path);
+    out->path = hr_strdup(path);
+    if (!out->tmp || !out->path) {
+        free(out->tmp);
+        free(out->path);
+        return HR_ENOMEM;
+    }
+    out->file = H5Fcreate(out->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (out->file < 0) {
+        int rc = hr_error(HR_EIO, "%s: cannot create HDF5 file %s", path, out->tmp);
+        free(out->tmp);
+        free(out->path);
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    return HR_OK;
+}
+
+int hr_h5_close(hr_h5_out *out, int commit)
+{
+    int rc = HR_OK;
+    if (out->file > 0 && H5Fclose(out->file) < 0) rc = hr_error(HR_EIO, "%s: closing HDF5 file failed", out->path);
+    out->file = -1;
+    if (out->tmp) {
+        if (commit && rc == HR_OK) rc = hr_file_commit(out->tmp, out->path);
+        else remove(out->tmp);
+    }
+    free(out->tmp);
+    free(out->path);
+    out->tmp = out->path = NULL;
+    return rc;
+}
+
+int hr_h5_open(const char *path, const char *format, int max_version, hid_t *file, int *version)
+{
+    hr_h5_quiet();
+    *file = -1;
+    if (!hr_file_exists(path)) return hr_error(HR_EIO, "%s: no such file", path);
+    if (H5Fis_hdf5(path) <= 0) return hr_error(HR_EFORMAT, "%s: not an HDF5 file", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return hr_error(HR_EFORMAT, "%s: cannot open HDF5 file (truncated or corrupt?)", path);
+    char *fmt = NULL;
+    long long ver = 0;
+    if (hr_h5_attr_read_str(f, "format", &fmt) || strcmp(fmt, format) != 0) {
+        int rc = hr_error(HR_EFORMAT, "%s: not a %s file (format attribute is '%s')", path, format,
+                          fmt ? fmt : "missing");
+        free(fmt);
+        H5Fclose(f);
+        return rc;
+    }
+    free(fmt);
+    if (hr_h5_attr_read_int(f, "version", &ver)) {
+        H5Fclose(f);
+        return hr_error(HR_EFORMAT, "%s: %s file without a version attribute", path, format);
+    }
+    if (ver > max_version || ver < 1) {
+        H5Fclose(f);
+        return hr_error(HR_EVERSION, "%s: %s version %lld is newer than this heurist reads (up to %d); upgrade heurist",
+                        path, format, ver, max_version);
+    }
+    *file = f;
+    if (version) *version = (int)ver;
+    return HR_OK;
+}
+
+int hr_h5_attr_exists(hid_t obj, const char *name)
+{
+    return H5Aexists(obj, name) > 0;
+}
+
+int hr_h5_attr_write_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t w = a >= 0 ? H5Awrite(a, t, value) : -1;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    if (w < 0) H5_FAIL(obj, HR_EIO, "cannot write attribute '%s'", name);
+    return HR_OK;
+}
+
+static int attr_write_num(hid_t obj, const char *name, hid_t type, const void *v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t w = a >= 0 ? H5Awrite(a, type, v) : -1;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(sp);
+    if (w < 0) H5_FAIL(obj, HR_EIO, "cannot write attribute '%s'", name);
+    return HR_OK;
+}
+
+int hr_h5_attr_write_int(hid_t obj, const char *name, long long value)
+{
+    return attr_write_num(obj, name, H5T_NATIVE_LLONG, &value);
+}
+
+int hr_h5_attr_write_double(hid_t obj, const char *name, double value)
+{
+    return attr_write_num(obj, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+int hr_h5_attr_read_str(hid_t obj, const char *name, char **value)
+{
+    *value = NULL;
+    if (H5Aexists(obj, name) <= 0) H5_FAIL(obj, HR_EFORMAT, "missing attribute '%s'", name);
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t ft = H5Aget_type(a);
+    if (H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0) {
+        H5Tclose(ft);
+        H5Aclose(a);
+        H5_FAIL(obj, HR_EFORMAT, "attribute '%s' is not a fixed-length string", name);
+    }
+    size_t n = H5Tget_size(ft);
+    char *buf = hr_calloc(n + 1, 1);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, n);
+    herr_t r = buf ? H5Aread(a, mt, buf) : -1;
+    H5Tclose(mt);
+    H5Tclose(ft);
+    H5Aclose(a);
+    if (r < 0) {
+        free(buf);
+        H5_FAIL(obj, HR_EFORMAT, "cannot read attribute '%s'", name);
+    }
+    *value = buf;
+    return HR_OK;
+}
+
+static int attr_read_num(hid_t obj, const char *name, hid_t type, void *v)
+{
+    if (H5Aexists(obj, name) <= 0) H5_FAIL(obj, HR_EFORMAT, "missing attribute '%s'", name);
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    herr_t r = a >= 0 ? H5Aread(a, type, v) : -1;
+    if (a >= 0) H5Aclose(a);
+    if (r < 0) H5_FAIL(obj, HR_EFORMAT, "cannot read attribute '%s'", name);
+    return HR_OK;
+}
+
+int hr_h5_attr_read_int(hid_t obj, const char *name, long long *value)
+{
+    return attr_read_num(obj, name, H5T_NATIVE_LLONG, value);
+}
+
+int hr_h5_attr_read_double(hid_t obj, const char *name, double *value)
+{
+    return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, value);
+}
+
+int hr_h5_write(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols, const void *data)
+{
+    hsize_t dims[2] = {rows, cols};
+    hid_t sp = H5Screate_simple(cols ? 2 : 1, dims, NULL);
+    hid_t d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t w = d >= 0 ? ((rows && (cols || 1)) ? H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : 0) : -1;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(sp);
+    if (w < 0) H5_FAIL(loc, HR_EIO, "cannot write dataset '%s'", name);
+    return HR_OK;
+}
+
+int hr_h5_exists(hid_t loc, const char *name)
+{
+    return H5Lexists(loc, name, H5P_DEFAULT) > 0;
+}
+
+int hr_h5_shape(hid_t loc, const char *name, size_t *rows, size_t *cols)
+{
+    if (!hr_h5_exists(loc, name)) H5_FAIL(loc, HR_EFORMAT, "missing dataset '%s'", name);
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    if (d < 0) H5_FAIL(loc, HR_EFORMAT, "cannot open dataset '%s'", name);
+    hid_t sp = H5Dget_space(d);
+    int rank = H5Sget_simple_extent_ndims(sp);
+    hsize_t dims[2] = {0, 0};
+    if (rank >= 1 && rank <= 2) H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    H5Dclose(d);
+    if (rank < 1 || rank > 2) H5_FAIL(loc, HR_EFORMAT, "dataset '%s' has rank %d, expected 1 or 2", name, rank);
+    *rows = dims[0];
+    *cols = rank == 2 ? dims[1] : 0;
+    return HR_OK;
+}
+
+int hr_h5_read(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols, void *data)
+{
+    size_t r, c;
+    int rc = hr_h5_shape(loc, name, &r, &c);
+    if (rc) return rc;
+    if (r != rows || c != cols)
+        H5_FAIL(loc, HR_EFORMAT, "dataset '%s' has shape (%zu, %zu), expected (%zu, %zu)", name, r, c, rows, cols);
+    if (rows == 0) return HR_OK;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    herr_t e = d >= 0 ? H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : -1;
+    if (d >= 0) H5Dclose(d);
+    if (e < 0) H5_FAIL(loc, HR_EFORMAT, "cannot read dataset '%s' (truncated file?)", name);
+    return HR_OK;
+}
+
+int hr_h5_read_alloc(hid_t loc, const char *name, hid_t type, size_t *rows, size_t *cols, void **data)
+{
+    *data = NULL;
+    int rc = hr_h5_shape(loc, name, rows, cols);
+    if (rc) return rc;
+    size_t count = *rows * (*cols ? *cols : 1);
+    void *buf = hr_malloc(count * H5Tget_size(type) + 1);
+    if (!buf) return HR_ENOMEM;
+    rc = hr_h5_read(loc, name, type, *rows, *cols, buf);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *data = buf;
+    return HR_OK;
+}
+
+int hr_h5_write_strings(hid_t loc, const char *name, char *const *s, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += strlen(s[i]) + 1;
+    char *blob = hr_malloc(total ? total : 1);
+    if (!blob) return HR_ENOMEM;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(s[i]) + 1;
+        memcpy(blob + at, s[i], k);
+        at += k;
+    }
+    int rc = hr_h5_write(loc, name, H5T_NATIVE_UCHAR, total, 0, blob);
+    free(blob);
+    if (rc) return rc;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    rc = hr_h5_attr_write_int(d, "count", (long long)n);
+    if (!rc) rc = hr_h5_attr_write_str(d, "encoding", "NUL-separated UTF-8 strings");
+    H5Dclose(d);
+    return rc;
+}
+
+int hr_h5_read_strings(hid_t loc, const char *name, char ***s, size_t *n)
+{
+    *s = NULL;
+    *n = 0;
+    size_t rows, cols;
+    char *blob;
+    int rc = hr_h5_read_alloc(loc, name, H5T_NATIVE_UCHAR, &rows, &cols, (void **)&blob);
+    if (rc) return rc;
+    long long count = 0;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    rc = hr_h5_attr_read_int(d, "count", &count);
+    H5Dclose(d);
+    if (rc) {
+        free(blob);
+        return rc;
+    }
+    size_t nul = 0;
+    for (size_t i = 0; i < rows; i++) nul += blob[i] == '\0';
+    if (cols != 0 || count < 0 || (size_t)count != nul || (rows && blob[rows - 1] != '\0')) {
+        free(blob);
+        H5_FAIL(loc, HR_EFORMAT, "string list '%s' is malformed (%zu strings, count says %lld)", name, nul, count);
+    }
+    char **out = hr_calloc((size_t)count ? (size_t)count : 1, sizeof *out);
+    if (!out) {
+        free(blob);
+        return HR_ENOMEM;
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < (size_t)count; i++) {
+        out[i] = hr_strdup(blob + at);
+        if (!out[i]) {
+            hr_h5_free_strings(out, i);
+            free(blob);
+            return HR_ENOMEM;
+        }
+        at += strlen(blob + at) + 1;
+    }
+    free(blob);
+    *s = out;
+    *n = (size_t)count;
+    return HR_OK;
+}
+
+void hr_h5_free_strings(char **s, size_t n)
+{
+    if (!s) return;
+    for (size_t i = 0; i < n; i++) free(s[i]);
+    free(s);
+}
+
+int hr_h5_group_create(hid_t loc, const char *name, hid_t *group)
+{
+    *group = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (*group < 0) H5_FAIL(loc, HR_EIO, "cannot create group '%s'", name);
+    return HR_OK;
+}
+
+int hr_h5_group_open(hid_t loc, const char *name, hid_t *group)
+{
+    *group = -1;
+    if (!hr_h5_exists(loc, name)) H5_FAIL(loc, HR_EFORMAT, "missing group '%s'", name);
+    *group = H5Gopen2(loc, name, H5P_DEFAULT);
+    if (*group < 0) H5_FAIL(loc, HR_EFORMAT, "cannot open group '%s'", name);
+    return HR_OK;
+}

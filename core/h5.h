@@ -1,0 +1,60 @@
+/* h5: checked HDF5 helpers shared by dataset caches, checkpoints and model files.
+ *
+ * Every call checks HDF5's status and turns a failure into an hr_status with a message naming the
+ * file object. String lists are stored as one NUL-separated uint8 dataset (fast for 10^5 keys).
+ * Files are created under a temporary name and renamed into place by hr_h5_close_commit.
+ */
+#ifndef HEURIST_CORE_H5_H
+#define HEURIST_CORE_H5_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef struct hr_h5_out {
+    hid_t file;
+    char *tmp;  /* temporary path being written */
+    char *path; /* final path */
+} hr_h5_out;
+
+/* Creates path's temporary sibling for writing. */
+int hr_h5_create(const char *path, hr_h5_out *out);
+/* Closes and renames into place (commit != 0), or closes and removes the temporary (commit == 0). */
+int hr_h5_close(hr_h5_out *out, int commit);
+/* Opens an existing file read-only; checks attribute "format" == format and "version" <= max_version
+ * (a newer version is refused with HR_EVERSION). *version receives the stored version. */
+int hr_h5_open(const char *path, const char *format, int max_version, hid_t *file, int *version);
+
+int hr_h5_attr_write_str(hid_t obj, const char *name, const char *value);
+int hr_h5_attr_write_int(hid_t obj, const char *name, long long value);
+int hr_h5_attr_write_double(hid_t obj, const char *name, double value);
+/* Reads a string attribute into a malloc'd buffer. */
+int hr_h5_attr_read_str(hid_t obj, const char *name, char **value);
+int hr_h5_attr_read_int(hid_t obj, const char *name, long long *value);
+int hr_h5_attr_read_double(hid_t obj, const char *name, double *value);
+int hr_h5_attr_exists(hid_t obj, const char *name);
+
+/* Datasets of rank 1 or 2 (dims[1] == 0 means rank 1). type: H5T_NATIVE_FLOAT, _INT32, _INT64, _INT8, ... */
+int hr_h5_write(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols, const void *data);
+/* Reads a dataset whose shape must be exactly (rows, cols) (cols 0: rank 1). */
+int hr_h5_read(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols, void *data);
+/* Shape of a dataset: rank 1 gives cols = 0. */
+int hr_h5_shape(hid_t loc, const char *name, size_t *rows, size_t *cols);
+/* Reads a whole rank-1 or rank-2 dataset into a malloc'd buffer (element size from type). */
+int hr_h5_read_alloc(hid_t loc, const char *name, hid_t type, size_t *rows, size_t *cols, void **data);
+
+int hr_h5_write_strings(hid_t loc, const char *name, char *const *s, size_t n);
+/* Reads a string list; *s is an array of n malloc'd strings (free each, then the array). */
+int hr_h5_read_strings(hid_t loc, const char *name, char ***s, size_t *n);
+void hr_h5_free_strings(char **s, size_t n);
+
+int hr_h5_exists(hid_t loc, const char *name);
+/* Creates a group (write) or opens one (read), with a clear error naming it. */
+int hr_h5_group_create(hid_t loc, const char *name, hid_t *group);
+int hr_h5_group_open(hid_t loc, const char *name, hid_t *group);
+
+/* Silences HDF5's own error stack printing (our messages replace it). Call once in main/tests. */
+void hr_h5_quiet(void);
+
+#endif

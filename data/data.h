@@ -1,0 +1,238 @@
+/* data: real tuning databases turned into datasets; knows nothing of models.
+ *
+ * - A convolution problem (data_problem) is the parsed problem key: named numeric fields plus three
+ *   categorical ones (layout, data type, direction). find-db keys and perf-db rows both map to it.
+ * - A find-db (`.fdb.txt[.bz2]`) becomes a data_select: problems x kernels runtimes (ms, +inf where a
+ *   kernel was not measured). Lines that do not parse are skipped and counted by reason.
+ * - A perf-db (SQLite, `.db[.bz2]`) and a solver name become a data_tune: per problem the tuned
+ *   parameter sequence, with a per-position value vocabulary.
+ * - Features: raw key fields, derived sizes (FLOPs, bytes, intensity, log2 sizes) and one-hot
+ *   categoricals, each named; normalisation is fitted on training rows only.
+ * - Labels for selection: hard argmin_k t_k; soft runtime-ratio p_k = (1/t_k) / sum_j (1/t_j);
+ *   one-hot; softmax over -t/tau.
+ * - Splits: seeded random hold-out; GroupKFold grouped by geometry (every numeric key field).
+ * - Dataset cache: a self-describing, versioned HDF5 file so a database is parsed once.
+ * - Constraints: valid_prefix(problem, values, length) per solver, for constrained decoding.
+ */
+#ifndef HEURIST_DATA_H
+#define HEURIST_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+/* ---- problems ---- */
+
+/* Numeric fields of a problem key, in this order. For 2-D problems the depth fields are 1 (sizes,
+ * stride, dilation) or 0 (pad). For B and W problems "in" is dy and "out" is dx/x (MIOpen's key
+ * convention), kept as written. */
+typedef enum data_field {
+    DATA_FIELD_IN_C,
+    DATA_FIELD_IN_D,
+    DATA_FIELD_IN_H,
+    DATA_FIELD_IN_W,
+    DATA_FIELD_FIL_D,
+    DATA_FIELD_FIL_H,
+    DATA_FIELD_FIL_W,
+    DATA_FIELD_OUT_C,
+    DATA_FIELD_OUT_D,
+    DATA_FIELD_OUT_H,
+    DATA_FIELD_OUT_W,
+    DATA_FIELD_BATCH,
+    DATA_FIELD_PAD_D,
+    DATA_FIELD_PAD_H,
+    DATA_FIELD_PAD_W,
+    DATA_FIELD_STRIDE_D,
+    DATA_FIELD_STRIDE_H,
+    DATA_FIELD_STRIDE_W,
+    DATA_FIELD_DIL_D,
+    DATA_FIELD_DIL_H,
+    DATA_FIELD_DIL_W,
+    DATA_FIELD_BIAS,
+    DATA_FIELD_GROUPS,
+    DATA_FIELD_SPATIAL_DIM,
+    DATA_FIELD_COUNT
+} data_field;
+
+typedef enum data_direction { DATA_DIR_F = 0, DATA_DIR_B = 1, DATA_DIR_W = 2, DATA_DIR_COUNT } data_direction;
+
+/* Fixed vocabularies, so an encoding never depends on which file was read first. */
+typedef enum data_dtype {
+    DATA_DTYPE_FP32, DATA_DTYPE_FP16, DATA_DTYPE_BF16, DATA_DTYPE_INT8, DATA_DTYPE_INT32,
+    DATA_DTYPE_FP8, DATA_DTYPE_BFP8, DATA_DTYPE_FP64, DATA_DTYPE_OTHER, DATA_DTYPE_COUNT
+} data_dtype;
+
+typedef enum data_layout {
+    DATA_LAYOUT_NCHW, DATA_LAYOUT_NHWC, DATA_LAYOUT_NCDHW, DATA_LAYOUT_NDHWC, DATA_LAYOUT_CHWN,
+    DATA_LAYOUT_MIXED, DATA_LAYOUT_OTHER, DATA_LAYOUT_COUNT
+} data_layout;
+
+typedef struct data_problem {
+    int64_t f[DATA_FIELD_COUNT]; /* indexed by data_field */
+    int8_t layout;               /* data_layout */
+    int8_t dtype;                /* data_dtype */
+    int8_t direction;            /* data_direction */
+} data_problem;
+
+extern const char *const data_field_names[DATA_FIELD_COUNT];
+extern const char *const data_direction_names[DATA_DIR_COUNT];
+extern const char *const data_dtype_names[DATA_DTYPE_COUNT];
+extern const char *const data_layout_names[DATA_LAYOUT_COUNT];
+
+/* Parses a find-db problem key ("C-H-W-FyxFx-K-oH-oW-N-PxP-SxS-DxD-bias-layout-type-dir[_gG]").
+ * Returns 0, or HR_EFORMAT with `why` (a short reason, also the skip-count category) filled. */
+int data_key_parse(const char *key, size_t len, data_problem *out, const char **why);
+/* Writes the canonical key of a problem (2-D or 3-D form) into buf; returns its length. */
+int data_key_format(const data_problem *p, char *buf, size_t size);
+/* Hash of the geometry (every numeric field), the GroupKFold group. */
+uint64_t data_problem_geometry_hash(const data_problem *p);
+
+/* ---- skipped lines ---- */
+#define DATA_SKIP_MAX_REASONS 16
+typedef struct data_skips {
+    int n_reasons;
+    char reason[DATA_SKIP_MAX_REASONS][48];
+    long count[DATA_SKIP_MAX_REASONS];
+    long first_line[DATA_SKIP_MAX_REASONS];
+    long total;
+} data_skips;
+
+void data_skips_add(data_skips *s, const char *reason, long line);
+
+/* ---- kernel selection (find-db) ---- */
+typedef struct data_select {
+    int n;               /* problems */
+    int n_kernels;       /* kernel vocabulary size */
+    data_problem *problems; /* (n) */
+    char **keys;         /* (n) problem keys as written in the file */
+    char **kernels;      /* (n_kernels) solver names, sorted */
+    float *runtime;      /* (n, n_kernels) milliseconds; INFINITY where not measured */
+    data_skips skips;
+    long lines;          /* lines read, including skipped ones */
+    char *source;        /* basename of the file it came from */
+} data_select;
+
+typedef struct data_load_opts {
+    int strict;          /* nonzero: the first bad line is an error instead of a skip */
+    const hr_log *log;   /* progress and skip summary; may be NULL */
+} data_load_opts;
+
+/* Loads a find-db: plain text, or bzip2 (detected by content). */
+int data_fdb_load(const char *path, const data_load_opts *opts, data_select **out);
+/* Parses find-db text already in memory (used by the loader and by tests); `name` names it in errors. */
+int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts,
+                   data_select **out);
+void data_select_free(data_select *ds);
+/* Index of the fastest measured kernel of problem i (-1 if none measured). */
+int data_select_best(const data_select *ds, int i);
+int data_select_kernel_index(const data_select *ds, const char *name);
+
+/* ---- labels ---- */
+typedef enum data_label_kind {
+    DATA_LABEL_SOFT_RATIO, /* p_k = (1/t_k) / sum_j (1/t_j), 0 where t_k = inf */
+    DATA_LABEL_ONEHOT,     /* 1 at the fastest kernel */
+    DATA_LABEL_SOFTMAX,    /* p_k ~ exp(-(t_k / t_min - 1) / tau), 0 where t_k = inf */
+} data_label_kind;
+
+/* Fills y (n_rows, n_kernels) for the listed rows. tau is used by DATA_LABEL_SOFTMAX only. */
+void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau,
+                      float *y);
+int data_label_kind_parse(const char *s, data_label_kind *out);
+const char *data_label_kind_name(data_label_kind k);
+
+/* ---- features ---- */
+/* Number of features data_features_compute writes, and their names (stable, recorded by models). */
+int data_features_count(void);
+const char *data_feature_name(int j);
+/* x (n_features) for one problem; allocates nothing. */
+void data_features_compute(const data_problem *p, float *x);
+/* X (n, n_features) for many problems. */
+void data_features_compute_all(const data_problem *p, int n, float *X);
+/* Index of the first categorical one-hot feature groups, for models that treat them natively. */
+typedef struct data_feature_info {
+    int n_features;
+    int n_numeric;          /* the first n_numeric features are numeric */
+} data_feature_info;
+data_feature_info data_features_info(void);
+
+/* z-score statistics fitted on rows (mean, std with std floor 1e-6 -> 1). */
+void data_zscore_fit(const float *X, int n_cols, const int *rows, int n_rows, float *mean, float *std);
+
+/* ---- tuning parameters (perf-db) ---- */
+typedef struct data_constraint data_constraint;
+
+typedef struct data_tune {
+    int n;                  /* problems */
+    int length;             /* parameters per sequence */
+    char *solver;
+    char **param_names;     /* (length) */
+    data_problem *problems; /* (n) */
+    int32_t *values;        /* (n, length) parameter values as tuned */
+    int *vocab_size;        /* (length) distinct values per position */
+    int32_t **vocab;        /* (length)[vocab_size] sorted distinct values */
+    int *tokens;            /* (n, length) index of values[i, j] in vocab[j] */
+    data_skips skips;
+    char *source;
+} data_tune;
+
+/* Loads every row of `solver` from a perf-db (SQLite file, plain or bzip2). */
+int data_perfdb_load(const char *path, const char *solver, const data_load_opts *opts, data_tune **out);
+void data_tune_free(data_tune *dt);
+/* Builds vocab/vocab_size/tokens from dt->values (n, length); sets dt->length. */
+int data_tune_build_vocab(data_tune *dt, int length);
+/* Index of value v in position j's vocabulary, or -1. */
+int data_tune_token(const data_tune *dt, int j, int32_t v);
+
+/* ---- constraints ---- */
+struct data_constraint {
+    const char *solver;
+    int length;
+    const char *const *param_names;
+    /* Returns 1 when values[0..len) can still be part of a valid sequence for problem p, else 0.
+     * len == length checks the whole sequence. */
+    int (*valid_prefix)(const data_problem *p, const int32_t *values, int len);
+};
+/* The rules of a solver, or NULL when none are known. */
+const data_constraint *data_constraint_find(const char *solver);
+
+/* ---- splits ---- */
+typedef struct data_split {
+    int n_train, n_test;
+    int *train; /* (n_train) row indices, ascending */
+    int *test;  /* (n_test) */
+} data_split;
+
+/* Group ids (0..n_groups-1, in order of first appearance) of problems by geometry. */
+int data_groups_compute(const data_problem *p, int n, int *group, int *n_groups);
+/* Seeded random hold-out of a fraction of rows. */
+int data_split_random(int n, double test_fraction, uint64_t seed, data_split *out);
+/* GroupKFold: groups assigned to k folds (largest groups first, to the lightest fold; ties broken by a
+ * seeded shuffle), fold f's rows are its test set. */
+int data_split_group_kfold(const int *group, int n, int n_groups, int k, uint64_t seed, int fold,
+                           data_split *out);
+void data_split_free(data_split *s);
+/* Parses "random:F[:seed=S]"; seed defaults to default_seed. */
+int data_split_spec_parse(const char *spec, double *fraction, uint64_t *seed, uint64_t default_seed);
+
+/* ---- dataset cache (HDF5) ---- */
+#define DATA_CACHE_FORMAT "heurist-dataset"
+#define DATA_CACHE_VERSION 1
+int data_cache_write_select(const char *path, const data_select *ds);
+int data_cache_write_tune(const char *path, const data_tune *dt);
+/* Reads a cache; exactly one of *sel / *tune is set according to the task stored. */
+int data_cache_read(const char *path, data_select **sel, data_tune **tune);
+
+/* ---- any input ---- */
+typedef enum data_source_kind { DATA_SOURCE_FDB, DATA_SOURCE_PERFDB, DATA_SOURCE_CACHE } data_source_kind;
+/* By file name: .h5 cache, .db[.bz2] perf-db, anything else a find-db. */
+data_source_kind data_source_kind_of(const char *path);
+/* Loads any input; a perf-db needs `solver`. Exactly one of *sel / *tune is set on success. */
+int data_load(const char *path, const char *solver, const data_load_opts *opts, data_select **sel,
+              data_tune **tune);
+
+/* ---- input bytes ---- */
+/* Reads a whole file, decompressing bzip2 when the content starts with "BZh". */
+int data_read_maybe_bz2(const char *path, char **buf, size_t *len);
+
+#endif

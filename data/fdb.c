@@ -1,0 +1,391 @@
+/* find-db loader: "<key>=<entry>;<entry>;..." lines into a problems x kernels runtime table. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+
+void data_skips_add(data_skips *s, const char *reason, long line)
+{
+    s->total++;
+    for (int i = 0; i < s->n_reasons; i++) {
+        if (strcmp(s->reason[i], reason) == 0) {
+            s->count[i]++;
+            return;
+        }
+    }
+    if (s->n_reasons == DATA_SKIP_MAX_REASONS) return; /* counted in total only */
+    int i = s->n_reasons++;
+    snprintf(s->reason[i], sizeof s->reason[i], "%s", reason);
+    s->count[i] = 1;
+    s->first_line[i] = line;
+}
+
+/* ---- a small open-addressing string table: names -> dense ids ---- */
+typedef struct strtab {
+    char **names;   /* (n) */
+    int n, cap_names;
+    int *slots;     /* (cap) id + 1, 0 = empty */
+    uint64_t *hashes;
+    int cap;
+} strtab;
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int strtab_grow(strtab *t)
+{
+    int cap = t->cap ? t->cap * 2 : 256;
+    int *slots = hr_calloc((size_t)cap, sizeof *slots);
+    uint64_t *hashes = hr_calloc((size_t)cap, sizeof *hashes);
+    if (!slots || !hashes) {
+        free(slots);
+        free(hashes);
+        return HR_ENOMEM;
+    }
+    for (int i = 0; i < t->cap; i++) {
+        if (!t->slots[i]) continue;
+        size_t j = t->hashes[i] & (size_t)(cap - 1);
+        while (slots[j]) j = (j + 1) & (size_t)(cap - 1);
+        slots[j] = t->slots[i];
+        hashes[j] = t->hashes[i];
+    }
+    free(t->slots);
+    free(t->hashes);
+    t->slots = slots;
+    t->hashes = hashes;
+    t->cap = cap;
+    return HR_OK;
+}
+
+/* Returns the id of name[0..n), inserting it when `insert`; -1 if absent, -2 on allocation failure.
+ * *inserted tells whether it was new. */
+static int strtab_get(strtab *t, const char *name, size_t n, int insert, int *inserted)
+{
+    *inserted = 0;
+    if ((t->n + 1) * 2 > t->cap && insert && strtab_grow(t)) return -2;
+    if (t->cap == 0) return -1;
+    uint64_t h = hash_bytes(name, n);
+    size_t j = h & (size_t)(t->cap - 1);
+    while (t->slots[j]) {
+        int id = t->slots[j] - 1;
+        if (t->hashes[j] == h && strncmp(t->names[id], name, n) == 0 && t->names[id][n] == '\0') return id;
+        j = (j + 1) & (size_t)(t->cap - 1);
+    }
+    if (!insert) return -1;
+    if (t->n == t->cap_names) {
+        int cap = t->cap_names ? t->cap_names * 2 : 64;
+        char **nn = realloc(t->names, (size_t)cap * sizeof *nn);
+        if (!nn) return -2;
+        t->names = nn;
+        t->cap_names = cap;
+    }
+    char *copy = hr_malloc(n + 1);
+    if (!copy) return -2;
+    memcpy(copy, name, n);
+    copy[n] = '\0';
+    t->names[t->n] = copy;
+    t->slots[j] = t->n + 1;
+    t->hashes[j] = h;
+    *inserted = 1;
+    return t->n++;
+}
+
+static void strtab_free(strtab *t, int free_names)
+{
+    if (free_names)
+        for (int i = 0; i < t->n; i++) free(t->names[i]);
+    free(t->names);
+    free(t->slots);
+    free(t->hashes);
+}
+
+/* ---- parsing ---- */
+typedef struct fdb_entry {
+    int problem, kernel;
+    float ms;
+} fdb_entry;
+
+typedef struct fdb_builder {
+    data_problem *problems;
+    char **keys;
+    int n, cap;
+    fdb_entry *entries;
+    size_t n_entries, cap_entries;
+    strtab kernels;
+    strtab keyset;
+} fdb_builder;
+
+static int builder_reserve(fdb_builder *b, size_t more_entries)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? b->cap * 2 : 4096;
+        data_problem *p = realloc(b->problems, (size_t)cap * sizeof *p);
+        if (!p) return HR_ENOMEM;
+        b->problems = p;
+        char **k = realloc(b->keys, (size_t)cap * sizeof *k);
+        if (!k) return HR_ENOMEM;
+        b->keys = k;
+        b->cap = cap;
+    }
+    if (b->n_entries + more_entries > b->cap_entries) {
+        size_t cap = b->cap_entries ? b->cap_entries * 2 : 16384;
+        while (cap < b->n_entries + more_entries) cap *= 2;
+        fdb_entry *e = realloc(b->entries, cap * sizeof *e);
+        if (!e) return HR_ENOMEM;
+        b->entries = e;
+        b->cap_entries = cap;
+    }
+    return HR_OK;
+}
+
+/* Parses one entry (either "Solver:ms,ws,algo" or the older "algo:Solver,ms,ws,algo,unused").
+ * Returns 0 and sets name/ms, or a reason. */
+static const char *entry_parse(const char *s, size_t n, const char **name, size_t *name_len, double *ms)
+{
+    const char *colon = memchr(s, ':', n);
+    if (!colon) return "malformed entry";
+    const char *rest = colon + 1, *end = s + n;
+    if (n >= 6 && memcmp(s, "miopen", 6) == 0) {
+        /* older layout: the solver is the first comma field after the colon */
+        const char *comma = memchr(rest, ',', (size_t)(end - rest));
+        if (!comma) return "malformed entry";
+        *name = rest;
+        *name_len = (size_t)(comma - rest);
+        rest = comma + 1;
+    } else {
+        *name = s;
+        *name_len = (size_t)(colon - s);
+    }
+    if (*name_len == 0) return "malformed entry";
+    const char *comma = memchr(rest, ',', (size_t)(end - rest));
+    const char *tend = comma ? comma : end;
+    char num[64];
+    size_t tn = (size_t)(tend - rest);
+    if (tn == 0 || tn >= sizeof num) return "non-numeric time";
+    memcpy(num, rest, tn);
+    num[tn] = '\0';
+    char *stop;
+    double v = strtod(num, &stop);
+    if (stop != num + tn || isnan(v)) return "non-numeric time";
+    if (!(v > 0) || isinf(v)) return "non-positive or infinite time";
+    *ms = v;
+    return NULL;
+}
+
+static const char *line_parse(fdb_builder *b, const char *line, size_t len, int *status)
+{
+    *status = HR_OK;
+    const char *eq = memchr(line, '=', len);
+    if (!eq) return "missing '='";
+    data_problem p;
+    const char *why = NULL;
+    if (data_key_parse(line, (size_t)(eq - line), &p, &why)) return why;
+    const char *v = eq + 1, *end = line + len;
+    if (v == end) return "no kernel entries";
+    size_t n_semis = 1;
+    for (const char *c = v; c < end; c++) n_semis += *c == ';';
+    if ((*status = builder_reserve(b, n_semis))) return "out of memory";
+    size_t first = b->n_entries;
+    int pid = b->n;
+    while (v < end) {
+        const char *semi = memchr(v, ';', (size_t)(end - v));
+        const char *e = semi ? semi : end;
+        if (e > v) {
+            const char *name;
+            size_t name_len;
+            double ms;
+            const char *bad = entry_parse(v, (size_t)(e - v), &name, &name_len, &ms);
+            if (bad) {
+                b->n_entries = first;
+                return bad;
+            }
+            int ins;
+            int kid = strtab_get(&b->kernels, name, name_len, 1, &ins);
+            if (kid < 0) {
+                *status = HR_ENOMEM;
+                return "out of memory";
+            }
+            for (size_t k = first; k < b->n_entries; k++) {
+                if (b->entries[k].kernel == kid) {
+                    b->n_entries = first;
+                    return "duplicate kernel in line";
+                }
+            }
+            b->entries[b->n_entries++] = (fdb_entry){pid, kid, (float)ms};
+        }
+        v = semi ? semi + 1 : end;
+    }
+    if (b->n_entries == first) return "no kernel entries";
+    int ins;
+    int kid = strtab_get(&b->keyset, line, (size_t)(eq - line), 1, &ins);
+    if (kid < 0) {
+        *status = HR_ENOMEM;
+        return "out of memory";
+    }
+    if (!ins) {
+        b->n_entries = first;
+        return "duplicate problem key";
+    }
+    b->problems[pid] = p;
+    b->keys[pid] = b->keyset.names[kid];
+    b->n++;
+    return NULL;
+}
+
+static int cmp_name_index(const void *a, const void *b, void *names)
+{
+    char **nm = names;
+    return strcmp(nm[*(const int *)a], nm[*(const int *)b]);
+}
+
+static void builder_free(fdb_builder *b)
+{
+    free(b->problems);
+    free(b->keys);
+    free(b->entries);
+    strtab_free(&b->kernels, 1);
+    strtab_free(&b->keyset, 1);
+}
+
+int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts, data_select **out)
+{
+    *out = NULL;
+    fdb_builder b;
+    memset(&b, 0, sizeof b);
+    data_skips skips;
+    memset(&skips, 0, sizeof skips);
+    long lineno = 0;
+    const char *s = text, *end = text + len;
+    int rc = HR_OK;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *e = nl ? nl : end;
+        lineno++;
+        size_t n = (size_t)(e - s);
+        if (n && s[n - 1] == '\r') n--;
+        if (n > 0 && s[0] != '#') {
+            int st;
+            const char *why = line_parse(&b, s, n, &st);
+            if (st) {
+                rc = hr_error(st, "%s:%ld: out of memory", name, lineno);
+                goto fail;
+            }
+            if (why) {
+                if (opts && opts->strict) {
+                    rc = hr_error(HR_EFORMAT, "%s:%ld: %s", name, lineno, why);
+                    goto fail;
+                }
+                data_skips_add(&skips, why, lineno);
+            }
+        }
+        s = nl ? nl + 1 : end;
+    }
+    if (b.n == 0) {
+        rc = hr_error(HR_EFORMAT, "%s: no usable line (%ld lines read, %ld skipped%s%s)", name, lineno,
+                      skips.total, skips.n_reasons ? ", first reason: " : "",
+                      skips.n_reasons ? skips.reason[0] : "");
+        goto fail;
+    }
+    data_select *ds = hr_calloc(1, sizeof *ds);
+    if (!ds) {
+        rc = HR_ENOMEM;
+        goto fail;
+    }
+    int K = b.kernels.n;
+    ds->n = b.n;
+    ds->n_kernels = K;
+    ds->problems = b.problems;
+    b.problems = NULL;
+    ds->skips = skips;
+    ds->lines = lineno;
+    ds->source = hr_strdup(hr_path_basename(name));
+    /* keys keep their own copies so the key table can go */
+    ds->keys = b.keys;
+    b.keys = NULL;
+    for (int i = 0; i < b.keyset.n; i++) b.keyset.names[i] = NULL; /* ownership moved to ds->keys */
+    /* kernels sorted by name, so the vocabulary does not depend on line order */
+    int *order = hr_malloc((size_t)K * sizeof *order), *rank = hr_malloc((size_t)K * sizeof *rank);
+    ds->kernels = hr_calloc((size_t)K, sizeof *ds->kernels);
+    ds->runtime = hr_malloc((size_t)ds->n * (size_t)K * sizeof *ds->runtime);
+    if (!order || !rank || !ds->kernels || !ds->runtime || !ds->source) {
+        free(order);
+        free(rank);
+        data_select_free(ds);
+        rc = HR_ENOMEM;
+        goto fail;
+    }
+    for (int k = 0; k < K; k++) order[k] = k;
+    qsort_r(order, (size_t)K, sizeof *order, cmp_name_index, b.kernels.names);
+    for (int k = 0; k < K; k++) {
+        rank[order[k]] = k;
+        ds->kernels[k] = b.kernels.names[order[k]];
+    }
+    b.kernels.n = 0; /* names now owned by ds */
+    for (size_t i = 0; i < (size_t)ds->n * (size_t)K; i++) ds->runtime[i] = INFINITY;
+    for (size_t e = 0; e < b.n_entries; e++)
+        ds->runtime[(size_t)b.entries[e].problem * (size_t)K + (size_t)rank[b.entries[e].kernel]] = b.entries[e].ms;
+    free(order);
+    free(rank);
+    builder_free(&b);
+    if (opts && opts->log && skips.total)
+        for (int r = 0; r < skips.n_reasons; r++)
+            hr_log_printf(opts->log, HR_LOG_WARN, "%s: skipped %ld line(s): %s (first at line %ld)\n", name,
+                          skips.count[r], skips.reason[r], skips.first_line[r]);
+    *out = ds;
+    return HR_OK;
+fail:
+    builder_free(&b);
+    return rc;
+}
+
+int data_fdb_load(const char *path, const data_load_opts *opts, data_select **out)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    int rc = data_read_maybe_bz2(path, &text, &len);
+    if (rc) return rc;
+    rc = data_fdb_parse(path, text, len, opts, out);
+    free(text);
+    return rc;
+}
+
+void data_select_free(data_select *ds)
+{
+    if (!ds) return;
+    if (ds->keys)
+        for (int i = 0; i < ds->n; i++) free(ds->keys[i]);
+    if (ds->kernels)
+        for (int k = 0; k < ds->n_kernels; k++) free(ds->kernels[k]);
+    free(ds->keys);
+    free(ds->kernels);
+    free(ds->problems);
+    free(ds->runtime);
+    free(ds->source);
+    free(ds);
+}
+
+int data_select_best(const data_select *ds, int i)
+{
+    const float *t = ds->runtime + (size_t)i * (size_t)ds->n_kernels;
+    int best = -1;
+    for (int k = 0; k < ds->n_kernels; k++)
+        if (isfinite(t[k]) && (best < 0 || t[k] < t[best])) best = k;
+    return best;
+}
+
+int data_select_kernel_index(const data_select *ds, const char *name)
+{
+    for (int k = 0; k < ds->n_kernels; k++)
+        if (strcmp(ds->kernels[k], name) == 0) return k;
+    return -1;
+}

@@ -1,0 +1,50 @@
+/* Selection labels from measured runtimes. */
+#include <math.h>
+#include <string.h>
+
+#include "data/data.h"
+
+void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau,
+                      float *y)
+{
+    int K = ds->n_kernels;
+    for (int r = 0; r < n_rows; r++) {
+        const float *t = ds->runtime + (size_t)rows[r] * (size_t)K;
+        float *p = y + (size_t)r * (size_t)K;
+        memset(p, 0, (size_t)K * sizeof *p);
+        int best = data_select_best(ds, rows[r]);
+        if (best < 0) continue;
+        if (kind == DATA_LABEL_ONEHOT) {
+            p[best] = 1.0f;
+            continue;
+        }
+        double tmin = t[best], z = 0;
+        for (int k = 0; k < K; k++) {
+            if (!isfinite(t[k])) continue;
+            /* both forms are scaled by t_min so that the sum is well conditioned whatever the units */
+            double v = kind == DATA_LABEL_SOFT_RATIO ? tmin / t[k] : exp(-(t[k] / tmin - 1.0) / tau);
+            p[k] = (float)v;
+            z += v;
+        }
+        for (int k = 0; k < K; k++) p[k] = (float)(p[k] / z);
+    }
+}
+
+int data_label_kind_parse(const char *s, data_label_kind *out)
+{
+    if (strcmp(s, "soft") == 0 || strcmp(s, "ratio") == 0) *out = DATA_LABEL_SOFT_RATIO;
+    else if (strcmp(s, "onehot") == 0 || strcmp(s, "hard") == 0) *out = DATA_LABEL_ONEHOT;
+    else if (strcmp(s, "softmax") == 0) *out = DATA_LABEL_SOFTMAX;
+    else return hr_error(HR_EINVAL, "label type '%s': expected soft, onehot or softmax", s);
+    return HR_OK;
+}
+
+const char *data_label_kind_name(data_label_kind k)
+{
+    switch (k) {
+    case DATA_LABEL_SOFT_RATIO: return "soft";
+    case DATA_LABEL_ONEHOT: return "onehot";
+    case DATA_LABEL_SOFTMAX: return "softmax";
+    }
+    return "?";
+}

@@ -1,0 +1,32 @@
+/* One entry point for every input the command line accepts: find-db, perf-db or dataset cache. */
+#include <string.h>
+
+#include "data/data.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+data_source_kind data_source_kind_of(const char *path)
+{
+    if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return DATA_SOURCE_CACHE;
+    if (ends_with(path, ".db") || ends_with(path, ".db.bz2")) return DATA_SOURCE_PERFDB;
+    return DATA_SOURCE_FDB;
+}
+
+int data_load(const char *path, const char *solver, const data_load_opts *opts, data_select **sel, data_tune **tune)
+{
+    *sel = NULL;
+    *tune = NULL;
+    switch (data_source_kind_of(path)) {
+    case DATA_SOURCE_CACHE: return data_cache_read(path, sel, tune);
+    case DATA_SOURCE_PERFDB:
+        if (!solver || !*solver)
+            return hr_error(HR_EINVAL, "%s: a perf-db needs a solver name (--solver ConvAsm1x1U)", path);
+        return data_perfdb_load(path, solver, opts, tune);
+    case DATA_SOURCE_FDB: return data_fdb_load(path, opts, sel);
+    }
+    return HR_EINVAL;
+}

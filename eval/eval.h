@@ -1,0 +1,49 @@
+/* eval: the metrics kernel users care about, computed from predictions and measurements only.
+ *
+ * Selection (per problem, measured runtimes t (K) with inf = not measured, model scores s (K)):
+ *   pred = argmax_k s_k;  top1 = [t_pred == min t];  top5 = [argmin t in the 5 highest scores];
+ *   efficiency = t_min / t_pred, 0 when t_pred = inf;  unmeasured = [t_pred = inf].
+ *   Aggregates: mean, median, p10 (10th percentile), min of efficiency.
+ * Tuning (per problem, predicted and true sequences of length L):
+ *   param_accuracy = mean over positions of exact matches; exact = whole sequence right;
+ *   valid = the sequence satisfies the solver's rules (given by the caller).
+ * Knows nothing of data formats or models: arrays in, numbers out.
+ */
+#ifndef HEURIST_EVAL_H
+#define HEURIST_EVAL_H
+
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef struct eval_select_metrics {
+    int n;
+    double top1, top5;
+    double efficiency_mean, efficiency_median, efficiency_p10, efficiency_min;
+    double unmeasured_rate;
+} eval_select_metrics;
+
+/* Metrics of one problem. Ties in scores go to the lower kernel index (deterministic). */
+int eval_select_argmax(const float *scores, int K);
+double eval_select_efficiency(const float *runtime, int K, int pred);
+int eval_select_in_topk(const float *runtime, const float *scores, int K, int k);
+
+/* runtime and scores are (n, K); efficiency (n) receives per-problem efficiencies when not NULL. */
+int eval_select_compute(const float *runtime, const float *scores, int n, int K, eval_select_metrics *out,
+                        double *efficiency);
+
+typedef struct eval_tune_metrics {
+    int n;
+    double param_accuracy, exact, valid;
+} eval_tune_metrics;
+
+/* pred and truth are (n, L) values; valid (n) is 1 where pred satisfies the rules (NULL: all valid). */
+void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned char *valid, int n, int L,
+                       eval_tune_metrics *out);
+
+/* q-quantile (0..1) of v (n), linear interpolation; sorts a copy. */
+double eval_quantile(const double *v, int n, double q);
+/* Median of n doubles (sorts in place). */
+double eval_median_inplace(double *v, int n);
+
+#endif

@@ -1,0 +1,118 @@
+/* Selection and tuning metrics. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval.h"
+
+int eval_select_argmax(const float *scores, int K)
+{
+    int best = 0;
+    for (int k = 1; k < K; k++)
+        if (scores[k] > scores[best]) best = k;
+    return best;
+}
+
+double eval_select_efficiency(const float *runtime, int K, int pred)
+{
+    float tmin = INFINITY;
+    for (int k = 0; k < K; k++)
+        if (runtime[k] < tmin) tmin = runtime[k];
+    if (!isfinite(runtime[pred]) || !isfinite(tmin)) return 0.0;
+    return (double)tmin / (double)runtime[pred];
+}
+
+int eval_select_in_topk(const float *runtime, const float *scores, int K, int k)
+{
+    int best = -1;
+    for (int j = 0; j < K; j++)
+        if (isfinite(runtime[j]) && (best < 0 || runtime[j] < runtime[best])) best = j;
+    if (best < 0) return 0;
+    /* rank of the fastest kernel among the scores: kernels scored strictly higher, plus equal ones
+     * with a lower index (the same tie rule as argmax) */
+    int ahead = 0;
+    for (int j = 0; j < K; j++)
+        if (scores[j] > scores[best] || (scores[j] == scores[best] && j < best)) ahead++;
+    return ahead < k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double eval_median_inplace(double *v, int n)
+{
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double eval_quantile(const double *v, int n, double q)
+{
+    if (n <= 0) return 0;
+    double *c = malloc((size_t)n * sizeof *c);
+    if (!c) return NAN;
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, cmp_double);
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos);
+    int hi = lo + 1 < n ? lo + 1 : lo;
+    double r = c[lo] + (pos - lo) * (c[hi] - c[lo]);
+    free(c);
+    return r;
+}
+
+int eval_select_compute(const float *runtime, const float *scores, int n, int K, eval_select_metrics *out,
+                        double *efficiency)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    if (n <= 0) return hr_error(HR_EINVAL, "no test problems to evaluate");
+    double *eff = efficiency ? efficiency : malloc((size_t)n * sizeof *eff);
+    if (!eff) return hr_error(HR_ENOMEM, "out of memory");
+    long top1 = 0, top5 = 0, unmeasured = 0;
+    double sum = 0, mn = INFINITY;
+    for (int i = 0; i < n; i++) {
+        const float *t = runtime + (size_t)i * (size_t)K, *s = scores + (size_t)i * (size_t)K;
+        int pred = eval_select_argmax(s, K);
+        eff[i] = eval_select_efficiency(t, K, pred);
+        unmeasured += !isfinite(t[pred]);
+        top1 += eval_select_in_topk(t, s, K, 1);
+        top5 += eval_select_in_topk(t, s, K, 5);
+        sum += eff[i];
+        if (eff[i] < mn) mn = eff[i];
+    }
+    out->top1 = (double)top1 / n;
+    out->top5 = (double)top5 / n;
+    out->unmeasured_rate = (double)unmeasured / n;
+    out->efficiency_mean = sum / n;
+    out->efficiency_min = mn;
+    out->efficiency_p10 = eval_quantile(eff, n, 0.10);
+    out->efficiency_median = eval_quantile(eff, n, 0.5);
+    if (!efficiency) free(eff);
+    return HR_OK;
+}
+
+void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned char *valid, int n, int L,
+                       eval_tune_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    if (n <= 0 || L <= 0) return;
+    long right = 0, exact = 0, ok = 0;
+    for (int i = 0; i < n; i++) {
+        int all = 1;
+        for (int j = 0; j < L; j++) {
+            int r = pred[(size_t)i * L + j] == truth[(size_t)i * L + j];
+            right += r;
+            all &= r;
+        }
+        exact += all;
+        ok += valid ? valid[i] != 0 : 1;
+    }
+    out->param_accuracy = (double)right / ((double)n * L);
+    out->exact = (double)exact / n;
+    out->valid = (double)ok / n;
+}

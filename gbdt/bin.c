@@ -1,0 +1,234 @@
+/* Quantile binning: each numeric feature is cut into at most max_bin value bins holding about equal
+ * numbers of rows (distinct values never share a cut), plus one bin for NaN; each categorical feature gets
+ * one bin per category (the max_bin most frequent) plus an "other" bin that always goes right. Training
+ * then works on small integers, stored feature-major so a histogram pass reads one contiguous column. */
+#include "gbdt/gbdt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* rows looked at to choose the cuts; beyond this an evenly strided subset is used */
+#define BIN_SAMPLE_ROWS 200000
+
+static int double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* category of a value, or -1 if it cannot be one (NaN, negative, too large) */
+static int bin_category_of(float v)
+{
+    if (isnan(v) || v < 0 || !(v < (float)GBDT_MAX_CATEGORY)) return -1;
+    return (int)v;
+}
+
+int gbdt_bin_value(const gbdt_bin_mapper *m, float v)
+{
+    if (m->is_categorical) {
+        int c = bin_category_of(v);
+        for (int b = 0; b < m->num_bins - 1; b++)
+            if (m->category[b] == c) return b;
+        return m->num_bins - 1;
+    }
+    if (isnan(v)) return m->num_bins - 1;
+    /* first b with v <= upper[b]; the last value bin's upper is +inf */
+    int lo = 0, hi = m->num_bins - 2;
+    double x = v;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (x <= m->upper[mid])
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Cuts for sorted values vals[0..m): greedy equal-count bins, cut midway between distinct values. */
+static int bin_numeric_cuts(const double *vals, size_t m, int max_bin, gbdt_bin_mapper *out)
+{
+    size_t ndistinct = 0;
+    for (size_t i = 0; i < m; i++)
+        if (i == 0 || vals[i] != vals[i - 1]) ndistinct++;
+    size_t cap = ndistinct < (size_t)max_bin ? ndistinct : (size_t)max_bin;
+    if (cap < 1) cap = 1;
+    out->upper = hr_malloc(cap * sizeof(double));
+    if (!out->upper) return HR_ENOMEM;
+    int nb = 0;
+    double remaining = (double)m, acc = 0;
+    double target = remaining / (double)cap;
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        while (j < m && vals[j] == vals[i]) j++; /* [i, j): one distinct value */
+        acc += (double)(j - i);
+        int last = j == m;
+        if (!last && nb < (int)cap - 1 && (ndistinct <= (size_t)max_bin || acc >= target)) {
+            out->upper[nb++] = vals[i] + (vals[j] - vals[i]) / 2.0;
+            remaining -= acc;
+            acc = 0;
+            target = remaining / (double)(cap - (size_t)nb);
+        }
+        i = j;
+    }
+    out->upper[nb++] = INFINITY;
+    out->num_bins = nb + 1;
+    return HR_OK;
+}
+
+typedef struct cat_count {
+    int category;
+    size_t count;
+} cat_count;
+
+static int cat_count_cmp(const void *a, const void *b)
+{
+    const cat_count *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return (x->category > y->category) - (x->category < y->category);
+}
+
+typedef struct bin_job {
+    const gbdt_data *data;
+    int max_bin;
+    size_t sample_n;
+    double **scratch; /* per thread (sample_n) */
+    gbdt_binned *bd;
+    int *status;      /* (d) */
+} bin_job;
+
+static int bin_feature_categorical(const bin_job *job, int j)
+{
+    const gbdt_data *data = job->data;
+    gbdt_bin_mapper *m = &job->bd->mappers[j];
+    int maxc = -1;
+    for (size_t i = 0; i < data->n; i++) {
+        int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]);
+        if (c > maxc) maxc = c;
+    }
+    size_t nc = (size_t)maxc + 1;
+    cat_count *counts = hr_calloc(nc + 1, sizeof *counts);
+    int *lookup = hr_malloc((nc + 1) * sizeof *lookup);
+    if (!counts || !lookup) {
+        free(counts);
+        free(lookup);
+        return HR_ENOMEM;
+    }
+    for (size_t c = 0; c < nc; c++) counts[c].category = (int)c;
+    for (size_t i = 0; i < data->n; i++) {
+        int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]);
+        if (c >= 0) counts[c].count++;
+    }
+    qsort(counts, nc, sizeof *counts, cat_count_cmp);
+    size_t used = 0;
+    while (used < nc && used < (size_t)job->max_bin && counts[used].count > 0) used++;
+    m->is_categorical = 1;
+    m->num_bins = (int)used + 1;
+    m->category = hr_malloc((used + 1) * sizeof(int));
+    if (!m->category) {
+        free(counts);
+        free(lookup);
+        return HR_ENOMEM;
+    }
+    for (size_t c = 0; c < nc; c++) lookup[c] = (int)used; /* "other" bin */
+    for (size_t b = 0; b < used; b++) {
+        m->category[b] = counts[b].category;
+        lookup[counts[b].category] = (int)b;
+    }
+    for (size_t i = 0; i < data->n; i++) {
+        int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]);
+        int b = c >= 0 ? lookup[c] : (int)used;
+        size_t k = (size_t)j * data->n + i;
+        if (job->bd->bin_bytes == 1)
+            ((uint8_t *)job->bd->bins)[k] = (uint8_t)b;
+        else
+            ((uint16_t *)job->bd->bins)[k] = (uint16_t)b;
+    }
+    free(counts);
+    free(lookup);
+    return HR_OK;
+}
+
+static int bin_feature_numeric(const bin_job *job, int j, int tid)
+{
+    const gbdt_data *data = job->data;
+    gbdt_bin_mapper *m = &job->bd->mappers[j];
+    double *vals = job->scratch[tid];
+    size_t nv = 0;
+    for (size_t s = 0; s < job->sample_n; s++) {
+        size_t i = job->sample_n == data->n ? s : s * data->n / job->sample_n;
+        float v = data->x[i * (size_t)data->d + (size_t)j];
+        if (!isnan(v)) vals[nv++] = v;
+    }
+    qsort(vals, nv, sizeof *vals, double_cmp);
+    int rc = bin_numeric_cuts(vals, nv, job->max_bin, m);
+    if (rc) return rc;
+    for (size_t i = 0; i < data->n; i++) {
+        int b = gbdt_bin_value(m, data->x[i * (size_t)data->d + (size_t)j]);
+        size_t k = (size_t)j * data->n + i;
+        if (job->bd->bin_bytes == 1)
+            ((uint8_t *)job->bd->bins)[k] = (uint8_t)b;
+        else
+            ((uint16_t *)job->bd->bins)[k] = (uint16_t)b;
+    }
+    return HR_OK;
+}
+
+static void bin_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    bin_job *job = ctx;
+    for (size_t j = begin; j < end; j++) {
+        int cat = job->data->is_categorical && job->data->is_categorical[j];
+        job->status[j] = cat ? bin_feature_categorical(job, (int)j) : bin_feature_numeric(job, (int)j, tid);
+    }
+}
+
+int gbdt_binned_build(const gbdt_data *data, int max_bin, uint64_t seed, int nthreads, gbdt_binned *out)
+{
+    (void)seed; /* the strided sample needs no randomness; kept so a random sample can be added */
+    memset(out, 0, sizeof *out);
+    if (max_bin < 2 || max_bin > 65535) return hr_error(HR_EINVAL, "gbdt: max_bin %d outside 2..65535", max_bin);
+    nthreads = hr_threads_resolve(nthreads);
+    out->n = data->n;
+    out->d = data->d;
+    out->bin_bytes = max_bin + 1 <= 256 ? 1 : 2;
+    size_t sample_n = data->n < BIN_SAMPLE_ROWS ? data->n : BIN_SAMPLE_ROWS;
+    out->bins = hr_malloc(data->n * (size_t)data->d * (size_t)out->bin_bytes + 1);
+    out->mappers = hr_calloc((size_t)data->d, sizeof *out->mappers);
+    out->hist_offset = hr_calloc((size_t)data->d + 1, sizeof *out->hist_offset);
+    int *status = hr_calloc((size_t)data->d, sizeof *status);
+    double **scratch = hr_calloc((size_t)nthreads, sizeof *scratch);
+    int rc = (!out->bins || !out->mappers || !out->hist_offset || !status || !scratch) ? HR_ENOMEM : HR_OK;
+    for (int t = 0; t < nthreads && rc == HR_OK; t++)
+        if (!(scratch[t] = hr_malloc((sample_n + 1) * sizeof(double)))) rc = HR_ENOMEM;
+    if (rc == HR_OK) {
+        bin_job job = {data, max_bin, sample_n, scratch, out, status};
+        rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);
+        for (int j = 0; j < data->d && rc == HR_OK; j++) rc = status[j];
+    }
+    for (int j = 0; j < data->d && rc == HR_OK; j++)
+        out->hist_offset[j + 1] = out->hist_offset[j] + (size_t)out->mappers[j].num_bins;
+    if (scratch)
+        for (int t = 0; t < nthreads; t++) free(scratch[t]);
+    free(scratch);
+    free(status);
+    if (rc) {
+        gbdt_binned_free(out);
+        return hr_error_wrap(rc, "gbdt: binning %zu rows x %d features", data->n, data->d);
+    }
+    return HR_OK;
+}
+
+void gbdt_binned_free(gbdt_binned *bd)
+{
+    if (bd->mappers)
+        for (int j = 0; j < bd->d; j++) {
+            free(bd->mappers[j].upper);
+            free(bd->mappers[j].category);
+        }
+    free(bd->mappers);
+    free(bd->bins);
+    free(bd->hist_offset);
+    memset(bd, 0, sizeof *bd);
+}

@@ -1,0 +1,293 @@
+/* The boosting loop: F_0 = base score (+ init scores, + a warm-start booster), then per iteration
+ * g, h = objective(F), one tree per class fit to (g, h) on a row bag and feature sample, F += tree(x).
+ * Randomness comes from generators derived from (seed, iteration, class), never from thread timing. */
+#include "gbdt/gbdt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* rng stream families, so bagging and feature sampling never share a stream */
+#define STREAM_BAGGING 0x100000000ull
+#define STREAM_FEATURES 0x200000000ull
+
+void gbdt_params_default(gbdt_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->objective = GBDT_OBJECTIVE_L2;
+    p->num_class = 1;
+    p->num_rounds = 100;
+    p->learning_rate = 0.1;
+    p->num_leaves = 31;
+    p->max_depth = -1;
+    p->min_data_in_leaf = 20;
+    p->min_sum_hessian_in_leaf = 1e-3;
+    p->bagging_fraction = 1.0;
+    p->feature_fraction = 1.0;
+    p->max_bin = 255;
+    p->max_cat_to_onehot = 4;
+    p->max_cat_threshold = 32;
+    p->cat_l2 = 10.0;
+    p->cat_smooth = 10.0;
+    p->min_data_per_group = 100;
+    p->boost_from_average = 1;
+}
+
+int gbdt_params_check(const gbdt_params *p)
+{
+    if (p->objective != GBDT_OBJECTIVE_L2 && p->objective != GBDT_OBJECTIVE_SOFTMAX)
+        return hr_error(HR_EINVAL, "gbdt: unknown objective %d", (int)p->objective);
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (p->num_class < 2 || p->num_class > 256))
+        return hr_error(HR_EINVAL, "gbdt: softmax needs num_class in 2..256, got %d", p->num_class);
+    if (p->num_rounds < 0) return hr_error(HR_EINVAL, "gbdt: num_rounds %d < 0", p->num_rounds);
+    if (!(p->learning_rate > 0)) return hr_error(HR_EINVAL, "gbdt: learning_rate %g <= 0", p->learning_rate);
+    if (p->num_leaves < 2 || p->num_leaves > 131072)
+        return hr_error(HR_EINVAL, "gbdt: num_leaves %d outside 2..131072", p->num_leaves);
+    if (p->min_data_in_leaf < 0 || p->min_sum_hessian_in_leaf < 0 || p->lambda_l1 < 0 || p->lambda_l2 < 0 ||
+        p->min_gain_to_split < 0 || p->cat_l2 < 0 || p->cat_smooth < 0 || p->min_data_per_group < 0)
+        return hr_error(HR_EINVAL, "gbdt: regularisation parameters must be >= 0");
+    if (!(p->bagging_fraction > 0 && p->bagging_fraction <= 1) || p->bagging_freq < 0)
+        return hr_error(HR_EINVAL, "gbdt: bagging_fraction %g must be in (0, 1], bagging_freq >= 0",
+                        p->bagging_fraction);
+    if (!(p->feature_fraction > 0 && p->feature_fraction <= 1))
+        return hr_error(HR_EINVAL, "gbdt: feature_fraction %g must be in (0, 1]", p->feature_fraction);
+    if (p->max_bin < 2 || p->max_bin > 65535) return hr_error(HR_EINVAL, "gbdt: max_bin %d outside 2..65535", p->max_bin);
+    if (p->max_cat_threshold < 1) return hr_error(HR_EINVAL, "gbdt: max_cat_threshold must be >= 1");
+    if (p->early_stopping_rounds < 0 || p->log_every < 0)
+        return hr_error(HR_EINVAL, "gbdt: early_stopping_rounds and log_every must be >= 0");
+    return HR_OK;
+}
+
+typedef struct score_job {
+    const gbdt_tree *tree;
+    const float *x;
+    int d, K, k;
+    double *F; /* (n, K) */
+} score_job;
+
+static void score_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const score_job *job = ctx;
+    for (size_t i = begin; i < end; i++)
+        job->F[i * (size_t)job->K + (size_t)job->k] += gbdt_tree_predict(job->tree, job->x + i * (size_t)job->d);
+}
+
+static int boost_add_tree(const gbdt_tree *t, const gbdt_data *data, int K, int k, int nthreads, double *F)
+{
+    score_job job = {t, data->x, data->d, K, k, F};
+    return hr_parallel_for(nthreads, data->n, score_range, &job);
+}
+
+/* F (n, K) = booster's raw scores + the data's own init scores */
+static int boost_init_scores(const gbdt_booster *b, const gbdt_data *data, int nthreads, double *F)
+{
+    int rc = gbdt_booster_predict(b, data->x, data->n, 1, nthreads, F);
+    if (rc == HR_OK && data->init_score)
+        for (size_t i = 0; i < data->n * (size_t)b->num_class; i++) F[i] += data->init_score[i];
+    return rc;
+}
+
+/* m = round(fraction n) rows chosen uniformly without replacement, in increasing order (selection
+ * sampling, Knuth's algorithm S), so the bag depends only on the generator. */
+static size_t boost_bag(hr_rng *rng, size_t n, double fraction, int *rows)
+{
+    size_t m = (size_t)llround(fraction * (double)n), got = 0;
+    if (m < 1) m = 1;
+    for (size_t i = 0; i < n && got < m; i++)
+        if (hr_rng_uniform_d(rng) * (double)(n - i) < (double)(m - got)) rows[got++] = (int)i;
+    return got;
+}
+
+static void boost_features(hr_rng *rng, int d, double fraction, int *perm, uint8_t *used)
+{
+    int m = (int)lround(fraction * d);
+    if (m < 1) m = 1;
+    if (m >= d) {
+        memset(used, 1, (size_t)d);
+        return;
+    }
+    for (int j = 0; j < d; j++) perm[j] = j;
+    memset(used, 0, (size_t)d);
+    for (int j = 0; j < m; j++) {
+        int r = j + (int)hr_rng_below(rng, (uint64_t)(d - j));
+        int t = perm[j];
+        perm[j] = perm[r];
+        perm[r] = t;
+        used[perm[j]] = 1;
+    }
+}
+
+static int boost_setup(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid,
+                       const gbdt_booster *init, gbdt_booster **out)
+{
+    int rc = gbdt_params_check(p);
+    if (rc == HR_OK) rc = gbdt_data_check(p, train, "training");
+    if (rc == HR_OK && valid) {
+        rc = gbdt_data_check(p, valid, "validation");
+        if (rc == HR_OK && valid->d != train->d)
+            rc = hr_error(HR_EINVAL, "gbdt: validation data has %d features, training %d", valid->d, train->d);
+    }
+    if (rc) return rc;
+    int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    if (init && (init->num_features != train->d || init->num_class != K || init->params.objective != p->objective))
+        return hr_error(HR_EINVAL,
+                        "gbdt: warm-start booster (%d features, %d outputs, objective %d) does not match the "
+                        "training setup (%d, %d, %d)",
+                        init->num_features, init->num_class, (int)init->params.objective, train->d, K,
+                        (int)p->objective);
+    gbdt_booster *b;
+    if ((rc = gbdt_booster_alloc(train->d, K, &b))) return rc;
+    b->params = *p;
+    for (int j = 0; j < train->d && rc == HR_OK; j++) {
+        b->is_categorical[j] = train->is_categorical ? train->is_categorical[j] != 0 : 0;
+        rc = gbdt_booster_set_feature_name(b, j, train->feature_names ? train->feature_names[j] : NULL);
+    }
+    if (init) {
+        memcpy(b->base_score, init->base_score, (size_t)K * sizeof(double));
+        for (int t = 0; t < init->num_trees && rc == HR_OK; t++) {
+            gbdt_tree *tr = gbdt_booster_push_tree(b);
+            rc = tr ? gbdt_tree_copy(tr, &init->trees[t]) : HR_ENOMEM;
+            if (rc && tr) b->num_trees--;
+        }
+    } else {
+        gbdt_objective_base_score(p, train, b->base_score);
+    }
+    if (rc) {
+        gbdt_booster_free(b);
+        return rc;
+    }
+    *out = b;
+    return HR_OK;
+}
+
+typedef struct boost_state {
+    gbdt_binned bd;
+    gbdt_grower *grower;
+    double *F, *Fv;  /* (n, K), (nv, K) raw scores */
+    double *gh;      /* (K, n, 2) */
+    int *all_rows, *bag_rows, *perm;
+    uint8_t *used;
+} boost_state;
+
+static void boost_state_free(boost_state *s)
+{
+    gbdt_binned_free(&s->bd);
+    gbdt_grower_free(s->grower);
+    free(s->F);
+    free(s->Fv);
+    free(s->gh);
+    free(s->all_rows);
+    free(s->bag_rows);
+    free(s->perm);
+    free(s->used);
+}
+
+static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
+                      int nthreads, boost_state *s, gbdt_booster *b)
+{
+    int K = b->num_class, d = train->d, rc = HR_OK;
+    size_t n = train->n;
+    int first_tree = b->num_trees, best_iter = 0, stopped = 0;
+    double best_metric = INFINITY;
+    const char *metric_name = p->objective == GBDT_OBJECTIVE_L2 ? "l2" : "multi_logloss";
+    const int *rows = s->all_rows;
+    size_t nrows = n;
+    for (int it = 0; it < p->num_rounds && rc == HR_OK; it++) {
+        if (p->bagging_freq > 0 && p->bagging_fraction < 1 && it % p->bagging_freq == 0) {
+            hr_rng rng;
+            hr_rng_derive(&rng, p->seed, STREAM_BAGGING + (uint64_t)it);
+            nrows = boost_bag(&rng, n, p->bagging_fraction, s->bag_rows);
+            rows = s->bag_rows;
+        }
+        if ((rc = gbdt_objective_gradients(p, train, s->F, nthreads, s->gh))) break;
+        int grown = 0;
+        for (int k = 0; k < K && rc == HR_OK; k++) {
+            hr_rng rng;
+            hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)it * (uint64_t)K + (uint64_t)k);
+            boost_features(&rng, d, p->feature_fraction, s->perm, s->used);
+            gbdt_tree *t = gbdt_booster_push_tree(b);
+            if (!t) {
+                rc = HR_ENOMEM;
+                break;
+            }
+            rc = gbdt_grower_grow(s->grower, s->gh + 2 * (size_t)k * n, rows, nrows, s->used, t);
+            if (rc) {
+                b->num_trees--;
+                break;
+            }
+            grown += t->num_leaves > 1;
+            rc = boost_add_tree(t, train, K, k, nthreads, s->F);
+            if (rc == HR_OK && valid) rc = boost_add_tree(t, valid, K, k, nthreads, s->Fv);
+        }
+        if (rc) break;
+        if (!grown) {
+            /* no tree could split: further iterations would add the same constants */
+            gbdt_booster_truncate(b, b->num_trees - K);
+            hr_log_printf(log, HR_LOG_INFO, "gbdt: stopped at iteration %d: no split meets the requirements", it);
+            break;
+        }
+        double vm = valid ? gbdt_objective_metric(p, valid, s->Fv) : 0;
+        if (valid && vm < best_metric) {
+            best_metric = vm;
+            best_iter = it + 1;
+        } else if (valid && p->early_stopping_rounds > 0 && it + 1 - best_iter >= p->early_stopping_rounds) {
+            stopped = 1;
+        }
+        if (p->log_every > 0 && ((it + 1) % p->log_every == 0 || stopped)) {
+            double tm = gbdt_objective_metric(p, train, s->F);
+            if (valid)
+                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g, valid %s %.6g", it + 1, metric_name, tm,
+                              metric_name, vm);
+            else
+                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g", it + 1, metric_name, tm);
+        }
+        if (stopped) break;
+    }
+    if (rc) return rc;
+    if (stopped) {
+        gbdt_booster_truncate(b, first_tree + best_iter * K);
+        b->best_iteration = first_tree / K + best_iter;
+        hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d, valid %s %.6g",
+                      b->best_iteration, metric_name, best_metric);
+    }
+    return HR_OK;
+}
+
+int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid,
+                       const gbdt_booster *init, const hr_log *log, gbdt_booster **out)
+{
+    *out = NULL;
+    if (!p || !train) return hr_error(HR_EINVAL, "gbdt_booster_train: NULL argument");
+    gbdt_booster *b = NULL;
+    int rc = boost_setup(p, train, valid, init, &b);
+    if (rc) return rc;
+    int nthreads = hr_threads_resolve(p->num_threads), K = b->num_class;
+    size_t n = train->n;
+    boost_state s;
+    memset(&s, 0, sizeof s);
+    rc = gbdt_binned_build(train, p->max_bin, p->seed, nthreads, &s.bd);
+    if (rc == HR_OK) rc = gbdt_grower_new(&s.bd, p, nthreads, &s.grower);
+    if (rc == HR_OK) {
+        s.F = hr_malloc(n * (size_t)K * sizeof(double));
+        s.Fv = valid ? hr_malloc(valid->n * (size_t)K * sizeof(double)) : NULL;
+        s.gh = hr_malloc(2 * n * (size_t)K * sizeof(double));
+        s.all_rows = hr_malloc(n * sizeof(int));
+        s.bag_rows = hr_malloc(n * sizeof(int));
+        s.perm = hr_malloc((size_t)train->d * sizeof(int));
+        s.used = hr_malloc((size_t)train->d);
+        if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.perm || !s.used) rc = HR_ENOMEM;
+    }
+    if (rc == HR_OK) {
+        for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;
+        rc = boost_init_scores(b, train, nthreads, s.F);
+        if (rc == HR_OK && valid) rc = boost_init_scores(b, valid, nthreads, s.Fv);
+    }
+    if (rc == HR_OK) rc = boost_loop(p, train, valid, log, nthreads, &s, b);
+    boost_state_free(&s);
+    if (rc) {
+        gbdt_booster_free(b);
+        return hr_error_wrap(rc, "gbdt: training");
+    }
+    *out = b;
+    return HR_OK;
+}

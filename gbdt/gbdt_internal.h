@@ -1,0 +1,105 @@
+/* gbdt internals shared by the files of this folder only. */
+#ifndef HEURIST_GBDT_INTERNAL_H
+#define HEURIST_GBDT_INTERNAL_H
+
+#include "gbdt/gbdt.h"
+
+#define GBDT_DT_CATEGORICAL 1u
+#define GBDT_DT_DEFAULT_LEFT 2u
+#define GBDT_MISSING_NONE 0u
+#define GBDT_MISSING_ZERO 1u
+#define GBDT_MISSING_NAN 2u
+#define GBDT_ZERO_THRESHOLD 1e-35
+/* categories at or above this are never binned on their own (they share the always-right "other" bin) */
+#define GBDT_MAX_CATEGORY (1 << 20)
+
+struct gbdt_booster {
+    gbdt_params params;      /* the config that trained it (defaults for imported models) */
+    int num_features;
+    int num_class;           /* K: outputs per row, trees per iteration */
+    double *base_score;      /* (K) added to every raw score */
+    int num_trees, cap_trees;
+    gbdt_tree *trees;        /* (num_trees); tree t adds to class t % K */
+    char **feature_names;    /* (num_features) */
+    uint8_t *is_categorical; /* (num_features) */
+    int best_iteration;      /* -1 unless early stopping chose one */
+};
+
+/* ---- booster.c: allocation and tree helpers ---- */
+int gbdt_booster_alloc(int num_features, int num_class, gbdt_booster **out);
+/* Appends an empty slot and returns it (zeroed), NULL on allocation failure. */
+gbdt_tree *gbdt_booster_push_tree(gbdt_booster *b);
+void gbdt_booster_truncate(gbdt_booster *b, int num_trees);
+int gbdt_booster_set_feature_name(gbdt_booster *b, int j, const char *name);
+/* Allocates the arrays of a tree with num_leaves leaves and cat_words bitset words. */
+int gbdt_tree_alloc(gbdt_tree *t, int num_leaves, int num_cat, int cat_words);
+void gbdt_tree_free(gbdt_tree *t);
+int gbdt_tree_copy(gbdt_tree *dst, const gbdt_tree *src);
+/* Checks that a tree read from a file is well formed (children form a tree, indices in range). */
+int gbdt_tree_validate(const gbdt_tree *t, int num_features, const char *where);
+
+/* ---- bin.c: quantile binning ---- */
+typedef struct gbdt_bin_mapper {
+    int is_categorical;
+    int num_bins;        /* numeric: value bins + 1 NaN bin (the last); categorical: categories + 1 other bin */
+    double *upper;       /* numeric (num_bins - 1): bin b holds upper[b-1] < x <= upper[b]; last is +inf */
+    int *category;       /* categorical (num_bins - 1): the category of each bin, most frequent first */
+} gbdt_bin_mapper;
+
+typedef struct gbdt_binned {
+    size_t n;
+    int d;
+    int bin_bytes;            /* 1 (uint8) when every feature has <= 256 bins, else 2 (uint16) */
+    void *bins;               /* (d, n) feature-major: feature j's bins are contiguous, j * n + i */
+    gbdt_bin_mapper *mappers; /* (d) */
+    size_t *hist_offset;      /* (d + 1): feature j's histogram is [hist_offset[j], hist_offset[j+1]) */
+} gbdt_binned;
+
+int gbdt_binned_build(const gbdt_data *data, int max_bin, uint64_t seed, int nthreads, gbdt_binned *out);
+void gbdt_binned_free(gbdt_binned *bd);
+int gbdt_bin_value(const gbdt_bin_mapper *m, float v);
+static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
+{
+    size_t k = (size_t)j * bd->n + i;
+    return bd->bin_bytes == 1 ? ((const uint8_t *)bd->bins)[k] : ((const uint16_t *)bd->bins)[k];
+}
+
+/* ---- histogram.c ---- */
+typedef struct gbdt_hist_bin {
+    double g, h; /* sums of gradients and hessians */
+    int64_t n;   /* rows */
+} gbdt_hist_bin;
+
+/* hist[bins of feature j] = sums over rows[0..nrows) of gh (n, 2) pairs, for features with used[j];
+ * ordered (nrows, 2) is scratch. Parallel over features, so each sum has one fixed order. */
+int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
+                    const uint8_t *used, int nthreads, double *ordered, gbdt_hist_bin *hist);
+/* larger = parent - smaller, in place in parent (the sibling's histogram). */
+void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
+                        const uint8_t *used);
+
+/* ---- tree.c: leaf-wise growth ---- */
+typedef struct gbdt_grower gbdt_grower;
+int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, gbdt_grower **out);
+void gbdt_grower_free(gbdt_grower *g);
+/* Grows one tree on gh (n, 2) over rows[0..nrows) with the features used[j]; leaf values include the
+ * learning rate. */
+int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                     gbdt_tree *out);
+/* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
+double gbdt_leaf_output(double g, double h, double l1, double l2);
+double gbdt_leaf_gain(double g, double h, double l1, double l2);
+
+/* ---- objective.c ---- */
+/* gh (K, n, 2): per class gradient/hessian pairs of the loss at raw scores F (n, K). */
+int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
+                             double *gh);
+/* Weighted mean loss (L2: w (F-y)^2, softmax: multi_logloss) of raw scores F (n, K). */
+double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F);
+/* Base raw score per class from the labels (mean, or log class priors). */
+void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
+/* p = softmax(F) over K values, numerically stable. */
+void gbdt_softmax(const double *F, int K, double *p);
+int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *what);
+
+#endif

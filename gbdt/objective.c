@@ -1,0 +1,143 @@
+/* Objectives: per-row gradients and hessians of the loss with respect to the raw scores F, the
+ * validation metric, and the base score.
+ *   L2:       loss = w (F - y)^2 / 2,              g = w (F - y),    h = w
+ *   softmax:  loss = -w sum_k y_k log p_k,          g_k = w (p_k - y_k), h_k = w p_k (1 - p_k)
+ * where p = softmax(F) and y is one-hot (hard labels) or a probability row (soft labels); with
+ * sum_k y_k = 1 the gradient is exact and h_k is the exact diagonal of the Hessian. */
+#include "gbdt/gbdt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* softmax for at most this many classes uses the stack */
+#define OBJ_MAX_STACK_CLASSES 256
+
+int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *what)
+{
+    int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    if (!data->x || data->n == 0 || data->d <= 0)
+        return hr_error(HR_EINVAL, "gbdt: %s data is empty (n=%zu, d=%d)", what, data->n, data->d);
+    if (data->n > (size_t)INT32_MAX) return hr_error(HR_EINVAL, "gbdt: %s data has too many rows", what);
+    if (!data->y == !data->y_prob)
+        return hr_error(HR_EINVAL, "gbdt: %s data needs exactly one of y and y_prob", what);
+    if (data->y_prob && p->objective != GBDT_OBJECTIVE_SOFTMAX)
+        return hr_error(HR_EINVAL, "gbdt: %s soft labels need the softmax objective", what);
+    for (size_t i = 0; i < data->n; i++) {
+        if (data->weight && !(data->weight[i] >= 0 && isfinite(data->weight[i])))
+            return hr_error(HR_EINVAL, "gbdt: %s row %zu has weight %g", what, i, data->weight[i]);
+        if (data->y_prob) {
+            double s = 0;
+            for (int k = 0; k < K; k++) {
+                float v = data->y_prob[i * (size_t)K + (size_t)k];
+                if (!(v >= 0 && v <= 1))
+                    return hr_error(HR_EINVAL, "gbdt: %s row %zu soft label %d is %g", what, i, k, v);
+                s += v;
+            }
+            if (fabs(s - 1) > 1e-3)
+                return hr_error(HR_EINVAL, "gbdt: %s row %zu soft labels sum to %g, not 1", what, i, s);
+        } else if (p->objective == GBDT_OBJECTIVE_SOFTMAX) {
+            float c = data->y[i];
+            if (!(c >= 0 && c < K) || c != floorf(c))
+                return hr_error(HR_EINVAL, "gbdt: %s row %zu label %g is not a class 0..%d", what, i, c, K - 1);
+        } else if (!isfinite(data->y[i])) {
+            return hr_error(HR_EINVAL, "gbdt: %s row %zu label is not finite", what, i);
+        }
+    }
+    return HR_OK;
+}
+
+static double obj_target(const gbdt_data *data, int K, size_t i, int k)
+{
+    if (data->y_prob) return data->y_prob[i * (size_t)K + (size_t)k];
+    return (int)data->y[i] == k ? 1.0 : 0.0;
+}
+
+typedef struct grad_job {
+    const gbdt_params *p;
+    const gbdt_data *data;
+    const double *F;
+    double *gh;
+} grad_job;
+
+static void grad_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const grad_job *job = ctx;
+    const gbdt_data *data = job->data;
+    size_t n = data->n;
+    if (job->p->objective == GBDT_OBJECTIVE_L2) {
+        for (size_t i = begin; i < end; i++) {
+            double w = data->weight ? data->weight[i] : 1.0;
+            job->gh[2 * i] = w * (job->F[i] - data->y[i]);
+            job->gh[2 * i + 1] = w;
+        }
+        return;
+    }
+    int K = job->p->num_class;
+    double p[OBJ_MAX_STACK_CLASSES];
+    for (size_t i = begin; i < end; i++) {
+        double w = data->weight ? data->weight[i] : 1.0;
+        gbdt_softmax(job->F + i * (size_t)K, K, p);
+        for (int k = 0; k < K; k++) {
+            double *e = job->gh + 2 * ((size_t)k * n + i);
+            e[0] = w * (p[k] - obj_target(data, K, i, k));
+            e[1] = w * p[k] * (1.0 - p[k]);
+        }
+    }
+}
+
+int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
+                             double *gh)
+{
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && p->num_class > OBJ_MAX_STACK_CLASSES)
+        return hr_error(HR_EINVAL, "gbdt: at most %d classes", OBJ_MAX_STACK_CLASSES);
+    grad_job job = {p, data, F, gh};
+    return hr_parallel_for(nthreads, data->n, grad_range, &job);
+}
+
+double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F)
+{
+    double loss = 0, wsum = 0;
+    int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    double prob[OBJ_MAX_STACK_CLASSES];
+    for (size_t i = 0; i < data->n; i++) {
+        double w = data->weight ? data->weight[i] : 1.0;
+        wsum += w;
+        if (K == 1 && p->objective == GBDT_OBJECTIVE_L2) {
+            double e = F[i] - data->y[i];
+            loss += w * e * e;
+            continue;
+        }
+        gbdt_softmax(F + i * (size_t)K, K, prob);
+        for (int k = 0; k < K; k++) {
+            double y = obj_target(data, K, i, k);
+            /* LightGBM's multi_logloss clamps p at 1e-15 */
+            if (y > 0) loss -= w * y * log(prob[k] > 1e-15 ? prob[k] : 1e-15);
+        }
+    }
+    return wsum > 0 ? loss / wsum : 0.0;
+}
+
+void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base)
+{
+    int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    if (!p->boost_from_average) {
+        for (int k = 0; k < K; k++) base[k] = p->base_score;
+        return;
+    }
+    double wsum = 0;
+    for (int k = 0; k < K; k++) base[k] = 0;
+    for (size_t i = 0; i < data->n; i++) {
+        double w = data->weight ? data->weight[i] : 1.0;
+        wsum += w;
+        if (p->objective == GBDT_OBJECTIVE_L2)
+            base[0] += w * data->y[i];
+        else
+            for (int k = 0; k < K; k++) base[k] += w * obj_target(data, K, i, k);
+    }
+    if (wsum <= 0) wsum = 1;
+    for (int k = 0; k < K; k++) {
+        base[k] /= wsum;
+        if (p->objective == GBDT_OBJECTIVE_SOFTMAX) base[k] = log(base[k] > 1e-15 ? base[k] : 1e-15);
+    }
+}

@@ -1,0 +1,487 @@
+/* Leaf-wise (best-first) tree growth, as in LightGBM: every leaf keeps its best split, and the leaf whose
+ * split gains most is split next until num_leaves is reached or no split gains more than
+ * min_gain_to_split. Rows are kept partitioned by leaf in one array; a split histograms only the smaller
+ * child and gets the larger one as parent - smaller. Nodes are numbered in split order with the left
+ * child keeping the parent's leaf index and the right child taking the next one (LightGBM's layout). */
+#include "gbdt/gbdt_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gbdt_split {
+    double gain;         /* gain over the unsplit leaf; -INFINITY: no valid split */
+    int feature;
+    int is_cat;
+    int threshold_bin;   /* numeric: value bins <= this go left */
+    int default_left;    /* numeric: the NaN bin goes left */
+    int num_cat_bins;    /* categorical: number of bins going left */
+    int *cat_bins;       /* (cat_cap) categorical: the bins going left */
+    double lg, lh, rg, rh;
+    int64_t ln, rn;
+    double lout, rout;   /* child outputs before the learning rate */
+} gbdt_split;
+
+struct gbdt_grower {
+    const gbdt_binned *bd;
+    const gbdt_params *p;
+    int nthreads, max_leaves, cat_cap, max_bins;
+    size_t total_bins;
+    int *rows;               /* (n) rows of the tree, grouped by leaf */
+    int *scratch_rows;       /* (n) */
+    double *ordered;         /* (n, 2) gradients in leaf row order */
+    size_t *begin, *count;   /* (max_leaves) a leaf's slice of rows */
+    int *depth;              /* (max_leaves) */
+    double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
+    int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
+    gbdt_hist_bin **hist;    /* (max_leaves) histogram of a splittable leaf, else NULL */
+    gbdt_hist_bin **pool;    /* (max_leaves) free histogram buffers */
+    int pool_n, pool_made;
+    gbdt_split *best;        /* (max_leaves) */
+    gbdt_split *feat;        /* (d) per-feature best during a search */
+    int **sort_scratch;      /* (nthreads, max_bins) categorical ordering */
+    double **ctr_scratch;    /* (nthreads, max_bins) */
+    uint8_t *goes_left;      /* (max_bins) categorical partition lookup */
+    /* the tree being grown */
+    int *split_feature, *left_child, *right_child, *cat_begin;
+    double *threshold, *split_gain;
+    uint8_t *decision_type;
+    uint32_t *cat_words;
+    int num_cat, cat_words_n, cat_words_cap;
+};
+
+double gbdt_leaf_output(double g, double h, double l1, double l2)
+{
+    double t = fabs(g) > l1 ? g - copysign(l1, g) : 0.0;
+    return -t / (h + l2);
+}
+
+double gbdt_leaf_gain(double g, double h, double l1, double l2)
+{
+    double t = fabs(g) > l1 ? g - copysign(l1, g) : 0.0;
+    return t * t / (h + l2);
+}
+
+static int split_init(gbdt_split *s, int cap)
+{
+    memset(s, 0, sizeof *s);
+    s->gain = -INFINITY;
+    s->cat_bins = hr_calloc((size_t)cap, sizeof(int));
+    return s->cat_bins ? HR_OK : HR_ENOMEM;
+}
+
+static void split_copy(gbdt_split *dst, const gbdt_split *src, int cap)
+{
+    int *keep = dst->cat_bins;
+    *dst = *src;
+    dst->cat_bins = keep;
+    memcpy(keep, src->cat_bins, (size_t)cap * sizeof(int));
+}
+
+void gbdt_grower_free(gbdt_grower *g)
+{
+    if (!g) return;
+    free(g->rows);
+    free(g->scratch_rows);
+    free(g->ordered);
+    free(g->begin);
+    free(g->count);
+    free(g->depth);
+    free(g->sum_g);
+    free(g->sum_h);
+    free(g->out);
+    free(g->parent_node);
+    free(g->parent_side);
+    if (g->hist)
+        for (int l = 0; l < g->max_leaves; l++) free(g->hist[l]);
+    if (g->pool)
+        for (int l = 0; l < g->pool_n; l++) free(g->pool[l]);
+    free(g->hist);
+    free(g->pool);
+    if (g->best)
+        for (int l = 0; l < g->max_leaves; l++) free(g->best[l].cat_bins);
+    if (g->feat)
+        for (int j = 0; j < g->bd->d; j++) free(g->feat[j].cat_bins);
+    free(g->best);
+    free(g->feat);
+    if (g->sort_scratch)
+        for (int t = 0; t < g->nthreads; t++) free(g->sort_scratch[t]);
+    if (g->ctr_scratch)
+        for (int t = 0; t < g->nthreads; t++) free(g->ctr_scratch[t]);
+    free(g->sort_scratch);
+    free(g->ctr_scratch);
+    free(g->goes_left);
+    free(g->split_feature);
+    free(g->left_child);
+    free(g->right_child);
+    free(g->cat_begin);
+    free(g->threshold);
+    free(g->split_gain);
+    free(g->decision_type);
+    free(g->cat_words);
+    free(g);
+}
+
+int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, gbdt_grower **out)
+{
+    *out = NULL;
+    gbdt_grower *g = hr_calloc(1, sizeof *g);
+    if (!g) return HR_ENOMEM;
+    g->bd = bd;
+    g->p = p;
+    g->nthreads = hr_threads_resolve(nthreads);
+    g->max_leaves = p->num_leaves;
+    g->cat_cap = p->max_cat_threshold > 1 ? p->max_cat_threshold : 1;
+    g->total_bins = bd->hist_offset[bd->d];
+    for (int j = 0; j < bd->d; j++)
+        if (bd->mappers[j].num_bins > g->max_bins) g->max_bins = bd->mappers[j].num_bins;
+    size_t n = bd->n + 1, L = (size_t)g->max_leaves;
+    int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
+             (g->ordered = hr_malloc(2 * n * sizeof(double))) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
+             (g->count = hr_calloc(L, sizeof(size_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
+             (g->sum_g = hr_calloc(L, sizeof(double))) && (g->sum_h = hr_calloc(L, sizeof(double))) &&
+             (g->out = hr_calloc(L, sizeof(double))) && (g->parent_node = hr_calloc(L, sizeof(int))) &&
+             (g->parent_side = hr_calloc(L, sizeof(int))) && (g->hist = hr_calloc(L, sizeof(void *))) &&
+             (g->pool = hr_calloc(L, sizeof(void *))) && (g->best = hr_calloc(L, sizeof(gbdt_split))) &&
+             (g->feat = hr_calloc((size_t)bd->d, sizeof(gbdt_split))) &&
+             (g->sort_scratch = hr_calloc((size_t)g->nthreads, sizeof(int *))) &&
+             (g->ctr_scratch = hr_calloc((size_t)g->nthreads, sizeof(double *))) &&
+             (g->goes_left = hr_calloc((size_t)g->max_bins + 1, 1)) &&
+             (g->split_feature = hr_calloc(L, sizeof(int))) && (g->left_child = hr_calloc(L, sizeof(int))) &&
+             (g->right_child = hr_calloc(L, sizeof(int))) && (g->cat_begin = hr_calloc(L + 1, sizeof(int))) &&
+             (g->threshold = hr_calloc(L, sizeof(double))) && (g->split_gain = hr_calloc(L, sizeof(double))) &&
+             (g->decision_type = hr_calloc(L, 1));
+    for (size_t l = 0; ok && l < L; l++) ok = split_init(&g->best[l], g->cat_cap) == HR_OK;
+    for (int j = 0; ok && j < bd->d; j++) ok = split_init(&g->feat[j], g->cat_cap) == HR_OK;
+    for (int t = 0; ok && t < g->nthreads; t++)
+        ok = (g->sort_scratch[t] = hr_malloc((size_t)g->max_bins * sizeof(int))) &&
+             (g->ctr_scratch[t] = hr_malloc((size_t)g->max_bins * sizeof(double)));
+    if (!ok) {
+        gbdt_grower_free(g);
+        return HR_ENOMEM;
+    }
+    *out = g;
+    return HR_OK;
+}
+
+static gbdt_hist_bin *grower_hist_get(gbdt_grower *g)
+{
+    if (g->pool_n > 0) return g->pool[--g->pool_n];
+    return hr_malloc(g->total_bins * sizeof(gbdt_hist_bin));
+}
+
+static void grower_hist_release(gbdt_grower *g, int leaf)
+{
+    if (g->hist[leaf]) g->pool[g->pool_n++] = g->hist[leaf];
+    g->hist[leaf] = NULL;
+}
+
+/* Best "value bins <= t go left" split, trying the NaN bin on each side when the leaf has NaNs. */
+static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int nb, double G, double H,
+                               int64_t N, double shift, gbdt_split *s)
+{
+    const gbdt_params *p = g->p;
+    const gbdt_hist_bin *nan = &h[nb - 1];
+    int ndir = nan->n > 0 ? 2 : 1;
+    for (int dir = 0; dir < ndir; dir++) {
+        double lg = dir ? nan->g : 0, lh = dir ? nan->h : 0;
+        int64_t ln = dir ? nan->n : 0;
+        for (int t = 0; t < nb - 2; t++) {
+            lg += h[t].g;
+            lh += h[t].h;
+            ln += h[t].n;
+            if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
+            double rg = G - lg, rh = H - lh;
+            int64_t rn = N - ln;
+            if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
+            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            if (gain <= shift || gain - shift <= s->gain) continue;
+            s->gain = gain - shift;
+            s->is_cat = 0;
+            s->threshold_bin = t;
+            s->default_left = dir;
+            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
+            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+        }
+    }
+}
+
+/* LightGBM's categorical split: with few categories, one category against the rest; otherwise
+ * categories (with enough rows) sorted by g / (h + cat_smooth) and a prefix of that order from either
+ * end, up to max_cat_threshold categories, goes left. The "other" bin (last) always goes right. */
+static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h, int nb, double G, double H,
+                                   int64_t N, double shift, int tid, gbdt_split *s)
+{
+    const gbdt_params *p = g->p;
+    int used = 0;
+    for (int b = 0; b < nb - 1; b++) used += h[b].n > 0;
+    if (used <= p->max_cat_to_onehot) {
+        for (int b = 0; b < nb - 1; b++) {
+            if (h[b].n == 0) continue;
+            double lg = h[b].g, lh = h[b].h, rg = G - lg, rh = H - lh;
+            int64_t ln = h[b].n, rn = N - ln;
+            if (ln < p->min_data_in_leaf || rn < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf ||
+                rh < p->min_sum_hessian_in_leaf || lh <= 0 || rh <= 0)
+                continue;
+            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            if (gain <= shift || gain - shift <= s->gain) continue;
+            s->gain = gain - shift;
+            s->is_cat = 1;
+            s->num_cat_bins = 1;
+            s->cat_bins[0] = b;
+            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
+            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+        }
+        return;
+    }
+    int *order = g->sort_scratch[tid];
+    double *ctr = g->ctr_scratch[tid];
+    int m = 0;
+    for (int b = 0; b < nb - 1; b++)
+        if (h[b].n > 0 && (double)h[b].n >= p->cat_smooth) {
+            order[m] = b;
+            ctr[b] = h[b].g / (h[b].h + p->cat_smooth);
+            m++;
+        }
+    /* insertion sort by ctr, ties by bin: stable and deterministic; m is at most max_bin */
+    for (int i = 1; i < m; i++) {
+        int b = order[i], k = i - 1;
+        while (k >= 0 && ctr[order[k]] > ctr[b]) {
+            order[k + 1] = order[k];
+            k--;
+        }
+        order[k + 1] = b;
+    }
+    double l2 = p->lambda_l2 + p->cat_l2;
+    int max_num = p->max_cat_threshold < (m + 1) / 2 ? p->max_cat_threshold : (m + 1) / 2;
+    for (int dir = 0; dir < 2; dir++) {
+        double lg = 0, lh = 0;
+        int64_t ln = 0, group = 0;
+        for (int i = 0; i < m && i < max_num; i++) {
+            int b = order[dir ? m - 1 - i : i];
+            lg += h[b].g;
+            lh += h[b].h;
+            ln += h[b].n;
+            group += h[b].n;
+            if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
+            double rg = G - lg, rh = H - lh;
+            int64_t rn = N - ln;
+            if (rn < p->min_data_in_leaf || rn < p->min_data_per_group || rh < p->min_sum_hessian_in_leaf ||
+                rh <= 0)
+                break;
+            if (group < p->min_data_per_group) continue;
+            group = 0;
+            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, l2) + gbdt_leaf_gain(rg, rh, p->lambda_l1, l2);
+            if (gain <= shift || gain - shift <= s->gain) continue;
+            s->gain = gain - shift;
+            s->is_cat = 1;
+            s->num_cat_bins = i + 1;
+            for (int k = 0; k <= i; k++) s->cat_bins[k] = order[dir ? m - 1 - k : k];
+            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, l2);
+            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, l2);
+        }
+    }
+}
+
+typedef struct find_job {
+    gbdt_grower *g;
+    const gbdt_hist_bin *hist;
+    const uint8_t *used;
+    double G, H, shift;
+    int64_t N;
+} find_job;
+
+static void find_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const find_job *job = ctx;
+    gbdt_grower *g = job->g;
+    for (size_t j = begin; j < end; j++) {
+        gbdt_split *s = &g->feat[j];
+        s->gain = -INFINITY;
+        if (job->used && !job->used[j]) continue;
+        const gbdt_bin_mapper *m = &g->bd->mappers[j];
+        const gbdt_hist_bin *h = job->hist + g->bd->hist_offset[j];
+        if (m->is_categorical)
+            split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
+        else
+            split_find_numeric(g, h, m->num_bins, job->G, job->H, job->N, job->shift, s);
+        s->feature = (int)j;
+    }
+}
+
+/* Sets best[leaf], releasing the leaf's histogram when it cannot be split any further. */
+static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
+{
+    const gbdt_params *p = g->p;
+    gbdt_split *best = &g->best[leaf];
+    best->gain = -INFINITY;
+    int splittable = g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
+                     (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) &&
+                     g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
+    if (splittable) {
+        double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
+                       p->min_gain_to_split;
+        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, (int64_t)g->count[leaf]};
+        /* a search over few bins is faster than starting threads */
+        int nt = g->total_bins >= 8192 ? g->nthreads : 1;
+        int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
+        if (rc) return rc;
+        for (int j = 0; j < g->bd->d; j++)
+            if (g->feat[j].gain > best->gain) split_copy(best, &g->feat[j], g->cat_cap);
+    }
+    if (best->gain == -INFINITY) grower_hist_release(g, leaf);
+    return HR_OK;
+}
+
+/* Records the split of `leaf` as node k and partitions its rows: left keeps `leaf`, right is `right`. */
+static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
+{
+    const gbdt_split *s = &g->best[leaf];
+    const gbdt_bin_mapper *m = &g->bd->mappers[s->feature];
+    g->split_feature[k] = s->feature;
+    g->split_gain[k] = s->gain;
+    g->left_child[k] = ~leaf;
+    g->right_child[k] = ~right;
+    if (g->parent_node[leaf] >= 0) {
+        if (g->parent_side[leaf] == 0)
+            g->left_child[g->parent_node[leaf]] = k;
+        else
+            g->right_child[g->parent_node[leaf]] = k;
+    }
+    g->parent_node[leaf] = k, g->parent_side[leaf] = 0;
+    g->parent_node[right] = k, g->parent_side[right] = 1;
+    memset(g->goes_left, 0, (size_t)m->num_bins);
+    if (s->is_cat) {
+        int maxc = 0;
+        for (int i = 0; i < s->num_cat_bins; i++) {
+            g->goes_left[s->cat_bins[i]] = 1;
+            if (m->category[s->cat_bins[i]] > maxc) maxc = m->category[s->cat_bins[i]];
+        }
+        int words = maxc / 32 + 1;
+        if (g->cat_words_n + words > g->cat_words_cap) {
+            int cap = 2 * (g->cat_words_n + words);
+            uint32_t *w = realloc(g->cat_words, (size_t)cap * sizeof *w);
+            if (!w) return hr_error(HR_ENOMEM, "gbdt: out of memory for a categorical split");
+            g->cat_words = w;
+            g->cat_words_cap = cap;
+        }
+        uint32_t *bits = g->cat_words + g->cat_words_n;
+        memset(bits, 0, (size_t)words * sizeof *bits);
+        for (int i = 0; i < s->num_cat_bins; i++) {
+            int c = m->category[s->cat_bins[i]];
+            bits[c / 32] |= 1u << (c % 32);
+        }
+        g->threshold[k] = g->num_cat;
+        g->decision_type[k] = GBDT_DT_CATEGORICAL;
+        g->cat_begin[g->num_cat] = g->cat_words_n;
+        g->cat_words_n += words;
+        g->num_cat++;
+        g->cat_begin[g->num_cat] = g->cat_words_n;
+    } else {
+        for (int b = 0; b <= s->threshold_bin; b++) g->goes_left[b] = 1;
+        g->goes_left[m->num_bins - 1] = (uint8_t)s->default_left;
+        g->threshold[k] = m->upper[s->threshold_bin];
+        g->decision_type[k] = (uint8_t)((GBDT_MISSING_NAN << 2) | (s->default_left ? GBDT_DT_DEFAULT_LEFT : 0));
+    }
+    /* stable partition of the leaf's rows: left ones first, in their original order */
+    int *rows = g->rows + g->begin[leaf];
+    size_t n = g->count[leaf], nl = 0, nr = 0;
+    for (size_t i = 0; i < n; i++) {
+        int r = rows[i];
+        if (g->goes_left[gbdt_binned_get(g->bd, s->feature, (size_t)r)])
+            rows[nl++] = r;
+        else
+            g->scratch_rows[nr++] = r;
+    }
+    memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
+    g->begin[right] = g->begin[leaf] + nl;
+    g->count[right] = nr;
+    g->count[leaf] = nl;
+    g->depth[right] = ++g->depth[leaf];
+    g->sum_g[leaf] = s->lg, g->sum_h[leaf] = s->lh, g->out[leaf] = s->lout;
+    g->sum_g[right] = s->rg, g->sum_h[right] = s->rh, g->out[right] = s->rout;
+    return HR_OK;
+}
+
+static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
+{
+    int rc = gbdt_tree_alloc(out, num_leaves, g->num_cat, g->cat_words_n);
+    if (rc) return rc;
+    size_t ni = (size_t)(num_leaves - 1);
+    out->shrinkage = g->p->learning_rate;
+    memcpy(out->split_feature, g->split_feature, ni * sizeof(int));
+    memcpy(out->split_gain, g->split_gain, ni * sizeof(double));
+    memcpy(out->threshold, g->threshold, ni * sizeof(double));
+    memcpy(out->decision_type, g->decision_type, ni);
+    memcpy(out->left_child, g->left_child, ni * sizeof(int));
+    memcpy(out->right_child, g->right_child, ni * sizeof(int));
+    memcpy(out->cat_boundaries, g->cat_begin, ((size_t)g->num_cat + 1) * sizeof(int));
+    if (g->cat_words_n) memcpy(out->cat_threshold, g->cat_words, (size_t)g->cat_words_n * sizeof(uint32_t));
+    for (int l = 0; l < num_leaves; l++) {
+        out->leaf_value[l] = g->p->learning_rate * g->out[l];
+        out->leaf_weight[l] = g->sum_h[l];
+        out->leaf_count[l] = (int)g->count[l];
+    }
+    return HR_OK;
+}
+
+int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                     gbdt_tree *out)
+{
+    const gbdt_params *p = g->p;
+    memset(out, 0, sizeof *out);
+    memcpy(g->rows, rows, nrows * sizeof(int));
+    for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
+    g->num_cat = 0;
+    g->cat_words_n = 0;
+    g->cat_begin[0] = 0;
+    g->begin[0] = 0;
+    g->count[0] = nrows;
+    g->depth[0] = 0;
+    g->parent_node[0] = -1;
+    double G = 0, H = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        G += gh[2 * (size_t)rows[i]];
+        H += gh[2 * (size_t)rows[i] + 1];
+    }
+    g->sum_g[0] = G, g->sum_h[0] = H;
+    g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
+    if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
+    int rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, g->ordered, g->hist[0]);
+    if (rc == HR_OK) rc = grower_find_best(g, 0, used);
+    int num_leaves = 1;
+    while (rc == HR_OK && num_leaves < g->max_leaves) {
+        int leaf = -1;
+        for (int l = 0; l < num_leaves; l++)
+            if (g->best[l].gain > -INFINITY && (leaf < 0 || g->best[l].gain > g->best[leaf].gain)) leaf = l;
+        if (leaf < 0) break;
+        int right = num_leaves++;
+        rc = grower_apply_split(g, leaf, right, right - 1);
+        if (rc) break;
+        int small = g->count[leaf] <= g->count[right] ? leaf : right, large = small == leaf ? right : leaf;
+        gbdt_hist_bin *parent = g->hist[leaf], *buf = grower_hist_get(g);
+        if (!buf) {
+            rc = HR_ENOMEM;
+            break;
+        }
+        rc = gbdt_hist_build(g->bd, g->rows + g->begin[small], g->count[small], gh, used, g->nthreads,
+                             g->ordered, buf);
+        if (rc) {
+            free(buf);
+            break;
+        }
+        gbdt_hist_subtract(parent, buf, g->bd, used);
+        g->hist[small] = buf;
+        g->hist[large] = parent;
+        rc = grower_find_best(g, leaf, used);
+        if (rc == HR_OK) rc = grower_find_best(g, right, used);
+    }
+    if (rc == HR_OK) rc = grower_emit(g, num_leaves, out);
+    for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
+    return rc;
+}

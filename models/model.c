@@ -1,0 +1,283 @@
+/* The shared part of every model: vocabularies, provenance, model files, config helpers. */
+#include "models/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+
+static char **strv_dup(char *const *s, int n)
+{
+    char **out = hr_calloc((size_t)(n ? n : 1), sizeof *out);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        out[i] = hr_strdup(s[i]);
+        if (!out[i]) {
+            hr_h5_free_strings(out, (size_t)i);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx)
+{
+    memset(m, 0, sizeof *m);
+    m->family = fam;
+    m->task = d->task;
+    m->seed = ctx->seed;
+    m->n_features = d->n_features;
+    m->feature_names = hr_calloc((size_t)d->n_features, sizeof *m->feature_names);
+    if (!m->feature_names) return HR_ENOMEM;
+    for (int j = 0; j < d->n_features; j++)
+        if (!(m->feature_names[j] = hr_strdup(data_feature_name(j)))) return HR_ENOMEM;
+    char *cfg = ctx->config ? cJSON_PrintUnformatted(ctx->config) : NULL;
+    m->config_json = hr_strdup(cfg ? cfg : "{}");
+    free(cfg);
+    if (!m->config_json) return HR_ENOMEM;
+    if (d->task == MODEL_TASK_SELECT) {
+        m->n_kernels = d->sel->n_kernels;
+        if (!(m->kernels = strv_dup(d->sel->kernels, m->n_kernels))) return HR_ENOMEM;
+    } else {
+        const data_tune *t = d->tune;
+        m->length = t->length;
+        m->solver = hr_strdup(t->solver);
+        m->param_names = strv_dup(t->param_names, t->length);
+        m->vocab_size = hr_calloc((size_t)t->length, sizeof *m->vocab_size);
+        m->vocab = hr_calloc((size_t)t->length, sizeof *m->vocab);
+        if (!m->solver || !m->param_names || !m->vocab_size || !m->vocab) return HR_ENOMEM;
+        for (int j = 0; j < t->length; j++) {
+            m->vocab_size[j] = t->vocab_size[j];
+            m->vocab[j] = hr_malloc((size_t)t->vocab_size[j] * sizeof **m->vocab);
+            if (!m->vocab[j]) return HR_ENOMEM;
+            memcpy(m->vocab[j], t->vocab[j], (size_t)t->vocab_size[j] * sizeof **m->vocab);
+        }
+        m->constraint = data_constraint_find(t->solver);
+    }
+    return HR_OK;
+}
+
+void model_base_free(model *m)
+{
+    hr_h5_free_strings(m->feature_names, m->feature_names ? (size_t)m->n_features : 0);
+    hr_h5_free_strings(m->kernels, m->kernels ? (size_t)m->n_kernels : 0);
+    hr_h5_free_strings(m->param_names, m->param_names ? (size_t)m->length : 0);
+    if (m->vocab)
+        for (int j = 0; j < m->length; j++) free(m->vocab[j]);
+    free(m->vocab);
+    free(m->vocab_size);
+    free(m->solver);
+    free(m->config_json);
+    free(m->curve);
+    memset(m, 0, sizeof *m);
+}
+
+int model_curve_add(model *m, model_curve_point pt)
+{
+    model_curve_point *c = realloc(m->curve, (size_t)(m->n_curve + 1) * sizeof *c);
+    if (!c) return hr_error(HR_ENOMEM, "out of memory");
+    m->curve = c;
+    m->curve[m->n_curve++] = pt;
+    return HR_OK;
+}
+
+void model_free(model *m)
+{
+    if (m) m->family->free(m);
+}
+
+long model_n_params(const model *m)
+{
+    return m->family->n_params(m);
+}
+
+int model_predict_select(const model *m, const data_problem *p, float *scores)
+{
+    float x[256];
+    HR_ASSERT(m->n_features <= 256);
+    if (m->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "this %s model predicts tuning parameters, not kernels", m->family->name);
+    data_features_compute(p, x);
+    return m->family->predict_select(m, p, x, scores);
+}
+
+int model_predict_tune(const model *m, const data_problem *p, int32_t *values)
+{
+    float x[256];
+    HR_ASSERT(m->n_features <= 256);
+    if (m->task != MODEL_TASK_TUNE) return hr_error(HR_EINVAL, "this %s model selects kernels, not tuning parameters", m->family->name);
+    data_features_compute(p, x);
+    return m->family->predict_tune(m, p, x, values);
+}
+
+/* ---- model files ---- */
+
+int model_save(const model *m, const char *path)
+{
+    hr_h5_out out;
+    int rc = hr_h5_create(path, &out);
+    if (rc) return rc;
+    hid_t f = out.file, g = -1;
+    if ((rc = hr_h5_attr_write_str(f, "format", MODEL_FILE_FORMAT))) goto done;
+    if ((rc = hr_h5_attr_write_int(f, "version", MODEL_FILE_VERSION))) goto done;
+    if ((rc = hr_h5_attr_write_str(f, "family", m->family->name))) goto done;
+    if ((rc = hr_h5_attr_write_str(f, "task", m->task == MODEL_TASK_SELECT ? "select" : "tune"))) goto done;
+    if ((rc = hr_h5_attr_write_str(f, "config", m->config_json))) goto done;
+    if ((rc = hr_h5_attr_write_int(f, "seed", (long long)m->seed))) goto done;
+    if ((rc = hr_h5_attr_write_double(f, "train_seconds", m->train_seconds))) goto done;
+    if ((rc = hr_h5_write_strings(f, "feature_names", m->feature_names, (size_t)m->n_features))) goto done;
+    if (m->task == MODEL_TASK_SELECT) {
+        if ((rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels))) goto done;
+    } else {
+        if ((rc = hr_h5_attr_write_str(f, "solver", m->solver))) goto done;
+        if ((rc = hr_h5_write_strings(f, "param_names", m->param_names, (size_t)m->length))) goto done;
+        hid_t vg;
+        if ((rc = hr_h5_group_create(f, "vocab", &vg))) goto done;
+        for (int j = 0; j < m->length && !rc; j++)
+            rc = hr_h5_write(vg, m->param_names[j], H5T_NATIVE_INT32, (size_t)m->vocab_size[j], 0, m->vocab[j]);
+        H5Gclose(vg);
+        if (rc) goto done;
+    }
+    float *curve = hr_malloc((size_t)(m->n_curve ? m->n_curve : 1) * 5 * sizeof *curve);
+    if (!curve) {
+        rc = HR_ENOMEM;
+        goto done;
+    }
+    for (int i = 0; i < m->n_curve; i++) {
+        const model_curve_point *c = &m->curve[i];
+        float row[5] = {(float)c->step, c->train_loss, c->valid_loss, c->valid_top1, c->seconds};
+        memcpy(curve + 5 * i, row, sizeof row);
+    }
+    rc = hr_h5_write(f, "curve", H5T_NATIVE_FLOAT, (size_t)m->n_curve, 5, curve);
+    free(curve);
+    if (rc) goto done;
+    if ((rc = hr_h5_group_create(f, "family", &g))) goto done;
+    rc = m->family->save(m, g);
+done:
+    if (g >= 0) H5Gclose(g);
+    int crc = hr_h5_close(&out, rc == HR_OK);
+    return rc ? rc : crc;
+}
+
+static int load_base(hid_t f, const char *path, model *m)
+{
+    int rc;
+    char *fam = NULL, *task = NULL;
+    long long seed = 0;
+    size_t n;
+    if ((rc = hr_h5_attr_read_str(f, "family", &fam))) return rc;
+    m->family = model_family_find(fam);
+    if (!m->family) {
+        rc = hr_error(HR_EFORMAT, "%s: unknown model family '%s'", path, fam);
+        free(fam);
+        return rc;
+    }
+    free(fam);
+    if ((rc = hr_h5_attr_read_str(f, "task", &task))) return rc;
+    m->task = strcmp(task, "select") == 0 ? MODEL_TASK_SELECT : strcmp(task, "tune") == 0 ? MODEL_TASK_TUNE : 0;
+    free(task);
+    if (!m->task) return hr_error(HR_EFORMAT, "%s: unknown task", path);
+    if ((rc = hr_h5_attr_read_str(f, "config", &m->config_json))) return rc;
+    if ((rc = hr_h5_attr_read_int(f, "seed", &seed))) return rc;
+    m->seed = (uint64_t)seed;
+    if ((rc = hr_h5_attr_read_double(f, "train_seconds", &m->train_seconds))) return rc;
+    if ((rc = hr_h5_read_strings(f, "feature_names", &m->feature_names, &n))) return rc;
+    m->n_features = (int)n;
+    /* features are matched by name: a model trained on another feature list cannot be fed ours */
+    if (m->n_features != data_features_count()) return hr_error(HR_EFORMAT, "%s: model has %d features, this heurist computes %d", path, m->n_features, data_features_count());
+    for (int j = 0; j < m->n_features; j++)
+        if (strcmp(m->feature_names[j], data_feature_name(j)) != 0)
+            return hr_error(HR_EFORMAT, "%s: feature %d is '%s', this heurist computes '%s'", path, j,
+                            m->feature_names[j], data_feature_name(j));
+    if (m->task == MODEL_TASK_SELECT) {
+        if ((rc = hr_h5_read_strings(f, "kernels", &m->kernels, &n))) return rc;
+        m->n_kernels = (int)n;
+    } else {
+        if ((rc = hr_h5_attr_read_str(f, "solver", &m->solver))) return rc;
+        if ((rc = hr_h5_read_strings(f, "param_names", &m->param_names, &n))) return rc;
+        m->length = (int)n;
+        m->vocab_size = hr_calloc(n, sizeof *m->vocab_size);
+        m->vocab = hr_calloc(n, sizeof *m->vocab);
+        if (!m->vocab_size || !m->vocab) return HR_ENOMEM;
+        hid_t vg;
+        if ((rc = hr_h5_group_open(f, "vocab", &vg))) return rc;
+        for (int j = 0; j < m->length && !rc; j++) {
+            size_t r, c;
+            rc = hr_h5_read_alloc(vg, m->param_names[j], H5T_NATIVE_INT32, &r, &c, (void **)&m->vocab[j]);
+            m->vocab_size[j] = (int)r;
+        }
+        H5Gclose(vg);
+        if (rc) return rc;
+        m->constraint = data_constraint_find(m->solver);
+    }
+    size_t rows, cols;
+    float *curve;
+    if ((rc = hr_h5_read_alloc(f, "curve", H5T_NATIVE_FLOAT, &rows, &cols, (void **)&curve))) return rc;
+    if (rows && cols != 5) {
+        free(curve);
+        return hr_error(HR_EFORMAT, "%s: curve has %zu columns, expected 5", path, cols);
+    }
+    for (size_t i = 0; i < rows && !rc; i++) {
+        model_curve_point pt = {(int)curve[5 * i], curve[5 * i + 1], curve[5 * i + 2], curve[5 * i + 3], curve[5 * i + 4]};
+        rc = model_curve_add(m, pt);
+    }
+    free(curve);
+    return rc;
+}
+
+int model_load(const char *path, model **out)
+{
+    *out = NULL;
+    hid_t f;
+    int rc = hr_h5_open(path, MODEL_FILE_FORMAT, MODEL_FILE_VERSION, &f, NULL);
+    if (rc) return rc;
+    model base;
+    memset(&base, 0, sizeof base);
+    rc = load_base(f, path, &base);
+    hid_t g = -1;
+    if (!rc) rc = hr_h5_group_open(f, "family", &g);
+    if (!rc) {
+        rc = base.family->load(g, &base, out);
+        if (rc) hr_error_wrap(rc, "%s", path);
+    }
+    if (g >= 0) H5Gclose(g);
+    H5Fclose(f);
+    if (rc) model_base_free(&base);
+    return rc;
+}
+
+/* ---- config ---- */
+
+double model_cfg_num(const cJSON *cfg, const char *key, double def)
+{
+    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    if (cJSON_IsBool(v)) return cJSON_IsTrue(v) ? 1 : 0;
+    return def;
+}
+
+const char *model_cfg_str(const cJSON *cfg, const char *key, const char *def)
+{
+    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+int model_cfg_check(const cJSON *cfg, const char *family, const char *const *known)
+{
+    if (!cfg) return HR_OK;
+    if (!cJSON_IsObject(cfg)) return hr_error(HR_EINVAL, "--config must be a JSON object");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cfg)
+    {
+        int ok = 0;
+        for (int i = 0; known[i]; i++) ok |= strcmp(it->string, known[i]) == 0;
+        if (!ok) {
+            char list[512] = "";
+            for (int i = 0; known[i]; i++) {
+                strncat(list, known[i], sizeof list - strlen(list) - 3);
+                if (known[i + 1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+            }
+            return hr_error(HR_EINVAL, "--config: unknown %s option '%s' (known: %s)", family, it->string, list);
+        }
+    }
+    return HR_OK;
+}

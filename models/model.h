@@ -1,0 +1,123 @@
+/* models: the model families (gbdt, reformer, transformer, seq2seq) behind one interface.
+ *
+ * A family trains on a model_train_data view (features of every row, the training rows, a validation
+ * slice for early stopping) and answers single problems:
+ * - select: scores (n_kernels) over the dataset's kernel vocabulary, higher = more likely fastest;
+ * - tune:   a parameter value sequence (length), valid under the solver's constraint when one exists.
+ * Every model file is HDF5: format "heurist-model", version, family, task, the feature names and
+ * kernel names / parameter vocabularies by name, the config JSON that produced it, and the family's
+ * own content under the group "family". A loader refuses newer versions.
+ */
+#ifndef HEURIST_MODELS_MODEL_H
+#define HEURIST_MODELS_MODEL_H
+
+#include <cJSON.h>
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "data/data.h"
+
+#define MODEL_FILE_FORMAT "heurist-model"
+#define MODEL_FILE_VERSION 1
+
+typedef enum model_task { MODEL_TASK_SELECT = 1, MODEL_TASK_TUNE = 2 } model_task;
+
+typedef struct model_train_data {
+    model_task task;
+    const data_select *sel; /* select: problems, kernels, runtimes */
+    const data_tune *tune;  /* tune: problems, parameter sequences and vocabularies */
+    const float *X;         /* (n_rows, n_features) features of every row (data_features_compute_all) */
+    int n_features;
+    const int *train;       /* (n_train) rows to fit */
+    int n_train;
+    const int *valid;       /* (n_valid) rows for early stopping, carved from the training rows; may be 0 */
+    int n_valid;
+} model_train_data;
+
+typedef struct model_ctx {
+    uint64_t seed;
+    int threads;             /* training threads (<= 0: all cores) */
+    const hr_log *log;       /* progress lines */
+    const cJSON *config;     /* family options; NULL = defaults */
+    const char *checkpoint;  /* path for periodic checkpoints (NULL: none) */
+    int resume;              /* continue from `checkpoint` if it exists */
+    const char *init_model;  /* warm start from a saved model (gbdt) */
+} model_ctx;
+
+/* One point of a training curve (epoch or boosting round). */
+typedef struct model_curve_point {
+    int step;
+    float train_loss;
+    float valid_loss;
+    float valid_top1; /* select: validation top-1; tune: validation param accuracy */
+    float seconds;
+} model_curve_point;
+
+typedef struct model model;
+
+typedef struct model_family {
+    const char *name;
+    int tasks; /* bitmask of model_task */
+    int (*train)(const model_train_data *d, const model_ctx *ctx, model **out);
+    /* select: scores (n_kernels); x is the feature vector of p. Allocates nothing. */
+    int (*predict_select)(const model *m, const data_problem *p, const float *x, float *scores);
+    /* tune: values (length), decoded with the constraint when the model has one. */
+    int (*predict_tune)(const model *m, const data_problem *p, const float *x, int32_t *values);
+    int (*save)(const model *m, hid_t group);
+    int (*load)(hid_t group, model *base, model **out);
+    long (*n_params)(const model *m);
+    void (*free)(model *m);
+} model_family;
+
+/* The part every model shares; each family's struct starts with it. */
+struct model {
+    const model_family *family;
+    model_task task;
+    int n_features;
+    char **feature_names;      /* (n_features) */
+    /* select */
+    int n_kernels;
+    char **kernels;            /* (n_kernels) */
+    /* tune */
+    char *solver;
+    int length;
+    char **param_names;        /* (length) */
+    int *vocab_size;           /* (length) */
+    int32_t **vocab;           /* (length)[vocab_size] */
+    const data_constraint *constraint;
+    /* provenance */
+    char *config_json;         /* the config that produced the model */
+    uint64_t seed;
+    int n_curve;
+    model_curve_point *curve;  /* (n_curve) */
+    double train_seconds;
+};
+
+/* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
+const model_family *model_family_find(const char *name);
+/* "gbdt, reformer, ..." for messages. */
+const char *model_family_names(void);
+
+/* Fills the shared part from the training data (vocabularies, feature names, config, seed). */
+int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx);
+void model_base_free(model *m);
+/* Appends a curve point. */
+int model_curve_add(model *m, model_curve_point pt);
+
+int model_save(const model *m, const char *path);
+int model_load(const char *path, model **out);
+void model_free(model *m);
+long model_n_params(const model *m);
+
+/* Single-problem prediction through the family. */
+int model_predict_select(const model *m, const data_problem *p, float *scores);
+int model_predict_tune(const model *m, const data_problem *p, int32_t *values);
+
+/* Config helpers: a number/string/bool from the JSON config object, or the default. */
+double model_cfg_num(const cJSON *cfg, const char *key, double def);
+const char *model_cfg_str(const cJSON *cfg, const char *key, const char *def);
+/* Rejects keys not in `known` (NULL-terminated) with an error naming the key and the family. */
+int model_cfg_check(const cJSON *cfg, const char *family, const char *const *known);
+
+#endif

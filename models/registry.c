@@ -1,0 +1,26 @@
+/* The model families heurist knows, by name. */
+#include <string.h>
+
+#include "models/model.h"
+
+static const model_family *const families[] = {
+    NULL,
+};
+
+const model_family *model_family_find(const char *name)
+{
+    for (size_t i = 0; families[i]; i++)
+        if (strcmp(families[i]->name, name) == 0) return families[i];
+    return NULL;
+}
+
+const char *model_family_names(void)
+{
+    static _Thread_local char buf[256];
+    buf[0] = '\0';
+    for (size_t i = 0; families[i]; i++) {
+        if (i) strncat(buf, ", ", sizeof buf - strlen(buf) - 1);
+        strncat(buf, families[i]->name, sizeof buf - strlen(buf) - 1);
+    }
+    return buf;
+}

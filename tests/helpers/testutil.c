@@ -1,0 +1,36 @@
+/* Small helpers shared by the Criterion tests. */
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int counter;
+
+char *test_tmppath(const char *suffix)
+{
+    char *p = malloc(256);
+    snprintf(p, 256, "/tmp/heurist_test_%ld_%d%s", (long)getpid(), counter++, suffix);
+    return p;
+}
+
+char *test_tmpfile(const char *tag, const void *data, size_t len)
+{
+    char *p = test_tmppath(tag);
+    FILE *f = fopen(p, "wb");
+    if (!f) abort();
+    if (len && fwrite(data, 1, len, f) != len) abort();
+    fclose(f);
+    return p;
+}
+
+const char *test_miopen(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    char *b = buf[k++ % 8];
+    snprintf(b, 512, "%s/data/miopen/%s", HEURIST_SHARED_DIR, name);
+    return b;
+}

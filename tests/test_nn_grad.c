@@ -1,0 +1,437 @@
+/* nn: central finite-difference checks of every op's backward, for the loss L = sum(y * R) with a fixed
+ * random R. Computed in float with eps 1e-3; a coordinate whose numeric derivative changes between eps and
+ * eps/2 sits on a ReLU kink and is skipped (at most a few percent may be), everything else must agree to
+ * |analytic - numeric| <= 1e-2 max(|analytic|, |numeric|) + 2e-3. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+typedef struct op op;
+struct op {
+    nn_params p, state;
+    float *x;   /* (nx): the differentiable input (NULL for embedding) */
+    size_t nx, ny;
+    int B, T, train;
+    uint64_t seed; /* dropout masks are drawn from this seed on every forward, so they stay fixed */
+    hr_rng rng;
+    float rate;
+    float *mask, *prob, *target, *cache_mean, *cache_rstd;
+    int *ids;
+    nn_linear lin;
+    nn_layernorm ln;
+    nn_batchnorm bn;
+    nn_embedding emb;
+    nn_mhsa mh;
+    nn_mhsa_cache mhc;
+    nn_ffn ffn;
+    nn_ffn_cache fc;
+    nn_gamma g;
+    nn_gamma_cache gc;
+    nn_transformer tb;
+    nn_transformer_cache tc;
+    void (*fwd)(op *o, float *y);
+    void (*bwd)(op *o, const float *y, const float *dy, float *dx);
+};
+
+static float *randn(hr_rng *r, size_t n, float scale)
+{
+    float *a = calloc(n ? n : 1, sizeof *a);
+    for (size_t i = 0; i < n; i++) a[i] = scale * hr_rng_normal(r);
+    return a;
+}
+
+static double loss_of(op *o, float *y, const float *R)
+{
+    o->fwd(o, y);
+    double L = 0.0;
+    for (size_t i = 0; i < o->ny; i++) L += (double)y[i] * R[i];
+    return L;
+}
+
+static double numeric(op *o, float *v, float eps, float *y, const float *R)
+{
+    float keep = *v;
+    *v = keep + eps;
+    double lp = loss_of(o, y, R);
+    *v = keep - eps;
+    double lm = loss_of(o, y, R);
+    *v = keep;
+    return (lp - lm) / (2.0 * eps);
+}
+
+/* Compares analytic and numeric derivatives for n coordinates v[0..n); returns the number skipped as kinks. */
+static int compare(op *o, float *v, const float *analytic, size_t n, float *y, const float *R, const char *what,
+                   int *checked)
+{
+    const float eps = 1e-3f;
+    int skipped = 0;
+    for (size_t i = 0; i < n; i++) {
+        double n1 = numeric(o, &v[i], eps, y, R), n2 = numeric(o, &v[i], eps / 2, y, R);
+        double tol = 1e-2 * fmax(fabs(analytic[i]), fabs(n1)) + 2e-3;
+        if (fabs(n1 - n2) > tol) {
+            skipped++; /* the numeric derivative is not stable: a kink between x - eps and x + eps */
+            continue;
+        }
+        (*checked)++;
+        cr_expect(fabs(analytic[i] - n1) <= tol, "%s[%zu]: analytic %.6g numeric %.6g", what, i, analytic[i], n1);
+    }
+    return skipped;
+}
+
+static void grad_check(op *o, const char *what)
+{
+    hr_rng r;
+    hr_rng_seed(&r, 99);
+    float *R = randn(&r, o->ny, 1.0f), *y = calloc(o->ny, sizeof *y), *dx = calloc(o->nx ? o->nx : 1, sizeof *dx);
+    o->fwd(o, y);
+    nn_params_zero_grad(&o->p);
+    o->bwd(o, y, R, dx);
+    float *dw = calloc(o->p.n ? o->p.n : 1, sizeof *dw);
+    if (o->p.n) memcpy(dw, o->p.dw, o->p.n * sizeof *dw);
+    int checked = 0, skipped = 0;
+    if (o->x) skipped += compare(o, o->x, dx, o->nx, y, R, what, &checked);
+    for (int v = 0; v < o->p.n_views; v++) {
+        const nn_param_view *pv = &o->p.views[v];
+        skipped += compare(o, o->p.w + pv->offset, dw + pv->offset, pv->size, y, R, pv->name, &checked);
+    }
+    cr_expect_gt(checked, 0, "%s: nothing checked", what);
+    cr_expect_leq(skipped * 50, checked + skipped, "%s: %d of %d coordinates skipped as kinks", what, skipped,
+                  checked + skipped);
+    free(R);
+    free(y);
+    free(dx);
+    free(dw);
+}
+
+static void op_params_ready(op *o, uint64_t seed)
+{
+    cr_assert_eq(nn_params_alloc(&o->p), HR_OK);
+    cr_assert_eq(nn_params_alloc(&o->state), HR_OK);
+    hr_rng_seed(&o->rng, seed);
+}
+
+/* Learnable values not at their (trivial) initial values: norm weights near 1, biases non-zero. */
+static void params_randomize(op *o, float scale)
+{
+    for (size_t i = 0; i < o->p.n; i++) o->p.w[i] = scale * hr_rng_normal(&o->rng);
+}
+
+static void op_free(op *o)
+{
+    nn_params_free(&o->p);
+    nn_params_free(&o->state);
+    free(o->x);
+    free(o->mask);
+    free(o->prob);
+    free(o->target);
+    free(o->cache_mean);
+    free(o->cache_rstd);
+    free(o->ids);
+}
+
+/* ---- linear ---- */
+static void linear_fwd(op *o, float *y) { nn_linear_forward(&o->lin, &o->p, o->x, y, o->B); }
+static void linear_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_linear_backward(&o->lin, &o->p, o->x, dy, dx, o->B);
+}
+
+Test(nn_grad, linear)
+{
+    op o = {0};
+    nn_linear_layout(&o.lin, &o.p, "fc", 4, 5);
+    op_params_ready(&o, 1);
+    nn_linear_reset(&o.lin, &o.p, &o.rng);
+    o.B = 3;
+    o.nx = 12;
+    o.ny = 15;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    o.fwd = linear_fwd;
+    o.bwd = linear_bwd;
+    grad_check(&o, "linear.x");
+    op_free(&o);
+}
+
+/* ---- activations ---- */
+static void relu_fwd(op *o, float *y) { nn_relu_forward(o->x, y, o->nx); }
+static void relu_bwd(op *o, const float *y, const float *dy, float *dx) { nn_relu_backward(y, dy, dx, o->nx); }
+static void gelu_fwd(op *o, float *y) { nn_gelu_forward(o->x, y, o->nx); }
+static void gelu_bwd(op *o, const float *y, const float *dy, float *dx) { nn_gelu_backward(o->x, dy, dx, o->nx); }
+
+Test(nn_grad, relu_and_gelu)
+{
+    op o = {0};
+    op_params_ready(&o, 2);
+    o.nx = o.ny = 40;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    for (size_t i = 0; i < o.nx; i++) o.x[i] += o.x[i] > 0 ? 0.1f : -0.1f; /* away from the kink */
+    o.fwd = relu_fwd;
+    o.bwd = relu_bwd;
+    grad_check(&o, "relu.x");
+    o.fwd = gelu_fwd;
+    o.bwd = gelu_bwd;
+    grad_check(&o, "gelu.x");
+    op_free(&o);
+}
+
+/* ---- layernorm, batchnorm ---- */
+static void ln_fwd(op *o, float *y)
+{
+    nn_layernorm_forward(&o->ln, &o->p, o->x, y, o->cache_mean, o->cache_rstd, o->B);
+}
+static void ln_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_layernorm_backward(&o->ln, &o->p, o->x, o->cache_mean, o->cache_rstd, dy, dx, o->B);
+}
+
+Test(nn_grad, layernorm)
+{
+    op o = {0};
+    nn_layernorm_layout(&o.ln, &o.p, "ln", 6);
+    op_params_ready(&o, 3);
+    params_randomize(&o, 0.5f);
+    for (int j = 0; j < 6; j++) o.p.w[o.ln.gamma + j] += 1.0f;
+    o.B = 4;
+    o.nx = o.ny = 24;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    o.cache_mean = calloc(4, sizeof(float));
+    o.cache_rstd = calloc(4, sizeof(float));
+    o.fwd = ln_fwd;
+    o.bwd = ln_bwd;
+    grad_check(&o, "layernorm.x");
+    op_free(&o);
+}
+
+static void bn_fwd(op *o, float *y)
+{
+    nn_batchnorm_forward(&o->bn, &o->p, &o->state, o->x, y, o->cache_mean, o->cache_rstd, o->B, o->train);
+}
+static void bn_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_batchnorm_backward(&o->bn, &o->p, o->x, o->cache_mean, o->cache_rstd, dy, dx, o->B, o->train);
+}
+
+static void check_batchnorm(int train)
+{
+    op o = {0};
+    nn_batchnorm_layout(&o.bn, &o.p, &o.state, "bn", 5);
+    op_params_ready(&o, 4);
+    nn_batchnorm_reset(&o.bn, &o.p, &o.state);
+    params_randomize(&o, 0.5f);
+    for (int j = 0; j < 5; j++) {
+        o.p.w[o.bn.gamma + j] += 1.0f;
+        o.state.w[o.bn.run_mean + j] = 0.3f * hr_rng_normal(&o.rng);
+        o.state.w[o.bn.run_var + j] = 0.5f + hr_rng_uniform(&o.rng);
+    }
+    o.B = 6;
+    o.train = train;
+    o.nx = o.ny = 30;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    o.cache_mean = calloc(5, sizeof(float));
+    o.cache_rstd = calloc(5, sizeof(float));
+    o.fwd = bn_fwd;
+    o.bwd = bn_bwd;
+    grad_check(&o, train ? "batchnorm_train.x" : "batchnorm_eval.x");
+    op_free(&o);
+}
+
+Test(nn_grad, batchnorm_train) { check_batchnorm(1); }
+Test(nn_grad, batchnorm_eval) { check_batchnorm(0); }
+
+/* ---- dropout ---- */
+static void drop_fwd(op *o, float *y)
+{
+    hr_rng_seed(&o->rng, o->seed);
+    nn_dropout_forward(o->x, y, o->mask, o->nx, o->rate, &o->rng);
+}
+static void drop_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_dropout_backward(dy, o->mask, dx, o->nx);
+}
+
+Test(nn_grad, dropout)
+{
+    op o = {0};
+    op_params_ready(&o, 5);
+    o.nx = o.ny = 50;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    o.mask = calloc(o.nx, sizeof(float));
+    o.rate = 0.3f;
+    o.seed = 17;
+    o.fwd = drop_fwd;
+    o.bwd = drop_bwd;
+    grad_check(&o, "dropout.x");
+    int zeros = 0;
+    for (size_t i = 0; i < o.nx; i++) zeros += o.mask[i] == 0.0f;
+    cr_expect(zeros > 5 && zeros < 30, "dropout kept an implausible fraction: %d of 50 dropped", zeros);
+    op_free(&o);
+}
+
+/* ---- softmax cross-entropy with soft targets (the loss itself is the output) ---- */
+static void xent_fwd(op *o, float *y) { y[0] = nn_xent_forward(o->x, o->target, o->prob, o->B, 7); }
+static void xent_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_xent_backward(o->prob, o->target, dx, o->B, 7, dy[0]);
+}
+
+Test(nn_grad, softmax_xent_soft_targets)
+{
+    op o = {0};
+    op_params_ready(&o, 6);
+    o.B = 3;
+    o.nx = 21;
+    o.ny = 1;
+    o.x = randn(&o.rng, o.nx, 2.0f);
+    o.prob = calloc(o.nx, sizeof(float));
+    o.target = calloc(o.nx, sizeof(float));
+    for (int b = 0; b < 3; b++) {
+        float s = 0.0f;
+        for (int i = 0; i < 7; i++) s += (o.target[b * 7 + i] = i % 3 == b ? 0.0f : hr_rng_uniform(&o.rng));
+        for (int i = 0; i < 7; i++) o.target[b * 7 + i] /= s;
+    }
+    o.fwd = xent_fwd;
+    o.bwd = xent_bwd;
+    grad_check(&o, "xent.z");
+    op_free(&o);
+}
+
+/* ---- embedding (gradient w.r.t. the table only) ---- */
+static void emb_fwd(op *o, float *y) { nn_embedding_forward(&o->emb, &o->p, o->ids, y, o->B); }
+static void emb_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_embedding_backward(&o->emb, &o->p, o->ids, dy, o->B);
+}
+
+Test(nn_grad, embedding)
+{
+    op o = {0};
+    nn_embedding_layout(&o.emb, &o.p, "emb", 5, 3);
+    op_params_ready(&o, 7);
+    nn_embedding_reset(&o.emb, &o.p, &o.rng);
+    o.B = 6;
+    o.ny = 18;
+    int ids[6] = {0, 2, 2, 4, 1, 2}; /* repeated ids accumulate */
+    o.ids = malloc(sizeof ids);
+    memcpy(o.ids, ids, sizeof ids);
+    o.fwd = emb_fwd;
+    o.bwd = emb_bwd;
+    grad_check(&o, "embedding");
+    op_free(&o);
+}
+
+/* ---- attention, ffn ---- */
+static void mh_fwd(op *o, float *y) { nn_mhsa_forward(&o->mh, &o->p, &o->mhc, o->x, y, o->B, o->T); }
+static void mh_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_mhsa_backward(&o->mh, &o->p, &o->mhc, o->x, dy, dx, o->B, o->T);
+}
+
+Test(nn_grad, multi_head_self_attention)
+{
+    op o = {0};
+    nn_mhsa_layout(&o.mh, &o.p, "attn", 6, 3);
+    op_params_ready(&o, 8);
+    params_randomize(&o, 0.5f);
+    o.B = 2;
+    o.T = 4;
+    o.nx = o.ny = 2 * 4 * 6;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    cr_assert_eq(nn_mhsa_cache_init(&o.mhc, &o.mh, 2, 4), HR_OK);
+    o.fwd = mh_fwd;
+    o.bwd = mh_bwd;
+    grad_check(&o, "mhsa.x");
+    nn_mhsa_cache_free(&o.mhc);
+    op_free(&o);
+}
+
+static void ffn_fwd(op *o, float *y) { nn_ffn_forward(&o->ffn, &o->p, &o->fc, o->x, y, o->B); }
+static void ffn_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_ffn_backward(&o->ffn, &o->p, &o->fc, o->x, dy, dx, o->B);
+}
+
+Test(nn_grad, feed_forward)
+{
+    op o = {0};
+    nn_ffn_layout(&o.ffn, &o.p, "l1", "l2", 5, 9);
+    op_params_ready(&o, 9);
+    nn_ffn_reset(&o.ffn, &o.p, &o.rng);
+    o.B = 4;
+    o.nx = 20;
+    o.ny = 20;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    cr_assert_eq(nn_ffn_cache_init(&o.fc, &o.ffn, 4), HR_OK);
+    o.fwd = ffn_fwd;
+    o.bwd = ffn_bwd;
+    grad_check(&o, "ffn.x");
+    nn_ffn_cache_free(&o.fc);
+    op_free(&o);
+}
+
+/* ---- Gamma-block ---- */
+static void gamma_fwd(op *o, float *y)
+{
+    hr_rng_seed(&o->rng, o->seed);
+    nn_gamma_forward(&o->g, &o->p, &o->state, &o->gc, o->x, y, o->B, o->train, &o->rng);
+}
+static void gamma_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_gamma_backward(&o->g, &o->p, &o->gc, o->x, y, dy, dx, o->B);
+}
+
+static void check_gamma(nn_norm_kind norm, int train, float dropout, const char *what)
+{
+    op o = {0};
+    nn_gamma_layout(&o.g, &o.p, &o.state, "g", 5, 8, 6, norm, dropout);
+    op_params_ready(&o, 10);
+    nn_gamma_reset(&o.g, &o.p, &o.state, &o.rng);
+    o.B = 7;
+    o.train = train;
+    o.seed = 23;
+    o.nx = 35;
+    o.ny = 42;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    cr_assert_eq(nn_gamma_cache_init(&o.gc, &o.g, 7), HR_OK);
+    o.fwd = gamma_fwd;
+    o.bwd = gamma_bwd;
+    grad_check(&o, what);
+    nn_gamma_cache_free(&o.gc);
+    op_free(&o);
+}
+
+Test(nn_grad, gamma_block_batchnorm_train) { check_gamma(NN_NORM_BATCH, 1, 0.0f, "gamma_bn_train.x"); }
+Test(nn_grad, gamma_block_batchnorm_eval) { check_gamma(NN_NORM_BATCH, 0, 0.0f, "gamma_bn_eval.x"); }
+Test(nn_grad, gamma_block_layernorm) { check_gamma(NN_NORM_LAYER, 1, 0.0f, "gamma_ln.x"); }
+Test(nn_grad, gamma_block_layernorm_dropout) { check_gamma(NN_NORM_LAYER, 1, 0.25f, "gamma_ln_drop.x"); }
+
+/* ---- transformer block ---- */
+static void tb_fwd(op *o, float *y) { nn_transformer_forward(&o->tb, &o->p, &o->tc, o->x, y, o->B, o->T); }
+static void tb_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_transformer_backward(&o->tb, &o->p, &o->tc, o->x, dy, dx, o->B, o->T);
+}
+
+static void check_transformer(int norm_first, const char *what)
+{
+    op o = {0};
+    nn_transformer_layout(&o.tb, &o.p, "tb", 4, 2, 8, norm_first);
+    op_params_ready(&o, 11);
+    nn_transformer_reset(&o.tb, &o.p, &o.rng);
+    for (size_t i = 0; i < o.p.n; i++) o.p.w[i] += 0.1f * hr_rng_normal(&o.rng); /* non-zero biases */
+    o.B = 2;
+    o.T = 3;
+    o.nx = o.ny = 24;
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    cr_assert_eq(nn_transformer_cache_init(&o.tc, &o.tb, 2, 3), HR_OK);
+    o.fwd = tb_fwd;
+    o.bwd = tb_bwd;
+    grad_check(&o, what);
+    nn_transformer_cache_free(&o.tc);
+    op_free(&o);
+}
+
+Test(nn_grad, transformer_block_postnorm) { check_transformer(0, "transformer_post.x"); }
+Test(nn_grad, transformer_block_prenorm) { check_transformer(1, "transformer_pre.x"); }
