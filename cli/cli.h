@@ -27,6 +27,14 @@ int cli_get_int(const cli_args *a, const char *name, long long def, long long *o
 /* Prints "heurist: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
 
+struct pipe_dataset;
+struct pipe_opts;
+struct pipe_result;
+struct model_family;
+/* Runs k GroupKFold folds of one family (cmd_train.c); prints one line per fold. */
+int cli_run_folds(const struct pipe_dataset *d, const struct model_family *fam, int k, const struct pipe_opts *o,
+                  struct pipe_result *folds);
+
 int cli_cmd_data(int argc, char **argv);
 int cli_cmd_train(int argc, char **argv);
 int cli_cmd_cv(int argc, char **argv);

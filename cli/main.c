@@ -13,6 +13,11 @@ typedef struct command {
 
 static const command commands[] = {
     {"data", cli_cmd_data, "data info|cache --data FILE: summarise a database or write its HDF5 cache"},
+    {"train", cli_cmd_train, "train a model on a split and save it (--data --task --model --out)"},
+    {"cv", cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)"},
+    {"compare", cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)"},
+    {"eval", cli_cmd_eval, "evaluate a saved model (--model --data [--split] --report)"},
+    {"predict", cli_cmd_predict, "rank kernels or predict parameters for one problem key"},
 };
 
 static void usage(FILE *f)

@@ -94,6 +94,11 @@ struct model {
     double train_seconds;
 };
 
+extern const model_family model_family_gbdt;
+extern const model_family model_family_reformer;
+extern const model_family model_family_transformer;
+extern const model_family model_family_seq2seq;
+
 /* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
 const model_family *model_family_find(const char *name);
 /* "gbdt, reformer, ..." for messages. */

@@ -238,3 +238,21 @@ Test(data_fdb, shipped_mi50_find_db_older_entry_format, .timeout = 120)
     cr_assert_gt(ds->n_kernels, 10);
     data_select_free(ds);
 }
+
+/* The block-parallel decompressor must give exactly libbz2's serial output. */
+Test(data_bz2, parallel_blocks_equal_serial_decompression, .timeout = 120)
+{
+    const char *path = test_miopen("gfx906_60.HIP.fdb.txt.bz2");
+    char *z, *par;
+    size_t zn, pn;
+    cr_assert_eq(hr_file_read_all(path, &z, &zn), HR_OK);
+    cr_assert_eq(data_read_maybe_bz2(path, &par, &pn), HR_OK, "%s", hr_last_error());
+    unsigned cap = (unsigned)pn + 1;
+    char *ser = malloc(cap);
+    cr_assert_eq(BZ2_bzBuffToBuffDecompress(ser, &cap, z, (unsigned)zn, 0, 0), BZ_OK);
+    cr_assert_eq(cap, pn);
+    cr_assert_eq(memcmp(ser, par, pn), 0);
+    free(z);
+    free(par);
+    free(ser);
+}
