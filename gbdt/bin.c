@@ -1,7 +1,8 @@
 /* Quantile binning: each numeric feature is cut into at most max_bin value bins holding about equal
  * numbers of rows (distinct values never share a cut), plus one bin for NaN; each categorical feature gets
  * one bin per category (the max_bin most frequent) plus an "other" bin that always goes right. Training
- * then works on small integers, stored feature-major so a histogram pass reads one contiguous column. */
+ * then works on small integers, stored row-major so that a histogram pass over a leaf's scattered rows
+ * reads one cache line per row rather than one per (row, feature). */
 #include "gbdt/gbdt_internal.h"
 
 #include <math.h>
@@ -11,10 +12,24 @@
 /* rows looked at to choose the cuts; beyond this an evenly strided subset is used */
 #define BIN_SAMPLE_ROWS 200000
 
-static int double_cmp(const void *a, const void *b)
+/* Order-preserving map of a float's bits to an unsigned key (negatives flipped), for radix sorting. */
+static uint32_t bin_float_key(float v)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+/* LSD radix sort of n floats (no NaNs) by their keys, 8 bits per pass; tmp holds n floats. */
+static void bin_sort_floats(float *v, float *tmp, size_t n)
+{
+    for (int shift = 0; shift < 32; shift += 8) {
+        size_t count[257] = {0};
+        for (size_t i = 0; i < n; i++) count[((bin_float_key(v[i]) >> shift) & 0xffu) + 1]++;
+        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) tmp[count[(bin_float_key(v[i]) >> shift) & 0xffu]++] = v[i];
+        memcpy(v, tmp, n * sizeof *v);
+    }
 }
 
 /* category of a value, or -1 if it cannot be one (NaN, negative, too large) */
@@ -47,7 +62,7 @@ int gbdt_bin_value(const gbdt_bin_mapper *m, float v)
 }
 
 /* Cuts for sorted values vals[0..m): greedy equal-count bins, cut midway between distinct values. */
-static int bin_numeric_cuts(const double *vals, size_t m, int max_bin, gbdt_bin_mapper *out)
+static int bin_numeric_cuts(const float *vals, size_t m, int max_bin, gbdt_bin_mapper *out)
 {
     size_t ndistinct = 0;
     for (size_t i = 0; i < m; i++)
@@ -65,7 +80,7 @@ static int bin_numeric_cuts(const double *vals, size_t m, int max_bin, gbdt_bin_
         acc += (double)(j - i);
         int last = j == m;
         if (!last && nb < (int)cap - 1 && (ndistinct <= (size_t)max_bin || acc >= target)) {
-            out->upper[nb++] = vals[i] + (vals[j] - vals[i]) / 2.0;
+            out->upper[nb++] = (double)vals[i] + ((double)vals[j] - (double)vals[i]) / 2.0;
             remaining -= acc;
             acc = 0;
             target = remaining / (double)(cap - (size_t)nb);
@@ -93,7 +108,7 @@ typedef struct bin_job {
     const gbdt_data *data;
     int max_bin;
     size_t sample_n;
-    double **scratch; /* per thread (sample_n) */
+    float **scratch;  /* per thread (2 * sample_n) */
     gbdt_binned *bd;
     int *status;      /* (d) */
 } bin_job;
@@ -139,7 +154,7 @@ static int bin_feature_categorical(const bin_job *job, int j)
     for (size_t i = 0; i < data->n; i++) {
         int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]);
         int b = c >= 0 ? lookup[c] : (int)used;
-        size_t k = (size_t)j * data->n + i;
+        size_t k = i * (size_t)data->d + (size_t)j;
         if (job->bd->bin_bytes == 1)
             ((uint8_t *)job->bd->bins)[k] = (uint8_t)b;
         else
@@ -154,19 +169,19 @@ static int bin_feature_numeric(const bin_job *job, int j, int tid)
 {
     const gbdt_data *data = job->data;
     gbdt_bin_mapper *m = &job->bd->mappers[j];
-    double *vals = job->scratch[tid];
+    float *vals = job->scratch[tid];
     size_t nv = 0;
     for (size_t s = 0; s < job->sample_n; s++) {
         size_t i = job->sample_n == data->n ? s : s * data->n / job->sample_n;
         float v = data->x[i * (size_t)data->d + (size_t)j];
         if (!isnan(v)) vals[nv++] = v;
     }
-    qsort(vals, nv, sizeof *vals, double_cmp);
+    bin_sort_floats(vals, vals + job->sample_n, nv);
     int rc = bin_numeric_cuts(vals, nv, job->max_bin, m);
     if (rc) return rc;
     for (size_t i = 0; i < data->n; i++) {
         int b = gbdt_bin_value(m, data->x[i * (size_t)data->d + (size_t)j]);
-        size_t k = (size_t)j * data->n + i;
+        size_t k = i * (size_t)data->d + (size_t)j;
         if (job->bd->bin_bytes == 1)
             ((uint8_t *)job->bd->bins)[k] = (uint8_t)b;
         else
@@ -184,9 +199,8 @@ static void bin_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
-int gbdt_binned_build(const gbdt_data *data, int max_bin, uint64_t seed, int nthreads, gbdt_binned *out)
+int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_binned *out)
 {
-    (void)seed; /* the strided sample needs no randomness; kept so a random sample can be added */
     memset(out, 0, sizeof *out);
     if (max_bin < 2 || max_bin > 65535) return hr_error(HR_EINVAL, "gbdt: max_bin %d outside 2..65535", max_bin);
     nthreads = hr_threads_resolve(nthreads);
@@ -198,10 +212,10 @@ int gbdt_binned_build(const gbdt_data *data, int max_bin, uint64_t seed, int nth
     out->mappers = hr_calloc((size_t)data->d, sizeof *out->mappers);
     out->hist_offset = hr_calloc((size_t)data->d + 1, sizeof *out->hist_offset);
     int *status = hr_calloc((size_t)data->d, sizeof *status);
-    double **scratch = hr_calloc((size_t)nthreads, sizeof *scratch);
+    float **scratch = hr_calloc((size_t)nthreads, sizeof *scratch);
     int rc = (!out->bins || !out->mappers || !out->hist_offset || !status || !scratch) ? HR_ENOMEM : HR_OK;
     for (int t = 0; t < nthreads && rc == HR_OK; t++)
-        if (!(scratch[t] = hr_malloc((sample_n + 1) * sizeof(double)))) rc = HR_ENOMEM;
+        if (!(scratch[t] = hr_malloc((2 * sample_n + 1) * sizeof(float)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
         bin_job job = {data, max_bin, sample_n, scratch, out, status};
         rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);

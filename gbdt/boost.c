@@ -171,8 +171,8 @@ typedef struct boost_state {
 
 static void boost_state_free(boost_state *s)
 {
-    gbdt_binned_free(&s->bd);
     gbdt_grower_free(s->grower);
+    gbdt_binned_free(&s->bd);
     free(s->F);
     free(s->Fv);
     free(s->gh);
@@ -215,13 +215,17 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
                 b->num_trees--;
                 break;
             }
-            grown += t->num_leaves > 1;
-            rc = boost_add_tree(t, train, K, k, nthreads, s->F);
+            /* a stump still moves the scores when they are off on average (e.g. given init scores) */
+            grown += t->num_leaves > 1 || fabs(t->leaf_value[0]) > 1e-10;
+            if (nrows == n)
+                gbdt_grower_add_scores(s->grower, t, K, k, s->F);
+            else
+                rc = boost_add_tree(t, train, K, k, nthreads, s->F);
             if (rc == HR_OK && valid) rc = boost_add_tree(t, valid, K, k, nthreads, s->Fv);
         }
         if (rc) break;
         if (!grown) {
-            /* no tree could split: further iterations would add the same constants */
+            /* no tree splits and the stumps are ~0: further iterations would change nothing */
             gbdt_booster_truncate(b, b->num_trees - K);
             hr_log_printf(log, HR_LOG_INFO, "gbdt: stopped at iteration %d: no split meets the requirements", it);
             break;
@@ -265,7 +269,7 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     size_t n = train->n;
     boost_state s;
     memset(&s, 0, sizeof s);
-    rc = gbdt_binned_build(train, p->max_bin, p->seed, nthreads, &s.bd);
+    rc = gbdt_binned_build(train, p->max_bin, nthreads, &s.bd);
     if (rc == HR_OK) rc = gbdt_grower_new(&s.bd, p, nthreads, &s.grower);
     if (rc == HR_OK) {
         s.F = hr_malloc(n * (size_t)K * sizeof(double));

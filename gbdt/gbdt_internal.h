@@ -50,17 +50,18 @@ typedef struct gbdt_binned {
     size_t n;
     int d;
     int bin_bytes;            /* 1 (uint8) when every feature has <= 256 bins, else 2 (uint16) */
-    void *bins;               /* (d, n) feature-major: feature j's bins are contiguous, j * n + i */
+    void *bins;               /* (n, d) row-major: row i's bins are contiguous, i * d + j */
     gbdt_bin_mapper *mappers; /* (d) */
     size_t *hist_offset;      /* (d + 1): feature j's histogram is [hist_offset[j], hist_offset[j+1]) */
 } gbdt_binned;
 
-int gbdt_binned_build(const gbdt_data *data, int max_bin, uint64_t seed, int nthreads, gbdt_binned *out);
+/* Bins every feature; cuts come from all rows, or an evenly strided 200000-row sample of larger data. */
+int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_binned *out);
 void gbdt_binned_free(gbdt_binned *bd);
 int gbdt_bin_value(const gbdt_bin_mapper *m, float v);
 static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 {
-    size_t k = (size_t)j * bd->n + i;
+    size_t k = i * (size_t)bd->d + (size_t)j;
     return bd->bin_bytes == 1 ? ((const uint8_t *)bd->bins)[k] : ((const uint16_t *)bd->bins)[k];
 }
 
@@ -70,10 +71,19 @@ typedef struct gbdt_hist_bin {
     int64_t n;   /* rows */
 } gbdt_hist_bin;
 
-/* hist[bins of feature j] = sums over rows[0..nrows) of gh (n, 2) pairs, for features with used[j];
- * ordered (nrows, 2) is scratch. Parallel over features, so each sum has one fixed order. */
+/* Reusable buffers of gbdt_hist_build: per-block partial histograms and the list of used features. */
+typedef struct gbdt_hist_scratch {
+    gbdt_hist_bin *blocks; /* (GBDT_HIST_MAX_BLOCKS - 1, total bins) */
+    int *features;         /* (d) */
+} gbdt_hist_scratch;
+#define GBDT_HIST_MAX_BLOCKS 32
+int gbdt_hist_scratch_init(gbdt_hist_scratch *s, const gbdt_binned *bd);
+void gbdt_hist_scratch_free(gbdt_hist_scratch *s);
+/* hist[bins of feature j] = sums over rows[0..nrows) of gh (n, 2) pairs, for features with used[j]
+ * (used NULL: all). Rows are cut into blocks that depend only on nrows; blocks are summed in parallel and
+ * merged in block order, so the result is bit-identical for any thread count. */
 int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
-                    const uint8_t *used, int nthreads, double *ordered, gbdt_hist_bin *hist);
+                    const uint8_t *used, int nthreads, gbdt_hist_scratch *scratch, gbdt_hist_bin *hist);
 /* larger = parent - smaller, in place in parent (the sibling's histogram). */
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used);
@@ -86,6 +96,9 @@ void gbdt_grower_free(gbdt_grower *g);
  * learning rate. */
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                      gbdt_tree *out);
+/* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
+ * from x: bin b <= t exactly when x <= upper[t]). */
+void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
 /* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
 double gbdt_leaf_output(double g, double h, double l1, double l2);
 double gbdt_leaf_gain(double g, double h, double l1, double l2);

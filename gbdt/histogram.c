@@ -1,59 +1,114 @@
 /* Gradient histograms: for each feature j and bin b, the sums of g, h and the row count over a leaf's
- * rows whose bin is b. Gradients are first gathered in the leaf's row order, then each feature's column
- * is scanned by one thread, so every sum is accumulated in one fixed order whatever the thread count. */
+ * rows whose bin is b. The bin matrix is row-major, so one pass over the leaf's rows reads each row's
+ * bins from one cache line and adds its (g, h) to every feature's histogram. Large leaves are cut into
+ * row blocks (boundaries depend only on the row count); blocks run in parallel into private histograms
+ * which are then merged in block order, so every sum has one fixed order whatever the thread count. */
 #include "gbdt/gbdt_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+/* a block below this many rows costs more to merge than it saves */
+#define HIST_MIN_BLOCK_ROWS 16384
+
+int gbdt_hist_scratch_init(gbdt_hist_scratch *s, const gbdt_binned *bd)
+{
+    size_t total = bd->hist_offset[bd->d];
+    size_t blocks = bd->n / HIST_MIN_BLOCK_ROWS;
+    if (blocks > GBDT_HIST_MAX_BLOCKS) blocks = GBDT_HIST_MAX_BLOCKS;
+    s->blocks = hr_malloc((blocks + 1) * total * sizeof *s->blocks);
+    s->features = hr_malloc(((size_t)bd->d + 1) * sizeof *s->features);
+    if (!s->blocks || !s->features) {
+        gbdt_hist_scratch_free(s);
+        return HR_ENOMEM;
+    }
+    return HR_OK;
+}
+
+void gbdt_hist_scratch_free(gbdt_hist_scratch *s)
+{
+    free(s->blocks);
+    free(s->features);
+    s->blocks = NULL;
+    s->features = NULL;
+}
 
 typedef struct hist_job {
     const gbdt_binned *bd;
     const int *rows;
-    size_t nrows;
-    const double *ordered; /* (nrows, 2) */
-    const uint8_t *used;
-    gbdt_hist_bin *hist;
+    size_t nrows, nblocks;
+    const double *gh;  /* (n, 2) */
+    const int *features;
+    int nfeatures;
+    gbdt_hist_bin *hist;   /* block 0 */
+    gbdt_hist_bin *blocks; /* blocks 1.. */
 } hist_job;
 
-static void hist_range(void *ctx, size_t begin, size_t end, int tid)
+static void hist_block(const hist_job *job, size_t blk)
 {
-    const hist_job *job = ctx;
     const gbdt_binned *bd = job->bd;
-    for (size_t j = begin; j < end; j++) {
-        if (job->used && !job->used[j]) continue;
-        gbdt_hist_bin *h = job->hist + bd->hist_offset[j];
-        memset(h, 0, (bd->hist_offset[j + 1] - bd->hist_offset[j]) * sizeof *h);
-        const double *gh = job->ordered;
+    size_t total = bd->hist_offset[bd->d], d = (size_t)bd->d;
+    gbdt_hist_bin *h = blk == 0 ? job->hist : job->blocks + (blk - 1) * total;
+    const size_t *off = bd->hist_offset;
+    const int *feats = job->features;
+    int nf = job->nfeatures;
+    for (int k = 0; k < nf; k++) memset(h + off[feats[k]], 0, (off[feats[k] + 1] - off[feats[k]]) * sizeof *h);
+    size_t begin = job->nrows * blk / job->nblocks, end = job->nrows * (blk + 1) / job->nblocks;
+    for (size_t i = begin; i < end; i++) {
+        size_t r = (size_t)job->rows[i];
+        double g = job->gh[2 * r], hh = job->gh[2 * r + 1];
         if (bd->bin_bytes == 1) {
-            const uint8_t *col = (const uint8_t *)bd->bins + j * bd->n;
-            for (size_t i = 0; i < job->nrows; i++) {
-                gbdt_hist_bin *e = &h[col[job->rows[i]]];
-                e->g += gh[2 * i];
-                e->h += gh[2 * i + 1];
+            const uint8_t *row = (const uint8_t *)bd->bins + r * d;
+            for (int k = 0; k < nf; k++) {
+                gbdt_hist_bin *e = &h[off[feats[k]] + row[feats[k]]];
+                e->g += g;
+                e->h += hh;
                 e->n++;
             }
         } else {
-            const uint16_t *col = (const uint16_t *)bd->bins + j * bd->n;
-            for (size_t i = 0; i < job->nrows; i++) {
-                gbdt_hist_bin *e = &h[col[job->rows[i]]];
-                e->g += gh[2 * i];
-                e->h += gh[2 * i + 1];
+            const uint16_t *row = (const uint16_t *)bd->bins + r * d;
+            for (int k = 0; k < nf; k++) {
+                gbdt_hist_bin *e = &h[off[feats[k]] + row[feats[k]]];
+                e->g += g;
+                e->h += hh;
                 e->n++;
             }
         }
     }
 }
 
-int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
-                    const uint8_t *used, int nthreads, double *ordered, gbdt_hist_bin *hist)
+static void hist_range(void *ctx, size_t begin, size_t end, int tid)
 {
-    for (size_t i = 0; i < nrows; i++) {
-        ordered[2 * i] = gh[2 * (size_t)rows[i]];
-        ordered[2 * i + 1] = gh[2 * (size_t)rows[i] + 1];
+    for (size_t blk = begin; blk < end; blk++) hist_block(ctx, blk);
+}
+
+int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
+                    const uint8_t *used, int nthreads, gbdt_hist_scratch *scratch, gbdt_hist_bin *hist)
+{
+    int nf = 0;
+    for (int j = 0; j < bd->d; j++)
+        if (!used || used[j]) scratch->features[nf++] = j;
+    size_t nblocks = nrows / HIST_MIN_BLOCK_ROWS;
+    size_t cap = bd->n / HIST_MIN_BLOCK_ROWS;
+    if (cap > GBDT_HIST_MAX_BLOCKS) cap = GBDT_HIST_MAX_BLOCKS;
+    if (nblocks > cap) nblocks = cap;
+    if (nblocks < 1) nblocks = 1;
+    hist_job job = {bd, rows, nrows, nblocks, gh, scratch->features, nf, hist, scratch->blocks};
+    int rc = hr_parallel_for(nthreads, nblocks, hist_range, &job);
+    if (rc) return rc;
+    size_t total = bd->hist_offset[bd->d];
+    for (size_t blk = 1; blk < nblocks; blk++) {
+        const gbdt_hist_bin *src = scratch->blocks + (blk - 1) * total;
+        for (int k = 0; k < nf; k++) {
+            int j = scratch->features[k];
+            for (size_t b = bd->hist_offset[j]; b < bd->hist_offset[j + 1]; b++) {
+                hist[b].g += src[b].g;
+                hist[b].h += src[b].h;
+                hist[b].n += src[b].n;
+            }
+        }
     }
-    hist_job job = {bd, rows, nrows, ordered, used, hist};
-    /* small leaves are not worth a thread start */
-    if (nrows < 2048) nthreads = 1;
-    return hr_parallel_for(nthreads, (size_t)bd->d, hist_range, &job);
+    return HR_OK;
 }
 
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,

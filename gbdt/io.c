@@ -367,12 +367,14 @@ static int io_read_names(hid_t g, gbdt_booster *b)
             rc = h5_read(g, "feature_names", mt, d, names);
             H5Tclose(mt);
         }
+        char *one = rc ? NULL : hr_malloc(width + 1);
+        if (rc == HR_OK && !one) rc = HR_ENOMEM;
         for (size_t j = 0; j < d && rc == HR_OK; j++) {
-            char one[width + 1];
             memcpy(one, names + j * width, width);
             one[width] = 0;
             rc = gbdt_booster_set_feature_name(b, (int)j, one);
         }
+        free(one);
         free(names);
     } H5E_END_TRY;
     return rc;

@@ -25,11 +25,11 @@ typedef struct gbdt_split {
 struct gbdt_grower {
     const gbdt_binned *bd;
     const gbdt_params *p;
-    int nthreads, max_leaves, cat_cap, max_bins;
+    int nthreads, max_leaves, cat_cap, max_bins, d;
     size_t total_bins;
     int *rows;               /* (n) rows of the tree, grouped by leaf */
     int *scratch_rows;       /* (n) */
-    double *ordered;         /* (n, 2) gradients in leaf row order */
+    gbdt_hist_scratch scratch;
     size_t *begin, *count;   /* (max_leaves) a leaf's slice of rows */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
@@ -83,7 +83,7 @@ void gbdt_grower_free(gbdt_grower *g)
     if (!g) return;
     free(g->rows);
     free(g->scratch_rows);
-    free(g->ordered);
+    gbdt_hist_scratch_free(&g->scratch);
     free(g->begin);
     free(g->count);
     free(g->depth);
@@ -101,7 +101,7 @@ void gbdt_grower_free(gbdt_grower *g)
     if (g->best)
         for (int l = 0; l < g->max_leaves; l++) free(g->best[l].cat_bins);
     if (g->feat)
-        for (int j = 0; j < g->bd->d; j++) free(g->feat[j].cat_bins);
+        for (int j = 0; j < g->d; j++) free(g->feat[j].cat_bins);
     free(g->best);
     free(g->feat);
     if (g->sort_scratch)
@@ -128,6 +128,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     gbdt_grower *g = hr_calloc(1, sizeof *g);
     if (!g) return HR_ENOMEM;
     g->bd = bd;
+    g->d = bd->d;
     g->p = p;
     g->nthreads = hr_threads_resolve(nthreads);
     g->max_leaves = p->num_leaves;
@@ -137,7 +138,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
         if (bd->mappers[j].num_bins > g->max_bins) g->max_bins = bd->mappers[j].num_bins;
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
     int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
-             (g->ordered = hr_malloc(2 * n * sizeof(double))) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
+             (gbdt_hist_scratch_init(&g->scratch, bd) == HR_OK) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
              (g->count = hr_calloc(L, sizeof(size_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
              (g->sum_g = hr_calloc(L, sizeof(double))) && (g->sum_h = hr_calloc(L, sizeof(double))) &&
              (g->out = hr_calloc(L, sizeof(double))) && (g->parent_node = hr_calloc(L, sizeof(int))) &&
@@ -452,7 +453,7 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
     g->sum_g[0] = G, g->sum_h[0] = H;
     g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
     if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
-    int rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, g->ordered, g->hist[0]);
+    int rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -470,7 +471,7 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
             break;
         }
         rc = gbdt_hist_build(g->bd, g->rows + g->begin[small], g->count[small], gh, used, g->nthreads,
-                             g->ordered, buf);
+                             &g->scratch, buf);
         if (rc) {
             free(buf);
             break;
@@ -484,4 +485,12 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
     if (rc == HR_OK) rc = grower_emit(g, num_leaves, out);
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     return rc;
+}
+
+void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F)
+{
+    for (int l = 0; l < t->num_leaves; l++) {
+        const int *rows = g->rows + g->begin[l];
+        for (size_t i = 0; i < g->count[l]; i++) F[(size_t)rows[i] * (size_t)K + (size_t)k] += t->leaf_value[l];
+    }
 }

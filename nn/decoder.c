@@ -57,11 +57,11 @@ int nn_decoder_ws_init(nn_decoder_ws *ws, const nn_decoder *d, int max_batch, in
     ws->max_steps = max_steps;
     size_t B = (size_t)max_batch, S = (size_t)max_len, T = (size_t)max_steps;
     size_t H = (size_t)d->hidden, A = (size_t)d->attn, Dk = (size_t)d->key;
-    size_t In = (size_t)d->embed + Dk, sc = A > H ? A : H;
+    size_t In = (size_t)d->embed + Dk;
     /* one float block carved into the named arrays, in this order */
     size_t sizes[] = {B * S * A, (T + 1) * B * H, (T + 1) * B * H, T * B * In, T * B * 4 * H, T * B * H,
                       T * B * S * A, T * B * S, B * H, B * H, B * H, B * 4 * H, B * In, B * Dk,
-                      B * S * A, B * sc, B * Dk};
+                      B * S * A, B * (A + S), B * Dk};
     float **dst[] = {&ws->kproj, &ws->h, &ws->c, &ws->xcat, &ws->gates, &ws->tc, &ws->tanh_e, &ws->attw,
                      &ws->dh, &ws->dc, &ws->dh_prev, &ws->dgates, &ws->dxcat, &ws->dctx, &ws->dkproj,
                      &ws->scratch, &ws->ctx};
@@ -88,7 +88,33 @@ void nn_decoder_ws_free(nn_decoder_ws *ws)
 {
     free(ws->kproj); /* start of the float block */
     free(ws->tokens);
+    free(ws->wt_q); /* start of the transposed-weight block */
     memset(ws, 0, sizeof *ws);
+}
+
+/* dst (cols, rows) = src (rows, cols)^T with src rows ld apart */
+static void transpose(float *dst, const float *src, int rows, int cols, int ld)
+{
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) dst[(size_t)c * rows + r] = src[(size_t)r * ld + c];
+}
+
+int nn_decoder_ws_prepare(nn_decoder_ws *ws, const nn_decoder *d, const nn_params *p)
+{
+    size_t H = (size_t)d->hidden, A = (size_t)d->attn, In = (size_t)d->embed + d->key;
+    size_t L = H + (size_t)d->key, n = H * A + In * 4 * H + H * 4 * H + L * d->n_out;
+    if (!ws->wt_q) {
+        ws->wt_q = hr_malloc(n * sizeof(float));
+        if (!ws->wt_q) return hr_error(HR_ENOMEM, "decoder inference weights: %zu floats", n);
+        ws->wt_ih = ws->wt_q + H * A;
+        ws->wt_hh = ws->wt_ih + In * 4 * H;
+        ws->wt_out = ws->wt_hh + H * 4 * H;
+    }
+    transpose(ws->wt_q, p->w + d->att.w_q, (int)A, (int)H, (int)H);
+    transpose(ws->wt_ih, p->w + d->cell.w_ih, (int)(4 * H), (int)In, (int)In);
+    transpose(ws->wt_hh, p->w + d->cell.w_hh, (int)(4 * H), (int)H, (int)H);
+    transpose(ws->wt_out, p->w + d->w_out, d->n_out, (int)L, (int)L);
+    return HR_OK;
 }
 
 void nn_decoder_begin(const nn_decoder *d, const nn_params *p, nn_decoder_ws *ws, int B, int S,
@@ -130,18 +156,27 @@ void nn_decoder_step(const nn_decoder *d, const nn_params *p, nn_decoder_ws *ws,
         ws->tokens[(size_t)t * B + b] = prev[b];
         memcpy(xc + (size_t)b * In, emb + (size_t)prev[b] * E, (size_t)E * sizeof(float));
     }
-    nn_attn_additive_forward(&d->att, p, B, S, hp, ws->keys, ws->kproj, ws->mask,
+    nn_attn_additive_forward(&d->att, p, ws->wt_q, B, S, hp, ws->keys, ws->kproj, ws->mask,
                              ws->tanh_e + (size_t)t * B * S * A, ws->attw + (size_t)t * B * S, ws->ctx);
     for (int b = 0; b < B; b++)
         memcpy(xc + (size_t)b * In + E, ws->ctx + (size_t)b * Dk, (size_t)Dk * sizeof(float));
-    nn_lstm_cell_forward(&d->cell, p, B, xc, In, hp, cp, ws->gates + (size_t)t * B * 4 * H, cn,
-                         ws->tc + t * bh, hn);
+    nn_lstm_cell_forward(&d->cell, p, ws->wt_ih, ws->wt_hh, B, xc, In, hp, cp,
+                         ws->gates + (size_t)t * B * 4 * H, cn, ws->tc + t * bh, hn);
 
     const float *wo = p->w + d->w_out + (size_t)vb * L, *bo = p->w + d->b_out + vb;
     for (int b = 0; b < B; b++) memcpy(logits + (size_t)b * Vs, bo, (size_t)Vs * sizeof(float));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Vs, H, 1.0f, hn, H, wo, L, 1.0f, logits, Vs);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Vs, Dk, 1.0f, xc + E, In, wo + H, L, 1.0f,
-                logits, Vs);
+    if (ws->wt_out) {
+        const float *wt = ws->wt_out + vb; /* (H + Dk, n_out), columns [vb, ve) */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vs, H, 1.0f, hn, H, wt, d->n_out, 1.0f,
+                    logits, Vs);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, Vs, Dk, 1.0f, xc + E, In,
+                    wt + (size_t)H * d->n_out, d->n_out, 1.0f, logits, Vs);
+    } else {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Vs, H, 1.0f, hn, H, wo, L, 1.0f, logits,
+                    Vs);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, Vs, Dk, 1.0f, xc + E, In, wo + H, L, 1.0f,
+                    logits, Vs);
+    }
     ws->vb[t] = vb;
     ws->ve[t] = ve;
     ws->steps = t + 1;
@@ -170,6 +205,7 @@ void nn_decoder_backward(const nn_decoder *d, nn_params *p, nn_decoder_ws *ws,
     size_t bh = (size_t)B * H;
     float *dh = ws->dh, *dh_prev = ws->dh_prev, *dc = ws->dc;
     float *demb = p->dw + d->emb, *dbo = p->dw + d->b_out;
+    HR_ASSERT(ws->wt_q == NULL); /* a prepared (inference) workspace may hold stale weights */
 
     if (dhn)
         memcpy(dh, dhn, bh * sizeof(float));

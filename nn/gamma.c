@@ -1,7 +1,6 @@
 /* The Reformer's Gamma-block (eq. 1 of the Reformer paper): a linear path A1 x + b1 and a nonlinear path
  * A3 T(x) + b3 with T = dropout . ReLU . norm . A2, summed and ReLU-ed. Three matrix products per
  * forward; the two output products share one (B, d_out) accumulator and one fused bias + ReLU pass. */
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,10 +98,8 @@ void nn_gamma_forward(const nn_gamma *g, const nn_params *p, nn_params *state, n
     nn_relu_forward(c->r, c->r, nh);
     if (train && g->dropout > 0.0f) nn_dropout_forward(c->r, c->t, c->mask, nh, g->dropout, rng);
     /* y (B, d_out) = x A1^T + t A3^T, then y = ReLU(y + b1 + b3) in one pass */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, dout, g->d_in, 1.0f, x, g->d_in, p->w + g->a1.w,
-                g->d_in, 0.0f, y, dout);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, dout, dh, 1.0f, gamma_t(g, c), dh, p->w + g->a3.w,
-                dh, 1.0f, y, dout);
+    nn_gemm_xwt(B, dout, g->d_in, x, p->w + g->a1.w, 0.0f, y);
+    nn_gemm_xwt(B, dout, dh, gamma_t(g, c), p->w + g->a3.w, 1.0f, y);
     const float *b1 = p->w + g->a1.b, *b3 = p->w + g->a3.b;
     for (int i = 0; i < B; i++) {
         float *yr = y + (size_t)i * dout;

@@ -22,6 +22,14 @@ void nn_add(float *y, const float *x, const float *z, size_t n)
     for (size_t i = 0; i < n; i++) y[i] = x[i] + z[i];
 }
 
+void nn_gemm_xwt(int B, int out, int in, const float *x, const float *W, float beta, float *y)
+{
+    if (B == 1)
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, W, in, x, 1, beta, y, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, x, in, W, in, beta, y, out);
+}
+
 void nn_linear_layout(nn_linear *l, nn_params *p, const char *name, int in, int out)
 {
     char buf[64];
@@ -49,15 +57,13 @@ void nn_linear_forward(const nn_linear *l, const nn_params *p, const float *x, f
     float *row = y;
     for (int i = 0; i < B; i++, row += l->out)
         for (int j = 0; j < l->out; j++) row[j] = b[j];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, l->out, l->in, 1.0f, x, l->in, p->w + l->w, l->in,
-                1.0f, y, l->out);
+    nn_gemm_xwt(B, l->out, l->in, x, p->w + l->w, 1.0f, y);
 }
 
 void nn_linear_forward_add(const nn_linear *l, const nn_params *p, const float *x, float *y, int B)
 {
     nn_rows_add_bias(y, p->w + l->b, B, l->out);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, l->out, l->in, 1.0f, x, l->in, p->w + l->w, l->in,
-                1.0f, y, l->out);
+    nn_gemm_xwt(B, l->out, l->in, x, p->w + l->w, 1.0f, y);
 }
 
 void nn_linear_backward(const nn_linear *l, nn_params *p, const float *x, const float *dy, float *dx, int B)

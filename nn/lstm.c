@@ -8,17 +8,16 @@
  * - backward keeps only dh_{t-1} = dgates_t W_hh inside the time loop; dW_ih, dW_hh and dx are
  *   one GEMM each over all B*T rows afterwards (hprev caches h_{t-1} row-aligned with the gates).
  */
+/* Pointwise loops here run over nn_tanh_fast; let GCC vectorise them at -O2 (no FP traps are used). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math", "vect-cost-model=dynamic")
+#endif
 #include "nn/seq.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static inline float sigmoidf(float x)
-{
-    return 1.0f / (1.0f + expf(-x));
-}
 
 void nn_lstm_layout(nn_lstm *l, nn_params *p, const char *name, int input, int hidden)
 {
@@ -83,42 +82,44 @@ void nn_lstm_cache_free(nn_lstm_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-/* g (4H): pre-activations in, activated i, f, g, o out; c = f*c_prev + i*g, tc = tanh(c), h = o*tc. */
-static inline void lstm_pointwise_forward(int H, float *g, const float *c_prev, float *c, float *tc,
-                                          float *h)
+/* g (4H): pre-activations in, activated i, f, g, o out; c = f*c_prev + i*g, tc = tanh(c), h = o*tc.
+ * One contiguous loop per activation and restrict pointers, so each loop vectorises. */
+NN_SEQ_INLINE void lstm_pointwise_forward(int H, float *restrict g, const float *restrict c_prev,
+                                          float *restrict c, float *restrict tc, float *restrict h)
 {
+    for (int j = 0; j < 2 * H; j++) g[j] = nn_sigmoid_fast(g[j]);
+    for (int j = 2 * H; j < 3 * H; j++) g[j] = nn_tanh_fast(g[j]);
+    for (int j = 3 * H; j < 4 * H; j++) g[j] = nn_sigmoid_fast(g[j]);
+    const float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
     for (int j = 0; j < H; j++) {
-        float i = sigmoidf(g[j]), f = sigmoidf(g[H + j]);
-        float gg = tanhf(g[2 * H + j]), o = sigmoidf(g[3 * H + j]);
-        g[j] = i;
-        g[H + j] = f;
-        g[2 * H + j] = gg;
-        g[3 * H + j] = o;
-        c[j] = f * c_prev[j] + i * gg;
-        tc[j] = tanhf(c[j]);
-        h[j] = o * tc[j];
+        c[j] = gf[j] * c_prev[j] + gi[j] * gg[j];
+        tc[j] = nn_tanh_fast(c[j]);
+        h[j] = go[j] * tc[j];
     }
 }
 
-/* dh (H) (plus dy (H) if not NULL) is dL/dh_t, dc (H) is dL/dc_t from the future in; writes the
- * pre-activation gate gradients dg (4H) and replaces dc by dL/dc_{t-1}. */
-static inline void lstm_pointwise_backward(int H, const float *g, const float *c_prev, const float *tc,
-                                           const float *dh, const float *dy, float *dc, float *dg)
+/* dh (H) is dL/dh_t, dc (H) is dL/dc_t from the future in; writes the pre-activation gate
+ * gradients dg (4H) and replaces dc by dL/dc_{t-1}. */
+NN_SEQ_INLINE void lstm_pointwise_backward(int H, const float *restrict g, const float *restrict c_prev,
+                                           const float *restrict tc, const float *restrict dh,
+                                           float *restrict dc, float *restrict dg)
 {
+    const float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
+    float *restrict di = dg, *restrict df = dg + H, *restrict dgg = dg + 2 * H, *restrict dgo = dg + 3 * H;
     for (int j = 0; j < H; j++) {
-        float i = g[j], f = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-        float dht = dh[j] + (dy ? dy[j] : 0.0f);
-        float dct = dc[j] + dht * o * (1.0f - tc[j] * tc[j]);
-        dg[j] = dct * gg * i * (1.0f - i);
-        dg[H + j] = dct * c_prev[j] * f * (1.0f - f);
-        dg[2 * H + j] = dct * i * (1.0f - gg * gg);
-        dg[3 * H + j] = dht * tc[j] * o * (1.0f - o);
+        float i = gi[j], f = gf[j], gv = gg[j], o = go[j], t = tc[j];
+        float dct = dc[j] + dh[j] * o * (1.0f - t * t);
+        di[j] = dct * gv * i * (1.0f - i);
+        df[j] = dct * c_prev[j] * f * (1.0f - f);
+        dgg[j] = dct * i * (1.0f - gv * gv);
+        dgo[j] = dh[j] * t * o * (1.0f - o);
         dc[j] = dct * f;
     }
 }
 
 /* One direction over the whole sequence; y is (B, T, ldy) and this direction writes columns
  * [0, H) of it (the caller offsets y for the backward half of a BiLSTM). */
+NN_SEQ_CLONES
 static void lstm_dir_forward(const nn_lstm *l, const nn_params *p, nn_lstm_cache *c, int B, int T,
                              const float *x, const float *h0, const float *c0, int reverse, float *y,
                              int ldy, float *hn, float *cn)
@@ -170,6 +171,7 @@ static void lstm_dir_forward(const nn_lstm *l, const nn_params *p, nn_lstm_cache
 }
 
 /* BPTT for the last lstm_dir_forward; dy is (B, T, ldy) read at columns [0, H), or NULL. */
+NN_SEQ_CLONES
 static void lstm_dir_backward(const nn_lstm *l, nn_params *p, nn_lstm_cache *c, const float *x,
                               const float *dy, int ldy, const float *dhn, const float *dcn, float *dx,
                               float *dh0, float *dc0)
@@ -192,8 +194,12 @@ static void lstm_dir_backward(const nn_lstm *l, nn_params *p, nn_lstm_cache *c, 
         for (int b = 0; b < B; b++) {
             size_t row = b * sh + (size_t)t * H;
             const float *cp = s == 0 ? c->c0 + (size_t)b * H : c->c + b * sh + (size_t)tp * H;
-            lstm_pointwise_backward(H, c->gates + b * sg + (size_t)t * G, cp, c->tc + row,
-                                    c->dh + (size_t)b * H, dy ? dy + b * sy + (size_t)t * ldy : NULL,
+            float *dh = c->dh + (size_t)b * H; /* rewritten by the GEMM below, so dy can be added in place */
+            if (dy) {
+                const float *dyt = dy + b * sy + (size_t)t * ldy;
+                for (int j = 0; j < H; j++) dh[j] += dyt[j];
+            }
+            lstm_pointwise_backward(H, c->gates + b * sg + (size_t)t * G, cp, c->tc + row, dh,
                                     c->dc + (size_t)b * H, c->dgates + b * sg + (size_t)t * G);
         }
         /* dh_{t-1} = dgates_t W_hh: (B, 4H) strided x (4H, H) */
@@ -236,24 +242,34 @@ void nn_lstm_backward(const nn_lstm *l, nn_params *p, nn_lstm_cache *c, const fl
     lstm_dir_backward(l, p, c, x, dy, l->hidden, dhn, dcn, dx, dh0, dc0);
 }
 
-void nn_lstm_cell_forward(const nn_lstm *l, const nn_params *p, int B, const float *x, int ldx,
-                          const float *h_prev, const float *c_prev, float *gates, float *c, float *tc,
-                          float *h)
+NN_SEQ_CLONES
+void nn_lstm_cell_forward(const nn_lstm *l, const nn_params *p, const float *wt_ih, const float *wt_hh,
+                          int B, const float *x, int ldx, const float *h_prev, const float *c_prev,
+                          float *gates, float *c, float *tc, float *h)
 {
     int In = l->input, H = l->hidden, G = 4 * H;
     const float *bih = p->w + l->b_ih, *bhh = p->w + l->b_hh;
     for (int b = 0; b < B; b++)
         for (int j = 0; j < G; j++) gates[(size_t)b * G + j] = bih[j] + bhh[j];
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, In, 1.0f, x, ldx, p->w + l->w_ih, In,
-                1.0f, gates, G);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h_prev, H, p->w + l->w_hh, H,
-                1.0f, gates, G);
+    if (wt_ih)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, G, In, 1.0f, x, ldx, wt_ih, G, 1.0f,
+                    gates, G);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, In, 1.0f, x, ldx, p->w + l->w_ih, In,
+                    1.0f, gates, G);
+    if (wt_hh)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, G, H, 1.0f, h_prev, H, wt_hh, G, 1.0f,
+                    gates, G);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G, H, 1.0f, h_prev, H, p->w + l->w_hh, H,
+                    1.0f, gates, G);
     for (int b = 0; b < B; b++) {
         size_t o = (size_t)b * H;
         lstm_pointwise_forward(H, gates + (size_t)b * G, c_prev + o, c + o, tc + o, h + o);
     }
 }
 
+NN_SEQ_CLONES
 void nn_lstm_cell_backward(const nn_lstm *l, nn_params *p, int B, const float *x, int ldx,
                            const float *h_prev, const float *c_prev, const float *gates,
                            const float *tc, const float *dh, float *dc, float *dgates, float *dx,
@@ -262,7 +278,7 @@ void nn_lstm_cell_backward(const nn_lstm *l, nn_params *p, int B, const float *x
     int In = l->input, H = l->hidden, G = 4 * H;
     for (int b = 0; b < B; b++) {
         size_t o = (size_t)b * H;
-        lstm_pointwise_backward(H, gates + (size_t)b * G, c_prev + o, tc + o, dh + o, NULL, dc + o,
+        lstm_pointwise_backward(H, gates + (size_t)b * G, c_prev + o, tc + o, dh + o, dc + o,
                                 dgates + (size_t)b * G);
     }
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G, In, B, 1.0f, dgates, G, x, ldx, 1.0f,

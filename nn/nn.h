@@ -15,6 +15,7 @@
  * - Randomness (initialisation, dropout) comes from an hr_rng argument. Matrix products use cblas_sgemm.
  * - Optimizers keep their moments as flat arrays parallel to nn_params.w; checkpoints store one HDF5
  *   dataset per view name.
+ * Dense ops are declared here; sequence ops (Conv1D, LSTM, additive attention, decoder) in nn/seq.h.
  */
 #ifndef HEURIST_NN_H
 #define HEURIST_NN_H
@@ -331,5 +332,8 @@ float nn_lr_at(const nn_lr_schedule *s, long step);
  * Reading checks that every view exists with its size and that the group holds no other tensors. */
 int nn_checkpoint_write(hid_t loc, const char *group, const nn_params *p, const nn_optim *o);
 int nn_checkpoint_read(hid_t loc, const char *group, nn_params *p, nn_optim *o);
+
+/* Sequence ops (Conv1D, LSTM, additive attention, decoder) for the seq2seq model. */
+#include "nn/seq.h"
 
 #endif

@@ -28,11 +28,14 @@ static inline float nn_gate1(float v, float g)
 #endif
 }
 
+/* y (B, out) = x (B, in) W^T + beta y, W (out, in). For B == 1 this is sgemv: OpenBLAS's sgemm packs
+ * its operands even for a single row, which costs more than the product at single-problem inference. */
+void nn_gemm_xwt(int B, int out, int in, const float *x, const float *W, float beta, float *y);
 /* y (B, n) += b broadcast over rows */
 void nn_rows_add_bias(float *y, const float *b, int B, int n);
 /* db (n) += sum over the B rows of dy (B, n) */
 void nn_rows_sum_into(float *db, const float *dy, int B, int n);
-/* y (B, n) = x (B, n) + z (B, n); y may alias x */
+/* y (n) = x (n) + z (n); y may alias x */
 void nn_add(float *y, const float *x, const float *z, size_t n);
 /* Allocates n zeroed floats into *out; returns 0 or HR_ENOMEM, and keeps failing once it failed (so
  * cache_init functions can allocate everything, check once and free what was obtained). */

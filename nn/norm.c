@@ -105,17 +105,26 @@ void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params 
     const float *g = p->w + bn->gamma, *be = p->w + bn->beta;
     float *rm = state->w + bn->run_mean, *rv = state->w + bn->run_var;
     if (!train) {
-        /* inference is an affine map per feature; one pass, row by row */
-        for (int i = 0; i < B; i++) {
-            const float *xr = x + (size_t)i * d;
-            float *yr = y + (size_t)i * d;
-            for (int j = 0; j < d; j++) yr[j] = g[j] * (xr[j] - rm[j]) / sqrtf(rv[j] + bn->eps) + be[j];
-        }
-        if (mean)
+        /* inference is an affine map per feature; the statistics are written first when asked for (backward
+         * in eval mode) so each sqrt is taken once (a model that needs it faster folds this map into the
+         * preceding linear layer at export) */
+        if (mean && rstd) {
             for (int j = 0; j < d; j++) {
                 mean[j] = rm[j];
                 rstd[j] = 1.0f / sqrtf(rv[j] + bn->eps);
             }
+            for (int i = 0; i < B; i++) {
+                const float *xr = x + (size_t)i * d;
+                float *yr = y + (size_t)i * d;
+                for (int j = 0; j < d; j++) yr[j] = g[j] * (xr[j] - rm[j]) * rstd[j] + be[j];
+            }
+        } else {
+            for (int i = 0; i < B; i++) {
+                const float *xr = x + (size_t)i * d;
+                float *yr = y + (size_t)i * d;
+                for (int j = 0; j < d; j++) yr[j] = g[j] * (xr[j] - rm[j]) / sqrtf(rv[j] + bn->eps) + be[j];
+            }
+        }
         return;
     }
     HR_ASSERT(B > 1 && mean && rstd);

@@ -8,6 +8,12 @@
  * weights can be copied tensor by tensor. Caches live in workspaces allocated once for a maximum
  * batch and length; forward and backward never allocate.
  *
+ * Training (teacher forcing): conv1d -> bilstm -> keys; nn_decoder_begin(keys); nn_decoder_step for
+ * each target position with the previous gold token; loss on the logits; nn_decoder_backward
+ * (dkeys) -> nn_bilstm_backward -> nn_conv1d_backward. Inference: the same steps on a workspace
+ * prepared once (nn_decoder_ws_prepare), a beam as k batch rows with replicated keys, and
+ * nn_decoder_reorder after choosing each step's survivors.
+ *
  *   conv1d:     y[b,t,o] = b[o] + sum_{c,j} W[o,c,j] x[b, t*stride + j - pad, c]      (im2col + GEMM)
  *   lstm:       [i f g o] = [s s tanh s](x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)
  *               c_t = f*c_{t-1} + i*g,  h_t = o*tanh(c_t)                           (full BPTT)
@@ -89,10 +95,12 @@ void nn_lstm_backward(const nn_lstm *l, nn_params *p, nn_lstm_cache *c, const fl
                       float *dc0);
 
 /* One LSTMCell step without caching over time (the decoder's recurrence; PyTorch LSTMCell).
- * x (B, I) with row stride ldx, h_prev/c_prev (B, H) -> gates (B, 4H) activated, c, tc, h (B, H). */
-void nn_lstm_cell_forward(const nn_lstm *l, const nn_params *p, int B, const float *x, int ldx,
-                          const float *h_prev, const float *c_prev, float *gates, float *c, float *tc,
-                          float *h);
+ * x (B, I) with row stride ldx, h_prev/c_prev (B, H) -> gates (B, 4H) activated, c, tc, h (B, H).
+ * wt_ih (I, 4H) and wt_hh (H, 4H): transposed weights for small-batch inference (OpenBLAS packs
+ * a transposed operand on every call, which dominates when B ~ 10), or NULL to read p. */
+void nn_lstm_cell_forward(const nn_lstm *l, const nn_params *p, const float *wt_ih, const float *wt_hh,
+                          int B, const float *x, int ldx, const float *h_prev, const float *c_prev,
+                          float *gates, float *c, float *tc, float *h);
 /* Given dh, dc (B, H) for the cell's outputs (dc is overwritten), writes dgates (B, 4H), accumulates
  * dW, dx (B, I; stride ldx; may be NULL), and writes dh_prev = dgates W_hh (beta 0) and
  * dc (in place) = gradient for c_prev. */
@@ -146,12 +154,12 @@ void nn_attn_additive_keys_backward(const nn_attn_additive *a, nn_params *p, int
                                     const float *keys, const float *dkproj, float *dkeys);
 /* q (B, Dq), keys (B, S, Dk), kproj (B, S, A), mask (B, S) nonzero = attend, or NULL ->
  * ctx (B, Dk); caches tanh_e (B, S, A) and weights w (B, S). A row with every key masked gets
- * w = 0 and ctx = 0. */
-void nn_attn_additive_forward(const nn_attn_additive *a, const nn_params *p, int B, int S,
-                              const float *q, const float *keys, const float *kproj,
+ * w = 0 and ctx = 0. w_q_t (Dq, A): W_q transposed for small-batch inference, or NULL to read p. */
+void nn_attn_additive_forward(const nn_attn_additive *a, const nn_params *p, const float *w_q_t, int B,
+                              int S, const float *q, const float *keys, const float *kproj,
                               const unsigned char *mask, float *tanh_e, float *w, float *ctx);
 /* dctx (B, Dk) -> dW_q, dv += ; dq (B, Dq), dkeys (B, S, Dk) (the sum_s a_s k_s path only) and
- * dkproj (B, S, A) += where not NULL. scratch: (B, A). Finish with nn_attn_additive_keys_backward
+ * dkproj (B, S, A) += where not NULL. scratch: (B, A + S). Finish with nn_attn_additive_keys_backward
  * once all dkproj contributions are in. */
 void nn_attn_additive_backward(const nn_attn_additive *a, nn_params *p, int B, int S, const float *q,
                                const float *keys, const float *tanh_e, const float *w,
@@ -190,8 +198,12 @@ typedef struct nn_decoder_ws {
     float *dxcat;               /* (B, E + Dk) */
     float *dctx;                /* (B, Dk) */
     float *dkproj;              /* (B, S, A) */
-    float *scratch;             /* (B, max(A, H)) */
+    float *scratch;             /* (B, A + S): attention backward scratch */
     float *ctx;                 /* (B, Dk): forward scratch for the step's context */
+    /* inference copies of the weights, transposed (nn_decoder_ws_prepare); NULL until prepared */
+    float *wt_q;                /* (H, A) */
+    float *wt_ih, *wt_hh;       /* (E + Dk, 4H), (H, 4H) */
+    float *wt_out;              /* (H + Dk, n_out) */
 } nn_decoder_ws;
 
 void nn_decoder_layout(nn_decoder *d, nn_params *p, const char *name, int n_in, int n_out, int embed,
@@ -201,6 +213,11 @@ void nn_decoder_reset(const nn_decoder *d, nn_params *p, hr_rng *rng);
 int nn_decoder_ws_init(nn_decoder_ws *ws, const nn_decoder *d, int max_batch, int max_len,
                        int max_steps);
 void nn_decoder_ws_free(nn_decoder_ws *ws);
+/* Inference only: keeps transposed copies of the step's weights so that small-batch steps (a beam
+ * of ~10 rows) run as plain NN GEMMs without repacking the weights each call. The copies go stale
+ * when p changes: call again after loading or updating weights. nn_decoder_backward refuses a
+ * prepared workspace (HR_ASSERT). */
+int nn_decoder_ws_prepare(nn_decoder_ws *ws, const nn_decoder *d, const nn_params *p);
 /* Starts a sequence: keys (B, S, Dk) stay owned by the caller until backward is done; mask (B, S)
  * or NULL; h0/c0 (B, H) or NULL for zeros. Computes the key projection once. */
 void nn_decoder_begin(const nn_decoder *d, const nn_params *p, nn_decoder_ws *ws, int B, int S,
@@ -219,5 +236,46 @@ void nn_decoder_reorder(const nn_decoder *d, nn_decoder_ws *ws, const int *paren
 void nn_decoder_backward(const nn_decoder *d, nn_params *p, nn_decoder_ws *ws,
                          const float *const *dlogits, const float *dhn, const float *dcn,
                          float *dkeys, float *dh0, float *dc0);
+
+/* ---- pointwise helpers shared by the sequence ops ---- */
+/* Hot pointwise loops get an AVX2 clone picked at load time (x86-64 GCC builds only: the
+ * project compiles for baseline x86-64, where these loops would run 4 lanes wide). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define NN_SEQ_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define NN_SEQ_CLONES
+#endif
+/* helpers called from the clones must be inlined into them to get the wide instructions */
+#if defined(__GNUC__)
+#define NN_SEQ_INLINE static inline __attribute__((always_inline))
+#else
+#define NN_SEQ_INLINE static inline
+#endif
+
+/* tanh as a [13/6] rational function on the clamped range |x| <= 7.905 (Eigen's fast tanh):
+ * |error| <= 4e-7 everywhere, no libm call, so loops over it vectorise (lstm.c and
+ * attention_additive.c enable the vectoriser for this). sigmoid(x) = (1 + tanh(x/2)) / 2 keeps the
+ * same absolute error. */
+NN_SEQ_INLINE float nn_tanh_fast(float x)
+{
+    const float clamp = 7.90531110763549805f;
+    x = x > clamp ? clamp : (x < -clamp ? -clamp : x);
+    float x2 = x * x;
+    float p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+    p = x2 * p + -8.60467152213735e-11f;
+    p = x2 * p + 5.12229709037114e-08f;
+    p = x2 * p + 1.48572235717979e-05f;
+    p = x2 * p + 6.37261928875436e-04f;
+    p = x2 * p + 4.89352455891786e-03f;
+    float q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+    q = x2 * q + 2.26843463243900e-03f;
+    q = x2 * q + 4.89352518554385e-03f;
+    return x * p / q;
+}
+
+NN_SEQ_INLINE float nn_sigmoid_fast(float x)
+{
+    return 0.5f + 0.5f * nn_tanh_fast(0.5f * x);
+}
 
 #endif

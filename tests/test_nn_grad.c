@@ -435,3 +435,32 @@ static void check_transformer(int norm_first, const char *what)
 
 Test(nn_grad, transformer_block_postnorm) { check_transformer(0, "transformer_post.x"); }
 Test(nn_grad, transformer_block_prenorm) { check_transformer(1, "transformer_pre.x"); }
+
+/* ---- single-problem inference (B = 1 takes the sgemv path) equals the batched computation ---- */
+Test(nn_grad, single_row_inference_matches_batch)
+{
+    op o = {0};
+    nn_linear head;
+    nn_gamma_layout(&o.g, &o.p, &o.state, "g", 5, 8, 6, NN_NORM_BATCH, 0.3f);
+    nn_linear_layout(&head, &o.p, "head", 6, 4);
+    op_params_ready(&o, 12);
+    nn_gamma_reset(&o.g, &o.p, &o.state, &o.rng);
+    nn_linear_reset(&head, &o.p, &o.rng);
+    for (int j = 0; j < 8; j++) o.state.w[o.g.bn.run_var + j] = 0.5f + hr_rng_uniform(&o.rng);
+    nn_gamma_cache batch, single;
+    cr_assert_eq(nn_gamma_cache_init(&batch, &o.g, 3), HR_OK);
+    cr_assert_eq(nn_gamma_cache_init(&single, &o.g, 1), HR_OK);
+    float *x = randn(&o.rng, 15, 1.0f), yb[18], zb[12], y1[6], z1[4];
+    nn_gamma_forward(&o.g, &o.p, &o.state, &batch, x, yb, 3, 0, NULL); /* eval: no rng needed */
+    nn_linear_forward(&head, &o.p, yb, zb, 3);
+    for (int b = 0; b < 3; b++) {
+        nn_gamma_forward(&o.g, &o.p, &o.state, &single, x + 5 * b, y1, 1, 0, NULL);
+        nn_linear_forward(&head, &o.p, y1, z1, 1);
+        for (int j = 0; j < 6; j++) cr_expect_float_eq(y1[j], yb[6 * b + j], 1e-5);
+        for (int j = 0; j < 4; j++) cr_expect_float_eq(z1[j], zb[4 * b + j], 1e-5);
+    }
+    free(x);
+    nn_gamma_cache_free(&batch);
+    nn_gamma_cache_free(&single);
+    op_free(&o);
+}

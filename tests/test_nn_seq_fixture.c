@@ -237,9 +237,10 @@ Test(nn_seq_fixture, additive_attention_matches_pytorch)
     const float *q = fx_get(&f, "q", (size_t)B * Dq), *keys = fx_get(&f, "keys", nk);
     unsigned char *mask = mask_from(fx_get(&f, "mask", (size_t)B * S), (size_t)B * S);
     float *kproj = zeros(nkp), *tanh_e = zeros(nkp), *w = zeros((size_t)B * S), *ctx = zeros((size_t)B * Dk);
-    float *dq = zeros((size_t)B * Dq), *dkeys = zeros(nk), *dkproj = zeros(nkp), *scratch = zeros((size_t)B * A);
+    float *dq = zeros((size_t)B * Dq), *dkeys = zeros(nk), *dkproj = zeros(nkp);
+    float *scratch = zeros((size_t)B * (A + S));
     nn_attn_additive_keys(&att, &p, B, S, keys, kproj);
-    nn_attn_additive_forward(&att, &p, B, S, q, keys, kproj, mask, tanh_e, w, ctx);
+    nn_attn_additive_forward(&att, &p, NULL, B, S, q, keys, kproj, mask, tanh_e, w, ctx);
     expect_close(ctx, fx_get(&f, "ctx", (size_t)B * Dk), (size_t)B * Dk, "ctx");
     expect_close(w, fx_get(&f, "a", (size_t)B * S), (size_t)B * S, "a");
     nn_attn_additive_backward(&att, &p, B, S, q, keys, tanh_e, w, fx_get(&f, "r_ctx", (size_t)B * Dk),

@@ -166,7 +166,8 @@ static void lstm_run(int bidirectional, int with_state, int B, int T, int In, in
 {
     hr_rng rng;
     hr_rng_seed(&rng, 12 + bidirectional);
-    lstm_case c = {.bidirectional = bidirectional, .with_state = with_state, .B = B, .T = T, .In = In, .H = H};
+    lstm_case c = {.bidirectional = bidirectional, .with_state = with_state, .B = B, .T = T, .In = In,
+                   .H = H};
     int D = bidirectional ? 2 : 1;
     nn_params_init(&c.p);
     if (bidirectional) {
@@ -300,7 +301,7 @@ static double attn_loss(void *vc)
 {
     attn_case *c = vc;
     nn_attn_additive_keys(&c->att, &c->p, c->B, c->S, c->keys, c->kproj);
-    nn_attn_additive_forward(&c->att, &c->p, c->B, c->S, c->q, c->keys, c->kproj, c->mask, c->tanh_e,
+    nn_attn_additive_forward(&c->att, &c->p, NULL, c->B, c->S, c->q, c->keys, c->kproj, c->mask, c->tanh_e,
                              c->w, c->ctx);
     return dot(c->r, c->ctx, (size_t)c->B * c->att.key);
 }
@@ -332,7 +333,7 @@ Test(nn_seq_grad, additive_attention_with_mask)
     c.dq = zeros((size_t)B * Dq);
     c.dkeys = zeros(nk);
     c.dkproj = zeros(nkp);
-    c.scratch = zeros((size_t)B * A);
+    c.scratch = zeros((size_t)B * (A + S));
     attn_loss(&c);
     for (int b = 0; b < B; b++) {
         double sum = 0.0;
@@ -398,7 +399,8 @@ Test(nn_seq_grad, decoder_teacher_forcing_bptt)
         c.vb[t] = ranges[t][0];
         c.ve[t] = ranges[t][1];
         /* token 0 appears twice in step 1 so that embedding rows accumulate from two positions */
-        for (int b = 0; b < B; b++) c.prev[t][b] = t == 0 ? n_in - 1 : (t == 1 ? 0 : (int)hr_rng_below(&rng, n_in));
+        for (int b = 0; b < B; b++)
+            c.prev[t][b] = t == 0 ? n_in - 1 : (t == 1 ? 0 : (int)hr_rng_below(&rng, n_in));
         c.r[t] = randn(&rng, (size_t)B * (c.ve[t] - c.vb[t]), 1.0f);
         c.logits[t] = zeros((size_t)B * (c.ve[t] - c.vb[t]));
     }
@@ -461,4 +463,50 @@ Test(nn_seq_grad, decoder_reorder_moves_state_rows)
     free(h0);
     nn_decoder_ws_free(&ws);
     nn_params_free(&p);
+}
+
+/* The inference path (transposed weight copies) computes the same steps as the training path. */
+Test(nn_seq_grad, decoder_prepared_workspace_matches)
+{
+    hr_rng rng;
+    hr_rng_seed(&rng, 43);
+    int B = 4, S = 5, Dk = 6, E = 3, H = 5, A = 4, V = 9, T = 3;
+    nn_params p;
+    nn_params_init(&p);
+    nn_decoder dec;
+    nn_decoder_layout(&dec, &p, "dec", V + 1, V, E, Dk, H, A);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    nn_decoder_reset(&dec, &p, &rng);
+    nn_decoder_ws plain, fast;
+    cr_assert_eq(nn_decoder_ws_init(&plain, &dec, B, S, T), HR_OK);
+    cr_assert_eq(nn_decoder_ws_init(&fast, &dec, B, S, T), HR_OK);
+    cr_assert_eq(nn_decoder_ws_prepare(&fast, &dec, &p), HR_OK);
+    float *keys = randn(&rng, (size_t)B * S * Dk, 1.0f), la[4 * 9], lb[4 * 9];
+    int prev[4] = {V, V, V, V};
+    nn_decoder_begin(&dec, &p, &plain, B, S, keys, NULL, NULL, NULL);
+    nn_decoder_begin(&dec, &p, &fast, B, S, keys, NULL, NULL, NULL);
+    int ranges[3][2] = {{0, 3}, {3, 9}, {0, 9}};
+    for (int t = 0; t < T; t++) {
+        nn_decoder_step(&dec, &p, &plain, prev, ranges[t][0], ranges[t][1], la);
+        nn_decoder_step(&dec, &p, &fast, prev, ranges[t][0], ranges[t][1], lb);
+        int n = B * (ranges[t][1] - ranges[t][0]);
+        for (int i = 0; i < n; i++) cr_assert_float_eq(la[i], lb[i], 1e-5);
+        for (int b = 0; b < B; b++) prev[b] = (b + t) % V;
+    }
+    free(keys);
+    nn_decoder_ws_free(&plain);
+    nn_decoder_ws_free(&fast);
+    nn_params_free(&p);
+}
+
+Test(nn_seq_grad, fast_tanh_and_sigmoid_accuracy)
+{
+    double max_t = 0.0, max_s = 0.0;
+    for (double x = -30.0; x <= 30.0; x += 1e-3) {
+        max_t = fmax(max_t, fabs(nn_tanh_fast((float)x) - tanh(x)));
+        max_s = fmax(max_s, fabs(nn_sigmoid_fast((float)x) - 1.0 / (1.0 + exp(-x))));
+    }
+    cr_assert_lt(max_t, 5e-7);
+    cr_assert_lt(max_s, 5e-7);
+    cr_assert(isnan(nn_tanh_fast(NAN)));
 }
