@@ -21,59 +21,9 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "data/portable.h"
 
 /* ---- problems ---- */
-
-/* Numeric fields of a problem key, in this order. For 2-D problems the depth fields are 1 (sizes,
- * stride, dilation) or 0 (pad). For B and W problems "in" is dy and "out" is dx/x (MIOpen's key
- * convention), kept as written. */
-typedef enum data_field {
-    DATA_FIELD_IN_C,
-    DATA_FIELD_IN_D,
-    DATA_FIELD_IN_H,
-    DATA_FIELD_IN_W,
-    DATA_FIELD_FIL_D,
-    DATA_FIELD_FIL_H,
-    DATA_FIELD_FIL_W,
-    DATA_FIELD_OUT_C,
-    DATA_FIELD_OUT_D,
-    DATA_FIELD_OUT_H,
-    DATA_FIELD_OUT_W,
-    DATA_FIELD_BATCH,
-    DATA_FIELD_PAD_D,
-    DATA_FIELD_PAD_H,
-    DATA_FIELD_PAD_W,
-    DATA_FIELD_STRIDE_D,
-    DATA_FIELD_STRIDE_H,
-    DATA_FIELD_STRIDE_W,
-    DATA_FIELD_DIL_D,
-    DATA_FIELD_DIL_H,
-    DATA_FIELD_DIL_W,
-    DATA_FIELD_BIAS,
-    DATA_FIELD_GROUPS,
-    DATA_FIELD_SPATIAL_DIM,
-    DATA_FIELD_COUNT
-} data_field;
-
-typedef enum data_direction { DATA_DIR_F = 0, DATA_DIR_B = 1, DATA_DIR_W = 2, DATA_DIR_COUNT } data_direction;
-
-/* Fixed vocabularies, so an encoding never depends on which file was read first. */
-typedef enum data_dtype {
-    DATA_DTYPE_FP32, DATA_DTYPE_FP16, DATA_DTYPE_BF16, DATA_DTYPE_INT8, DATA_DTYPE_INT32,
-    DATA_DTYPE_FP8, DATA_DTYPE_BFP8, DATA_DTYPE_FP64, DATA_DTYPE_OTHER, DATA_DTYPE_COUNT
-} data_dtype;
-
-typedef enum data_layout {
-    DATA_LAYOUT_NCHW, DATA_LAYOUT_NHWC, DATA_LAYOUT_NCDHW, DATA_LAYOUT_NDHWC, DATA_LAYOUT_CHWN,
-    DATA_LAYOUT_MIXED, DATA_LAYOUT_OTHER, DATA_LAYOUT_COUNT
-} data_layout;
-
-typedef struct data_problem {
-    int64_t f[DATA_FIELD_COUNT]; /* indexed by data_field */
-    int8_t layout;               /* data_layout */
-    int8_t dtype;                /* data_dtype */
-    int8_t direction;            /* data_direction */
-} data_problem;
 
 extern const char *const data_field_names[DATA_FIELD_COUNT];
 extern const char *const data_direction_names[DATA_DIR_COUNT];

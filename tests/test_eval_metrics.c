@@ -1,0 +1,59 @@
+/* Selection and tuning metrics against hand-computed values. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "eval/eval.h"
+
+Test(eval, select_metrics_hand_computed)
+{
+    const float I = INFINITY;
+    /* 4 problems, 3 kernels */
+    float rt[12] = {1, 2, I,    /* fastest 0 */
+                    4, 2, 1,    /* fastest 2 */
+                    I, 3, 6,    /* fastest 1 */
+                    5, I, 10};  /* fastest 0 */
+    float sc[12] = {0.9f, 0.1f, 0.0f,  /* picks 0: right, eff 1 */
+                    0.2f, 0.7f, 0.1f,  /* picks 1: eff 1/2, fastest ranked 3rd */
+                    0.8f, 0.1f, 0.1f,  /* picks 0: unmeasured, eff 0 */
+                    0.1f, 0.2f, 0.7f}; /* picks 2: eff 5/10 */
+    eval_select_metrics m;
+    double eff[4];
+    cr_assert_eq(eval_select_compute(rt, sc, 4, 3, &m, eff), HR_OK);
+    cr_assert_float_eq(eff[0], 1.0, 1e-12);
+    cr_assert_float_eq(eff[1], 0.5, 1e-12);
+    cr_assert_float_eq(eff[2], 0.0, 1e-12);
+    cr_assert_float_eq(eff[3], 0.5, 1e-12);
+    cr_assert_float_eq(m.top1, 0.25, 1e-12);
+    cr_assert_float_eq(m.top5, 1.0, 1e-12); /* only 3 kernels: always within 5 */
+    cr_assert_float_eq(m.efficiency_mean, 0.5, 1e-12);
+    cr_assert_float_eq(m.efficiency_median, 0.5, 1e-12);
+    cr_assert_float_eq(m.efficiency_min, 0.0, 1e-12);
+    /* p10 of sorted (0, .5, .5, 1): position 0.3 -> 0 + 0.3 * 0.5 */
+    cr_assert_float_eq(m.efficiency_p10, 0.15, 1e-12);
+    cr_assert_float_eq(m.unmeasured_rate, 0.25, 1e-12);
+}
+
+Test(eval, topk_respects_rank_and_ties)
+{
+    float rt[6] = {9, 8, 7, 6, 5, 1};
+    float sc[6] = {6, 5, 4, 3, 2, 1}; /* fastest kernel 5 ranked last */
+    cr_assert_not(eval_select_in_topk(rt, sc, 6, 5));
+    cr_assert(eval_select_in_topk(rt, sc, 6, 6));
+    float tie[3] = {1, 1, 1};
+    float rt2[3] = {3, 1, 2};
+    cr_assert_eq(eval_select_argmax(tie, 3), 0);
+    cr_assert_not(eval_select_in_topk(rt2, tie, 3, 1)); /* the tie goes to kernel 0 */
+    cr_assert(eval_select_in_topk(rt2, tie, 3, 2));
+}
+
+Test(eval, tune_metrics_hand_computed)
+{
+    int32_t truth[6] = {1, 2, 3, 4, 5, 6};
+    int32_t pred[6] = {1, 2, 3, 4, 0, 6};
+    unsigned char valid[2] = {1, 0};
+    eval_tune_metrics m;
+    eval_tune_compute(pred, truth, valid, 2, 3, &m);
+    cr_assert_float_eq(m.param_accuracy, 5.0 / 6.0, 1e-12);
+    cr_assert_float_eq(m.exact, 0.5, 1e-12);
+    cr_assert_float_eq(m.valid, 0.5, 1e-12);
+}
