@@ -117,6 +117,8 @@ gbdt_objective gbdt_booster_objective(const gbdt_booster *b);
 const char *gbdt_booster_feature_name(const gbdt_booster *b, int j);
 const gbdt_tree *gbdt_booster_tree(const gbdt_booster *b, int t);
 const gbdt_params *gbdt_booster_params(const gbdt_booster *b);
+/* (K) the constant every raw score starts from */
+const double *gbdt_booster_base_score(const gbdt_booster *b);
 
 /* out (K) = F(x): raw scores of one row x (d). Allocates nothing, thread-safe. */
 void gbdt_booster_predict_raw_row(const gbdt_booster *b, const float *x, double *out);

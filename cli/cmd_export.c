@@ -1,0 +1,45 @@
+/* heurist export: a trained model as a standalone C runtime, or a gbdt as LightGBM's text format. */
+#include <string.h>
+
+#include "cli/cli.h"
+#include "models/models_internal.h"
+#include "runtime/runtime.h"
+
+int cli_cmd_export(int argc, char **argv)
+{
+    static const char *const spec[] = {"model", "format", "out", "prefix", NULL};
+    cli_args a;
+    if (cli_args_parse(argc, argv, spec, &a)) return 2;
+    const char *mpath = cli_need(&a, "export", "model"), *format = cli_need(&a, "export", "format");
+    const char *out = cli_need(&a, "export", "out");
+    if (!mpath || !format || !out) return 2;
+    if (strcmp(format, "c") && strcmp(format, "lightgbm")) {
+        fprintf(stderr, "heurist export: --format '%s': expected c or lightgbm\n", format);
+        return 2;
+    }
+    model *m;
+    if (model_load(mpath, &m)) return cli_fail("export");
+    int rc = 0;
+    if (strcmp(format, "c") == 0) {
+        const char *prefix = cli_get(&a, "prefix") ? cli_get(&a, "prefix") : "heurist_model";
+        if (runtime_export_c(m, out, prefix)) rc = cli_fail("export");
+        else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
+    } else {
+        const gbdt_model *g = (const gbdt_model *)m;
+        if (strcmp(m->family->name, "gbdt") != 0) {
+            fprintf(stderr, "heurist export: --format lightgbm needs a gbdt model, this one is %s\n", m->family->name);
+            rc = 2;
+        } else if (g->n_boosters != 1) {
+            /* LightGBM's format holds one booster: a tune model has one per parameter */
+            fprintf(stderr, "heurist export: this gbdt model holds %d boosters (one per parameter); LightGBM's format holds one\n",
+                    g->n_boosters);
+            rc = 2;
+        } else if (gbdt_lightgbm_save(g->boosters[0], out)) {
+            rc = cli_fail("export");
+        } else {
+            printf("wrote %s (LightGBM text model, %d trees)\n", out, gbdt_booster_num_trees(g->boosters[0]));
+        }
+    }
+    model_free(m);
+    return rc;
+}

@@ -1,0 +1,186 @@
+/* The gbdt family as C source for an exported runtime: every tree as flat arrays and one traversal
+ * function with the same decision rules as gbdt/predict.c (LightGBM's). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/models_internal.h"
+
+void export_c_floats(FILE *out, const char *name, const float *v, size_t n)
+{
+    fprintf(out, "static const float %s[%zu] = {", name, n ? n : 1);
+    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%.9gf", i ? "," : "", i % 8 ? " " : "\n    ", (double)v[i]);
+    fprintf(out, "%s};\n", n ? "\n" : "0");
+}
+
+void export_c_doubles(FILE *out, const char *name, const double *v, size_t n)
+{
+    fprintf(out, "static const double %s[%zu] = {", name, n ? n : 1);
+    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%.17g", i ? "," : "", i % 6 ? " " : "\n    ", v[i]);
+    fprintf(out, "%s};\n", n ? "\n" : "0");
+}
+
+void export_c_ints(FILE *out, const char *type, const char *name, const int *v, size_t n)
+{
+    fprintf(out, "static const %s %s[%zu] = {", type, name, n ? n : 1);
+    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%d", i ? "," : "", i % 16 ? " " : "\n    ", v[i]);
+    fprintf(out, "%s};\n", n ? "\n" : "0");
+}
+
+/* One booster as arrays: per tree, offsets into node, leaf and category arrays. */
+static int export_booster(FILE *out, const gbdt_booster *b, int idx)
+{
+    int T = gbdt_booster_num_trees(b), K = gbdt_booster_num_class(b);
+    size_t nodes = 0, leaves = 0, cbound = 0, cwords = 0;
+    for (int t = 0; t < T; t++) {
+        const gbdt_tree *tr = gbdt_booster_tree(b, t);
+        nodes += (size_t)(tr->num_leaves - 1);
+        leaves += (size_t)tr->num_leaves;
+        cbound += (size_t)tr->num_cat + 1;
+        cwords += tr->num_cat ? (size_t)tr->cat_boundaries[tr->num_cat] : 0;
+    }
+    int *node_off = malloc((size_t)(T + 1) * sizeof(int)), *leaf_off = malloc((size_t)(T + 1) * sizeof(int));
+    int *cb_off = malloc((size_t)(T + 1) * sizeof(int)), *cw_off = malloc((size_t)(T + 1) * sizeof(int));
+    int *feat = malloc((nodes ? nodes : 1) * sizeof(int)), *dt = malloc((nodes ? nodes : 1) * sizeof(int));
+    int *left = malloc((nodes ? nodes : 1) * sizeof(int)), *right = malloc((nodes ? nodes : 1) * sizeof(int));
+    double *thr = malloc((nodes ? nodes : 1) * sizeof(double)), *lv = malloc((leaves ? leaves : 1) * sizeof(double));
+    int *cb = malloc((cbound ? cbound : 1) * sizeof(int));
+    int *cw = malloc((cwords ? cwords : 1) * sizeof(int));
+    int rc = HR_OK;
+    if (!node_off || !leaf_off || !cb_off || !cw_off || !feat || !dt || !left || !right || !thr || !lv || !cb || !cw) {
+        rc = hr_error(HR_ENOMEM, "out of memory exporting trees");
+        goto done;
+    }
+    size_t n = 0, l = 0, c = 0, w = 0;
+    for (int t = 0; t < T; t++) {
+        const gbdt_tree *tr = gbdt_booster_tree(b, t);
+        node_off[t] = (int)n;
+        leaf_off[t] = (int)l;
+        cb_off[t] = (int)c;
+        cw_off[t] = (int)w;
+        for (int i = 0; i < tr->num_leaves - 1; i++, n++) {
+            feat[n] = tr->split_feature[i];
+            dt[n] = tr->decision_type[i];
+            left[n] = tr->left_child[i];
+            right[n] = tr->right_child[i];
+            thr[n] = tr->threshold[i];
+        }
+        for (int i = 0; i < tr->num_leaves; i++) lv[l++] = tr->leaf_value[i];
+        for (int i = 0; i <= tr->num_cat; i++) cb[c++] = tr->num_cat ? tr->cat_boundaries[i] : 0;
+        for (int i = 0; tr->num_cat && i < tr->cat_boundaries[tr->num_cat]; i++) cw[w++] = (int)tr->cat_threshold[i];
+    }
+    node_off[T] = (int)n;
+    leaf_off[T] = (int)l;
+    cb_off[T] = (int)c;
+    cw_off[T] = (int)w;
+    char name[64];
+#define NAME(s) (snprintf(name, sizeof name, "hm_b%d_%s", idx, s), name)
+    export_c_ints(out, "int", NAME("node_off"), node_off, (size_t)T + 1);
+    export_c_ints(out, "int", NAME("leaf_off"), leaf_off, (size_t)T + 1);
+    export_c_ints(out, "int", NAME("cb_off"), cb_off, (size_t)T + 1);
+    export_c_ints(out, "int", NAME("cw_off"), cw_off, (size_t)T + 1);
+    export_c_ints(out, "short", NAME("feat"), feat, n);
+    export_c_ints(out, "unsigned char", NAME("dt"), dt, n);
+    export_c_ints(out, "int", NAME("left"), left, n);
+    export_c_ints(out, "int", NAME("right"), right, n);
+    export_c_doubles(out, NAME("thr"), thr, n);
+    export_c_doubles(out, NAME("leaf"), lv, l);
+    export_c_ints(out, "int", NAME("cb"), cb, c);
+    /* bitset words are unsigned; printed through int they keep their bits */
+    export_c_ints(out, "int", NAME("cw"), cw, w);
+    export_c_doubles(out, NAME("base"), gbdt_booster_base_score(b), (size_t)K);
+    fprintf(out,
+            "static void hm_b%d_raw(const float *x, double *out)\n{\n"
+            "    memcpy(out, hm_b%d_base, sizeof hm_b%d_base);\n"
+            "    for (int t = 0; t < %d; t++) {\n"
+            "        const hm_trees tr = {hm_b%d_feat + hm_b%d_node_off[t], hm_b%d_dt + hm_b%d_node_off[t],\n"
+            "                             hm_b%d_left + hm_b%d_node_off[t], hm_b%d_right + hm_b%d_node_off[t],\n"
+            "                             hm_b%d_thr + hm_b%d_node_off[t], hm_b%d_cb + hm_b%d_cb_off[t], hm_b%d_cw + hm_b%d_cw_off[t]};\n"
+            "        int leaf = hm_node_count(hm_b%d_node_off, t) ? hm_tree_leaf(&tr, x) : 0;\n"
+            "        out[t %% %d] += hm_b%d_leaf[hm_b%d_leaf_off[t] + leaf];\n"
+            "    }\n}\n\n",
+            idx, idx, idx, T, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, idx, K, idx, idx);
+#undef NAME
+done:
+    free(node_off);
+    free(leaf_off);
+    free(cb_off);
+    free(cw_off);
+    free(feat);
+    free(dt);
+    free(left);
+    free(right);
+    free(thr);
+    free(lv);
+    free(cb);
+    free(cw);
+    return rc;
+}
+
+static const char traversal[] =
+    "typedef struct hm_trees {\n"
+    "    const short *feat;\n    const unsigned char *dt;\n    const int *left, *right;\n"
+    "    const double *thr;\n    const int *cb, *cw;\n} hm_trees;\n\n"
+    "static int hm_node_count(const int *off, int t)\n{\n    return off[t + 1] - off[t];\n}\n\n"
+    "/* LightGBM's decision rules: numeric x <= threshold goes left, NaN by the missing type and default\n"
+    " * direction; categorical int(x) in the node's bitset goes left, NaN and negatives go right. */\n"
+    "static int hm_tree_leaf(const hm_trees *t, const float *x)\n{\n"
+    "    int node = 0;\n"
+    "    while (node >= 0) {\n"
+    "        double v = x[t->feat[node]];\n"
+    "        unsigned dt = t->dt[node];\n"
+    "        if (dt & 1u) {\n"
+    "            int go_left = 0;\n"
+    "            if (!isnan(v) && v >= 0 && v < 2147483648.0) {\n"
+    "                unsigned c = (unsigned)(int)v;\n"
+    "                int k = (int)t->thr[node];\n"
+    "                int begin = t->cb[k], words = t->cb[k + 1] - begin;\n"
+    "                if (c / 32u < (unsigned)words) go_left = ((unsigned)t->cw[begin + c / 32u] >> (c % 32u)) & 1u;\n"
+    "            }\n"
+    "            node = go_left ? t->left[node] : t->right[node];\n"
+    "        } else {\n"
+    "            unsigned missing = (dt >> 2) & 3u;\n"
+    "            if (isnan(v) && missing != 2u) v = 0.0;\n"
+    "            if ((missing == 1u && v >= -1e-35 && v <= 1e-35) || (missing == 2u && isnan(v)))\n"
+    "                node = (dt & 2u) ? t->left[node] : t->right[node];\n"
+    "            else\n"
+    "                node = v <= t->thr[node] ? t->left[node] : t->right[node];\n"
+    "        }\n"
+    "    }\n"
+    "    return ~node;\n}\n\n";
+
+int gbdt_model_export_c(const model *m, FILE *out)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    fputs(traversal, out);
+    for (int i = 0; i < g->n_boosters; i++) {
+        int rc = export_booster(out, g->boosters[i], i);
+        if (rc) return rc;
+    }
+    int maxk = 1;
+    for (int i = 0; i < g->n_boosters; i++)
+        if (gbdt_booster_num_class(g->boosters[i]) > maxk) maxk = gbdt_booster_num_class(g->boosters[i]);
+    if (g->mode == GBDT_MODE_SOFTMAX) {
+        fprintf(out, "static void hm_model_scores(const data_problem *p, const float *x, float *scores)\n{\n"
+                     "    double raw[%d];\n    (void)p;\n    hm_b0_raw(x, raw);\n"
+                     "    for (int k = 0; k < %d; k++) scores[k] = (float)raw[k];\n}\n",
+                maxk, m->n_kernels);
+    } else if (g->mode == GBDT_MODE_RANK) {
+        fprintf(out, "static void hm_model_scores(const data_problem *p, const float *x, float *scores)\n{\n"
+                     "    float xe[%d + 1];\n    double raw[1];\n    (void)p;\n"
+                     "    memcpy(xe, x, sizeof(float) * %d);\n"
+                     "    for (int k = 0; k < %d; k++) {\n        xe[%d] = (float)k;\n        hm_b0_raw(xe, raw);\n"
+                     "        scores[k] = (float)-raw[0];\n    }\n}\n",
+                m->n_features, m->n_features, m->n_kernels, m->n_features);
+    } else {
+        fprintf(out, "static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
+                     "    double raw[%d];\n    (void)p;\n", maxk);
+        for (int j = 0; j < m->length; j++) {
+            fprintf(out, "    hm_b%d_raw(x, raw);\n    {\n        int best = 0;\n"
+                         "        for (int c = 1; c < %d; c++)\n            if (raw[c] > raw[best]) best = c;\n"
+                         "        values[%d] = hm_vocab_%d[best];\n    }\n",
+                    j, m->vocab_size[j], j, j);
+        }
+        fprintf(out, "}\n");
+    }
+    return HR_OK;
+}

@@ -1,0 +1,340 @@
+/* Family "gbdt": our gradient-boosted trees behind the model interface.
+ * select, objective "softmax" (default): one multiclass booster over kernels, trained on soft
+ *   runtime-ratio labels (or onehot/softmax labels), scores = raw class scores.
+ * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
+ *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
+ * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "gbdt/gbdt.h"
+#include "models/model.h"
+#include "models/models_internal.h"
+
+
+static const char *const known_keys[] = {"objective", "label", "tau", "rounds", "num_leaves", "learning_rate",
+                                         "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1",
+                                         "lambda_l2", "min_gain_to_split", "bagging_fraction", "bagging_freq",
+                                         "feature_fraction", "max_bin", "early_stopping_rounds", "log_every", NULL};
+
+static void params_from_config(const cJSON *cfg, const model_ctx *ctx, gbdt_params *p)
+{
+    gbdt_params_default(p);
+    p->num_rounds = (int)model_cfg_num(cfg, "rounds", 100);
+    p->num_leaves = (int)model_cfg_num(cfg, "num_leaves", 63);
+    p->learning_rate = model_cfg_num(cfg, "learning_rate", 0.1);
+    p->max_depth = (int)model_cfg_num(cfg, "max_depth", -1);
+    p->min_data_in_leaf = (int)model_cfg_num(cfg, "min_data_in_leaf", 20);
+    p->min_sum_hessian_in_leaf = model_cfg_num(cfg, "min_sum_hessian_in_leaf", 1e-3);
+    p->lambda_l1 = model_cfg_num(cfg, "lambda_l1", 0);
+    p->lambda_l2 = model_cfg_num(cfg, "lambda_l2", 0);
+    p->min_gain_to_split = model_cfg_num(cfg, "min_gain_to_split", 0);
+    p->bagging_fraction = model_cfg_num(cfg, "bagging_fraction", 1.0);
+    p->bagging_freq = (int)model_cfg_num(cfg, "bagging_freq", 0);
+    p->feature_fraction = model_cfg_num(cfg, "feature_fraction", 1.0);
+    p->max_bin = (int)model_cfg_num(cfg, "max_bin", 255);
+    p->early_stopping_rounds = (int)model_cfg_num(cfg, "early_stopping_rounds", 20);
+    p->log_every = (int)model_cfg_num(cfg, "log_every", 10);
+    p->seed = ctx->seed;
+    p->num_threads = ctx->threads;
+}
+
+static void gbdt_model_free(model *m)
+{
+    gbdt_model *g = (gbdt_model *)m;
+    for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
+    free(g->boosters);
+    model_base_free(&g->base);
+    free(g);
+}
+
+/* Gathers rows of X into a contiguous (n, F) matrix. */
+static float *gather(const float *X, int F, const int *rows, int n)
+{
+    float *x = hr_malloc((size_t)n * (size_t)F * sizeof *x);
+    if (x)
+        for (int i = 0; i < n; i++) memcpy(x + (size_t)i * F, X + (size_t)rows[i] * F, (size_t)F * sizeof *x);
+    return x;
+}
+
+/* Rank mode rows: every measured (problem, kernel) pair, features + kernel id, target log(t / t_min). */
+static int rank_rows(const model_train_data *d, const int *rows, int n, float **xo, float **yo, size_t *no)
+{
+    const data_select *s = d->sel;
+    int F = d->n_features, K = s->n_kernels, Fe = F + 1;
+    size_t cnt = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
+    float *x = hr_malloc(cnt * Fe * sizeof *x), *y = hr_malloc(cnt * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return HR_ENOMEM;
+    }
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        const float *t = s->runtime + (size_t)rows[i] * K;
+        float tmin = INFINITY;
+        for (int k = 0; k < K; k++)
+            if (t[k] < tmin) tmin = t[k];
+        for (int k = 0; k < K; k++) {
+            if (!isfinite(t[k])) continue;
+            memcpy(x + at * Fe, d->X + (size_t)rows[i] * F, (size_t)F * sizeof *x);
+            x[at * Fe + F] = (float)k;
+            y[at] = logf(t[k] / tmin);
+            at++;
+        }
+    }
+    *xo = x;
+    *yo = y;
+    *no = cnt;
+    return HR_OK;
+}
+
+static int load_init(const model_ctx *ctx, const gbdt_model *like, gbdt_model **init)
+{
+    *init = NULL;
+    if (!ctx->init_model) return HR_OK;
+    model *m;
+    int rc = model_load(ctx->init_model, &m);
+    if (rc) return rc;
+    gbdt_model *g = (gbdt_model *)m;
+    if (strcmp(m->family->name, "gbdt") != 0 || g->mode != like->mode || g->n_boosters != like->n_boosters) {
+        model_free(m);
+        return hr_error(HR_EINVAL, "--init-model %s: not a gbdt model of the same task and objective", ctx->init_model);
+    }
+    *init = g;
+    return HR_OK;
+}
+
+static int train_one(const gbdt_params *p, const gbdt_data *tr, const gbdt_data *va, const gbdt_booster *init,
+                     const hr_log *log, gbdt_booster **out)
+{
+    int rc = gbdt_booster_train(p, tr, va, init, log, out);
+    return rc ? hr_error_wrap(rc, "gbdt") : rc;
+}
+
+static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    const char *objective = model_cfg_str(ctx->config, "objective", "softmax");
+    int rc = model_cfg_check(ctx->config, "gbdt", known_keys);
+    if (rc) return rc;
+    gbdt_model *g = hr_calloc(1, sizeof *g);
+    if (!g) return HR_ENOMEM;
+    if ((rc = model_base_init(&g->base, &model_family_gbdt, d, ctx))) {
+        gbdt_model_free(&g->base);
+        return rc;
+    }
+    if (d->task == MODEL_TASK_TUNE) g->mode = GBDT_MODE_TUNE;
+    else if (strcmp(objective, "softmax") == 0) g->mode = GBDT_MODE_SOFTMAX;
+    else if (strcmp(objective, "rank") == 0) g->mode = GBDT_MODE_RANK;
+    else {
+        gbdt_model_free(&g->base);
+        return hr_error(HR_EINVAL, "--config: gbdt objective '%s': expected softmax or rank", objective);
+    }
+    g->n_boosters = g->mode == GBDT_MODE_TUNE ? d->tune->length : 1;
+    g->boosters = hr_calloc((size_t)g->n_boosters, sizeof *g->boosters);
+    gbdt_params p;
+    params_from_config(ctx->config, ctx, &p);
+    gbdt_model *init = NULL;
+    if (!g->boosters || (rc = load_init(ctx, g, &init))) {
+        gbdt_model_free(&g->base);
+        return g->boosters ? rc : HR_ENOMEM;
+    }
+    int F = d->n_features;
+    float *xt = NULL, *xv = NULL, *yt = NULL, *yv = NULL;
+    if (g->mode == GBDT_MODE_RANK) {
+        size_t nt, nv;
+        rc = rank_rows(d, d->train, d->n_train, &xt, &yt, &nt);
+        if (!rc) rc = rank_rows(d, d->valid, d->n_valid, &xv, &yv, &nv);
+        if (!rc) {
+            uint8_t *cat = hr_calloc((size_t)F + 1, 1);
+            if (!cat) rc = HR_ENOMEM;
+            else {
+                cat[F] = 1;
+                p.objective = GBDT_OBJECTIVE_L2;
+                p.num_class = 1;
+                gbdt_data tr = {xt, nt, F + 1, yt, NULL, NULL, NULL, cat, NULL};
+                gbdt_data va = {xv, nv, F + 1, yv, NULL, NULL, NULL, cat, NULL};
+                rc = train_one(&p, &tr, nv ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log, &g->boosters[0]);
+                free(cat);
+            }
+        }
+    } else {
+        xt = gather(d->X, F, d->train, d->n_train);
+        xv = gather(d->X, F, d->valid, d->n_valid);
+        if (!xt || !xv) rc = HR_ENOMEM;
+        p.objective = GBDT_OBJECTIVE_SOFTMAX;
+        if (!rc && g->mode == GBDT_MODE_SOFTMAX) {
+            data_label_kind kind = DATA_LABEL_SOFT_RATIO;
+            rc = data_label_kind_parse(model_cfg_str(ctx->config, "label", "soft"), &kind);
+            int K = d->sel->n_kernels;
+            p.num_class = K;
+            yt = hr_malloc((size_t)d->n_train * K * sizeof *yt);
+            yv = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * K * sizeof *yv);
+            if (!rc && (!yt || !yv)) rc = HR_ENOMEM;
+            if (!rc) {
+                float tau = (float)model_cfg_num(ctx->config, "tau", 0.1);
+                data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
+                data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
+                gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, NULL};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, NULL};
+                rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log,
+                               &g->boosters[0]);
+            }
+        } else if (!rc) {
+            const data_tune *t = d->tune;
+            yt = hr_malloc((size_t)d->n_train * sizeof *yt);
+            yv = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * sizeof *yv);
+            if (!yt || !yv) rc = HR_ENOMEM;
+            for (int j = 0; !rc && j < t->length; j++) {
+                hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: parameter %d/%d (%s, %d values)\n", j + 1, t->length,
+                              t->param_names[j], t->vocab_size[j]);
+                for (int i = 0; i < d->n_train; i++) yt[i] = (float)t->tokens[(size_t)d->train[i] * t->length + j];
+                for (int i = 0; i < d->n_valid; i++) yv[i] = (float)t->tokens[(size_t)d->valid[i] * t->length + j];
+                p.num_class = t->vocab_size[j] > 1 ? t->vocab_size[j] : 2;
+                gbdt_data tr = {xt, (size_t)d->n_train, F, yt, NULL, NULL, NULL, NULL, NULL};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, yv, NULL, NULL, NULL, NULL, NULL};
+                rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[j] : NULL, ctx->log,
+                               &g->boosters[j]);
+            }
+        }
+    }
+    free(xt);
+    free(xv);
+    free(yt);
+    free(yv);
+    if (init) model_free(&init->base);
+    if (rc) {
+        gbdt_model_free(&g->base);
+        return rc;
+    }
+    *out = &g->base;
+    return HR_OK;
+}
+
+#define GBDT_MAX_OUT 1024
+
+static int gbdt_model_predict_select(const model *m, const data_problem *p, const float *x, float *scores)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    double out[GBDT_MAX_OUT];
+    int K = m->n_kernels;
+    if (g->mode == GBDT_MODE_SOFTMAX) {
+        HR_ASSERT(gbdt_booster_num_class(g->boosters[0]) == K && K <= GBDT_MAX_OUT);
+        gbdt_booster_predict_raw_row(g->boosters[0], x, out);
+        for (int k = 0; k < K; k++) scores[k] = (float)out[k];
+        return HR_OK;
+    }
+    float xe[256 + 1];
+    HR_ASSERT(m->n_features <= 256);
+    memcpy(xe, x, (size_t)m->n_features * sizeof *xe);
+    for (int k = 0; k < K; k++) {
+        xe[m->n_features] = (float)k;
+        gbdt_booster_predict_raw_row(g->boosters[0], xe, out);
+        scores[k] = (float)-out[0];
+    }
+    return HR_OK;
+}
+
+static int gbdt_model_predict_tune(const model *m, const data_problem *p, const float *x, int32_t *values)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    double out[GBDT_MAX_OUT];
+    for (int j = 0; j < m->length; j++) {
+        HR_ASSERT(gbdt_booster_num_class(g->boosters[j]) <= GBDT_MAX_OUT);
+        gbdt_booster_predict_raw_row(g->boosters[j], x, out);
+        int best = 0;
+        for (int c = 1; c < m->vocab_size[j]; c++)
+            if (out[c] > out[best]) best = c;
+        values[j] = m->vocab[j][best];
+    }
+    return HR_OK;
+}
+
+static int gbdt_model_save(const model *m, hid_t group)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    static const char *const modes[] = {"softmax", "rank", "tune"};
+    int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
+    if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
+    for (int i = 0; !rc && i < g->n_boosters; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "booster%d", i);
+        hid_t b;
+        if ((rc = hr_h5_group_create(group, name, &b))) break;
+        rc = gbdt_booster_write_h5(g->boosters[i], b);
+        H5Gclose(b);
+    }
+    return rc;
+}
+
+static int gbdt_model_load(hid_t group, model *base, model **out)
+{
+    gbdt_model *g = hr_calloc(1, sizeof *g);
+    if (!g) return HR_ENOMEM;
+    char *mode = NULL;
+    long long nb = 0;
+    int rc = hr_h5_attr_read_str(group, "objective", &mode);
+    if (!rc) rc = hr_h5_attr_read_int(group, "boosters", &nb);
+    if (!rc) {
+        g->mode = strcmp(mode, "softmax") == 0 ? GBDT_MODE_SOFTMAX : strcmp(mode, "rank") == 0 ? GBDT_MODE_RANK
+                  : strcmp(mode, "tune") == 0  ? GBDT_MODE_TUNE : -1;
+        if (g->mode < 0 || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
+    }
+    free(mode);
+    if (!rc && !(g->boosters = hr_calloc((size_t)nb, sizeof *g->boosters))) rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < nb; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "booster%d", i);
+        hid_t b;
+        if ((rc = hr_h5_group_open(group, name, &b))) break;
+        rc = gbdt_booster_read_h5(b, &g->boosters[i]);
+        H5Gclose(b);
+        if (!rc) g->n_boosters = i + 1;
+    }
+    int expect_k = base->task == MODEL_TASK_SELECT && g->mode == GBDT_MODE_SOFTMAX ? base->n_kernels : 0;
+    if (!rc && expect_k && gbdt_booster_num_class(g->boosters[0]) != expect_k)
+        rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
+                      gbdt_booster_num_class(g->boosters[0]), expect_k);
+    if (!rc && base->task == MODEL_TASK_TUNE && g->n_boosters != base->length)
+        rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
+    if (rc) {
+        for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
+        free(g->boosters);
+        free(g);
+        return rc;
+    }
+    g->base = *base; /* ownership of the shared part moves into the model */
+    memset(base, 0, sizeof *base);
+    *out = &g->base;
+    return HR_OK;
+}
+
+static long gbdt_model_n_params(const model *m)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    long nodes = 0;
+    for (int i = 0; i < g->n_boosters; i++)
+        for (int t = 0; t < gbdt_booster_num_trees(g->boosters[i]); t++) {
+            const gbdt_tree *tr = gbdt_booster_tree(g->boosters[i], t);
+            nodes += 2L * tr->num_leaves - 1;
+        }
+    return nodes;
+}
+
+const model_family model_family_gbdt = {
+    "gbdt",
+    MODEL_TASK_SELECT | MODEL_TASK_TUNE,
+    gbdt_model_train,
+    gbdt_model_predict_select,
+    gbdt_model_predict_tune,
+    gbdt_model_save,
+    gbdt_model_load,
+    gbdt_model_n_params,
+    gbdt_model_free,
+    gbdt_model_export_c,
+};

@@ -1,0 +1,26 @@
+/* What only the models folder shares: the family structs that exporters read. */
+#ifndef HEURIST_MODELS_INTERNAL_H
+#define HEURIST_MODELS_INTERNAL_H
+
+#include <stdio.h>
+
+#include "gbdt/gbdt.h"
+#include "models/model.h"
+
+enum { GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
+
+typedef struct gbdt_model {
+    model base;
+    int mode;
+    int n_boosters;
+    gbdt_booster **boosters; /* (n_boosters): 1 for select, length for tune */
+} gbdt_model;
+
+int gbdt_model_export_c(const model *m, FILE *out);
+
+/* Writes `static const <type> name[n] = {...};` with values that read back exactly. */
+void export_c_floats(FILE *out, const char *name, const float *v, size_t n);
+void export_c_doubles(FILE *out, const char *name, const double *v, size_t n);
+void export_c_ints(FILE *out, const char *type, const char *name, const int *v, size_t n);
+
+#endif

@@ -1,0 +1,20 @@
+/* plot: the comparison figures, drawn with cairo into PNG files (written atomically).
+ * - efficiency_cdf.png: per model, the fraction of test problems with efficiency <= x.
+ * - top1_slices.png: top-1 per direction and data type, grouped bars.
+ * - tradeoff.png: top-1 (or param accuracy) against single-problem inference time (log scale).
+ */
+#ifndef HEURIST_PLOT_H
+#define HEURIST_PLOT_H
+
+#include <stdio.h>
+
+#include "pipeline/pipeline.h"
+
+#define COMPARE_PLOT_MAX 8
+
+/* Draws the figures of a comparison into dir and appends markdown image links to md (may be NULL).
+ * Returns the number of figures written, or a negative status. */
+int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
+                 const pipe_result *const *res, const int *n_res, FILE *md);
+
+#endif

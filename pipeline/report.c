@@ -1,0 +1,125 @@
+/* The contract's report JSON. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/pipeline.h"
+
+static void add_num(cJSON *o, const char *k, double v)
+{
+    /* JSON has no NaN/inf: an unmeasured figure is null */
+    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *metrics_object(const pipe_result *r)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (r->task == MODEL_TASK_SELECT) {
+        add_num(m, "top1", r->sel.top1);
+        add_num(m, "top5", r->sel.top5);
+        add_num(m, "efficiency_mean", r->sel.efficiency_mean);
+        add_num(m, "efficiency_median", r->sel.efficiency_median);
+        add_num(m, "efficiency_p10", r->sel.efficiency_p10);
+        add_num(m, "efficiency_min", r->sel.efficiency_min);
+        add_num(m, "unmeasured_rate", r->sel.unmeasured_rate);
+        cJSON *dir = cJSON_AddObjectToObject(m, "top1_by_direction");
+        for (int i = 0; i < DATA_DIR_COUNT; i++)
+            if (r->by_direction[i].n) add_num(dir, data_direction_names[i], (double)r->by_direction[i].top1 / r->by_direction[i].n);
+        cJSON *dt = cJSON_AddObjectToObject(m, "top1_by_dtype");
+        for (int i = 0; i < DATA_DTYPE_COUNT; i++)
+            if (r->by_dtype[i].n) add_num(dt, data_dtype_names[i], (double)r->by_dtype[i].top1 / r->by_dtype[i].n);
+    } else {
+        add_num(m, "param_accuracy", r->tune.param_accuracy);
+        add_num(m, "exact", r->tune.exact);
+        add_num(m, "valid", r->tune.valid);
+        add_num(m, "decode_us", r->decode_us);
+    }
+    return m;
+}
+
+static cJSON *header(const pipe_dataset *d, const char *model_name, const char *split_desc)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "task", d->task == MODEL_TASK_SELECT ? "select" : "tune");
+    cJSON_AddStringToObject(o, "model", model_name);
+    cJSON_AddStringToObject(o, "data", d->name);
+    if (d->tune) cJSON_AddStringToObject(o, "solver", d->tune->solver);
+    cJSON_AddStringToObject(o, "split", split_desc);
+    return o;
+}
+
+cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const char *split_desc, const pipe_result *r)
+{
+    cJSON *o = header(d, model_name, split_desc);
+    cJSON_AddNumberToObject(o, "n_train", r->n_train);
+    cJSON_AddNumberToObject(o, "n_test", r->n_test);
+    cJSON_AddItemToObject(o, "metrics", metrics_object(r));
+    cJSON *t = cJSON_AddObjectToObject(o, "timing");
+    add_num(t, "train_seconds", r->train_seconds);
+    add_num(t, "predict_us", r->predict_us);
+    cJSON *s = cJSON_AddObjectToObject(o, "size");
+    cJSON_AddNumberToObject(s, "params", (double)r->params);
+    cJSON_AddNumberToObject(s, "model_bytes", (double)r->model_bytes);
+    return o;
+}
+
+cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint64_t seed, const pipe_result *folds)
+{
+    char desc[64];
+    snprintf(desc, sizeof desc, "groupkfold:%d:seed=%llu", k, (unsigned long long)seed);
+    /* the summary is the mean of the folds' figures, field by field */
+    cJSON *o = header(d, model_name, desc);
+    cJSON *arr = cJSON_CreateArray();
+    double n_train = 0, n_test = 0, ts = 0, pu = 0, params = 0, bytes = 0;
+    for (int f = 0; f < k; f++) {
+        cJSON *fo = pipe_report_object(d, model_name, desc, &folds[f]);
+        cJSON_AddNumberToObject(fo, "fold", f);
+        cJSON_AddItemToArray(arr, fo);
+        n_train += folds[f].n_train;
+        n_test += folds[f].n_test;
+        ts += folds[f].train_seconds;
+        pu += folds[f].predict_us;
+        params += (double)folds[f].params;
+        bytes += (double)folds[f].model_bytes;
+    }
+    cJSON_AddNumberToObject(o, "n_train", n_train / k);
+    cJSON_AddNumberToObject(o, "n_test", n_test / k);
+    cJSON *mean = cJSON_CreateObject();
+    cJSON *first = cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "metrics");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, first)
+    {
+        if (!cJSON_IsNumber(it)) continue;
+        double s = 0;
+        int cnt = 0;
+        for (int f = 0; f < k; f++) {
+            const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, f), "metrics"), it->string);
+            if (cJSON_IsNumber(v)) {
+                s += v->valuedouble;
+                cnt++;
+            }
+        }
+        add_num(mean, it->string, cnt ? s / cnt : NAN);
+    }
+    cJSON_AddItemToObject(o, "metrics", mean);
+    cJSON *t = cJSON_AddObjectToObject(o, "timing");
+    add_num(t, "train_seconds", ts / k);
+    add_num(t, "predict_us", pu / k);
+    cJSON *s = cJSON_AddObjectToObject(o, "size");
+    cJSON_AddNumberToObject(s, "params", params / k);
+    cJSON_AddNumberToObject(s, "model_bytes", bytes / k);
+    cJSON_AddItemToObject(o, "folds", arr);
+    return o;
+}
+
+int pipe_json_write(const char *path, const cJSON *json)
+{
+    char *text = cJSON_Print(json);
+    if (!text) return hr_error(HR_ENOMEM, "%s: cannot render JSON", path);
+    size_t n = strlen(text);
+    text[n] = '\n';
+    int rc = hr_file_write_atomic(path, text, n + 1);
+    free(text);
+    return rc;
+}

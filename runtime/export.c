@@ -1,0 +1,171 @@
+/* Export of a trained model as a standalone C runtime: the shared wrapper around a family's part. */
+#include "runtime/runtime.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/models_internal.h"
+
+static void c_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', out);
+        if (isprint((unsigned char)*s)) fputc(*s, out);
+        else fprintf(out, "\\%03o", (unsigned char)*s);
+    }
+    fputc('"', out);
+}
+
+static int write_header(FILE *h, const model *m, const char *prefix)
+{
+    char guard[128];
+    size_t i = 0;
+    for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
+    memcpy(guard + i, "_H", 3);
+    fprintf(h, "/* %s.h: a %s model exported by heurist (task %s). Needs only libc and libm.\n", prefix,
+            m->family->name, m->task == MODEL_TASK_SELECT ? "select" : "tune");
+    fprintf(h, " *\n * A problem is given either as a MIOpen find-db problem key, e.g.\n"
+               " *   \"64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F\"\n"
+               " * or as its numeric fields, in this order (%d values):\n *  ",
+            DATA_FIELD_COUNT);
+    for (int f = 0; f < DATA_FIELD_COUNT; f++) fprintf(h, " %s%s", data_field_names[f], f + 1 < DATA_FIELD_COUNT ? "," : "");
+    fprintf(h, "\n * with layout (0 NCHW, 1 NHWC, 2 NCDHW, 3 NDHWC, 4 CHWN, 5 mixed, 6 other),\n"
+               " * dtype (0 FP32, 1 FP16, 2 BF16, 3 INT8, 4 INT32, 5 FP8, 6 BFP8, 7 FP64, 8 other)\n"
+               " * and direction (0 F, 1 B, 2 W). For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
+               " * Every function is thread-safe and allocates nothing.\n */\n");
+    fprintf(h, "#ifndef %s\n#define %s\n\n#define %s_N_FIELDS %d\n\n", guard, guard, guard, DATA_FIELD_COUNT);
+    if (m->task == MODEL_TASK_SELECT) {
+        fprintf(h, "/* Number of kernels the model ranks, and their names. */\nint %s_n_kernels(void);\n"
+                   "const char *%s_kernel_name(int k);\n\n", prefix, prefix);
+        fprintf(h, "/* The chosen kernel (index for %s_kernel_name) for a problem key, or -1 when the key does\n"
+                   " * not parse. scores (n_kernels), when not NULL, receives every kernel's score (higher is\n"
+                   " * better). */\nint %s_select_key(const char *key, float *scores);\n\n", prefix, prefix);
+        fprintf(h, "/* The same from the numeric fields and categorical codes. */\n"
+                   "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores);\n\n",
+                prefix, DATA_FIELD_COUNT);
+    } else {
+        fprintf(h, "/* Length of the parameter sequence (%s) and the parameter names. */\nint %s_length(void);\n"
+                   "const char *%s_param_name(int j);\n\n", m->solver, prefix, prefix);
+        fprintf(h, "/* Writes the predicted parameter values (length) for a problem key; returns 0, -1 when the\n"
+                   " * key does not parse. %s */\nint %s_tune_key(const char *key, int values[]);\n"
+                   "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[]);\n\n",
+                m->constraint ? "The sequence satisfies the solver's validity rules." : "", prefix, prefix,
+                DATA_FIELD_COUNT);
+    }
+    fprintf(h, "#endif\n");
+    return HR_OK;
+}
+
+static int write_source(FILE *c, const model *m, const char *prefix)
+{
+    fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
+            m->family->name, prefix);
+    fprintf(c, "#include \"%s.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n", prefix);
+    fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", (const char *)runtime_portable_source);
+    if (m->task == MODEL_TASK_TUNE) {
+        for (int j = 0; j < m->length; j++) {
+            char name[32];
+            snprintf(name, sizeof name, "hm_vocab_%d", j);
+            export_c_ints(c, "int32_t", name, (const int *)m->vocab[j], (size_t)m->vocab_size[j]);
+        }
+    }
+    int rc = m->family->export_c(m, c);
+    if (rc) return rc;
+    fprintf(c, "\n/* ---- API ---- */\n");
+    fprintf(c, "static void hm_problem(data_problem *p, const long long *fields, int layout, int dtype, int direction)\n{\n"
+               "    memset(p, 0, sizeof *p);\n    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)fields[i];\n"
+               "    p->layout = (int8_t)layout;\n    p->dtype = (int8_t)dtype;\n    p->direction = (int8_t)direction;\n}\n\n");
+    if (m->task == MODEL_TASK_SELECT) {
+        fprintf(c, "static const char *const hm_kernels[%d] = {\n", m->n_kernels);
+        for (int k = 0; k < m->n_kernels; k++) {
+            fprintf(c, "    ");
+            c_string(c, m->kernels[k]);
+            fprintf(c, ",\n");
+        }
+        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return %d;\n}\n\n", prefix, m->n_kernels);
+        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < %d ? hm_kernels[k] : 0;\n}\n\n",
+                prefix, m->n_kernels);
+        fprintf(c, "static int hm_select(const data_problem *p, float *scores)\n{\n"
+                   "    float x[DATA_N_FEATURES], s[%d];\n    data_portable_features(p, x);\n"
+                   "    hm_model_scores(p, x, s);\n    int best = 0;\n"
+                   "    for (int k = 1; k < %d; k++)\n        if (s[k] > s[best]) best = k;\n"
+                   "    if (scores) memcpy(scores, s, sizeof s);\n    return best;\n}\n\n",
+                m->n_kernels, m->n_kernels);
+        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n    const char *why;\n"
+                   "    const char *eq = strchr(key, '=');\n"
+                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
+                   "    return hm_select(&p, scores);\n}\n\n", prefix);
+        fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
+                   "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
+                   "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
+    } else {
+        fprintf(c, "static const char *const hm_params[%d] = {\n", m->length);
+        for (int j = 0; j < m->length; j++) {
+            fprintf(c, "    ");
+            c_string(c, m->param_names[j]);
+            fprintf(c, ",\n");
+        }
+        fprintf(c, "};\n\nint %s_length(void)\n{\n    return %d;\n}\n\n", prefix, m->length);
+        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < %d ? hm_params[j] : 0;\n}\n\n",
+                prefix, m->length);
+        fprintf(c, "static void hm_tune(const data_problem *p, int values[])\n{\n    float x[DATA_N_FEATURES];\n"
+                   "    int32_t v[%d];\n    data_portable_features(p, x);\n    hm_model_tune(p, x, v);\n"
+                   "    for (int j = 0; j < %d; j++) values[j] = v[j];\n}\n\n", m->length, m->length);
+        fprintf(c, "int %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n    const char *why;\n"
+                   "    const char *eq = strchr(key, '=');\n"
+                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
+                   "    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
+        fprintf(c, "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[])\n{\n"
+                   "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
+                   "    hm_tune(&p, values);\n    return 0;\n}\n", prefix, DATA_FIELD_COUNT);
+    }
+    return HR_OK;
+}
+
+typedef int (*writer_fn)(FILE *f, const model *m, const char *prefix);
+
+static int write_file(const char *dir, const char *prefix, const char *ext, writer_fn fn, const model *m)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s%s", dir, prefix, ext);
+    char *tmp = hr_file_tmp_path(path);
+    if (!tmp) return HR_ENOMEM;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(tmp);
+        return hr_error(HR_EIO, "%s: cannot create", path);
+    }
+    int rc = fn(f, m, prefix);
+    if (ferror(f)) rc = rc ? rc : hr_error(HR_EIO, "%s: write failed", path);
+    if (fclose(f) != 0 && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
+    if (rc) remove(tmp);
+    else rc = hr_file_commit(tmp, path);
+    free(tmp);
+    return rc;
+}
+
+static int header_fn(FILE *f, const model *m, const char *prefix)
+{
+    return write_header(f, m, prefix);
+}
+
+static int source_fn(FILE *f, const model *m, const char *prefix)
+{
+    return write_source(f, m, prefix);
+}
+
+int runtime_export_c(const model *m, const char *dir, const char *prefix)
+{
+    if (!m->family->export_c)
+        return hr_error(HR_EINVAL, "the %s family cannot be exported to C yet", m->family->name);
+    if (!prefix[0] || !(isalpha((unsigned char)prefix[0]) || prefix[0] == '_'))
+        return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
+    for (const char *s = prefix; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
+    int rc = hr_mkdir_p(dir);
+    if (!rc) rc = write_file(dir, prefix, ".h", header_fn, m);
+    if (!rc) rc = write_file(dir, prefix, ".c", source_fn, m);
+    return rc;
+}

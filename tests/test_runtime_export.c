@@ -1,0 +1,172 @@
+/* Exported C runtimes: compiled with cc, they must agree with heurist's own predictions on held-out
+ * problems (same choice, scores within 1e-5). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "data/data.h"
+#include "helpers/testutil.h"
+#include "models/model.h"
+#include "runtime/runtime.h"
+
+static const char *driver_select =
+    "#include <stdio.h>\n#include <string.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  char line[4096]; float s[4096];\n"
+    "  if (!in || !out) return 1;\n"
+    "  while (fgets(line, sizeof line, in)) {\n"
+    "    line[strcspn(line, \"\\n\")] = 0;\n"
+    "    int k = hm_select_key(line, s);\n"
+    "    fprintf(out, \"%d\", k);\n"
+    "    for (int j = 0; k >= 0 && j < hm_n_kernels(); j++) fprintf(out, \" %.9g\", s[j]);\n"
+    "    fprintf(out, \"\\n\");\n  }\n  fclose(out);\n  return 0;\n}\n";
+
+static const char *driver_tune =
+    "#include <stdio.h>\n#include <string.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  char line[4096]; int v[64];\n"
+    "  if (!in || !out) return 1;\n"
+    "  while (fgets(line, sizeof line, in)) {\n"
+    "    line[strcspn(line, \"\\n\")] = 0;\n"
+    "    if (hm_tune_key(line, v)) { fprintf(out, \"ERR\\n\"); continue; }\n"
+    "    for (int j = 0; j < hm_length(); j++) fprintf(out, \"%s%d\", j ? \" \" : \"\", v[j]);\n"
+    "    fprintf(out, \"\\n\");\n  }\n  fclose(out);\n  return 0;\n}\n";
+
+/* Exports m, compiles it with a driver, runs it over keys; returns the output file path. */
+static char *export_and_run(const model *m, const char *driver, char **keys, int n)
+{
+    char *dir = test_tmppath("_export");
+    cr_assert_eq(runtime_export_c(m, dir, "hm"), HR_OK, "%s", hr_last_error());
+    char path[1024], cmd[4096];
+    snprintf(path, sizeof path, "%s/driver.c", dir);
+    FILE *f = fopen(path, "w");
+    fputs(driver, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/keys.txt", dir);
+    f = fopen(path, "w");
+    for (int i = 0; i < n; i++) fprintf(f, "%s\n", keys[i]);
+    fclose(f);
+    /* the runtime must build with nothing but libc and libm, warnings on */
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O1 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
+    int rc = system(cmd);
+    cr_assert_eq(rc, 0, "compiling the exported runtime failed: %s", cmd);
+    snprintf(cmd, sizeof cmd, "%s/drv %s/keys.txt %s/out.txt", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    char *out = malloc(1100);
+    snprintf(out, 1100, "%s/out.txt", dir);
+    free(dir);
+    return out;
+}
+
+static model *train_gbdt(const model_train_data *d, const char *cfg_text)
+{
+    cJSON *cfg = cJSON_Parse(cfg_text);
+    hr_log silent = hr_log_silent();
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL};
+    model *m;
+    const model_family *fam = model_family_find("gbdt");
+    cr_assert_not_null(fam);
+    cr_assert_eq(fam->train(d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cJSON_Delete(cfg);
+    return m;
+}
+
+Test(runtime_export, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
+{
+    hr_h5_quiet();
+    data_tune *dt;
+    cr_assert_eq(data_perfdb_load(test_miopen("gfx906_60.db.bz2"), "ConvAsm1x1U", NULL, &dt), HR_OK);
+    int F = data_features_count();
+    float *X = malloc((size_t)dt->n * F * sizeof *X);
+    data_features_compute_all(dt->problems, dt->n, X);
+    data_split s;
+    cr_assert_eq(data_split_random(dt->n, 0.2, 3, &s), HR_OK);
+    int n_fit = s.n_train < 4000 ? s.n_train : 4000;
+    model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, n_fit, NULL, 0};
+    model *m = train_gbdt(&d, "{\"rounds\": 8, \"num_leaves\": 15, \"log_every\": 0}");
+    int n = 1000;
+    char **keys = malloc((size_t)n * sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        keys[i] = malloc(256);
+        data_key_format(&dt->problems[s.test[i]], keys[i], 256);
+    }
+    char *out = export_and_run(m, driver_tune, keys, n);
+    FILE *f = fopen(out, "r");
+    for (int i = 0; i < n; i++) {
+        int32_t want[8];
+        data_problem p;
+        const char *why;
+        /* through the key, as the runtime sees it */
+        cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &p, &why), HR_OK, "%s", keys[i]);
+        cr_assert_eq(model_predict_tune(m, &p, want), HR_OK);
+        for (int j = 0; j < 8; j++) {
+            int got;
+            cr_assert_eq(fscanf(f, "%d", &got), 1, "problem %d", i);
+            cr_assert_eq(got, want[j], "problem %d (%s) parameter %d", i, keys[i], j);
+        }
+        free(keys[i]);
+    }
+    fclose(f);
+    free(out);
+    free(keys);
+    model_free(m);
+    data_split_free(&s);
+    free(X);
+    data_tune_free(dt);
+}
+
+Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
+{
+    hr_h5_quiet();
+    /* the first 12,000 lines of the MI100 find-db keep this test quick */
+    char *text;
+    size_t len;
+    cr_assert_eq(data_read_maybe_bz2(test_miopen("gfx90878.HIP.fdb.txt.bz2"), &text, &len), HR_OK);
+    size_t cut = 0;
+    for (int lines = 0; cut < len && lines < 12000; cut++) lines += text[cut] == '\n';
+    data_select *ds;
+    cr_assert_eq(data_fdb_parse("head", text, cut, NULL, &ds), HR_OK, "%s", hr_last_error());
+    free(text);
+    int F = data_features_count();
+    float *X = malloc((size_t)ds->n * F * sizeof *X);
+    data_features_compute_all(ds->problems, ds->n, X);
+    data_split s;
+    cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
+    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, s.n_train, NULL, 0};
+    model *m = train_gbdt(&d, "{\"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
+    int n = s.n_test < 1000 ? s.n_test : 1000;
+    cr_assert_geq(n, 1000);
+    char **keys = ds->keys;
+    char **sel = malloc((size_t)n * sizeof *sel);
+    for (int i = 0; i < n; i++) sel[i] = keys[s.test[i]];
+    char *out = export_and_run(m, driver_select, sel, n);
+    FILE *f = fopen(out, "r");
+    float *want = malloc((size_t)m->n_kernels * sizeof *want);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(model_predict_select(m, &ds->problems[s.test[i]], want), HR_OK);
+        int best = 0;
+        for (int k = 1; k < m->n_kernels; k++)
+            if (want[k] > want[best]) best = k;
+        int got;
+        cr_assert_eq(fscanf(f, "%d", &got), 1);
+        cr_assert_eq(got, best, "problem %d (%s)", i, sel[i]);
+        for (int k = 0; k < m->n_kernels; k++) {
+            float v;
+            cr_assert_eq(fscanf(f, "%g", &v), 1);
+            cr_assert(fabsf(v - want[k]) <= 1e-5f * (1 + fabsf(want[k])), "problem %d kernel %d: %g vs %g", i, k, v, want[k]);
+        }
+    }
+    fclose(f);
+    free(out);
+    free(want);
+    free(sel);
+    model_free(m);
+    data_split_free(&s);
+    free(X);
+    data_select_free(ds);
+}
