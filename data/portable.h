@@ -62,6 +62,229 @@ typedef struct data_problem {
     int8_t direction;            /* data_direction */
 } data_problem;
 
+/* ---- problem keys ---- */
+static inline const char *data_portable_layout_name(int i)
+{
+    static const char *const names[DATA_LAYOUT_COUNT] = {"NCHW", "NHWC", "NCDHW", "NDHWC", "CHWN", "mixed", "other"};
+    return names[i];
+}
+
+static inline const char *data_portable_dtype_name(int i)
+{
+    static const char *const names[DATA_DTYPE_COUNT] = {"FP32", "FP16", "BF16", "INT8", "INT32", "FP8", "BFP8", "FP64", "other"};
+    return names[i];
+}
+
+#define DATA_KEY_MAX_TOKENS 24
+
+typedef struct data_portable_tok {
+    const char *s;
+    size_t n;
+} data_portable_tok;
+
+static inline int data_portable_tok_eq(data_portable_tok t, const char *lit)
+{
+    size_t n = strlen(lit);
+    return t.n == n && memcmp(t.s, lit, n) == 0;
+}
+
+/* Non-negative decimal integer, the whole token. */
+static inline int data_portable_parse_uint(const char *s, size_t n, int64_t *v)
+{
+    if (n == 0 || n > 12) return -1;
+    int64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 0;
+}
+
+/* "AxB" or "AxBxC": exactly `dims` numbers separated by 'x'. */
+static inline int data_portable_parse_dims(data_portable_tok t, int dims, int64_t *v)
+{
+    size_t start = 0;
+    int k = 0;
+    for (size_t i = 0; i <= t.n; i++) {
+        if (i == t.n || t.s[i] == 'x') {
+            if (k >= dims || data_portable_parse_uint(t.s + start, i - start, &v[k])) return -1;
+            k++;
+            start = i + 1;
+        }
+    }
+    return k == dims ? 0 : -1;
+}
+
+static inline int data_portable_count_x(data_portable_tok t)
+{
+    int c = 0;
+    for (size_t i = 0; i < t.n; i++) c += t.s[i] == 'x';
+    return c;
+}
+
+static inline int data_portable_layout_of(data_portable_tok t)
+{
+    for (int i = 0; i < DATA_LAYOUT_MIXED; i++)
+        if (data_portable_tok_eq(t, data_portable_layout_name(i))) return i;
+    return DATA_LAYOUT_OTHER;
+}
+
+static inline int data_portable_dtype_of(data_portable_tok t)
+{
+    for (int i = 0; i < DATA_DTYPE_OTHER; i++)
+        if (data_portable_tok_eq(t, data_portable_dtype_name(i))) return i;
+    return -1;
+}
+
+
+/* Parses a find-db problem key; 0, or -1 with *why naming the problem. */
+static inline int data_portable_key_parse(const char *key, size_t len, data_problem *out, const char **why)
+{
+    data_portable_tok t[DATA_KEY_MAX_TOKENS];
+    int nt = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || key[i] == '-') {
+            if (nt == DATA_KEY_MAX_TOKENS) {
+                *why = "too many key fields";
+                return -1;
+            }
+            t[nt].s = key + start;
+            t[nt].n = i - start;
+            nt++;
+            start = i + 1;
+        }
+    }
+    if (nt < 15) {
+        *why = "too few key fields";
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    int64_t *f = out->f;
+    int is3d;
+    if (data_portable_count_x(t[3]) == 1) is3d = 0;
+    else if (data_portable_count_x(t[3]) == 0 && data_portable_count_x(t[4]) == 2) is3d = 1;
+    else {
+        *why = "bad filter field";
+        return -1;
+    }
+    int nd = is3d ? 3 : 2;
+    int bias_at = is3d ? 13 : 11;
+    if (nt < bias_at + 4) {
+        *why = "too few key fields";
+        return -1;
+    }
+    int64_t v3[3];
+    int i = 0;
+    if (data_portable_parse_uint(t[i++].s, t[0].n, &f[DATA_FIELD_IN_C])) goto numeric;
+    f[DATA_FIELD_IN_D] = 1;
+    if (is3d && data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_IN_D])) goto numeric;
+    i += is3d;
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_IN_H])) goto numeric;
+    i++;
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_IN_W])) goto numeric;
+    i++;
+    if (data_portable_parse_dims(t[i++], nd, v3)) {
+        *why = "bad filter field";
+        return -1;
+    }
+    f[DATA_FIELD_FIL_D] = is3d ? v3[0] : 1;
+    f[DATA_FIELD_FIL_H] = v3[nd - 2];
+    f[DATA_FIELD_FIL_W] = v3[nd - 1];
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_OUT_C])) goto numeric;
+    i++;
+    f[DATA_FIELD_OUT_D] = 1;
+    if (is3d && data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_OUT_D])) goto numeric;
+    i += is3d;
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_OUT_H])) goto numeric;
+    i++;
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_OUT_W])) goto numeric;
+    i++;
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_BATCH])) goto numeric;
+    i++;
+    static const data_field triple[3][3] = {
+        {DATA_FIELD_PAD_D, DATA_FIELD_PAD_H, DATA_FIELD_PAD_W},
+        {DATA_FIELD_STRIDE_D, DATA_FIELD_STRIDE_H, DATA_FIELD_STRIDE_W},
+        {DATA_FIELD_DIL_D, DATA_FIELD_DIL_H, DATA_FIELD_DIL_W},
+    };
+    static const char *const triple_why[3] = {"bad pad field", "bad stride field", "bad dilation field"};
+    for (int k = 0; k < 3; k++) {
+        if (data_portable_parse_dims(t[i++], nd, v3)) {
+            *why = triple_why[k];
+            return -1;
+        }
+        f[triple[k][0]] = is3d ? v3[0] : (k == 0 ? 0 : 1);
+        f[triple[k][1]] = v3[nd - 2];
+        f[triple[k][2]] = v3[nd - 1];
+    }
+    if (data_portable_parse_uint(t[i].s, t[i].n, &f[DATA_FIELD_BIAS]) || f[DATA_FIELD_BIAS] > 1) {
+        *why = "bad bias field";
+        return -1;
+    }
+    i++;
+    int rest = nt - i;
+    if (rest == 3) {
+        out->layout = (int8_t)data_portable_layout_of(t[i]);
+    } else if (rest == 5) {
+        int a = data_portable_layout_of(t[i]), b = data_portable_layout_of(t[i + 1]), c = data_portable_layout_of(t[i + 2]);
+        out->layout = (int8_t)((a == b && b == c) ? a : DATA_LAYOUT_MIXED);
+    } else {
+        *why = "bad layout/type/direction fields";
+        return -1;
+    }
+    int dt = data_portable_dtype_of(t[nt - 2]);
+    if (dt < 0) {
+        /* unknown but well-formed type names (upper-case letters and digits) are kept as "other" */
+        data_portable_tok d = t[nt - 2];
+        if (d.n == 0) {
+            *why = "bad data type field";
+            return -1;
+        }
+        for (size_t k = 0; k < d.n; k++)
+            if (!((d.s[k] >= 'A' && d.s[k] <= 'Z') || (d.s[k] >= '0' && d.s[k] <= '9'))) {
+                *why = "bad data type field";
+                return -1;
+            }
+        dt = DATA_DTYPE_OTHER;
+    }
+    out->dtype = (int8_t)dt;
+    data_portable_tok d = t[nt - 1];
+    if (d.n == 0 || (d.n > 1 && d.s[1] != '_')) {
+        *why = "bad direction field";
+        return -1;
+    }
+    switch (d.s[0]) {
+    case 'F': out->direction = DATA_DIR_F; break;
+    case 'B': out->direction = DATA_DIR_B; break;
+    case 'W': out->direction = DATA_DIR_W; break;
+    default: *why = "bad direction field"; return -1;
+    }
+    f[DATA_FIELD_GROUPS] = 1;
+    /* suffixes: "_g<G>" sets the group count; other "_..." suffixes are accepted and ignored */
+    for (size_t k = 1; k < d.n; k++) {
+        if (d.s[k] == '_' && k + 1 < d.n && d.s[k + 1] == 'g') {
+            size_t e = k + 2;
+            while (e < d.n && d.s[e] != '_') e++;
+            if (data_portable_parse_uint(d.s + k + 2, e - k - 2, &f[DATA_FIELD_GROUPS]) || f[DATA_FIELD_GROUPS] < 1) {
+                *why = "bad group suffix";
+                return -1;
+            }
+        }
+    }
+    f[DATA_FIELD_SPATIAL_DIM] = nd;
+    if (f[DATA_FIELD_IN_C] == 0 || f[DATA_FIELD_OUT_C] == 0 || f[DATA_FIELD_BATCH] == 0 ||
+        f[DATA_FIELD_IN_H] == 0 || f[DATA_FIELD_IN_W] == 0 || f[DATA_FIELD_FIL_H] == 0 ||
+        f[DATA_FIELD_FIL_W] == 0 || f[DATA_FIELD_STRIDE_H] == 0 || f[DATA_FIELD_STRIDE_W] == 0) {
+        *why = "zero size field";
+        return -1;
+    }
+    return 0;
+numeric:
+    *why = "non-numeric size field";
+    return -1;
+}
+
 /* derived numeric features, after the DATA_FIELD_COUNT raw fields */
 enum {
     DATA_FEAT_LOG2_IN_C,
