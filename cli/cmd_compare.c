@@ -181,11 +181,10 @@ int cli_cmd_compare(int argc, char **argv)
             rc = cli_fail("compare");
         } else {
             fprintf(f, "# heurist compare: %s\n\n", d.name);
-            fprintf(f, "Task `%s`%s%s, %d problems, %s; every model trained and tested on the same rows; "
-                       "figures are means over folds.\n\n",
+            fprintf(f, "Task `%s`%s%s, %d problems, %s; every model trained and tested on the same rows%s.\n\n",
                     d.task == MODEL_TASK_SELECT ? "select" : "tune", d.tune ? ", solver " : "",
                     d.tune ? d.tune->solver : "", d.n,
-                    k > 0 ? "GroupKFold by problem geometry" : desc);
+                    k > 0 ? "GroupKFold by problem geometry" : desc, k > 0 ? "; figures are means over folds" : "");
             if (k > 0) fprintf(f, "Folds: %d (seed %lld).\n\n", nfold, seed);
             const pipe_result *cres[COMPARE_MAX_MODELS];
             for (int m = 0; m < nm; m++) cres[m] = res[m];

@@ -4,6 +4,10 @@
 #include "models/model.h"
 
 static const model_family *const families[] = {
+    &model_family_reformer,
+    &model_family_transformer,
+    &model_family_gbdt,
+    &model_family_seq2seq,
     NULL,
 };
 

@@ -57,7 +57,9 @@ const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row)
 void pipe_result_free(pipe_result *r)
 {
     free(r->efficiency);
+    free(r->curve);
     r->efficiency = NULL;
+    r->curve = NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -191,6 +193,13 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     m->train_seconds = secs;
     res->train_seconds = secs;
     res->n_train = split->n_train;
+    if (m->n_curve) {
+        res->curve = hr_malloc((size_t)m->n_curve * sizeof *res->curve);
+        if (res->curve) {
+            memcpy(res->curve, m->curve, (size_t)m->n_curve * sizeof *res->curve);
+            res->n_curve = m->n_curve;
+        }
+    }
     rc = pipe_evaluate(d, m, split->test, split->n_test, res);
     /* model_bytes: the size of the saved file */
     char *tmp = NULL;

@@ -50,6 +50,8 @@ typedef struct pipe_result {
     double decode_us;     /* tune: mean decode time per problem */
     long params;
     long model_bytes;
+    int n_curve;
+    model_curve_point *curve; /* (n_curve) the training curve of the model */
 } pipe_result;
 
 void pipe_result_free(pipe_result *r);

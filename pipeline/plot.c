@@ -88,7 +88,8 @@ static void draw_axes(const axes *a, int nxt, int nyt)
         cairo_line_to(cr, px, PLOT_H - MARGIN_B);
         cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0, 0, 0);
-        snprintf(buf, sizeof buf, "%.3g", x);
+        if (a->logx && x >= 1) snprintf(buf, sizeof buf, "%.0f", x);
+        else snprintf(buf, sizeof buf, "%.3g", x);
         text_at(cr, px, PLOT_H - MARGIN_B + 16, buf, 0.5, 11);
     }
     cairo_rectangle(cr, MARGIN_L, MARGIN_T, PLOT_W - MARGIN_L - MARGIN_R, PLOT_H - MARGIN_T - MARGIN_B);
@@ -275,6 +276,51 @@ static int plot_tradeoff(const char *dir, const pipe_dataset *d, int nm, const c
     return figure_end(s, cr, dir, "tradeoff.png");
 }
 
+/* Validation metric per epoch or round of the first fold's model, one line per family. */
+static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const char *const *names,
+                       const pipe_result *const *res, const int *nres)
+{
+    double xmax = 1, lo = 1, hi = 0;
+    int any = 0;
+    for (int m = 0; m < nm; m++) {
+        if (!nres[m]) continue;
+        const pipe_result *r = &res[m][0];
+        for (int i = 0; i < r->n_curve; i++) {
+            double v = r->curve[i].valid_top1;
+            if (!isfinite(v)) continue;
+            any = 1;
+            if (r->curve[i].step > xmax) xmax = r->curve[i].step;
+            if (v < lo) lo = v;
+            if (v > hi) hi = v;
+        }
+    }
+    if (!any) return 0;
+    cairo_surface_t *s;
+    cairo_t *cr = figure_begin(&s, "Training curves (validation rows of the first fold)", "epoch or boosting round",
+                               d->task == MODEL_TASK_SELECT ? "validation top-1" : "validation accuracy");
+    axes a = {cr, 0, xmax, floor(lo * 20) / 20, ceil(hi * 20) / 20, 0};
+    if (a.y1 <= a.y0) a.y1 = a.y0 + 0.05;
+    draw_axes(&a, 5, 5);
+    for (int m = 0; m < nm; m++) {
+        if (!nres[m]) continue;
+        const pipe_result *r = &res[m][0];
+        cairo_set_source_rgb(cr, palette[m % 8][0], palette[m % 8][1], palette[m % 8][2]);
+        cairo_set_line_width(cr, 2);
+        int started = 0;
+        for (int i = 0; i < r->n_curve; i++) {
+            double v = r->curve[i].valid_top1;
+            if (!isfinite(v)) continue;
+            if (started) cairo_line_to(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v));
+            else cairo_move_to(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v));
+            started = 1;
+        }
+        cairo_stroke(cr);
+    }
+    legend(cr, nm, names);
+    int rc = figure_end(s, cr, dir, "training_curves.png");
+    return rc ? rc : 1;
+}
+
 int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
                  const pipe_result *const *res, const int *n_res, FILE *md)
 {
@@ -287,6 +333,12 @@ int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const cha
         n++;
         if ((rc = plot_slices(dir, n_models, names, res, n_res))) return rc;
         if (md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
+        n++;
+    }
+    rc = plot_curves(dir, d, n_models, names, res, n_res);
+    if (rc < 0) return rc;
+    if (rc == 1) {
+        if (md) fprintf(md, "![training curves](training_curves.png)\n\n");
         n++;
     }
     if ((rc = plot_tradeoff(dir, d, n_models, names, res, n_res))) return rc;

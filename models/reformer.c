@@ -1,0 +1,494 @@
+/* The Reformer (family "reformer", task select), after the Reformer paper (sec. 2 and 4):
+ *   x0 = (x - mean) / std                        z-score fitted on the training rows, stored in the model
+ *   x_l = Gamma_l(x_{l-1}), l = 1..L             Gamma-blocks (nn_gamma: A1 x + b1 + A3 T(x) + b3, ReLU)
+ *   scores = A_f x_L + b_f                       linear head; softmax(scores) is the kernel distribution
+ * trained with soft-target cross-entropy H(p, softmax(scores)) against runtime-ratio labels
+ * p_k ~ 1/t_k (or one-hot / softmax labels) through the shared loop of train/.
+ * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
+ * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
+ * matrix-vector products over a workspace preallocated in the model (predictions on one model are
+ * therefore not thread-safe; load one model per thread).
+ */
+#include <cblas.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "models/model.h"
+#include "nn/nn.h"
+#include "train/train.h"
+
+#define REFORMER_VERSION 1
+#define REFORMER_MAX_DEPTH 16
+#define REFORMER_EVAL_CHUNK 1024
+
+typedef struct reformer {
+    model base;
+    int depth, hidden, expand;
+    nn_norm_kind norm;
+    float dropout;
+    data_label_kind label;
+    float tau;
+    int input_log;        /* features pass through slog first (see below) */
+    float *zmean, *zstd;  /* (n_features), of the (transformed) features */
+    nn_params p;          /* learnable: blocks then head */
+    nn_params state;      /* BatchNorm running statistics */
+    nn_gamma blocks[REFORMER_MAX_DEPTH];
+    nn_linear head;       /* "head": hidden -> n_kernels */
+    /* single-problem inference */
+    float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
+    size_t fold_off[REFORMER_MAX_DEPTH];
+    float *ws;            /* workspace: x (n_features) then two (hidden + expand) buffers */
+    nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
+} reformer;
+
+typedef struct reformer_cfg {
+    train_opts train;
+    int hidden, depth, expand;
+    float dropout, tau;
+    int input_log;
+    nn_norm_kind norm;
+    data_label_kind label;
+} reformer_cfg;
+
+static int parse_norm(const char *s, nn_norm_kind *k)
+{
+    if (!strcmp(s, "batch")) *k = NN_NORM_BATCH;
+    else if (!strcmp(s, "layer")) *k = NN_NORM_LAYER;
+    else return hr_error(HR_EINVAL, "--config: norm '%s': expected batch or layer", s);
+    return HR_OK;
+}
+
+/* Defaults: 3 blocks of width 92 with T of width 96 (81,046 parameters for 64 features and 70 kernels;
+ * the paper's instantiation has 80,978), AdamW with warm-up + cosine, soft runtime-ratio labels. */
+static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
+{
+    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input"};
+    const char *known[32];
+    int n = 0;
+    for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) known[n++] = own[i];
+    known[n] = NULL;
+    int rc = model_cfg_check(c, "reformer", known);
+    o->train = train_opts_defaults();
+    o->train.epochs = 30;
+    o->train.batch_size = 512;
+    o->train.lr = 3e-3f;
+    o->train.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
+    o->train.optim.weight_decay = 1e-4f;
+    if (!rc) rc = train_opts_from_json(c, &o->train);
+    if (!rc) rc = train_cfg_int(c, "hidden", 92, 1, 8192, &o->hidden);
+    if (!rc) rc = train_cfg_int(c, "depth", 3, 1, REFORMER_MAX_DEPTH, &o->depth);
+    if (!rc) rc = train_cfg_int(c, "expand", 96, 1, 8192, &o->expand);
+    if (!rc) rc = train_cfg_float(c, "dropout", 0, 0, 0.99, &o->dropout);
+    if (!rc) rc = train_cfg_float(c, "tau", 0.1, 1e-6, 1e6, &o->tau);
+    if (!rc) rc = parse_norm(train_cfg_str(c, "norm", "batch"), &o->norm);
+    const char *input = train_cfg_str(c, "input", "zscore");
+    if (!rc && strcmp(input, "zscore") && strcmp(input, "log"))
+        rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore or log", input);
+    o->input_log = strcmp(input, "log") == 0;
+    const char *label = train_cfg_str(c, "label", "soft");
+    if (!rc && data_label_kind_parse(label, &o->label))
+        rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
+    return rc;
+}
+
+/* ---- input ---- */
+
+/* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
+ * four decades) before the z-score; 0/1 indicators stay 0/1. */
+static inline float slog(float v)
+{
+    return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
+}
+
+/* in (n_features) = z-score of x, through slog when the model uses it */
+static void reformer_input(const reformer *r, const float *x, float *in)
+{
+    const int nf = r->base.n_features;
+    if (r->input_log)
+        for (int j = 0; j < nf; j++) in[j] = (slog(x[j]) - r->zmean[j]) / r->zstd[j];
+    else
+        for (int j = 0; j < nf; j++) in[j] = (x[j] - r->zmean[j]) / r->zstd[j];
+}
+
+/* ---- layout and inference ---- */
+
+/* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
+static int reformer_build(reformer *r)
+{
+    const int nf = r->base.n_features, K = r->base.n_kernels;
+    nn_params_init(&r->p);
+    nn_params_init(&r->state);
+    char name[32];
+    for (int l = 0; l < r->depth; l++) {
+        snprintf(name, sizeof name, "block%d", l);
+        nn_gamma_layout(&r->blocks[l], &r->p, &r->state, name, l ? r->hidden : nf, r->expand, r->hidden, r->norm,
+                        r->dropout);
+    }
+    nn_linear_layout(&r->head, &r->p, "head", r->hidden, K);
+    int rc = nn_params_alloc(&r->p);
+    if (!rc && r->state.n) rc = nn_params_alloc(&r->state);
+    size_t nfold = 0;
+    for (int l = 0; l < r->depth; l++) {
+        const nn_gamma *g = &r->blocks[l];
+        r->fold_off[l] = nfold;
+        nfold += (size_t)(g->d_out + g->d_hidden) * (g->d_in + 1) + (size_t)g->d_out * g->d_hidden;
+    }
+    if (!rc && r->norm == NN_NORM_BATCH && !(r->fold = hr_calloc(nfold, sizeof *r->fold))) rc = HR_ENOMEM;
+    size_t wide = (size_t)r->hidden + (size_t)r->expand;
+    if (!rc && !(r->ws = hr_calloc((size_t)nf + 2 * wide, sizeof *r->ws))) rc = HR_ENOMEM;
+    for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
+        rc = nn_gamma_cache_init(&r->one[l], &r->blocks[l], 1);
+    return rc;
+}
+
+/* Folds eval-mode BatchNorm into A2 and stacks [A1; A2'] with biases [b1 + b3; b2']. */
+static void reformer_fold(reformer *r)
+{
+    if (r->norm != NN_NORM_BATCH) return;
+    const float *w = r->p.w, *s = r->state.w;
+    for (int l = 0; l < r->depth; l++) {
+        const nn_gamma *g = &r->blocks[l];
+        const int din = g->d_in, dh = g->d_hidden, dout = g->d_out;
+        float *W12 = r->fold + r->fold_off[l];
+        float *b12 = W12 + (size_t)(dout + dh) * din;
+        float *A3 = b12 + dout + dh;
+        memcpy(W12, w + g->a1.w, (size_t)dout * din * sizeof *W12);
+        for (int j = 0; j < dout; j++) b12[j] = w[g->a1.b + j] + w[g->a3.b + j];
+        for (int j = 0; j < dh; j++) {
+            float sc = w[g->bn.gamma + j] / sqrtf(s[g->bn.run_var + j] + g->bn.eps);
+            const float *a2 = w + g->a2.w + (size_t)j * din;
+            float *dst = W12 + (size_t)(dout + j) * din;
+            for (int i = 0; i < din; i++) dst[i] = sc * a2[i];
+            b12[dout + j] = sc * (w[g->a2.b + j] - s[g->bn.run_mean + j]) + w[g->bn.beta + j];
+        }
+        memcpy(A3, w + g->a3.w, (size_t)dout * dh * sizeof *A3);
+    }
+}
+
+static int reformer_predict(const model *mb, const data_problem *prob, const float *x, float *scores)
+{
+    reformer *r = (reformer *)mb; /* the workspace is scratch: see the top of the file */
+    const int nf = r->base.n_features, wide = r->hidden + r->expand;
+    float *in = r->ws, *a = r->ws + nf, *b = a + wide;
+    reformer_input(r, x, in);
+    const float *cur = in;
+    for (int l = 0; l < r->depth; l++) {
+        const nn_gamma *g = &r->blocks[l];
+        const int din = g->d_in, dh = g->d_hidden, dout = g->d_out;
+        float *y = l % 2 ? b : a;
+        if (r->norm == NN_NORM_BATCH) {
+            const float *W12 = r->fold + r->fold_off[l], *b12 = W12 + (size_t)(dout + dh) * din;
+            const float *A3 = b12 + dout + dh;
+            float *z = y; /* (dout + dh): y's buffer holds z, then y in its first dout entries */
+            memcpy(z, b12, (size_t)(dout + dh) * sizeof *z);
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, dout + dh, din, 1.0f, W12, din, cur, 1, 1.0f, z, 1);
+            float *t = z + dout;
+            for (int j = 0; j < dh; j++) t[j] = t[j] > 0.0f ? t[j] : 0.0f;
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, dout, dh, 1.0f, A3, dh, t, 1, 1.0f, z, 1);
+            for (int j = 0; j < dout; j++) y[j] = z[j] > 0.0f ? z[j] : 0.0f;
+        } else {
+            nn_gamma_forward(g, &r->p, &r->state, &r->one[l], cur, y, 1, 0, NULL);
+        }
+        cur = y;
+    }
+    const float *Wf = r->p.w + r->head.w, *bf = r->p.w + r->head.b;
+    memcpy(scores, bf, (size_t)r->base.n_kernels * sizeof *scores);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, r->base.n_kernels, r->hidden, 1.0f, Wf, r->hidden, cur, 1, 1.0f,
+                scores, 1);
+    return HR_OK;
+}
+
+/* ---- training ---- */
+
+typedef struct reformer_fit {
+    reformer *r;
+    const data_select *sel;
+    const float *X;
+    int cap;
+    nn_gamma_cache cache[REFORMER_MAX_DEPTH];
+    float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_features) z-scored input, act[l] (cap, hidden) */
+    float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
+    float *logits, *prob, *y, *dlogits;  /* (cap, K) */
+} reformer_fit;
+
+static void fit_free(reformer_fit *f)
+{
+    for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->cache[l]);
+    for (int l = 0; l <= f->r->depth; l++) {
+        free(f->act[l]);
+        free(f->dact[l]);
+    }
+    free(f->logits);
+    free(f->prob);
+    free(f->y);
+    free(f->dlogits);
+}
+
+static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, int cap)
+{
+    memset(f, 0, sizeof *f);
+    f->r = r;
+    f->sel = d->sel;
+    f->X = d->X;
+    f->cap = cap;
+    const size_t K = (size_t)r->base.n_kernels, c = (size_t)cap;
+    int rc = HR_OK;
+    for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->cache[l], &r->blocks[l], cap);
+    for (int l = 0; l <= r->depth && !rc; l++) {
+        size_t w = l ? (size_t)r->hidden : (size_t)r->base.n_features;
+        if (!(f->act[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
+        if (!rc && l && !(f->dact[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
+    }
+    if (!rc && (!(f->logits = hr_calloc(c * K, sizeof(float))) || !(f->prob = hr_calloc(c * K, sizeof(float))) ||
+                !(f->y = hr_calloc(c * K, sizeof(float))) || !(f->dlogits = hr_calloc(c * K, sizeof(float)))))
+        rc = HR_ENOMEM;
+    if (rc) fit_free(f);
+    return rc;
+}
+
+/* logits (n, K) for rows; targets y (n, K) filled too. */
+static void fit_forward(reformer_fit *f, const int *rows, int n, int train, hr_rng *rng)
+{
+    reformer *r = f->r;
+    HR_ASSERT(n <= f->cap);
+    const int nf = r->base.n_features;
+    for (int i = 0; i < n; i++) reformer_input(r, f->X + (size_t)rows[i] * nf, f->act[0] + (size_t)i * nf);
+    for (int l = 0; l < r->depth; l++)
+        nn_gamma_forward(&r->blocks[l], &r->p, &r->state, &f->cache[l], f->act[l], f->act[l + 1], n, train, rng);
+    nn_linear_forward(&r->head, &r->p, f->act[r->depth], f->logits, n);
+    data_labels_fill(f->sel, rows, n, r->label, r->tau, f->y);
+}
+
+static int fit_batch(void *ctx, const int *rows, int n, hr_rng *rng, float *loss)
+{
+    reformer_fit *f = ctx;
+    reformer *r = f->r;
+    const int K = r->base.n_kernels, L = r->depth;
+    fit_forward(f, rows, n, 1, rng);
+    *loss = nn_xent_forward(f->logits, f->y, f->prob, n, K);
+    memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
+    nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
+    memset(f->dact[L], 0, (size_t)n * r->hidden * sizeof(float));
+    nn_linear_backward(&r->head, &r->p, f->act[L], f->dlogits, f->dact[L], n);
+    for (int l = L - 1; l >= 0; l--) {
+        if (l) memset(f->dact[l], 0, (size_t)n * r->hidden * sizeof(float));
+        nn_gamma_backward(&r->blocks[l], &r->p, &f->cache[l], f->act[l], f->act[l + 1], f->dact[l + 1],
+                          l ? f->dact[l] : NULL, n);
+    }
+    return HR_OK;
+}
+
+static int fit_evaluate(void *ctx, const int *rows, int n, float *loss, float *metric)
+{
+    reformer_fit *f = ctx;
+    double sum = 0.0;
+    long hits = 0;
+    for (int i = 0; i < n; i += f->cap) {
+        int b = n - i < f->cap ? n - i : f->cap;
+        fit_forward(f, rows + i, b, 0, NULL);
+        sum += (double)nn_xent_forward(f->logits, f->y, f->prob, b, f->r->base.n_kernels) * b;
+        hits += train_select_hits(f->sel, rows + i, f->logits, b);
+    }
+    *loss = (float)(sum / n);
+    *metric = (float)hits / (float)n;
+    return HR_OK;
+}
+
+static void reformer_free(model *mb)
+{
+    reformer *r = (reformer *)mb;
+    if (!r) return;
+    for (int l = 0; l < r->depth; l++) nn_gamma_cache_free(&r->one[l]);
+    nn_params_free(&r->p);
+    nn_params_free(&r->state);
+    free(r->fold);
+    free(r->ws);
+    free(r->zmean);
+    free(r->zstd);
+    model_base_free(&r->base);
+    free(r);
+}
+
+static int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    *out = NULL;
+    if (d->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "reformer: only the select task");
+    reformer_cfg cfg;
+    int rc = reformer_cfg_parse(ctx->config, &cfg);
+    if (rc) return rc;
+    reformer *r = hr_calloc(1, sizeof *r);
+    if (!r) return HR_ENOMEM;
+    if ((rc = model_base_init(&r->base, &model_family_reformer, d, ctx))) goto fail;
+    r->depth = cfg.depth;
+    r->hidden = cfg.hidden;
+    r->expand = cfg.expand;
+    r->norm = cfg.norm;
+    r->dropout = cfg.dropout;
+    r->label = cfg.label;
+    r->tau = cfg.tau;
+    const int nf = d->n_features;
+    r->zmean = hr_malloc((size_t)nf * sizeof *r->zmean);
+    r->zstd = hr_malloc((size_t)nf * sizeof *r->zstd);
+    if (!r->zmean || !r->zstd) {
+        rc = HR_ENOMEM;
+        goto fail;
+    }
+    r->input_log = cfg.input_log;
+    if (r->input_log) {
+        /* fit the z-score on the transformed training rows */
+        float *T = hr_malloc((size_t)d->n_train * nf * sizeof *T);
+        int *idx = hr_malloc((size_t)d->n_train * sizeof *idx);
+        if (!T || !idx) {
+            free(T);
+            free(idx);
+            rc = HR_ENOMEM;
+            goto fail;
+        }
+        for (int i = 0; i < d->n_train; i++) {
+            idx[i] = i;
+            for (int j = 0; j < nf; j++) T[(size_t)i * nf + j] = slog(d->X[(size_t)d->train[i] * nf + j]);
+        }
+        data_zscore_fit(T, nf, idx, d->n_train, r->zmean, r->zstd);
+        free(T);
+        free(idx);
+    } else {
+        data_zscore_fit(d->X, nf, d->train, d->n_train, r->zmean, r->zstd);
+    }
+    if ((rc = reformer_build(r))) goto fail;
+    hr_rng init;
+    hr_rng_derive(&init, ctx->seed, 1);
+    for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
+    nn_linear_reset(&r->head, &r->p, &init);
+
+    train_opts o = cfg.train;
+    o.seed = ctx->seed;
+    o.log = ctx->log;
+    o.name = "reformer";
+    o.checkpoint = ctx->checkpoint;
+    o.resume = ctx->resume;
+    reformer_fit fit;
+    int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
+    if ((rc = fit_init(&fit, r, d, cap))) goto fail;
+    train_ops ops = {fit_batch, fit_evaluate};
+    train_result res;
+    rc = train_run(&ops, &fit, &r->p, &r->state, d->train, d->n_train, d->valid, d->n_valid, &o, &res);
+    fit_free(&fit);
+    for (int i = 0; !rc && i < res.n_curve; i++) {
+        const train_epoch *e = &res.curve[i];
+        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
+        rc = model_curve_add(&r->base, pt);
+    }
+    train_result_free(&res);
+    if (rc) goto fail;
+    reformer_fold(r);
+    *out = &r->base;
+    return HR_OK;
+fail:
+    reformer_free(&r->base);
+    return rc;
+}
+
+/* ---- files ---- */
+
+static const char *norm_name(nn_norm_kind k)
+{
+    return k == NN_NORM_BATCH ? "batch" : "layer";
+}
+
+static int reformer_save(const model *mb, hid_t g)
+{
+    const reformer *r = (const reformer *)mb;
+    int rc = hr_h5_attr_write_int(g, "reformer_version", REFORMER_VERSION);
+    if (!rc) rc = hr_h5_attr_write_int(g, "depth", r->depth);
+    if (!rc) rc = hr_h5_attr_write_int(g, "hidden", r->hidden);
+    if (!rc) rc = hr_h5_attr_write_int(g, "expand", r->expand);
+    if (!rc) rc = hr_h5_attr_write_str(g, "norm", norm_name(r->norm));
+    if (!rc) rc = hr_h5_attr_write_double(g, "dropout", r->dropout);
+    if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
+    if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
+    if (!rc) rc = hr_h5_attr_write_str(g, "input", r->input_log ? "log" : "zscore");
+    if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zmean);
+    if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zstd);
+    if (!rc) rc = nn_checkpoint_write(g, "params", &r->p, NULL);
+    if (!rc && r->state.n_views) rc = nn_checkpoint_write(g, "state", &r->state, NULL);
+    return rc;
+}
+
+static int load_int(hid_t g, const char *name, int lo, int hi, int *out)
+{
+    long long v;
+    int rc = hr_h5_attr_read_int(g, name, &v);
+    if (rc) return rc;
+    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "reformer: %s = %lld out of range", name, v);
+    *out = (int)v;
+    return HR_OK;
+}
+
+static int reformer_load(hid_t g, model *base, model **out)
+{
+    *out = NULL;
+    reformer *r = hr_calloc(1, sizeof *r);
+    if (!r) return HR_ENOMEM;
+    r->base = *base;
+    int version = 0, rc = load_int(g, "reformer_version", 0, 1 << 30, &version);
+    if (!rc && version > REFORMER_VERSION)
+        rc = hr_error(HR_EVERSION, "reformer content version %d is newer than this heurist's %d", version,
+                      REFORMER_VERSION);
+    if (!rc && r->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "reformer: task must be select");
+    if (!rc) rc = load_int(g, "depth", 1, REFORMER_MAX_DEPTH, &r->depth);
+    if (!rc) rc = load_int(g, "hidden", 1, 8192, &r->hidden);
+    if (!rc) rc = load_int(g, "expand", 1, 8192, &r->expand);
+    char *s = NULL;
+    if (!rc) rc = hr_h5_attr_read_str(g, "norm", &s);
+    if (!rc) rc = parse_norm(s, &r->norm);
+    free(s);
+    s = NULL;
+    if (!rc) rc = hr_h5_attr_read_str(g, "label", &s);
+    if (!rc && data_label_kind_parse(s, &r->label)) rc = hr_error(HR_EFORMAT, "reformer: unknown label '%s'", s);
+    free(s);
+    s = NULL;
+    double v = 0;
+    if (!rc) rc = hr_h5_attr_read_double(g, "dropout", &v);
+    r->dropout = (float)v;
+    if (!rc) rc = hr_h5_attr_read_double(g, "tau", &v);
+    r->tau = (float)v;
+    if (!rc) rc = hr_h5_attr_read_str(g, "input", &s);
+    if (!rc && strcmp(s, "log") && strcmp(s, "zscore")) rc = hr_error(HR_EFORMAT, "reformer: unknown input '%s'", s);
+    if (!rc) r->input_log = strcmp(s, "log") == 0;
+    free(s);
+    const size_t nf = (size_t)r->base.n_features;
+    if (!rc && (!(r->zmean = hr_malloc(nf * sizeof *r->zmean)) || !(r->zstd = hr_malloc(nf * sizeof *r->zstd))))
+        rc = HR_ENOMEM;
+    if (!rc) rc = hr_h5_read(g, "zscore_mean", H5T_NATIVE_FLOAT, nf, 0, r->zmean);
+    if (!rc) rc = hr_h5_read(g, "zscore_std", H5T_NATIVE_FLOAT, nf, 0, r->zstd);
+    if (!rc) rc = reformer_build(r);
+    if (!rc) rc = nn_checkpoint_read(g, "params", &r->p, NULL);
+    if (!rc && r->state.n_views) rc = nn_checkpoint_read(g, "state", &r->state, NULL);
+    if (rc) {
+        memset(&r->base, 0, sizeof r->base); /* still owned by the caller */
+        reformer_free(&r->base);
+        return rc;
+    }
+    reformer_fold(r);
+    *out = &r->base;
+    return HR_OK;
+}
+
+static long reformer_n_params(const model *mb)
+{
+    return (long)((const reformer *)mb)->p.n;
+}
+
+const model_family model_family_reformer = {
+    .name = "reformer",
+    .tasks = MODEL_TASK_SELECT,
+    .train = reformer_train,
+    .predict_select = reformer_predict,
+    .save = reformer_save,
+    .load = reformer_load,
+    .n_params = reformer_n_params,
+    .free = reformer_free,
+};

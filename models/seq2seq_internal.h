@@ -1,0 +1,109 @@
+/* seq2seq family internals shared by models/seq2seq.c (layout, training, files) and
+ * models/seq2seq_decode.c (single-problem inference: greedy, beam and constrained beam search).
+ *
+ * Encoder: the problem as S = S2S_N_FIELDS tokens, one per descriptor field, each from its field's
+ * vocabulary (token 0 = UNK, token i + 1 = the i-th distinct training value); one embedding table
+ * with per-field offsets; Conv1D (kernel 3, pad 1, ReLU) layers; LSTM or BiLSTM layers -> keys
+ * (S, Dk). Decoder: nn_decoder over the keys; input vocabulary BOS (id 0) then every output token
+ * (id 1 + vb_j + v); output position j owns logits rows [vb_j, ve_j) = its value vocabulary.
+ */
+#ifndef HEURIST_MODELS_SEQ2SEQ_INTERNAL_H
+#define HEURIST_MODELS_SEQ2SEQ_INTERNAL_H
+
+#include <stdint.h>
+
+#include "models/model.h"
+#include "nn/nn.h"
+#include "train/train.h"
+
+#define SEQ2SEQ_VERSION 1
+#define S2S_MAX_CONV 4
+#define S2S_MAX_LSTM 4
+#define S2S_MAX_BEAM 32
+#define S2S_N_FIELDS 19 /* 16 numeric descriptor fields + direction, dtype, layout */
+
+typedef enum s2s_decode_kind {
+    S2S_DECODE_GREEDY = 0,
+    S2S_DECODE_BEAM = 1,        /* beam search, no rules */
+    S2S_DECODE_CONSTRAINED = 2, /* beam search skipping extensions the solver's rules reject */
+} s2s_decode_kind;
+
+typedef struct s2s_arch {
+    int embed;          /* E: encoder token embedding width (also the decoder's input embedding) */
+    int conv_layers;    /* 0 = no Conv1D (ablation) */
+    int conv_channels;
+    int lstm_layers;
+    int bidir;          /* 1: BiLSTM encoder; 0: forward LSTM (ablation) */
+    int hidden;         /* H: encoder LSTM width per direction and decoder width */
+    int attn;           /* A: additive attention width */
+    s2s_decode_kind decode;
+    int beam;           /* k */
+} s2s_arch;
+
+/* Beam-search scratch for up to k hypotheses of L positions (no allocation while decoding). */
+typedef struct s2s_beam_ws {
+    int k, L, vmax;
+    float *score;       /* (k) log-probability of each live hypothesis */
+    float *cand_score;  /* (k) best extensions so far, descending */
+    int *cand_beam, *cand_tok; /* (k) */
+    int32_t *vals, *vals_new;  /* (k, L) parameter values of each hypothesis */
+    int *parent, *prev; /* (k) row each new hypothesis continues; its last token (index in vocab_j) */
+    float *logp;        /* (k, vmax) step log-probabilities */
+} s2s_beam_ws;
+
+/* One decoding step for the beam: j = position, rows = k; parent (k) the rows the new hypotheses
+ * continue (NULL at j = 0), prev (k) their last tokens (index into position j-1's vocabulary) ->
+ * logp (k, vsize[j]) log-probabilities of position j's values. */
+typedef void (*s2s_step_fn)(void *ctx, int j, int rows, const int *parent, const int *prev, float *logp);
+
+int s2s_beam_ws_init(s2s_beam_ws *bw, int k, int L, int vmax);
+void s2s_beam_ws_free(s2s_beam_ws *bw);
+/* Beam search of width k over L positions of vsize[j] values (vocab[j] maps a token to its value).
+ * With con, an extension is kept only if con->valid_prefix(p, prefix + value, j + 1) holds; if at
+ * some position no live hypothesis has a valid extension, that position and the rest are decoded
+ * without the rules and *fallback is set. out (L) = values of the highest-scoring hypothesis. */
+void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
+                     const data_constraint *con, const data_problem *p, s2s_step_fn step, void *ctx,
+                     int32_t *out, int *fallback);
+
+typedef struct s2s_infer s2s_infer;
+
+typedef struct seq2seq {
+    model base;
+    s2s_arch a;
+    /* encoder vocabularies: field f has n_vals[f] distinct values vals[f] (sorted); token 0 = UNK */
+    int n_vals[S2S_N_FIELDS];
+    int64_t *vals[S2S_N_FIELDS];
+    int emb_off[S2S_N_FIELDS]; /* first embedding row of field f */
+    int n_emb;                 /* rows of the encoder embedding: sum (n_vals[f] + 1) */
+    int *vb, *ve;              /* (length) output-vocabulary slice of each position */
+    int n_out, key;            /* decoder output vocabulary, key width Dk */
+    nn_params p;
+    nn_embedding emb;          /* "enc.embedding" (n_emb, E) */
+    nn_conv1d conv[S2S_MAX_CONV];  /* "enc.conv<l>" */
+    nn_bilstm bi[S2S_MAX_LSTM];    /* "enc.lstm<l>" (bidir) */
+    nn_lstm uni[S2S_MAX_LSTM];     /* "enc.lstm<l>" (forward only) */
+    nn_decoder dec;            /* "dec" */
+    s2s_infer *ws;             /* inference scratch: mutable behind a const model (one thread) */
+} seq2seq;
+
+/* Field names of the encoder tokens, in order. */
+extern const char *const s2s_field_names[S2S_N_FIELDS];
+/* Raw value of field f of p (numeric field, or the categorical's enum value). */
+int64_t s2s_field_value(const data_problem *p, int f);
+/* ids (S) = embedding rows of p's tokens. */
+void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids);
+/* Widest encoder activation per token (embedding, conv or LSTM output). */
+int s2s_enc_width(const seq2seq *m);
+
+/* Inference workspace (built once per model after its weights are final). */
+int s2s_infer_init(seq2seq *m);
+void s2s_infer_free(seq2seq *m);
+/* Decodes p with `kind` and beam width k (1 <= k <= S2S_MAX_BEAM; ignored for greedy); *fallback
+ * (may be NULL) is set when constrained decoding had to drop the rules. Allocates nothing. */
+int s2s_decode(const seq2seq *m, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
+               int *fallback);
+/* Number of constrained decodes so far that fell back to unconstrained output. */
+long s2s_fallback_count(const model *m);
+
+#endif

@@ -1,0 +1,28 @@
+/* Small pieces every nn family's ops need: z-scored mini-batch gathering and selection top-1 counting. */
+#include <math.h>
+
+#include "eval/eval.h"
+#include "train/train.h"
+
+void train_gather_zscore(const float *X, int nf, const int *rows, int n, const float *mean, const float *std,
+                         float *out)
+{
+    for (int i = 0; i < n; i++) {
+        const float *x = X + (size_t)rows[i] * nf;
+        float *o = out + (size_t)i * nf;
+        for (int j = 0; j < nf; j++) o[j] = (x[j] - mean[j]) / std[j];
+    }
+}
+
+int train_select_hits(const data_select *sel, const int *rows, const float *scores, int n)
+{
+    const int K = sel->n_kernels;
+    int hits = 0;
+    for (int i = 0; i < n; i++) {
+        const float *t = sel->runtime + (size_t)rows[i] * K;
+        int best = data_select_best(sel, rows[i]);
+        int pred = eval_select_argmax(scores + (size_t)i * K, K);
+        hits += best >= 0 && t[pred] == t[best];
+    }
+    return hits;
+}
