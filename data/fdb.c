@@ -117,6 +117,7 @@ typedef struct fdb_entry {
 typedef struct fdb_builder {
     data_problem *problems;
     char **keys;
+    long *lines;           /* source line of each problem */
     int n, cap;
     fdb_entry *entries;
     size_t n_entries, cap_entries;
@@ -134,6 +135,9 @@ static int builder_reserve(fdb_builder *b, size_t more_entries)
         char **k = realloc(b->keys, (size_t)cap * sizeof *k);
         if (!k) return HR_ENOMEM;
         b->keys = k;
+        long *l = realloc(b->lines, (size_t)cap * sizeof *l);
+        if (!l) return HR_ENOMEM;
+        b->lines = l;
         b->cap = cap;
     }
     if (b->n_entries + more_entries > b->cap_entries) {
@@ -181,7 +185,7 @@ static const char *entry_parse(const char *s, size_t n, const char **name, size_
     return NULL;
 }
 
-static const char *line_parse(fdb_builder *b, const char *line, size_t len, int *status)
+static const char *line_parse(fdb_builder *b, const char *line, size_t len, long lineno, int *status)
 {
     *status = HR_OK;
     const char *eq = memchr(line, '=', len);
@@ -237,6 +241,7 @@ static const char *line_parse(fdb_builder *b, const char *line, size_t len, int 
     }
     b->problems[pid] = p;
     b->keys[pid] = b->keyset.names[kid];
+    b->lines[pid] = lineno;
     b->n++;
     return NULL;
 }
@@ -251,9 +256,158 @@ static void builder_free(fdb_builder *b)
 {
     free(b->problems);
     free(b->keys);
+    free(b->lines);
     free(b->entries);
     strtab_free(&b->kernels, 1);
     strtab_free(&b->keyset, 1);
+}
+
+/* ---- chunked parsing: line-aligned chunks parse on their own threads, then merge in order ---- */
+typedef struct fdb_chunk {
+    const char *begin, *end; /* line-aligned text */
+    long line0;              /* lines before this chunk */
+    long lines;              /* lines in this chunk */
+    fdb_builder b;
+    data_skips skips;
+    int strict;
+    long err_line;           /* strict mode: first bad line (0: none) */
+    const char *err_why;
+    int status;              /* allocation failure */
+} fdb_chunk;
+
+static void chunk_parse(fdb_chunk *c)
+{
+    const char *s = c->begin, *end = c->end;
+    long lineno = c->line0;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *e = nl ? nl : end;
+        lineno++;
+        size_t n = (size_t)(e - s);
+        if (n && s[n - 1] == '\r') n--;
+        if (n > 0 && s[0] != '#') {
+            int st;
+            const char *why = line_parse(&c->b, s, n, lineno, &st);
+            if (st) {
+                c->status = st;
+                c->err_line = lineno;
+                break;
+            }
+            if (why) {
+                if (c->strict) {
+                    c->err_line = lineno;
+                    c->err_why = why;
+                    break;
+                }
+                data_skips_add(&c->skips, why, lineno);
+            }
+        }
+        s = nl ? nl + 1 : end;
+    }
+    c->lines = lineno - c->line0;
+}
+
+static void chunk_run(void *ctx, size_t begin, size_t end, int tid)
+{
+    fdb_chunk *chunks = ctx;
+    for (size_t i = begin; i < end; i++) chunk_parse(&chunks[i]);
+}
+
+static int cmp_skip_first(const void *a, const void *b)
+{
+    const long *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Merges skip counts by reason; reasons ordered by first occurrence, as a serial parse lists them. */
+static void skips_merge(data_skips *into, const data_skips *from)
+{
+    for (int r = 0; r < from->n_reasons; r++) {
+        int k = 0;
+        while (k < into->n_reasons && strcmp(into->reason[k], from->reason[r]) != 0) k++;
+        if (k == into->n_reasons) {
+            if (k == DATA_SKIP_MAX_REASONS) continue;
+            snprintf(into->reason[k], sizeof into->reason[k], "%s", from->reason[r]);
+            into->count[k] = 0;
+            into->first_line[k] = from->first_line[r];
+            into->n_reasons++;
+        }
+        into->count[k] += from->count[r];
+        if (from->first_line[r] < into->first_line[k]) into->first_line[k] = from->first_line[r];
+    }
+    into->total += from->total;
+    long order[DATA_SKIP_MAX_REASONS][2];
+    for (int k = 0; k < into->n_reasons; k++) {
+        order[k][0] = into->first_line[k];
+        order[k][1] = k;
+    }
+    qsort(order, (size_t)into->n_reasons, sizeof order[0], cmp_skip_first);
+    data_skips sorted = *into;
+    for (int k = 0; k < into->n_reasons; k++) {
+        int o = (int)order[k][1];
+        memcpy(sorted.reason[k], into->reason[o], sizeof sorted.reason[k]);
+        sorted.count[k] = into->count[o];
+        sorted.first_line[k] = into->first_line[o];
+    }
+    *into = sorted;
+}
+
+/* Concatenates the chunks' problems into b (first occurrence of a key wins, as in one pass). */
+static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skips, long *dup_line)
+{
+    *dup_line = 0;
+    for (int c = 0; c < nch; c++) {
+        fdb_builder *cb = &ch[c].b;
+        int *kmap = hr_malloc((size_t)(cb->kernels.n ? cb->kernels.n : 1) * sizeof *kmap);
+        int *pmap = hr_malloc((size_t)(cb->n ? cb->n : 1) * sizeof *pmap);
+        if (!kmap || !pmap) {
+            free(kmap);
+            free(pmap);
+            return HR_ENOMEM;
+        }
+        int ins;
+        for (int k = 0; k < cb->kernels.n; k++)
+            if ((kmap[k] = strtab_get(&b->kernels, cb->kernels.names[k], strlen(cb->kernels.names[k]), 1, &ins)) < 0) {
+                free(kmap);
+                free(pmap);
+                return HR_ENOMEM;
+            }
+        data_skips dups;
+        memset(&dups, 0, sizeof dups);
+        for (int i = 0; i < cb->n; i++) {
+            int id = strtab_get(&b->keyset, cb->keys[i], strlen(cb->keys[i]), 1, &ins);
+            if (id < 0 || builder_reserve(b, 0)) {
+                free(kmap);
+                free(pmap);
+                return HR_ENOMEM;
+            }
+            if (!ins) {
+                pmap[i] = -1;
+                data_skips_add(&dups, "duplicate problem key", cb->lines[i]);
+                if (!*dup_line) *dup_line = cb->lines[i];
+                continue;
+            }
+            pmap[i] = b->n;
+            b->problems[b->n] = cb->problems[i];
+            b->keys[b->n] = b->keyset.names[id];
+            b->lines[b->n] = cb->lines[i];
+            b->n++;
+        }
+        if (builder_reserve(b, cb->n_entries)) {
+            free(kmap);
+            free(pmap);
+            return HR_ENOMEM;
+        }
+        for (size_t e = 0; e < cb->n_entries; e++) {
+            const fdb_entry *en = &cb->entries[e];
+            if (pmap[en->problem] >= 0) b->entries[b->n_entries++] = (fdb_entry){pmap[en->problem], kmap[en->kernel], en->ms};
+        }
+        skips_merge(skips, &ch[c].skips);
+        skips_merge(skips, &dups);
+        free(kmap);
+        free(pmap);
+    }
+    return HR_OK;
 }
 
 int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts, data_select **out)
@@ -263,32 +417,58 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
     memset(&b, 0, sizeof b);
     data_skips skips;
     memset(&skips, 0, sizeof skips);
-    long lineno = 0;
-    const char *s = text, *end = text + len;
     int rc = HR_OK;
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        lineno++;
-        size_t n = (size_t)(e - s);
-        if (n && s[n - 1] == '\r') n--;
-        if (n > 0 && s[0] != '#') {
-            int st;
-            const char *why = line_parse(&b, s, n, &st);
-            if (st) {
-                rc = hr_error(st, "%s:%ld: out of memory", name, lineno);
-                goto fail;
-            }
-            if (why) {
-                if (opts && opts->strict) {
-                    rc = hr_error(HR_EFORMAT, "%s:%ld: %s", name, lineno, why);
-                    goto fail;
-                }
-                data_skips_add(&skips, why, lineno);
-            }
-        }
-        s = nl ? nl + 1 : end;
+    /* one chunk per thread for large inputs; boundaries fall on line starts */
+    int nch = len > (1u << 20) ? hr_threads_resolve(0) : 1;
+    if (nch > 8) nch = 8;
+    fdb_chunk *ch = hr_calloc((size_t)nch, sizeof *ch);
+    if (!ch) return HR_ENOMEM;
+    const char *at = text, *end = text + len;
+    for (int c = 0; c < nch; c++) {
+        const char *stop = c == nch - 1 ? end : text + len * (size_t)(c + 1) / (size_t)nch;
+        if (stop < at) stop = at;
+        const char *nl = stop < end ? memchr(stop, '\n', (size_t)(end - stop)) : NULL;
+        stop = c == nch - 1 ? end : (nl ? nl + 1 : end);
+        ch[c].begin = at;
+        ch[c].end = stop;
+        ch[c].strict = opts && opts->strict;
+        at = stop;
     }
+    /* line numbers need the line counts of earlier chunks */
+    long before = 0;
+    for (int c = 0; c < nch; c++) {
+        ch[c].line0 = before;
+        for (const char *p = ch[c].begin; p < ch[c].end; p++) before += *p == '\n';
+        if (ch[c].end > ch[c].begin && ch[c].end[-1] != '\n') before++;
+    }
+    hr_parallel_for(nch, (size_t)nch, chunk_run, ch);
+    long lineno = 0, err_line = 0, dup_line = 0;
+    const char *err_why = NULL;
+    int status = HR_OK;
+    for (int c = 0; c < nch; c++) {
+        lineno += ch[c].lines;
+        if (ch[c].status && !status) status = ch[c].status;
+        if (ch[c].err_line && (!err_line || ch[c].err_line < err_line) && !ch[c].status) {
+            err_line = ch[c].err_line;
+            err_why = ch[c].err_why;
+        }
+    }
+    if (status) {
+        rc = hr_error(status, "%s: out of memory", name);
+    } else if (!err_line || nch > 1) {
+        rc = chunks_merge(ch, nch, &b, &skips, &dup_line);
+        if (rc) hr_error(rc, "%s: out of memory", name);
+    }
+    if (!rc && (err_line || (opts && opts->strict && dup_line))) {
+        if (!err_line || (dup_line && dup_line < err_line)) {
+            err_line = dup_line;
+            err_why = "duplicate problem key";
+        }
+        rc = hr_error(HR_EFORMAT, "%s:%ld: %s", name, err_line, err_why);
+    }
+    for (int c = 0; c < nch; c++) builder_free(&ch[c].b);
+    free(ch);
+    if (rc) goto fail;
     if (b.n == 0) {
         rc = hr_error(HR_EFORMAT, "%s: no usable line (%ld lines read, %ld skipped%s%s)", name, lineno,
                       skips.total, skips.n_reasons ? ", first reason: " : "",

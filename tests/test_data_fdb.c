@@ -256,3 +256,38 @@ Test(data_bz2, parallel_blocks_equal_serial_decompression, .timeout = 120)
     free(par);
     free(ser);
 }
+
+/* Large inputs parse in line-aligned chunks on several threads: the result must be what one pass gives,
+ * including a duplicate key that spans chunks and the order of skip reasons. */
+Test(data_fdb, chunked_parse_matches_one_pass_semantics)
+{
+    int n = 40000;
+    size_t cap = (size_t)n * 96, len = 0;
+    char *t = malloc(cap);
+    for (int i = 1; i <= n; i++) {
+        int c = i == 30000 ? 5 : i; /* line 30000 repeats line 5's problem */
+        if (i == 35000)
+            len += (size_t)snprintf(t + len, cap - len, "%d-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=A:x,0,a\n", c);
+        else
+            len += (size_t)snprintf(t + len, cap - len, "%d-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=A:%d.5,0,a;B:1,0,a\n", c, i % 3);
+    }
+    cr_assert_gt(len, 1u << 20);
+    data_select *ds;
+    cr_assert_eq(data_fdb_parse("big.txt", t, len, NULL, &ds), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(ds->n, n - 2);
+    cr_assert_eq(ds->lines, n);
+    cr_assert_eq(ds->skips.total, 2);
+    cr_assert_str_eq(ds->skips.reason[0], "duplicate problem key");
+    cr_assert_eq(ds->skips.first_line[0], 30000);
+    cr_assert_str_eq(ds->skips.reason[1], "non-numeric time");
+    cr_assert_eq(ds->skips.first_line[1], 35000);
+    /* order kept: problem i is line i + 1 for the first lines, and line 5 keeps its own times */
+    cr_assert_eq(ds->problems[4].f[DATA_FIELD_IN_C], 5);
+    cr_assert_float_eq(ds->runtime[4 * 2 + 0], 2.5f, 1e-6);
+    cr_assert_eq(ds->problems[ds->n - 1].f[DATA_FIELD_IN_C], n);
+    data_select_free(ds);
+    data_load_opts strict = {1, NULL};
+    cr_assert_eq(data_fdb_parse("big.txt", t, len, &strict, &ds), HR_EFORMAT);
+    cr_assert_str_eq(hr_last_error(), "big.txt:30000: duplicate problem key");
+    free(t);
+}
