@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/core.h"
 #include "helpers/testutil.h"
 
 /* Runs heurist with args; returns the exit status and stdout+stderr in out (malloc'd). */
@@ -105,4 +106,103 @@ Test(cli, data_info_and_cache_of_a_find_db, .timeout = 120)
     remove(h5);
     free(path);
     free(h5);
+}
+
+/* A small find-db whose fastest kernel follows a rule of the problem's sizes. */
+static char *synthetic_fdb(int n)
+{
+    size_t cap = (size_t)n * 160, len = 0;
+    char *t = malloc(cap);
+    for (int i = 0; i < n; i++) {
+        int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
+        const char *dir = (i / 288) % 2 ? "B" : "F";
+        double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
+        len += (size_t)snprintf(t + len, cap - len,
+                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a\n", c,
+                                hw, hw, 2 * c, hw, hw, nb, dir, ta * nb, tb * nb, tc * nb);
+    }
+    char *path = test_tmpfile(".fdb.txt", t, len);
+    free(t);
+    return path;
+}
+
+Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
+{
+    char *data = synthetic_fdb(576);
+    char *model = test_tmppath(".h5"), *report = test_tmppath(".json"), *lgb = test_tmppath(".txt");
+    char *outdir = test_tmppath("_cmp");
+    char *out, args[4096];
+    snprintf(args, sizeof args,
+             "train --data %s --task select --model gbdt --config '{\"rounds\": 20, \"log_every\": 0, \"min_data_in_leaf\": 5}'"
+             " --split random:0.25:seed=1 --out %s --report %s",
+             data, model, report);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    char *json;
+    size_t len;
+    cr_assert_eq(hr_file_read_all(report, &json, &len), HR_OK);
+    cr_assert(strstr(json, "\"select\"") != NULL, "%s", json);
+    const char *keys[] = {"top1", "top5", "efficiency_mean", "efficiency_median", "efficiency_p10", "efficiency_min",
+                          "unmeasured_rate", "train_seconds", "predict_us", "params", "model_bytes", "n_train", "n_test"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert(strstr(json, keys[i]) != NULL, "missing %s", keys[i]);
+    /* the rule is learnable: top-1 on held-out problems is high */
+    const char *t1 = strstr(json, "\"top1\":");
+    cr_assert_not_null(t1);
+    cr_assert_gt(atof(t1 + 7), 0.9, "%s", json);
+    free(json);
+    /* predict: KA is fastest for C < 32 */
+    snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP32-F", model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "   1  ") != NULL && strstr(strstr(out, "   1  "), "KA") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "eval --model %s --data %s --split random:0.25:seed=1 --report %s", model, data, report);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "export --model %s --format lightgbm --out %s", model, lgb);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    cr_assert_eq(hr_file_read_all(lgb, &json, &len), HR_OK);
+    cr_assert(strstr(json, "version=v4") != NULL);
+    free(json);
+    snprintf(args, sizeof args,
+             "cv --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 0}' --folds 3 --report %s",
+             data, report);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    cr_assert_eq(hr_file_read_all(report, &json, &len), HR_OK);
+    cr_assert(strstr(json, "\"folds\"") != NULL && strstr(json, "groupkfold:3") != NULL, "%s", json);
+    free(json);
+    snprintf(args, sizeof args,
+             "compare --data %s --task select --models gbdt,reformer --split random:0.25 --out %s --quiet"
+             " --config '{\"gbdt\": {\"rounds\": 10, \"log_every\": 0}, \"reformer\": {\"epochs\": 3, \"batch_size\": 64}}'",
+             data, outdir);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "| gbdt |") != NULL && strstr(out, "| reformer |") != NULL, "%s", out);
+    free(out);
+    const char *files[] = {"report.json", "report.md", "efficiency_cdf.png", "top1_slices.png", "tradeoff.png"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", outdir, files[i]);
+        cr_assert(hr_file_exists(p), "%s missing", p);
+        remove(p);
+    }
+    /* configuration errors are one line naming the key */
+    snprintf(args, sizeof args, "train --data %s --model gbdt --config '{\"roundz\": 3}' --out %s --quiet", data, model);
+    cr_assert_neq(run(args, &out), 0);
+    cr_assert(strstr(out, "unknown gbdt option 'roundz'") != NULL, "%s", out);
+    cr_assert_eq(count_lines(out), 1, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train --data %s --model gbdt --config '{not json' --out %s", data, model);
+    cr_assert_neq(run(args, &out), 0);
+    cr_assert(strstr(out, "--config") != NULL, "%s", out);
+    free(out);
+    remove(data);
+    remove(model);
+    remove(report);
+    remove(lgb);
+    free(data);
+    free(model);
+    free(report);
+    free(lgb);
+    free(outdir);
 }
