@@ -360,3 +360,49 @@ Test(gbdt_train, warm_start_continues_with_more_trees_and_lower_loss)
     gbdt_booster_free(b20);
     free(x), free(y);
 }
+
+/* Many classes with soft labels and rare classes (priors down to ~1e-5), like runtime-ratio labels over
+ * kernels: every round must lower the training loss. With plain Newton leaf values -G/H, leaves holding a
+ * few rows of a rare class (h = p (1 - p) ~ 1e-5) got steps of thousands and the loss rose from round 2. */
+Test(gbdt_train, many_class_soft_labels_loss_decreases_every_round)
+{
+    size_t n = 6000;
+    int d = 4, K = 40, R = 8;
+    float *x = malloc(n * d * sizeof *x), *yp = calloc(n * K, sizeof *yp);
+    hr_rng r;
+    hr_rng_seed(&r, 29);
+    for (size_t i = 0; i < n; i++) {
+        for (int j = 0; j < d; j++) x[i * d + j] = hr_rng_uniform(&r);
+        /* home class: geometric in x0 (class c holds ~2^-c of the rows, capped), mass 0.6 on it, the rest
+         * spread over two neighbours and a trace on a class chosen by x1 */
+        int c = (int)floor(-log2(1e-6 + x[i * d])) % K;
+        int c2 = (c + 1 + (int)(x[i * d + 1] * 5)) % K, c3 = (int)(x[i * d + 2] * K) % K;
+        yp[i * K + c] += 0.6f;
+        yp[i * K + c2] += 0.3f;
+        yp[i * K + c3] += 0.0999f;
+        yp[i * K + (c + 7) % K] += 0.0001f;
+    }
+    gbdt_data train = {.x = x, .n = n, .d = d, .y_prob = yp};
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.objective = GBDT_OBJECTIVE_SOFTMAX;
+    p.num_class = K;
+    p.num_leaves = 31;
+    p.min_data_in_leaf = 5;
+    double prev = INFINITY;
+    double *prob = malloc(n * K * sizeof *prob);
+    for (int rounds = 0; rounds <= R; rounds++) {
+        p.num_rounds = rounds;
+        gbdt_booster *b;
+        cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b), 0, "%s", hr_last_error());
+        cr_assert_eq(gbdt_booster_predict(b, x, n, 0, 1, prob), 0);
+        double loss = 0;
+        for (size_t i = 0; i < n * K; i++)
+            if (yp[i] > 0) loss -= yp[i] * log(fmax(prob[i], 1e-15)) / n;
+        cr_assert(isfinite(loss) && loss < prev, "round %d: loss %g after %g", rounds, loss, prev);
+        prev = loss;
+        gbdt_booster_free(b);
+    }
+    free(prob);
+    free(x), free(yp);
+}

@@ -1,5 +1,6 @@
 /* The reformer and transformer families on a small real subset of gfx90878's find-db: learning,
- * determinism, resume, save/load, single-problem vs batched paths, version refusal, config checks. */
+ * determinism, resume, save/load, single-problem vs batched paths, version refusal, config checks, and the
+ * Reformer's applicability head (fewer unmeasured picks, version-1 files without it still load). */
 #define _GNU_SOURCE
 #include <bzlib.h>
 #include <criterion/criterion.h>
@@ -136,6 +137,9 @@ static double baseline_top1(const fixture *f)
 }
 
 #define SMALL_REFORMER "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003}"
+/* the paper's model: no applicability head */
+#define SMALL_REFORMER_PAPER \
+    "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003, \"applicability\": 0}"
 #define SMALL_TRANSFORMER "{\"epochs\": 3, \"batch_size\": 64, \"d\": 16, \"heads\": 2, \"d_ff\": 32, \"lr\": 0.003}"
 
 static void check_learns(const char *family, const char *config)
@@ -192,7 +196,8 @@ Test(models_reformer, save_load_round_trip_is_bit_identical, .timeout = 120)
 {
     check_round_trip("reformer", SMALL_REFORMER);
     check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"norm\": \"layer\", \"input\": \"log\","
-                                 " \"dropout\": 0.1, \"label\": \"softmax\", \"tau\": 0.5}");
+                                 " \"dropout\": 0.1, \"label\": \"softmax\", \"tau\": 0.5, \"combine\": \"mask\"}");
+    check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"applicability\": 0}");
 }
 
 /* Same seed and data => the same model bit for bit, with 1 or 2 OpenBLAS threads; another seed differs. */
@@ -285,8 +290,10 @@ Test(models_reformer, resume_from_checkpoint_equals_uninterrupted_training, .tim
 }
 
 /* The single-problem path (folded BatchNorm, matrix-vector products) agrees with the batched training-time
- * evaluation: the validation loss and top-1 recorded for the restored epoch are reproduced. */
-static void check_single_vs_batched(const char *family, const char *config)
+ * evaluation: the validation top-1 recorded for the restored epoch is reproduced, and so is the validation
+ * loss when the scores are the softmax head's logits (check_loss; with the applicability head the recorded
+ * loss adds the BCE term, and the scores are log P(fastest) + log P(measured), each <= 0). */
+static void check_single_vs_batched(const char *family, const char *config, int check_loss)
 {
     fixture f = fixture_load(400000);
     model *m = train_family(&f, family, config, 11, NULL, 0, NULL);
@@ -299,8 +306,11 @@ static void check_single_vs_batched(const char *family, const char *config)
     data_labels_fill(f.sel, f.valid, f.n_valid, DATA_LABEL_SOFT_RATIO, 1.0f, y);
     float loss = nn_xent_forward(s, y, p, f.n_valid, K);
     double top1 = top1_of(&f, s, f.valid, f.n_valid);
-    cr_assert_float_eq(loss, m->curve[best].valid_loss, 1e-4 * fabsf(loss) + 1e-5, "%g vs %g", loss,
-                       m->curve[best].valid_loss);
+    if (check_loss)
+        cr_assert_float_eq(loss, m->curve[best].valid_loss, 1e-4 * fabsf(loss) + 1e-5, "%g vs %g", loss,
+                           m->curve[best].valid_loss);
+    else
+        for (size_t i = 0; i < (size_t)f.n_valid * K; i++) cr_assert_leq(s[i], 1e-6f, "score %g > 0", s[i]);
     cr_assert_float_eq(top1, m->curve[best].valid_top1, 1.5 / f.n_valid, "%g vs %g", top1, m->curve[best].valid_top1);
     free(s);
     free(y);
@@ -311,9 +321,12 @@ static void check_single_vs_batched(const char *family, const char *config)
 
 Test(models_reformer, single_problem_prediction_equals_batched, .timeout = 120)
 {
-    check_single_vs_batched("reformer", SMALL_REFORMER);
+    check_single_vs_batched("reformer", SMALL_REFORMER, 0);
+    check_single_vs_batched("reformer", SMALL_REFORMER_PAPER, 1);
     check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
-                                        " \"norm\": \"layer\", \"depth\": 2}");
+                                        " \"norm\": \"layer\", \"depth\": 2, \"applicability\": 0}", 1);
+    check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
+                                        " \"norm\": \"layer\", \"depth\": 2, \"combine\": \"mask\"}", 0);
 }
 
 static void set_int_attr(const char *path, const char *group, const char *name, long long v)
@@ -360,7 +373,8 @@ Test(models_reformer, config_is_validated)
     fixture f = fixture_load(100000);
     const model_family *fam = model_family_find("reformer");
     const char *bad[] = {"{\"epoch\": 3}", "{\"norm\": \"group\"}", "{\"optimizer\": \"lion\"}", "{\"depth\": 0}",
-                         "{\"label\": \"fastest\"}", "{\"dropout\": 1.5}", "{\"batch_size\": 1}", "{\"hidden\": 2.5}"};
+                         "{\"label\": \"fastest\"}", "{\"dropout\": 1.5}", "{\"batch_size\": 1}", "{\"hidden\": 2.5}",
+                         "{\"applicability\": -1}", "{\"combine\": \"sum\"}"};
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -385,9 +399,57 @@ Test(models_reformer, default_size_is_about_the_papers, .timeout = 300)
         in = w;
     }
     cr_assert_eq(blocks + w * K + K, 81046);
-    model *m = train_family(&f, "reformer", "{\"epochs\": 1}", 1, NULL, 0, NULL);
+    model *m = train_family(&f, "reformer", "{\"epochs\": 1, \"applicability\": 0}", 1, NULL, 0, NULL);
     cr_assert_eq(model_n_params(m), blocks + w * f.sel->n_kernels + f.sel->n_kernels);
     model_free(m);
+    /* the default adds the applicability head, one more hidden -> K linear map */
+    m = train_family(&f, "reformer", "{\"epochs\": 1}", 1, NULL, 0, NULL);
+    cr_assert_eq(model_n_params(m), blocks + 2 * (w * f.sel->n_kernels + f.sel->n_kernels));
+    model_free(m);
+    fixture_free(&f);
+}
+
+/* The applicability head exists to stop picks of kernels that were never measured for the problem (efficiency
+ * 0): on held-out problems it makes fewer of them than the same model without it. */
+Test(models_reformer, applicability_head_reduces_unmeasured_picks, .timeout = 180)
+{
+    fixture f = fixture_load(1200000);
+    const int K = f.sel->n_kernels;
+    double rate[2];
+    for (int with = 0; with < 2; with++) {
+        model *m = train_family(&f, "reformer", with ? SMALL_REFORMER : SMALL_REFORMER_PAPER, 1, NULL, 0, NULL);
+        float *s = scores_of(m, &f, f.test, f.n_test);
+        long unmeasured = 0;
+        for (int i = 0; i < f.n_test; i++)
+            unmeasured += !isfinite(f.sel->runtime[(size_t)f.test[i] * K + eval_select_argmax(s + (size_t)i * K, K)]);
+        rate[with] = (double)unmeasured / f.n_test;
+        free(s);
+        model_free(m);
+    }
+    cr_log_info("unmeasured picks: %.4f without the head, %.4f with it\n", rate[0], rate[1]);
+    cr_assert_lt(rate[1], rate[0], "with %.4f, without %.4f", rate[1], rate[0]);
+    fixture_free(&f);
+}
+
+/* Version-1 files (before the applicability head) still load, as models without the head. */
+Test(models_reformer, version_1_file_loads_without_the_head, .timeout = 120)
+{
+    fixture f = fixture_load(200000);
+    model *m = train_family(&f, "reformer", "{\"epochs\": 1, \"hidden\": 8, \"expand\": 8, \"applicability\": 0}", 1,
+                            NULL, 0, NULL);
+    char *path = test_tmppath(".h5");
+    cr_assert_eq(model_save(m, path), HR_OK);
+    set_int_attr(path, "family", "reformer_version", 1);
+    model *m2 = NULL;
+    cr_assert_eq(model_load(path, &m2), HR_OK, "%s", hr_last_error());
+    float *a = scores_of(m, &f, f.test, f.n_test), *b = scores_of(m2, &f, f.test, f.n_test);
+    cr_assert(memcmp(a, b, (size_t)f.n_test * m->n_kernels * sizeof *a) == 0);
+    free(a);
+    free(b);
+    model_free(m2);
+    model_free(m);
+    remove(path);
+    free(path);
     fixture_free(&f);
 }
 
@@ -406,6 +468,6 @@ Test(models_transformer, save_load_and_resume, .timeout = 120)
 
 Test(models_transformer, single_problem_prediction_equals_batched_and_newer_refused, .timeout = 120)
 {
-    check_single_vs_batched("transformer", SMALL_TRANSFORMER);
+    check_single_vs_batched("transformer", SMALL_TRANSFORMER, 1);
     check_newer_refused("transformer", "{\"epochs\": 1, \"d\": 8, \"heads\": 2, \"d_ff\": 16}", "transformer_version");
 }

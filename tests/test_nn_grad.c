@@ -298,6 +298,37 @@ Test(nn_grad, softmax_xent_soft_targets)
     op_free(&o);
 }
 
+/* ---- per-class binary cross-entropy on logits (the loss itself is the output) ---- */
+static void bce_fwd(op *o, float *y) { y[0] = nn_bce_logits_forward(o->x, o->target, o->prob, o->B, 5); }
+static void bce_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_bce_logits_backward(o->prob, o->target, dx, o->B, 5, dy[0]);
+}
+
+Test(nn_grad, bce_with_logits)
+{
+    op o = {0};
+    op_params_ready(&o, 16);
+    o.B = 4;
+    o.nx = 20;
+    o.ny = 1;
+    o.x = randn(&o.rng, o.nx, 3.0f);
+    o.prob = calloc(o.nx, sizeof(float));
+    o.target = calloc(o.nx, sizeof(float));
+    /* hard 0/1 targets (the applicability mask) and a few soft ones */
+    for (size_t i = 0; i < o.nx; i++) o.target[i] = i % 3 == 0 ? 1.0f : i % 7 == 1 ? 0.3f : 0.0f;
+    o.fwd = bce_fwd;
+    o.bwd = bce_bwd;
+    grad_check(&o, "bce.z");
+    /* stable at large |z|: the loss of a confident right answer is ~0, of a wrong one ~|z| */
+    float z[2] = {60.0f, -60.0f}, t[2] = {1.0f, 1.0f}, pr[2];
+    float l = nn_bce_logits_forward(z, t, pr, 1, 2);
+    cr_assert(isfinite(l) && fabsf(l - 60.0f) < 1e-3f, "%g", l);
+    cr_assert_float_eq(nn_log_sigmoid(-60.0f), -60.0f, 1e-4);
+    cr_assert_float_eq(nn_log_sigmoid(0.0f), -logf(2.0f), 1e-6);
+    op_free(&o);
+}
+
 /* ---- embedding (gradient w.r.t. the table only) ---- */
 static void emb_fwd(op *o, float *y) { nn_embedding_forward(&o->emb, &o->p, o->ids, y, o->B); }
 static void emb_bwd(op *o, const float *y, const float *dy, float *dx)

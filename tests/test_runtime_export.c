@@ -57,10 +57,18 @@ static char *export_and_run(const model *m, const char *driver, char **keys, int
     cr_assert_eq(rc, 0, "compiling the exported runtime failed: %s", cmd);
     snprintf(cmd, sizeof cmd, "%s/drv %s/keys.txt %s/out.txt", dir, dir, dir);
     cr_assert_eq(system(cmd), 0);
+    /* the caller reads the output, then removes the whole folder (remove_export) */
     char *out = malloc(1100);
     snprintf(out, 1100, "%s/out.txt", dir);
     free(dir);
     return out;
+}
+
+static void remove_export(const char *out_txt)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf \"$(dirname '%s')\"", out_txt);
+    cr_assert_eq(system(cmd), 0);
 }
 
 static model *train_gbdt(const model_train_data *d, const char *cfg_text)
@@ -112,6 +120,7 @@ Test(runtime_export, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
         free(keys[i]);
     }
     fclose(f);
+    remove_export(out);
     free(out);
     free(keys);
     model_free(m);
@@ -162,6 +171,7 @@ Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
         }
     }
     fclose(f);
+    remove_export(out);
     free(out);
     free(want);
     free(sel);
