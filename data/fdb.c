@@ -118,6 +118,7 @@ typedef struct fdb_builder {
     data_problem *problems;
     char **keys;
     long *lines;           /* source line of each problem */
+    uint32_t *key_len;     /* key length (chunks: keys point into the text) */
     int n, cap;
     fdb_entry *entries;
     size_t n_entries, cap_entries;
@@ -138,6 +139,9 @@ static int builder_reserve(fdb_builder *b, size_t more_entries)
         long *l = realloc(b->lines, (size_t)cap * sizeof *l);
         if (!l) return HR_ENOMEM;
         b->lines = l;
+        uint32_t *kl = realloc(b->key_len, (size_t)cap * sizeof *kl);
+        if (!kl) return HR_ENOMEM;
+        b->key_len = kl;
         b->cap = cap;
     }
     if (b->n_entries + more_entries > b->cap_entries) {
@@ -149,6 +153,30 @@ static int builder_reserve(fdb_builder *b, size_t more_entries)
         b->cap_entries = cap;
     }
     return HR_OK;
+}
+
+/* "ddd.ddd" with at most 15 significant digits: mantissa and power of ten are exact doubles, so one
+ * division rounds correctly and the value equals strtod's. Anything else returns 0 (use strtod). */
+static int decimal_fast(const char *s, size_t n, double *out)
+{
+    static const double p10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    uint64_t m = 0;
+    int digits = 0, frac = -1;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            if (++digits > 15) return 0;
+            m = m * 10 + (uint64_t)(c - '0');
+            if (frac >= 0) frac++;
+        } else if (c == '.' && frac < 0) {
+            frac = 0;
+        } else {
+            return 0;
+        }
+    }
+    if (digits == 0) return 0;
+    *out = (double)m / p10[frac > 0 ? frac : 0];
+    return 1;
 }
 
 /* Parses one entry (either "Solver:ms,ws,algo" or the older "algo:Solver,ms,ws,algo,unused").
@@ -175,11 +203,14 @@ static const char *entry_parse(const char *s, size_t n, const char **name, size_
     char num[64];
     size_t tn = (size_t)(tend - rest);
     if (tn == 0 || tn >= sizeof num) return "non-numeric time";
-    memcpy(num, rest, tn);
-    num[tn] = '\0';
-    char *stop;
-    double v = strtod(num, &stop);
-    if (stop != num + tn || isnan(v)) return "non-numeric time";
+    double v;
+    if (!decimal_fast(rest, tn, &v)) {
+        memcpy(num, rest, tn);
+        num[tn] = '\0';
+        char *stop;
+        v = strtod(num, &stop);
+        if (stop != num + tn || isnan(v)) return "non-numeric time";
+    }
     if (!(v > 0) || isinf(v)) return "non-positive or infinite time";
     *ms = v;
     return NULL;
@@ -229,18 +260,10 @@ static const char *line_parse(fdb_builder *b, const char *line, size_t len, long
         v = semi ? semi + 1 : end;
     }
     if (b->n_entries == first) return "no kernel entries";
-    int ins;
-    int kid = strtab_get(&b->keyset, line, (size_t)(eq - line), 1, &ins);
-    if (kid < 0) {
-        *status = HR_ENOMEM;
-        return "out of memory";
-    }
-    if (!ins) {
-        b->n_entries = first;
-        return "duplicate problem key";
-    }
+    /* keys point into the text here; duplicates are found when the chunks are merged */
     b->problems[pid] = p;
-    b->keys[pid] = b->keyset.names[kid];
+    b->keys[pid] = (char *)line;
+    b->key_len[pid] = (uint32_t)(eq - line);
     b->lines[pid] = lineno;
     b->n++;
     return NULL;
@@ -257,6 +280,7 @@ static void builder_free(fdb_builder *b)
     free(b->problems);
     free(b->keys);
     free(b->lines);
+    free(b->key_len);
     free(b->entries);
     strtab_free(&b->kernels, 1);
     strtab_free(&b->keyset, 1);
@@ -375,7 +399,7 @@ static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skip
         data_skips dups;
         memset(&dups, 0, sizeof dups);
         for (int i = 0; i < cb->n; i++) {
-            int id = strtab_get(&b->keyset, cb->keys[i], strlen(cb->keys[i]), 1, &ins);
+            int id = strtab_get(&b->keyset, cb->keys[i], cb->key_len[i], 1, &ins);
             if (id < 0 || builder_reserve(b, 0)) {
                 free(kmap);
                 free(pmap);
@@ -390,6 +414,7 @@ static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skip
             pmap[i] = b->n;
             b->problems[b->n] = cb->problems[i];
             b->keys[b->n] = b->keyset.names[id];
+            b->key_len[b->n] = cb->key_len[i];
             b->lines[b->n] = cb->lines[i];
             b->n++;
         }
@@ -438,7 +463,7 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
     long before = 0;
     for (int c = 0; c < nch; c++) {
         ch[c].line0 = before;
-        for (const char *p = ch[c].begin; p < ch[c].end; p++) before += *p == '\n';
+        for (const char *p = ch[c].begin; (p = memchr(p, '\n', (size_t)(ch[c].end - p))) != NULL; p++) before++;
         if (ch[c].end > ch[c].begin && ch[c].end[-1] != '\n') before++;
     }
     hr_parallel_for(nch, (size_t)nch, chunk_run, ch);

@@ -54,13 +54,12 @@ int data_key_format(const data_problem *p, char *buf, size_t size)
 
 uint64_t data_problem_geometry_hash(const data_problem *p)
 {
-    uint64_t h = 1469598103934665603ULL;
+    /* word-wise multiply-xorshift; equal geometries are then compared exactly by the callers */
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
     for (int i = 0; i < DATA_FIELD_COUNT; i++) {
-        uint64_t v = (uint64_t)p->f[i];
-        for (int b = 0; b < 8; b++) {
-            h ^= (v >> (8 * b)) & 0xff;
-            h *= 1099511628211ULL;
-        }
+        h ^= (uint64_t)p->f[i] + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2);
+        h *= 0xff51afd7ed558ccdULL;
     }
+    h ^= h >> 33;
     return h;
 }
