@@ -85,7 +85,7 @@ static const char *decode_name(s2s_decode_kind k)
 }
 
 /* Defaults: E 32, one Conv1D of 64 channels, one BiLSTM of 64 per direction, decoder 64, attention 64,
- * Adam 3e-3 with warm-up and cosine decay, batch 64, constrained beam of width 4. */
+ * 15 epochs of Adam 3e-3 with warm-up and cosine decay, batch 64, constrained beam of width 4. */
 static int s2s_cfg_parse(const cJSON *c, s2s_cfg *o)
 {
     static const char *const own[] = {"embed", "conv_layers", "conv_channels", "lstm_layers", "hidden",
@@ -97,7 +97,7 @@ static int s2s_cfg_parse(const cJSON *c, s2s_cfg *o)
     known[n] = NULL;
     int rc = model_cfg_check(c, "seq2seq", known);
     o->train = train_opts_defaults();
-    o->train.epochs = 40;
+    o->train.epochs = 15;
     o->train.batch_size = 64;
     o->train.lr = 3e-3f;
     o->train.lr_min = 1e-5f;

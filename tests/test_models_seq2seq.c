@@ -176,6 +176,42 @@ Test(seq2seq, learns_and_decodes_validly)
     fixture_free(&f);
 }
 
+/* A rule that only judges the first value once two are known, so a beam that dropped it meets a dead
+ * end at position 1 and the decoder must backtrack. */
+static int32_t forced_first;
+static int forced_rule(const data_problem *p, const int32_t *v, int len)
+{
+    (void)p;
+    return len < 2 || v[0] == forced_first;
+}
+
+Test(seq2seq, dead_ends_are_backtracked)
+{
+    fixture f = fixture_load(2000);
+    model *mb = train_s2s(&f, "{" TINY ", \"epochs\": 1}", 4);
+    seq2seq *m = (seq2seq *)mb;
+    const int L = f.t->length;
+    static const char *const names[16] = {0};
+    data_constraint rule = {"forced", L, names, forced_rule};
+    const data_constraint *saved = m->base.constraint;
+    m->base.constraint = &rule;
+    for (int i = 0; i < 20; i++) {
+        const data_problem *p = &f.t->problems[f.test[i]];
+        int32_t g[16], v[16];
+        int fell = -1;
+        cr_assert_eq(s2s_decode(m, p, S2S_DECODE_GREEDY, 1, g, NULL), HR_OK);
+        /* force a first value greedy did not pick */
+        forced_first = m->base.vocab[0][0] == g[0] ? m->base.vocab[0][1] : m->base.vocab[0][0];
+        cr_assert_eq(s2s_decode(m, p, S2S_DECODE_CONSTRAINED, 1, v, &fell), HR_OK);
+        cr_assert_eq(fell, 0);
+        cr_assert(forced_rule(p, v, L), "row %d: first value %d, forced %d", i, v[0], forced_first);
+    }
+    cr_assert_eq(s2s_fallback_count(mb), 0);
+    m->base.constraint = saved;
+    model_free(mb);
+    fixture_free(&f);
+}
+
 Test(seq2seq, save_load_round_trip)
 {
     fixture f = fixture_load(2000);

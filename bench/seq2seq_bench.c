@@ -1,0 +1,109 @@
+/* seq2seq timings on the real ConvAsm1x1U perf-db (random 80/20 split, seed 0): one training epoch
+ * (no validation) at a given thread count, then per decoding mode (greedy, beam and constrained
+ * beam of widths 4 and 10) the single-problem decode time and the test metrics. With a MODEL file
+ * (trained on the same split) training is skipped. The PyTorch counterpart of the training epoch is
+ * bench/seq2seq_torch.py (same architecture, batch and threads).
+ *   seq2seq_bench PERFDB [threads] [config-json | MODEL.h5]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model.h"
+#include "models/seq2seq_internal.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: seq2seq_bench PERFDB [threads] [config-json]\n");
+        return 2;
+    }
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    const char *cfg_text = argc > 3 ? argv[3] : "{\"epochs\": 1}";
+    data_load_opts lo = {0, NULL};
+    data_tune *t = NULL;
+    if (data_perfdb_load(argv[1], "ConvAsm1x1U", &lo, &t)) {
+        fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+        return 1;
+    }
+    data_split split;
+    if (data_split_random(t->n, 0.2, 0, &split)) {
+        fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+        return 1;
+    }
+    int nf = data_features_count();
+    float *X = malloc((size_t)t->n * nf * sizeof *X);
+    data_features_compute_all(t->problems, t->n, X);
+    cJSON *cfg = cJSON_Parse(cfg_text);
+    hr_log log = hr_log_silent();
+    model_train_data d = {MODEL_TASK_TUNE, NULL, t, X, nf, split.train, split.n_train, NULL, 0};
+    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL};
+    hr_blas_set_threads(threads);
+    model *m = NULL;
+    size_t len = argc > 3 ? strlen(argv[3]) : 0;
+    if (len > 3 && strcmp(argv[3] + len - 3, ".h5") == 0) {
+        if (model_load(argv[3], &m)) {
+            fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+            return 1;
+        }
+    } else {
+        double t0 = hr_now();
+        if (model_family_seq2seq.train(&d, &ctx, &m)) {
+            fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+            return 1;
+        }
+        double secs = hr_now() - t0;
+        int epochs = m->n_curve;
+        printf("train: %d rows, %d epoch(s), %.2f s/epoch (%d threads), %ld params\n", split.n_train, epochs,
+               secs / epochs, threads, model_n_params(m));
+    }
+    const seq2seq *s = (const seq2seq *)m;
+    const int L = t->length;
+    const data_constraint *con = data_constraint_find(t->solver);
+
+    hr_blas_set_threads(1);
+    struct { s2s_decode_kind kind; int k; const char *name; } runs[] = {
+        {S2S_DECODE_GREEDY, 1, "greedy"},      {S2S_DECODE_BEAM, 4, "beam k=4"},
+        {S2S_DECODE_CONSTRAINED, 4, "constrained k=4"}, {S2S_DECODE_BEAM, 10, "beam k=10"},
+        {S2S_DECODE_CONSTRAINED, 10, "constrained k=10"},
+    };
+    int n = split.n_test;
+    double *us = malloc((size_t)n * sizeof *us);
+    int32_t v[64];
+    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+        long hit = 0, exact = 0, valid = 0, fell = 0;
+        for (int i = 0; i < n; i++) {
+            const int row = split.test[i];
+            int fb = 0;
+            double a = hr_now();
+            s2s_decode(s, &t->problems[row], runs[r].kind, runs[r].k, v, &fb);
+            us[i] = (hr_now() - a) * 1e6;
+            int h = 0;
+            for (int j = 0; j < L; j++) h += v[j] == t->values[(size_t)row * L + j];
+            hit += h;
+            exact += h == L;
+            valid += con->valid_prefix(&t->problems[row], v, L);
+            fell += fb;
+        }
+        printf("%-17s param_accuracy %.4f  exact %.4f  valid %.4f  fallbacks %ld\n", runs[r].name,
+               (double)hit / ((double)n * L), (double)exact / n, (double)valid / n, fell);
+        qsort(us, (size_t)n, sizeof *us, cmp_double);
+        double mean = 0;
+        for (int i = 0; i < n; i++) mean += us[i];
+        printf("decode %-17s median %7.1f us  mean %7.1f us  p99 %7.1f us  (%d problems, 1 thread)\n", runs[r].name,
+               us[n / 2], mean / n, us[(int)(0.99 * (n - 1))], n);
+    }
+    free(us);
+    model_free(m);
+    cJSON_Delete(cfg);
+    free(X);
+    data_split_free(&split);
+    data_tune_free(t);
+    return 0;
+}
