@@ -17,6 +17,8 @@ typedef struct gbdt_model {
 } gbdt_model;
 
 int gbdt_model_export_c(const model *m, FILE *out);
+/* seq2seq: the encoder, attention decoder and the model's decoding (models/seq2seq_export.c). */
+int seq2seq_model_export_c(const model *m, FILE *out);
 
 /* Writes `static const <type> name[n] = {...};` with values that read back exactly. */
 void export_c_floats(FILE *out, const char *name, const float *v, size_t n);

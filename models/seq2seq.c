@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "models/models_internal.h"
 #include "models/seq2seq_internal.h"
 
 #define S2S_EVAL_CHUNK 512
@@ -585,4 +586,5 @@ const model_family model_family_seq2seq = {
     .load = s2s_load,
     .n_params = s2s_n_params,
     .free = s2s_free,
+    .export_c = seq2seq_model_export_c,
 };

@@ -10,6 +10,7 @@
 #include "data/data.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
+#include "models/seq2seq_internal.h"
 #include "runtime/runtime.h"
 
 static const char *driver_select =
@@ -179,4 +180,77 @@ Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
     data_split_free(&s);
     free(X);
     data_select_free(ds);
+}
+
+/* A small seq2seq (constrained beam of width 4, the family's default decoding) exported and compiled:
+ * the runtime must pick the same parameter sequence as model_predict_tune on 1,000 held-out problems,
+ * each valid under the solver's rules. The same weights are then exported with greedy and plain beam
+ * decoding, which must agree as well. */
+Test(runtime_export, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
+{
+    hr_h5_quiet();
+    data_tune *dt;
+    cr_assert_eq(data_perfdb_load(test_miopen("gfx906_60.db.bz2"), "ConvAsm1x1U", NULL, &dt), HR_OK);
+    const data_constraint *con = data_constraint_find("ConvAsm1x1U");
+    cr_assert_not_null(con);
+    int F = data_features_count();
+    float *X = malloc((size_t)dt->n * F * sizeof *X);
+    data_features_compute_all(dt->problems, dt->n, X);
+    data_split s;
+    cr_assert_eq(data_split_random(dt->n, 0.2, 3, &s), HR_OK);
+    int n_fit = s.n_train < 3000 ? s.n_train : 3000;
+    model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, n_fit, NULL, 0};
+    cJSON *cfg = cJSON_Parse("{\"epochs\": 3, \"embed\": 8, \"conv_channels\": 16, \"hidden\": 16, \"attn\": 16}");
+    hr_log silent = hr_log_silent();
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL};
+    model *m;
+    cr_assert_eq(model_family_find("seq2seq")->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cJSON_Delete(cfg);
+    int n = 1000, L = m->length;
+    cr_assert_geq(s.n_test, n);
+    cr_assert_eq(L, 8);
+    char **keys = malloc((size_t)n * sizeof *keys);
+    data_problem *probs = malloc((size_t)n * sizeof *probs);
+    for (int i = 0; i < n; i++) {
+        const char *why;
+        keys[i] = malloc(256);
+        data_key_format(&dt->problems[s.test[i]], keys[i], 256);
+        /* through the key, as the runtime sees it */
+        cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &probs[i], &why), HR_OK, "%s", keys[i]);
+    }
+    seq2seq *sm = (seq2seq *)m;
+    const s2s_decode_kind kinds[3] = {S2S_DECODE_CONSTRAINED, S2S_DECODE_GREEDY, S2S_DECODE_BEAM};
+    cr_assert_eq(sm->a.decode, S2S_DECODE_CONSTRAINED);
+    for (int mode = 0; mode < 3; mode++) {
+        sm->a.decode = kinds[mode];
+        char *out = export_and_run(m, driver_tune, keys, n);
+        FILE *f = fopen(out, "r");
+        int differ = 0, first = -1;
+        for (int i = 0; i < n; i++) {
+            int32_t want[8], got[8];
+            cr_assert_eq(model_predict_tune(m, &probs[i], want), HR_OK);
+            int same = 1;
+            for (int j = 0; j < L; j++) {
+                cr_assert_eq(fscanf(f, "%d", &got[j]), 1, "problem %d", i);
+                same &= got[j] == want[j];
+            }
+            if (!same && first < 0) first = i;
+            differ += !same;
+            if (kinds[mode] == S2S_DECODE_CONSTRAINED)
+                cr_assert(con->valid_prefix(&probs[i], got, L), "problem %d (%s): exported sequence breaks the rules", i,
+                          keys[i]);
+        }
+        cr_assert_eq(differ, 0, "decode %d: %d of %d sequences differ, first problem %d (%s)", (int)kinds[mode], differ, n,
+                     first, first >= 0 ? keys[first] : "");
+        fclose(f);
+        remove_export(out);
+        free(out);
+    }
+    for (int i = 0; i < n; i++) free(keys[i]);
+    free(keys);
+    free(probs);
+    model_free(m);
+    data_split_free(&s);
+    free(X);
+    data_tune_free(dt);
 }
