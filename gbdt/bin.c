@@ -221,8 +221,12 @@ int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_bin
         rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);
         for (int j = 0; j < data->d && rc == HR_OK; j++) rc = status[j];
     }
-    for (int j = 0; j < data->d && rc == HR_OK; j++)
+    for (int j = 0; j < data->d && rc == HR_OK; j++) {
         out->hist_offset[j + 1] = out->hist_offset[j] + (size_t)out->mappers[j].num_bins;
+        int first = gbdt_binned_get(out, j, 0), trivial = 1;
+        for (size_t i = 1; i < data->n && trivial; i++) trivial = gbdt_binned_get(out, j, i) == first;
+        out->mappers[j].trivial = trivial;
+    }
     if (scratch)
         for (int t = 0; t < nthreads; t++) free(scratch[t]);
     free(scratch);

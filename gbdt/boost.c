@@ -160,32 +160,93 @@ static int boost_setup(const gbdt_params *p, const gbdt_data *train, const gbdt_
     return HR_OK;
 }
 
+/* One tree builder: a grower and its feature-sample buffers. Multiclass iterations give each worker thread
+ * its own, so that the K trees of an iteration grow in parallel. */
+typedef struct boost_worker {
+    gbdt_grower *grower;
+    int *perm;     /* (d) */
+    uint8_t *used; /* (d) */
+} boost_worker;
+
 typedef struct boost_state {
     gbdt_binned bd;
-    gbdt_grower *grower;
+    int nworkers, inner_threads; /* trees grown at once, threads inside each tree */
+    boost_worker *workers;       /* (nworkers) */
     double *F, *Fv;  /* (n, K), (nv, K) raw scores */
     double *gh;      /* (K, n, 2) */
-    int *all_rows, *bag_rows, *perm;
-    uint8_t *used;
+    int *all_rows, *bag_rows;
+    int *status;     /* (K) per-class result of an iteration */
 } boost_state;
 
 static void boost_state_free(boost_state *s)
 {
-    gbdt_grower_free(s->grower);
+    for (int w = 0; s->workers && w < s->nworkers; w++) {
+        gbdt_grower_free(s->workers[w].grower);
+        free(s->workers[w].perm);
+        free(s->workers[w].used);
+    }
+    free(s->workers);
     gbdt_binned_free(&s->bd);
     free(s->F);
     free(s->Fv);
     free(s->gh);
     free(s->all_rows);
     free(s->bag_rows);
-    free(s->perm);
-    free(s->used);
+    free(s->status);
+}
+
+/* The trees of one iteration: tree k fits class k's gradients. A tree depends only on (data, params,
+ * iteration, k), never on which worker grows it, so the model is the same for any thread count. */
+typedef struct class_job {
+    const gbdt_params *p;
+    const gbdt_data *train, *valid;
+    boost_state *s;
+    gbdt_tree *trees; /* (K) this iteration's slots */
+    int it;
+    const int *rows;
+    size_t nrows;
+} class_job;
+
+static int boost_grow_class(const class_job *job, boost_worker *w, int k)
+{
+    const gbdt_params *p = job->p;
+    const gbdt_data *train = job->train;
+    boost_state *s = job->s;
+    size_t n = train->n;
+    int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    const double *gh = s->gh + 2 * (size_t)k * n;
+    gbdt_tree *t = &job->trees[k];
+    hr_rng rng;
+    hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
+    boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
+    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, t);
+    if (rc) return rc;
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX)
+        for (int l = 0; l < t->num_leaves; l++) {
+            size_t cnt;
+            const int *lr = gbdt_grower_leaf_rows(w->grower, l, &cnt);
+            double newton = t->leaf_value[l] / p->learning_rate;
+            double step = gbdt_objective_softmax_step(p, train, gh, k, lr, cnt, newton);
+            if (step != newton) t->leaf_value[l] = p->learning_rate * step;
+        }
+    if (job->nrows == n)
+        gbdt_grower_add_scores(w->grower, t, K, k, s->F);
+    else
+        rc = boost_add_tree(t, train, K, k, s->inner_threads, s->F);
+    if (rc == HR_OK && job->valid) rc = boost_add_tree(t, job->valid, K, k, s->inner_threads, s->Fv);
+    return rc;
+}
+
+static void class_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const class_job *job = ctx;
+    for (size_t k = begin; k < end; k++) job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], (int)k);
 }
 
 static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
                       int nthreads, boost_state *s, gbdt_booster *b)
 {
-    int K = b->num_class, d = train->d, rc = HR_OK;
+    int K = b->num_class, rc = HR_OK;
     size_t n = train->n;
     int first_tree = b->num_trees, best_iter = 0, stopped = 0;
     double best_metric = INFINITY;
@@ -200,34 +261,26 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             rows = s->bag_rows;
         }
         if ((rc = gbdt_objective_gradients(p, train, s->F, nthreads, s->gh))) break;
-        int grown = 0;
-        for (int k = 0; k < K && rc == HR_OK; k++) {
-            hr_rng rng;
-            hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)it * (uint64_t)K + (uint64_t)k);
-            boost_features(&rng, d, p->feature_fraction, s->perm, s->used);
-            gbdt_tree *t = gbdt_booster_push_tree(b);
-            if (!t) {
-                rc = HR_ENOMEM;
-                break;
-            }
-            rc = gbdt_grower_grow(s->grower, s->gh + 2 * (size_t)k * n, rows, nrows, s->used, t);
-            if (rc) {
-                b->num_trees--;
-                break;
-            }
-            /* a stump still moves the scores when they are off on average (e.g. given init scores) */
-            grown += t->num_leaves > 1 || fabs(t->leaf_value[0]) > 1e-10;
-            if (nrows == n)
-                gbdt_grower_add_scores(s->grower, t, K, k, s->F);
-            else
-                rc = boost_add_tree(t, train, K, k, nthreads, s->F);
-            if (rc == HR_OK && valid) rc = boost_add_tree(t, valid, K, k, nthreads, s->Fv);
+        int first = b->num_trees;
+        for (int k = 0; k < K && rc == HR_OK; k++)
+            if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
+        if (rc == HR_OK) {
+            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows};
+            rc = hr_parallel_for(s->nworkers, (size_t)K, class_range, &job);
+            for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
         }
-        if (rc) break;
+        if (rc) {
+            gbdt_booster_truncate(b, first);
+            break;
+        }
+        int grown = 0;
+        /* a stump still moves the scores when they are off on average (e.g. given init scores) */
+        for (int k = 0; k < K; k++)
+            grown += b->trees[first + k].num_leaves > 1 || fabs(b->trees[first + k].leaf_value[0]) > 1e-10;
         if (!grown) {
             /* no tree splits and the stumps are ~0: further iterations would change nothing */
             gbdt_booster_truncate(b, b->num_trees - K);
-            hr_log_printf(log, HR_LOG_INFO, "gbdt: stopped at iteration %d: no split meets the requirements", it);
+            hr_log_printf(log, HR_LOG_INFO, "gbdt: stopped at iteration %d: no split meets the requirements\n", it);
             break;
         }
         double vm = valid ? gbdt_objective_metric(p, valid, s->Fv) : 0;
@@ -240,10 +293,10 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if (p->log_every > 0 && ((it + 1) % p->log_every == 0 || stopped)) {
             double tm = gbdt_objective_metric(p, train, s->F);
             if (valid)
-                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g, valid %s %.6g", it + 1, metric_name, tm,
+                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g, valid %s %.6g\n", it + 1, metric_name, tm,
                               metric_name, vm);
             else
-                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g", it + 1, metric_name, tm);
+                hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g\n", it + 1, metric_name, tm);
         }
         if (stopped) break;
     }
@@ -251,7 +304,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
     if (stopped) {
         gbdt_booster_truncate(b, first_tree + best_iter * K);
         b->best_iteration = first_tree / K + best_iter;
-        hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d, valid %s %.6g",
+        hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d, valid %s %.6g\n",
                       b->best_iteration, metric_name, best_metric);
     }
     return HR_OK;
@@ -270,16 +323,25 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     boost_state s;
     memset(&s, 0, sizeof s);
     rc = gbdt_binned_build(train, p->max_bin, nthreads, &s.bd);
-    if (rc == HR_OK) rc = gbdt_grower_new(&s.bd, p, nthreads, &s.grower);
+    /* many classes: one tree per thread at a time; one class: every thread inside the tree */
+    s.nworkers = K >= 2 ? (nthreads < K ? nthreads : K) : 1;
+    s.inner_threads = s.nworkers > 1 ? 1 : nthreads;
+    s.workers = hr_calloc((size_t)s.nworkers, sizeof *s.workers);
+    if (rc == HR_OK && !s.workers) rc = HR_ENOMEM;
+    for (int w = 0; w < s.nworkers && rc == HR_OK; w++) {
+        rc = gbdt_grower_new(&s.bd, p, s.inner_threads, &s.workers[w].grower);
+        s.workers[w].perm = hr_malloc((size_t)train->d * sizeof(int));
+        s.workers[w].used = hr_malloc((size_t)train->d);
+        if (rc == HR_OK && (!s.workers[w].perm || !s.workers[w].used)) rc = HR_ENOMEM;
+    }
     if (rc == HR_OK) {
         s.F = hr_malloc(n * (size_t)K * sizeof(double));
         s.Fv = valid ? hr_malloc(valid->n * (size_t)K * sizeof(double)) : NULL;
         s.gh = hr_malloc(2 * n * (size_t)K * sizeof(double));
         s.all_rows = hr_malloc(n * sizeof(int));
         s.bag_rows = hr_malloc(n * sizeof(int));
-        s.perm = hr_malloc((size_t)train->d * sizeof(int));
-        s.used = hr_malloc((size_t)train->d);
-        if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.perm || !s.used) rc = HR_ENOMEM;
+        s.status = hr_calloc((size_t)K, sizeof(int));
+        if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status) rc = HR_ENOMEM;
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;

@@ -8,6 +8,9 @@
  * splits "int(x) in set" (bitset). The split gain and leaf value follow second-order boosting:
  *   gain = T(G_L)^2/(H_L+l2) + T(G_R)^2/(H_R+l2) - T(G)^2/(H+l2),  leaf = -lr * T(G)/(H+l2),
  *   T(G) = sign(G) max(0, |G| - l1)   (G, H: sums of gradients and hessians over a node's rows).
+ * Softmax leaves keep that Newton step unless it overshoots the exact minimiser of the leaf's loss (tiny
+ * hessians p (1 - p) of rare or saturated classes), which then replaces it (objective.c).
+ * Multiclass iterations grow their K trees in parallel, one per thread.
  * Nodes use LightGBM's tree layout and decision rules, so models round-trip through its text format
  * (lightgbm.c); our own format is HDF5 (io.c). Matrices are row-major: x is (n, d), x[i * d + j].
  * Everything is deterministic: same data, params and seed give a bit-identical model for any thread count.

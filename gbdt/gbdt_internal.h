@@ -44,6 +44,7 @@ typedef struct gbdt_bin_mapper {
     int num_bins;        /* numeric: value bins + 1 NaN bin (the last); categorical: categories + 1 other bin */
     double *upper;       /* numeric (num_bins - 1): bin b holds upper[b-1] < x <= upper[b]; last is +inf */
     int *category;       /* categorical (num_bins - 1): the category of each bin, most frequent first */
+    int trivial;         /* every row falls in one bin: never split on, and left out of histograms */
 } gbdt_bin_mapper;
 
 typedef struct gbdt_binned {
@@ -66,15 +67,23 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 }
 
 /* ---- histogram.c ---- */
+/* A histogram is one buffer: (total bins) gbdt_hist_bin (g, h) pairs, then (total bins) uint32 row counts,
+ * kept apart so that the hot loop adds one 16-byte pair and one counter per (row, feature). */
 typedef struct gbdt_hist_bin {
     double g, h; /* sums of gradients and hessians */
-    int64_t n;   /* rows */
 } gbdt_hist_bin;
+#define GBDT_HIST_BYTES(total) ((size_t)(total) * (sizeof(gbdt_hist_bin) + sizeof(uint32_t)))
+/* the counts of a histogram of `total` bins (const-agnostic, like strchr) */
+static inline uint32_t *gbdt_hist_counts(const gbdt_hist_bin *hist, size_t total)
+{
+    return (uint32_t *)(uintptr_t)(hist + total);
+}
 
 /* Reusable buffers of gbdt_hist_build: per-block partial histograms and the list of used features. */
 typedef struct gbdt_hist_scratch {
-    gbdt_hist_bin *blocks; /* (GBDT_HIST_MAX_BLOCKS - 1, total bins) */
-    int *features;         /* (d) */
+    gbdt_hist_bin *blocks; /* (GBDT_HIST_MAX_BLOCKS - 1) histograms of GBDT_HIST_BYTES(total bins) */
+    int *features;         /* (d) the features histogrammed */
+    size_t *offsets;       /* (d) their histogram offsets */
 } gbdt_hist_scratch;
 #define GBDT_HIST_MAX_BLOCKS 32
 int gbdt_hist_scratch_init(gbdt_hist_scratch *s, const gbdt_binned *bd);
@@ -98,6 +107,8 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
                      gbdt_tree *out);
 /* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
  * from x: bin b <= t exactly when x <= upper[t]). */
+/* rows of leaf l of the last grown tree; *count gets their number */
+const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count);
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
 /* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
 double gbdt_leaf_output(double g, double h, double l1, double l2);
@@ -109,6 +120,10 @@ int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const 
                              double *gh);
 /* Weighted mean loss (L2: w (F-y)^2, softmax: multi_logloss) of raw scores F (n, K). */
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F);
+/* The step (before the learning rate) of a softmax leaf holding rows[0..nrows) of class k: the Newton
+ * step `newton`, or the exact minimiser of the leaf's loss when the Newton step overshoots it. */
+double gbdt_objective_softmax_step(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                                   const int *rows, size_t nrows, double newton);
 /* Base raw score per class from the labels (mean, or log class priors). */
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
 /* p = softmax(F) over K values, numerically stable. */

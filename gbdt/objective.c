@@ -3,13 +3,17 @@
  *   L2:       loss = w (F - y)^2 / 2,              g = w (F - y),    h = w
  *   softmax:  loss = -w sum_k y_k log p_k,          g_k = w (p_k - y_k), h_k = w p_k (1 - p_k)
  * where p = softmax(F) and y is one-hot (hard labels) or a probability row (soft labels); with
- * sum_k y_k = 1 the gradient is exact and h_k is the exact diagonal of the Hessian. */
+ * sum_k y_k = 1 the gradient is exact and h_k is the exact diagonal of the Hessian.
+ * A softmax leaf's Newton step can overshoot by orders of magnitude where p_k is near 0 or 1 (see
+ * gbdt_objective_softmax_step), so it is capped at the exact minimiser of the leaf's loss. */
 #include "gbdt/gbdt_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* largest softmax leaf step before the learning rate: odds change by at most e^10 ~ 2e4 per leaf */
+#define GBDT_SOFTMAX_MAX_STEP 10.0
 /* softmax for at most this many classes uses the stack */
 #define OBJ_MAX_STACK_CLASSES 256
 
@@ -140,4 +144,67 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
         base[k] /= wsum;
         if (p->objective == GBDT_OBJECTIVE_SOFTMAX) base[k] = log(base[k] > 1e-15 ? base[k] : 1e-15);
     }
+}
+
+/* phi'(delta) of the leaf loss along class k, phi(delta) = sum_i w_i (-y_i delta + log(1 - p_i + p_i e^delta))
+ * + l1 |delta| + l2 delta^2 / 2 (the softmax loss of rows whose class-k score moves by delta), with
+ * q_i = p_i e^delta / (1 - p_i + p_i e^delta) the moved probability; *curv gets phi''(delta). */
+static double softmax_step_slope(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                                 const int *rows, size_t nrows, double delta, double sign, double *curv)
+{
+    int K = p->num_class;
+    /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
+    double e = exp(-fabs(delta)), s = 0, c = 0;
+    for (size_t i = 0; i < nrows; i++) {
+        size_t r = (size_t)rows[i];
+        double w = data->weight ? data->weight[r] : 1.0;
+        if (w <= 0) continue;
+        double y = obj_target(data, K, r, k), pk = gh[2 * r] / w + y; /* g = w (p - y) */
+        pk = pk < 0 ? 0 : pk > 1 ? 1 : pk;
+        double q = pk <= 0 ? 0.0 : pk >= 1 ? 1.0 : delta >= 0 ? pk / (pk + (1.0 - pk) * e) : pk * e / (1.0 - pk + pk * e);
+        s += w * (q - y);
+        c += w * q * (1.0 - q);
+    }
+    *curv = c + p->lambda_l2;
+    return s + p->lambda_l2 * delta + p->lambda_l1 * sign;
+}
+
+/* The second-order leaf value -T(G)/(H + l2) uses h = p (1 - p), which vanishes where p is near 0 or 1,
+ * while the loss there is nearly linear, not quadratic: a leaf holding a few rows of a rare class
+ * (p ~ 1e-5, y ~ 0.3) gets a step ~ y/p ~ 1e4 where the exact minimiser is ~ log(y/p) ~ 10, and the
+ * rows of other classes that share the leaf are then predicted with certainty; their hessians vanish in
+ * turn and training diverges. The step is therefore replaced by the exact minimiser of the convex leaf
+ * loss phi (above) when that lies between 0 and the Newton step (the Newton step overshoots); when the
+ * Newton step falls short it is kept, as LightGBM does. Either way the leaf loss decreases for any
+ * learning rate in (0, 1]. Steps are also capped at +-GBDT_SOFTMAX_MAX_STEP: a leaf that is pure for
+ * class k (minimiser at infinity) and holds rows with tiny hessians would otherwise move its raw score
+ * by thousands, which is right for its training rows and ruinous for any new row that lands there.
+ * newton is the step before the learning rate. */
+double gbdt_objective_softmax_step(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                                   const int *rows, size_t nrows, double newton)
+{
+    if (!(newton != 0) || !isfinite(newton)) return isfinite(newton) ? newton : 0.0;
+    /* a leaf whose rows all agree (every y_k = 0, or every y_k = 1) has its minimiser at infinity */
+    if (newton > GBDT_SOFTMAX_MAX_STEP) newton = GBDT_SOFTMAX_MAX_STEP;
+    if (newton < -GBDT_SOFTMAX_MAX_STEP) newton = -GBDT_SOFTMAX_MAX_STEP;
+    double sign = newton > 0 ? 1.0 : -1.0, curv;
+    double slope = softmax_step_slope(p, data, gh, k, rows, nrows, newton, sign, &curv);
+    if (slope * sign <= 0) return newton; /* the minimiser is at or beyond the Newton step */
+    /* the root of phi' lies strictly between 0 and newton: safeguarded Newton on [lo, hi] */
+    double lo = 0, hi = newton, x = newton;
+    for (int it = 0; it < 60; it++) {
+        /* keep the bracket: phi' has the opposite sign of `sign` at lo and the same sign at hi */
+        if (slope * sign > 0) hi = x;
+        else lo = x;
+        double next = curv > 0 ? x - slope / curv : NAN;
+        if (!(fabs(next - lo) < fabs(hi - lo)) || !(fabs(next - hi) < fabs(hi - lo)))
+            next = 0.5 * (lo + hi); /* Newton left the bracket: bisect */
+        if (fabs(next - x) <= 1e-9 * (1.0 + fabs(x)) || fabs(hi - lo) <= 1e-9 * (1.0 + fabs(x))) {
+            x = next;
+            break;
+        }
+        x = next;
+        slope = softmax_step_slope(p, data, gh, k, rows, nrows, x, sign, &curv);
+    }
+    return x;
 }

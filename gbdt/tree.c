@@ -168,7 +168,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
 static gbdt_hist_bin *grower_hist_get(gbdt_grower *g)
 {
     if (g->pool_n > 0) return g->pool[--g->pool_n];
-    return hr_malloc(g->total_bins * sizeof(gbdt_hist_bin));
+    return hr_malloc(GBDT_HIST_BYTES(g->total_bins));
 }
 
 static void grower_hist_release(gbdt_grower *g, int leaf)
@@ -178,19 +178,19 @@ static void grower_hist_release(gbdt_grower *g, int leaf)
 }
 
 /* Best "value bins <= t go left" split, trying the NaN bin on each side when the leaf has NaNs. */
-static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int nb, double G, double H,
-                               int64_t N, double shift, gbdt_split *s)
+static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, const uint32_t *cnt, int nb,
+                               double G, double H, int64_t N, double shift, gbdt_split *s)
 {
     const gbdt_params *p = g->p;
     const gbdt_hist_bin *nan = &h[nb - 1];
-    int ndir = nan->n > 0 ? 2 : 1;
+    int ndir = cnt[nb - 1] > 0 ? 2 : 1;
     for (int dir = 0; dir < ndir; dir++) {
         double lg = dir ? nan->g : 0, lh = dir ? nan->h : 0;
-        int64_t ln = dir ? nan->n : 0;
+        int64_t ln = dir ? cnt[nb - 1] : 0;
         for (int t = 0; t < nb - 2; t++) {
             lg += h[t].g;
             lh += h[t].h;
-            ln += h[t].n;
+            ln += cnt[t];
             if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
@@ -212,17 +212,17 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
 /* LightGBM's categorical split: with few categories, one category against the rest; otherwise
  * categories (with enough rows) sorted by g / (h + cat_smooth) and a prefix of that order from either
  * end, up to max_cat_threshold categories, goes left. The "other" bin (last) always goes right. */
-static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h, int nb, double G, double H,
-                                   int64_t N, double shift, int tid, gbdt_split *s)
+static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h, const uint32_t *cnt, int nb,
+                                   double G, double H, int64_t N, double shift, int tid, gbdt_split *s)
 {
     const gbdt_params *p = g->p;
     int used = 0;
-    for (int b = 0; b < nb - 1; b++) used += h[b].n > 0;
+    for (int b = 0; b < nb - 1; b++) used += cnt[b] > 0;
     if (used <= p->max_cat_to_onehot) {
         for (int b = 0; b < nb - 1; b++) {
-            if (h[b].n == 0) continue;
+            if (cnt[b] == 0) continue;
             double lg = h[b].g, lh = h[b].h, rg = G - lg, rh = H - lh;
-            int64_t ln = h[b].n, rn = N - ln;
+            int64_t ln = cnt[b], rn = N - ln;
             if (ln < p->min_data_in_leaf || rn < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf ||
                 rh < p->min_sum_hessian_in_leaf || lh <= 0 || rh <= 0)
                 continue;
@@ -243,7 +243,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
     double *ctr = g->ctr_scratch[tid];
     int m = 0;
     for (int b = 0; b < nb - 1; b++)
-        if (h[b].n > 0 && (double)h[b].n >= p->cat_smooth) {
+        if (cnt[b] > 0 && (double)cnt[b] >= p->cat_smooth) {
             order[m] = b;
             ctr[b] = h[b].g / (h[b].h + p->cat_smooth);
             m++;
@@ -266,8 +266,8 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
             int b = order[dir ? m - 1 - i : i];
             lg += h[b].g;
             lh += h[b].h;
-            ln += h[b].n;
-            group += h[b].n;
+            ln += cnt[b];
+            group += cnt[b];
             if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
@@ -304,13 +304,15 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
     for (size_t j = begin; j < end; j++) {
         gbdt_split *s = &g->feat[j];
         s->gain = -INFINITY;
-        if (job->used && !job->used[j]) continue;
         const gbdt_bin_mapper *m = &g->bd->mappers[j];
-        const gbdt_hist_bin *h = job->hist + g->bd->hist_offset[j];
+        if ((job->used && !job->used[j]) || m->trivial) continue;
+        size_t o = g->bd->hist_offset[j];
+        const gbdt_hist_bin *h = job->hist + o;
+        const uint32_t *cnt = gbdt_hist_counts(job->hist, g->total_bins) + o;
         if (m->is_categorical)
-            split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
+            split_find_categorical(g, h, cnt, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
         else
-            split_find_numeric(g, h, m->num_bins, job->G, job->H, job->N, job->shift, s);
+            split_find_numeric(g, h, cnt, m->num_bins, job->G, job->H, job->N, job->shift, s);
         s->feature = (int)j;
     }
 }
@@ -485,6 +487,12 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
     if (rc == HR_OK) rc = grower_emit(g, num_leaves, out);
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     return rc;
+}
+
+const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count)
+{
+    *count = g->count[leaf];
+    return g->rows + g->begin[leaf];
 }
 
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F)

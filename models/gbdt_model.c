@@ -1,6 +1,6 @@
 /* Family "gbdt": our gradient-boosted trees behind the model interface.
- * select, objective "softmax" (default): one multiclass booster over kernels, trained on soft
- *   runtime-ratio labels (or onehot/softmax labels), scores = raw class scores.
+ * select, objective "softmax" (default): one multiclass booster over kernels, trained on soft labels
+ *   softmax(-t/(tau t_min)) (or "soft" runtime-ratio / "onehot" labels), scores = raw class scores.
  * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
  *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
  * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
@@ -25,9 +25,11 @@ static void params_from_config(const cJSON *cfg, const model_ctx *ctx, gbdt_para
     gbdt_params_default(p);
     p->num_rounds = (int)model_cfg_num(cfg, "rounds", 100);
     p->num_leaves = (int)model_cfg_num(cfg, "num_leaves", 63);
-    p->learning_rate = model_cfg_num(cfg, "learning_rate", 0.1);
+    /* lr 0.2 and min_data_in_leaf 10: on gfx90878 (random 80/20) the same accuracy as 0.1 / 20 in half the
+     * rounds (docs/BENCHMARKS.md, section gbdt) */
+    p->learning_rate = model_cfg_num(cfg, "learning_rate", 0.2);
     p->max_depth = (int)model_cfg_num(cfg, "max_depth", -1);
-    p->min_data_in_leaf = (int)model_cfg_num(cfg, "min_data_in_leaf", 20);
+    p->min_data_in_leaf = (int)model_cfg_num(cfg, "min_data_in_leaf", 10);
     p->min_sum_hessian_in_leaf = model_cfg_num(cfg, "min_sum_hessian_in_leaf", 1e-3);
     p->lambda_l1 = model_cfg_num(cfg, "lambda_l1", 0);
     p->lambda_l2 = model_cfg_num(cfg, "lambda_l2", 0);
@@ -170,7 +172,8 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
         p.objective = GBDT_OBJECTIVE_SOFTMAX;
         if (!rc && g->mode == GBDT_MODE_SOFTMAX) {
             data_label_kind kind = DATA_LABEL_SOFT_RATIO;
-            rc = data_label_kind_parse(model_cfg_str(ctx->config, "label", "soft"), &kind);
+            /* softmax over -t/tau (tau 0.1) beat runtime-ratio and one-hot labels on gfx90878 (docs/BENCHMARKS.md) */
+            rc = data_label_kind_parse(model_cfg_str(ctx->config, "label", "softmax"), &kind);
             int K = d->sel->n_kernels;
             p.num_class = K;
             yt = hr_malloc((size_t)d->n_train * K * sizeof *yt);

@@ -1,0 +1,181 @@
+/* Kernel-selection data for the gbdt vs XGBoost benchmark (bench/gbdt_vs_xgboost.py).
+ *
+ *   gbdt_select_bench export DATA DIR [test_fraction] [seed]
+ *       loads a find-db, computes the features, splits rows at random (as `--split random:F:seed=S`) and
+ *       writes little-endian raw arrays into DIR: x_train.f32 (n_train, d), y_train.i32 (argmin runtime),
+ *       p_train.f32 (n_train, K) soft runtime-ratio labels, x_test.f32, y_test.i32, t_test.f32 (n_test, K)
+ *       runtimes (+inf: unmeasured), and meta.txt "n_train n_test d K".
+ *   gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads label [max_depth [min_data [log]]]
+ *       trains our softmax booster on the exported training rows (label "onehot" or "soft"), predicts the
+ *       test rows, writes DIR/pred_gbdt.i32 and prints one line of key=value timings.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <time.h>
+
+#include "core/core.h"
+#include "data/data.h"
+#include "gbdt/gbdt.h"
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int write_raw(const char *dir, const char *name, const void *p, size_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return hr_error(HR_EIO, "cannot write %s", path);
+    size_t w = fwrite(p, 1, bytes, f);
+    if (fclose(f) != 0 || w != bytes) return hr_error(HR_EIO, "short write to %s", path);
+    return HR_OK;
+}
+
+static void *read_raw(const char *dir, const char *name, size_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    void *p = f ? malloc(bytes ? bytes : 1) : NULL;
+    if (p && fread(p, 1, bytes, f) != bytes) {
+        free(p);
+        p = NULL;
+    }
+    if (f) fclose(f);
+    if (!p) hr_error(HR_EIO, "cannot read %zu bytes from %s", bytes, path);
+    return p;
+}
+
+static int cmd_export(const char *data, const char *dir, double frac, uint64_t seed)
+{
+    data_load_opts opts = {0, NULL};
+    data_select *s = NULL;
+    data_tune *t = NULL;
+    int rc = data_load(data, NULL, &opts, &s, &t);
+    if (rc) return rc;
+    if (!s) {
+        data_tune_free(t);
+        return hr_error(HR_EINVAL, "%s is not a find-db", data);
+    }
+    int d = data_features_count(), K = s->n_kernels;
+    float *X = malloc((size_t)s->n * d * sizeof *X);
+    data_split sp;
+    if (!X) return HR_ENOMEM;
+    data_features_compute_all(s->problems, s->n, X);
+    if ((rc = data_split_random(s->n, frac, seed, &sp))) return rc;
+    const int *rows[2] = {sp.train, sp.test};
+    int nr[2] = {sp.n_train, sp.n_test};
+    const char *tag[2] = {"train", "test"};
+    for (int part = 0; part < 2 && rc == HR_OK; part++) {
+        int n = nr[part];
+        float *x = malloc((size_t)n * d * sizeof *x), *p = malloc((size_t)n * K * sizeof *p);
+        float *tt = malloc((size_t)n * K * sizeof *tt);
+        int32_t *y = malloc((size_t)n * sizeof *y);
+        if (!x || !p || !tt || !y) rc = HR_ENOMEM;
+        for (int i = 0; rc == HR_OK && i < n; i++) {
+            memcpy(x + (size_t)i * d, X + (size_t)rows[part][i] * d, (size_t)d * sizeof *x);
+            memcpy(tt + (size_t)i * K, s->runtime + (size_t)rows[part][i] * K, (size_t)K * sizeof *tt);
+            y[i] = data_select_best(s, rows[part][i]);
+        }
+        if (rc == HR_OK) data_labels_fill(s, rows[part], n, DATA_LABEL_SOFT_RATIO, 0.1f, p);
+        char name[64];
+        snprintf(name, sizeof name, "x_%s.f32", tag[part]);
+        if (rc == HR_OK) rc = write_raw(dir, name, x, (size_t)n * d * sizeof *x);
+        snprintf(name, sizeof name, "y_%s.i32", tag[part]);
+        if (rc == HR_OK) rc = write_raw(dir, name, y, (size_t)n * sizeof *y);
+        snprintf(name, sizeof name, "%s_%s.f32", part ? "t" : "p", tag[part]);
+        if (rc == HR_OK) rc = write_raw(dir, name, part ? tt : p, (size_t)n * K * sizeof *p);
+        free(x), free(p), free(tt), free(y);
+    }
+    if (rc == HR_OK) {
+        char meta[128];
+        int len = snprintf(meta, sizeof meta, "%d %d %d %d\n", sp.n_train, sp.n_test, d, K);
+        rc = write_raw(dir, "meta.txt", meta, (size_t)len);
+    }
+    data_split_free(&sp);
+    free(X);
+    data_select_free(s);
+    return rc;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    const char *dir = argv[0];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    FILE *f = fopen(path, "r");
+    int ntr = 0, nte = 0, d = 0, K = 0;
+    if (!f || fscanf(f, "%d %d %d %d", &ntr, &nte, &d, &K) != 4) {
+        if (f) fclose(f);
+        return hr_error(HR_EIO, "cannot read %s", path);
+    }
+    fclose(f);
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.objective = GBDT_OBJECTIVE_SOFTMAX;
+    p.num_class = K;
+    p.num_rounds = atoi(argv[1]);
+    p.num_leaves = atoi(argv[2]);
+    p.learning_rate = atof(argv[3]);
+    p.max_bin = atoi(argv[4]);
+    p.num_threads = atoi(argv[5]);
+    int soft = strcmp(argv[6], "soft") == 0;
+    if (argc > 7) p.max_depth = atoi(argv[7]);
+    if (argc > 8) p.min_data_in_leaf = atoi(argv[8]);
+    if (argc > 9) p.log_every = atoi(argv[9]);
+    hr_log log = {stderr, HR_LOG_INFO};
+    float *x = read_raw(dir, "x_train.f32", (size_t)ntr * d * sizeof(float));
+    float *xt = read_raw(dir, "x_test.f32", (size_t)nte * d * sizeof(float));
+    int32_t *y = read_raw(dir, "y_train.i32", (size_t)ntr * sizeof(int32_t));
+    float *prob = soft ? read_raw(dir, "p_train.f32", (size_t)ntr * K * sizeof(float)) : NULL;
+    float *yf = malloc((size_t)ntr * sizeof *yf);
+    int32_t *pred = malloc((size_t)nte * sizeof *pred);
+    double *out = malloc((size_t)K * sizeof *out);
+    if (!x || !xt || !y || (soft && !prob) || !yf || !pred || !out) return HR_ENOMEM;
+    for (int i = 0; i < ntr; i++) yf[i] = (float)y[i];
+    gbdt_data tr = {.x = x, .n = (size_t)ntr, .d = d, .y = soft ? NULL : yf, .y_prob = prob};
+    gbdt_booster *b;
+    double t0 = hr_now(), c0 = cpu_now();
+    int rc = gbdt_booster_train(&p, &tr, NULL, NULL, &log, &b);
+    double t1 = hr_now(), c1 = cpu_now();
+    if (rc) return rc;
+    for (int i = 0; i < nte; i++) {
+        gbdt_booster_predict_raw_row(b, xt + (size_t)i * d, out);
+        int best = 0;
+        for (int k = 1; k < K; k++)
+            if (out[k] > out[best]) best = k;
+        pred[i] = best;
+    }
+    double t2 = hr_now();
+    rc = write_raw(dir, "pred_gbdt.i32", pred, (size_t)nte * sizeof *pred);
+    printf("train_s=%.3f cpu_s=%.3f cpu_ms_per_tree=%.3f ms_per_tree=%.3f predict_us=%.3f trees=%d peak_rss_mb=%.1f\n", t1 - t0, c1 - c0,
+           1e3 * (c1 - c0) / gbdt_booster_num_trees(b), 1e3 * (t1 - t0) / gbdt_booster_num_trees(b), 1e6 * (t2 - t1) / nte, gbdt_booster_num_trees(b),
+           (double)hr_peak_rss() / 1048576.0);
+    gbdt_booster_free(b);
+    free(x), free(xt), free(y), free(prob), free(yf), free(pred), free(out);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+    if (argc >= 4 && strcmp(argv[1], "export") == 0)
+        rc = cmd_export(argv[2], argv[3], argc > 4 ? atof(argv[4]) : 0.2, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
+    else if (argc >= 9 && strcmp(argv[1], "train") == 0)
+        rc = cmd_train(argc - 2, argv + 2);
+    else {
+        fprintf(stderr, "usage: gbdt_select_bench export DATA DIR [test_fraction] [seed]\n"
+                        "       gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads "
+                        "onehot|soft [max_depth [min_data_in_leaf [log_every]]]\n");
+        return 2;
+    }
+    if (rc) fprintf(stderr, "gbdt_select_bench: %s\n", hr_last_error());
+    return rc ? 1 : 0;
+}
