@@ -1,9 +1,17 @@
 /* The Reformer (family "reformer", task select), after the Reformer paper (sec. 2 and 4):
  *   x0 = (x - mean) / std                        z-score fitted on the training rows, stored in the model
  *   x_l = Gamma_l(x_{l-1}), l = 1..L             Gamma-blocks (nn_gamma: A1 x + b1 + A3 T(x) + b3, ReLU)
- *   scores = A_f x_L + b_f                       linear head; softmax(scores) is the kernel distribution
- * trained with soft-target cross-entropy H(p, softmax(scores)) against runtime-ratio labels
- * p_k ~ 1/t_k (or one-hot / softmax labels) through the shared loop of train/.
+ *   z = A_f x_L + b_f                            linear head; softmax(z) is the kernel distribution
+ *   a = A_a x_L + b_a                            applicability head: sigmoid(a_k) = P(kernel k is measured)
+ *   scores_k = log softmax(z)_k + log sigmoid(a_k)
+ * trained with soft-target cross-entropy H(p, softmax(z)) against runtime-ratio labels p_k ~ 1/t_k (or
+ * one-hot / softmax labels) plus lambda times the per-kernel binary cross-entropy of a against the 0/1
+ * "was kernel k measured for this problem" mask, through the shared loop of train/. The second head is
+ * ours, not the paper's: a problem has 1-4 measured kernels of ~70, and a softmax trained on ratio labels
+ * spreads mass over kernels that do not apply; choosing one of those scores efficiency 0. lambda = 0 drops
+ * the head (the paper's model, scores = z). With app_target "efficiency" the head's BCE target is
+ * t_min / t_k (0 where unmeasured), so sigmoid(a_k) estimates the expected efficiency of picking k, and
+ * combine "head" ranks by it alone (see reformer_combine).
  * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
  * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
  * matrix-vector products over a workspace preallocated in the model (predictions on one model are
@@ -19,7 +27,7 @@
 #include "nn/nn.h"
 #include "train/train.h"
 
-#define REFORMER_VERSION 1
+#define REFORMER_VERSION 2 /* 2: the applicability head */
 #define REFORMER_MAX_DEPTH 16
 #define REFORMER_EVAL_CHUNK 1024
 
@@ -31,23 +39,47 @@ typedef struct reformer {
     data_label_kind label;
     float tau;
     int input_log;        /* features pass through slog first (see below) */
+    float app_weight;     /* lambda of the applicability loss; 0: no applicability head */
+    int app_combine;      /* reformer_combine: how predict ranks kernels from the two heads */
+    int app_eff;          /* the head's target is the efficiency t_min / t_k (0 unmeasured), not 0/1 measured */
+    float app_beta;       /* product: weight beta of log sigmoid(a) */
     float *zmean, *zstd;  /* (n_features), of the (transformed) features */
     nn_params p;          /* learnable: blocks then head */
     nn_params state;      /* BatchNorm running statistics */
     nn_gamma blocks[REFORMER_MAX_DEPTH];
     nn_linear head;       /* "head": hidden -> n_kernels */
+    nn_linear app;        /* "app": hidden -> n_kernels, when app_weight > 0 */
     /* single-problem inference */
     float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
     size_t fold_off[REFORMER_MAX_DEPTH];
-    float *ws;            /* workspace: x (n_features) then two (hidden + expand) buffers */
+    float *ws;            /* workspace: x (n_features), two (hidden + expand) buffers, a (n_kernels) */
     nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
 } reformer;
+
+/* Ranking from the two heads: log softmax(z) + log sigmoid(a); log softmax(z) with kernels whose
+ * sigmoid(a) < 1/2 vetoed; or sigmoid(a) alone (with the efficiency target, the expected efficiency). */
+typedef enum reformer_combine {
+    REFORMER_COMBINE_PRODUCT,
+    REFORMER_COMBINE_MASK,
+    REFORMER_COMBINE_HEAD,
+} reformer_combine;
+static const char *const combine_names[] = {"product", "mask", "head"};
+
+static int parse_combine(const char *s, int *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, combine_names[i])) {
+            *out = i;
+            return HR_OK;
+        }
+    return hr_error(HR_EINVAL, "combine '%s': expected product, mask or head", s);
+}
 
 typedef struct reformer_cfg {
     train_opts train;
     int hidden, depth, expand;
-    float dropout, tau;
-    int input_log;
+    float dropout, tau, app_weight, app_beta;
+    int input_log, app_combine, app_eff;
     nn_norm_kind norm;
     data_label_kind label;
 } reformer_cfg;
@@ -60,11 +92,15 @@ static int parse_norm(const char *s, nn_norm_kind *k)
     return HR_OK;
 }
 
-/* Defaults: 3 blocks of width 92 with T of width 96 (81,046 parameters for 64 features and 70 kernels;
- * the paper's instantiation has 80,978), AdamW with warm-up + cosine, soft runtime-ratio labels. */
+/* Defaults: 3 blocks of width 92 with T of width 96 (81,046 parameters for 64 features and 70 kernels; the
+ * paper's instantiation has 80,978) plus the applicability head (6,510 more) at lambda 0.1, slog input,
+ * softmax labels (tau 0.1), AdamW with warm-up + cosine, 30 epochs of batch 512. On gfx90878 (random 0.2
+ * split) this measured top-1 0.817 / efficiency 0.953 against 0.775 / 0.949 for the paper's recipe,
+ * {"applicability": 0, "input": "zscore", "label": "soft"}: see docs/BENCHMARKS.md, "## Reformer". */
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
-    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input"};
+    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
+                                      "applicability", "combine", "combine_weight", "app_target"};
     const char *known[32];
     int n = 0;
     for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
@@ -83,12 +119,19 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     if (!rc) rc = train_cfg_int(c, "expand", 96, 1, 8192, &o->expand);
     if (!rc) rc = train_cfg_float(c, "dropout", 0, 0, 0.99, &o->dropout);
     if (!rc) rc = train_cfg_float(c, "tau", 0.1, 1e-6, 1e6, &o->tau);
+    if (!rc) rc = train_cfg_float(c, "applicability", 0.1, 0, 1e3, &o->app_weight);
+    if (!rc) rc = parse_combine(train_cfg_str(c, "combine", "product"), &o->app_combine);
+    if (!rc) rc = train_cfg_float(c, "combine_weight", 1.0, 0, 1e3, &o->app_beta);
+    const char *target = train_cfg_str(c, "app_target", "measured");
+    if (!rc && strcmp(target, "measured") && strcmp(target, "efficiency"))
+        rc = hr_error(HR_EINVAL, "--config: app_target '%s': expected measured or efficiency", target);
+    o->app_eff = strcmp(target, "efficiency") == 0;
     if (!rc) rc = parse_norm(train_cfg_str(c, "norm", "batch"), &o->norm);
-    const char *input = train_cfg_str(c, "input", "zscore");
+    const char *input = train_cfg_str(c, "input", "log");
     if (!rc && strcmp(input, "zscore") && strcmp(input, "log"))
         rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore or log", input);
     o->input_log = strcmp(input, "log") == 0;
-    const char *label = train_cfg_str(c, "label", "soft");
+    const char *label = train_cfg_str(c, "label", "softmax");
     if (!rc && data_label_kind_parse(label, &o->label))
         rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
     return rc;
@@ -128,6 +171,7 @@ static int reformer_build(reformer *r)
                         r->dropout);
     }
     nn_linear_layout(&r->head, &r->p, "head", r->hidden, K);
+    if (r->app_weight > 0.0f) nn_linear_layout(&r->app, &r->p, "app", r->hidden, K);
     int rc = nn_params_alloc(&r->p);
     if (!rc && r->state.n) rc = nn_params_alloc(&r->state);
     size_t nfold = 0;
@@ -138,7 +182,7 @@ static int reformer_build(reformer *r)
     }
     if (!rc && r->norm == NN_NORM_BATCH && !(r->fold = hr_calloc(nfold, sizeof *r->fold))) rc = HR_ENOMEM;
     size_t wide = (size_t)r->hidden + (size_t)r->expand;
-    if (!rc && !(r->ws = hr_calloc((size_t)nf + 2 * wide, sizeof *r->ws))) rc = HR_ENOMEM;
+    if (!rc && !(r->ws = hr_calloc((size_t)nf + 2 * wide + (size_t)K, sizeof *r->ws))) rc = HR_ENOMEM;
     for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
         rc = nn_gamma_cache_init(&r->one[l], &r->blocks[l], 1);
     return rc;
@@ -166,6 +210,25 @@ static void reformer_fold(reformer *r)
         }
         memcpy(A3, w + g->a3.w, (size_t)dout * dh * sizeof *A3);
     }
+}
+
+/* scores (K) in place over z: product: log softmax(z) + beta log sigmoid(a), the log of P(fastest) P(measured)^beta;
+ * mask: log softmax(z) - 1000 [sigmoid(a) < 1/2] (the head only vetoes; an all-vetoed row keeps the softmax
+ * order); head: log sigmoid(a). */
+static void combine_heads(float *z, const float *a, int K, int how, float beta)
+{
+    if (how == REFORMER_COMBINE_HEAD) {
+        for (int k = 0; k < K; k++) z[k] = nn_log_sigmoid(a[k]);
+        return;
+    }
+    const int mask = how == REFORMER_COMBINE_MASK;
+    float mx = z[0];
+    for (int k = 1; k < K; k++) mx = z[k] > mx ? z[k] : mx;
+    float s = 0.0f;
+    for (int k = 0; k < K; k++) s += expf(z[k] - mx);
+    const float lse = mx + logf(s);
+    for (int k = 0; k < K; k++)
+        z[k] = z[k] - lse + (mask ? (a[k] < 0.0f ? -1000.0f : 0.0f) : beta * nn_log_sigmoid(a[k]));
 }
 
 static int reformer_predict(const model *mb, const data_problem *prob, const float *x, float *scores)
@@ -196,8 +259,15 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
     }
     const float *Wf = r->p.w + r->head.w, *bf = r->p.w + r->head.b;
     memcpy(scores, bf, (size_t)r->base.n_kernels * sizeof *scores);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, r->base.n_kernels, r->hidden, 1.0f, Wf, r->hidden, cur, 1, 1.0f,
-                scores, 1);
+    const int K = r->base.n_kernels;
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, Wf, r->hidden, cur, 1, 1.0f, scores, 1);
+    if (r->app_weight > 0.0f) {
+        float *app = b + wide;
+        memcpy(app, r->p.w + r->app.b, (size_t)K * sizeof *app);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, r->p.w + r->app.w, r->hidden, cur, 1, 1.0f,
+                    app, 1);
+        combine_heads(scores, app, K, r->app_combine, r->app_beta);
+    }
     return HR_OK;
 }
 
@@ -212,6 +282,7 @@ typedef struct reformer_fit {
     float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_features) z-scored input, act[l] (cap, hidden) */
     float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
     float *logits, *prob, *y, *dlogits;  /* (cap, K) */
+    float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
 } reformer_fit;
 
 static void fit_free(reformer_fit *f)
@@ -225,6 +296,10 @@ static void fit_free(reformer_fit *f)
     free(f->prob);
     free(f->y);
     free(f->dlogits);
+    free(f->alogits);
+    free(f->aprob);
+    free(f->ay);
+    free(f->dalogits);
 }
 
 static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, int cap)
@@ -245,6 +320,10 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, int
     if (!rc && (!(f->logits = hr_calloc(c * K, sizeof(float))) || !(f->prob = hr_calloc(c * K, sizeof(float))) ||
                 !(f->y = hr_calloc(c * K, sizeof(float))) || !(f->dlogits = hr_calloc(c * K, sizeof(float)))))
         rc = HR_ENOMEM;
+    if (!rc && r->app_weight > 0.0f &&
+        (!(f->alogits = hr_calloc(c * K, sizeof(float))) || !(f->aprob = hr_calloc(c * K, sizeof(float))) ||
+         !(f->ay = hr_calloc(c * K, sizeof(float))) || !(f->dalogits = hr_calloc(c * K, sizeof(float)))))
+        rc = HR_ENOMEM;
     if (rc) fit_free(f);
     return rc;
 }
@@ -260,6 +339,26 @@ static void fit_forward(reformer_fit *f, const int *rows, int n, int train, hr_r
         nn_gamma_forward(&r->blocks[l], &r->p, &r->state, &f->cache[l], f->act[l], f->act[l + 1], n, train, rng);
     nn_linear_forward(&r->head, &r->p, f->act[r->depth], f->logits, n);
     data_labels_fill(f->sel, rows, n, r->label, r->tau, f->y);
+    if (r->app_weight > 0.0f) {
+        const int K = r->base.n_kernels;
+        nn_linear_forward(&r->app, &r->p, f->act[r->depth], f->alogits, n);
+        for (int i = 0; i < n; i++) {
+            const float *t = f->sel->runtime + (size_t)rows[i] * K;
+            float tmin = INFINITY;
+            for (int k = 0; k < K; k++) tmin = t[k] < tmin ? t[k] : tmin;
+            for (int k = 0; k < K; k++)
+                f->ay[(size_t)i * K + k] = !isfinite(t[k]) ? 0.0f : r->app_eff ? tmin / t[k] : 1.0f;
+        }
+    }
+}
+
+/* The training objective over the forward pass's n rows: H(y, softmax(z)) + lambda BCE(a, measured). */
+static float fit_loss(reformer_fit *f, int n)
+{
+    const int K = f->r->base.n_kernels;
+    float loss = nn_xent_forward(f->logits, f->y, f->prob, n, K);
+    if (f->r->app_weight > 0.0f) loss += f->r->app_weight * nn_bce_logits_forward(f->alogits, f->ay, f->aprob, n, K);
+    return loss;
 }
 
 static int fit_batch(void *ctx, const int *rows, int n, hr_rng *rng, float *loss)
@@ -268,11 +367,16 @@ static int fit_batch(void *ctx, const int *rows, int n, hr_rng *rng, float *loss
     reformer *r = f->r;
     const int K = r->base.n_kernels, L = r->depth;
     fit_forward(f, rows, n, 1, rng);
-    *loss = nn_xent_forward(f->logits, f->y, f->prob, n, K);
+    *loss = fit_loss(f, n);
     memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
     nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
     memset(f->dact[L], 0, (size_t)n * r->hidden * sizeof(float));
     nn_linear_backward(&r->head, &r->p, f->act[L], f->dlogits, f->dact[L], n);
+    if (r->app_weight > 0.0f) {
+        memset(f->dalogits, 0, (size_t)n * K * sizeof *f->dalogits);
+        nn_bce_logits_backward(f->aprob, f->ay, f->dalogits, n, K, r->app_weight);
+        nn_linear_backward(&r->app, &r->p, f->act[L], f->dalogits, f->dact[L], n);
+    }
     for (int l = L - 1; l >= 0; l--) {
         if (l) memset(f->dact[l], 0, (size_t)n * r->hidden * sizeof(float));
         nn_gamma_backward(&r->blocks[l], &r->p, &f->cache[l], f->act[l], f->act[l + 1], f->dact[l + 1],
@@ -289,7 +393,12 @@ static int fit_evaluate(void *ctx, const int *rows, int n, float *loss, float *m
     for (int i = 0; i < n; i += f->cap) {
         int b = n - i < f->cap ? n - i : f->cap;
         fit_forward(f, rows + i, b, 0, NULL);
-        sum += (double)nn_xent_forward(f->logits, f->y, f->prob, b, f->r->base.n_kernels) * b;
+        sum += (double)fit_loss(f, b) * b;
+        if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
+            for (int j = 0; j < b; j++) {
+                const size_t K = (size_t)f->r->base.n_kernels;
+                combine_heads(f->logits + j * K, f->alogits + j * K, (int)K, f->r->app_combine, f->r->app_beta);
+            }
         hits += train_select_hits(f->sel, rows + i, f->logits, b);
     }
     *loss = (float)(sum / n);
@@ -329,6 +438,10 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     r->dropout = cfg.dropout;
     r->label = cfg.label;
     r->tau = cfg.tau;
+    r->app_weight = cfg.app_weight;
+    r->app_combine = cfg.app_combine;
+    r->app_eff = cfg.app_eff;
+    r->app_beta = cfg.app_beta;
     const int nf = d->n_features;
     r->zmean = hr_malloc((size_t)nf * sizeof *r->zmean);
     r->zstd = hr_malloc((size_t)nf * sizeof *r->zstd);
@@ -362,6 +475,7 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     hr_rng_derive(&init, ctx->seed, 1);
     for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
     nn_linear_reset(&r->head, &r->p, &init);
+    if (r->app_weight > 0.0f) nn_linear_reset(&r->app, &r->p, &init);
 
     train_opts o = cfg.train;
     o.seed = ctx->seed;
@@ -410,6 +524,10 @@ static int reformer_save(const model *mb, hid_t g)
     if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
     if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
     if (!rc) rc = hr_h5_attr_write_str(g, "input", r->input_log ? "log" : "zscore");
+    if (!rc) rc = hr_h5_attr_write_double(g, "applicability", r->app_weight);
+    if (!rc) rc = hr_h5_attr_write_str(g, "combine", combine_names[r->app_combine]);
+    if (!rc) rc = hr_h5_attr_write_str(g, "app_target", r->app_eff ? "efficiency" : "measured");
+    if (!rc) rc = hr_h5_attr_write_double(g, "combine_weight", r->app_beta);
     if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zmean);
     if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zstd);
     if (!rc) rc = nn_checkpoint_write(g, "params", &r->p, NULL);
@@ -459,6 +577,26 @@ static int reformer_load(hid_t g, model *base, model **out)
     if (!rc && strcmp(s, "log") && strcmp(s, "zscore")) rc = hr_error(HR_EFORMAT, "reformer: unknown input '%s'", s);
     if (!rc) r->input_log = strcmp(s, "log") == 0;
     free(s);
+    /* version 1 files predate the applicability head */
+    if (!rc && version >= 2) rc = hr_h5_attr_read_double(g, "applicability", &v);
+    r->app_weight = !rc && version >= 2 ? (float)v : 0.0f;
+    if (!rc && !(r->app_weight >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: applicability %g < 0", v);
+    s = NULL;
+    if (!rc && version >= 2) rc = hr_h5_attr_read_str(g, "combine", &s);
+    if (!rc && s && parse_combine(s, &r->app_combine)) rc = HR_EFORMAT; /* the message names the value */
+    free(s);
+    s = NULL;
+    if (!rc && version >= 2 && hr_h5_attr_exists(g, "app_target") > 0)
+        rc = hr_h5_attr_read_str(g, "app_target", &s);
+    if (!rc && s && strcmp(s, "measured") && strcmp(s, "efficiency"))
+        rc = hr_error(HR_EFORMAT, "reformer: unknown app_target '%s'", s);
+    r->app_eff = s && !strcmp(s, "efficiency");
+    free(s);
+    v = 1.0;
+    if (!rc && version >= 2 && hr_h5_attr_exists(g, "combine_weight") > 0)
+        rc = hr_h5_attr_read_double(g, "combine_weight", &v);
+    r->app_beta = (float)v;
+    if (!rc && !(r->app_beta >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: combine_weight %g < 0", v);
     const size_t nf = (size_t)r->base.n_features;
     if (!rc && (!(r->zmean = hr_malloc(nf * sizeof *r->zmean)) || !(r->zstd = hr_malloc(nf * sizeof *r->zstd))))
         rc = HR_ENOMEM;

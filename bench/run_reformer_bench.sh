@@ -1,0 +1,102 @@
+#!/bin/bash
+# Reformer: heurist (C) vs PyTorch, side by side on the same rows, thread count, architecture and optimizer;
+# then the Gamma-block vs transformer-block comparison inside heurist (the Reformer paper's Table 1).
+#
+#   bench/run_reformer_bench.sh [DATA] [EPOCHS] [REPEATS] [TRANSFORMER_ROWS]
+#
+# DATA: a find-db or dataset cache (default the gfx90878 find-db); EPOCHS per timed training run (default 3);
+# REPEATS: each measurement is repeated and the best (lowest time) kept, per side (default 3): the machine is
+# shared, so the best of several runs is the least disturbed one. TRANSFORMER_ROWS: training rows for the
+# Gamma vs transformer table (default 30000; the transformer's epoch is ~20x the Reformer's).
+# Environment: THREADS (default "1 2") thread counts of the training rows; INFER=0 / TABLE1=0 skip the
+# inference timing / the Gamma vs transformer table; TEPOCHS (default 8) epochs of that table.
+# Needs: build-r2/ (cmake --build), /usr/bin/python3 with torch and numpy. Results: $OUT (default
+# /tmp/reformer_bench)/results.txt, one key=value line per run, and a summary on stdout.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-r2}
+DATA=${1:-/work/shared/data/miopen/gfx90878.HIP.fdb.txt.bz2}
+EPOCHS=${2:-3}
+REPEATS=${3:-3}
+TROWS=${4:-30000}
+OUT=${OUT:-/tmp/reformer_bench}
+PY=/usr/bin/python3
+mkdir -p "$OUT"
+RES=$OUT/results.txt
+: >"$RES"
+CFG='{}' # the family defaults (applicability head included)
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')  $(nproc) cores" | tee -a "$RES"
+echo "# uptime: $(uptime)" | tee -a "$RES"
+
+"$BUILD/bench_reformer" export "$DATA" "$OUT" 0.2 0
+
+for threads in ${THREADS-1 2}; do
+    for rep in $(seq "$REPEATS"); do
+        # alternate the two sides so that a load spike hits both alike
+        OPENBLAS_NUM_THREADS=$threads "$BUILD/bench_reformer" train "$DATA" "$OUT" reformer "$EPOCHS" "$threads" "$CFG" \
+            2>/dev/null | sed "s/^/rep=$rep /" | tee -a "$RES"
+        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
+            "$threads" --calls 2000 | sed "s/^/rep=$rep /" | tee -a "$RES"
+    done
+done
+# the full-data model of the last training row (a run with THREADS="" reuses the one already there)
+if [ -n "${THREADS-1 2}" ]; then cp "$OUT/reformer.h5" "$OUT/reformer_full.h5"; fi
+for rep in $(seq "$REPEATS"); do
+    [ "${INFER:-1}" = 1 ] || break
+    OPENBLAS_NUM_THREADS=1 "$BUILD/bench_reformer" infer "$OUT/reformer_full.h5" "$DATA" 5000 | sed "s/^/rep=$rep /" |
+        tee -a "$RES"
+done
+
+# Gamma-block vs transformer-block on the first TROWS training rows, same epochs, full test set, 1 thread
+TEPOCHS=${TEPOCHS:-8}
+for rep in $(seq "$REPEATS"); do
+    [ "${TABLE1:-1}" = 1 ] || break
+    for fam in reformer transformer; do
+        OPENBLAS_NUM_THREADS=1 "$BUILD/bench_reformer" train "$DATA" "$OUT" "$fam" "$TEPOCHS" 1 '{}' "$TROWS" \
+            2>/dev/null | sed "s/^/table1=1 rep=$rep /" | tee -a "$RES"
+        OPENBLAS_NUM_THREADS=1 "$BUILD/bench_reformer" infer "$OUT/$fam.h5" "$DATA" 2000 |
+            sed "s/^/table1=1 rep=$rep /" | tee -a "$RES"
+    done
+done
+echo "# uptime after: $(uptime)" | tee -a "$RES"
+
+$PY - "$RES" <<'EOF'
+import re, sys
+rows = []
+for line in open(sys.argv[1]):
+    if line.startswith("#"):
+        continue
+    rows.append(dict(kv.split("=", 1) for kv in line.split() if "=" in kv))
+def best(sel, key):
+    v = [float(r[key]) for r in rows if sel(r) and key in r]
+    return min(v) if v else float("nan")
+print("\n== heurist vs PyTorch (best of repeats; per-epoch training time, full training rows) ==")
+for th in ("1", "2"):
+    ours = best(lambda r: r.get("impl") == "heurist" and r.get("threads") == th and "table1" not in r, "sec_per_epoch")
+    torch = best(lambda r: r.get("impl") == "pytorch" and r.get("threads") == th, "sec_per_epoch")
+    mo = best(lambda r: r.get("impl") == "heurist" and r.get("threads") == th and "table1" not in r, "peak_rss_mb")
+    mt = best(lambda r: r.get("impl") == "pytorch" and r.get("threads") == th, "peak_rss_mb")
+    print(f"threads={th}: heurist {ours:.2f} s/epoch, pytorch {torch:.2f} s/epoch, ratio {torch / ours:.1f}x; "
+          f"peak RSS heurist {mo:.0f} MB, pytorch {mt:.0f} MB")
+ours = best(lambda r: r.get("impl") == "heurist" and "predict_us" in r and "table1" not in r, "predict_us")
+key = best(lambda r: r.get("impl") == "heurist" and "predict_from_key_us" in r and "table1" not in r, "predict_from_key_us")
+torch = best(lambda r: r.get("impl") == "pytorch", "predict_us")
+print(f"single-problem inference (1 thread, median): heurist {ours:.2f} us ({key:.2f} us from the problem key), "
+      f"pytorch {torch:.1f} us, ratio {torch / ours:.0f}x")
+for th in ("1", "2"):
+    for impl in ("heurist", "pytorch"):
+        acc = [r for r in rows if r.get("impl") == impl and r.get("threads") == th and "table1" not in r and "top1" in r]
+        if acc:
+            print(f"  accuracy after the timed epochs, {impl} threads={th}: top1 {acc[-1]['top1']} "
+                  f"efficiency_mean {acc[-1]['efficiency_mean']}")
+print("\n== Gamma-block vs transformer-block (heurist, 1 thread, first training rows only) ==")
+for fam in ("reformer", "transformer"):
+    sel = lambda r, f=fam: "table1" in r and r.get("family") == f
+    acc = [r for r in rows if sel(r) and "top1" in r]
+    if not acc:
+        continue
+    print(f"{fam:12s} params {acc[-1]['params']:>7s}  n_train {acc[-1]['n_train']}  epochs {acc[-1]['epochs']}  "
+          f"top1 {acc[-1]['top1']}  efficiency_mean {acc[-1]['efficiency_mean']}  "
+          f"{best(sel, 'sec_per_epoch'):.2f} s/epoch  predict {best(sel, 'predict_us'):.2f} us")
+EOF
