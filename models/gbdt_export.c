@@ -8,7 +8,7 @@
 void export_c_floats(FILE *out, const char *name, const float *v, size_t n)
 {
     fprintf(out, "static const float %s[%zu] = {", name, n ? n : 1);
-    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%.9gf", i ? "," : "", i % 8 ? " " : "\n    ", (double)v[i]);
+    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%#.9gf", i ? "," : "", i % 8 ? " " : "\n    ", (double)v[i]);
     fprintf(out, "%s};\n", n ? "\n" : "0");
 }
 
