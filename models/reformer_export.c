@@ -1,6 +1,7 @@
 /* The reformer family as C source for an exported runtime: the same inference path as reformer_predict
  * (z-score input, Gamma-blocks with eval-mode BatchNorm folded into the first product, softmax head and
  * the applicability head), written as plain loops over static weights. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/models_internal.h"
@@ -19,8 +20,23 @@ static const char *const combine_source[] = {
     "    for (int k = 0; k < K; k++) s[k] = hm_log_sigmoid(app[k]);\n",
 };
 
+/* Writes W (rows, cols) transposed, so the runtime's product is a sequence of axpy loops over
+ * contiguous columns: y[i] += Wt[j][i] x[j]. Each y[i] still sums over j in order, and the inner loop
+ * vectorises without reassociation. */
+static int export_transposed(FILE *out, const char *name, const float *W, int rows, int cols)
+{
+    float *t = malloc((size_t)rows * cols * sizeof *t);
+    if (!t) return hr_error(HR_ENOMEM, "out of memory exporting %s", name);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = W[(size_t)i * cols + j];
+    export_c_floats(out, name, t, (size_t)rows * cols);
+    free(t);
+    return HR_OK;
+}
+
 int reformer_model_export_c(const model *mb, FILE *out)
 {
+    int rc = HR_OK;
     const reformer *r = (const reformer *)mb;
     if (r->norm != NN_NORM_BATCH || !r->fold)
         return hr_error(HR_EINVAL, "only batch-norm reformers can be exported to C (this one uses layer norm)");
@@ -33,24 +49,24 @@ int reformer_model_export_c(const model *mb, FILE *out)
         const float *W12 = r->fold + r->fold_off[l];
         size_t n12 = (size_t)(g->d_out + g->d_hidden) * g->d_in, nb = (size_t)(g->d_out + g->d_hidden);
         snprintf(name, sizeof name, "hm_w12_%d", l);
-        export_c_floats(out, name, W12, n12);
+        if ((rc = export_transposed(out, name, W12, g->d_out + g->d_hidden, g->d_in))) return rc;
         snprintf(name, sizeof name, "hm_b12_%d", l);
         export_c_floats(out, name, W12 + n12, nb);
         snprintf(name, sizeof name, "hm_a3_%d", l);
-        export_c_floats(out, name, W12 + n12 + nb, (size_t)g->d_out * g->d_hidden);
+        if ((rc = export_transposed(out, name, W12 + n12 + nb, g->d_out, g->d_hidden))) return rc;
     }
-    export_c_floats(out, "hm_head_w", r->p.w + r->head.w, (size_t)K * r->hidden);
+    if ((rc = export_transposed(out, "hm_head_w", r->p.w + r->head.w, K, r->hidden))) return rc;
     export_c_floats(out, "hm_head_b", r->p.w + r->head.b, (size_t)K);
     int app = r->app_weight > 0.0f;
     if (app) {
-        export_c_floats(out, "hm_app_w", r->p.w + r->app.w, (size_t)K * r->hidden);
+        if ((rc = export_transposed(out, "hm_app_w", r->p.w + r->app.w, K, r->hidden))) return rc;
         export_c_floats(out, "hm_app_b", r->p.w + r->app.b, (size_t)K);
     }
     fprintf(out, "\n#define HM_BETA %#.9gf\n", (double)r->app_beta);
-    /* y += W x, rows of W contiguous */
-    fputs("static void hm_gemv(int rows, int cols, const float *W, const float *x, float *y)\n{\n"
-          "    for (int i = 0; i < rows; i++) {\n        const float *w = W + (size_t)i * cols;\n        float acc = 0.0f;\n"
-          "        for (int j = 0; j < cols; j++) acc += w[j] * x[j];\n        y[i] += acc;\n    }\n}\n\n",
+    /* y (rows) += W x with W stored transposed (cols, rows) */
+    fputs("static void hm_gemv(int rows, int cols, const float *Wt, const float *x, float *y)\n{\n"
+          "    for (int j = 0; j < cols; j++) {\n        const float *w = Wt + (size_t)j * rows;\n        const float xj = x[j];\n"
+          "        for (int i = 0; i < rows; i++) y[i] += w[i] * xj;\n    }\n}\n\n",
           out);
     fputs("static float hm_log_sigmoid(float z)\n{\n    float t = -z;\n"
           "    return -((t > 0.0f ? t : 0.0f) + log1pf(expf(-fabsf(t))));\n}\n\n",
