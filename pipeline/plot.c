@@ -315,6 +315,13 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
             started = 1;
         }
         cairo_stroke(cr);
+        /* a marker per point, so a one-epoch run still shows */
+        for (int i = 0; i < r->n_curve; i++) {
+            double v = r->curve[i].valid_top1;
+            if (!isfinite(v)) continue;
+            cairo_arc(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v), 3, 0, 2 * PLOT_PI);
+            cairo_fill(cr);
+        }
     }
     legend(cr, nm, names);
     int rc = figure_end(s, cr, dir, "training_curves.png");
