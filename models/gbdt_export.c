@@ -165,12 +165,19 @@ int gbdt_model_export_c(const model *m, FILE *out)
                      "    for (int k = 0; k < %d; k++) scores[k] = (float)raw[k];\n}\n",
                 maxk, m->n_kernels);
     } else if (g->mode == GBDT_MODE_RANK) {
+        int n = GBDT_RANK_SIGNATURES * m->n_kernels;
+        int *cand = malloc((size_t)n * sizeof *cand);
+        if (!cand) return hr_error(HR_ENOMEM, "out of memory exporting candidates");
+        for (int i = 0; i < n; i++) cand[i] = g->rank_cand[i];
+        export_c_ints(out, "unsigned char", "hm_cand", cand, (size_t)n);
+        free(cand);
         fprintf(out, "static void hm_model_scores(const data_problem *p, const float *x, float *scores)\n{\n"
-                     "    float xe[%d + 1];\n    double raw[1];\n    (void)p;\n"
+                     "    float xe[%d + 1];\n    double raw[1];\n"
+                     "    const unsigned char *cand = hm_cand + (size_t)(%s) * %d;\n"
                      "    memcpy(xe, x, sizeof(float) * %d);\n"
                      "    for (int k = 0; k < %d; k++) {\n        xe[%d] = (float)k;\n        hm_b0_raw(xe, raw);\n"
-                     "        scores[k] = (float)-raw[0];\n    }\n}\n",
-                m->n_features, m->n_features, m->n_kernels, m->n_features);
+                     "        scores[k] = cand[k] ? (float)-raw[0] : -1e30f;\n    }\n}\n",
+                m->n_features, GBDT_RANK_SIGNATURE_EXPR, m->n_kernels, m->n_features, m->n_kernels, m->n_features);
     } else {
         fprintf(out, "static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
                      "    double raw[%d];\n    (void)p;\n", maxk);

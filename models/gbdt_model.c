@@ -49,6 +49,7 @@ static void gbdt_model_free(model *m)
     gbdt_model *g = (gbdt_model *)m;
     for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
     free(g->boosters);
+    free(g->rank_cand);
     model_base_free(&g->base);
     free(g);
 }
@@ -62,14 +63,31 @@ static float *gather(const float *X, int F, const int *rows, int n)
     return x;
 }
 
-/* Rank mode rows: every measured (problem, kernel) pair, features + kernel id, target log(t / t_min). */
-static int rank_rows(const model_train_data *d, const int *rows, int n, float **xo, float **yo, size_t *no)
+/* Signature of a problem for the rank mode's candidate kernels: direction, data type, layout, 2-D/3-D and
+ * grouped or not. */
+static int rank_signature(const data_problem *p)
+{
+    return ((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 +
+             (p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1));
+}
+
+#define RANK_SIGNATURES GBDT_RANK_SIGNATURES
+
+/* Rank mode rows: every measured (problem, kernel) pair with target log(t / t_fastest), and every kernel that
+ * was measured for some training problem of the same signature but not for this one, with target
+ * log(t_slowest / t_fastest) + log 2: the find-db keeps only the kernels MIOpen measured, so an unmeasured
+ * candidate is taken as slower than every measured one. Without those rows the regression never sees an
+ * unmeasured kernel and ranks them first. `cand` (RANK_SIGNATURES, K) marks the candidates. */
+static int rank_rows(const model_train_data *d, const unsigned char *cand, const int *rows, int n, float **xo,
+                     float **yo, size_t *no)
 {
     const data_select *s = d->sel;
     int F = d->n_features, K = s->n_kernels, Fe = F + 1;
     size_t cnt = 0;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
+    for (int i = 0; i < n; i++) {
+        const unsigned char *c = cand + (size_t)rank_signature(&s->problems[rows[i]]) * K;
+        for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) || c[k];
+    }
     float *x = hr_malloc(cnt * Fe * sizeof *x), *y = hr_malloc(cnt * sizeof *y);
     if (!x || !y) {
         free(x);
@@ -79,14 +97,18 @@ static int rank_rows(const model_train_data *d, const int *rows, int n, float **
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         const float *t = s->runtime + (size_t)rows[i] * K;
-        float tmin = INFINITY;
+        const unsigned char *c = cand + (size_t)rank_signature(&s->problems[rows[i]]) * K;
+        float tmin = INFINITY, tmax = 0;
         for (int k = 0; k < K; k++)
-            if (t[k] < tmin) tmin = t[k];
+            if (isfinite(t[k])) {
+                tmin = t[k] < tmin ? t[k] : tmin;
+                tmax = t[k] > tmax ? t[k] : tmax;
+            }
         for (int k = 0; k < K; k++) {
-            if (!isfinite(t[k])) continue;
+            if (!isfinite(t[k]) && !c[k]) continue;
             memcpy(x + at * Fe, d->X + (size_t)rows[i] * F, (size_t)F * sizeof *x);
             x[at * Fe + F] = (float)k;
-            y[at] = logf(t[k] / tmin);
+            y[at] = isfinite(t[k]) ? logf(t[k] / tmin) : logf(tmax / tmin) + 0.6931472f;
             at++;
         }
     }
@@ -94,6 +116,21 @@ static int rank_rows(const model_train_data *d, const int *rows, int n, float **
     *yo = y;
     *no = cnt;
     return HR_OK;
+}
+
+/* Candidates per signature from the training rows. */
+static unsigned char *rank_candidates(const model_train_data *d)
+{
+    const data_select *s = d->sel;
+    int K = s->n_kernels;
+    unsigned char *cand = hr_calloc((size_t)RANK_SIGNATURES * K, 1);
+    if (!cand) return NULL;
+    for (int i = 0; i < d->n_train; i++) {
+        unsigned char *c = cand + (size_t)rank_signature(&s->problems[d->train[i]]) * K;
+        const float *t = s->runtime + (size_t)d->train[i] * K;
+        for (int k = 0; k < K; k++) c[k] |= isfinite(t[k]) != 0;
+    }
+    return cand;
 }
 
 static int load_init(const model_ctx *ctx, const gbdt_model *like, gbdt_model **init)
@@ -150,8 +187,9 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
     float *xt = NULL, *xv = NULL, *yt = NULL, *yv = NULL;
     if (g->mode == GBDT_MODE_RANK) {
         size_t nt, nv;
-        rc = rank_rows(d, d->train, d->n_train, &xt, &yt, &nt);
-        if (!rc) rc = rank_rows(d, d->valid, d->n_valid, &xv, &yv, &nv);
+        unsigned char *cand = g->rank_cand = rank_candidates(d);
+        rc = cand ? rank_rows(d, cand, d->train, d->n_train, &xt, &yt, &nt) : HR_ENOMEM;
+        if (!rc) rc = rank_rows(d, cand, d->valid, d->n_valid, &xv, &yv, &nv);
         if (!rc) {
             uint8_t *cat = hr_calloc((size_t)F + 1, 1);
             if (!cat) rc = HR_ENOMEM;
@@ -235,10 +273,12 @@ static int gbdt_model_predict_select(const model *m, const data_problem *p, cons
     float xe[256 + 1];
     HR_ASSERT(m->n_features <= 256);
     memcpy(xe, x, (size_t)m->n_features * sizeof *xe);
+    /* kernels never measured for this signature in training are ranked last */
+    const unsigned char *cand = g->rank_cand + (size_t)rank_signature(p) * K;
     for (int k = 0; k < K; k++) {
         xe[m->n_features] = (float)k;
         gbdt_booster_predict_raw_row(g->boosters[0], xe, out);
-        scores[k] = (float)-out[0];
+        scores[k] = cand[k] ? (float)-out[0] : -1e30f;
     }
     return HR_OK;
 }
@@ -264,6 +304,9 @@ static int gbdt_model_save(const model *m, hid_t group)
     static const char *const modes[] = {"softmax", "rank", "tune"};
     int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
     if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
+    if (!rc && g->mode == GBDT_MODE_RANK)
+        rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
+                         g->rank_cand);
     for (int i = 0; !rc && i < g->n_boosters; i++) {
         char name[32];
         snprintf(name, sizeof name, "booster%d", i);
@@ -299,6 +342,12 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
         H5Gclose(b);
         if (!rc) g->n_boosters = i + 1;
     }
+    if (!rc && g->mode == GBDT_MODE_RANK) {
+        g->rank_cand = hr_malloc((size_t)GBDT_RANK_SIGNATURES * (size_t)base->n_kernels);
+        rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES,
+                                       (size_t)base->n_kernels, g->rank_cand)
+                          : HR_ENOMEM;
+    }
     int expect_k = base->task == MODEL_TASK_SELECT && g->mode == GBDT_MODE_SOFTMAX ? base->n_kernels : 0;
     if (!rc && expect_k && gbdt_booster_num_class(g->boosters[0]) != expect_k)
         rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
@@ -308,6 +357,7 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
     if (rc) {
         for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
         free(g->boosters);
+        free(g->rank_cand);
         free(g);
         return rc;
     }

@@ -14,7 +14,15 @@ typedef struct gbdt_model {
     int mode;
     int n_boosters;
     gbdt_booster **boosters; /* (n_boosters): 1 for select, length for tune */
+    unsigned char *rank_cand; /* rank mode: (GBDT_RANK_SIGNATURES, n_kernels) kernels measured in training per signature */
 } gbdt_model;
+
+/* Rank mode: a problem's signature (direction, data type, layout, 2-D/3-D, grouped) selects its candidate
+ * kernels; the same expression is written into exported runtimes. */
+#define GBDT_RANK_SIGNATURES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4)
+#define GBDT_RANK_SIGNATURE_EXPR \
+    "((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 + " \
+    "(p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1))"
 
 int gbdt_model_export_c(const model *m, FILE *out);
 /* seq2seq: the encoder, attention decoder and the model's decoding (models/seq2seq_export.c). */

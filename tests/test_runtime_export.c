@@ -201,6 +201,11 @@ Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
     check_select_export("gbdt", "{\"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
+Test(runtime_export, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 300)
+{
+    check_select_export("gbdt", "{\"objective\": \"rank\", \"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
+}
+
 Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
     check_select_export("reformer", "{\"epochs\": 3, \"batch_size\": 256}");
