@@ -16,6 +16,7 @@ for variant in release asan; do
   cmake --build "$dir" -j"$jobs" >/dev/null
   echo "== $variant tests"
   (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     LSAN_OPTIONS=suppressions="$PWD/../tools/lsan.supp" \
      ctest --output-on-failure -j"$jobs") || status=1
 done
 exit $status
