@@ -187,6 +187,16 @@ int hr_h5_attr_read_double(hid_t obj, const char *name, double *value)
     return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, value);
 }
 
+int hr_h5_attr_read_int_in(hid_t obj, const char *what, const char *name, int lo, int hi, int *value)
+{
+    long long v;
+    int rc = hr_h5_attr_read_int(obj, name, &v);
+    if (rc) return rc;
+    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "%s: %s = %lld out of range", what, name, v);
+    *value = (int)v;
+    return HR_OK;
+}
+
 int hr_h5_write(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols, const void *data)
 {
     hsize_t dims[2] = {rows, cols};

@@ -33,6 +33,8 @@ int hr_h5_attr_write_double(hid_t obj, const char *name, double value);
 int hr_h5_attr_read_str(hid_t obj, const char *name, char **value);
 int hr_h5_attr_read_int(hid_t obj, const char *name, long long *value);
 int hr_h5_attr_read_double(hid_t obj, const char *name, double *value);
+/* An integer attribute that must lie in [lo, hi]; out of range is HR_EFORMAT naming `what` and the attribute. */
+int hr_h5_attr_read_int_in(hid_t obj, const char *what, const char *name, int lo, int hi, int *value);
 int hr_h5_attr_exists(hid_t obj, const char *name);
 
 /* Datasets of rank 1 or 2 (dims[1] == 0 means rank 1). type: H5T_NATIVE_FLOAT, _INT32, _INT64, _INT8, ... */

@@ -43,6 +43,8 @@ void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned
 
 /* q-quantile (0..1) of v (n), linear interpolation; sorts a copy. */
 double eval_quantile(const double *v, int n, double q);
+/* Sorts n doubles ascending, in place. */
+void eval_sort_doubles(double *v, long n);
 /* Median of n doubles (sorts in place). */
 double eval_median_inplace(double *v, int n);
 

@@ -42,10 +42,15 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void eval_sort_doubles(double *v, long n)
+{
+    if (n > 1) qsort(v, (size_t)n, sizeof *v, cmp_double);
+}
+
 double eval_median_inplace(double *v, int n)
 {
     if (n <= 0) return 0;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    eval_sort_doubles(v, n);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -55,7 +60,7 @@ double eval_quantile(const double *v, int n, double q)
     double *c = malloc((size_t)n * sizeof *c);
     if (!c) return NAN;
     memcpy(c, v, (size_t)n * sizeof *c);
-    qsort(c, (size_t)n, sizeof *c, cmp_double);
+    eval_sort_doubles(c, n);
     double pos = q * (n - 1);
     int lo = (int)floor(pos);
     int hi = lo + 1 < n ? lo + 1 : lo;

@@ -501,30 +501,20 @@ static int reformer_save(const model *mb, hid_t g)
     return rc;
 }
 
-static int load_int(hid_t g, const char *name, int lo, int hi, int *out)
-{
-    long long v;
-    int rc = hr_h5_attr_read_int(g, name, &v);
-    if (rc) return rc;
-    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "reformer: %s = %lld out of range", name, v);
-    *out = (int)v;
-    return HR_OK;
-}
-
 static int reformer_load(hid_t g, model *base, model **out)
 {
     *out = NULL;
     reformer *r = hr_calloc(1, sizeof *r);
     if (!r) return HR_ENOMEM;
     r->base = *base;
-    int version = 0, rc = load_int(g, "reformer_version", 0, 1 << 30, &version);
+    int version = 0, rc = hr_h5_attr_read_int_in(g, "reformer", "reformer_version", 0, 1 << 30, &version);
     if (!rc && version > REFORMER_VERSION)
         rc = hr_error(HR_EVERSION, "reformer content version %d is newer than this heurist's %d", version,
                       REFORMER_VERSION);
     if (!rc && r->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "reformer: task must be select");
-    if (!rc) rc = load_int(g, "depth", 1, REFORMER_MAX_DEPTH, &r->depth);
-    if (!rc) rc = load_int(g, "hidden", 1, 8192, &r->hidden);
-    if (!rc) rc = load_int(g, "expand", 1, 8192, &r->expand);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "depth", 1, REFORMER_MAX_DEPTH, &r->depth);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "hidden", 1, 8192, &r->hidden);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "expand", 1, 8192, &r->expand);
     char *s = NULL;
     if (!rc) rc = hr_h5_attr_read_str(g, "norm", &s);
     if (!rc) rc = parse_norm(s, &r->norm);

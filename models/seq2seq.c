@@ -488,16 +488,6 @@ static int s2s_save(const model *mb, hid_t g)
     return rc;
 }
 
-static int load_int(hid_t g, const char *name, int lo, int hi, int *out)
-{
-    long long v;
-    int rc = hr_h5_attr_read_int(g, name, &v);
-    if (rc) return rc;
-    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "seq2seq: %s = %lld out of range", name, v);
-    *out = (int)v;
-    return HR_OK;
-}
-
 static int load_vocab(hid_t vg, seq2seq *m)
 {
     int rc = HR_OK;
@@ -540,18 +530,18 @@ static int s2s_load(hid_t g, model *base, model **out)
     if (!m) return HR_ENOMEM;
     m->base = *base;
     s2s_arch *a = &m->a;
-    int version = 0, rc = load_int(g, "seq2seq_version", 0, 1 << 30, &version);
+    int version = 0, rc = hr_h5_attr_read_int_in(g, "seq2seq", "seq2seq_version", 0, 1 << 30, &version);
     if (!rc && version > SEQ2SEQ_VERSION)
         rc = hr_error(HR_EVERSION, "seq2seq content version %d is newer than this heurist's %d", version,
                       SEQ2SEQ_VERSION);
     if (!rc && m->base.task != MODEL_TASK_TUNE) rc = hr_error(HR_EFORMAT, "seq2seq: task must be tune");
-    if (!rc) rc = load_int(g, "embed", 1, 4096, &a->embed);
-    if (!rc) rc = load_int(g, "conv_layers", 0, S2S_MAX_CONV, &a->conv_layers);
-    if (!rc) rc = load_int(g, "conv_channels", 1, 4096, &a->conv_channels);
-    if (!rc) rc = load_int(g, "lstm_layers", 1, S2S_MAX_LSTM, &a->lstm_layers);
-    if (!rc) rc = load_int(g, "hidden", 1, 4096, &a->hidden);
-    if (!rc) rc = load_int(g, "attn", 1, 4096, &a->attn);
-    if (!rc) rc = load_int(g, "beam", 1, S2S_MAX_BEAM, &a->beam);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "embed", 1, 4096, &a->embed);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "conv_layers", 0, S2S_MAX_CONV, &a->conv_layers);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "conv_channels", 1, 4096, &a->conv_channels);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "lstm_layers", 1, S2S_MAX_LSTM, &a->lstm_layers);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "hidden", 1, 4096, &a->hidden);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "attn", 1, 4096, &a->attn);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "beam", 1, S2S_MAX_BEAM, &a->beam);
     char *s = NULL;
     if (!rc) rc = hr_h5_attr_read_str(g, "encoder", &s);
     if (!rc && strcmp(s, "bilstm") && strcmp(s, "lstm")) rc = hr_error(HR_EFORMAT, "seq2seq: unknown encoder '%s'", s);

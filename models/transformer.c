@@ -316,31 +316,21 @@ static int tfm_save(const model *mb, hid_t g)
     return rc;
 }
 
-static int load_int(hid_t g, const char *name, int lo, int hi, int *out)
-{
-    long long v;
-    int rc = hr_h5_attr_read_int(g, name, &v);
-    if (rc) return rc;
-    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "transformer: %s = %lld out of range", name, v);
-    *out = (int)v;
-    return HR_OK;
-}
-
 static int tfm_load(hid_t g, model *base, model **out)
 {
     *out = NULL;
     tfm *m = hr_calloc(1, sizeof *m);
     if (!m) return HR_ENOMEM;
     m->base = *base;
-    int version = 0, rc = load_int(g, "transformer_version", 0, 1 << 30, &version);
+    int version = 0, rc = hr_h5_attr_read_int_in(g, "transformer", "transformer_version", 0, 1 << 30, &version);
     if (!rc && version > TRANSFORMER_VERSION)
         rc = hr_error(HR_EVERSION, "transformer content version %d is newer than this heurist's %d", version,
                       TRANSFORMER_VERSION);
     if (!rc && m->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "transformer: task must be select");
-    if (!rc) rc = load_int(g, "d", 1, 4096, &m->d);
-    if (!rc) rc = load_int(g, "heads", 1, 256, &m->heads);
-    if (!rc) rc = load_int(g, "d_ff", 1, 65536, &m->d_ff);
-    if (!rc) rc = load_int(g, "norm_first", 0, 1, &m->norm_first);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d", 1, 4096, &m->d);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "heads", 1, 256, &m->heads);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d_ff", 1, 65536, &m->d_ff);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "norm_first", 0, 1, &m->norm_first);
     if (!rc && m->d % m->heads) rc = hr_error(HR_EFORMAT, "transformer: d %% heads != 0");
     char *s = NULL;
     if (!rc) rc = hr_h5_attr_read_str(g, "label", &s);

@@ -62,17 +62,11 @@ void pipe_result_free(pipe_result *r)
     r->curve = NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median wall time of single-problem predictions over test rows, one thread. */
 static double measure_predict_us(const pipe_dataset *d, const model *m, const int *rows, int n_rows)
 {
     enum { CALLS = 1000 };
-    static double t[CALLS];
+    double t[CALLS];
     float scores[1024];
     int32_t values[64];
     if (m->task == MODEL_TASK_SELECT && m->n_kernels > 1024) return NAN;
@@ -84,8 +78,7 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const in
         else model_predict_tune(m, p, values);
         t[c] = (hr_now() - t0) * 1e6;
     }
-    qsort(t, CALLS, sizeof *t, cmp_double);
-    return 0.5 * (t[CALLS / 2 - 1] + t[CALLS / 2]);
+    return eval_median_inplace(t, CALLS);
 }
 
 int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res)

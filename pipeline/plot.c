@@ -123,12 +123,6 @@ static int figure_end(cairo_surface_t *surf, cairo_t *cr, const char *dir, const
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int plot_efficiency_cdf(const char *dir, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
 {
     cairo_surface_t *s;
@@ -156,7 +150,7 @@ static int plot_efficiency_cdf(const char *dir, int nm, const char *const *names
             memcpy(e + at, res[m][f].efficiency, (size_t)res[m][f].n_test * sizeof *e);
             at += res[m][f].n_test;
         }
-        qsort(e, (size_t)n, sizeof *e, cmp_double);
+        eval_sort_doubles(e, n);
         cairo_set_source_rgb(cr, palette[m % 8][0], palette[m % 8][1], palette[m % 8][2]);
         cairo_set_line_width(cr, 2);
         cairo_move_to(cr, ax_px(&a, a.x0), ax_py(&a, 0));
