@@ -11,6 +11,9 @@ static const char *const derived_names[DATA_FEAT_COUNT] = {
     "log2_gemm_n",   "log2_gemm_k",  "bytes_per_element", "is_1x1",         "unit_stride",
     "zero_pad",      "c_mod4",       "k_mod4",           "c_mod8",          "k_mod8",
     "log2_c_per_group",
+    "tz_in_c",       "tz_out_c",     "tz_batch",         "tz_gemm_m",       "tz_gemm_n",
+    "tz_gemm_k",     "waste_m_32",   "waste_m_128",      "waste_n_32",      "waste_n_128",
+    "waste_k_32",    "waste_k_128",
 };
 
 static char feature_names[DATA_N_FEATURES][40];

@@ -308,6 +308,19 @@ enum {
     DATA_FEAT_C_MOD8,
     DATA_FEAT_K_MOD8,
     DATA_FEAT_C_PER_GROUP_LOG2,
+    /* power-of-two divisibility (trailing zero bits, at most 10) and GEMM tile padding waste */
+    DATA_FEAT_TZ_IN_C,
+    DATA_FEAT_TZ_OUT_C,
+    DATA_FEAT_TZ_BATCH,
+    DATA_FEAT_TZ_GEMM_M,
+    DATA_FEAT_TZ_GEMM_N,
+    DATA_FEAT_TZ_GEMM_K,
+    DATA_FEAT_WASTE_M_32,
+    DATA_FEAT_WASTE_M_128,
+    DATA_FEAT_WASTE_N_32,
+    DATA_FEAT_WASTE_N_128,
+    DATA_FEAT_WASTE_K_32,
+    DATA_FEAT_WASTE_K_128,
     DATA_FEAT_COUNT
 };
 
@@ -330,6 +343,24 @@ static inline int data_portable_dtype_bytes(int dtype)
 static inline float data_portable_lg2(double v)
 {
     return (float)log2(v > 0 ? v : 1); /* sizes are positive; 0 only for absent quantities */
+}
+
+/* trailing zero bits of v, at most 10 (0 for v <= 0) */
+static inline float data_portable_tz(int64_t v)
+{
+    int z = 0;
+    while (v > 0 && z < 10 && (v & 1) == 0) {
+        v >>= 1;
+        z++;
+    }
+    return (float)z;
+}
+
+/* fraction of a tile-padded extent that is padding: ceil(v / t) * t / v - 1 */
+static inline float data_portable_waste(int64_t v, int64_t t)
+{
+    if (v <= 0) return 0.0f;
+    return (float)((double)((v + t - 1) / t * t) / (double)v - 1.0);
 }
 
 static inline void data_portable_features(const data_problem *p, float *x)
@@ -368,6 +399,28 @@ static inline void data_portable_features(const data_problem *p, float *x)
     d[DATA_FEAT_C_MOD8] = (float)(f[DATA_FIELD_IN_C] % 8);
     d[DATA_FEAT_K_MOD8] = (float)(f[DATA_FIELD_OUT_C] % 8);
     d[DATA_FEAT_C_PER_GROUP_LOG2] = data_portable_lg2(c / g);
+    {
+        const int64_t gi = f[DATA_FIELD_GROUPS] > 0 ? f[DATA_FIELD_GROUPS] : 1;
+        const int64_t fil_i = f[DATA_FIELD_FIL_D] * f[DATA_FIELD_FIL_H] * f[DATA_FIELD_FIL_W];
+        const int64_t sp_i = p->direction == DATA_DIR_F
+                                 ? f[DATA_FIELD_OUT_D] * f[DATA_FIELD_OUT_H] * f[DATA_FIELD_OUT_W]
+                                 : f[DATA_FIELD_IN_D] * f[DATA_FIELD_IN_H] * f[DATA_FIELD_IN_W];
+        const int64_t gm = f[DATA_FIELD_BATCH] * sp_i;
+        const int64_t gn = p->direction == DATA_DIR_F ? f[DATA_FIELD_OUT_C] : f[DATA_FIELD_IN_C];
+        const int64_t gk = (p->direction == DATA_DIR_F ? f[DATA_FIELD_IN_C] : f[DATA_FIELD_OUT_C]) / gi * fil_i;
+        d[DATA_FEAT_TZ_IN_C] = data_portable_tz(f[DATA_FIELD_IN_C]);
+        d[DATA_FEAT_TZ_OUT_C] = data_portable_tz(f[DATA_FIELD_OUT_C]);
+        d[DATA_FEAT_TZ_BATCH] = data_portable_tz(f[DATA_FIELD_BATCH]);
+        d[DATA_FEAT_TZ_GEMM_M] = data_portable_tz(gm);
+        d[DATA_FEAT_TZ_GEMM_N] = data_portable_tz(gn);
+        d[DATA_FEAT_TZ_GEMM_K] = data_portable_tz(gk);
+        d[DATA_FEAT_WASTE_M_32] = data_portable_waste(gm, 32);
+        d[DATA_FEAT_WASTE_M_128] = data_portable_waste(gm, 128);
+        d[DATA_FEAT_WASTE_N_32] = data_portable_waste(gn, 32);
+        d[DATA_FEAT_WASTE_N_128] = data_portable_waste(gn, 128);
+        d[DATA_FEAT_WASTE_K_32] = data_portable_waste(gk, 32);
+        d[DATA_FEAT_WASTE_K_128] = data_portable_waste(gk, 128);
+    }
     float *oh = x + DATA_N_NUMERIC;
     memset(oh, 0, (DATA_N_FEATURES - DATA_N_NUMERIC) * sizeof *oh);
     oh[p->direction] = 1.0f;

@@ -158,6 +158,41 @@ Test(data_features, named_finite_and_z_scored_on_train_rows_only)
     data_select_free(ds);
 }
 
+static float feature_of(const float *x, const char *name)
+{
+    for (int j = 0; j < data_features_count(); j++)
+        if (strcmp(data_feature_name(j), name) == 0) return x[j];
+    cr_assert_fail("no feature %s", name);
+    return NAN;
+}
+
+Test(data_features, alignment_features_by_hand)
+{
+    /* C 3, K 64, N 1, 7x7 filter, forward output 112x112: GEMM M = 12544 = 2^8 * 49, N = 64, K = 3 * 49 = 147 */
+    const char *key = "3-224-224-7x7-64-112-112-1-3x3-2x2-1x1-0-NCHW-FP32-F";
+    data_problem p;
+    const char *why = NULL;
+    cr_assert_eq(data_key_parse(key, strlen(key), &p, &why), 0, "%s", why);
+    float x[256];
+    cr_assert_leq(data_features_count(), 256);
+    data_features_compute(&p, x);
+    cr_assert_float_eq(feature_of(x, "tz_in_c"), 0.0f, 0);
+    cr_assert_float_eq(feature_of(x, "tz_out_c"), 6.0f, 0);
+    cr_assert_float_eq(feature_of(x, "tz_gemm_m"), 8.0f, 0);
+    cr_assert_float_eq(feature_of(x, "tz_gemm_k"), 0.0f, 0);
+    cr_assert_float_eq(feature_of(x, "waste_m_128"), 0.0f, 0);
+    cr_assert_float_eq(feature_of(x, "waste_k_32"), 160.0f / 147.0f - 1.0f, 1e-6);
+    cr_assert_float_eq(feature_of(x, "waste_k_128"), 256.0f / 147.0f - 1.0f, 1e-6);
+    cr_assert_float_eq(feature_of(x, "waste_n_128"), 1.0f, 1e-6); /* 64 padded to 128 */
+    /* 2^11 * 49 rows: the trailing-zero count stops at 10 */
+    key = "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F";
+    cr_assert_eq(data_key_parse(key, strlen(key), &p, &why), 0, "%s", why);
+    data_features_compute(&p, x);
+    cr_assert_float_eq(feature_of(x, "tz_gemm_m"), 10.0f, 0);
+    cr_assert_float_eq(feature_of(x, "tz_batch"), 5.0f, 0);
+    cr_assert_float_eq(feature_of(x, "waste_m_32"), 0.0f, 0);
+}
+
 Test(data_split, random_split_is_seeded_disjoint_and_complete)
 {
     data_split a, b, c;
