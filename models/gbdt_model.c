@@ -156,6 +156,36 @@ static int train_one(const gbdt_params *p, const gbdt_data *tr, const gbdt_data 
     return rc ? hr_error_wrap(rc, "gbdt") : rc;
 }
 
+/* One progress line: the features carrying most of the split gain, summed over every booster. */
+static void log_importance(const gbdt_model *g, const hr_log *log)
+{
+    int d = gbdt_booster_num_features(g->boosters[0]);
+    double *sum = hr_calloc((size_t)d, sizeof *sum), *one = hr_calloc((size_t)d, sizeof *one);
+    if (sum && one) {
+        double total = 0;
+        for (int i = 0; i < g->n_boosters; i++) {
+            gbdt_booster_importance(g->boosters[i], GBDT_IMPORTANCE_GAIN, one);
+            for (int j = 0; j < d; j++) sum[j] += one[j];
+        }
+        for (int j = 0; j < d; j++) total += sum[j];
+        char line[512];
+        int len = snprintf(line, sizeof line, "gbdt: gain importance:");
+        for (int r = 0; r < 8 && total > 0; r++) {
+            int best = 0;
+            for (int j = 1; j < d; j++)
+                if (sum[j] > sum[best]) best = j;
+            if (sum[best] <= 0) break;
+            const char *name = gbdt_booster_feature_name(g->boosters[0], best);
+            len += snprintf(line + len, sizeof line - (size_t)len, " %s %.1f%%", name, 100.0 * sum[best] / total);
+            sum[best] = -1;
+            if (len >= (int)sizeof line) break;
+        }
+        hr_log_printf(log, HR_LOG_INFO, "%s\n", line);
+    }
+    free(sum);
+    free(one);
+}
+
 static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     const char *objective = model_cfg_str(ctx->config, "objective", "softmax");
@@ -185,6 +215,15 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
     }
     int F = d->n_features;
     float *xt = NULL, *xv = NULL, *yt = NULL, *yv = NULL;
+    /* the features' names travel into the trees (LightGBM export, importance); rank mode adds the kernel */
+    const char **names = hr_calloc((size_t)F + 1, sizeof *names);
+    if (!names) {
+        gbdt_model_free(&g->base);
+        if (init) model_free(&init->base);
+        return HR_ENOMEM;
+    }
+    for (int j = 0; j < F; j++) names[j] = g->base.feature_names[j];
+    names[F] = "kernel";
     if (g->mode == GBDT_MODE_RANK) {
         size_t nt, nv;
         unsigned char *cand = g->rank_cand = rank_candidates(d);
@@ -197,8 +236,8 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
                 cat[F] = 1;
                 p.objective = GBDT_OBJECTIVE_L2;
                 p.num_class = 1;
-                gbdt_data tr = {xt, nt, F + 1, yt, NULL, NULL, NULL, cat, NULL};
-                gbdt_data va = {xv, nv, F + 1, yv, NULL, NULL, NULL, cat, NULL};
+                gbdt_data tr = {xt, nt, F + 1, yt, NULL, NULL, NULL, cat, names};
+                gbdt_data va = {xv, nv, F + 1, yv, NULL, NULL, NULL, cat, names};
                 rc = train_one(&p, &tr, nv ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log, &g->boosters[0]);
                 free(cat);
             }
@@ -221,8 +260,8 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
                 float tau = (float)model_cfg_num(ctx->config, "tau", 0.1);
                 data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
-                gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, NULL};
-                gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, NULL};
+                gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names};
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log,
                                &g->boosters[0]);
             }
@@ -237,8 +276,8 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
                 for (int i = 0; i < d->n_train; i++) yt[i] = (float)t->tokens[(size_t)d->train[i] * t->length + j];
                 for (int i = 0; i < d->n_valid; i++) yv[i] = (float)t->tokens[(size_t)d->valid[i] * t->length + j];
                 p.num_class = t->vocab_size[j] > 1 ? t->vocab_size[j] : 2;
-                gbdt_data tr = {xt, (size_t)d->n_train, F, yt, NULL, NULL, NULL, NULL, NULL};
-                gbdt_data va = {xv, (size_t)d->n_valid, F, yv, NULL, NULL, NULL, NULL, NULL};
+                gbdt_data tr = {xt, (size_t)d->n_train, F, yt, NULL, NULL, NULL, NULL, names};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, yv, NULL, NULL, NULL, NULL, names};
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[j] : NULL, ctx->log,
                                &g->boosters[j]);
             }
@@ -248,11 +287,13 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
     free(xv);
     free(yt);
     free(yv);
+    free(names);
     if (init) model_free(&init->base);
     if (rc) {
         gbdt_model_free(&g->base);
         return rc;
     }
+    log_importance(g, ctx->log);
     *out = &g->base;
     return HR_OK;
 }
