@@ -1,9 +1,11 @@
 /* seq2seq timings on the real ConvAsm1x1U perf-db (random 80/20 split, seed 0): one training epoch
  * (no validation) at a given thread count, then per decoding mode (greedy, beam and constrained
- * beam of widths 4 and 10) the single-problem decode time and the test metrics. With a MODEL file
- * (trained on the same split) training is skipped. The PyTorch counterpart of the training epoch is
- * bench/seq2seq_torch.py (same architecture, batch and threads).
- *   seq2seq_bench PERFDB [threads] [config-json | MODEL.h5]
+ * beam of widths 1, 4 and 10) the single-problem decode time and the test metrics. With a MODEL file
+ * (trained on the same split) training is skipped; with a BASELINE file (a `--task tune --model gbdt`
+ * model trained on the same split) its per-parameter classifiers are timed and scored the same way,
+ * so the table compares every decoder on one split in one run. The PyTorch counterpart of the
+ * training epoch is bench/seq2seq_torch.py (same architecture, batch and threads).
+ *   seq2seq_bench PERFDB [threads] [config-json | MODEL.h5] [BASELINE.h5]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: seq2seq_bench PERFDB [threads] [config-json]\n");
+        fprintf(stderr, "usage: seq2seq_bench PERFDB [threads] [config-json | MODEL.h5] [BASELINE.h5]\n");
         return 2;
     }
     int threads = argc > 2 ? atoi(argv[2]) : 1;
@@ -68,21 +70,39 @@ int main(int argc, char **argv)
     const data_constraint *con = data_constraint_find(t->solver);
 
     hr_blas_set_threads(1);
-    struct { s2s_decode_kind kind; int k; const char *name; } runs[] = {
+    model *base = NULL;
+    if (argc > 4 && model_load(argv[4], &base)) {
+        fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+        return 1;
+    }
+    if (base && (base->task != MODEL_TASK_TUNE || base->length != L)) {
+        fprintf(stderr, "seq2seq_bench: %s: not a tune model of %d parameters\n", argv[4], L);
+        return 1;
+    }
+    /* kind -1: the baseline model's own prediction */
+    struct { int kind; int k; const char *name; } runs[] = {
+        {-1, 0, "gbdt per-param"},
         {S2S_DECODE_GREEDY, 1, "greedy"},      {S2S_DECODE_BEAM, 4, "beam k=4"},
-        {S2S_DECODE_CONSTRAINED, 4, "constrained k=4"}, {S2S_DECODE_BEAM, 10, "beam k=10"},
-        {S2S_DECODE_CONSTRAINED, 10, "constrained k=10"},
+        {S2S_DECODE_BEAM, 10, "beam k=10"},     {S2S_DECODE_CONSTRAINED, 1, "constrained k=1"},
+        {S2S_DECODE_CONSTRAINED, 4, "constrained k=4"}, {S2S_DECODE_CONSTRAINED, 10, "constrained k=10"},
     };
     int n = split.n_test;
     double *us = malloc((size_t)n * sizeof *us);
     int32_t v[64];
-    for (size_t r = 0; r < sizeof runs / sizeof *runs; r++) {
+    for (size_t r = base ? 0 : 1; r < sizeof runs / sizeof *runs; r++) {
         long hit = 0, exact = 0, valid = 0, fell = 0;
         for (int i = 0; i < n; i++) {
             const int row = split.test[i];
             int fb = 0;
             double a = hr_now();
-            s2s_decode(s, &t->problems[row], runs[r].kind, runs[r].k, v, &fb);
+            if (runs[r].kind < 0) {
+                if (model_predict_tune(base, &t->problems[row], v)) {
+                    fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+                    return 1;
+                }
+            } else {
+                s2s_decode(s, &t->problems[row], (s2s_decode_kind)runs[r].kind, runs[r].k, v, &fb);
+            }
             us[i] = (hr_now() - a) * 1e6;
             int h = 0;
             for (int j = 0; j < L; j++) h += v[j] == t->values[(size_t)row * L + j];
@@ -100,6 +120,7 @@ int main(int argc, char **argv)
                us[n / 2], mean / n, us[(int)(0.99 * (n - 1))], n);
     }
     free(us);
+    model_free(base);
     model_free(m);
     cJSON_Delete(cfg);
     free(X);
