@@ -163,6 +163,12 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     free(out);
     cr_assert_eq(hr_file_read_all(lgb, &json, &len), HR_OK);
     cr_assert(strstr(json, "version=v4") != NULL);
+    /* the trees carry heurist's feature names, in the header and the importance list */
+    const char *names = strstr(json, "feature_names=");
+    cr_assert_not_null(names);
+    const char *eol = strchr(names, '\n');
+    const char *flops = strstr(names, " log2_flops ");
+    cr_assert(flops != NULL && eol != NULL && flops < eol, "feature names missing from the LightGBM export");
     free(json);
     snprintf(args, sizeof args,
              "cv --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 0}' --folds 3 --report %s",
