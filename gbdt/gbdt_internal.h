@@ -72,7 +72,9 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 typedef struct gbdt_hist_bin {
     double g, h; /* sums of gradients and hessians */
 } gbdt_hist_bin;
-#define GBDT_HIST_BYTES(total) ((size_t)(total) * (sizeof(gbdt_hist_bin) + sizeof(uint32_t)))
+/* bytes of one histogram (bins, then counts), rounded up to 16 so that histograms laid end to end keep the
+ * bins' doubles aligned whatever the bin count's parity */
+#define GBDT_HIST_BYTES(total) (((size_t)(total) * (sizeof(gbdt_hist_bin) + sizeof(uint32_t)) + 15) & ~(size_t)15)
 /* the counts of a histogram of `total` bins (const-agnostic, like strchr) */
 static inline uint32_t *gbdt_hist_counts(const gbdt_hist_bin *hist, size_t total)
 {

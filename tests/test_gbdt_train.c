@@ -406,3 +406,34 @@ Test(gbdt_train, many_class_soft_labels_loss_decreases_every_round)
     free(prob);
     free(x), free(yp);
 }
+
+Test(gbdt_train, histograms_of_any_bin_count_parity_across_row_blocks)
+{
+    /* 70,000 rows: the histogram is built in four row blocks, three laid end to end in one buffer; the features
+     * take 2..5 distinct values so the total bin count is odd for some of them (the blocks' doubles must
+     * stay aligned: the sanitizer build checks it). Each fit must still find the step in feature 0. */
+    size_t n = 70000;
+    float *x = malloc(n * 2 * sizeof *x), *y = malloc(n * sizeof *y);
+    for (int levels = 2; levels <= 5; levels++) {
+        hr_rng rng;
+        hr_rng_seed(&rng, (uint64_t)levels);
+        for (size_t i = 0; i < n; i++) {
+            int v = (int)hr_rng_below(&rng, (uint64_t)levels);
+            x[2 * i] = (float)v;
+            x[2 * i + 1] = hr_rng_uniform(&rng);
+            y[i] = (float)v + 0.01f * x[2 * i + 1];
+        }
+        gbdt_data train = {.x = x, .n = n, .d = 2, .y = y};
+        gbdt_params p;
+        gbdt_params_default(&p);
+        p.num_rounds = 20;
+        p.learning_rate = 0.5;
+        p.num_threads = 2;
+        gbdt_booster *b;
+        cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b), 0, "%s", hr_last_error());
+        double err = mse(b, x, y, 1000, 2);
+        cr_assert_lt(err, 0.01, "levels %d: mse %g", levels, err);
+        gbdt_booster_free(b);
+    }
+    free(x), free(y);
+}
