@@ -13,26 +13,9 @@
 
 #include "core/h5.h"
 #include "models/model.h"
+#include "models/transformer_internal.h"
 #include "nn/nn.h"
 #include "train/train.h"
-
-#define TRANSFORMER_VERSION 1
-#define TRANSFORMER_EVAL_CHUNK 256
-
-typedef struct tfm {
-    model base;
-    int d, heads, d_ff, norm_first;
-    data_label_kind label;
-    float tau;
-    float *zmean, *zstd; /* (n_features) */
-    nn_params p;
-    size_t value, pos;   /* "embed.value" (T, d), "embed.position" (T, d) */
-    nn_transformer block;/* "block" */
-    nn_linear head;      /* "head": d -> n_kernels */
-    /* single-problem inference */
-    nn_transformer_cache one;
-    float *ws;           /* z (T) | e (T, d) | h (T, d) | pooled (d) */
-} tfm;
 
 typedef struct tfm_cfg {
     train_opts train;
@@ -369,4 +352,5 @@ const model_family model_family_transformer = {
     .load = tfm_load,
     .n_params = tfm_n_params,
     .free = tfm_free,
+    .export_c = transformer_model_export_c,
 };

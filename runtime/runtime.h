@@ -5,6 +5,8 @@
  * computes exactly the features the model was trained on), the weights as static arrays, and a
  * documented API that takes a problem key or its numeric fields and returns the chosen kernel or the
  * parameter sequence. Only libc and libm are needed: `cc -O2 -c <prefix>.c`.
+ * Every family writes its part through its export_c hook (models/gbdt_export.c, reformer_export.c,
+ * transformer_export.c, seq2seq_export.c); this folder writes the shared wrapper.
  */
 #ifndef HEURIST_RUNTIME_H
 #define HEURIST_RUNTIME_H
