@@ -26,6 +26,9 @@ static int write_header(FILE *h, const model *m, const char *prefix)
     memcpy(guard + i, "_H", 3);
     fprintf(h, "/* %s.h: a %s model exported by heurist (task %s). Needs only libc and libm.\n", prefix,
             m->family->name, m->task == MODEL_TASK_SELECT ? "select" : "tune");
+    fprintf(h, " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c); recommended: cc -O3 -march=native -c %s.c\n"
+               " * for the CPU that runs it, whose vector width and FMA the model's loops then use.\n",
+            prefix, prefix);
     fprintf(h, " *\n * A problem is given either as a MIOpen find-db problem key, e.g.\n"
                " *   \"64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F\"\n"
                " * or as its numeric fields, in this order (%d values):\n *  ",
@@ -87,12 +90,16 @@ static int write_source(FILE *c, const model *m, const char *prefix)
         fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return %d;\n}\n\n", prefix, m->n_kernels);
         fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < %d ? hm_kernels[k] : 0;\n}\n\n",
                 prefix, m->n_kernels);
-        fprintf(c, "static int hm_select(const data_problem *p, float *scores)\n{\n"
-                   "    float x[DATA_N_FEATURES], s[%d];\n    data_portable_features(p, x);\n"
-                   "    hm_model_scores(p, x, s);\n    int best = 0;\n"
+        /* a family may define its own hm_model_select, e.g. to skip work the choice alone does not need */
+        fprintf(c, "#ifndef HM_MODEL_SELECT\n"
+                   "static int hm_model_select(const data_problem *p, const float *x, float *scores)\n{\n"
+                   "    float s[%d];\n    hm_model_scores(p, x, s);\n    int best = 0;\n"
                    "    for (int k = 1; k < %d; k++)\n        if (s[k] > s[best]) best = k;\n"
-                   "    if (scores) memcpy(scores, s, sizeof s);\n    return best;\n}\n\n",
+                   "    if (scores) memcpy(scores, s, sizeof s);\n    return best;\n}\n#endif\n\n",
                 m->n_kernels, m->n_kernels);
+        fprintf(c, "static int hm_select(const data_problem *p, float *scores)\n{\n"
+                   "    float x[DATA_N_FEATURES];\n    data_portable_features(p, x);\n"
+                   "    return hm_model_select(p, x, scores);\n}\n\n");
         fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n    const char *why;\n"
                    "    const char *eq = strchr(key, '=');\n"
                    "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"

@@ -21,8 +21,8 @@ static const char *driver_select =
     "  if (!in || !out) return 1;\n"
     "  while (fgets(line, sizeof line, in)) {\n"
     "    line[strcspn(line, \"\\n\")] = 0;\n"
-    "    int k = hm_select_key(line, s);\n"
-    "    fprintf(out, \"%d\", k);\n"
+    "    int k = hm_select_key(line, s), k0 = hm_select_key(line, 0);\n"
+    "    fprintf(out, \"%d %d\", k, k0);\n"
     "    for (int j = 0; k >= 0 && j < hm_n_kernels(); j++) fprintf(out, \" %.9g\", s[j]);\n"
     "    fprintf(out, \"\\n\");\n  }\n  fclose(out);\n  return 0;\n}\n";
 
@@ -38,8 +38,9 @@ static const char *driver_tune =
     "    for (int j = 0; j < hm_length(); j++) fprintf(out, \"%s%d\", j ? \" \" : \"\", v[j]);\n"
     "    fprintf(out, \"\\n\");\n  }\n  fclose(out);\n  return 0;\n}\n";
 
-/* Exports m, compiles it with a driver, runs it over keys; returns the output file path. */
-static char *export_and_run(const model *m, const char *driver, char **keys, int n)
+/* Exports m, compiles it with a driver (cc -std=c11 -Wall -Werror and `cflags`), runs it over keys;
+ * returns the output file path. */
+static char *export_and_run(const model *m, const char *driver, char **keys, int n, const char *cflags)
 {
     char *dir = test_tmppath("_export");
     cr_assert_eq(runtime_export_c(m, dir, "hm"), HR_OK, "%s", hr_last_error());
@@ -53,7 +54,8 @@ static char *export_and_run(const model *m, const char *driver, char **keys, int
     for (int i = 0; i < n; i++) fprintf(f, "%s\n", keys[i]);
     fclose(f);
     /* the runtime must build with nothing but libc and libm, warnings on */
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O1 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 %s -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", cflags, dir, dir,
+             dir);
     int rc = system(cmd);
     cr_assert_eq(rc, 0, "compiling the exported runtime failed: %s", cmd);
     snprintf(cmd, sizeof cmd, "%s/drv %s/keys.txt %s/out.txt", dir, dir, dir);
@@ -104,7 +106,7 @@ Test(runtime_export, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
         keys[i] = malloc(256);
         data_key_format(&dt->problems[s.test[i]], keys[i], 256);
     }
-    char *out = export_and_run(m, driver_tune, keys, n);
+    char *out = export_and_run(m, driver_tune, keys, n, "-O1");
     FILE *f = fopen(out, "r");
     for (int i = 0; i < n; i++) {
         int32_t want[8];
@@ -144,10 +146,13 @@ static data_select *mi100_head(void)
     return ds;
 }
 
-/* Trains `family` with `cfg` on the head of the find-db, exports it, and compares choices and scores of
- * the compiled runtime with heurist's on 1,000 held-out problems. Returns the number of differing
- * choices (0 expected) after checking scores. */
-static void check_select_export(const char *family, const char *cfg_text)
+/* Trains `family` with each config of `cfgs` (NULL-terminated) on the head of the find-db (its first
+ * max_fit training rows when max_fit > 0), exports it, and checks that the runtime compiled with each of
+ * `cflags` (NULL-terminated; NULL: just -O1) makes the same choice as heurist, with scores within 1e-5, on
+ * 1,000 held-out problems, and the same choice again when asked for no scores (a family may take a
+ * shorter path then). */
+static void check_select_exports(const char *family, const char *const *cfgs, int max_fit,
+                                 const char *const *cflags)
 {
     hr_h5_quiet();
     data_select *ds = mi100_head();
@@ -156,44 +161,59 @@ static void check_select_export(const char *family, const char *cfg_text)
     data_features_compute_all(ds->problems, ds->n, X);
     data_split s;
     cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
-    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, s.n_train, NULL, 0};
-    cJSON *cfg = cJSON_Parse(cfg_text);
-    hr_log silent = hr_log_silent();
-    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL};
-    model *m;
-    cr_assert_eq(model_family_find(family)->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
-    cJSON_Delete(cfg);
+    int n_fit = max_fit > 0 && max_fit < s.n_train ? max_fit : s.n_train;
+    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, n_fit, NULL, 0};
     int n = s.n_test < 1000 ? s.n_test : 1000;
     cr_assert_geq(n, 1000);
     char **sel = malloc((size_t)n * sizeof *sel);
     for (int i = 0; i < n; i++) sel[i] = ds->keys[s.test[i]];
-    char *out = export_and_run(m, driver_select, sel, n);
-    FILE *f = fopen(out, "r");
-    float *want = malloc((size_t)m->n_kernels * sizeof *want);
-    for (int i = 0; i < n; i++) {
-        cr_assert_eq(model_predict_select(m, &ds->problems[s.test[i]], want), HR_OK);
-        int best = 0;
-        for (int k = 1; k < m->n_kernels; k++)
-            if (want[k] > want[best]) best = k;
-        int got;
-        cr_assert_eq(fscanf(f, "%d", &got), 1);
-        cr_assert_eq(got, best, "%s: problem %d (%s)", family, i, sel[i]);
-        for (int k = 0; k < m->n_kernels; k++) {
-            float v;
-            cr_assert_eq(fscanf(f, "%g", &v), 1);
-            cr_assert(fabsf(v - want[k]) <= 1e-5f * (1 + fabsf(want[k])), "%s: problem %d kernel %d: %g vs %g", family,
-                      i, k, v, want[k]);
+    for (int c = 0; cfgs[c]; c++) {
+        cJSON *cfg = cJSON_Parse(cfgs[c]);
+        hr_log silent = hr_log_silent();
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL};
+        model *m;
+        cr_assert_eq(model_family_find(family)->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+        cJSON_Delete(cfg);
+        static const char *const just_o1[] = {"-O1", NULL};
+        const char *const *flags = cflags ? cflags : just_o1;
+        float *want = malloc((size_t)m->n_kernels * sizeof *want);
+        for (int fl = 0; flags[fl]; fl++) {
+            char *out = export_and_run(m, driver_select, sel, n, flags[fl]);
+            FILE *f = fopen(out, "r");
+            for (int i = 0; i < n; i++) {
+                cr_assert_eq(model_predict_select(m, &ds->problems[s.test[i]], want), HR_OK);
+                int best = 0;
+                for (int k = 1; k < m->n_kernels; k++)
+                    if (want[k] > want[best]) best = k;
+                int got, got_no_scores;
+                cr_assert_eq(fscanf(f, "%d %d", &got, &got_no_scores), 2);
+                cr_assert_eq(got, best, "%s %s (%s): problem %d (%s)", family, cfgs[c], flags[fl], i, sel[i]);
+                cr_assert_eq(got_no_scores, best, "%s %s (%s), no scores: problem %d (%s)", family, cfgs[c], flags[fl],
+                             i, sel[i]);
+                for (int k = 0; k < m->n_kernels; k++) {
+                    float v;
+                    cr_assert_eq(fscanf(f, "%g", &v), 1);
+                    cr_assert(fabsf(v - want[k]) <= 1e-5f * (1 + fabsf(want[k])),
+                              "%s %s (%s): problem %d kernel %d: %g vs %g", family, cfgs[c], flags[fl], i, k, v, want[k]);
+                }
+            }
+            fclose(f);
+            remove_export(out);
+            free(out);
         }
+        free(want);
+        model_free(m);
     }
-    fclose(f);
-    remove_export(out);
-    free(out);
-    free(want);
     free(sel);
-    model_free(m);
     data_split_free(&s);
     free(X);
     data_select_free(ds);
+}
+
+static void check_select_export(const char *family, const char *cfg_text)
+{
+    const char *const cfgs[] = {cfg_text, NULL};
+    check_select_exports(family, cfgs, 0, NULL);
 }
 
 Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
@@ -206,9 +226,25 @@ Test(runtime_export, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 30
     check_select_export("gbdt", "{\"objective\": \"rank\", \"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
+/* The reformer runtime has vector paths (FMA, AVX-512) chosen at compile time and a shorter path for
+ * the choice alone: both builds and both paths must agree with heurist. */
 Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
-    check_select_export("reformer", "{\"epochs\": 3, \"batch_size\": 256}");
+    const char *const cfgs[] = {"{\"epochs\": 3, \"batch_size\": 256}", NULL};
+    const char *const flags[] = {"-O1", "-O3 -march=native", NULL};
+    check_select_exports("reformer", cfgs, 0, flags);
+}
+
+/* Both block orders, post-norm (the default) and pre-norm, each a small block trained for one epoch on
+ * 3,000 rows: agreement needs distinct weights, not a good model, and keeps the test quick. */
+Test(runtime_export, transformer_select_agrees_on_held_out_problems, .timeout = 300)
+{
+    const char *const cfgs[] = {
+        "{\"epochs\": 1, \"batch_size\": 128, \"d\": 16, \"heads\": 4, \"d_ff\": 32}",
+        "{\"epochs\": 1, \"batch_size\": 128, \"d\": 8, \"heads\": 2, \"d_ff\": 16, \"norm_first\": 1}",
+        NULL,
+    };
+    check_select_exports("transformer", cfgs, 3000, NULL);
 }
 
 /* A small seq2seq (constrained beam of width 4, the family's default decoding) exported and compiled:
@@ -252,7 +288,7 @@ Test(runtime_export, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     cr_assert_eq(sm->a.decode, S2S_DECODE_CONSTRAINED);
     for (int mode = 0; mode < 3; mode++) {
         sm->a.decode = kinds[mode];
-        char *out = export_and_run(m, driver_tune, keys, n);
+        char *out = export_and_run(m, driver_tune, keys, n, "-O1");
         FILE *f = fopen(out, "r");
         int differ = 0, first = -1;
         for (int i = 0; i < n; i++) {
