@@ -58,11 +58,12 @@ static int parse_norm(const char *s, nn_norm_kind *k)
     return HR_OK;
 }
 
-/* Defaults: 3 blocks of width 92 with T of width 96 (81,046 parameters for 64 features and 70 kernels; the
+/* Defaults: 3 blocks of width 92 with T of width 96 (83,302 parameters for 76 features and 70 kernels; the
  * paper's instantiation has 80,978) plus the applicability head (6,510 more) at lambda 0.1, slog input,
  * softmax labels (tau 0.1), AdamW with warm-up + cosine, 30 epochs of batch 512. On gfx90878 (random 0.2
- * split) this measured top-1 0.817 / efficiency 0.953 against 0.775 / 0.949 for the paper's recipe,
- * {"applicability": 0, "input": "zscore", "label": "soft"}: see docs/BENCHMARKS.md, "## Reformer". */
+ * split) this measured top-1 0.868 / efficiency 0.980 (0.817 / 0.953 on the earlier 64 features, where the
+ * paper's recipe {"applicability": 0, "input": "zscore", "label": "soft"} gave 0.775 / 0.949): see
+ * docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
     static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
