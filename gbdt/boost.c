@@ -284,6 +284,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             break;
         }
         double vm = valid ? gbdt_objective_metric(p, valid, s->Fv) : 0;
+        if (valid && p->on_round) p->on_round(p->on_round_ctx, it + 1, vm, s->Fv);
         if (valid && vm < best_metric) {
             best_metric = vm;
             best_iter = it + 1;

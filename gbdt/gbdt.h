@@ -59,6 +59,11 @@ typedef struct gbdt_params {
     int log_every;                  /* log progress every this many iterations; 0: never */
     uint64_t seed;
     int num_threads;                /* <= 0: all cores; never changes the result */
+    /* called after every boosting round with the round (1-based), the validation metric and the
+     * validation rows' raw scores (valid n, num_class) of the model so far; NULL, or no validation
+     * set: not called. For training curves; it must not change anything the trainer reads. */
+    void (*on_round)(void *ctx, int round, double valid_metric, const double *valid_scores);
+    void *on_round_ctx;
 } gbdt_params;
 
 /* Training or validation data. Labels: y (n) regression targets or class indices 0..K-1, or

@@ -187,6 +187,36 @@ static void log_importance(const gbdt_model *g, const hr_log *log)
     free(one);
 }
 
+/* The training curve of a softmax model: after every round, the validation multi_logloss and the
+ * validation rows' top-1 (the highest raw score is a fastest kernel). */
+typedef struct curve_ctx {
+    model *m;
+    const data_select *sel;
+    const int *rows; /* (n) validation rows */
+    int n, K;
+    double t0;
+    int rc;
+} curve_ctx;
+
+static void softmax_round(void *ctx, int round, double valid_metric, const double *scores)
+{
+    curve_ctx *c = ctx;
+    long hit = 0;
+    for (int i = 0; i < c->n; i++) {
+        const double *f = scores + (size_t)i * (size_t)c->K;
+        const float *t = c->sel->runtime + (size_t)c->rows[i] * (size_t)c->K;
+        int pred = 0;
+        float best = t[0];
+        for (int k = 1; k < c->K; k++) {
+            if (f[k] > f[pred]) pred = k;
+            if (t[k] < best) best = t[k];
+        }
+        hit += t[pred] == best;
+    }
+    model_curve_point pt = {round, NAN, (float)valid_metric, (float)hit / (float)c->n, (float)(hr_now() - c->t0)};
+    if (!c->rc) c->rc = model_curve_add(c->m, pt);
+}
+
 static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     const char *objective = model_cfg_str(ctx->config, "objective", "softmax");
@@ -263,8 +293,12 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
                 gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
                 gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names};
+                curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, K, hr_now(), HR_OK};
+                p.on_round = softmax_round;
+                p.on_round_ctx = &curve;
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log,
                                &g->boosters[0]);
+                if (!rc) rc = curve.rc;
             }
         } else if (!rc) {
             const data_tune *t = d->tune;

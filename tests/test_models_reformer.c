@@ -490,3 +490,36 @@ Test(models_transformer, single_problem_prediction_equals_batched_and_newer_refu
     check_single_vs_batched("transformer", SMALL_TRANSFORMER, 1);
     check_newer_refused("transformer", "{\"epochs\": 1, \"d\": 8, \"heads\": 2, \"d_ff\": 16}", "transformer_version");
 }
+
+/* The gbdt family records a training curve like the networks do: one point per boosting round with the
+ * validation loss and top-1, the top-1 recomputed here from the validation rows' scores of the final model. */
+Test(models_gbdt, softmax_records_a_curve_per_round, .timeout = 300)
+{
+    fixture f = fixture_load(400000);
+    const char *cfg = "{\"rounds\": 6, \"num_leaves\": 15, \"log_every\": 0, \"early_stopping_rounds\": 0}";
+    model *m = train_family(&f, "gbdt", cfg, 1, NULL, 0, NULL);
+    cr_assert_gt(f.n_valid, 100);
+    cr_assert_eq(m->n_curve, 6);
+    for (int i = 0; i < m->n_curve; i++) {
+        cr_assert_eq(m->curve[i].step, i + 1);
+        cr_assert(isfinite(m->curve[i].valid_loss) && m->curve[i].valid_loss > 0);
+        cr_assert(m->curve[i].valid_top1 >= 0 && m->curve[i].valid_top1 <= 1);
+        if (i) cr_assert_lt(m->curve[i].valid_loss, m->curve[i - 1].valid_loss);
+    }
+    float *s = scores_of(m, &f, f.valid, f.n_valid);
+    long hit = 0;
+    for (int i = 0; i < f.n_valid; i++) {
+        const float *t = f.sel->runtime + (size_t)f.valid[i] * f.sel->n_kernels;
+        int pred = 0;
+        float best = t[0];
+        for (int k = 1; k < f.sel->n_kernels; k++) {
+            if (s[(size_t)i * f.sel->n_kernels + k] > s[(size_t)i * f.sel->n_kernels + pred]) pred = k;
+            if (t[k] < best) best = t[k];
+        }
+        hit += t[pred] == best;
+    }
+    cr_assert_float_eq(m->curve[5].valid_top1, (float)hit / (float)f.n_valid, 1e-6);
+    free(s);
+    model_free(m);
+    fixture_free(&f);
+}
