@@ -207,19 +207,6 @@ static void put_rows(float *dst, int at, const float *src, int rows, int cols)
     memcpy(dst + (size_t)at * cols, src, (size_t)rows * cols * sizeof *dst);
 }
 
-/* Writes M (rows, cols) transposed: column j at j rows. */
-static int export_transposed(FILE *out, const char *name, const float *M, int rows, int cols)
-{
-    float *t = malloc((size_t)rows * cols * sizeof *t);
-    if (!t) return hr_error(HR_ENOMEM, "out of memory exporting %s", name);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = M[(size_t)i * cols + j];
-    fputs("_Alignas(64) ", out);
-    export_c_floats(out, name, t, (size_t)rows * cols);
-    free(t);
-    return HR_OK;
-}
-
 static void export_aligned(FILE *out, const char *name, const float *v, size_t n)
 {
     fputs("_Alignas(64) ", out);
@@ -274,7 +261,7 @@ static int export_weights(const reformer *r, FILE *out)
         put_rows(M, 0, W12, dout, din);
         put_rows(M, po, W12 + (size_t)dout * din, dh, din);
         snprintf(name, sizeof name, "hm_w12_%d", l);
-        if ((rc = export_transposed(out, name, M, po + ph, din))) break;
+        if ((rc = export_c_floats_transposed(out, name, M, po + ph, din, 64))) break;
         memset(M, 0, (size_t)(po + ph) * sizeof *M);
         memcpy(M, b12, (size_t)dout * sizeof *M);
         memcpy(M + po, b12 + dout, (size_t)dh * sizeof *M);
@@ -284,14 +271,14 @@ static int export_weights(const reformer *r, FILE *out)
         memset(M, 0, (size_t)po * dh * sizeof *M);
         put_rows(M, 0, A3, dout, dh);
         snprintf(name, sizeof name, "hm_a3_%d", l);
-        rc = export_transposed(out, name, M, po, dh);
+        rc = export_c_floats_transposed(out, name, M, po, dh, 64);
     }
     const int hp = row_pad(nh);
     if (!rc) {
         memset(M, 0, (size_t)hp * r->hidden * sizeof *M);
         put_rows(M, 0, r->p.w + r->head.w, K, r->hidden);
         if (app) put_rows(M, K, r->p.w + r->app.w, K, r->hidden);
-        rc = export_transposed(out, "hm_head_w", M, hp, r->hidden);
+        rc = export_c_floats_transposed(out, "hm_head_w", M, hp, r->hidden, 64);
     }
     if (!rc) {
         memset(M, 0, (size_t)hp * sizeof *M);

@@ -16,18 +16,6 @@
 #include "models/models_internal.h"
 #include "models/transformer_internal.h"
 
-/* Writes W (rows, cols) transposed, as `name` (cols, rows). */
-static int export_transposed(FILE *out, const char *name, const float *W, int rows, int cols)
-{
-    float *t = malloc((size_t)rows * cols * sizeof *t);
-    if (!t) return hr_error(HR_ENOMEM, "out of memory exporting %s", name);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = W[(size_t)i * cols + j];
-    export_c_floats(out, name, t, (size_t)rows * cols);
-    free(t);
-    return HR_OK;
-}
-
 /* Emits y[0, len) += sum_{i < count} a_i r_i with rows r_i = rbase + i rstride and scalars
  * a_i = sbase[i sstride], summed in order of i, four rows per pass over y (one load and one store of y
  * per four products). len, strides and bases are C expressions; count_name spells count. */
@@ -107,19 +95,19 @@ static int export_weights(const tfm *m, FILE *out)
     export_c_floats(out, "hm_zstd", m->zstd, (size_t)T);
     export_c_floats(out, "hm_value", w + m->value, (size_t)T * d);
     export_c_floats(out, "hm_pos", w + m->pos, (size_t)T * d);
-    if ((rc = export_transposed(out, "hm_in_wt", w + b->attn.in_proj.w, 3 * d, d))) return rc;
+    if ((rc = export_c_floats_transposed(out, "hm_in_wt", w + b->attn.in_proj.w, 3 * d, d, 0))) return rc;
     export_c_floats(out, "hm_in_b", w + b->attn.in_proj.b, (size_t)3 * d);
-    if ((rc = export_transposed(out, "hm_out_wt", w + b->attn.out_proj.w, d, d))) return rc;
+    if ((rc = export_c_floats_transposed(out, "hm_out_wt", w + b->attn.out_proj.w, d, d, 0))) return rc;
     export_c_floats(out, "hm_out_b", w + b->attn.out_proj.b, (size_t)d);
     export_c_floats(out, "hm_ln1_g", w + b->ln1.gamma, (size_t)d);
     export_c_floats(out, "hm_ln1_b", w + b->ln1.beta, (size_t)d);
-    if ((rc = export_transposed(out, "hm_ff1_wt", w + b->ffn.l1.w, ff, d))) return rc;
+    if ((rc = export_c_floats_transposed(out, "hm_ff1_wt", w + b->ffn.l1.w, ff, d, 0))) return rc;
     export_c_floats(out, "hm_ff1_b", w + b->ffn.l1.b, (size_t)ff);
-    if ((rc = export_transposed(out, "hm_ff2_wt", w + b->ffn.l2.w, d, ff))) return rc;
+    if ((rc = export_c_floats_transposed(out, "hm_ff2_wt", w + b->ffn.l2.w, d, ff, 0))) return rc;
     export_c_floats(out, "hm_ff2_b", w + b->ffn.l2.b, (size_t)d);
     export_c_floats(out, "hm_ln2_g", w + b->ln2.gamma, (size_t)d);
     export_c_floats(out, "hm_ln2_b", w + b->ln2.beta, (size_t)d);
-    if ((rc = export_transposed(out, "hm_head_wt", w + m->head.w, K, d))) return rc;
+    if ((rc = export_c_floats_transposed(out, "hm_head_wt", w + m->head.w, K, d, 0))) return rc;
     export_c_floats(out, "hm_head_b", w + m->head.b, (size_t)K);
     return HR_OK;
 }
