@@ -37,11 +37,7 @@ static int write_raw(const char *dir, const char *name, const void *p, size_t by
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return hr_error(HR_EIO, "cannot write %s", path);
-    size_t w = fwrite(p, 1, bytes, f);
-    if (fclose(f) != 0 || w != bytes) return hr_error(HR_EIO, "short write to %s", path);
-    return HR_OK;
+    return hr_file_write_atomic(path, p, bytes);
 }
 
 /* The find-db's selection table and the features of all its rows. */

@@ -31,25 +31,19 @@ static int write_raw(const char *dir, const char *name, const void *p, size_t by
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return hr_error(HR_EIO, "cannot write %s", path);
-    size_t w = fwrite(p, 1, bytes, f);
-    if (fclose(f) != 0 || w != bytes) return hr_error(HR_EIO, "short write to %s", path);
-    return HR_OK;
+    return hr_file_write_atomic(path, p, bytes);
 }
 
 static void *read_raw(const char *dir, const char *name, size_t bytes)
 {
-    char path[4096];
+    char path[4096], *p = NULL;
+    size_t len = 0;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    void *p = f ? malloc(bytes ? bytes : 1) : NULL;
-    if (p && fread(p, 1, bytes, f) != bytes) {
+    if (hr_file_read_all(path, &p, &len) == HR_OK && len != bytes) {
+        hr_error(HR_EFORMAT, "%s: %zu bytes, expected %zu", path, len, bytes);
         free(p);
         p = NULL;
     }
-    if (f) fclose(f);
-    if (!p) hr_error(HR_EIO, "cannot read %zu bytes from %s", bytes, path);
     return p;
 }
 
