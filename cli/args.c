@@ -83,6 +83,21 @@ int cli_get_int(const cli_args *a, const char *name, long long def, long long *o
     return 0;
 }
 
+int cli_get_valid_fraction(const cli_args *a, double *out)
+{
+    const char *v = cli_get(a, "valid-fraction");
+    *out = 0;
+    if (!v) return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0 && x < 1)) {
+        fprintf(stderr, "heurist: --valid-fraction '%s': expected a number in [0, 1)\n", v);
+        return 1;
+    }
+    *out = x > 0 ? x : -1;
+    return 0;
+}
+
 int cli_fail(const char *context)
 {
     if (context) fprintf(stderr, "heurist %s: %s\n", context, hr_last_error());

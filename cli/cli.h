@@ -23,6 +23,10 @@ int cli_has(const cli_args *a, const char *name);
 const char *cli_need(const cli_args *a, const char *cmd, const char *name);
 /* Integer option with default; prints an error and returns nonzero if malformed. */
 int cli_get_int(const cli_args *a, const char *name, long long def, long long *out);
+/* --valid-fraction F, the share of training rows held back for early stopping, as pipe_opts.valid_fraction:
+ * absent -> 0 (the default 0.1), F in (0, 1) -> F, 0 -> -1 (none: every training row is fitted and the
+ * model trains its full budget). Nonzero return (message printed) on a bad value. */
+int cli_get_valid_fraction(const cli_args *a, double *out);
 
 /* Prints "heurist: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);

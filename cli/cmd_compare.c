@@ -85,14 +85,15 @@ static void md_slices(FILE *f, int nm, const char *const *names, const pipe_resu
 int cli_cmd_compare(int argc, char **argv)
 {
     static const char *const spec[] = {"data", "task", "solver", "models", "config", "folds", "split", "seed", "out",
-                                       "threads", "quiet!", NULL};
+                                       "threads", "valid-fraction", "quiet!", NULL};
     cli_args a;
     if (cli_args_parse(argc, argv, spec, &a)) return 2;
     const char *data = cli_need(&a, "compare", "data"), *models = cli_need(&a, "compare", "models");
     const char *out = cli_need(&a, "compare", "out");
     long long k, seed, threads;
+    double valid_fraction;
     if (!data || !models || !out || cli_get_int(&a, "folds", 0, &k) || cli_get_int(&a, "seed", 0, &seed) ||
-        cli_get_int(&a, "threads", 0, &threads))
+        cli_get_int(&a, "threads", 0, &threads) || cli_get_valid_fraction(&a, &valid_fraction))
         return 2;
     if ((k > 0) == (cli_get(&a, "split") != NULL)) {
         fprintf(stderr, "heurist compare: give exactly one of --folds K or --split random:F\n");
@@ -153,7 +154,7 @@ int cli_cmd_compare(int argc, char **argv)
     for (int m = 0; m < nm && !rc; m++) {
         res[m] = calloc((size_t)nfold, sizeof *res[m]);
         pipe_opts o = {(uint64_t)seed, hr_threads_resolve((int)threads), &log,
-                       cfg ? cJSON_GetObjectItem(cfg, names[m]) : NULL, NULL, NULL, 0, NULL, 0};
+                       cfg ? cJSON_GetObjectItem(cfg, names[m]) : NULL, NULL, NULL, 0, NULL, 0, valid_fraction};
         if (!(fams[m]->tasks & d.task)) {
             fprintf(stderr, "heurist compare: model '%s' does not support this task\n", names[m]);
             rc = 2;

@@ -13,6 +13,7 @@ typedef struct train_common {
     cJSON *config;
     uint64_t seed;
     int threads;
+    double valid_fraction; /* pipe_opts.valid_fraction */
     hr_log log;
 } train_common;
 
@@ -59,6 +60,7 @@ static int common_parse(const cli_args *a, const char *cmd, int need_model, trai
     if (cli_get_int(a, "seed", 0, &seed) || cli_get_int(a, "threads", 0, &threads)) return 2;
     c->seed = (uint64_t)seed;
     c->threads = hr_threads_resolve((int)threads);
+    if (cli_get_valid_fraction(a, &c->valid_fraction)) return 2;
     return 0;
 }
 
@@ -89,7 +91,7 @@ static int make_split(const pipe_dataset *d, const char *spec, uint64_t seed, da
 int cli_cmd_train(int argc, char **argv)
 {
     static const char *const spec[] = {"data", "task", "solver", "model", "config", "split", "seed", "out", "report",
-                                       "threads", "checkpoint", "resume!", "init-model", "quiet!", NULL};
+                                       "threads", "checkpoint", "resume!", "init-model", "valid-fraction", "quiet!", NULL};
     cli_args a;
     train_common c;
     if (cli_args_parse(argc, argv, spec, &a) || common_parse(&a, "train", 1, &c)) return 2;
@@ -105,7 +107,7 @@ int cli_cmd_train(int argc, char **argv)
         return cli_fail("train");
     }
     pipe_opts o = {c.seed, c.threads, &c.log, c.config, out, cli_get(&a, "checkpoint"), cli_has(&a, "resume"),
-                   cli_get(&a, "init-model"), 0};
+                   cli_get(&a, "init-model"), 0, c.valid_fraction};
     hr_log_printf(&c.log, HR_LOG_INFO, "train: %s on %s, %d training / %d test problems (%s), %d threads\n",
                   c.fam->name, d.name, s.n_train, s.n_test, desc, c.threads);
     pipe_result r;
@@ -147,7 +149,7 @@ int cli_run_folds(const pipe_dataset *d, const model_family *fam, int k, const p
 int cli_cmd_cv(int argc, char **argv)
 {
     static const char *const spec[] = {"data", "task", "solver", "model", "config", "folds", "seed", "report",
-                                       "threads", "quiet!", NULL};
+                                       "threads", "valid-fraction", "quiet!", NULL};
     cli_args a;
     train_common c;
     if (cli_args_parse(argc, argv, spec, &a) || common_parse(&a, "cv", 1, &c)) return 2;
@@ -157,7 +159,7 @@ int cli_cmd_cv(int argc, char **argv)
     pipe_dataset d;
     if (pipe_dataset_load(c.data, c.task, c.solver, &c.log, &d)) return cli_fail("cv");
     pipe_result *folds = calloc((size_t)(k > 0 ? k : 1), sizeof *folds);
-    pipe_opts o = {c.seed, c.threads, &c.log, c.config, NULL, NULL, 0, NULL, 0};
+    pipe_opts o = {c.seed, c.threads, &c.log, c.config, NULL, NULL, 0, NULL, 0, c.valid_fraction};
     int rc = 0;
     if (!folds || cli_run_folds(&d, c.fam, (int)k, &o, folds)) {
         rc = cli_fail("cv");

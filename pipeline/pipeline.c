@@ -159,11 +159,23 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     if (!(fam->tasks & d->task))
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name,
                         d->task == MODEL_TASK_SELECT ? "select" : "tune");
-    /* early-stopping rows: a seeded 10% of the training rows */
+    /* early-stopping rows: a seeded share (10% by default) of the training rows, or none */
     data_split inner;
-    int rc = data_split_random(split->n_train, 0.1, o->seed ^ 0x5eed, &inner);
+    int rc;
+    if (o->valid_fraction < 0) {
+        memset(&inner, 0, sizeof inner);
+        inner.n_train = split->n_train;
+        inner.train = hr_malloc((size_t)(split->n_train > 0 ? split->n_train : 1) * sizeof *inner.train);
+        if (!inner.train) return HR_ENOMEM;
+        for (int i = 0; i < split->n_train; i++) inner.train[i] = i;
+        rc = HR_OK;
+    } else {
+        rc = data_split_random(split->n_train, o->valid_fraction > 0 ? o->valid_fraction : 0.1, o->seed ^ 0x5eed,
+                               &inner);
+    }
     if (rc) return rc;
-    int *fit = hr_malloc((size_t)inner.n_train * sizeof *fit), *valid = hr_malloc((size_t)inner.n_test * sizeof *valid);
+    int *fit = hr_malloc((size_t)(inner.n_train > 0 ? inner.n_train : 1) * sizeof *fit);
+    int *valid = hr_malloc((size_t)(inner.n_test > 0 ? inner.n_test : 1) * sizeof *valid);
     if (!fit || !valid) {
         free(fit);
         free(valid);

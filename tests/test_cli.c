@@ -213,3 +213,45 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     free(lgb);
     free(outdir);
 }
+
+Test(cli, valid_fraction_zero_fits_every_training_row, .timeout = 300)
+{
+    char *data = synthetic_fdb(576);
+    char *model = test_tmppath(".h5");
+    char *out, args[4096];
+    /* default: 10% of the training rows are held back and scored every 5 rounds */
+    snprintf(args, sizeof args,
+             "train --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 5}' --out %s",
+             data, model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "valid multi_logloss") != NULL, "%s", out);
+    free(out);
+    /* 0: no validation slice, so no validation loss and all rounds trained */
+    snprintf(args, sizeof args,
+             "train --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 5}' --out %s"
+             " --valid-fraction 0",
+             data, model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "valid multi_logloss") == NULL, "%s", out);
+    cr_assert(strstr(out, "[10] train multi_logloss") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args,
+             "train --data %s --task select --model reformer --config '{\"epochs\": 2, \"batch_size\": 64}' --out %s"
+             " --valid-fraction 0",
+             data, model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "epoch   2/2  train loss") != NULL && strstr(out, "valid loss") == NULL, "%s", out);
+    free(out);
+    const char *bad[] = {"1", "-0.1", "x", "0.5x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "train --data %s --model gbdt --out %s --valid-fraction %s", data, model, bad[i]);
+        cr_assert_neq(run(args, &out), 0);
+        cr_assert(strstr(out, "--valid-fraction") != NULL, "%s", out);
+        cr_assert_eq(count_lines(out), 1, "%s", out);
+        free(out);
+    }
+    remove(data);
+    remove(model);
+    free(data);
+    free(model);
+}

@@ -144,10 +144,14 @@ int train_run(const train_ops *ops, void *model, nn_params *params, nn_params *s
         pr.seconds = hr_now() - t0;
         train_epoch e = {pr.epoch, tl, vl, vm, lr, (float)pr.seconds};
         pr.curve[pr.n_curve++] = e;
-        hr_log_printf(o->log, HR_LOG_INFO,
-                      "%s: epoch %3d/%d  train loss %.5f  valid loss %.5f  valid %s %.4f  lr %.2e  %.1f s%s\n", name,
-                      e.epoch, o->epochs, (double)tl, (double)vl, o->metric_name ? o->metric_name : "metric",
-                      (double)vm, (double)lr, pr.seconds, pr.bad_epochs == 0 ? "  *" : "");
+        if (n_valid > 0)
+            hr_log_printf(o->log, HR_LOG_INFO,
+                          "%s: epoch %3d/%d  train loss %.5f  valid loss %.5f  valid %s %.4f  lr %.2e  %.1f s%s\n",
+                          name, e.epoch, o->epochs, (double)tl, (double)vl, o->metric_name ? o->metric_name : "metric",
+                          (double)vm, (double)lr, pr.seconds, pr.bad_epochs == 0 ? "  *" : "");
+        else
+            hr_log_printf(o->log, HR_LOG_INFO, "%s: epoch %3d/%d  train loss %.5f  lr %.2e  %.1f s\n", name, e.epoch,
+                          o->epochs, (double)tl, (double)lr, pr.seconds);
         if (o->checkpoint) {
             rc = train_checkpoint_save(o->checkpoint, &fp, &pr, params, state, &optim, best_w, best_s);
             if (rc) goto done;
