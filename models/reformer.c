@@ -60,10 +60,10 @@ static int parse_norm(const char *s, nn_norm_kind *k)
 
 /* Defaults: 3 blocks of width 92 with T of width 96 (83,302 parameters for 76 features and 70 kernels; the
  * paper's instantiation has 80,978) plus the applicability head (6,510 more) at lambda 0.1, slog input,
- * softmax labels (tau 0.1), AdamW with warm-up + cosine, 30 epochs of batch 512. On gfx90878 (random 0.2
- * split) this measured top-1 0.868 / efficiency 0.980 (0.817 / 0.953 on the earlier 64 features, where the
- * paper's recipe {"applicability": 0, "input": "zscore", "label": "soft"} gave 0.775 / 0.949): see
- * docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
+ * softmax labels (tau 0.05), AdamW with warm-up + cosine, 30 epochs of batch 512. On gfx90878 (random 0.2
+ * split) this measured top-1 0.874 / efficiency 0.981 (tau 0.1: 0.868 / 0.980; 0.817 / 0.953 on the earlier
+ * 64 features, where the paper's recipe {"applicability": 0, "input": "zscore", "label": "soft"} gave
+ * 0.775 / 0.949): see docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
     static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
@@ -85,7 +85,7 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     if (!rc) rc = train_cfg_int(c, "depth", 3, 1, REFORMER_MAX_DEPTH, &o->depth);
     if (!rc) rc = train_cfg_int(c, "expand", 96, 1, 8192, &o->expand);
     if (!rc) rc = train_cfg_float(c, "dropout", 0, 0, 0.99, &o->dropout);
-    if (!rc) rc = train_cfg_float(c, "tau", 0.1, 1e-6, 1e6, &o->tau);
+    if (!rc) rc = train_cfg_float(c, "tau", 0.05, 1e-6, 1e6, &o->tau);
     if (!rc) rc = train_cfg_float(c, "applicability", 0.1, 0, 1e3, &o->app_weight);
     if (!rc) rc = parse_combine(train_cfg_str(c, "combine", "product"), &o->app_combine);
     if (!rc) rc = train_cfg_float(c, "combine_weight", 1.0, 0, 1e3, &o->app_beta);
