@@ -4,7 +4,7 @@
 Same architecture (slog input sign(x) log2(1 + |x|) then z-score, `depth` Gamma-blocks y = ReLU(A1 x + b1 + A3 ReLU(BN(A2 x + b2)) + b3) of width
 `hidden` with T of width `expand`, linear softmax head, and the applicability head when `applicability` > 0:
 scores = log softmax(z) + log sigmoid(a)), same initialisation family (PyTorch's nn.Linear default, which ours
-copies), same loss (cross-entropy against softmax labels p_k ~ exp(-(t_k / t_min - 1) / tau), tau 0.1, 0 where
+copies), same loss (cross-entropy against softmax labels p_k ~ exp(-(t_k / t_min - 1) / tau), tau 0.05, 0 where
 unmeasured, + lambda * per-kernel BCE on the "measured" mask, lambda 0.1), same
 optimizer (AdamW, lr 3e-3, weight decay 1e-4), same schedule (1 warm-up epoch, cosine to 0, per step), same batch
 size with the remainder dropped, on the rows `bench_reformer export` wrote.
@@ -73,7 +73,7 @@ def main():
     ap.add_argument("--expand", type=int, default=96)
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--applicability", type=float, default=0.1)
-    ap.add_argument("--tau", type=float, default=0.1)
+    ap.add_argument("--tau", type=float, default=0.05)
     ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--max-train", type=int, default=0)
