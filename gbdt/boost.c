@@ -351,6 +351,8 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     }
     if (rc == HR_OK) rc = boost_loop(p, train, valid, log, nthreads, &s, b);
     boost_state_free(&s);
+    /* the trees are final: lay them out for prediction */
+    if (rc == HR_OK) rc = gbdt_booster_pack(b);
     if (rc) {
         gbdt_booster_free(b);
         return hr_error_wrap(rc, "gbdt: training");

@@ -31,6 +31,7 @@ int gbdt_booster_alloc(int num_features, int num_class, gbdt_booster **out)
 void gbdt_booster_free(gbdt_booster *b)
 {
     if (!b) return;
+    gbdt_packed_free(&b->packed);
     for (int t = 0; t < b->num_trees; t++) gbdt_tree_free(&b->trees[t]);
     free(b->trees);
     if (b->feature_names)
@@ -41,8 +42,10 @@ void gbdt_booster_free(gbdt_booster *b)
     free(b);
 }
 
+/* Both change the tree list, so both drop the packed layout: it is rebuilt once the list is final. */
 gbdt_tree *gbdt_booster_push_tree(gbdt_booster *b)
 {
+    gbdt_packed_free(&b->packed);
     if (b->num_trees == b->cap_trees) {
         int cap = b->cap_trees ? 2 * b->cap_trees : 64;
         gbdt_tree *t = realloc(b->trees, (size_t)cap * sizeof *t);
@@ -60,6 +63,7 @@ gbdt_tree *gbdt_booster_push_tree(gbdt_booster *b)
 
 void gbdt_booster_truncate(gbdt_booster *b, int num_trees)
 {
+    if (b->num_trees > num_trees) gbdt_packed_free(&b->packed);
     while (b->num_trees > num_trees) gbdt_tree_free(&b->trees[--b->num_trees]);
 }
 

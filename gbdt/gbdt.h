@@ -12,7 +12,9 @@
  * hessians p (1 - p) of rare or saturated classes), which then replaces it (objective.c).
  * Multiclass iterations grow their K trees in parallel, one per thread.
  * Nodes use LightGBM's tree layout and decision rules, so models round-trip through its text format
- * (lightgbm.c); our own format is HDF5 (io.c). Matrices are row-major: x is (n, d), x[i * d + j].
+ * (lightgbm.c); our own format is HDF5 (io.c). Once the trees are final (trained, loaded, imported) they
+ * are also laid out for prediction as 16-byte records in one array (pack.c), with the same decisions.
+ * Matrices are row-major: x is (n, d), x[i * d + j].
  * Everything is deterministic: same data, params and seed give a bit-identical model for any thread count.
  * Errors: functions return 0 or a negative hr_status with hr_last_error() set; nothing is printed.
  */

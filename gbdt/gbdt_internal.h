@@ -13,6 +13,49 @@
 /* categories at or above this are never binned on their own (they share the always-right "other" bin) */
 #define GBDT_MAX_CATEGORY (1 << 20)
 
+/* ---- pack.c: the inference layout ---- */
+/* One node of a tree in 16 bytes, a quarter cache line (the gbdt_tree arrays spread a node over ~5 lines).
+ * A split record of a plain numeric node (missing type None or NaN) decides on its own: x <= threshold
+ * goes left, and NaN goes left when GBDT_PACKED_NAN_LEFT. Other nodes (categorical, missing type Zero)
+ * carry GBDT_PACKED_SLOW and, instead of the feature, their index in the gbdt_tree, whose generic rule
+ * decides. A leaf record holds the leaf's value. */
+#define GBDT_PACKED_SLOW 0x80000000u
+#define GBDT_PACKED_NAN_LEFT 0x40000000u
+#define GBDT_PACKED_INDEX 0x3fffffffu /* the feature, or for slow nodes the node index */
+/* lines from a tree's first record that prediction prefetches; the records end with enough spare lines */
+#define GBDT_PACKED_PREFETCH_LINES 3
+typedef union gbdt_packed_node {
+    struct {
+        float threshold;   /* largest float <= the double threshold: float x <= it iff (double)x <= thr */
+        uint32_t feature;  /* index and GBDT_PACKED_* flags */
+        int32_t child[2];  /* left, right: code c >= 0 a split record, c < 0 the leaf record ~c */
+    } split;
+    struct {
+        double value;      /* learning rate applied, as in gbdt_tree.leaf_value */
+        double unused;
+    } leaf;
+} gbdt_packed_node;
+
+/* Every tree of a booster as records in one array (in one block, on huge pages where the system offers
+ * them: a model of megabytes would otherwise cost a TLB miss per tree). Record 0 is a split record that
+ * no tree uses (prediction re-reads it for trees already at their leaf). Each tree starts on a cache line
+ * with its root, and continues depth first, leaves included, with the child that saw more training rows
+ * right after its parent: the likely path from root to leaf lies in a line or two, which prediction
+ * prefetches for the trees ahead. Built once the trees are final; prediction uses it only while
+ * num_trees equals the booster's, and any change of the tree list drops it. */
+typedef struct gbdt_packed {
+    int num_trees;            /* trees covered; 0: none (predict walks the gbdt_trees) */
+    gbdt_packed_node *nodes;  /* (a line for record 0, per tree 2 num_leaves - 1 records padded to whole
+                               * lines, then GBDT_PACKED_PREFETCH_LINES - 1 spare lines) */
+    int32_t *root;            /* (num_trees) child code of tree t's root: a leaf record for stumps */
+    void *block;              /* the allocation holding nodes and root */
+} gbdt_packed;
+
+/* (Re)builds b->packed from b->trees; call whenever the tree list is final. Trees too large for the
+ * layout's 32-bit indices leave it empty, which only costs speed. */
+int gbdt_booster_pack(gbdt_booster *b);
+void gbdt_packed_free(gbdt_packed *p);
+
 struct gbdt_booster {
     gbdt_params params;      /* the config that trained it (defaults for imported models) */
     int num_features;
@@ -23,11 +66,12 @@ struct gbdt_booster {
     char **feature_names;    /* (num_features) */
     uint8_t *is_categorical; /* (num_features) */
     int best_iteration;      /* -1 unless early stopping chose one */
+    gbdt_packed packed;      /* inference layout of trees[0 .. packed.num_trees) */
 };
 
 /* ---- booster.c: allocation and tree helpers ---- */
 int gbdt_booster_alloc(int num_features, int num_class, gbdt_booster **out);
-/* Appends an empty slot and returns it (zeroed), NULL on allocation failure. */
+/* Appends an empty slot and returns it (zeroed), NULL on allocation failure. Both drop b->packed. */
 gbdt_tree *gbdt_booster_push_tree(gbdt_booster *b);
 void gbdt_booster_truncate(gbdt_booster *b, int num_trees);
 int gbdt_booster_set_feature_name(gbdt_booster *b, int j, const char *name);

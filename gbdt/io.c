@@ -417,6 +417,7 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
     if (rc == HR_OK) rc = h5_read(g, "is_categorical", H5T_NATIVE_UINT8, (size_t)num_features, b->is_categorical);
     if (rc == HR_OK) rc = h5_read(g, "base_score", H5T_NATIVE_DOUBLE, (size_t)num_class, b->base_score);
     if (rc == HR_OK) rc = io_read_trees(g, b, num_trees);
+    if (rc == HR_OK) rc = gbdt_booster_pack(b);
     if (rc) {
         gbdt_booster_free(b);
         return rc;

@@ -314,6 +314,7 @@ int gbdt_lightgbm_parse(const char *text, size_t len, const char *name, gbdt_boo
     if (rc == HR_OK && b->num_trees % b->num_class != 0)
         rc = hr_error(HR_EFORMAT, "%s: %d trees is not a multiple of %d trees per iteration", ps.name, b->num_trees,
                       b->num_class);
+    if (rc == HR_OK) rc = gbdt_booster_pack(b);
     free(ps.lines);
     free(ps.text);
     if (rc) {
