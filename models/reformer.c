@@ -216,9 +216,9 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
             memcpy(z, b12, (size_t)(dout + dh) * sizeof *z);
             cblas_sgemv(CblasRowMajor, CblasNoTrans, dout + dh, din, 1.0f, W12, din, cur, 1, 1.0f, z, 1);
             float *t = z + dout;
-            for (int j = 0; j < dh; j++) t[j] = t[j] > 0.0f ? t[j] : 0.0f;
+            nn_relu_forward(t, t, (size_t)dh); /* branch-free: half the signs are a coin flip */
             cblas_sgemv(CblasRowMajor, CblasNoTrans, dout, dh, 1.0f, A3, dh, t, 1, 1.0f, z, 1);
-            for (int j = 0; j < dout; j++) y[j] = z[j] > 0.0f ? z[j] : 0.0f;
+            nn_relu_forward(z, y, (size_t)dout);
         } else {
             nn_gamma_forward(g, &r->p, &r->state, &r->one[l], cur, y, 1, 0, NULL);
         }
