@@ -214,6 +214,31 @@ int hr_h5_exists(hid_t loc, const char *name)
     return H5Lexists(loc, name, H5P_DEFAULT) > 0;
 }
 
+int hr_h5_list(hid_t loc, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    H5G_info_t info;
+    if (H5Gget_info(loc, &info) < 0) H5_FAIL(loc, HR_EIO, "cannot list the group");
+    char **out = hr_calloc(info.nlinks ? (size_t)info.nlinks : 1, sizeof *out);
+    if (!out) return HR_ENOMEM;
+    for (hsize_t k = 0; k < info.nlinks; k++) {
+        ssize_t len = H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, k, NULL, 0, H5P_DEFAULT);
+        char *name = len < 0 ? NULL : hr_malloc((size_t)len + 1);
+        if (!name || H5Lget_name_by_idx(loc, ".", H5_INDEX_NAME, H5_ITER_INC, k, name, (size_t)len + 1,
+                                        H5P_DEFAULT) < 0) {
+            free(name);
+            hr_h5_free_strings(out, (size_t)k);
+            if (len >= 0 && !name) return HR_ENOMEM;
+            H5_FAIL(loc, HR_EIO, "cannot read the name of link %llu", (unsigned long long)k);
+        }
+        out[k] = name;
+    }
+    *names = out;
+    *n = (size_t)info.nlinks;
+    return HR_OK;
+}
+
 int hr_h5_shape(hid_t loc, const char *name, size_t *rows, size_t *cols)
 {
     if (!hr_h5_exists(loc, name)) H5_FAIL(loc, HR_EFORMAT, "missing dataset '%s'", name);

@@ -52,6 +52,9 @@ int hr_h5_read_strings(hid_t loc, const char *name, char ***s, size_t *n);
 void hr_h5_free_strings(char **s, size_t n);
 
 int hr_h5_exists(hid_t loc, const char *name);
+/* Names of the links directly in group loc (datasets and groups), in name order: *names is an array of
+ * n malloc'd strings (hr_h5_free_strings). */
+int hr_h5_list(hid_t loc, char ***names, size_t *n);
 /* Creates a group (write) or opens one (read), with a clear error naming it. */
 int hr_h5_group_create(hid_t loc, const char *name, hid_t *group);
 int hr_h5_group_open(hid_t loc, const char *name, hid_t *group);

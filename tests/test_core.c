@@ -1,10 +1,11 @@
-/* core: error messages, RNG reproducibility, parallel-for coverage, atomic writes. */
+/* core: error messages, RNG reproducibility, parallel-for coverage, atomic writes, HDF5 group listing. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/core.h"
+#include "core/h5.h"
 
 Test(core, error_message_is_per_call_and_wrapped)
 {
@@ -96,4 +97,32 @@ Test(core, atomic_write_replaces_and_reads_back)
     remove(path);
     cr_assert_neq(hr_file_read_all("/nonexistent/dir/file", &buf, &len), HR_OK);
     cr_assert(strstr(hr_last_error(), "/nonexistent/dir/file") != NULL);
+}
+
+Test(core, h5_list_names_the_links_of_a_group_in_name_order)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_core_h5_%ld.h5", (long)getpid());
+    hr_h5_quiet();
+    hr_h5_out out;
+    cr_assert_eq(hr_h5_create(path, &out), HR_OK, "%s", hr_last_error());
+    hid_t g, sub;
+    cr_assert_eq(hr_h5_group_create(out.file, "g", &g), HR_OK);
+    const float v[3] = {1, 2, 3};
+    cr_assert_eq(hr_h5_write(g, "zeta", H5T_NATIVE_FLOAT, 3, 0, v), HR_OK);
+    cr_assert_eq(hr_h5_write(g, "alpha", H5T_NATIVE_FLOAT, 0, 0, v), HR_OK); /* empty datasets count too */
+    cr_assert_eq(hr_h5_group_create(g, "mid", &sub), HR_OK);
+    H5Gclose(sub);
+    char **names;
+    size_t n;
+    cr_assert_eq(hr_h5_list(g, &names, &n), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(n, 3);
+    cr_assert_str_eq(names[0], "alpha");
+    cr_assert_str_eq(names[1], "mid");
+    cr_assert_str_eq(names[2], "zeta");
+    hr_h5_free_strings(names, n);
+    cr_assert_neq(hr_h5_list(sub, &names, &n), HR_OK); /* sub is closed: an error, not a crash */
+    cr_assert(names == NULL && n == 0);
+    H5Gclose(g);
+    cr_assert_eq(hr_h5_close(&out, 0), HR_OK);
 }
