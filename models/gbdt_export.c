@@ -12,14 +12,19 @@ void export_c_floats(FILE *out, const char *name, const float *v, size_t n)
     fprintf(out, "%s};\n", n ? "\n" : "0");
 }
 
+void export_c_floats_aligned(FILE *out, const char *name, const float *v, size_t n, int align)
+{
+    if (align > 0) fprintf(out, "_Alignas(%d) ", align);
+    export_c_floats(out, name, v, n);
+}
+
 int export_c_floats_transposed(FILE *out, const char *name, const float *M, int rows, int cols, int align)
 {
     float *t = malloc((size_t)rows * cols * sizeof *t);
     if (!t) return hr_error(HR_ENOMEM, "out of memory exporting %s", name);
     for (int i = 0; i < rows; i++)
         for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = M[(size_t)i * cols + j];
-    if (align > 0) fprintf(out, "_Alignas(%d) ", align);
-    export_c_floats(out, name, t, (size_t)rows * cols);
+    export_c_floats_aligned(out, name, t, (size_t)rows * cols, align);
     free(t);
     return HR_OK;
 }

@@ -192,7 +192,8 @@ static void log_importance(const gbdt_model *g, const hr_log *log)
 typedef struct curve_ctx {
     model *m;
     const data_select *sel;
-    const int *rows; /* (n) validation rows */
+    const int *rows;      /* (n) validation rows */
+    const float *fastest; /* (n) each validation row's fastest runtime, found once before training */
     int n, K;
     double t0;
     int rc;
@@ -204,14 +205,10 @@ static void softmax_round(void *ctx, int round, double valid_metric, const doubl
     long hit = 0;
     for (int i = 0; i < c->n; i++) {
         const double *f = scores + (size_t)i * (size_t)c->K;
-        const float *t = c->sel->runtime + (size_t)c->rows[i] * (size_t)c->K;
         int pred = 0;
-        float best = t[0];
-        for (int k = 1; k < c->K; k++) {
+        for (int k = 1; k < c->K; k++)
             if (f[k] > f[pred]) pred = k;
-            if (t[k] < best) best = t[k];
-        }
-        hit += t[pred] == best;
+        hit += c->sel->runtime[(size_t)c->rows[i] * (size_t)c->K + pred] == c->fastest[i];
     }
     model_curve_point pt = {round, NAN, (float)valid_metric, (float)hit / (float)c->n, (float)(hr_now() - c->t0)};
     if (!c->rc) c->rc = model_curve_add(c->m, pt);
@@ -286,20 +283,26 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
             p.num_class = K;
             yt = hr_malloc((size_t)d->n_train * K * sizeof *yt);
             yv = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * K * sizeof *yv);
-            if (!rc && (!yt || !yv)) rc = HR_ENOMEM;
+            float *fastest = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * sizeof *fastest);
+            if (!rc && (!yt || !yv || !fastest)) rc = HR_ENOMEM;
             if (!rc) {
                 float tau = (float)model_cfg_num(ctx->config, "tau", 0.1);
                 data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
                 gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
                 gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names};
-                curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, K, hr_now(), HR_OK};
+                for (int i = 0; i < d->n_valid; i++) {
+                    int b = data_select_best(d->sel, d->valid[i]); /* every loaded problem has a measurement */
+                    fastest[i] = b < 0 ? NAN : d->sel->runtime[(size_t)d->valid[i] * K + b];
+                }
+                curve_ctx curve = {&g->base, d->sel, d->valid, fastest, d->n_valid, K, hr_now(), HR_OK};
                 p.on_round = softmax_round;
                 p.on_round_ctx = &curve;
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log,
                                &g->boosters[0]);
                 if (!rc) rc = curve.rc;
             }
+            free(fastest);
         } else if (!rc) {
             const data_tune *t = d->tune;
             yt = hr_malloc((size_t)d->n_train * sizeof *yt);

@@ -207,12 +207,6 @@ static void put_rows(float *dst, int at, const float *src, int rows, int cols)
     memcpy(dst + (size_t)at * cols, src, (size_t)rows * cols * sizeof *dst);
 }
 
-static void export_aligned(FILE *out, const char *name, const float *v, size_t n)
-{
-    fputs("_Alignas(64) ", out);
-    export_c_floats(out, name, v, n);
-}
-
 /* The first product's inputs are centred at a round number near the mean where there is one, c_j =
  * round(zmean_j) if |c_j - zmean_j| <= zstd_j, instead of at the mean itself: a feature at its usual value
  * (a one-hot code or flag at 0, a stride or depth at 1) then is a zero input, which the runtime skips.
@@ -267,7 +261,7 @@ static int export_weights(const reformer *r, FILE *out)
         memcpy(M + po, b12 + dout, (size_t)dh * sizeof *M);
         if (l == 0) shift_bias(r, M, po, dout, W12, dh);
         snprintf(name, sizeof name, "hm_b12_%d", l);
-        export_aligned(out, name, M, (size_t)(po + ph));
+        export_c_floats_aligned(out, name, M, (size_t)(po + ph), 64);
         memset(M, 0, (size_t)po * dh * sizeof *M);
         put_rows(M, 0, A3, dout, dh);
         snprintf(name, sizeof name, "hm_a3_%d", l);
@@ -284,7 +278,7 @@ static int export_weights(const reformer *r, FILE *out)
         memset(M, 0, (size_t)hp * sizeof *M);
         memcpy(M, r->p.w + r->head.b, (size_t)K * sizeof *M);
         if (app) memcpy(M + K, r->p.w + r->app.b, (size_t)K * sizeof *M);
-        export_aligned(out, "hm_head_b", M, (size_t)hp);
+        export_c_floats_aligned(out, "hm_head_b", M, (size_t)hp, 64);
     }
     free(M);
     return rc;
@@ -340,9 +334,9 @@ int reformer_model_export_c(const model *mb, FILE *out)
     float *mean = malloc((size_t)nf * sizeof *mean);
     if (!mean) return hr_error(HR_ENOMEM, "out of memory exporting the reformer");
     for (int j = 0; j < nf; j++) mean[j] = input_centre(r, j);
-    export_aligned(out, "hm_centre", mean, (size_t)nf);
+    export_c_floats_aligned(out, "hm_centre", mean, (size_t)nf, 64);
     free(mean);
-    export_aligned(out, "hm_zstd", r->zstd, (size_t)nf);
+    export_c_floats_aligned(out, "hm_zstd", r->zstd, (size_t)nf, 64);
     int rc = export_weights(r, out);
     if (rc) return rc;
     fputs(kernel_source, out);

@@ -159,41 +159,39 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     if (!(fam->tasks & d->task))
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name,
                         d->task == MODEL_TASK_SELECT ? "select" : "tune");
-    /* early-stopping rows: a seeded share (10% by default) of the training rows, or none */
-    data_split inner;
-    int rc;
-    if (o->valid_fraction < 0) {
-        memset(&inner, 0, sizeof inner);
-        inner.n_train = split->n_train;
-        inner.train = hr_malloc((size_t)(split->n_train > 0 ? split->n_train : 1) * sizeof *inner.train);
-        if (!inner.train) return HR_ENOMEM;
-        for (int i = 0; i < split->n_train; i++) inner.train[i] = i;
-        rc = HR_OK;
-    } else {
+    /* early-stopping rows: a seeded share (10% by default) of the training rows, or none (every training
+     * row is fitted) */
+    const int *fit = split->train;
+    int n_fit = split->n_train, n_valid = 0, *fit_rows = NULL, *valid = NULL;
+    int rc = HR_OK;
+    if (o->valid_fraction >= 0) {
+        data_split inner;
         rc = data_split_random(split->n_train, o->valid_fraction > 0 ? o->valid_fraction : 0.1, o->seed ^ 0x5eed,
                                &inner);
-    }
-    if (rc) return rc;
-    int *fit = hr_malloc((size_t)(inner.n_train > 0 ? inner.n_train : 1) * sizeof *fit);
-    int *valid = hr_malloc((size_t)(inner.n_test > 0 ? inner.n_test : 1) * sizeof *valid);
-    if (!fit || !valid) {
-        free(fit);
-        free(valid);
+        if (rc) return rc;
+        fit_rows = hr_malloc((size_t)(inner.n_train > 0 ? inner.n_train : 1) * sizeof *fit_rows);
+        valid = hr_malloc((size_t)(inner.n_test > 0 ? inner.n_test : 1) * sizeof *valid);
+        if (fit_rows && valid) {
+            for (int i = 0; i < inner.n_train; i++) fit_rows[i] = split->train[inner.train[i]];
+            for (int i = 0; i < inner.n_test; i++) valid[i] = split->train[inner.test[i]];
+            fit = fit_rows, n_fit = inner.n_train, n_valid = inner.n_test;
+        }
         data_split_free(&inner);
-        return HR_ENOMEM;
+        if (!fit_rows || !valid) {
+            free(fit_rows);
+            free(valid);
+            return HR_ENOMEM;
+        }
     }
-    for (int i = 0; i < inner.n_train; i++) fit[i] = split->train[inner.train[i]];
-    for (int i = 0; i < inner.n_test; i++) valid[i] = split->train[inner.test[i]];
-    model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, inner.n_train, valid, inner.n_test};
+    model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
     model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model};
     model *m = NULL;
     hr_blas_set_threads(o->threads);
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);
     double secs = hr_now() - t0;
-    free(fit);
+    free(fit_rows);
     free(valid);
-    data_split_free(&inner);
     if (rc) return rc;
     m->train_seconds = secs;
     res->train_seconds = secs;

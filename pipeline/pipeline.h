@@ -3,8 +3,8 @@
  * A pipe_dataset is a loaded database with the features of every row and its geometry groups.
  * pipe_run trains one family on one split's training rows (a seeded 10% of them held back for early
  * stopping, or another share, or none: pipe_opts.valid_fraction), evaluates it on the split's test rows
- * with the contract's metrics, and measures train_seconds, predict_us (median of >= 1000 single-problem calls, one thread), params and
- * model_bytes. Reports are the contract's JSON objects, written atomically.
+ * with the contract's metrics, and measures train_seconds, predict_us (median of >= 1000 single-problem
+ * calls, one thread), params and model_bytes. Reports are the contract's JSON objects, written atomically.
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
