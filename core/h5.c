@@ -23,12 +23,14 @@ static const char *file_name(hid_t obj, char *buf, size_t n)
     return buf;
 }
 
+/* The names are fetched first: as sibling arguments, strcmp(on_) could run before obj_name fills on_. */
 #define H5_FAIL(obj, code, ...)                                                                    \
     do {                                                                                           \
         char fn_[512], on_[256], msg_[512];                                                        \
         snprintf(msg_, sizeof msg_, __VA_ARGS__);                                                  \
-        return hr_error(code, "%s: %s%s%s", file_name(obj, fn_, sizeof fn_),                       \
-                        obj_name(obj, on_, sizeof on_), strcmp(on_, "/") ? "/" : "", msg_);        \
+        file_name(obj, fn_, sizeof fn_);                                                           \
+        obj_name(obj, on_, sizeof on_);                                                            \
+        return hr_error(code, "%s: %s%s%s", fn_, on_, strcmp(on_, "/") ? "/" : "", msg_);          \
     } while (0)
 
 int hr_h5_create(const char *path, hr_h5_out *out)
@@ -90,7 +92,11 @@ int hr_h5_open(const char *path, const char *format, int max_version, hid_t *fil
         H5Fclose(f);
         return hr_error(HR_EFORMAT, "%s: %s file without a version attribute", path, format);
     }
-    if (ver > max_version || ver < 1) {
+    if (ver < 1) {
+        H5Fclose(f);
+        return hr_error(HR_EFORMAT, "%s: %s file with a bad version %lld", path, format, ver);
+    }
+    if (ver > max_version) {
         H5Fclose(f);
         return hr_error(HR_EVERSION, "%s: %s version %lld is newer than this heurist reads (up to %d); upgrade heurist",
                         path, format, ver, max_version);
@@ -140,6 +146,11 @@ int hr_h5_attr_write_double(hid_t obj, const char *name, double value)
     return attr_write_num(obj, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+int hr_h5_attr_write_uint64(hid_t obj, const char *name, uint64_t value)
+{
+    return attr_write_num(obj, name, H5T_NATIVE_UINT64, &value);
+}
+
 int hr_h5_attr_read_str(hid_t obj, const char *name, char **value)
 {
     *value = NULL;
@@ -187,12 +198,17 @@ int hr_h5_attr_read_double(hid_t obj, const char *name, double *value)
     return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, value);
 }
 
+int hr_h5_attr_read_uint64(hid_t obj, const char *name, uint64_t *value)
+{
+    return attr_read_num(obj, name, H5T_NATIVE_UINT64, value);
+}
+
 int hr_h5_attr_read_int_in(hid_t obj, const char *what, const char *name, int lo, int hi, int *value)
 {
     long long v;
     int rc = hr_h5_attr_read_int(obj, name, &v);
     if (rc) return rc;
-    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "%s: %s = %lld out of range", what, name, v);
+    if (v < lo || v > hi) return hr_error(HR_EFORMAT, "%s: %s = %lld out of range [%d, %d]", what, name, v, lo, hi);
     *value = (int)v;
     return HR_OK;
 }
@@ -358,6 +374,65 @@ void hr_h5_free_strings(char **s, size_t n)
     if (!s) return;
     for (size_t i = 0; i < n; i++) free(s[i]);
     free(s);
+}
+
+int hr_h5_write_fixed_strings(hid_t loc, const char *name, char *const *s, size_t n)
+{
+    size_t width = 1;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(s[i]) + 1 > width) width = strlen(s[i]) + 1;
+    char *buf = hr_calloc(n ? n : 1, width);
+    if (!buf) return HR_ENOMEM;
+    for (size_t i = 0; i < n; i++) memcpy(buf + i * width, s[i], strlen(s[i]));
+    /* a failure to make the type shows up as a failed write, which names the dataset */
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t >= 0 && H5Tset_size(t, width) < 0) {
+        H5Tclose(t);
+        t = -1;
+    }
+    int rc = hr_h5_write(loc, name, t, n, 0, buf);
+    if (t >= 0) H5Tclose(t);
+    free(buf);
+    return rc;
+}
+
+int hr_h5_read_fixed_strings(hid_t loc, const char *name, char ***s, size_t *n)
+{
+    *s = NULL;
+    *n = 0;
+    size_t rows, cols;
+    int rc = hr_h5_shape(loc, name, &rows, &cols);
+    if (rc) return rc;
+    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    hid_t ft = d >= 0 ? H5Dget_type(d) : -1;
+    size_t width = ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) == 0 ? H5Tget_size(ft) : 0;
+    /* one byte more than stored, so that a string filling its width (NUL- or space-padded by other
+     * writers) keeps its last character */
+    hid_t mt = width ? H5Tcopy(ft) : -1;
+    if (ft >= 0) H5Tclose(ft);
+    if (cols != 0 || width == 0 || mt < 0 || H5Tset_size(mt, width + 1) < 0 ||
+        H5Tset_strpad(mt, H5T_STR_NULLTERM) < 0) {
+        if (mt >= 0) H5Tclose(mt);
+        if (d >= 0) H5Dclose(d);
+        H5_FAIL(loc, HR_EFORMAT, "dataset '%s' is not a list of fixed-length strings", name);
+    }
+    char *buf = hr_calloc(rows ? rows : 1, width + 1);
+    char **out = hr_calloc(rows ? rows : 1, sizeof *out);
+    herr_t e = buf && out && rows ? H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : 0;
+    H5Tclose(mt);
+    H5Dclose(d);
+    rc = !buf || !out ? HR_ENOMEM : HR_OK;
+    for (size_t i = 0; i < rows && rc == HR_OK && e >= 0; i++)
+        if (!(out[i] = hr_strdup(buf + i * (width + 1)))) rc = HR_ENOMEM;
+    free(buf);
+    if (rc || e < 0) {
+        hr_h5_free_strings(out, rows);
+        if (rc) return rc;
+        H5_FAIL(loc, HR_EFORMAT, "cannot read dataset '%s' (truncated file?)", name);
+    }
+    *s = out;
+    *n = rows;
+    return HR_OK;
 }
 
 int hr_h5_group_create(hid_t loc, const char *name, hid_t *group)

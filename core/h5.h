@@ -29,10 +29,13 @@ int hr_h5_open(const char *path, const char *format, int max_version, hid_t *fil
 int hr_h5_attr_write_str(hid_t obj, const char *name, const char *value);
 int hr_h5_attr_write_int(hid_t obj, const char *name, long long value);
 int hr_h5_attr_write_double(hid_t obj, const char *name, double value);
+/* Stored as u64 (seeds): a signed read would clip values >= 2^63. */
+int hr_h5_attr_write_uint64(hid_t obj, const char *name, uint64_t value);
 /* Reads a string attribute into a malloc'd buffer. */
 int hr_h5_attr_read_str(hid_t obj, const char *name, char **value);
 int hr_h5_attr_read_int(hid_t obj, const char *name, long long *value);
 int hr_h5_attr_read_double(hid_t obj, const char *name, double *value);
+int hr_h5_attr_read_uint64(hid_t obj, const char *name, uint64_t *value);
 /* An integer attribute that must lie in [lo, hi]; out of range is HR_EFORMAT naming `what` and the attribute. */
 int hr_h5_attr_read_int_in(hid_t obj, const char *what, const char *name, int lo, int hi, int *value);
 int hr_h5_attr_exists(hid_t obj, const char *name);
@@ -50,6 +53,11 @@ int hr_h5_write_strings(hid_t loc, const char *name, char *const *s, size_t n);
 /* Reads a string list; *s is an array of n malloc'd strings (free each, then the array). */
 int hr_h5_read_strings(hid_t loc, const char *name, char ***s, size_t *n);
 void hr_h5_free_strings(char **s, size_t n);
+/* A short string list as a rank-1 dataset of fixed-length strings (width: longest + 1, NUL-terminated),
+ * which other HDF5 tools show as text. The reader takes any rank-1 fixed-length string dataset; *s is an
+ * array of n malloc'd strings (hr_h5_free_strings). */
+int hr_h5_write_fixed_strings(hid_t loc, const char *name, char *const *s, size_t n);
+int hr_h5_read_fixed_strings(hid_t loc, const char *name, char ***s, size_t *n);
 
 int hr_h5_exists(hid_t loc, const char *name);
 /* Names of the links directly in group loc (datasets and groups), in name order: *names is an array of

@@ -7,11 +7,16 @@
  *               split_feature, split_gain, threshold, decision_type, left_child, right_child
  *               (sum of num_leaves - 1); per leaf leaf_value, leaf_weight, leaf_count (sum of num_leaves);
  *               cat_boundaries (sum of num_cat + 1) and cat_threshold (sum of bitset words).
- * Everything is addressed by name, and the reader validates every tree before use. */
+ * Everything is addressed by name, and the reader validates every tree before use. The HDF5 calls go
+ * through core/h5, which checks each one and names the file object on failure; integers are read at any
+ * stored width (format-1 files written before that move hold 32-bit top-level attributes). */
 #include "gbdt/gbdt_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/h5.h"
 
 #define PARAM_INTS(X)                                                                                      \
     X(num_class) X(num_rounds) X(num_leaves) X(max_depth) X(min_data_in_leaf) X(bagging_freq) X(max_bin)   \
@@ -21,122 +26,41 @@
     X(learning_rate) X(min_sum_hessian_in_leaf) X(lambda_l1) X(lambda_l2) X(min_gain_to_split)            \
     X(bagging_fraction) X(feature_fraction) X(cat_l2) X(cat_smooth) X(base_score)
 
-static int h5_attr_write(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v)
-{
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t a = space < 0 ? -1 : H5Acreate2(loc, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT);
-    int ok = a >= 0 && H5Awrite(a, memtype, v) >= 0;
-    if (a >= 0) H5Aclose(a);
-    if (space >= 0) H5Sclose(space);
-    return ok ? HR_OK : hr_error(HR_EIO, "gbdt: cannot write attribute %s", name);
-}
-
-static int h5_attr_write_str(hid_t loc, const char *name, const char *s)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t < 0 || H5Tset_size(t, strlen(s) + 1) < 0) return hr_error(HR_EIO, "gbdt: cannot write attribute %s", name);
-    int rc = h5_attr_write(loc, name, t, t, s);
-    H5Tclose(t);
-    return rc;
-}
-
-/* 1 if present (and read), 0 if absent, negative on a read error */
-static int h5_attr_read(hid_t loc, const char *name, hid_t memtype, void *v)
-{
-    htri_t exists;
-    H5E_BEGIN_TRY { exists = H5Aexists(loc, name); } H5E_END_TRY;
-    if (exists <= 0) return 0;
-    int ok;
-    H5E_BEGIN_TRY {
-        hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-        ok = a >= 0 && H5Aread(a, memtype, v) >= 0;
-        if (a >= 0) H5Aclose(a);
-    } H5E_END_TRY;
-    return ok ? 1 : hr_error(HR_EFORMAT, "attribute %s cannot be read", name);
-}
-
-static int h5_attr_read_str(hid_t loc, const char *name, char *buf, size_t cap)
-{
-    htri_t exists;
-    H5E_BEGIN_TRY { exists = H5Aexists(loc, name); } H5E_END_TRY;
-    if (exists <= 0) return 0;
-    int ok = 0;
-    H5E_BEGIN_TRY {
-        hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-        hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
-        size_t sz = ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) ? H5Tget_size(ft) : 0;
-        if (sz > 0 && sz < cap) {
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, sz);
-            memset(buf, 0, cap);
-            ok = H5Aread(a, mt, buf) >= 0;
-            H5Tclose(mt);
-        }
-        if (ft >= 0) H5Tclose(ft);
-        if (a >= 0) H5Aclose(a);
-    } H5E_END_TRY;
-    return ok ? 1 : hr_error(HR_EFORMAT, "attribute %s is not a short fixed-length string", name);
-}
-
-static int h5_write(hid_t g, const char *name, hid_t filetype, hid_t memtype, size_t n, const void *buf)
-{
-    hsize_t dim = n;
-    hid_t space = H5Screate_simple(1, &dim, NULL);
-    hid_t d = space < 0 ? -1 : H5Dcreate2(g, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int ok = d >= 0 && (n == 0 || H5Dwrite(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-    if (d >= 0) H5Dclose(d);
-    if (space >= 0) H5Sclose(space);
-    return ok ? HR_OK : hr_error(HR_EIO, "gbdt: cannot write dataset %s", name);
-}
-
-/* Reads dataset `name` of exactly n elements into buf. */
-static int h5_read(hid_t g, const char *name, hid_t memtype, size_t n, void *buf)
-{
-    int rc = HR_OK;
-    H5E_BEGIN_TRY {
-        hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-        hid_t space = d < 0 ? -1 : H5Dget_space(d);
-        hssize_t npts = space < 0 ? -1 : H5Sget_simple_extent_npoints(space);
-        if (d < 0)
-            rc = hr_error(HR_EFORMAT, "dataset %s is missing", name);
-        else if (npts < 0 || (size_t)npts != n)
-            rc = hr_error(HR_EFORMAT, "dataset %s has %lld elements, expected %zu", name, (long long)npts, n);
-        else if (n > 0 && H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-            rc = hr_error(HR_EIO, "dataset %s cannot be read", name);
-        if (space >= 0) H5Sclose(space);
-        if (d >= 0) H5Dclose(d);
-    } H5E_END_TRY;
-    return rc;
-}
-
 static int io_write_params(hid_t g, const gbdt_params *p)
 {
-    hid_t pg = H5Gcreate2(g, "params", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (pg < 0) return hr_error(HR_EIO, "gbdt: cannot create group params");
-    int rc = h5_attr_write_str(pg, "objective", p->objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
-#define WRITE_INT(f) if (rc == HR_OK) rc = h5_attr_write(pg, #f, H5T_STD_I64LE, H5T_NATIVE_INT, &p->f);
-#define WRITE_DOUBLE(f) if (rc == HR_OK) rc = h5_attr_write(pg, #f, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &p->f);
+    hid_t pg;
+    int rc = hr_h5_group_create(g, "params", &pg);
+    if (rc) return rc;
+    rc = hr_h5_attr_write_str(pg, "objective", p->objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
+#define WRITE_INT(f) if (rc == HR_OK) rc = hr_h5_attr_write_int(pg, #f, p->f);
+#define WRITE_DOUBLE(f) if (rc == HR_OK) rc = hr_h5_attr_write_double(pg, #f, p->f);
     PARAM_INTS(WRITE_INT)
     PARAM_DOUBLES(WRITE_DOUBLE)
-    if (rc == HR_OK) rc = h5_attr_write(pg, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &p->seed);
+#undef WRITE_INT
+#undef WRITE_DOUBLE
+    if (rc == HR_OK) rc = hr_h5_attr_write_uint64(pg, "seed", p->seed);
     H5Gclose(pg);
     return rc;
 }
 
+/* A parameter missing from the file keeps its default, so files older than a parameter still load. */
 static int io_read_params(hid_t g, gbdt_params *p)
 {
     gbdt_params_default(p);
     hid_t pg;
-    H5E_BEGIN_TRY { pg = H5Gopen2(g, "params", H5P_DEFAULT); } H5E_END_TRY;
-    if (pg < 0) return hr_error(HR_EFORMAT, "group params is missing");
-    int rc = 0;
-#define READ_INT(f) if (rc >= 0) rc = h5_attr_read(pg, #f, H5T_NATIVE_INT, &p->f);
-#define READ_DOUBLE(f) if (rc >= 0) rc = h5_attr_read(pg, #f, H5T_NATIVE_DOUBLE, &p->f);
+    int rc = hr_h5_group_open(g, "params", &pg);
+    if (rc) return rc;
+#define READ_INT(f)                                                                                        \
+    if (rc == HR_OK && hr_h5_attr_exists(pg, #f))                                                          \
+        rc = hr_h5_attr_read_int_in(pg, "params", #f, INT_MIN, INT_MAX, &p->f);
+#define READ_DOUBLE(f) if (rc == HR_OK && hr_h5_attr_exists(pg, #f)) rc = hr_h5_attr_read_double(pg, #f, &p->f);
     PARAM_INTS(READ_INT)
     PARAM_DOUBLES(READ_DOUBLE)
-    if (rc >= 0) rc = h5_attr_read(pg, "seed", H5T_NATIVE_UINT64, &p->seed);
+#undef READ_INT
+#undef READ_DOUBLE
+    if (rc == HR_OK && hr_h5_attr_exists(pg, "seed")) rc = hr_h5_attr_read_uint64(pg, "seed", &p->seed);
     H5Gclose(pg);
-    return rc < 0 ? rc : HR_OK;
+    return rc;
 }
 
 /* Concatenated tree arrays, struct-of-arrays. */
@@ -211,23 +135,24 @@ static int io_write_trees(hid_t g, const gbdt_booster *b)
         memcpy(a.cat_threshold + ow, tr->cat_threshold, nw * sizeof(uint32_t));
         on += ni, ol += nl, ob += nb, ow += nw;
     }
-    hid_t tg = rc ? -1 : H5Gcreate2(g, "trees", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (rc == HR_OK && tg < 0) rc = hr_error(HR_EIO, "gbdt: cannot create group trees");
-#define W(name, ft, mt, n) if (rc == HR_OK) rc = h5_write(tg, #name, ft, mt, n, a.name);
-    W(num_leaves, H5T_STD_I32LE, H5T_NATIVE_INT, T)
-    W(num_cat, H5T_STD_I32LE, H5T_NATIVE_INT, T)
-    W(shrinkage, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, T)
-    W(split_feature, H5T_STD_I32LE, H5T_NATIVE_INT, a.nodes)
-    W(split_gain, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a.nodes)
-    W(threshold, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a.nodes)
-    W(decision_type, H5T_STD_U8LE, H5T_NATIVE_UINT8, a.nodes)
-    W(left_child, H5T_STD_I32LE, H5T_NATIVE_INT, a.nodes)
-    W(right_child, H5T_STD_I32LE, H5T_NATIVE_INT, a.nodes)
-    W(leaf_value, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a.leaves)
-    W(leaf_weight, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a.leaves)
-    W(leaf_count, H5T_STD_I32LE, H5T_NATIVE_INT, a.leaves)
-    W(cat_boundaries, H5T_STD_I32LE, H5T_NATIVE_INT, a.bounds)
-    W(cat_threshold, H5T_STD_U32LE, H5T_NATIVE_UINT32, a.words)
+    hid_t tg = -1;
+    if (rc == HR_OK) rc = hr_h5_group_create(g, "trees", &tg);
+#define W(name, type, n) if (rc == HR_OK) rc = hr_h5_write(tg, #name, type, n, 0, a.name);
+    W(num_leaves, H5T_NATIVE_INT, T)
+    W(num_cat, H5T_NATIVE_INT, T)
+    W(shrinkage, H5T_NATIVE_DOUBLE, T)
+    W(split_feature, H5T_NATIVE_INT, a.nodes)
+    W(split_gain, H5T_NATIVE_DOUBLE, a.nodes)
+    W(threshold, H5T_NATIVE_DOUBLE, a.nodes)
+    W(decision_type, H5T_NATIVE_UINT8, a.nodes)
+    W(left_child, H5T_NATIVE_INT, a.nodes)
+    W(right_child, H5T_NATIVE_INT, a.nodes)
+    W(leaf_value, H5T_NATIVE_DOUBLE, a.leaves)
+    W(leaf_weight, H5T_NATIVE_DOUBLE, a.leaves)
+    W(leaf_count, H5T_NATIVE_INT, a.leaves)
+    W(cat_boundaries, H5T_NATIVE_INT, a.bounds)
+    W(cat_threshold, H5T_NATIVE_UINT32, a.words)
+#undef W
     if (tg >= 0) H5Gclose(tg);
     io_trees_free(&a);
     return rc;
@@ -239,13 +164,13 @@ static int io_read_trees(hid_t g, gbdt_booster *b, int num_trees)
     memset(&a, 0, sizeof a);
     size_t T = (size_t)num_trees;
     hid_t tg;
-    H5E_BEGIN_TRY { tg = H5Gopen2(g, "trees", H5P_DEFAULT); } H5E_END_TRY;
-    if (tg < 0) return hr_error(HR_EFORMAT, "group trees is missing");
-    int rc = (a.num_leaves = hr_calloc(T + 1, sizeof(int))) && (a.num_cat = hr_calloc(T + 1, sizeof(int))) &&
-                     (a.shrinkage = hr_calloc(T + 1, sizeof(double)))
-                 ? HR_OK
-                 : HR_ENOMEM;
-#define R(name, mt, n) if (rc == HR_OK) rc = h5_read(tg, #name, mt, n, a.name);
+    int rc = hr_h5_group_open(g, "trees", &tg);
+    if (rc) return rc;
+    rc = (a.num_leaves = hr_calloc(T + 1, sizeof(int))) && (a.num_cat = hr_calloc(T + 1, sizeof(int))) &&
+                 (a.shrinkage = hr_calloc(T + 1, sizeof(double)))
+             ? HR_OK
+             : HR_ENOMEM;
+#define R(name, type, n) if (rc == HR_OK) rc = hr_h5_read(tg, #name, type, n, 0, a.name);
     R(num_leaves, H5T_NATIVE_INT, T)
     R(num_cat, H5T_NATIVE_INT, T)
     R(shrinkage, H5T_NATIVE_DOUBLE, T)
@@ -283,6 +208,7 @@ static int io_read_trees(hid_t g, gbdt_booster *b, int num_trees)
     R(leaf_weight, H5T_NATIVE_DOUBLE, a.leaves)
     R(leaf_count, H5T_NATIVE_INT, a.leaves)
     R(cat_threshold, H5T_NATIVE_UINT32, a.words)
+#undef R
     H5Gclose(tg);
     size_t on = 0, ol = 0, ow = 0;
     ob = 0;
@@ -318,95 +244,70 @@ static int io_read_trees(hid_t g, gbdt_booster *b, int num_trees)
 
 int gbdt_booster_write_h5(const gbdt_booster *b, hid_t g)
 {
-    int version = GBDT_FORMAT_VERSION;
-    int rc = h5_attr_write_str(g, "format", GBDT_FORMAT_NAME);
-    if (rc == HR_OK) rc = h5_attr_write(g, "version", H5T_STD_I32LE, H5T_NATIVE_INT, &version);
+    size_t d = (size_t)b->num_features;
+    int rc = hr_h5_attr_write_str(g, "format", GBDT_FORMAT_NAME);
+    if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "version", GBDT_FORMAT_VERSION);
     if (rc == HR_OK)
-        rc = h5_attr_write_str(g, "objective", b->params.objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
-    if (rc == HR_OK) rc = h5_attr_write(g, "num_class", H5T_STD_I32LE, H5T_NATIVE_INT, &b->num_class);
-    if (rc == HR_OK) rc = h5_attr_write(g, "num_features", H5T_STD_I32LE, H5T_NATIVE_INT, &b->num_features);
-    if (rc == HR_OK) rc = h5_attr_write(g, "num_trees", H5T_STD_I32LE, H5T_NATIVE_INT, &b->num_trees);
-    if (rc == HR_OK) rc = h5_attr_write(g, "best_iteration", H5T_STD_I32LE, H5T_NATIVE_INT, &b->best_iteration);
+        rc = hr_h5_attr_write_str(g, "objective", b->params.objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
+    if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_class", b->num_class);
+    if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_features", b->num_features);
+    if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_trees", b->num_trees);
+    if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "best_iteration", b->best_iteration);
     if (rc == HR_OK) rc = io_write_params(g, &b->params);
-    size_t d = (size_t)b->num_features, width = 1;
-    for (size_t j = 0; j < d; j++)
-        if (strlen(b->feature_names[j]) + 1 > width) width = strlen(b->feature_names[j]) + 1;
-    char *names = rc ? NULL : hr_calloc(d, width);
-    if (rc == HR_OK && !names) rc = HR_ENOMEM;
-    if (rc == HR_OK) {
-        for (size_t j = 0; j < d; j++) memcpy(names + j * width, b->feature_names[j], strlen(b->feature_names[j]));
-        hid_t st = H5Tcopy(H5T_C_S1);
-        H5Tset_size(st, width);
-        rc = h5_write(g, "feature_names", st, st, d, names);
-        H5Tclose(st);
-    }
-    free(names);
-    if (rc == HR_OK) rc = h5_write(g, "is_categorical", H5T_STD_U8LE, H5T_NATIVE_UINT8, d, b->is_categorical);
-    if (rc == HR_OK)
-        rc = h5_write(g, "base_score", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, (size_t)b->num_class, b->base_score);
+    if (rc == HR_OK) rc = hr_h5_write_fixed_strings(g, "feature_names", b->feature_names, d);
+    if (rc == HR_OK) rc = hr_h5_write(g, "is_categorical", H5T_NATIVE_UINT8, d, 0, b->is_categorical);
+    if (rc == HR_OK) rc = hr_h5_write(g, "base_score", H5T_NATIVE_DOUBLE, (size_t)b->num_class, 0, b->base_score);
     if (rc == HR_OK) rc = io_write_trees(g, b);
     return rc ? hr_error_wrap(rc, "gbdt: writing booster") : HR_OK;
 }
 
 static int io_read_names(hid_t g, gbdt_booster *b)
 {
-    int rc = HR_OK;
-    size_t d = (size_t)b->num_features;
-    H5E_BEGIN_TRY {
-        hid_t ds = H5Dopen2(g, "feature_names", H5P_DEFAULT);
-        hid_t ft = ds >= 0 ? H5Dget_type(ds) : -1;
-        size_t width = ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft) ? H5Tget_size(ft) : 0;
-        if (ds < 0 || width == 0) rc = hr_error(HR_EFORMAT, "dataset feature_names is missing or not fixed strings");
-        if (ft >= 0) H5Tclose(ft);
-        if (ds >= 0) H5Dclose(ds);
-        char *names = rc ? NULL : hr_calloc(d, width + 1);
-        if (rc == HR_OK && !names) rc = HR_ENOMEM;
-        if (rc == HR_OK) {
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, width);
-            rc = h5_read(g, "feature_names", mt, d, names);
-            H5Tclose(mt);
-        }
-        char *one = rc ? NULL : hr_malloc(width + 1);
-        if (rc == HR_OK && !one) rc = HR_ENOMEM;
-        for (size_t j = 0; j < d && rc == HR_OK; j++) {
-            memcpy(one, names + j * width, width);
-            one[width] = 0;
-            rc = gbdt_booster_set_feature_name(b, (int)j, one);
-        }
-        free(one);
-        free(names);
-    } H5E_END_TRY;
+    char **names;
+    size_t n;
+    int rc = hr_h5_read_fixed_strings(g, "feature_names", &names, &n);
+    if (rc) return rc;
+    if (n != (size_t)b->num_features)
+        rc = hr_error(HR_EFORMAT, "dataset feature_names has %zu names for %d features", n, b->num_features);
+    for (size_t j = 0; j < n && rc == HR_OK; j++) rc = gbdt_booster_set_feature_name(b, (int)j, names[j]);
+    hr_h5_free_strings(names, n);
     return rc;
 }
 
 int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
 {
     *out = NULL;
-    char format[64] = "", objective[32] = "";
-    int version = 0, num_class = 0, num_features = 0, num_trees = -1, best = -1;
-    int rc = h5_attr_read_str(g, "format", format, sizeof format);
-    if (rc == 0 || (rc > 0 && strcmp(format, GBDT_FORMAT_NAME) != 0))
-        return hr_error(HR_EFORMAT, "not a %s booster (format attribute '%s')", GBDT_FORMAT_NAME, format);
-    if (rc < 0) return rc;
-    if ((rc = h5_attr_read(g, "version", H5T_NATIVE_INT, &version)) <= 0)
-        return rc < 0 ? rc : hr_error(HR_EFORMAT, "version attribute is missing");
+    char *format = NULL, *objective = NULL;
+    long long version = 0;
+    int num_class = 0, num_features = 0, num_trees = -1, best = -1;
+    if (hr_h5_attr_read_str(g, "format", &format) || strcmp(format, GBDT_FORMAT_NAME) != 0) {
+        int rc = hr_error(HR_EFORMAT, "not a %s booster (format attribute '%s')", GBDT_FORMAT_NAME,
+                          format ? format : "missing");
+        free(format);
+        return rc;
+    }
+    free(format);
+    int rc = hr_h5_attr_read_int(g, "version", &version);
+    if (rc) return rc;
     if (version > GBDT_FORMAT_VERSION)
-        return hr_error(HR_EVERSION, "written by format version %d, this build reads up to version %d", version,
+        return hr_error(HR_EVERSION, "written by format version %lld, this build reads up to version %d", version,
                         GBDT_FORMAT_VERSION);
-    if (version < 1) return hr_error(HR_EFORMAT, "bad format version %d", version);
-    if (h5_attr_read_str(g, "objective", objective, sizeof objective) <= 0 ||
-        h5_attr_read(g, "num_class", H5T_NATIVE_INT, &num_class) <= 0 ||
-        h5_attr_read(g, "num_features", H5T_NATIVE_INT, &num_features) <= 0 ||
-        h5_attr_read(g, "num_trees", H5T_NATIVE_INT, &num_trees) <= 0)
-        return hr_error(HR_EFORMAT, "objective, num_class, num_features or num_trees attribute is missing");
-    h5_attr_read(g, "best_iteration", H5T_NATIVE_INT, &best);
-    int softmax = strcmp(objective, "softmax") == 0;
-    if (!softmax && strcmp(objective, "l2") != 0) return hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
-    if (num_class < 1 || num_class > 256 || (!softmax && num_class != 1) || num_features < 1 ||
-        num_features > (1 << 24) || num_trees < 0 || num_trees % num_class != 0)
-        return hr_error(HR_EFORMAT, "bad sizes: %d classes, %d features, %d trees", num_class, num_features,
-                        num_trees);
+    if (version < 1) return hr_error(HR_EFORMAT, "bad format version %lld", version);
+    if ((rc = hr_h5_attr_read_str(g, "objective", &objective))) return rc;
+    int softmax = strcmp(objective, "softmax") == 0, l2 = strcmp(objective, "l2") == 0;
+    if (!softmax && !l2) rc = hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
+    free(objective);
+    if (rc == HR_OK) rc = hr_h5_attr_read_int_in(g, "booster", "num_class", 1, 256, &num_class);
+    if (rc == HR_OK && !softmax && num_class != 1)
+        rc = hr_error(HR_EFORMAT, "an l2 booster with num_class %d (expected 1)", num_class);
+    if (rc == HR_OK) rc = hr_h5_attr_read_int_in(g, "booster", "num_features", 1, 1 << 24, &num_features);
+    if (rc == HR_OK) rc = hr_h5_attr_read_int_in(g, "booster", "num_trees", 0, INT_MAX, &num_trees);
+    /* optional: absent means none (-1) */
+    if (rc == HR_OK && hr_h5_attr_exists(g, "best_iteration"))
+        rc = hr_h5_attr_read_int_in(g, "booster", "best_iteration", -1, INT_MAX, &best);
+    if (rc) return rc;
+    if (num_trees % num_class != 0)
+        return hr_error(HR_EFORMAT, "bad sizes: %d trees is not a multiple of %d classes", num_trees, num_class);
     gbdt_booster *b;
     if ((rc = gbdt_booster_alloc(num_features, num_class, &b))) return rc;
     b->best_iteration = best;
@@ -414,8 +315,8 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
     b->params.objective = softmax ? GBDT_OBJECTIVE_SOFTMAX : GBDT_OBJECTIVE_L2;
     b->params.num_class = num_class;
     if (rc == HR_OK) rc = io_read_names(g, b);
-    if (rc == HR_OK) rc = h5_read(g, "is_categorical", H5T_NATIVE_UINT8, (size_t)num_features, b->is_categorical);
-    if (rc == HR_OK) rc = h5_read(g, "base_score", H5T_NATIVE_DOUBLE, (size_t)num_class, b->base_score);
+    if (rc == HR_OK) rc = hr_h5_read(g, "is_categorical", H5T_NATIVE_UINT8, (size_t)num_features, 0, b->is_categorical);
+    if (rc == HR_OK) rc = hr_h5_read(g, "base_score", H5T_NATIVE_DOUBLE, (size_t)num_class, 0, b->base_score);
     if (rc == HR_OK) rc = io_read_trees(g, b, num_trees);
     if (rc == HR_OK) rc = gbdt_booster_pack(b);
     if (rc) {
@@ -428,34 +329,26 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
 
 int gbdt_booster_save(const gbdt_booster *b, const char *path)
 {
-    char *tmp = hr_file_tmp_path(path);
-    if (!tmp) return HR_ENOMEM;
-    hid_t f;
-    H5E_BEGIN_TRY { f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); } H5E_END_TRY;
-    if (f < 0) {
-        free(tmp);
-        return hr_error(HR_EIO, "%s: cannot create a temporary HDF5 file", path);
+    hr_h5_out out;
+    int rc = hr_h5_create(path, &out); /* a temporary sibling, renamed into place on success */
+    if (rc) return rc;
+    rc = gbdt_booster_write_h5(b, out.file);
+    if (rc) {
+        hr_h5_close(&out, 0);
+        return hr_error_wrap(rc, "%s", path);
     }
-    int rc;
-    H5E_BEGIN_TRY { rc = gbdt_booster_write_h5(b, f); } H5E_END_TRY;
-    if (H5Fclose(f) < 0 && rc == HR_OK) rc = hr_error(HR_EIO, "cannot close the file");
-    if (rc == HR_OK)
-        rc = hr_file_commit(tmp, path);
-    else
-        remove(tmp);
-    free(tmp);
-    return rc ? hr_error_wrap(rc, "%s", path) : HR_OK;
+    return hr_h5_close(&out, 1);
 }
 
 int gbdt_booster_load(const char *path, gbdt_booster **out)
 {
     *out = NULL;
-    if (!hr_file_exists(path)) return hr_error(HR_EIO, "%s: no such file", path);
     hid_t f;
-    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
-    if (f < 0) return hr_error(HR_EFORMAT, "%s: not a readable HDF5 file (truncated or corrupt?)", path);
-    int rc;
-    H5E_BEGIN_TRY { rc = gbdt_booster_read_h5(f, out); } H5E_END_TRY;
+    int rc = hr_h5_open(path, GBDT_FORMAT_NAME, GBDT_FORMAT_VERSION, &f, NULL);
+    if (rc) return rc;
+    rc = gbdt_booster_read_h5(f, out);
     H5Fclose(f);
-    return rc ? hr_error_wrap(rc, "%s", path) : HR_OK;
+    /* core/h5's messages already start with the file name; the others get it here */
+    if (rc && strncmp(hr_last_error(), path, strlen(path)) != 0) hr_error_wrap(rc, "%s", path);
+    return rc;
 }

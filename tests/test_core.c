@@ -1,4 +1,4 @@
-/* core: error messages, RNG reproducibility, parallel-for coverage, atomic writes, HDF5 group listing. */
+/* core: error messages, RNG reproducibility, parallel-for coverage, atomic writes, HDF5 helpers. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,5 +124,58 @@ Test(core, h5_list_names_the_links_of_a_group_in_name_order)
     cr_assert_neq(hr_h5_list(sub, &names, &n), HR_OK); /* sub is closed: an error, not a crash */
     cr_assert(names == NULL && n == 0);
     H5Gclose(g);
+    cr_assert_eq(hr_h5_close(&out, 0), HR_OK);
+}
+
+Test(core, h5_fixed_strings_and_uint64_attributes_round_trip)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/test_core_h5s_%ld.h5", (long)getpid());
+    hr_h5_out out;
+    cr_assert_eq(hr_h5_create(path, &out), HR_OK, "%s", hr_last_error());
+    hid_t f = out.file;
+    char *const words[] = {"batch", "", "a_much_longer_name"};
+    cr_assert_eq(hr_h5_write_fixed_strings(f, "words", words, 3), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(hr_h5_write_fixed_strings(f, "none", words, 0), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(hr_h5_attr_write_uint64(f, "seed", UINT64_MAX - 1), HR_OK);
+    /* a string filling its whole width with no NUL (NUL-padded, as numpy/h5py write 'S' arrays) */
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, 4);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    hsize_t two = 2;
+    hid_t sp = H5Screate_simple(1, &two, NULL);
+    hid_t d = H5Dcreate2(f, "padded", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    cr_assert_geq(H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, "abcdxy\0\0"), 0);
+    H5Dclose(d), H5Sclose(sp), H5Tclose(t);
+    const int ints[2] = {1, 2};
+    cr_assert_eq(hr_h5_write(f, "ints", H5T_NATIVE_INT, 2, 0, ints), HR_OK);
+
+    char **s;
+    size_t n;
+    cr_assert_eq(hr_h5_read_fixed_strings(f, "words", &s, &n), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(n, 3);
+    for (size_t i = 0; i < n; i++) cr_assert_str_eq(s[i], words[i]);
+    hr_h5_free_strings(s, n);
+    cr_assert_eq(hr_h5_read_fixed_strings(f, "none", &s, &n), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(n, 0);
+    hr_h5_free_strings(s, n);
+    cr_assert_eq(hr_h5_read_fixed_strings(f, "padded", &s, &n), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert_str_eq(s[0], "abcd");
+    cr_assert_str_eq(s[1], "xy");
+    hr_h5_free_strings(s, n);
+    /* not strings, or absent: an error naming the dataset */
+    cr_assert_eq(hr_h5_read_fixed_strings(f, "ints", &s, &n), HR_EFORMAT);
+    cr_assert(s == NULL && n == 0);
+    cr_assert(strstr(hr_last_error(), "'ints'") != NULL, "%s", hr_last_error());
+    cr_assert_eq(hr_h5_read_fixed_strings(f, "nothing", &s, &n), HR_EFORMAT);
+    cr_assert(strstr(hr_last_error(), "'nothing'") != NULL, "%s", hr_last_error());
+
+    /* u64 survives above 2^63, where a signed read would clip */
+    uint64_t u = 0;
+    cr_assert_eq(hr_h5_attr_read_uint64(f, "seed", &u), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(u, UINT64_MAX - 1);
+    cr_assert_eq(hr_h5_attr_read_uint64(f, "absent", &u), HR_EFORMAT);
+    cr_assert(strstr(hr_last_error(), "'absent'") != NULL, "%s", hr_last_error());
     cr_assert_eq(hr_h5_close(&out, 0), HR_OK);
 }

@@ -163,7 +163,7 @@ Test(gbdt_io, loader_rejects_newer_version_and_damaged_content)
     cr_assert_not_null(strstr(hr_last_error(), "newer") ? strstr(hr_last_error(), "newer")
                                                          : strstr(hr_last_error(), "version"));
     cr_assert_eq(load_edited(edit_drop_dataset), HR_EFORMAT);
-    cr_assert_not_null(strstr(hr_last_error(), "leaf_value"), "%s", hr_last_error());
+    cr_assert_not_null(strstr(hr_last_error(), "trees/missing dataset 'leaf_value'"), "%s", hr_last_error());
     cr_assert_eq(load_edited(edit_bad_child), HR_EFORMAT);
     cr_assert_not_null(strstr(hr_last_error(), "child"), "%s", hr_last_error());
     cr_assert_eq(load_edited(edit_format_name), HR_EFORMAT);
@@ -201,6 +201,95 @@ Test(gbdt_io, loader_rejects_truncated_and_foreign_files)
     free(buf);
     free(x);
     gbdt_booster_free(b);
+}
+
+/* Files written by the format-1 writer before gbdt/io.c moved onto core/h5 (32-bit top-level integers,
+ * tests/fixtures/gbdt/make_gbdt_v1_fixtures.c) load into the same model: raw scores equal bit for bit. */
+Test(gbdt_io, loads_format_1_files_of_the_previous_writer)
+{
+    const char *kinds[] = {"l2", "softmax"};
+    for (int m = 0; m < 2; m++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fixtures/gbdt/gbdt_v1_%s.h5", HEURIST_SOURCE_DIR, kinds[m]);
+        gbdt_booster *b;
+        cr_assert_eq(gbdt_booster_load(path, &b), 0, "%s", hr_last_error());
+        int K = gbdt_booster_num_class(b);
+        cr_assert_eq(K, m ? 3 : 1);
+        cr_assert_eq(gbdt_booster_best_iteration(b), m ? 7 : -1);
+        cr_assert_eq(gbdt_booster_num_trees(b), m ? 21 : 40);
+        const gbdt_params *p = gbdt_booster_params(b);
+        cr_assert_eq(p->seed, 0xfedcba9876543210ULL);
+        cr_assert(p->num_rounds == 40 && p->num_leaves == 6 && p->min_data_per_group == 20);
+        cr_assert(p->learning_rate == 0.3 && p->lambda_l2 == 0.5);
+        const char *names[] = {"batch", "channels", "h", "memory_layout"};
+        for (int j = 0; j < 4; j++) cr_assert_str_eq(gbdt_booster_feature_name(b, j), names[j]);
+        snprintf(path, sizeof path, "%s/tests/fixtures/gbdt/gbdt_v1_%s.tsv", HEURIST_SOURCE_DIR, kinds[m]);
+        char *text;
+        size_t len;
+        cr_assert_eq(hr_file_read_all(path, &text, &len), 0, "%s", hr_last_error());
+        int rows = 0;
+        for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+            if (*line == '#' || *line == '\n') continue;
+            float x[4];
+            double want[3], got[3];
+            char *at = line;
+            for (int j = 0; j < 4; j++) x[j] = strtof(at, &at);
+            for (int k = 0; k < K; k++) want[k] = strtod(at, &at);
+            gbdt_booster_predict_raw_row(b, x, got);
+            for (int k = 0; k < K; k++)
+                cr_assert_eq(memcmp(&got[k], &want[k], sizeof(double)), 0, "%s row %d class %d: %.17g != %.17g",
+                             kinds[m], rows, k, got[k], want[k]);
+            rows++;
+        }
+        cr_assert_eq(rows, 40);
+        free(text);
+        gbdt_booster_free(b);
+    }
+}
+
+static void edit_drop_optional(hid_t f)
+{
+    H5Adelete(f, "best_iteration");
+    H5Adelete_by_name(f, "params", "num_leaves", H5P_DEFAULT);
+    H5Adelete_by_name(f, "params", "lambda_l2", H5P_DEFAULT);
+    H5Adelete_by_name(f, "params", "seed", H5P_DEFAULT);
+}
+
+/* Attributes a file may lack keep their defaults; the seed keeps all 64 bits. */
+Test(gbdt_io, absent_optional_attributes_keep_their_defaults)
+{
+    float *x;
+    size_t n;
+    int d;
+    gbdt_booster *b = train_small(0, &x, &n, &d), *back;
+    b->params.seed = UINT64_MAX - 2;
+    b->params.num_leaves = 9;
+    b->params.lambda_l2 = 0.25;
+    b->best_iteration = 4;
+    const char *path = tmp_name("optional");
+    cr_assert_eq(gbdt_booster_save(b, path), 0, "%s", hr_last_error());
+    cr_assert_eq(gbdt_booster_load(path, &back), 0, "%s", hr_last_error());
+    cr_assert_eq(gbdt_booster_params(back)->seed, UINT64_MAX - 2);
+    cr_assert_eq(gbdt_booster_params(back)->num_leaves, 9);
+    cr_assert_eq(gbdt_booster_best_iteration(back), 4);
+    gbdt_booster_free(back);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    edit_drop_optional(f);
+    H5Fclose(f);
+    cr_assert_eq(gbdt_booster_load(path, &back), 0, "%s", hr_last_error());
+    gbdt_params def;
+    gbdt_params_default(&def);
+    const gbdt_params *p = gbdt_booster_params(back);
+    cr_assert_eq(p->seed, def.seed);
+    cr_assert_eq(p->num_leaves, def.num_leaves);
+    cr_assert(p->lambda_l2 == def.lambda_l2);
+    cr_assert_eq(p->num_rounds, 15); /* still stored */
+    cr_assert_eq(gbdt_booster_best_iteration(back), -1);
+    assert_same_predictions(b, back, x, n, d);
+    unlink(path);
+    gbdt_booster_free(b);
+    gbdt_booster_free(back);
+    free(x);
 }
 
 /* ---- the packed inference layout (gbdt/pack.c) against the tree-by-tree walk ---- */
