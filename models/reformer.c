@@ -107,9 +107,12 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 /* ---- input ---- */
 
 /* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
- * four decades) before the z-score; 0/1 indicators stay 0/1. */
+ * four decades) before the z-score; 0/1 indicators stay 0/1, exactly, and without a call (they are over
+ * half of all feature values). */
 static inline float slog(float v)
 {
+    if (v == 0.0f) return 0.0f;
+    if (v == 1.0f) return 1.0f;
     return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
 }
 
@@ -240,11 +243,25 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
 
 /* ---- training ---- */
 
+/* A row set (the training or the validation rows) prepared once before the epochs: inputs and targets do
+ * not change between epochs, so slog, z-score, labels and applicability targets are computed here rather
+ * than for every mini-batch. The loop passes positions 0..n-1 into the set (shuffled), not dataset rows. */
+typedef struct fit_set {
+    const int *rows; /* (n) dataset rows */
+    int n;
+    int *pos;        /* (n) 0..n-1: the row list handed to train_run */
+    float *in;       /* (n, n_features) model inputs */
+    int *off;        /* (n + 1): row i's nonzero targets are entries off[i] .. off[i+1] */
+    int *kern;       /* (nnz) kernel of an entry: measured, or nonzero label */
+    float *y, *ay;   /* (nnz) its label and applicability target (ay NULL without the head) */
+} fit_set;
+
 typedef struct reformer_fit {
     reformer *r;
     const data_select *sel;
-    const float *X;
+    fit_set train, valid;
     int cap;
+    int *rowbuf;                         /* (cap) dataset rows of an evaluation chunk */
     nn_gamma_cache cache[REFORMER_MAX_DEPTH];
     float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_features) z-scored input, act[l] (cap, hidden) */
     float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
@@ -252,8 +269,86 @@ typedef struct reformer_fit {
     float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
 } reformer_fit;
 
+static void fit_set_free(fit_set *s)
+{
+    free(s->pos);
+    free(s->in);
+    free(s->off);
+    free(s->kern);
+    free(s->y);
+    free(s->ay);
+    memset(s, 0, sizeof *s);
+}
+
+/* Targets of one dataset row, appended to s from entry s->off[i]: the label y_k (data_labels_fill) and the
+ * applicability target (1, or t_min / t_k with app_eff, where k was measured; 0 elsewhere) of every kernel
+ * that was measured or has a nonzero label. yrow (K) is scratch. */
+static int fit_set_targets(const reformer *r, const data_select *sel, fit_set *s, int i, float *yrow, int *cap)
+{
+    const int K = r->base.n_kernels, row = s->rows[i];
+    const float *t = sel->runtime + (size_t)row * K;
+    data_labels_fill(sel, &row, 1, r->label, r->tau, yrow);
+    float tmin = INFINITY;
+    for (int k = 0; k < K; k++) tmin = t[k] < tmin ? t[k] : tmin;
+    int e = s->off[i];
+    for (int k = 0; k < K; k++) {
+        if (!isfinite(t[k]) && yrow[k] == 0.0f) continue;
+        if (e == *cap) {
+            int c = 2 * *cap;
+            int *kern = realloc(s->kern, (size_t)c * sizeof *kern);
+            if (kern) s->kern = kern;
+            float *y = realloc(s->y, (size_t)c * sizeof *y);
+            if (y) s->y = y;
+            float *ay = s->ay ? realloc(s->ay, (size_t)c * sizeof *ay) : NULL;
+            if (ay) s->ay = ay;
+            if (!kern || !y || (s->ay && !ay)) return HR_ENOMEM;
+            *cap = c;
+        }
+        s->kern[e] = k;
+        s->y[e] = yrow[k];
+        if (s->ay) s->ay[e] = !isfinite(t[k]) ? 0.0f : r->app_eff ? tmin / t[k] : 1.0f;
+        e++;
+    }
+    s->off[i + 1] = e;
+    return HR_OK;
+}
+
+/* Prepares rows[0..n) of the dataset; in (n, n_features) is taken over when given (and freed on failure),
+ * else computed. */
+static int fit_set_init(fit_set *s, const reformer *r, const model_train_data *d, const int *rows, int n, float *in)
+{
+    memset(s, 0, sizeof *s);
+    s->rows = rows;
+    s->n = n;
+    s->in = in;
+    const int nf = r->base.n_features, K = r->base.n_kernels;
+    int cap = 4 * n + 16;
+    float *yrow = hr_malloc((size_t)K * sizeof *yrow);
+    s->pos = hr_malloc((size_t)(n ? n : 1) * sizeof *s->pos);
+    s->off = hr_malloc((size_t)(n + 1) * sizeof *s->off);
+    s->kern = hr_malloc((size_t)cap * sizeof *s->kern);
+    s->y = hr_malloc((size_t)cap * sizeof *s->y);
+    if (r->app_weight > 0.0f) s->ay = hr_malloc((size_t)cap * sizeof *s->ay);
+    if (!s->in) s->in = hr_malloc((size_t)(n ? n : 1) * nf * sizeof *s->in);
+    int rc = !yrow || !s->pos || !s->off || !s->kern || !s->y || (r->app_weight > 0.0f && !s->ay) || !s->in
+                 ? HR_ENOMEM
+                 : HR_OK;
+    if (!rc) s->off[0] = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        s->pos[i] = i;
+        if (!in) reformer_input(r, d->X + (size_t)rows[i] * nf, s->in + (size_t)i * nf);
+        rc = fit_set_targets(r, d->sel, s, i, yrow, &cap);
+    }
+    free(yrow);
+    if (rc) fit_set_free(s);
+    return rc;
+}
+
 static void fit_free(reformer_fit *f)
 {
+    fit_set_free(&f->train);
+    fit_set_free(&f->valid);
+    free(f->rowbuf);
     for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->cache[l]);
     for (int l = 0; l <= f->r->depth; l++) {
         free(f->act[l]);
@@ -269,15 +364,17 @@ static void fit_free(reformer_fit *f)
     free(f->dalogits);
 }
 
-static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, int cap)
+/* train_in (n_train, n_features): the training rows' inputs, owned by f from here on (freed on failure). */
+static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, float *train_in, int cap)
 {
     memset(f, 0, sizeof *f);
     f->r = r;
     f->sel = d->sel;
-    f->X = d->X;
     f->cap = cap;
     const size_t K = (size_t)r->base.n_kernels, c = (size_t)cap;
-    int rc = HR_OK;
+    int rc = fit_set_init(&f->train, r, d, d->train, d->n_train, train_in);
+    if (!rc) rc = fit_set_init(&f->valid, r, d, d->valid, d->n_valid, NULL);
+    if (!rc && !(f->rowbuf = hr_malloc(c * sizeof *f->rowbuf))) rc = HR_ENOMEM;
     for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->cache[l], &r->blocks[l], cap);
     for (int l = 0; l <= r->depth && !rc; l++) {
         size_t w = l ? (size_t)r->hidden : (size_t)r->base.n_features;
@@ -295,27 +392,25 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, int
     return rc;
 }
 
-/* logits (n, K) for rows; targets y (n, K) filled too. */
-static void fit_forward(reformer_fit *f, const int *rows, int n, int train, hr_rng *rng)
+/* logits (n, K) for positions pos[0..n) of set s; inputs act[0] and targets y, ay (n, K) gathered too. */
+static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int n, int train, hr_rng *rng)
 {
     reformer *r = f->r;
     HR_ASSERT(n <= f->cap);
-    const int nf = r->base.n_features;
-    for (int i = 0; i < n; i++) reformer_input(r, f->X + (size_t)rows[i] * nf, f->act[0] + (size_t)i * nf);
+    const int nf = r->base.n_features, K = r->base.n_kernels;
+    for (int i = 0; i < n; i++)
+        memcpy(f->act[0] + (size_t)i * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
     for (int l = 0; l < r->depth; l++)
         nn_gamma_forward(&r->blocks[l], &r->p, &r->state, &f->cache[l], f->act[l], f->act[l + 1], n, train, rng);
     nn_linear_forward(&r->head, &r->p, f->act[r->depth], f->logits, n);
-    data_labels_fill(f->sel, rows, n, r->label, r->tau, f->y);
+    memset(f->y, 0, (size_t)n * K * sizeof *f->y);
+    for (int i = 0; i < n; i++)
+        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[(size_t)i * K + s->kern[e]] = s->y[e];
     if (r->app_weight > 0.0f) {
-        const int K = r->base.n_kernels;
         nn_linear_forward(&r->app, &r->p, f->act[r->depth], f->alogits, n);
-        for (int i = 0; i < n; i++) {
-            const float *t = f->sel->runtime + (size_t)rows[i] * K;
-            float tmin = INFINITY;
-            for (int k = 0; k < K; k++) tmin = t[k] < tmin ? t[k] : tmin;
-            for (int k = 0; k < K; k++)
-                f->ay[(size_t)i * K + k] = !isfinite(t[k]) ? 0.0f : r->app_eff ? tmin / t[k] : 1.0f;
-        }
+        memset(f->ay, 0, (size_t)n * K * sizeof *f->ay);
+        for (int i = 0; i < n; i++)
+            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->ay[(size_t)i * K + s->kern[e]] = s->ay[e];
     }
 }
 
@@ -328,12 +423,12 @@ static float fit_loss(reformer_fit *f, int n)
     return loss;
 }
 
-static int fit_batch(void *ctx, const int *rows, int n, hr_rng *rng, float *loss)
+static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
 {
     reformer_fit *f = ctx;
     reformer *r = f->r;
     const int K = r->base.n_kernels, L = r->depth;
-    fit_forward(f, rows, n, 1, rng);
+    fit_forward(f, &f->train, pos, n, 1, rng);
     *loss = fit_loss(f, n);
     memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
     nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
@@ -352,24 +447,56 @@ static int fit_batch(void *ctx, const int *rows, int n, hr_rng *rng, float *loss
     return HR_OK;
 }
 
-static int fit_evaluate(void *ctx, const int *rows, int n, float *loss, float *metric)
+static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *metric)
 {
     reformer_fit *f = ctx;
     double sum = 0.0;
     long hits = 0;
     for (int i = 0; i < n; i += f->cap) {
         int b = n - i < f->cap ? n - i : f->cap;
-        fit_forward(f, rows + i, b, 0, NULL);
+        fit_forward(f, &f->valid, pos + i, b, 0, NULL);
         sum += (double)fit_loss(f, b) * b;
         if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
             for (int j = 0; j < b; j++) {
                 const size_t K = (size_t)f->r->base.n_kernels;
                 combine_heads(f->logits + j * K, f->alogits + j * K, (int)K, f->r->app_combine, f->r->app_beta);
             }
-        hits += train_select_hits(f->sel, rows + i, f->logits, b);
+        for (int j = 0; j < b; j++) f->rowbuf[j] = f->valid.rows[pos[i + j]];
+        hits += train_select_hits(f->sel, f->rowbuf, f->logits, b);
     }
     *loss = (float)(sum / n);
     *metric = (float)hits / (float)n;
+    return HR_OK;
+}
+
+/* Fits the z-score on the training rows' features (through slog with input "log") and returns the inputs
+ * of those rows, (n_train, n_features), in *in. The features are gathered column by column into one
+ * buffer so that data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache
+ * miss a value). */
+static int reformer_zscore_fit(reformer *r, const model_train_data *d, float **in)
+{
+    const int nf = r->base.n_features, n = d->n_train;
+    float *cols = hr_malloc((size_t)(n ? n : 1) * nf * sizeof *cols); /* (n_features, n_train) */
+    int *idx = hr_malloc((size_t)(n ? n : 1) * sizeof *idx);
+    *in = hr_malloc((size_t)(n ? n : 1) * nf * sizeof **in);
+    if (!cols || !idx || !*in) {
+        free(cols);
+        free(idx);
+        free(*in);
+        *in = NULL;
+        return HR_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        idx[i] = i;
+        const float *x = d->X + (size_t)d->train[i] * nf;
+        for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? slog(x[j]) : x[j];
+    }
+    for (int j = 0; j < nf; j++) data_zscore_fit(cols + (size_t)j * n, 1, idx, n, &r->zmean[j], &r->zstd[j]);
+    /* the same float expression as reformer_input, so training and prediction see identical inputs */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < nf; j++) (*in)[(size_t)i * nf + j] = (cols[(size_t)j * n + i] - r->zmean[j]) / r->zstd[j];
+    free(cols);
+    free(idx);
     return HR_OK;
 }
 
@@ -417,27 +544,12 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
         goto fail;
     }
     r->input_log = cfg.input_log;
-    if (r->input_log) {
-        /* fit the z-score on the transformed training rows */
-        float *T = hr_malloc((size_t)d->n_train * nf * sizeof *T);
-        int *idx = hr_malloc((size_t)d->n_train * sizeof *idx);
-        if (!T || !idx) {
-            free(T);
-            free(idx);
-            rc = HR_ENOMEM;
-            goto fail;
-        }
-        for (int i = 0; i < d->n_train; i++) {
-            idx[i] = i;
-            for (int j = 0; j < nf; j++) T[(size_t)i * nf + j] = slog(d->X[(size_t)d->train[i] * nf + j]);
-        }
-        data_zscore_fit(T, nf, idx, d->n_train, r->zmean, r->zstd);
-        free(T);
-        free(idx);
-    } else {
-        data_zscore_fit(d->X, nf, d->train, d->n_train, r->zmean, r->zstd);
+    float *train_in = NULL;
+    if ((rc = reformer_zscore_fit(r, d, &train_in))) goto fail;
+    if ((rc = reformer_build(r))) {
+        free(train_in);
+        goto fail;
     }
-    if ((rc = reformer_build(r))) goto fail;
     hr_rng init;
     hr_rng_derive(&init, ctx->seed, 1);
     for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
@@ -452,10 +564,11 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     o.resume = ctx->resume;
     reformer_fit fit;
     int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
-    if ((rc = fit_init(&fit, r, d, cap))) goto fail;
+    if ((rc = fit_init(&fit, r, d, train_in, cap))) goto fail;
     train_ops ops = {fit_batch, fit_evaluate};
     train_result res;
-    rc = train_run(&ops, &fit, &r->p, &r->state, d->train, d->n_train, d->valid, d->n_valid, &o, &res);
+    /* positions into the prepared sets: the shuffle permutes them exactly as it would the rows */
+    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
     fit_free(&fit);
     for (int i = 0; !rc && i < res.n_curve; i++) {
         const train_epoch *e = &res.curve[i];

@@ -1,6 +1,11 @@
 /* The Reformer's Gamma-block (eq. 1 of the Reformer paper): a linear path A1 x + b1 and a nonlinear path
  * A3 T(x) + b3 with T = dropout . ReLU . norm . A2, summed and ReLU-ed. Three matrix products per
- * forward; the two output products share one (B, d_out) accumulator and one fused bias + ReLU pass. */
+ * forward; the two output products share one (B, d_out) accumulator and one fused bias + ReLU pass.
+ * A1 and A2 both read x, so their weights (and their biases) are laid out back to back as [A1; A2]
+ * ((d_out + d_hidden), d_in): backward takes the gradients of both, and x's, in one matrix product each
+ * over the stacked gradient [dz | dh]. Forward keeps two products: stacked, it measured no faster, and
+ * BatchNorm would read h with a stride. */
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +22,18 @@ void nn_gamma_layout(nn_gamma *g, nn_params *p, nn_params *state, const char *na
     g->d_out = d_out;
     g->norm = norm;
     g->dropout = dropout;
-    snprintf(buf, sizeof buf, "%s.A1", name);
-    nn_linear_layout(&g->a1, p, buf, d_in, d_out);
-    snprintf(buf, sizeof buf, "%s.A2", name);
-    nn_linear_layout(&g->a2, p, buf, d_in, d_hidden);
+    /* [A1; A2] weights, then [b1; b2]: the same names and shapes as two nn_linear layouts */
+    g->a1.in = g->a2.in = d_in;
+    g->a1.out = d_out;
+    g->a2.out = d_hidden;
+    snprintf(buf, sizeof buf, "%s.A1.weight", name);
+    g->a1.w = nn_params_add(p, buf, (size_t)d_out * d_in);
+    snprintf(buf, sizeof buf, "%s.A2.weight", name);
+    g->a2.w = nn_params_add(p, buf, (size_t)d_hidden * d_in);
+    snprintf(buf, sizeof buf, "%s.A1.bias", name);
+    g->a1.b = nn_params_add(p, buf, (size_t)d_out);
+    snprintf(buf, sizeof buf, "%s.A2.bias", name);
+    g->a2.b = nn_params_add(p, buf, (size_t)d_hidden);
     snprintf(buf, sizeof buf, "%s.norm", name);
     if (norm == NN_NORM_BATCH) {
         HR_ASSERT(state != NULL);
@@ -56,9 +69,8 @@ int nn_gamma_cache_init(nn_gamma_cache *c, const nn_gamma *g, int max_b)
     rc = nn_floats_alloc(&c->mask, nh, rc);
     rc = nn_floats_alloc(&c->mean, nstat, rc);
     rc = nn_floats_alloc(&c->rstd, nstat, rc);
-    rc = nn_floats_alloc(&c->dz, (size_t)max_b * g->d_out, rc);
+    rc = nn_floats_alloc(&c->dz, (size_t)max_b * (g->d_out + g->d_hidden), rc);
     rc = nn_floats_alloc(&c->dt, nh, rc);
-    rc = nn_floats_alloc(&c->dh, nh, rc);
     if (rc != HR_OK) nn_gamma_cache_free(c);
     return rc;
 }
@@ -73,7 +85,6 @@ void nn_gamma_cache_free(nn_gamma_cache *c)
     free(c->rstd);
     free(c->dz);
     free(c->dt);
-    free(c->dh);
     memset(c, 0, sizeof *c);
 }
 
@@ -81,6 +92,45 @@ void nn_gamma_cache_free(nn_gamma_cache *c)
 static const float *gamma_t(const nn_gamma *g, const nn_gamma_cache *c)
 {
     return c->train && g->dropout > 0.0f ? c->t : c->r;
+}
+
+/* Elementwise kernels over restrict parameters, so that the body loop vectorises (see NN_VEC4) */
+
+/* y (B, n) = ReLU(y + b1 + b3) */
+NN_KERNEL void bias2_relu(float *restrict y, const float *restrict b1, const float *restrict b3, int B, int n)
+{
+    const int n4 = NN_VEC4(n);
+    for (int i = 0; i < B; i++, y += n) {
+        for (int j = 0; j < n4; j++) {
+            float v = y[j] + b1[j] + b3[j];
+            y[j] = v > 0.0f ? v : 0.0f;
+        }
+        for (int j = n4; j < n; j++) y[j] = nn_relu1(y[j] + b1[j] + b3[j]);
+    }
+}
+
+/* out (B, n; rows ld apart) = g where v > 0, else 0, for v and g (B, n) */
+NN_KERNEL void gate_rows(float *restrict out, int ld, const float *restrict v, const float *restrict g, int B, int n)
+{
+    const int n4 = NN_VEC4(n);
+    for (int i = 0; i < B; i++, out += ld, v += n, g += n) {
+        for (int j = 0; j < n4; j++) {
+            float vj = v[j], gj = g[j];
+            out[j] = vj > 0.0f ? gj : 0.0f;
+        }
+        for (int j = n4; j < n; j++) out[j] = nn_gate1(v[j], g[j]);
+    }
+}
+
+/* the same in place: g (n) = g where v > 0, else 0 */
+NN_KERNEL void gate_inplace(float *restrict g, const float *restrict v, size_t n)
+{
+    const size_t n4 = NN_VEC4(n);
+    for (size_t i = 0; i < n4; i++) {
+        float vi = v[i], gi = g[i];
+        g[i] = vi > 0.0f ? gi : 0.0f;
+    }
+    for (size_t i = n4; i < n; i++) g[i] = nn_gate1(v[i], g[i]);
 }
 
 void nn_gamma_forward(const nn_gamma *g, const nn_params *p, nn_params *state, nn_gamma_cache *c,
@@ -100,34 +150,38 @@ void nn_gamma_forward(const nn_gamma *g, const nn_params *p, nn_params *state, n
     /* y (B, d_out) = x A1^T + t A3^T, then y = ReLU(y + b1 + b3) in one pass */
     nn_gemm_xwt(B, dout, g->d_in, x, p->w + g->a1.w, 0.0f, y);
     nn_gemm_xwt(B, dout, dh, gamma_t(g, c), p->w + g->a3.w, 1.0f, y);
-    const float *b1 = p->w + g->a1.b, *b3 = p->w + g->a3.b;
-    for (int i = 0; i < B; i++) {
-        float *yr = y + (size_t)i * dout;
-        for (int j = 0; j < dout; j++) {
-            yr[j] = nn_relu1(yr[j] + b1[j] + b3[j]);
-        }
-    }
+    bias2_relu(y, p->w + g->a1.b, p->w + g->a3.b, B, dout);
 }
 
 void nn_gamma_backward(const nn_gamma *g, nn_params *p, nn_gamma_cache *c, const float *x, const float *y,
                        const float *dy, float *dx, int B)
 {
     HR_ASSERT(B <= c->cap);
-    const int dh = g->d_hidden;
-    const size_t nh = (size_t)B * dh, nout = (size_t)B * g->d_out;
-    for (size_t i = 0; i < nout; i++) c->dz[i] = nn_gate1(y[i], dy[i]);
-    nn_linear_backward(&g->a1, p, x, c->dz, dx, B);
-    memset(c->dt, 0, nh * sizeof *c->dt);
-    nn_linear_backward(&g->a3, p, gamma_t(g, c), c->dz, c->dt, B);
+    const int din = g->d_in, dh = g->d_hidden, dout = g->d_out, ld = dout + dh;
+    const size_t nh = (size_t)B * dh;
+    float *dz = c->dz, *dhz = c->dz + dout; /* the two halves of the rows of [dz | dh] (B, ld) */
+    gate_rows(dz, ld, y, dy, B, dout);
+    /* A3: dA3 += dz^T t, db3 += sum dz, then dt = dz A3 (written, so dt needs no zeroing) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dout, dh, B, 1.0f, dz, ld, gamma_t(g, c), dh, 1.0f,
+                p->dw + g->a3.w, dh);
+    nn_rows_sum_into_ld(p->dw + g->a3.b, dz, B, dout, ld);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, dh, dout, 1.0f, dz, ld, p->w + g->a3.w, dh, 0.0f,
+                c->dt, dh);
     /* through dropout and ReLU in place: dt becomes the gradient w.r.t. the norm output */
     if (c->train && g->dropout > 0.0f)
         for (size_t i = 0; i < nh; i++) c->dt[i] = nn_gate1(c->r[i], c->dt[i] * c->mask[i]);
     else
-        for (size_t i = 0; i < nh; i++) c->dt[i] = nn_gate1(c->r[i], c->dt[i]);
-    memset(c->dh, 0, nh * sizeof *c->dh);
-    if (g->norm == NN_NORM_BATCH)
-        nn_batchnorm_backward(&g->bn, p, c->h, c->mean, c->rstd, c->dt, c->dh, B, c->train);
-    else
-        nn_layernorm_backward(&g->ln, p, c->h, c->mean, c->rstd, c->dt, c->dh, B);
-    nn_linear_backward(&g->a2, p, x, c->dh, dx, B);
+        gate_inplace(c->dt, c->r, nh);
+    /* dh into the right half of [dz | dh] */
+    if (g->norm == NN_NORM_BATCH) {
+        nn_batchnorm_backward_ld(&g->bn, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, 0, B, c->train);
+    } else {
+        for (int i = 0; i < B; i++) memset(dhz + (size_t)i * ld, 0, (size_t)dh * sizeof *dhz);
+        nn_layernorm_backward_ld(&g->ln, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, B);
+    }
+    /* [A1; A2]: d[A1; A2] += [dz | dh]^T x, d[b1; b2] += column sums, dx += [dz | dh] [A1; A2] */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ld, din, B, 1.0f, c->dz, ld, x, din, 1.0f,
+                p->dw + g->a1.w, din);
+    nn_rows_sum_into(p->dw + g->a1.b, c->dz, B, ld);
+    if (dx) nn_gemm_xw(B, din, ld, c->dz, p->w + g->a1.w, 1.0f, dx);
 }

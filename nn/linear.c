@@ -1,20 +1,32 @@
 /* Linear layer y = x W^T + b with W stored (out, in) like torch.nn.Linear, so weights load unchanged. */
 #include <cblas.h>
 #include <math.h>
+#include <string.h>
 
 #include "nn/nn.h"
 #include "nn/nn_internal.h"
 
-void nn_rows_add_bias(float *y, const float *b, int B, int n)
+void nn_rows_add_bias(float *restrict y, const float *restrict b, int B, int n)
 {
-    for (int i = 0; i < B; i++, y += n)
-        for (int j = 0; j < n; j++) y[j] += b[j];
+    const int n4 = NN_VEC4(n);
+    for (int i = 0; i < B; i++, y += n) {
+        for (int j = 0; j < n4; j++) y[j] += b[j];
+        for (int j = n4; j < n; j++) y[j] += b[j];
+    }
 }
 
-void nn_rows_sum_into(float *db, const float *dy, int B, int n)
+void nn_rows_sum_into(float *restrict db, const float *restrict dy, int B, int n)
 {
-    for (int i = 0; i < B; i++, dy += n)
-        for (int j = 0; j < n; j++) db[j] += dy[j];
+    nn_rows_sum_into_ld(db, dy, B, n, n);
+}
+
+void nn_rows_sum_into_ld(float *restrict db, const float *restrict dy, int B, int n, int ld)
+{
+    const int n4 = NN_VEC4(n);
+    for (int i = 0; i < B; i++, dy += ld) {
+        for (int j = 0; j < n4; j++) db[j] += dy[j];
+        for (int j = n4; j < n; j++) db[j] += dy[j];
+    }
 }
 
 void nn_add(float *y, const float *x, const float *z, size_t n)
@@ -28,6 +40,11 @@ void nn_gemm_xwt(int B, int out, int in, const float *x, const float *W, float b
         cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, W, in, x, 1, beta, y, 1);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, out, in, 1.0f, x, in, W, in, beta, y, out);
+}
+
+void nn_gemm_xw(int B, int in, int out, const float *dy, const float *W, float beta, float *dx)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, in, out, 1.0f, dy, out, W, in, beta, dx, in);
 }
 
 void nn_linear_layout(nn_linear *l, nn_params *p, const char *name, int in, int out)
@@ -55,8 +72,7 @@ void nn_linear_forward(const nn_linear *l, const nn_params *p, const float *x, f
     /* bias first, then one sgemm with beta = 1: a single pass over y */
     const float *b = p->w + l->b;
     float *row = y;
-    for (int i = 0; i < B; i++, row += l->out)
-        for (int j = 0; j < l->out; j++) row[j] = b[j];
+    for (int i = 0; i < B; i++, row += l->out) memcpy(row, b, (size_t)l->out * sizeof *row);
     nn_gemm_xwt(B, l->out, l->in, x, p->w + l->w, 1.0f, y);
 }
 
@@ -73,9 +89,7 @@ void nn_linear_backward(const nn_linear *l, nn_params *p, const float *x, const 
                 p->dw + l->w, l->in);
     nn_rows_sum_into(p->dw + l->b, dy, B, l->out);
     /* dx (B, in) += dy (B, out) W (out, in) */
-    if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, l->in, l->out, 1.0f, dy, l->out, p->w + l->w,
-                    l->in, 1.0f, dx, l->in);
+    if (dx) nn_gemm_xw(B, l->in, l->out, dy, p->w + l->w, 1.0f, dx);
 }
 
 int nn_floats_alloc(float **out, size_t n, int rc)

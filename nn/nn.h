@@ -217,7 +217,7 @@ typedef struct nn_gamma {
     nn_norm_kind norm;
     float dropout;
     nn_linear a1;    /* "<name>.A1": d_in -> d_out, the linear path */
-    nn_linear a2;    /* "<name>.A2": d_in -> d_hidden, first layer of T */
+    nn_linear a2;    /* "<name>.A2": d_in -> d_hidden, first layer of T; its weight follows A1's, its bias b1 */
     nn_batchnorm bn; /* "<name>.norm" when norm == NN_NORM_BATCH */
     nn_layernorm ln; /* "<name>.norm" when norm == NN_NORM_LAYER */
     nn_linear a3;    /* "<name>.A3": d_hidden -> d_out */
@@ -232,9 +232,8 @@ typedef struct nn_gamma_cache {
     float *mask;    /* (B, d_hidden): dropout mask */
     float *mean;    /* (max(B, d_hidden)): norm statistics, per feature (batch) or per row (layer) */
     float *rstd;    /* (max(B, d_hidden)) */
-    float *dz;      /* (B, d_out) workspace */
+    float *dz;      /* (B, d_out + d_hidden) workspace: [dz | dh], the gradients w.r.t. A1 x + A3 t + b and h */
     float *dt;      /* (B, d_hidden) workspace: gradient w.r.t. t, then w.r.t. the norm output */
-    float *dh;      /* (B, d_hidden) workspace: gradient w.r.t. h */
 } nn_gamma_cache;
 
 /* `state` receives BatchNorm running statistics (may be NULL for NN_NORM_LAYER). */

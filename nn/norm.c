@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "nn/nn.h"
+#include "nn/nn_internal.h"
 
 void nn_layernorm_layout(nn_layernorm *ln, nn_params *p, const char *name, int d)
 {
@@ -47,12 +48,18 @@ void nn_layernorm_forward(const nn_layernorm *ln, const nn_params *p, const floa
 void nn_layernorm_backward(const nn_layernorm *ln, nn_params *p, const float *x, const float *mean,
                            const float *rstd, const float *dy, float *dx, int B)
 {
+    nn_layernorm_backward_ld(ln, p, x, mean, rstd, dy, dx, ln->d, B);
+}
+
+void nn_layernorm_backward_ld(const nn_layernorm *ln, nn_params *p, const float *x, const float *mean,
+                              const float *rstd, const float *dy, float *dx, int ld, int B)
+{
     const int d = ln->d;
     const float *g = p->w + ln->gamma;
     float *dg = p->dw + ln->gamma, *db = p->dw + ln->beta;
     for (int i = 0; i < B; i++) {
         const float *xr = x + (size_t)i * d, *dyr = dy + (size_t)i * d;
-        float *dxr = dx + (size_t)i * d;
+        float *dxr = dx + (size_t)i * ld;
         float mu = mean[i], rs = rstd[i];
         float sum_g = 0.0f, sum_gx = 0.0f;
         for (int j = 0; j < d; j++) {
@@ -98,6 +105,122 @@ void nn_batchnorm_reset(const nn_batchnorm *bn, nn_params *p, nn_params *state)
     }
 }
 
+/* BatchNorm's passes over a (B, d) matrix, as functions of restrict parameters so that the loops over
+ * features vectorise (see NN_VEC4) */
+
+/* acc (d) += sum over rows of x (B, d) */
+NN_KERNEL void bn_colsum(float *restrict acc, const float *restrict x, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, x += d) {
+        for (int j = 0; j < d4; j++) acc[j] += x[j];
+        for (int j = d4; j < d; j++) acc[j] += x[j];
+    }
+}
+
+/* ss (d) += sum over rows of (x - mu)^2 */
+NN_KERNEL void bn_colsumsq(float *restrict ss, const float *restrict x, const float *restrict mu, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, x += d) {
+        for (int j = 0; j < d4; j++) {
+            float c = x[j] - mu[j];
+            ss[j] += c * c;
+        }
+        for (int j = d4; j < d; j++) {
+            float c = x[j] - mu[j];
+            ss[j] += c * c;
+        }
+    }
+}
+
+/* y (B, d) = g (x - mean) rstd + beta */
+NN_KERNEL void bn_affine_to(float *restrict y, const float *restrict x, const float *restrict g,
+                         const float *restrict mean, const float *restrict rstd, const float *restrict be, int B,
+                         int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, x += d, y += d) {
+        for (int j = 0; j < d4; j++) y[j] = g[j] * (x[j] - mean[j]) * rstd[j] + be[j];
+        for (int j = d4; j < d; j++) y[j] = g[j] * (x[j] - mean[j]) * rstd[j] + be[j];
+    }
+}
+
+/* the same in place */
+NN_KERNEL void bn_affine_inplace(float *restrict y, const float *restrict g, const float *restrict mean,
+                              const float *restrict rstd, const float *restrict be, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, y += d) {
+        for (int j = 0; j < d4; j++) y[j] = g[j] * (y[j] - mean[j]) * rstd[j] + be[j];
+        for (int j = d4; j < d; j++) y[j] = g[j] * (y[j] - mean[j]) * rstd[j] + be[j];
+    }
+}
+
+static void bn_affine(const float *x, float *y, const float *g, const float *mean, const float *rstd,
+                      const float *be, int B, int d)
+{
+    if (x == y) bn_affine_inplace(y, g, mean, rstd, be, B, d);
+    else bn_affine_to(y, x, g, mean, rstd, be, B, d);
+}
+
+/* sdy (d) += sum over rows of dy; sdyx (d) += sum over rows of dy (x - mean) rstd */
+NN_KERNEL void bn_dsums(float *restrict sdy, float *restrict sdyx, const float *restrict x, const float *restrict dy,
+                     const float *restrict mean, const float *restrict rstd, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, x += d, dy += d) {
+        for (int j = 0; j < d4; j++) {
+            float dyv = dy[j];
+            sdy[j] += dyv;
+            sdyx[j] += dyv * (x[j] - mean[j]) * rstd[j];
+        }
+        for (int j = d4; j < d; j++) {
+            float dyv = dy[j];
+            sdy[j] += dyv;
+            sdyx[j] += dyv * (x[j] - mean[j]) * rstd[j];
+        }
+    }
+}
+
+/* dx (B, d; rows ld apart) += g rstd (dy - mdy - xh mdyx), xh = (x - mean) rstd; written (=) when !add */
+NN_KERNEL void bn_dx(float *restrict dx, int ld, int add, const float *restrict x, const float *restrict dy,
+                     const float *restrict g, const float *restrict mean, const float *restrict rstd,
+                     const float *restrict mdy, const float *restrict mdyx, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, x += d, dy += d, dx += ld) {
+        if (add)
+            for (int j = 0; j < d4; j++) {
+                float xh = (x[j] - mean[j]) * rstd[j];
+                dx[j] += g[j] * rstd[j] * (dy[j] - mdy[j] - xh * mdyx[j]);
+            }
+        else
+            for (int j = 0; j < d4; j++) {
+                float xh = (x[j] - mean[j]) * rstd[j];
+                dx[j] = g[j] * rstd[j] * (dy[j] - mdy[j] - xh * mdyx[j]);
+            }
+        for (int j = d4; j < d; j++) {
+            float xh = (x[j] - mean[j]) * rstd[j], v = g[j] * rstd[j] * (dy[j] - mdy[j] - xh * mdyx[j]);
+            dx[j] = add ? dx[j] + v : v;
+        }
+    }
+}
+
+/* dx (B, d; rows ld apart) += dy g rstd; written (=) when !add */
+NN_KERNEL void bn_dx_eval(float *restrict dx, int ld, int add, const float *restrict dy, const float *restrict g,
+                          const float *restrict rstd, int B, int d)
+{
+    const int d4 = NN_VEC4(d);
+    for (int i = 0; i < B; i++, dy += d, dx += ld) {
+        if (add)
+            for (int j = 0; j < d4; j++) dx[j] += dy[j] * g[j] * rstd[j];
+        else
+            for (int j = 0; j < d4; j++) dx[j] = dy[j] * g[j] * rstd[j];
+        for (int j = d4; j < d; j++) dx[j] = add ? dx[j] + dy[j] * g[j] * rstd[j] : dy[j] * g[j] * rstd[j];
+    }
+}
+
 void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params *state, const float *x,
                           float *y, float *mean, float *rstd, int B, int train)
 {
@@ -113,11 +236,7 @@ void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params 
                 mean[j] = rm[j];
                 rstd[j] = 1.0f / sqrtf(rv[j] + bn->eps);
             }
-            for (int i = 0; i < B; i++) {
-                const float *xr = x + (size_t)i * d;
-                float *yr = y + (size_t)i * d;
-                for (int j = 0; j < d; j++) yr[j] = g[j] * (xr[j] - rm[j]) * rstd[j] + be[j];
-            }
+            bn_affine(x, y, g, mean, rstd, be, B, d);
         } else {
             for (int i = 0; i < B; i++) {
                 const float *xr = x + (size_t)i * d;
@@ -128,31 +247,29 @@ void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params 
         return;
     }
     HR_ASSERT(B > 1 && mean && rstd);
-    /* column statistics accumulated row by row so that x is read contiguously */
+    /* column statistics accumulated row by row so that x is read contiguously; two passes (mean, then the
+     * centred squares) so that a large mean does not cancel the variance */
     for (int j = 0; j < d; j++) mean[j] = rstd[j] = 0.0f;
-    for (int i = 0; i < B; i++)
-        for (int j = 0; j < d; j++) mean[j] += x[(size_t)i * d + j];
+    bn_colsum(mean, x, B, d);
     for (int j = 0; j < d; j++) mean[j] /= (float)B;
-    for (int i = 0; i < B; i++)
-        for (int j = 0; j < d; j++) {
-            float c = x[(size_t)i * d + j] - mean[j];
-            rstd[j] += c * c; /* sum of squares for now */
-        }
+    bn_colsumsq(rstd, x, mean, B, d); /* sum of squares for now */
     for (int j = 0; j < d; j++) {
         float var = rstd[j] / (float)B;
         rm[j] = (1.0f - bn->momentum) * rm[j] + bn->momentum * mean[j];
         rv[j] = (1.0f - bn->momentum) * rv[j] + bn->momentum * rstd[j] / (float)(B - 1);
         rstd[j] = 1.0f / sqrtf(var + bn->eps);
     }
-    for (int i = 0; i < B; i++) {
-        const float *xr = x + (size_t)i * d;
-        float *yr = y + (size_t)i * d;
-        for (int j = 0; j < d; j++) yr[j] = g[j] * (xr[j] - mean[j]) * rstd[j] + be[j];
-    }
+    bn_affine(x, y, g, mean, rstd, be, B, d);
 }
 
 void nn_batchnorm_backward(const nn_batchnorm *bn, nn_params *p, const float *x, const float *mean,
                            const float *rstd, const float *dy, float *dx, int B, int train)
+{
+    nn_batchnorm_backward_ld(bn, p, x, mean, rstd, dy, dx, bn->d, 1, B, train);
+}
+
+void nn_batchnorm_backward_ld(const nn_batchnorm *bn, nn_params *p, const float *x, const float *mean,
+                              const float *rstd, const float *dy, float *dx, int ld, int add, int B, int train)
 {
     const int d = bn->d;
     const float *g = p->w + bn->gamma;
@@ -161,28 +278,18 @@ void nn_batchnorm_backward(const nn_batchnorm *bn, nn_params *p, const float *x,
      * needs: mean_col(g) = gamma db / B, mean_col(g xh) = gamma dg / B (before accumulating into dw). */
     float sdy[d > 0 ? d : 1], sdyx[d > 0 ? d : 1]; /* VLA: d is a layer width, small */
     for (int j = 0; j < d; j++) sdy[j] = sdyx[j] = 0.0f;
-    for (int i = 0; i < B; i++)
-        for (int j = 0; j < d; j++) {
-            float dyv = dy[(size_t)i * d + j];
-            sdy[j] += dyv;
-            sdyx[j] += dyv * (x[(size_t)i * d + j] - mean[j]) * rstd[j];
-        }
+    bn_dsums(sdy, sdyx, x, dy, mean, rstd, B, d);
     for (int j = 0; j < d; j++) {
         dg[j] += sdyx[j];
         db[j] += sdy[j];
     }
     if (!train) {
-        for (int i = 0; i < B; i++)
-            for (int j = 0; j < d; j++) dx[(size_t)i * d + j] += dy[(size_t)i * d + j] * g[j] * rstd[j];
+        bn_dx_eval(dx, ld, add, dy, g, rstd, B, d);
         return;
     }
     for (int j = 0; j < d; j++) {
         sdy[j] /= (float)B;
         sdyx[j] /= (float)B;
     }
-    for (int i = 0; i < B; i++)
-        for (int j = 0; j < d; j++) {
-            float xh = (x[(size_t)i * d + j] - mean[j]) * rstd[j];
-            dx[(size_t)i * d + j] += g[j] * rstd[j] * (dy[(size_t)i * d + j] - sdy[j] - xh * sdyx[j]);
-        }
+    bn_dx(dx, ld, add, x, dy, g, mean, rstd, sdy, sdyx, B, d);
 }

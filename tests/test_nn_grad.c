@@ -329,6 +329,57 @@ Test(nn_grad, bce_with_logits)
     op_free(&o);
 }
 
+/* ---- softmax and BCE values against double precision (their exponential is our own, four lanes at a
+ * time, and BCE sums its log1p terms as the log of a product) ---- */
+Test(nn_grad, softmax_and_bce_values_match_double_precision)
+{
+    /* C = 70: vector lanes and a scalar tail; C = 1100: more than one BCE chunk; logits up to |z| = 100 */
+    const int Cs[2] = {70, 1100};
+    hr_rng rng;
+    hr_rng_seed(&rng, 77);
+    for (int t = 0; t < 2; t++) {
+        const int B = 3, C = Cs[t];
+        float *z = calloc((size_t)B * C, sizeof(float)), *y = calloc((size_t)B * C, sizeof(float));
+        float *p = calloc((size_t)B * C, sizeof(float));
+        for (int i = 0; i < B * C; i++) {
+            z[i] = i % 97 == 5 ? 100.0f * (2.0f * hr_rng_uniform(&rng) - 1.0f) : 6.0f * hr_rng_normal(&rng);
+            y[i] = i % 5 == 0 ? 1.0f : 0.0f;
+        }
+        for (int i = 0; i < C; i++) z[2 * C + i] = 0.0f; /* a row of factors 1 + e^0 = 2: the product's worst case */
+        double want = 0.0;
+        for (int i = 0; i < B * C; i++) {
+            double zi = z[i];
+            want += (zi > 0 ? zi : 0.0) + log1p(exp(-fabs(zi))) - y[i] * zi;
+        }
+        want /= B;
+        float got = nn_bce_logits_forward(z, y, p, B, C);
+        cr_expect(fabs(got - want) <= 1e-5 * fabs(want), "bce C=%d: %.9g vs %.9g", C, (double)got, want);
+        for (int i = 0; i < B * C; i++) {
+            double s = 1.0 / (1.0 + exp(-(double)z[i]));
+            cr_expect(fabs(p[i] - s) <= 4e-7 * s + 1e-37, "sigmoid(%g) = %.9g, want %.9g", (double)z[i],
+                      (double)p[i], s);
+        }
+        nn_softmax_forward(z, p, B, C);
+        for (int b = 0; b < B; b++) {
+            /* the reference takes the same float argument z - max (whose rounding alone moves e^x by up to
+             * |x| 2^-24 relative) */
+            const float *zr = z + (size_t)b * C;
+            float mx = zr[0];
+            double sum = 0.0;
+            for (int i = 1; i < C; i++) mx = zr[i] > mx ? zr[i] : mx;
+            for (int i = 0; i < C; i++) sum += exp((double)(zr[i] - mx));
+            for (int i = 0; i < C; i++) {
+                double q = exp((double)(zr[i] - mx)) / sum, e = fabs(p[(size_t)b * C + i] - q);
+                cr_expect(e <= 5e-7 * q + 1e-37, "softmax row %d class %d: %.9g vs %.9g", b, i,
+                          (double)p[(size_t)b * C + i], q);
+            }
+        }
+        free(z);
+        free(y);
+        free(p);
+    }
+}
+
 /* ---- embedding (gradient w.r.t. the table only) ---- */
 static void emb_fwd(op *o, float *y) { nn_embedding_forward(&o->emb, &o->p, o->ids, y, o->B); }
 static void emb_bwd(op *o, const float *y, const float *dy, float *dx)

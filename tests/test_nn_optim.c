@@ -87,6 +87,42 @@ Test(nn_optim, adamw_decays_weights_directly)
     adam_two_steps(NN_OPTIM_ADAMW, 0.1f, want);
 }
 
+/* The update of a block long enough for the four-lane path (and a tail) against the scalar rule, step by step. */
+static void adam_lanes(nn_optim_kind kind)
+{
+    enum { N = 11 };
+    nn_params p;
+    nn_params_init(&p);
+    nn_params_add(&p, "w", N);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    nn_optim_config cfg = nn_optim_defaults(kind);
+    cfg.weight_decay = 0.05f;
+    nn_optim o;
+    cr_assert_eq(nn_optim_init(&o, &cfg, p.n), HR_OK);
+    float w[N], m[N] = {0}, v[N] = {0};
+    for (int i = 0; i < N; i++) w[i] = p.w[i] = 0.3f * (float)(i - 5);
+    for (int step = 1; step <= 3; step++) {
+        const float lr = 0.01f, b1 = cfg.beta1, b2 = cfg.beta2;
+        const float bc1 = 1.0f - (float)pow(b1, step), bc2 = 1.0f - (float)pow(b2, step);
+        for (int i = 0; i < N; i++) {
+            p.dw[i] = 0.1f * (float)((i * 7 + step * 3) % 11) - 0.5f;
+            float g = kind == NN_OPTIM_ADAMW ? p.dw[i] : p.dw[i] + cfg.weight_decay * w[i];
+            if (kind == NN_OPTIM_ADAMW) w[i] *= 1.0f - lr * cfg.weight_decay;
+            m[i] = b1 * m[i] + (1.0f - b1) * g;
+            v[i] = b2 * v[i] + (1.0f - b2) * g * g;
+            w[i] -= lr / bc1 * m[i] / (sqrtf(v[i]) / sqrtf(bc2) + cfg.eps);
+        }
+        nn_optim_step(&o, &p, lr);
+        for (int i = 0; i < N; i++)
+            cr_expect_float_eq(p.w[i], w[i], 1e-6, "step %d, w[%d] = %.8f, want %.8f", step, i, p.w[i], w[i]);
+    }
+    nn_optim_free(&o);
+    nn_params_free(&p);
+}
+
+Test(nn_optim, adam_vector_lanes_follow_the_scalar_rule) { adam_lanes(NN_OPTIM_ADAM); }
+Test(nn_optim, adamw_vector_lanes_follow_the_scalar_rule) { adam_lanes(NN_OPTIM_ADAMW); }
+
 Test(nn_optim, bad_config_is_an_error)
 {
     nn_optim_config cfg = nn_optim_defaults(NN_OPTIM_ADAM);
