@@ -63,6 +63,13 @@ static int io_read_params(hid_t g, gbdt_params *p)
     return rc;
 }
 
+/* The per-node and per-leaf arrays of a tree, in file order: (name, HDF5 memory type). Each is a field of both
+ * gbdt_tree and io_trees, so the writer, the reader and the copies between the two walk one list. */
+#define TREE_NODE_ARRAYS(X)                                                                                \
+    X(split_feature, H5T_NATIVE_INT) X(split_gain, H5T_NATIVE_DOUBLE) X(threshold, H5T_NATIVE_DOUBLE)      \
+    X(decision_type, H5T_NATIVE_UINT8) X(left_child, H5T_NATIVE_INT) X(right_child, H5T_NATIVE_INT)
+#define TREE_LEAF_ARRAYS(X) X(leaf_value, H5T_NATIVE_DOUBLE) X(leaf_weight, H5T_NATIVE_DOUBLE) X(leaf_count, H5T_NATIVE_INT)
+
 /* Concatenated tree arrays, struct-of-arrays. */
 typedef struct io_trees {
     int *num_leaves, *num_cat;
@@ -122,15 +129,12 @@ static int io_write_trees(hid_t g, const gbdt_booster *b)
         a.num_leaves[t] = tr->num_leaves;
         a.num_cat[t] = tr->num_cat;
         a.shrinkage[t] = tr->shrinkage;
-        memcpy(a.split_feature + on, tr->split_feature, ni * sizeof(int));
-        memcpy(a.left_child + on, tr->left_child, ni * sizeof(int));
-        memcpy(a.right_child + on, tr->right_child, ni * sizeof(int));
-        memcpy(a.split_gain + on, tr->split_gain, ni * sizeof(double));
-        memcpy(a.threshold + on, tr->threshold, ni * sizeof(double));
-        memcpy(a.decision_type + on, tr->decision_type, ni);
-        memcpy(a.leaf_count + ol, tr->leaf_count, nl * sizeof(int));
-        memcpy(a.leaf_value + ol, tr->leaf_value, nl * sizeof(double));
-        memcpy(a.leaf_weight + ol, tr->leaf_weight, nl * sizeof(double));
+#define TO_NODES(f, type) memcpy(a.f + on, tr->f, ni * sizeof *a.f);
+#define TO_LEAVES(f, type) memcpy(a.f + ol, tr->f, nl * sizeof *a.f);
+        TREE_NODE_ARRAYS(TO_NODES)
+        TREE_LEAF_ARRAYS(TO_LEAVES)
+#undef TO_NODES
+#undef TO_LEAVES
         memcpy(a.cat_boundaries + ob, tr->cat_boundaries, nb * sizeof(int));
         memcpy(a.cat_threshold + ow, tr->cat_threshold, nw * sizeof(uint32_t));
         on += ni, ol += nl, ob += nb, ow += nw;
@@ -141,15 +145,12 @@ static int io_write_trees(hid_t g, const gbdt_booster *b)
     W(num_leaves, H5T_NATIVE_INT, T)
     W(num_cat, H5T_NATIVE_INT, T)
     W(shrinkage, H5T_NATIVE_DOUBLE, T)
-    W(split_feature, H5T_NATIVE_INT, a.nodes)
-    W(split_gain, H5T_NATIVE_DOUBLE, a.nodes)
-    W(threshold, H5T_NATIVE_DOUBLE, a.nodes)
-    W(decision_type, H5T_NATIVE_UINT8, a.nodes)
-    W(left_child, H5T_NATIVE_INT, a.nodes)
-    W(right_child, H5T_NATIVE_INT, a.nodes)
-    W(leaf_value, H5T_NATIVE_DOUBLE, a.leaves)
-    W(leaf_weight, H5T_NATIVE_DOUBLE, a.leaves)
-    W(leaf_count, H5T_NATIVE_INT, a.leaves)
+#define W_NODES(f, type) W(f, type, a.nodes)
+#define W_LEAVES(f, type) W(f, type, a.leaves)
+    TREE_NODE_ARRAYS(W_NODES)
+    TREE_LEAF_ARRAYS(W_LEAVES)
+#undef W_NODES
+#undef W_LEAVES
     W(cat_boundaries, H5T_NATIVE_INT, a.bounds)
     W(cat_threshold, H5T_NATIVE_UINT32, a.words)
 #undef W
@@ -198,15 +199,12 @@ static int io_read_trees(hid_t g, gbdt_booster *b, int num_trees)
         free(a.cat_threshold);
         if (!(a.cat_threshold = hr_calloc(a.words + 1, sizeof(uint32_t)))) rc = HR_ENOMEM;
     }
-    R(split_feature, H5T_NATIVE_INT, a.nodes)
-    R(split_gain, H5T_NATIVE_DOUBLE, a.nodes)
-    R(threshold, H5T_NATIVE_DOUBLE, a.nodes)
-    R(decision_type, H5T_NATIVE_UINT8, a.nodes)
-    R(left_child, H5T_NATIVE_INT, a.nodes)
-    R(right_child, H5T_NATIVE_INT, a.nodes)
-    R(leaf_value, H5T_NATIVE_DOUBLE, a.leaves)
-    R(leaf_weight, H5T_NATIVE_DOUBLE, a.leaves)
-    R(leaf_count, H5T_NATIVE_INT, a.leaves)
+#define R_NODES(f, type) R(f, type, a.nodes)
+#define R_LEAVES(f, type) R(f, type, a.leaves)
+    TREE_NODE_ARRAYS(R_NODES)
+    TREE_LEAF_ARRAYS(R_LEAVES)
+#undef R_NODES
+#undef R_LEAVES
     R(cat_threshold, H5T_NATIVE_UINT32, a.words)
 #undef R
     H5Gclose(tg);
@@ -222,15 +220,12 @@ static int io_read_trees(hid_t g, gbdt_booster *b, int num_trees)
         }
         size_t ni = (size_t)tr->num_leaves - 1, nl = (size_t)tr->num_leaves;
         tr->shrinkage = a.shrinkage[t];
-        memcpy(tr->split_feature, a.split_feature + on, ni * sizeof(int));
-        memcpy(tr->left_child, a.left_child + on, ni * sizeof(int));
-        memcpy(tr->right_child, a.right_child + on, ni * sizeof(int));
-        memcpy(tr->split_gain, a.split_gain + on, ni * sizeof(double));
-        memcpy(tr->threshold, a.threshold + on, ni * sizeof(double));
-        memcpy(tr->decision_type, a.decision_type + on, ni);
-        memcpy(tr->leaf_count, a.leaf_count + ol, nl * sizeof(int));
-        memcpy(tr->leaf_value, a.leaf_value + ol, nl * sizeof(double));
-        memcpy(tr->leaf_weight, a.leaf_weight + ol, nl * sizeof(double));
+#define FROM_NODES(f, type) memcpy(tr->f, a.f + on, ni * sizeof *tr->f);
+#define FROM_LEAVES(f, type) memcpy(tr->f, a.f + ol, nl * sizeof *tr->f);
+        TREE_NODE_ARRAYS(FROM_NODES)
+        TREE_LEAF_ARRAYS(FROM_LEAVES)
+#undef FROM_NODES
+#undef FROM_LEAVES
         memcpy(tr->cat_boundaries, a.cat_boundaries + ob, ((size_t)nc + 1) * sizeof(int));
         memcpy(tr->cat_threshold, a.cat_threshold + ow, (size_t)nw * sizeof(uint32_t));
         on += ni, ol += nl, ob += (size_t)nc + 1, ow += (size_t)nw;
