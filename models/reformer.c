@@ -12,6 +12,11 @@
  * the head (the paper's model, scores = z). With app_target "efficiency" the head's BCE target is
  * t_min / t_k (0 where unmeasured), so sigmoid(a_k) estimates the expected efficiency of picking k, and
  * combine "head" ranks by it alone (see reformer_combine).
+ * With input "ple" the z-scored slog features are followed by their piecewise-linear encoding (after
+ * Gorishniy et al., "On Embeddings for Numerical Features in Tabular Deep Learning", 2022): per feature, B
+ * bins between quantiles of the training rows, column t = clamp((v - e_t) / (e_{t+1} - e_t), 0, 1), also
+ * z-scored. A ReLU network then sees where a size sits between the values the data has (a channel count of
+ * 64 vs 96, a batch of 1) as separate inputs instead of one slope, which is what trees get from their splits.
  * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
  * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
  * matrix-vector products over a workspace preallocated in the model (predictions on one model are
@@ -45,7 +50,7 @@ typedef struct reformer_cfg {
     train_opts train;
     int hidden, depth, expand;
     float dropout, tau, app_weight, app_beta;
-    int input_log, app_combine, app_eff;
+    int input_log, input_ple, input_bins, app_combine, app_eff;
     nn_norm_kind norm;
     data_label_kind label;
 } reformer_cfg;
@@ -66,8 +71,9 @@ static int parse_norm(const char *s, nn_norm_kind *k)
  * 0.775 / 0.949): see docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
-    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
-                                      "applicability", "combine", "combine_weight", "app_target"};
+    static const char *const own[] = {"hidden", "depth", "expand",        "norm",          "dropout",
+                                      "label",  "tau",   "input",         "input_bins",    "applicability",
+                                      "combine", "combine_weight", "app_target"};
     const char *known[32];
     int n = 0;
     for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
@@ -95,9 +101,11 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     o->app_eff = strcmp(target, "efficiency") == 0;
     if (!rc) rc = parse_norm(train_cfg_str(c, "norm", "batch"), &o->norm);
     const char *input = train_cfg_str(c, "input", "log");
-    if (!rc && strcmp(input, "zscore") && strcmp(input, "log"))
-        rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore or log", input);
-    o->input_log = strcmp(input, "log") == 0;
+    if (!rc && strcmp(input, "zscore") && strcmp(input, "log") && strcmp(input, "ple"))
+        rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore, log or ple", input);
+    o->input_ple = strcmp(input, "ple") == 0;
+    o->input_log = o->input_ple || strcmp(input, "log") == 0;
+    if (!rc) rc = train_cfg_int(c, "input_bins", 32, 2, 4096, &o->input_bins);
     const char *label = train_cfg_str(c, "label", "softmax");
     if (!rc && data_label_kind_parse(label, &o->label))
         rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
@@ -116,14 +124,21 @@ static inline float slog(float v)
     return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
 }
 
-/* in (n_features) = z-score of x, through slog when the model uses it */
+/* in (n_in) = z-score of x, through slog when the model uses it, then (input "ple") the z-scored
+ * piecewise-linear encoding columns of the slog features */
 static void reformer_input(const reformer *r, const float *x, float *in)
 {
     const int nf = r->base.n_features;
-    if (r->input_log)
-        for (int j = 0; j < nf; j++) in[j] = (slog(x[j]) - r->zmean[j]) / r->zstd[j];
-    else
+    if (!r->input_log) {
         for (int j = 0; j < nf; j++) in[j] = (x[j] - r->zmean[j]) / r->zstd[j];
+        return;
+    }
+    for (int j = 0; j < nf; j++) in[j] = slog(x[j]);
+    for (int c = 0; c < r->n_ple; c++) {
+        const float v = reformer_ple(in[r->ple_src[c]], r->ple_lo[c], r->ple_hi[c]);
+        in[nf + c] = (v - r->zmean[nf + c]) / r->zstd[nf + c];
+    }
+    for (int j = 0; j < nf; j++) in[j] = (in[j] - r->zmean[j]) / r->zstd[j];
 }
 
 /* ---- layout and inference ---- */
@@ -131,7 +146,7 @@ static void reformer_input(const reformer *r, const float *x, float *in)
 /* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
 static int reformer_build(reformer *r)
 {
-    const int nf = r->base.n_features, K = r->base.n_kernels;
+    const int nf = r->n_in, K = r->base.n_kernels;
     nn_params_init(&r->p);
     nn_params_init(&r->state);
     char name[32];
@@ -204,7 +219,7 @@ static void combine_heads(float *z, const float *a, int K, int how, float beta)
 static int reformer_predict(const model *mb, const data_problem *prob, const float *x, float *scores)
 {
     reformer *r = (reformer *)mb; /* the workspace is scratch: see the top of the file */
-    const int nf = r->base.n_features, wide = r->hidden + r->expand;
+    const int nf = r->n_in, wide = r->hidden + r->expand;
     float *in = r->ws, *a = r->ws + nf, *b = a + wide;
     reformer_input(r, x, in);
     const float *cur = in;
@@ -250,7 +265,7 @@ typedef struct fit_set {
     const int *rows; /* (n) dataset rows */
     int n;
     int *pos;        /* (n) 0..n-1: the row list handed to train_run */
-    float *in;       /* (n, n_features) model inputs */
+    float *in;       /* (n, n_in) model inputs */
     int *off;        /* (n + 1): row i's nonzero targets are entries off[i] .. off[i+1] */
     int *kern;       /* (nnz) kernel of an entry: measured, or nonzero label */
     float *y, *ay;   /* (nnz) its label and applicability target (ay NULL without the head) */
@@ -263,7 +278,7 @@ typedef struct reformer_fit {
     int cap;
     int *rowbuf;                         /* (cap) dataset rows of an evaluation chunk */
     nn_gamma_cache cache[REFORMER_MAX_DEPTH];
-    float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_features) z-scored input, act[l] (cap, hidden) */
+    float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_in) z-scored input, act[l] (cap, hidden) */
     float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
     float *logits, *prob, *y, *dlogits;  /* (cap, K) */
     float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
@@ -313,7 +328,7 @@ static int fit_set_targets(const reformer *r, const data_select *sel, fit_set *s
     return HR_OK;
 }
 
-/* Prepares rows[0..n) of the dataset; in (n, n_features) is taken over when given (and freed on failure),
+/* Prepares rows[0..n) of the dataset; in (n, n_in) is taken over when given (and freed on failure),
  * else computed. */
 static int fit_set_init(fit_set *s, const reformer *r, const model_train_data *d, const int *rows, int n, float *in)
 {
@@ -321,7 +336,7 @@ static int fit_set_init(fit_set *s, const reformer *r, const model_train_data *d
     s->rows = rows;
     s->n = n;
     s->in = in;
-    const int nf = r->base.n_features, K = r->base.n_kernels;
+    const int nf = r->base.n_features, ni = r->n_in, K = r->base.n_kernels;
     int cap = 4 * n + 16;
     float *yrow = hr_malloc((size_t)K * sizeof *yrow);
     s->pos = hr_malloc((size_t)(n ? n : 1) * sizeof *s->pos);
@@ -329,14 +344,14 @@ static int fit_set_init(fit_set *s, const reformer *r, const model_train_data *d
     s->kern = hr_malloc((size_t)cap * sizeof *s->kern);
     s->y = hr_malloc((size_t)cap * sizeof *s->y);
     if (r->app_weight > 0.0f) s->ay = hr_malloc((size_t)cap * sizeof *s->ay);
-    if (!s->in) s->in = hr_malloc((size_t)(n ? n : 1) * nf * sizeof *s->in);
+    if (!s->in) s->in = hr_malloc((size_t)(n ? n : 1) * ni * sizeof *s->in);
     int rc = !yrow || !s->pos || !s->off || !s->kern || !s->y || (r->app_weight > 0.0f && !s->ay) || !s->in
                  ? HR_ENOMEM
                  : HR_OK;
     if (!rc) s->off[0] = 0;
     for (int i = 0; !rc && i < n; i++) {
         s->pos[i] = i;
-        if (!in) reformer_input(r, d->X + (size_t)rows[i] * nf, s->in + (size_t)i * nf);
+        if (!in) reformer_input(r, d->X + (size_t)rows[i] * nf, s->in + (size_t)i * ni);
         rc = fit_set_targets(r, d->sel, s, i, yrow, &cap);
     }
     free(yrow);
@@ -364,7 +379,7 @@ static void fit_free(reformer_fit *f)
     free(f->dalogits);
 }
 
-/* train_in (n_train, n_features): the training rows' inputs, owned by f from here on (freed on failure). */
+/* train_in (n_train, n_in): the training rows' inputs, owned by f from here on (freed on failure). */
 static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, float *train_in, int cap)
 {
     memset(f, 0, sizeof *f);
@@ -377,7 +392,7 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, flo
     if (!rc && !(f->rowbuf = hr_malloc(c * sizeof *f->rowbuf))) rc = HR_ENOMEM;
     for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->cache[l], &r->blocks[l], cap);
     for (int l = 0; l <= r->depth && !rc; l++) {
-        size_t w = l ? (size_t)r->hidden : (size_t)r->base.n_features;
+        size_t w = l ? (size_t)r->hidden : (size_t)r->n_in;
         if (!(f->act[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
         if (!rc && l && !(f->dact[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
     }
@@ -397,7 +412,7 @@ static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int n
 {
     reformer *r = f->r;
     HR_ASSERT(n <= f->cap);
-    const int nf = r->base.n_features, K = r->base.n_kernels;
+    const int nf = r->n_in, K = r->base.n_kernels;
     for (int i = 0; i < n; i++)
         memcpy(f->act[0] + (size_t)i * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
     for (int l = 0; l < r->depth; l++)
@@ -469,35 +484,95 @@ static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *me
     return HR_OK;
 }
 
-/* Fits the z-score on the training rows' features (through slog with input "log") and returns the inputs
- * of those rows, (n_train, n_features), in *in. The features are gathered column by column into one
- * buffer so that data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache
- * miss a value). */
-static int reformer_zscore_fit(reformer *r, const model_train_data *d, float **in)
+static int float_cmp(const void *a, const void *b)
 {
-    const int nf = r->base.n_features, n = d->n_train;
-    float *cols = hr_malloc((size_t)(n ? n : 1) * nf * sizeof *cols); /* (n_features, n_train) */
-    int *idx = hr_malloc((size_t)(n ? n : 1) * sizeof *idx);
-    *in = hr_malloc((size_t)(n ? n : 1) * nf * sizeof **in);
-    if (!cols || !idx || !*in) {
-        free(cols);
-        free(idx);
-        free(*in);
-        *in = NULL;
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The piecewise-linear encoding's bins (input "ple"), from cols (n_features, n) of slog training values:
+ * per feature, the distinct values among the order statistics v_(floor(i (n - 1) / B)), i = 0..B, of its
+ * sorted column are the bin edges, so each bin holds about 1/B of the rows (fewer bins where values repeat).
+ * A column with fewer than three distinct edges (a constant, a 0/1 flag or a one-hot code) gets no bins: its
+ * own input already says everything. Feature j's bins are stored in order, ple_src = j. */
+static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
+{
+    const int nf = r->base.n_features;
+    const size_t most = (size_t)nf * bins;
+    float *v = hr_malloc((size_t)(n ? n : 1) * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
+    r->ple_src = hr_malloc(most * sizeof *r->ple_src);
+    r->ple_lo = hr_malloc(most * sizeof *r->ple_lo);
+    r->ple_hi = hr_malloc(most * sizeof *r->ple_hi);
+    if (!v || !e || !r->ple_src || !r->ple_lo || !r->ple_hi) {
+        free(v);
+        free(e);
         return HR_ENOMEM;
     }
-    for (int i = 0; i < n; i++) {
+    r->n_ple = 0;
+    for (int j = 0; j < nf && n > 0; j++) {
+        memcpy(v, cols + (size_t)j * n, (size_t)n * sizeof *v);
+        qsort(v, (size_t)n, sizeof *v, float_cmp);
+        int ne = 0;
+        for (int i = 0; i <= bins; i++) {
+            const float q = v[(size_t)i * (size_t)(n - 1) / (size_t)bins];
+            if (!ne || q > e[ne - 1]) e[ne++] = q;
+        }
+        if (ne < 3) continue;
+        for (int t = 0; t + 1 < ne; t++, r->n_ple++) {
+            r->ple_src[r->n_ple] = j;
+            r->ple_lo[r->n_ple] = e[t];
+            r->ple_hi[r->n_ple] = e[t + 1];
+        }
+    }
+    free(v);
+    free(e);
+    return HR_OK;
+}
+
+/* Fits the input transform on the training rows' features (slog with input "log" or "ple", the encoding's
+ * bins with "ple", then the z-score of every model input) and returns the inputs of those rows,
+ * (n_train, n_in), in *in. The features are gathered column by column into one buffer so that
+ * data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache miss a value). */
+static int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in)
+{
+    const int nf = r->base.n_features, n = d->n_train;
+    const size_t nn = (size_t)(n ? n : 1);
+    float *cols = hr_malloc(nn * nf * sizeof *cols); /* (n_features, n_train) */
+    float *enc = hr_malloc(nn * sizeof *enc);        /* one encoding column */
+    int *idx = hr_malloc(nn * sizeof *idx);
+    int rc = cols && enc && idx ? HR_OK : HR_ENOMEM;
+    *in = NULL;
+    for (int i = 0; !rc && i < n; i++) {
         idx[i] = i;
         const float *x = d->X + (size_t)d->train[i] * nf;
         for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? slog(x[j]) : x[j];
     }
-    for (int j = 0; j < nf; j++) data_zscore_fit(cols + (size_t)j * n, 1, idx, n, &r->zmean[j], &r->zstd[j]);
-    /* the same float expression as reformer_input, so training and prediction see identical inputs */
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < nf; j++) (*in)[(size_t)i * nf + j] = (cols[(size_t)j * n + i] - r->zmean[j]) / r->zstd[j];
+    if (!rc && bins > 0) rc = reformer_ple_fit(r, cols, n, bins);
+    r->n_in = nf + r->n_ple;
+    const int ni = r->n_in;
+    if (!rc && (!(r->zmean = hr_malloc((size_t)ni * sizeof *r->zmean)) ||
+                !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd)) || !(*in = hr_malloc(nn * ni * sizeof **in))))
+        rc = HR_ENOMEM;
+    /* the same float expressions as reformer_input, so training and prediction see identical inputs */
+    for (int j = 0; !rc && j < nf; j++) {
+        const float *col = cols + (size_t)j * n;
+        data_zscore_fit(col, 1, idx, n, &r->zmean[j], &r->zstd[j]);
+        for (int i = 0; i < n; i++) (*in)[(size_t)i * ni + j] = (col[i] - r->zmean[j]) / r->zstd[j];
+    }
+    for (int c = 0; !rc && c < r->n_ple; c++) {
+        const float *col = cols + (size_t)r->ple_src[c] * n;
+        for (int i = 0; i < n; i++) enc[i] = reformer_ple(col[i], r->ple_lo[c], r->ple_hi[c]);
+        data_zscore_fit(enc, 1, idx, n, &r->zmean[nf + c], &r->zstd[nf + c]);
+        for (int i = 0; i < n; i++) (*in)[(size_t)i * ni + nf + c] = (enc[i] - r->zmean[nf + c]) / r->zstd[nf + c];
+    }
     free(cols);
+    free(enc);
     free(idx);
-    return HR_OK;
+    if (rc) {
+        free(*in);
+        *in = NULL;
+    }
+    return rc;
 }
 
 static void reformer_free(model *mb)
@@ -511,6 +586,9 @@ static void reformer_free(model *mb)
     free(r->ws);
     free(r->zmean);
     free(r->zstd);
+    free(r->ple_src);
+    free(r->ple_lo);
+    free(r->ple_hi);
     model_base_free(&r->base);
     free(r);
 }
@@ -536,16 +614,9 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     r->app_combine = cfg.app_combine;
     r->app_eff = cfg.app_eff;
     r->app_beta = cfg.app_beta;
-    const int nf = d->n_features;
-    r->zmean = hr_malloc((size_t)nf * sizeof *r->zmean);
-    r->zstd = hr_malloc((size_t)nf * sizeof *r->zstd);
-    if (!r->zmean || !r->zstd) {
-        rc = HR_ENOMEM;
-        goto fail;
-    }
     r->input_log = cfg.input_log;
     float *train_in = NULL;
-    if ((rc = reformer_zscore_fit(r, d, &train_in))) goto fail;
+    if ((rc = reformer_input_fit(r, d, cfg.input_ple ? cfg.input_bins : 0, &train_in))) goto fail;
     if ((rc = reformer_build(r))) {
         free(train_in);
         goto fail;
@@ -603,15 +674,42 @@ static int reformer_save(const model *mb, hid_t g)
     if (!rc) rc = hr_h5_attr_write_double(g, "dropout", r->dropout);
     if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
     if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
-    if (!rc) rc = hr_h5_attr_write_str(g, "input", r->input_log ? "log" : "zscore");
+    if (!rc) rc = hr_h5_attr_write_str(g, "input", r->n_ple ? "ple" : r->input_log ? "log" : "zscore");
     if (!rc) rc = hr_h5_attr_write_double(g, "applicability", r->app_weight);
     if (!rc) rc = hr_h5_attr_write_str(g, "combine", combine_names[r->app_combine]);
     if (!rc) rc = hr_h5_attr_write_str(g, "app_target", r->app_eff ? "efficiency" : "measured");
     if (!rc) rc = hr_h5_attr_write_double(g, "combine_weight", r->app_beta);
-    if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zmean);
-    if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)r->base.n_features, 0, r->zstd);
+    if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)r->n_in, 0, r->zmean);
+    if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)r->n_in, 0, r->zstd);
+    if (!rc && r->n_ple) rc = hr_h5_write(g, "ple_feature", H5T_NATIVE_INT, (size_t)r->n_ple, 0, r->ple_src);
+    if (!rc && r->n_ple) rc = hr_h5_write(g, "ple_lo", H5T_NATIVE_FLOAT, (size_t)r->n_ple, 0, r->ple_lo);
+    if (!rc && r->n_ple) rc = hr_h5_write(g, "ple_hi", H5T_NATIVE_FLOAT, (size_t)r->n_ple, 0, r->ple_hi);
     if (!rc) rc = nn_checkpoint_write(g, "params", &r->p, NULL);
     if (!rc && r->state.n_views) rc = nn_checkpoint_write(g, "state", &r->state, NULL);
+    return rc;
+}
+
+/* The encoding's bins of a "ple" file, checked: every column names a feature, its bin has lo < hi */
+static int reformer_ple_load(hid_t g, reformer *r)
+{
+    size_t n = 0, cols = 0;
+    int rc = hr_h5_shape(g, "ple_feature", &n, &cols);
+    if (!rc && (n < 1 || n > (size_t)r->base.n_features * 4096 || cols != 0))
+        rc = hr_error(HR_EFORMAT, "reformer: ple_feature: %zu entries", n);
+    if (!rc && (!(r->ple_src = hr_malloc(n * sizeof *r->ple_src)) || !(r->ple_lo = hr_malloc(n * sizeof *r->ple_lo)) ||
+                !(r->ple_hi = hr_malloc(n * sizeof *r->ple_hi))))
+        rc = HR_ENOMEM;
+    if (!rc) rc = hr_h5_read(g, "ple_feature", H5T_NATIVE_INT, n, 0, r->ple_src);
+    if (!rc) rc = hr_h5_read(g, "ple_lo", H5T_NATIVE_FLOAT, n, 0, r->ple_lo);
+    if (!rc) rc = hr_h5_read(g, "ple_hi", H5T_NATIVE_FLOAT, n, 0, r->ple_hi);
+    for (size_t c = 0; !rc && c < n; c++) {
+        if (r->ple_src[c] < 0 || r->ple_src[c] >= r->base.n_features)
+            rc = hr_error(HR_EFORMAT, "reformer: ple_feature[%zu] = %d: not a feature", c, r->ple_src[c]);
+        else if (!(r->ple_lo[c] < r->ple_hi[c]) || !isfinite(r->ple_lo[c]) || !isfinite(r->ple_hi[c]))
+            rc = hr_error(HR_EFORMAT, "reformer: ple bin %zu: [%g, %g] is not an interval", c, r->ple_lo[c],
+                          r->ple_hi[c]);
+    }
+    if (!rc) r->n_ple = (int)n;
     return rc;
 }
 
@@ -644,8 +742,10 @@ static int reformer_load(hid_t g, model *base, model **out)
     if (!rc) rc = hr_h5_attr_read_double(g, "tau", &v);
     r->tau = (float)v;
     if (!rc) rc = hr_h5_attr_read_str(g, "input", &s);
-    if (!rc && strcmp(s, "log") && strcmp(s, "zscore")) rc = hr_error(HR_EFORMAT, "reformer: unknown input '%s'", s);
-    if (!rc) r->input_log = strcmp(s, "log") == 0;
+    if (!rc && strcmp(s, "log") && strcmp(s, "zscore") && strcmp(s, "ple"))
+        rc = hr_error(HR_EFORMAT, "reformer: unknown input '%s'", s);
+    const int ple = !rc && strcmp(s, "ple") == 0;
+    if (!rc) r->input_log = strcmp(s, "zscore") != 0;
     free(s);
     /* version 1 files predate the applicability head */
     if (!rc && version >= 2) rc = hr_h5_attr_read_double(g, "applicability", &v);
@@ -667,11 +767,13 @@ static int reformer_load(hid_t g, model *base, model **out)
         rc = hr_h5_attr_read_double(g, "combine_weight", &v);
     r->app_beta = (float)v;
     if (!rc && !(r->app_beta >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: combine_weight %g < 0", v);
-    const size_t nf = (size_t)r->base.n_features;
-    if (!rc && (!(r->zmean = hr_malloc(nf * sizeof *r->zmean)) || !(r->zstd = hr_malloc(nf * sizeof *r->zstd))))
+    if (!rc && ple) rc = reformer_ple_load(g, r);
+    r->n_in = r->base.n_features + r->n_ple;
+    const size_t ni = (size_t)r->n_in;
+    if (!rc && (!(r->zmean = hr_malloc(ni * sizeof *r->zmean)) || !(r->zstd = hr_malloc(ni * sizeof *r->zstd))))
         rc = HR_ENOMEM;
-    if (!rc) rc = hr_h5_read(g, "zscore_mean", H5T_NATIVE_FLOAT, nf, 0, r->zmean);
-    if (!rc) rc = hr_h5_read(g, "zscore_std", H5T_NATIVE_FLOAT, nf, 0, r->zstd);
+    if (!rc) rc = hr_h5_read(g, "zscore_mean", H5T_NATIVE_FLOAT, ni, 0, r->zmean);
+    if (!rc) rc = hr_h5_read(g, "zscore_std", H5T_NATIVE_FLOAT, ni, 0, r->zstd);
     if (!rc) rc = reformer_build(r);
     if (!rc) rc = nn_checkpoint_read(g, "params", &r->p, NULL);
     if (!rc && r->state.n_views) rc = nn_checkpoint_read(g, "state", &r->state, NULL);

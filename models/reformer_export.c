@@ -127,6 +127,11 @@ static const char slog_source[] =
     "    const uint32_t keep = -(uint32_t)(a < HUGE_VALF); /* +-inf and NaN pass through */\n"
     "    rb = (rb & keep) | (vb & ~keep);\n    memcpy(&r, &rb, sizeof r);\n    return r;\n}\n\n";
 
+/* as reformer_ple (reformer_internal.h), for the "ple" input */
+static const char ple_source[] =
+    "static inline float hm_ple(float v, float lo, float hi)\n{\n    const float t = (v - lo) / (hi - lo);\n"
+    "    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;\n}\n\n";
+
 /* as nn_log_sigmoid, for the product and head combinations */
 static const char log_sigmoid_source[] =
     "static float hm_log_sigmoid(float z)\n{\n    float t = -z;\n"
@@ -218,10 +223,10 @@ static float input_centre(const reformer *r, int j)
     return fabsf(c - r->zmean[j]) <= r->zstd[j] ? c : r->zmean[j];
 }
 
-/* b12 (padded: the output part at 0, the hidden part at po) of block 0, with W12 ((dout + dh), nf) */
+/* b12 (padded: the output part at 0, the hidden part at po) of block 0, with W12 ((dout + dh), n_in) */
 static void shift_bias(const reformer *r, float *b12, int po, int dout, const float *W12, int dh)
 {
-    const int nf = r->base.n_features;
+    const int nf = r->n_in;
     for (int i = 0; i < dout + dh; i++) {
         double acc = i < dout ? b12[i] : b12[po + i - dout];
         for (int j = 0; j < nf; j++)
@@ -287,8 +292,8 @@ static int export_weights(const reformer *r, FILE *out)
 /* hm_model_heads: features -> h = [z (K) | a (K)], the two heads' logits (rows padded to HM_Q) */
 static void export_forward(const reformer *r, FILE *out)
 {
-    const int nf = r->base.n_features, K = r->base.n_kernels, app = r->app_weight > 0.0f;
-    int zmax = 0, ymax = 0, vmax = nf;
+    const int nf = r->base.n_features, ni = r->n_in, K = r->base.n_kernels, app = r->app_weight > 0.0f;
+    int zmax = 0, ymax = 0, vmax = ni;
     for (int l = 0; l < r->depth; l++) {
         const nn_gamma *g = &r->blocks[l];
         const int po = row_pad(g->d_out), ph = row_pad(g->d_hidden);
@@ -302,12 +307,20 @@ static void export_forward(const reformer *r, FILE *out)
     fprintf(out, "static void hm_model_heads(const float *x, float *h)\n{\n"
                  "    _Alignas(64) float in[%d], z[%d], y[%d];\n"
                  "    int nz[%d], n = 0; /* the next product's nonzero inputs */\n",
-            nf, zmax, ymax, vmax);
-    if (r->input_log)
+            ni, zmax, ymax, vmax);
+    if (r->n_ple) {
+        fprintf(out, "    for (int j = 0; j < %d; j++) in[j] = hm_slog(x[j]);\n", nf);
+        fprintf(out, "    for (int c = 0; c < %d; c++) { /* the piecewise-linear encoding of the slog features */\n"
+                     "        const float v = hm_ple(in[hm_ple_feature[c]], hm_ple_lo[c], hm_ple_hi[c]);\n"
+                     "        in[%d + c] = (v - hm_centre[%d + c]) / hm_zstd[%d + c];\n    }\n",
+                r->n_ple, nf, nf, nf);
+        fprintf(out, "    for (int j = 0; j < %d; j++) in[j] = (in[j] - hm_centre[j]) / hm_zstd[j];\n", nf);
+    } else if (r->input_log) {
         fprintf(out, "    for (int j = 0; j < %d; j++) in[j] = (hm_slog(x[j]) - hm_centre[j]) / hm_zstd[j];\n", nf);
-    else
+    } else {
         fprintf(out, "    for (int j = 0; j < %d; j++) in[j] = (x[j] - hm_centre[j]) / hm_zstd[j];\n", nf);
-    fprintf(out, "    for (int j = 0; j < %d; j++) {\n        nz[n] = j;\n        n += in[j] != 0.0f;\n    }\n", nf);
+    }
+    fprintf(out, "    for (int j = 0; j < %d; j++) {\n        nz[n] = j;\n        n += in[j] != 0.0f;\n    }\n", ni);
     for (int l = 0; l < r->depth; l++) {
         const nn_gamma *g = &r->blocks[l];
         const int po = row_pad(g->d_out), ph = row_pad(g->d_hidden);
@@ -327,20 +340,26 @@ int reformer_model_export_c(const model *mb, FILE *out)
     const reformer *r = (const reformer *)mb;
     if (r->norm != NN_NORM_BATCH || !r->fold)
         return hr_error(HR_EINVAL, "only batch-norm reformers can be exported to C (this one uses layer norm)");
-    const int nf = mb->n_features, K = mb->n_kernels, app = r->app_weight > 0.0f;
+    const int ni = r->n_in, K = mb->n_kernels, app = r->app_weight > 0.0f;
     fprintf(out, "/* Weight matrices are stored transposed, rows padded to a multiple of HM_Q (see hm_matvec). */\n"
                  "#define HM_Q %d\n#define HM_K %d\n#define HM_BETA %#.9gf\n#define HM_LOG_K %.17g\n\n",
             QUANTUM, K, (double)r->app_beta, log((double)K));
-    float *mean = malloc((size_t)nf * sizeof *mean);
+    float *mean = malloc((size_t)ni * sizeof *mean);
     if (!mean) return hr_error(HR_ENOMEM, "out of memory exporting the reformer");
-    for (int j = 0; j < nf; j++) mean[j] = input_centre(r, j);
-    export_c_floats_aligned(out, "hm_centre", mean, (size_t)nf, 64);
+    for (int j = 0; j < ni; j++) mean[j] = input_centre(r, j);
+    export_c_floats_aligned(out, "hm_centre", mean, (size_t)ni, 64);
     free(mean);
-    export_c_floats_aligned(out, "hm_zstd", r->zstd, (size_t)nf, 64);
+    export_c_floats_aligned(out, "hm_zstd", r->zstd, (size_t)ni, 64);
+    if (r->n_ple) {
+        export_c_ints(out, "int", "hm_ple_feature", r->ple_src, (size_t)r->n_ple);
+        export_c_floats(out, "hm_ple_lo", r->ple_lo, (size_t)r->n_ple);
+        export_c_floats(out, "hm_ple_hi", r->ple_hi, (size_t)r->n_ple);
+    }
     int rc = export_weights(r, out);
     if (rc) return rc;
     fputs(kernel_source, out);
     if (r->input_log) fputs(slog_source, out);
+    if (r->n_ple) fputs(ple_source, out);
     if (app && r->app_combine != REFORMER_COMBINE_MASK) fputs(log_sigmoid_source, out);
     export_forward(r, out);
     const char *choose = app ? choose_source[r->app_combine] : NULL;

@@ -7,7 +7,7 @@
 #include "models/model.h"
 #include "nn/nn.h"
 
-#define REFORMER_VERSION 2 /* 2: the applicability head */
+#define REFORMER_VERSION 3 /* 2: the applicability head; 3: the "ple" input */
 #define REFORMER_MAX_DEPTH 16
 #define REFORMER_EVAL_CHUNK 1024
 
@@ -18,12 +18,16 @@ typedef struct reformer {
     float dropout;
     data_label_kind label;
     float tau;
-    int input_log;        /* features pass through slog first (see below) */
+    int input_log;        /* features pass through slog first (input "log" or "ple") */
+    int n_in;             /* model inputs: n_features, plus n_ple with input "ple" */
+    int n_ple;            /* piecewise-linear encoding columns (input "ple"; 0 otherwise) */
+    int *ple_src;         /* (n_ple) the feature column c encodes */
+    float *ple_lo, *ple_hi; /* (n_ple) its bin: value clamp((slog x - lo) / (hi - lo), 0, 1) */
     float app_weight;     /* lambda of the applicability loss; 0: no applicability head */
     int app_combine;      /* reformer_combine: how predict ranks kernels from the two heads */
     int app_eff;          /* the head's target is the efficiency t_min / t_k (0 unmeasured), not 0/1 measured */
     float app_beta;       /* product: weight beta of log sigmoid(a) */
-    float *zmean, *zstd;  /* (n_features), of the (transformed) features */
+    float *zmean, *zstd;  /* (n_in), of the (transformed) features, then of the encoding columns */
     nn_params p;          /* learnable: blocks then head */
     nn_params state;      /* BatchNorm running statistics */
     nn_gamma blocks[REFORMER_MAX_DEPTH];
@@ -32,7 +36,7 @@ typedef struct reformer {
     /* single-problem inference */
     float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
     size_t fold_off[REFORMER_MAX_DEPTH];
-    float *ws;            /* workspace: x (n_features), two (hidden + expand) buffers, a (n_kernels) */
+    float *ws;            /* workspace: x (n_in), two (hidden + expand) buffers, a (n_kernels) */
     nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
 } reformer;
 
@@ -44,5 +48,13 @@ typedef enum reformer_combine {
     REFORMER_COMBINE_HEAD,
 } reformer_combine;
 int reformer_model_export_c(const model *m, FILE *out);
+
+/* Piecewise-linear encoding (input "ple"): how far v lies through the bin [lo, hi], 0 below, 1 above. The
+ * trainer, reformer_predict and the exported runtime all evaluate this expression. */
+static inline float reformer_ple(float v, float lo, float hi)
+{
+    const float t = (v - lo) / (hi - lo);
+    return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+}
 
 #endif

@@ -1,6 +1,7 @@
 /* The reformer and transformer families on a small real subset of gfx90878's find-db: learning,
  * determinism, resume, save/load, single-problem vs batched paths, version refusal, config checks, and the
- * Reformer's applicability head (fewer unmeasured picks, version-1 files without it still load). */
+ * Reformer's applicability head (fewer unmeasured picks, version-1 files without it still load) and its
+ * piecewise-linear input encoding (bins from the training rows' quantiles, checked files). */
 #define _GNU_SOURCE
 #include <bzlib.h>
 #include <criterion/criterion.h>
@@ -202,6 +203,8 @@ Test(models_reformer, save_load_round_trip_is_bit_identical, .timeout = 120)
     check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"combine\": \"head\","
                                  " \"app_target\": \"efficiency\", \"combine_weight\": 2}");
     check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8, \"applicability\": 0}");
+    check_round_trip("reformer", "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8,"
+                                 " \"input\": \"ple\", \"input_bins\": 8}");
 }
 
 /* Same seed and data => the same model bit for bit, with 1 or 2 OpenBLAS threads; another seed differs. */
@@ -332,6 +335,8 @@ Test(models_reformer, single_problem_prediction_equals_batched, .timeout = 120)
                                         " \"label\": \"soft\"}", 1);
     check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
                                         " \"norm\": \"layer\", \"depth\": 2, \"combine\": \"mask\"}", 0);
+    check_single_vs_batched("reformer", "{\"epochs\": 3, \"batch_size\": 64, \"hidden\": 16, \"expand\": 16,"
+                                        " \"input\": \"ple\", \"input_bins\": 16}", 0);
 }
 
 static void set_int_attr(const char *path, const char *group, const char *name, long long v)
@@ -380,7 +385,8 @@ Test(models_reformer, config_is_validated)
     const char *bad[] = {"{\"epoch\": 3}", "{\"norm\": \"group\"}", "{\"optimizer\": \"lion\"}", "{\"depth\": 0}",
                          "{\"label\": \"fastest\"}", "{\"dropout\": 1.5}", "{\"batch_size\": 1}", "{\"hidden\": 2.5}",
                          "{\"applicability\": -1}", "{\"combine\": \"sum\"}", "{\"combine_weight\": -1}",
-                         "{\"app_target\": \"fastest\"}"};
+                         "{\"app_target\": \"fastest\"}", "{\"input\": \"bins\"}", "{\"input_bins\": 1}",
+                         "{\"input\": \"ple\", \"input_bins\": 5000}"};
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -469,6 +475,120 @@ Test(models_reformer, version_1_file_loads_without_the_head, .timeout = 120)
     model_free(m);
     remove(path);
     free(path);
+    fixture_free(&f);
+}
+
+/* ---- piecewise-linear input encoding ---- */
+
+static float test_slog(float v)
+{
+    return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
+}
+
+static int cmp_f(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Input "ple": the bins stored in the model file are, feature by feature and in order, the intervals between
+ * the distinct order statistics v_(floor(i (n - 1) / B)), i = 0..B, of the slog feature over the training rows
+ * (recomputed here on their own); features with fewer than three distinct edges (flags, one-hot codes) have
+ * none; the first block reads the features and the encoding columns. */
+Test(models_reformer, ple_bins_are_the_training_quantiles, .timeout = 120)
+{
+    fixture f = fixture_load(400000);
+    const int B = 8, H = 16, E = 8;
+    char cfg[160];
+    snprintf(cfg, sizeof cfg, "{\"epochs\": 1, \"hidden\": %d, \"expand\": %d, \"input\": \"ple\", \"input_bins\": %d}",
+             H, E, B);
+    model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
+    char *path = test_tmppath(".h5");
+    cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
+    cr_assert_geq(g, 0);
+    size_t n = 0, cols = 0, n2, c2;
+    int *src = NULL;
+    float *lo = NULL, *hi = NULL;
+    cr_assert_eq(hr_h5_read_alloc(g, "ple_feature", H5T_NATIVE_INT, &n, &cols, (void **)&src), HR_OK);
+    cr_assert_eq(hr_h5_read_alloc(g, "ple_lo", H5T_NATIVE_FLOAT, &n2, &c2, (void **)&lo), HR_OK);
+    cr_assert_eq(n2, n);
+    cr_assert_eq(hr_h5_read_alloc(g, "ple_hi", H5T_NATIVE_FLOAT, &n2, &c2, (void **)&hi), HR_OK);
+    cr_assert_eq(n2, n);
+    H5Gclose(g);
+    H5Fclose(file);
+    float *v = malloc((size_t)f.n_train * sizeof *v), e[9];
+    size_t c = 0;
+    int with_bins = 0, flags_without = 0;
+    for (int j = 0; j < f.nf; j++) {
+        for (int i = 0; i < f.n_train; i++) v[i] = test_slog(f.X[(size_t)f.train[i] * f.nf + j]);
+        qsort(v, (size_t)f.n_train, sizeof *v, cmp_f);
+        int ne = 0;
+        for (int i = 0; i <= B; i++) {
+            float q = v[(size_t)i * (size_t)(f.n_train - 1) / B];
+            if (ne == 0 || q > e[ne - 1]) e[ne++] = q;
+        }
+        if (ne < 3) {
+            flags_without += ne == 2;
+            continue;
+        }
+        with_bins++;
+        for (int t = 0; t + 1 < ne; t++, c++) {
+            cr_assert_lt(c, n, "fewer bins stored than computed (feature %d)", j);
+            cr_assert_eq(src[c], j, "bin %zu: feature %d, expected %d", c, src[c], j);
+            cr_assert(lo[c] == e[t] && hi[c] == e[t + 1], "feature %d bin %d: [%g, %g] vs [%g, %g]", j, t, lo[c], hi[c],
+                      e[t], e[t + 1]);
+        }
+    }
+    cr_assert_eq(c, n, "%zu bins stored, %zu computed", n, c);
+    cr_assert_gt(with_bins, 20, "%d features encoded", with_bins);
+    cr_assert_gt(flags_without, 10, "%d two-valued features", flags_without);
+    /* the first block reads nf + n inputs: A1 (H) and A2 (E) rows */
+    const long in = f.nf + (long)n;
+    long expect = in * H + H + in * E + E + 2 * E + E * H + H + 2 * (H * E + E + H * H + H + 2 * E + E * H + H);
+    expect += 2 * (H * m->n_kernels + m->n_kernels);
+    cr_assert_eq(model_n_params(m), expect, "%ld params, expected %ld", model_n_params(m), expect);
+    free(v);
+    free(src);
+    free(lo);
+    free(hi);
+    model_free(m);
+    remove(path);
+    free(path);
+    fixture_free(&f);
+}
+
+/* A model file whose encoding bins are broken is refused with a message naming the bin */
+Test(models_reformer, broken_ple_bins_are_refused, .timeout = 120)
+{
+    fixture f = fixture_load(200000);
+    const char *cfg = "{\"epochs\": 1, \"hidden\": 8, \"expand\": 8, \"input\": \"ple\"}";
+    model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
+    for (int what = 0; what < 2; what++) {
+        char *path = test_tmppath(".h5");
+        cr_assert_eq(model_save(m, path), HR_OK);
+        hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
+        size_t n, cols;
+        void *buf = NULL;
+        const char *name = what ? "ple_feature" : "ple_hi";
+        const hid_t type = what ? H5T_NATIVE_INT : H5T_NATIVE_FLOAT;
+        cr_assert_eq(hr_h5_read_alloc(g, name, type, &n, &cols, &buf), HR_OK);
+        if (what) ((int *)buf)[n - 1] = 1000; /* not a feature */
+        else ((float *)buf)[0] = -1e30f;     /* hi below lo */
+        hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+        cr_assert_geq(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+        H5Dclose(d);
+        H5Gclose(g);
+        H5Fclose(file);
+        free(buf);
+        model *m2 = NULL;
+        cr_assert_eq(model_load(path, &m2), HR_EFORMAT, "%s", hr_last_error());
+        cr_assert_null(m2);
+        cr_assert(strstr(hr_last_error(), what ? "not a feature" : "is not an interval"), "%s", hr_last_error());
+        remove(path);
+        free(path);
+    }
+    model_free(m);
     fixture_free(&f);
 }
 

@@ -230,7 +230,8 @@ Test(runtime_export, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 30
  * the choice alone: both builds and both paths must agree with heurist. */
 Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
-    const char *const cfgs[] = {"{\"epochs\": 3, \"batch_size\": 256}", NULL};
+    const char *const cfgs[] = {"{\"epochs\": 3, \"batch_size\": 256}",
+                                "{\"epochs\": 3, \"batch_size\": 256, \"input\": \"ple\", \"input_bins\": 16}", NULL};
     const char *const flags[] = {"-O1", "-O3 -march=native", NULL};
     check_select_exports("reformer", cfgs, 0, flags);
 }
