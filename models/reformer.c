@@ -71,9 +71,8 @@ static int parse_norm(const char *s, nn_norm_kind *k)
  * 0.775 / 0.949): see docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
-    static const char *const own[] = {"hidden", "depth", "expand",        "norm",          "dropout",
-                                      "label",  "tau",   "input",         "input_bins",    "applicability",
-                                      "combine", "combine_weight", "app_target"};
+    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
+                                      "input_bins", "applicability", "combine", "combine_weight", "app_target"};
     const char *known[32];
     int n = 0;
     for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
