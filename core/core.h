@@ -96,6 +96,10 @@ void hr_blas_set_threads(int n);
 typedef void (*hr_range_fn)(void *ctx, size_t begin, size_t end, int tid);
 int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx);
 
+/* ---- sorting ---- */
+/* Ascending LSD radix sort of n floats (no NaNs), 8 bits a pass; tmp holds n floats of scratch. */
+void hr_sort_floats(float *v, float *tmp, size_t n);
+
 /* ---- time ---- */
 double hr_now(void); /* monotonic seconds */
 /* Peak resident set size of this process in bytes (from /proc/self/status VmHWM), 0 if unknown. */

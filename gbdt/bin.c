@@ -12,26 +12,6 @@
 /* rows looked at to choose the cuts; beyond this an evenly strided subset is used */
 #define BIN_SAMPLE_ROWS 200000
 
-/* Order-preserving map of a float's bits to an unsigned key (negatives flipped), for radix sorting. */
-static uint32_t bin_float_key(float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
-}
-
-/* LSD radix sort of n floats (no NaNs) by their keys, 8 bits per pass; tmp holds n floats. */
-static void bin_sort_floats(float *v, float *tmp, size_t n)
-{
-    for (int shift = 0; shift < 32; shift += 8) {
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((bin_float_key(v[i]) >> shift) & 0xffu) + 1]++;
-        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) tmp[count[(bin_float_key(v[i]) >> shift) & 0xffu]++] = v[i];
-        memcpy(v, tmp, n * sizeof *v);
-    }
-}
-
 /* category of a value, or -1 if it cannot be one (NaN, negative, too large) */
 static int bin_category_of(float v)
 {
@@ -176,7 +156,7 @@ static int bin_feature_numeric(const bin_job *job, int j, int tid)
         float v = data->x[i * (size_t)data->d + (size_t)j];
         if (!isnan(v)) vals[nv++] = v;
     }
-    bin_sort_floats(vals, vals + job->sample_n, nv);
+    hr_sort_floats(vals, vals + job->sample_n, nv);
     int rc = bin_numeric_cuts(vals, nv, job->max_bin, m);
     if (rc) return rc;
     for (size_t i = 0; i < data->n; i++) {

@@ -483,12 +483,6 @@ static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *me
     return HR_OK;
 }
 
-static int float_cmp(const void *a, const void *b)
-{
-    const float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 /* The piecewise-linear encoding's bins (input "ple"), from cols (n_features, n) of slog training values:
  * per feature, the distinct values among the order statistics v_(floor(i (n - 1) / B)), i = 0..B, of its
  * sorted column are the bin edges, so each bin holds about 1/B of the rows (fewer bins where values repeat).
@@ -498,7 +492,8 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
 {
     const int nf = r->base.n_features;
     const size_t most = (size_t)nf * bins;
-    float *v = hr_malloc((size_t)(n ? n : 1) * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
+    /* v: one column, then as much scratch for the sort */
+    float *v = hr_malloc(2 * (size_t)(n ? n : 1) * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
     r->ple_src = hr_malloc(most * sizeof *r->ple_src);
     r->ple_lo = hr_malloc(most * sizeof *r->ple_lo);
     r->ple_hi = hr_malloc(most * sizeof *r->ple_hi);
@@ -510,7 +505,7 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
     r->n_ple = 0;
     for (int j = 0; j < nf && n > 0; j++) {
         memcpy(v, cols + (size_t)j * n, (size_t)n * sizeof *v);
-        qsort(v, (size_t)n, sizeof *v, float_cmp);
+        hr_sort_floats(v, v + n, (size_t)n);
         int ne = 0;
         for (int i = 0; i <= bins; i++) {
             const float q = v[(size_t)i * (size_t)(n - 1) / (size_t)bins];
