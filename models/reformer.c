@@ -145,7 +145,7 @@ static void reformer_input(const reformer *r, const float *x, float *in)
 /* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
 static int reformer_build(reformer *r)
 {
-    const int nf = r->n_in, K = r->base.n_kernels;
+    const int nf = r->n_in, nf_raw = r->base.n_features, K = r->base.n_kernels;
     nn_params_init(&r->p);
     nn_params_init(&r->state);
     char name[32];
@@ -165,6 +165,12 @@ static int reformer_build(reformer *r)
         nfold += (size_t)(g->d_out + g->d_hidden) * (g->d_in + 1) + (size_t)g->d_out * g->d_hidden;
     }
     if (!rc && r->norm == NN_NORM_BATCH && !(r->fold = hr_calloc(nfold, sizeof *r->fold))) rc = HR_ENOMEM;
+    if (!rc && r->norm == NN_NORM_BATCH && r->n_ple > 0) {
+        const size_t o = (size_t)r->hidden + (size_t)r->expand;
+        r->in_fold = hr_malloc(o * (1 + (size_t)nf_raw + 2 * (size_t)r->n_ple) * sizeof *r->in_fold);
+        r->ple_group = hr_malloc(((size_t)r->n_ple + 1) * sizeof *r->ple_group);
+        if (!r->in_fold || !r->ple_group) rc = HR_ENOMEM;
+    }
     size_t wide = (size_t)r->hidden + (size_t)r->expand;
     if (!rc && !(r->ws = hr_calloc((size_t)nf + 2 * wide + (size_t)K, sizeof *r->ws))) rc = HR_ENOMEM;
     for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
@@ -172,7 +178,10 @@ static int reformer_build(reformer *r)
     return rc;
 }
 
-/* Folds eval-mode BatchNorm into A2 and stacks [A1; A2'] with biases [b1 + b3; b2']. */
+static void reformer_fold_input(reformer *r);
+
+/* Folds eval-mode BatchNorm into A2 and stacks [A1; A2'] with biases [b1 + b3; b2'] (then, input "ple", the
+ * first block's product over the encoding: reformer_fold_input). */
 static void reformer_fold(reformer *r)
 {
     if (r->norm != NN_NORM_BATCH) return;
@@ -193,6 +202,85 @@ static void reformer_fold(reformer *r)
             b12[dout + j] = sc * (w[g->a2.b + j] - s[g->bn.run_mean + j]) + w[g->bn.beta + j];
         }
         memcpy(A3, w + g->a3.w, (size_t)dout * dh * sizeof *A3);
+    }
+    reformer_fold_input(r);
+}
+
+/* The first block's product over an encoded input (input "ple", batch norm), folded. The encoding columns of
+ * one feature read 1 for every bin below its value, t for the bin that holds it and 0 above (each bin starts
+ * where the one before ends, hi_c <= lo_(c+1)), so their share of the product, sum_c W_c e_c, is C_k + t W_k:
+ * k the bin holding the value, C_k the sum of the columns of the feature's bins before k. With the z-score
+ * folded into the weights as well (W'_j = W_j / std_j, b' = b - sum_j W'_j mean_j), a feature costs two
+ * columns instead of input_bins, and the z-scored encoding is never formed. Files whose bins do not follow
+ * each other keep the plain product (ple_fast 0). */
+static void reformer_fold_input(reformer *r)
+{
+    r->ple_fast = 0;
+    if (!r->in_fold) return;
+    const nn_gamma *g = &r->blocks[0];
+    const int nf = r->base.n_features, din = g->d_in, o = g->d_out + g->d_hidden;
+    const float *W12 = r->fold + r->fold_off[0], *b12 = W12 + (size_t)o * din;
+    float *b = r->in_fold, *Wx = b + o, *We = Wx + (size_t)nf * o, *Ce = We + (size_t)r->n_ple * o;
+    int ng = 0;
+    for (int c = 0; c < r->n_ple; c++) {
+        if (c && r->ple_src[c] == r->ple_src[c - 1]) {
+            if (r->ple_hi[c - 1] > r->ple_lo[c]) return;
+            continue;
+        }
+        for (int h = 0; h < ng; h++)
+            if (r->ple_src[r->ple_group[h]] == r->ple_src[c]) return; /* a feature's bins apart */
+        r->ple_group[ng++] = c;
+    }
+    r->ple_group[ng] = r->n_ple;
+    r->n_ple_groups = ng;
+    for (int i = 0; i < o; i++) {
+        const float *w = W12 + (size_t)i * din;
+        double acc = b12[i];
+        for (int j = 0; j < din; j++) {
+            const float wj = w[j] / r->zstd[j];
+            acc -= (double)wj * r->zmean[j];
+            if (j < nf) Wx[(size_t)j * o + i] = wj;
+            else We[(size_t)(j - nf) * o + i] = wj;
+        }
+        b[i] = (float)acc;
+        for (int h = 0; h < ng; h++) {
+            double cum = 0.0;
+            for (int c = r->ple_group[h]; c < r->ple_group[h + 1]; c++) {
+                Ce[(size_t)c * o + i] = (float)cum;
+                cum += We[(size_t)c * o + i];
+            }
+        }
+    }
+    r->ple_fast = 1;
+}
+
+/* z (d_out + d_hidden) = the first block's stacked product [A1; A2'] in + [b1 + b3; b2'] of the problem with
+ * features x, through the folded encoding (reformer_fold_input); v (n_features) is scratch. */
+static void reformer_first_product(const reformer *r, const float *x, float *v, float *z)
+{
+    const nn_gamma *g = &r->blocks[0];
+    const int nf = r->base.n_features, o = g->d_out + g->d_hidden;
+    const float *Wx = r->in_fold + o, *We = Wx + (size_t)nf * o, *Ce = We + (size_t)r->n_ple * o;
+    memcpy(z, r->in_fold, (size_t)o * sizeof *z);
+    for (int j = 0; j < nf; j++) {
+        v[j] = slog(x[j]);
+        if (v[j] != 0.0f) cblas_saxpy(o, v[j], Wx + (size_t)j * o, 1, z, 1);
+    }
+    for (int h = 0; h < r->n_ple_groups; h++) {
+        const int c0 = r->ple_group[h], c1 = r->ple_group[h + 1];
+        const float u = v[r->ple_src[c0]];
+        int k = c1 - 1;
+        float t = 1.0f;
+        for (int c = c0; c < c1; c++) {
+            const float e = reformer_ple(u, r->ple_lo[c], r->ple_hi[c]);
+            if (e < 1.0f) {
+                k = c;
+                t = e;
+                break;
+            }
+        }
+        cblas_saxpy(o, 1.0f, Ce + (size_t)k * o, 1, z, 1);
+        if (t != 0.0f) cblas_saxpy(o, t, We + (size_t)k * o, 1, z, 1);
     }
 }
 
@@ -220,7 +308,7 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
     reformer *r = (reformer *)mb; /* the workspace is scratch: see the top of the file */
     const int nf = r->n_in, wide = r->hidden + r->expand;
     float *in = r->ws, *a = r->ws + nf, *b = a + wide;
-    reformer_input(r, x, in);
+    if (!r->ple_fast) reformer_input(r, x, in);
     const float *cur = in;
     for (int l = 0; l < r->depth; l++) {
         const nn_gamma *g = &r->blocks[l];
@@ -230,8 +318,12 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
             const float *W12 = r->fold + r->fold_off[l], *b12 = W12 + (size_t)(dout + dh) * din;
             const float *A3 = b12 + dout + dh;
             float *z = y; /* (dout + dh): y's buffer holds z, then y in its first dout entries */
-            memcpy(z, b12, (size_t)(dout + dh) * sizeof *z);
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, dout + dh, din, 1.0f, W12, din, cur, 1, 1.0f, z, 1);
+            if (l == 0 && r->ple_fast) {
+                reformer_first_product(r, x, in, z);
+            } else {
+                memcpy(z, b12, (size_t)(dout + dh) * sizeof *z);
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, dout + dh, din, 1.0f, W12, din, cur, 1, 1.0f, z, 1);
+            }
             float *t = z + dout;
             nn_relu_forward(t, t, (size_t)dh); /* branch-free: half the signs are a coin flip */
             cblas_sgemv(CblasRowMajor, CblasNoTrans, dout, dh, 1.0f, A3, dh, t, 1, 1.0f, z, 1);
@@ -527,6 +619,8 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
  * bins with "ple", then the z-score of every model input) and returns the inputs of those rows,
  * (n_train, n_in), in *in. The features are gathered column by column into one buffer so that
  * data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache miss a value). */
+#define REFORMER_FIT_ROWS 64
+
 static int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in)
 {
     const int nf = r->base.n_features, n = d->n_train;
@@ -547,17 +641,27 @@ static int reformer_input_fit(reformer *r, const model_train_data *d, int bins, 
     if (!rc && (!(r->zmean = hr_malloc((size_t)ni * sizeof *r->zmean)) ||
                 !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd)) || !(*in = hr_malloc(nn * ni * sizeof **in))))
         rc = HR_ENOMEM;
-    /* the same float expressions as reformer_input, so training and prediction see identical inputs */
-    for (int j = 0; !rc && j < nf; j++) {
-        const float *col = cols + (size_t)j * n;
-        data_zscore_fit(col, 1, idx, n, &r->zmean[j], &r->zstd[j]);
-        for (int i = 0; i < n; i++) (*in)[(size_t)i * ni + j] = (col[i] - r->zmean[j]) / r->zstd[j];
-    }
+    /* the statistics, column by column */
+    for (int j = 0; !rc && j < nf; j++) data_zscore_fit(cols + (size_t)j * n, 1, idx, n, &r->zmean[j], &r->zstd[j]);
     for (int c = 0; !rc && c < r->n_ple; c++) {
         const float *col = cols + (size_t)r->ple_src[c] * n;
         for (int i = 0; i < n; i++) enc[i] = reformer_ple(col[i], r->ple_lo[c], r->ple_hi[c]);
         data_zscore_fit(enc, 1, idx, n, &r->zmean[nf + c], &r->zstd[nf + c]);
-        for (int i = 0; i < n; i++) (*in)[(size_t)i * ni + nf + c] = (enc[i] - r->zmean[nf + c]) / r->zstd[nf + c];
+    }
+    /* then the rows, a block of REFORMER_FIT_ROWS at a time so that the block's rows stay in cache while each
+     * column is written into them (row by row over all of n, a 647-input row is a cache miss per value); the
+     * same float expressions as reformer_input, so training and prediction see identical inputs */
+    for (int i0 = 0; !rc && i0 < n; i0 += REFORMER_FIT_ROWS) {
+        const int i1 = i0 + REFORMER_FIT_ROWS < n ? i0 + REFORMER_FIT_ROWS : n;
+        for (int j = 0; j < nf; j++) {
+            const float *col = cols + (size_t)j * n;
+            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + j] = (col[i] - r->zmean[j]) / r->zstd[j];
+        }
+        for (int c = 0; c < r->n_ple; c++) {
+            const float *col = cols + (size_t)r->ple_src[c] * n;
+            const float lo = r->ple_lo[c], hi = r->ple_hi[c], m = r->zmean[nf + c], sd = r->zstd[nf + c];
+            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + nf + c] = (reformer_ple(col[i], lo, hi) - m) / sd;
+        }
     }
     free(cols);
     free(enc);
@@ -577,6 +681,8 @@ static void reformer_free(model *mb)
     nn_params_free(&r->p);
     nn_params_free(&r->state);
     free(r->fold);
+    free(r->in_fold);
+    free(r->ple_group);
     free(r->ws);
     free(r->zmean);
     free(r->zstd);

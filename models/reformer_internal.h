@@ -36,6 +36,11 @@ typedef struct reformer {
     /* single-problem inference */
     float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
     size_t fold_off[REFORMER_MAX_DEPTH];
+    /* input "ple" with batch norm: the first block's product over the encoding, see reformer_fold_input */
+    int ple_fast;         /* the folded form below is in use (the bins of each feature follow each other) */
+    int n_ple_groups;     /* features with bins */
+    int *ple_group;       /* (n_ple_groups + 1) first encoding column of each feature's bins, then n_ple */
+    float *in_fold;       /* [b (o) | W_x (n_features, o) | W_e (n_ple, o) | C_e (n_ple, o)], o = d_out + d_hidden */
     float *ws;            /* workspace: x (n_in), two (hidden + expand) buffers, a (n_kernels) */
     nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
 } reformer;
