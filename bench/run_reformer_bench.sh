@@ -9,7 +9,9 @@
 # shared, so the best of several runs is the least disturbed one. TRANSFORMER_ROWS: training rows for the
 # Gamma vs transformer table (default 30000; the transformer's epoch is ~20x the Reformer's).
 # Environment: THREADS (default "1 2") thread counts of the training rows; INFER=0 / TABLE1=0 skip the
-# inference timing / the Gamma vs transformer table; TEPOCHS (default 8) epochs of that table.
+# inference timing / the Gamma vs transformer table; TEPOCHS (default 8) epochs of that table. CFG (heurist's
+# --config, default {}) and TORCH_ARGS (the same options for bench/reformer_torch.py) time another configuration,
+# e.g. CFG='{"input":"ple","hidden":128,"expand":128,"dropout":0.1}' TORCH_ARGS="--ple 32 --hidden 128 --expand 128 --dropout 0.1".
 # Needs: build-r2/ (cmake --build), /usr/bin/python3 with torch and numpy. Results: $OUT (default
 # /tmp/reformer_bench)/results.txt, one key=value line per run, and a summary on stdout.
 set -euo pipefail
@@ -24,7 +26,8 @@ PY=/usr/bin/python3
 mkdir -p "$OUT"
 RES=$OUT/results.txt
 : >"$RES"
-CFG='{}' # the family defaults (applicability head included)
+CFG=${CFG:-'{}'} # heurist's --config: the family defaults (applicability head included) unless given
+TORCH_ARGS=${TORCH_ARGS:-} # the same model's options for bench/reformer_torch.py (e.g. --ple 32 --hidden 128)
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')  $(nproc) cores" | tee -a "$RES"
 echo "# uptime: $(uptime)" | tee -a "$RES"
@@ -37,7 +40,7 @@ for threads in ${THREADS-1 2}; do
         OPENBLAS_NUM_THREADS=$threads "$BUILD/bench_reformer" train "$DATA" "$OUT" reformer "$EPOCHS" "$threads" "$CFG" \
             2>/dev/null | sed "s/^/rep=$rep /" | tee -a "$RES"
         OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
-            "$threads" --calls 2000 | sed "s/^/rep=$rep /" | tee -a "$RES"
+            "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep /" | tee -a "$RES"
     done
 done
 # the full-data model of the last training row (a run with THREADS="" reuses the one already there)
