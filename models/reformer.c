@@ -615,12 +615,12 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
     return HR_OK;
 }
 
+#define REFORMER_FIT_ROWS 64 /* rows of inputs written at a time in reformer_input_fit */
+
 /* Fits the input transform on the training rows' features (slog with input "log" or "ple", the encoding's
  * bins with "ple", then the z-score of every model input) and returns the inputs of those rows,
  * (n_train, n_in), in *in. The features are gathered column by column into one buffer so that
  * data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache miss a value). */
-#define REFORMER_FIT_ROWS 64
-
 static int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in)
 {
     const int nf = r->base.n_features, n = d->n_train;
