@@ -597,6 +597,47 @@ Test(models_reformer, broken_ple_bins_are_refused, .timeout = 120)
     fixture_free(&f);
 }
 
+/* A file whose bins overlap (here by one float step, which moves no training value) is still a model: prediction
+ * takes the plain product over the z-scored encoding instead of the folded one, and agrees with the original */
+Test(models_reformer, overlapping_ple_bins_take_the_plain_product, .timeout = 120)
+{
+    fixture f = fixture_load(200000);
+    const char *cfg = "{\"epochs\": 2, \"hidden\": 8, \"expand\": 8, \"input\": \"ple\", \"input_bins\": 8}";
+    model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
+    char *path = test_tmppath(".h5");
+    cr_assert_eq(model_save(m, path), HR_OK);
+    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
+    size_t n, cols, n2;
+    float *lo = NULL;
+    int *src = NULL;
+    cr_assert_eq(hr_h5_read_alloc(g, "ple_lo", H5T_NATIVE_FLOAT, &n, &cols, (void **)&lo), HR_OK);
+    cr_assert_eq(hr_h5_read_alloc(g, "ple_feature", H5T_NATIVE_INT, &n2, &cols, (void **)&src), HR_OK);
+    size_t c = 1;
+    while (c < n && src[c] != src[c - 1]) c++;
+    cr_assert_lt(c, n, "no feature with two bins");
+    lo[c] = nextafterf(lo[c], -INFINITY); /* below the end of the bin before */
+    hid_t d = H5Dopen2(g, "ple_lo", H5P_DEFAULT);
+    cr_assert_geq(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, lo), 0);
+    H5Dclose(d);
+    H5Gclose(g);
+    H5Fclose(file);
+    model *m2 = NULL;
+    cr_assert_eq(model_load(path, &m2), HR_OK, "%s", hr_last_error());
+    const int K = m->n_kernels;
+    float *s1 = scores_of(m, &f, f.valid, f.n_valid), *s2 = scores_of(m2, &f, f.valid, f.n_valid);
+    for (size_t i = 0; i < (size_t)f.n_valid * K; i++)
+        cr_assert_float_eq(s2[i], s1[i], 1e-4f * fabsf(s1[i]) + 1e-4f, "score %zu: %g vs %g", i, s2[i], s1[i]);
+    free(s1);
+    free(s2);
+    free(lo);
+    free(src);
+    model_free(m2);
+    model_free(m);
+    remove(path);
+    free(path);
+    fixture_free(&f);
+}
+
 /* ---- transformer ---- */
 
 Test(models_transformer, learns, .timeout = 120)
