@@ -111,35 +111,6 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     return rc;
 }
 
-/* ---- input ---- */
-
-/* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
- * four decades) before the z-score; 0/1 indicators stay 0/1, exactly, and without a call (they are over
- * half of all feature values). */
-static inline float slog(float v)
-{
-    if (v == 0.0f) return 0.0f;
-    if (v == 1.0f) return 1.0f;
-    return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
-}
-
-/* in (n_in) = z-score of x, through slog when the model uses it, then (input "ple") the z-scored
- * piecewise-linear encoding columns of the slog features */
-static void reformer_input(const reformer *r, const float *x, float *in)
-{
-    const int nf = r->base.n_features;
-    if (!r->input_log) {
-        for (int j = 0; j < nf; j++) in[j] = (x[j] - r->zmean[j]) / r->zstd[j];
-        return;
-    }
-    for (int j = 0; j < nf; j++) in[j] = slog(x[j]);
-    for (int c = 0; c < r->n_ple; c++) {
-        const float v = reformer_ple(in[r->ple_src[c]], r->ple_lo[c], r->ple_hi[c]);
-        in[nf + c] = (v - r->zmean[nf + c]) / r->zstd[nf + c];
-    }
-    for (int j = 0; j < nf; j++) in[j] = (in[j] - r->zmean[j]) / r->zstd[j];
-}
-
 /* ---- layout and inference ---- */
 
 /* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
@@ -178,8 +149,6 @@ static int reformer_build(reformer *r)
     return rc;
 }
 
-static void reformer_fold_input(reformer *r);
-
 /* Folds eval-mode BatchNorm into A2 and stacks [A1; A2'] with biases [b1 + b3; b2'] (then, input "ple", the
  * first block's product over the encoding: reformer_fold_input). */
 static void reformer_fold(reformer *r)
@@ -204,84 +173,6 @@ static void reformer_fold(reformer *r)
         memcpy(A3, w + g->a3.w, (size_t)dout * dh * sizeof *A3);
     }
     reformer_fold_input(r);
-}
-
-/* The first block's product over an encoded input (input "ple", batch norm), folded. The encoding columns of
- * one feature read 1 for every bin below its value, t for the bin that holds it and 0 above (each bin starts
- * where the one before ends, hi_c <= lo_(c+1)), so their share of the product, sum_c W_c e_c, is C_k + t W_k:
- * k the bin holding the value, C_k the sum of the columns of the feature's bins before k. With the z-score
- * folded into the weights as well (W'_j = W_j / std_j, b' = b - sum_j W'_j mean_j), a feature costs two
- * columns instead of input_bins, and the z-scored encoding is never formed. Files whose bins do not follow
- * each other keep the plain product (ple_fast 0). */
-static void reformer_fold_input(reformer *r)
-{
-    r->ple_fast = 0;
-    if (!r->in_fold) return;
-    const nn_gamma *g = &r->blocks[0];
-    const int nf = r->base.n_features, din = g->d_in, o = g->d_out + g->d_hidden;
-    const float *W12 = r->fold + r->fold_off[0], *b12 = W12 + (size_t)o * din;
-    float *b = r->in_fold, *Wx = b + o, *We = Wx + (size_t)nf * o, *Ce = We + (size_t)r->n_ple * o;
-    int ng = 0;
-    for (int c = 0; c < r->n_ple; c++) {
-        if (c && r->ple_src[c] == r->ple_src[c - 1]) {
-            if (r->ple_hi[c - 1] > r->ple_lo[c]) return;
-            continue;
-        }
-        for (int h = 0; h < ng; h++)
-            if (r->ple_src[r->ple_group[h]] == r->ple_src[c]) return; /* a feature's bins apart */
-        r->ple_group[ng++] = c;
-    }
-    r->ple_group[ng] = r->n_ple;
-    r->n_ple_groups = ng;
-    for (int i = 0; i < o; i++) {
-        const float *w = W12 + (size_t)i * din;
-        double acc = b12[i];
-        for (int j = 0; j < din; j++) {
-            const float wj = w[j] / r->zstd[j];
-            acc -= (double)wj * r->zmean[j];
-            if (j < nf) Wx[(size_t)j * o + i] = wj;
-            else We[(size_t)(j - nf) * o + i] = wj;
-        }
-        b[i] = (float)acc;
-        for (int h = 0; h < ng; h++) {
-            double cum = 0.0;
-            for (int c = r->ple_group[h]; c < r->ple_group[h + 1]; c++) {
-                Ce[(size_t)c * o + i] = (float)cum;
-                cum += We[(size_t)c * o + i];
-            }
-        }
-    }
-    r->ple_fast = 1;
-}
-
-/* z (d_out + d_hidden) = the first block's stacked product [A1; A2'] in + [b1 + b3; b2'] of the problem with
- * features x, through the folded encoding (reformer_fold_input); v (n_features) is scratch. */
-static void reformer_first_product(const reformer *r, const float *x, float *v, float *z)
-{
-    const nn_gamma *g = &r->blocks[0];
-    const int nf = r->base.n_features, o = g->d_out + g->d_hidden;
-    const float *Wx = r->in_fold + o, *We = Wx + (size_t)nf * o, *Ce = We + (size_t)r->n_ple * o;
-    memcpy(z, r->in_fold, (size_t)o * sizeof *z);
-    for (int j = 0; j < nf; j++) {
-        v[j] = slog(x[j]);
-        if (v[j] != 0.0f) cblas_saxpy(o, v[j], Wx + (size_t)j * o, 1, z, 1);
-    }
-    for (int h = 0; h < r->n_ple_groups; h++) {
-        const int c0 = r->ple_group[h], c1 = r->ple_group[h + 1];
-        const float u = v[r->ple_src[c0]];
-        int k = c1 - 1;
-        float t = 1.0f;
-        for (int c = c0; c < c1; c++) {
-            const float e = reformer_ple(u, r->ple_lo[c], r->ple_hi[c]);
-            if (e < 1.0f) {
-                k = c;
-                t = e;
-                break;
-            }
-        }
-        cblas_saxpy(o, 1.0f, Ce + (size_t)k * o, 1, z, 1);
-        if (t != 0.0f) cblas_saxpy(o, t, We + (size_t)k * o, 1, z, 1);
-    }
 }
 
 /* scores (K) in place over z: product: log softmax(z) + beta log sigmoid(a), the log of P(fastest) P(measured)^beta;
@@ -573,104 +464,6 @@ static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *me
     *loss = (float)(sum / n);
     *metric = (float)hits / (float)n;
     return HR_OK;
-}
-
-/* The piecewise-linear encoding's bins (input "ple"), from cols (n_features, n) of slog training values:
- * per feature, the distinct values among the order statistics v_(floor(i (n - 1) / B)), i = 0..B, of its
- * sorted column are the bin edges, so each bin holds about 1/B of the rows (fewer bins where values repeat).
- * A column with fewer than three distinct edges (a constant, a 0/1 flag or a one-hot code) gets no bins: its
- * own input already says everything. Feature j's bins are stored in order, ple_src = j. */
-static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
-{
-    const int nf = r->base.n_features;
-    const size_t most = (size_t)nf * bins;
-    /* v: one column, then as much scratch for the sort */
-    float *v = hr_malloc(2 * (size_t)(n ? n : 1) * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
-    r->ple_src = hr_malloc(most * sizeof *r->ple_src);
-    r->ple_lo = hr_malloc(most * sizeof *r->ple_lo);
-    r->ple_hi = hr_malloc(most * sizeof *r->ple_hi);
-    if (!v || !e || !r->ple_src || !r->ple_lo || !r->ple_hi) {
-        free(v);
-        free(e);
-        return HR_ENOMEM;
-    }
-    r->n_ple = 0;
-    for (int j = 0; j < nf && n > 0; j++) {
-        memcpy(v, cols + (size_t)j * n, (size_t)n * sizeof *v);
-        hr_sort_floats(v, v + n, (size_t)n);
-        int ne = 0;
-        for (int i = 0; i <= bins; i++) {
-            const float q = v[(size_t)i * (size_t)(n - 1) / (size_t)bins];
-            if (!ne || q > e[ne - 1]) e[ne++] = q;
-        }
-        if (ne < 3) continue;
-        for (int t = 0; t + 1 < ne; t++, r->n_ple++) {
-            r->ple_src[r->n_ple] = j;
-            r->ple_lo[r->n_ple] = e[t];
-            r->ple_hi[r->n_ple] = e[t + 1];
-        }
-    }
-    free(v);
-    free(e);
-    return HR_OK;
-}
-
-#define REFORMER_FIT_ROWS 64 /* rows of inputs written at a time in reformer_input_fit */
-
-/* Fits the input transform on the training rows' features (slog with input "log" or "ple", the encoding's
- * bins with "ple", then the z-score of every model input) and returns the inputs of those rows,
- * (n_train, n_in), in *in. The features are gathered column by column into one buffer so that
- * data_zscore_fit reads each column contiguously (the row-major matrix costs it a cache miss a value). */
-static int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in)
-{
-    const int nf = r->base.n_features, n = d->n_train;
-    const size_t nn = (size_t)(n ? n : 1);
-    float *cols = hr_malloc(nn * nf * sizeof *cols); /* (n_features, n_train) */
-    float *enc = hr_malloc(nn * sizeof *enc);        /* one encoding column */
-    int *idx = hr_malloc(nn * sizeof *idx);
-    int rc = cols && enc && idx ? HR_OK : HR_ENOMEM;
-    *in = NULL;
-    for (int i = 0; !rc && i < n; i++) {
-        idx[i] = i;
-        const float *x = d->X + (size_t)d->train[i] * nf;
-        for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? slog(x[j]) : x[j];
-    }
-    if (!rc && bins > 0) rc = reformer_ple_fit(r, cols, n, bins);
-    r->n_in = nf + r->n_ple;
-    const int ni = r->n_in;
-    if (!rc && (!(r->zmean = hr_malloc((size_t)ni * sizeof *r->zmean)) ||
-                !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd)) || !(*in = hr_malloc(nn * ni * sizeof **in))))
-        rc = HR_ENOMEM;
-    /* the statistics, column by column */
-    for (int j = 0; !rc && j < nf; j++) data_zscore_fit(cols + (size_t)j * n, 1, idx, n, &r->zmean[j], &r->zstd[j]);
-    for (int c = 0; !rc && c < r->n_ple; c++) {
-        const float *col = cols + (size_t)r->ple_src[c] * n;
-        for (int i = 0; i < n; i++) enc[i] = reformer_ple(col[i], r->ple_lo[c], r->ple_hi[c]);
-        data_zscore_fit(enc, 1, idx, n, &r->zmean[nf + c], &r->zstd[nf + c]);
-    }
-    /* then the rows, a block of REFORMER_FIT_ROWS at a time so that the block's rows stay in cache while each
-     * column is written into them (row by row over all of n, a 647-input row is a cache miss per value); the
-     * same float expressions as reformer_input, so training and prediction see identical inputs */
-    for (int i0 = 0; !rc && i0 < n; i0 += REFORMER_FIT_ROWS) {
-        const int i1 = i0 + REFORMER_FIT_ROWS < n ? i0 + REFORMER_FIT_ROWS : n;
-        for (int j = 0; j < nf; j++) {
-            const float *col = cols + (size_t)j * n;
-            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + j] = (col[i] - r->zmean[j]) / r->zstd[j];
-        }
-        for (int c = 0; c < r->n_ple; c++) {
-            const float *col = cols + (size_t)r->ple_src[c] * n;
-            const float lo = r->ple_lo[c], hi = r->ple_hi[c], m = r->zmean[nf + c], sd = r->zstd[nf + c];
-            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + nf + c] = (reformer_ple(col[i], lo, hi) - m) / sd;
-        }
-    }
-    free(cols);
-    free(enc);
-    free(idx);
-    if (rc) {
-        free(*in);
-        *in = NULL;
-    }
-    return rc;
 }
 
 static void reformer_free(model *mb)

@@ -54,6 +54,18 @@ typedef enum reformer_combine {
 } reformer_combine;
 int reformer_model_export_c(const model *m, FILE *out);
 
+/* models/reformer_input.c. in (n_in) = the model input of features x: z-score of x, through slog when the
+ * model uses it, then the z-scored encoding columns. */
+void reformer_input(const reformer *r, const float *x, float *in);
+/* Fits slog / bins (bins > 0: input "ple") / z-score on the training rows and returns their inputs
+ * (n_train, n_in) in *in; sets n_ple, ple_*, n_in, zmean, zstd. */
+int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in);
+/* Fills in_fold and ple_group from the folded first block (after reformer_fold); ple_fast says whether the
+ * single-problem path can use them. */
+void reformer_fold_input(reformer *r);
+/* z (d_out + d_hidden) = block 0's stacked product of features x through in_fold; v (n_features) scratch */
+void reformer_first_product(const reformer *r, const float *x, float *v, float *z);
+
 /* Piecewise-linear encoding (input "ple"): how far v lies through the bin [lo, hi], 0 below, 1 above. The
  * trainer, reformer_predict and the exported runtime all evaluate this expression. */
 static inline float reformer_ple(float v, float lo, float hi)
