@@ -108,9 +108,9 @@ static const char kernel_source[] =
     "#endif\n"
     "    return m;\n}\n\n";
 
-/* slog(v) = sign(v) log2(1 + |v|) as reformer.c's log2f gives it, up to the last bit's rounding (1 value in
+/* slog(v) = sign(v) log2(1 + |v|) as reformer_input.c's log2f gives it, up to the last bit's rounding (1 value in
  * 100 differs by 1 ulp), but without calls or branches, so that the loop over the features vectorises:
- * log2 u, u = 1 + |v| rounded to float as reformer.c does, is the exponent of u plus log2 of its mantissa
+ * log2 u, u = 1 + |v| rounded to float as reformer_input.c does, is the exponent of u plus log2 of its mantissa
  * m in [sqrt 1/2, sqrt 2), 2 atanh(f) / ln 2 with f = (m - 1) / (m + 1), |f| < 0.172, whose series to
  * f^11 leaves a relative error below 1e-10 (in double). Selects are bit masks: a conditional expression
  * would keep GCC from vectorising (it will not speculate the division). */
