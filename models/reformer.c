@@ -12,10 +12,10 @@
  * the head (the paper's model, scores = z). With app_target "efficiency" the head's BCE target is
  * t_min / t_k (0 where unmeasured), so sigmoid(a_k) estimates the expected efficiency of picking k, and
  * combine "head" ranks by it alone (see reformer_combine).
- * With input "ple" the z-scored slog features are followed by their piecewise-linear encoding (after
- * Gorishniy et al., "On Embeddings for Numerical Features in Tabular Deep Learning", 2022): per feature, B
- * bins between quantiles of the training rows, column t = clamp((v - e_t) / (e_{t+1} - e_t), 0, 1), also
- * z-scored. A ReLU network then sees where a size sits between the values the data has (a channel count of
+ * With input "ple" (models/reformer_input.c) the z-scored slog features are followed by their piecewise-linear
+ * encoding (after Gorishniy et al., "On Embeddings for Numerical Features in Tabular Deep Learning", 2022): per
+ * feature, B bins between quantiles of the training rows, column t = clamp((v - e_t) / (e_{t+1} - e_t), 0, 1),
+ * also z-scored. A ReLU network then sees where a size sits between the values the data has (a channel count of
  * 64 vs 96, a batch of 1) as separate inputs instead of one slope, which is what trees get from their splits.
  * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
  * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
