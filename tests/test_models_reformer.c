@@ -358,6 +358,32 @@ static void set_int_attr(const char *path, const char *group, const char *name, 
     H5Fclose(f);
 }
 
+/* Dataset `name` of a saved model's "family" group, read whole into a buffer the caller frees; *n its rows */
+static void *family_read(const char *path, const char *name, hid_t type, size_t *n)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), g = H5Gopen2(f, "family", H5P_DEFAULT);
+    cr_assert_geq(g, 0);
+    size_t cols;
+    void *buf = NULL;
+    cr_assert_eq(hr_h5_read_alloc(g, name, type, n, &cols, &buf), HR_OK, "%s", hr_last_error());
+    H5Gclose(g);
+    H5Fclose(f);
+    return buf;
+}
+
+/* Overwrites dataset `name` of a saved model's "family" group with buf (its shape unchanged) */
+static void family_write(const char *path, const char *name, hid_t type, const void *buf)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "family", H5P_DEFAULT);
+    cr_assert_geq(g, 0);
+    hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
+    cr_assert_geq(d, 0);
+    cr_assert_geq(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
+    H5Dclose(d);
+    H5Gclose(g);
+    H5Fclose(f);
+}
+
 static void check_newer_refused(const char *family, const char *config, const char *family_attr)
 {
     fixture f = fixture_load(200000);
@@ -510,18 +536,12 @@ Test(models_reformer, ple_bins_are_the_training_quantiles, .timeout = 120)
     model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
     char *path = test_tmppath(".h5");
     cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
-    cr_assert_geq(g, 0);
-    size_t n = 0, cols = 0, n2, c2;
-    int *src = NULL;
-    float *lo = NULL, *hi = NULL;
-    cr_assert_eq(hr_h5_read_alloc(g, "ple_feature", H5T_NATIVE_INT, &n, &cols, (void **)&src), HR_OK);
-    cr_assert_eq(hr_h5_read_alloc(g, "ple_lo", H5T_NATIVE_FLOAT, &n2, &c2, (void **)&lo), HR_OK);
+    size_t n = 0, n2;
+    int *src = family_read(path, "ple_feature", H5T_NATIVE_INT, &n);
+    float *lo = family_read(path, "ple_lo", H5T_NATIVE_FLOAT, &n2);
     cr_assert_eq(n2, n);
-    cr_assert_eq(hr_h5_read_alloc(g, "ple_hi", H5T_NATIVE_FLOAT, &n2, &c2, (void **)&hi), HR_OK);
+    float *hi = family_read(path, "ple_hi", H5T_NATIVE_FLOAT, &n2);
     cr_assert_eq(n2, n);
-    H5Gclose(g);
-    H5Fclose(file);
     float *v = malloc((size_t)f.n_train * sizeof *v), e[9];
     size_t c = 0;
     int with_bins = 0, flags_without = 0;
@@ -572,19 +592,13 @@ Test(models_reformer, broken_ple_bins_are_refused, .timeout = 120)
     for (int what = 0; what < 2; what++) {
         char *path = test_tmppath(".h5");
         cr_assert_eq(model_save(m, path), HR_OK);
-        hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
-        size_t n, cols;
-        void *buf = NULL;
+        size_t n;
         const char *name = what ? "ple_feature" : "ple_hi";
         const hid_t type = what ? H5T_NATIVE_INT : H5T_NATIVE_FLOAT;
-        cr_assert_eq(hr_h5_read_alloc(g, name, type, &n, &cols, &buf), HR_OK);
+        void *buf = family_read(path, name, type, &n);
         if (what) ((int *)buf)[n - 1] = 1000; /* not a feature */
         else ((float *)buf)[0] = -1e30f;     /* hi below lo */
-        hid_t d = H5Dopen2(g, name, H5P_DEFAULT);
-        cr_assert_geq(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), 0);
-        H5Dclose(d);
-        H5Gclose(g);
-        H5Fclose(file);
+        family_write(path, name, type, buf);
         free(buf);
         model *m2 = NULL;
         cr_assert_eq(model_load(path, &m2), HR_EFORMAT, "%s", hr_last_error());
@@ -606,21 +620,14 @@ Test(models_reformer, overlapping_ple_bins_take_the_plain_product, .timeout = 12
     model *m = train_family(&f, "reformer", cfg, 1, NULL, 0, NULL);
     char *path = test_tmppath(".h5");
     cr_assert_eq(model_save(m, path), HR_OK);
-    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(file, "family", H5P_DEFAULT);
-    size_t n, cols, n2;
-    float *lo = NULL;
-    int *src = NULL;
-    cr_assert_eq(hr_h5_read_alloc(g, "ple_lo", H5T_NATIVE_FLOAT, &n, &cols, (void **)&lo), HR_OK);
-    cr_assert_eq(hr_h5_read_alloc(g, "ple_feature", H5T_NATIVE_INT, &n2, &cols, (void **)&src), HR_OK);
+    size_t n, n2;
+    float *lo = family_read(path, "ple_lo", H5T_NATIVE_FLOAT, &n);
+    int *src = family_read(path, "ple_feature", H5T_NATIVE_INT, &n2);
     size_t c = 1;
     while (c < n && src[c] != src[c - 1]) c++;
     cr_assert_lt(c, n, "no feature with two bins");
     lo[c] = nextafterf(lo[c], -INFINITY); /* below the end of the bin before */
-    hid_t d = H5Dopen2(g, "ple_lo", H5P_DEFAULT);
-    cr_assert_geq(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, lo), 0);
-    H5Dclose(d);
-    H5Gclose(g);
-    H5Fclose(file);
+    family_write(path, "ple_lo", H5T_NATIVE_FLOAT, lo);
     model *m2 = NULL;
     cr_assert_eq(model_load(path, &m2), HR_OK, "%s", hr_last_error());
     const int K = m->n_kernels;
