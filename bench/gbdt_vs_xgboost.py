@@ -35,9 +35,9 @@ def load(dirname):
 def metrics(pred, yt, tt):
     import numpy as np
 
-    top1 = float((pred == yt).mean())
     tbest = tt.min(axis=1)
     tpred = tt[np.arange(len(pred)), pred]
+    top1 = float((tpred == tbest).mean())  # a kernel tied with the fastest is a fastest one, as in heurist's eval
     eff = np.where(np.isfinite(tpred), tbest / tpred, 0.0)
     return top1, float(eff.mean())
 

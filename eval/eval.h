@@ -26,6 +26,8 @@ typedef struct eval_select_metrics {
 /* Metrics of one problem. Ties in scores go to the lower kernel index (deterministic). */
 int eval_select_argmax(const float *scores, int K);
 double eval_select_efficiency(const float *runtime, int K, int pred);
+/* 1 when a fastest measured kernel is among the k best scored; a runtime tie makes both kernels the fastest,
+ * as top1 of CONTRACT.md ("the predicted kernel is the measured fastest") reads. */
 int eval_select_in_topk(const float *runtime, const float *scores, int K, int k);
 
 /* runtime and scores are (n, K); efficiency (n) receives per-problem efficiencies when not NULL. */

@@ -46,6 +46,31 @@ Test(eval, topk_respects_rank_and_ties)
     cr_assert(eval_select_in_topk(rt2, tie, 3, 2));
 }
 
+Test(eval, runtime_ties_make_every_tied_kernel_fastest)
+{
+    const float I = INFINITY;
+    float rt[4] = {2, 1, I, 1}; /* kernels 1 and 3 both measured fastest */
+    float pick3[4] = {0.1f, 0.2f, 0.0f, 0.7f}, pick0[4] = {0.7f, 0.1f, 0.0f, 0.2f}, pick2[4] = {0.1f, 0.2f, 0.6f, 0.1f};
+    cr_assert(eval_select_in_topk(rt, pick3, 4, 1)); /* the higher index of the two counts */
+    cr_assert_not(eval_select_in_topk(rt, pick0, 4, 1));
+    cr_assert(eval_select_in_topk(rt, pick0, 4, 2)); /* kernel 3 ranked second */
+    cr_assert_not(eval_select_in_topk(rt, pick2, 4, 1));
+    cr_assert(eval_select_in_topk(rt, pick2, 4, 2)); /* kernel 1 ranked second, kernel 3 third */
+    /* a near tie is not a tie */
+    float rt2[2] = {1.0f, nextafterf(1.0f, 2.0f)}, pick1[2] = {0.0f, 1.0f};
+    cr_assert_not(eval_select_in_topk(rt2, pick1, 2, 1));
+    /* the aggregate: one problem won through the tie, one lost, efficiency 1 for both tied picks */
+    float rts[8] = {2, 1, I, 1, 3, 1, 1, 5}, scs[8] = {0, 0, 0, 1, 0, 0, 1, 0};
+    eval_select_metrics m;
+    cr_assert_eq(eval_select_compute(rts, scs, 2, 4, &m, NULL), HR_OK);
+    cr_assert_float_eq(m.top1, 1.0, 1e-12);
+    cr_assert_float_eq(m.efficiency_mean, 1.0, 1e-12);
+    float scs2[8] = {1, 0, 0, 0, 0, 0, 1, 0};
+    cr_assert_eq(eval_select_compute(rts, scs2, 2, 4, &m, NULL), HR_OK);
+    cr_assert_float_eq(m.top1, 0.5, 1e-12);
+    cr_assert_float_eq(m.efficiency_mean, 0.75, 1e-12);
+}
+
 Test(eval, tune_metrics_hand_computed)
 {
     int32_t truth[6] = {1, 2, 3, 4, 5, 6};
