@@ -1,5 +1,4 @@
 /* Small pieces every nn family's ops need: z-scored mini-batch gathering and selection top-1 counting. */
-#include <math.h>
 
 #include "eval/eval.h"
 #include "train/train.h"
@@ -18,11 +17,7 @@ int train_select_hits(const data_select *sel, const int *rows, const float *scor
 {
     const int K = sel->n_kernels;
     int hits = 0;
-    for (int i = 0; i < n; i++) {
-        const float *t = sel->runtime + (size_t)rows[i] * K;
-        int best = data_select_best(sel, rows[i]);
-        int pred = eval_select_argmax(scores + (size_t)i * K, K);
-        hits += best >= 0 && t[pred] == t[best];
-    }
+    for (int i = 0; i < n; i++) /* eval's top-1: a kernel tied with the fastest counts */
+        hits += eval_select_in_topk(sel->runtime + (size_t)rows[i] * K, scores + (size_t)i * K, K, 1);
     return hits;
 }
