@@ -39,7 +39,10 @@ for threads in ${THREADS-1 2}; do
         # alternate the two sides so that a load spike hits both alike
         OPENBLAS_NUM_THREADS=$threads "$BUILD/bench_reformer" train "$DATA" "$OUT" reformer "$EPOCHS" "$threads" "$CFG" \
             2>/dev/null | sed "s/^/rep=$rep /" | tee -a "$RES"
-        OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
+        # PyTorch's own OpenMP threads do the parallel work; its GEMMs call OpenBLAS from inside them, so
+        # OpenBLAS keeps one thread (two of its threads under each of two OpenMP threads oversubscribe the
+        # cores: 3-6x slower epochs on this 2-core machine)
+        OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
             "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep /" | tee -a "$RES"
     done
 done
