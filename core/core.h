@@ -88,13 +88,27 @@ void hr_rng_derive(hr_rng *out, uint64_t seed, uint64_t stream);
 /* ---- threads ---- */
 /* Number of threads to use: n > 0 as given, n <= 0 means all online cores. */
 int hr_threads_resolve(int n);
-/* Sets OpenBLAS's thread count (1 for single-problem inference paths). */
+/* Sets OpenBLAS's thread count (1 for single-problem inference paths); hr_blas_threads reads it. */
 void hr_blas_set_threads(int n);
+int hr_blas_threads(void);
 
 /* fn(ctx, begin, end, tid) is called for contiguous chunks covering [0, n); chunk boundaries depend only
  * on (n, nthreads). Runs inline when nthreads == 1 or n is small. */
 typedef void (*hr_range_fn)(void *ctx, size_t begin, size_t end, int tid);
 int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx);
+
+/* A team of threads kept for many short parallel steps (a training run's mini-batches), where creating
+ * threads per step would cost more than the step. hr_team_run calls fn(ctx, tid, n) on every member (the
+ * caller is tid 0) and returns when all have returned; inside fn, hr_team_barrier waits for the whole team.
+ * Waiting spins briefly, then yields the core. A team of 1 (or NULL) runs fn inline. Not reentrant. */
+typedef struct hr_team hr_team;
+typedef void (*hr_team_fn)(void *ctx, int tid, int n);
+/* *out = a team of nthreads (resolved as hr_threads_resolve); fewer members if threads cannot be started. */
+int hr_team_create(int nthreads, hr_team **out);
+void hr_team_free(hr_team *t); /* NULL is fine */
+int hr_team_size(const hr_team *t);
+void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx);
+void hr_team_barrier(hr_team *t);
 
 /* ---- sorting ---- */
 /* Ascending LSD radix sort of n floats (no NaNs), 8 bits a pass; tmp holds n floats of scratch. */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
 
 int hr_threads_resolve(int n)
 {
@@ -17,6 +18,11 @@ int hr_threads_resolve(int n)
 void hr_blas_set_threads(int n)
 {
     openblas_set_num_threads(hr_threads_resolve(n));
+}
+
+int hr_blas_threads(void)
+{
+    return openblas_get_num_threads();
 }
 
 typedef struct range_job {
@@ -67,4 +73,115 @@ int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx)
     free(jobs);
     free(th);
     return HR_OK;
+}
+
+/* ---- a persistent team ---- */
+
+#include <sched.h>
+#include <stdatomic.h>
+
+struct hr_team {
+    int n;                 /* members, the caller included */
+    pthread_t *th;         /* (n): th[1..n) started */
+    atomic_int arrived;    /* barrier: members arrived in the current phase */
+    atomic_int phase;      /* barrier: bumped by the last arrival */
+    atomic_int job;        /* bumped by hr_team_run to start the members; -1 ends them */
+    hr_team_fn fn;
+    void *ctx;
+};
+
+typedef struct team_member {
+    hr_team *t;
+    int tid;
+} team_member;
+
+static void team_wait_change(atomic_int *v, int old)
+{
+    for (int spin = 0; atomic_load_explicit(v, memory_order_acquire) == old; spin++)
+        if (spin > 2000) sched_yield();
+}
+
+void hr_team_barrier(hr_team *t)
+{
+    if (!t || t->n <= 1) return;
+    int phase = atomic_load_explicit(&t->phase, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&t->arrived, 1, memory_order_acq_rel) == t->n - 1) {
+        atomic_store_explicit(&t->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->phase, 1, memory_order_acq_rel);
+    } else {
+        team_wait_change(&t->phase, phase);
+    }
+}
+
+static void *team_member_main(void *arg)
+{
+    team_member *m = arg;
+    hr_team *t = m->t;
+    int seen = 0;
+    for (;;) {
+        team_wait_change(&t->job, seen);
+        seen = atomic_load_explicit(&t->job, memory_order_acquire);
+        if (seen < 0) break;
+        t->fn(t->ctx, m->tid, t->n);
+        hr_team_barrier(t);
+    }
+    free(m);
+    return NULL;
+}
+
+int hr_team_create(int nthreads, hr_team **out)
+{
+    *out = NULL;
+    hr_team *t = hr_calloc(1, sizeof *t);
+    int n = hr_threads_resolve(nthreads);
+    if (!t || !(t->th = hr_calloc((size_t)n, sizeof *t->th))) {
+        free(t);
+        return HR_ENOMEM;
+    }
+    atomic_init(&t->arrived, 0);
+    atomic_init(&t->phase, 0);
+    atomic_init(&t->job, 0);
+    t->n = 1;
+    for (int i = 1; i < n; i++) {
+        team_member *m = hr_malloc(sizeof *m);
+        if (!m) break;
+        m->t = t;
+        m->tid = i;
+        if (pthread_create(&t->th[i], NULL, team_member_main, m) != 0) {
+            free(m);
+            break;
+        }
+        t->n++; /* members read n only inside a job, after the next hr_team_run */
+    }
+    *out = t;
+    return HR_OK;
+}
+
+int hr_team_size(const hr_team *t)
+{
+    return t ? t->n : 1;
+}
+
+void hr_team_run(hr_team *t, hr_team_fn fn, void *ctx)
+{
+    if (!t || t->n <= 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    t->fn = fn;
+    t->ctx = ctx;
+    atomic_fetch_add_explicit(&t->job, 1, memory_order_acq_rel);
+    fn(ctx, 0, t->n);
+    hr_team_barrier(t); /* every member has returned from fn */
+}
+
+void hr_team_free(hr_team *t)
+{
+    if (!t) return;
+    if (t->n > 1) {
+        atomic_store_explicit(&t->job, -1, memory_order_release);
+        for (int i = 1; i < t->n; i++) pthread_join(t->th[i], NULL);
+    }
+    free(t->th);
+    free(t);
 }

@@ -133,55 +133,101 @@ NN_KERNEL void gate_inplace(float *restrict g, const float *restrict v, size_t n
     for (size_t i = n4; i < n; i++) g[i] = nn_gate1(v[i], g[i]);
 }
 
-void nn_gamma_forward(const nn_gamma *g, const nn_params *p, nn_params *state, nn_gamma_cache *c,
-                      const float *x, float *y, int B, int train, hr_rng *rng)
+void nn_gamma_forward_part(const nn_gamma *g, const nn_params *p, nn_params *state, nn_gamma_cache *c,
+                           const float *x, float *y, int Bp, int train, hr_rng *rng, const nn_part *part,
+                           int phase)
 {
-    HR_ASSERT(B <= c->cap);
+    HR_ASSERT(Bp <= c->cap);
     const int dh = g->d_hidden, dout = g->d_out;
-    const size_t nh = (size_t)B * dh;
-    c->train = train;
-    nn_linear_forward(&g->a2, p, x, c->h, B);
-    if (g->norm == NN_NORM_BATCH)
-        nn_batchnorm_forward(&g->bn, p, state, c->h, c->r, c->mean, c->rstd, B, train);
-    else
-        nn_layernorm_forward(&g->ln, p, c->h, c->r, c->mean, c->rstd, B);
+    const size_t nh = (size_t)Bp * dh;
+    const int batch_stats = train && g->norm == NN_NORM_BATCH;
+    float *sums = part->scratch, *ss = part->scratch + (size_t)part->n * dh; /* (n, d_hidden) each */
+    if (phase == 0) {
+        c->train = train;
+        nn_linear_forward(&g->a2, p, x, c->h, Bp);
+        if (batch_stats) nn_batchnorm_part_sum(&g->bn, c->h, Bp, sums + (size_t)part->index * dh);
+        return;
+    }
+    if (phase == 1) {
+        if (batch_stats) {
+            nn_batchnorm_part_mean(&g->bn, sums, part->n, part->B, c->mean);
+            nn_batchnorm_part_sumsq(&g->bn, c->h, Bp, c->mean, ss + (size_t)part->index * dh);
+        }
+        return;
+    }
+    if (batch_stats) {
+        nn_batchnorm_part_rstd(&g->bn, state, c->mean, ss, part->n, part->B, c->rstd);
+        nn_batchnorm_part_apply(&g->bn, p, c->h, c->r, c->mean, c->rstd, Bp);
+    } else if (g->norm == NN_NORM_BATCH) {
+        nn_batchnorm_forward(&g->bn, p, state, c->h, c->r, c->mean, c->rstd, Bp, 0);
+    } else {
+        nn_layernorm_forward(&g->ln, p, c->h, c->r, c->mean, c->rstd, Bp);
+    }
     nn_relu_forward(c->r, c->r, nh);
     if (train && g->dropout > 0.0f) nn_dropout_forward(c->r, c->t, c->mask, nh, g->dropout, rng);
     /* y (B, d_out) = x A1^T + t A3^T, then y = ReLU(y + b1 + b3) in one pass */
-    nn_gemm_xwt(B, dout, g->d_in, x, p->w + g->a1.w, 0.0f, y);
-    nn_gemm_xwt(B, dout, dh, gamma_t(g, c), p->w + g->a3.w, 1.0f, y);
-    bias2_relu(y, p->w + g->a1.b, p->w + g->a3.b, B, dout);
+    nn_gemm_xwt(Bp, dout, g->d_in, x, p->w + g->a1.w, 0.0f, y);
+    nn_gemm_xwt(Bp, dout, dh, gamma_t(g, c), p->w + g->a3.w, 1.0f, y);
+    bias2_relu(y, p->w + g->a1.b, p->w + g->a3.b, Bp, dout);
+}
+
+void nn_gamma_forward(const nn_gamma *g, const nn_params *p, nn_params *state, nn_gamma_cache *c,
+                      const float *x, float *y, int B, int train, hr_rng *rng)
+{
+    /* one part: its scratch holds the column sums and centred squares between the phases */
+    float scratch[2 * g->d_hidden]; /* VLA: a layer width, small */
+    nn_part one = {0, 1, B, scratch};
+    for (int phase = 0; phase < 3; phase++) nn_gamma_forward_part(g, p, state, c, x, y, B, train, rng, &one, phase);
+}
+
+void nn_gamma_backward_part(const nn_gamma *g, nn_params *p, nn_gamma_cache *c, const float *x, const float *y,
+                            const float *dy, float *dx, int Bp, const nn_part *part, int phase)
+{
+    HR_ASSERT(Bp <= c->cap);
+    const int din = g->d_in, dh = g->d_hidden, dout = g->d_out, ld = dout + dh;
+    const size_t nh = (size_t)Bp * dh;
+    const int batch_stats = c->train && g->norm == NN_NORM_BATCH;
+    float *dz = c->dz, *dhz = c->dz + dout; /* the two halves of the rows of [dz | dh] (B, ld) */
+    if (phase == 0) {
+        gate_rows(dz, ld, y, dy, Bp, dout);
+        /* A3: dA3 += dz^T t, db3 += sum dz, then dt = dz A3 (written, so dt needs no zeroing) */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dout, dh, Bp, 1.0f, dz, ld, gamma_t(g, c), dh, 1.0f,
+                    p->dw + g->a3.w, dh);
+        nn_rows_sum_into_ld(p->dw + g->a3.b, dz, Bp, dout, ld);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Bp, dh, dout, 1.0f, dz, ld, p->w + g->a3.w, dh,
+                    0.0f, c->dt, dh);
+        /* through dropout and ReLU in place: dt becomes the gradient w.r.t. the norm output */
+        if (c->train && g->dropout > 0.0f)
+            for (size_t i = 0; i < nh; i++) c->dt[i] = nn_gate1(c->r[i], c->dt[i] * c->mask[i]);
+        else
+            gate_inplace(c->dt, c->r, nh);
+        if (batch_stats)
+            nn_batchnorm_part_dsums(&g->bn, c->h, c->dt, c->mean, c->rstd, Bp,
+                                    part->scratch + (size_t)part->index * 2 * dh);
+        return;
+    }
+    /* dh into the right half of [dz | dh] */
+    if (batch_stats) {
+        nn_batchnorm_part_backward(&g->bn, p, c->h, c->dt, c->mean, c->rstd, part->scratch, part->n, part->index,
+                                   Bp, dhz, ld, 0, part->B);
+    } else if (g->norm == NN_NORM_BATCH) {
+        nn_batchnorm_backward_ld(&g->bn, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, 0, Bp, 0);
+    } else {
+        for (int i = 0; i < Bp; i++) memset(dhz + (size_t)i * ld, 0, (size_t)dh * sizeof *dhz);
+        nn_layernorm_backward_ld(&g->ln, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, Bp);
+    }
+    /* [A1; A2]: d[A1; A2] += [dz | dh]^T x, d[b1; b2] += column sums, dx += [dz | dh] [A1; A2] */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ld, din, Bp, 1.0f, c->dz, ld, x, din, 1.0f,
+                p->dw + g->a1.w, din);
+    nn_rows_sum_into(p->dw + g->a1.b, c->dz, Bp, ld);
+    if (dx) nn_gemm_xw(Bp, din, ld, c->dz, p->w + g->a1.w, 1.0f, dx);
 }
 
 void nn_gamma_backward(const nn_gamma *g, nn_params *p, nn_gamma_cache *c, const float *x, const float *y,
                        const float *dy, float *dx, int B)
 {
-    HR_ASSERT(B <= c->cap);
-    const int din = g->d_in, dh = g->d_hidden, dout = g->d_out, ld = dout + dh;
-    const size_t nh = (size_t)B * dh;
-    float *dz = c->dz, *dhz = c->dz + dout; /* the two halves of the rows of [dz | dh] (B, ld) */
-    gate_rows(dz, ld, y, dy, B, dout);
-    /* A3: dA3 += dz^T t, db3 += sum dz, then dt = dz A3 (written, so dt needs no zeroing) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, dout, dh, B, 1.0f, dz, ld, gamma_t(g, c), dh, 1.0f,
-                p->dw + g->a3.w, dh);
-    nn_rows_sum_into_ld(p->dw + g->a3.b, dz, B, dout, ld);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, dh, dout, 1.0f, dz, ld, p->w + g->a3.w, dh, 0.0f,
-                c->dt, dh);
-    /* through dropout and ReLU in place: dt becomes the gradient w.r.t. the norm output */
-    if (c->train && g->dropout > 0.0f)
-        for (size_t i = 0; i < nh; i++) c->dt[i] = nn_gate1(c->r[i], c->dt[i] * c->mask[i]);
-    else
-        gate_inplace(c->dt, c->r, nh);
-    /* dh into the right half of [dz | dh] */
-    if (g->norm == NN_NORM_BATCH) {
-        nn_batchnorm_backward_ld(&g->bn, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, 0, B, c->train);
-    } else {
-        for (int i = 0; i < B; i++) memset(dhz + (size_t)i * ld, 0, (size_t)dh * sizeof *dhz);
-        nn_layernorm_backward_ld(&g->ln, p, c->h, c->mean, c->rstd, c->dt, dhz, ld, B);
-    }
-    /* [A1; A2]: d[A1; A2] += [dz | dh]^T x, d[b1; b2] += column sums, dx += [dz | dh] [A1; A2] */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ld, din, B, 1.0f, c->dz, ld, x, din, 1.0f,
-                p->dw + g->a1.w, din);
-    nn_rows_sum_into(p->dw + g->a1.b, c->dz, B, ld);
-    if (dx) nn_gemm_xw(B, din, ld, c->dz, p->w + g->a1.w, 1.0f, dx);
+    float scratch[2 * g->d_hidden]; /* VLA: a layer width, small */
+    nn_part one = {0, 1, B, scratch};
+    nn_gamma_backward_part(g, p, c, x, y, dy, dx, B, &one, 0);
+    nn_gamma_backward_part(g, p, c, x, y, dy, dx, B, &one, 1);
 }

@@ -249,17 +249,57 @@ void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params 
     HR_ASSERT(B > 1 && mean && rstd);
     /* column statistics accumulated row by row so that x is read contiguously; two passes (mean, then the
      * centred squares) so that a large mean does not cancel the variance */
-    for (int j = 0; j < d; j++) mean[j] = rstd[j] = 0.0f;
-    bn_colsum(mean, x, B, d);
-    for (int j = 0; j < d; j++) mean[j] /= (float)B;
-    bn_colsumsq(rstd, x, mean, B, d); /* sum of squares for now */
-    for (int j = 0; j < d; j++) {
-        float var = rstd[j] / (float)B;
-        rm[j] = (1.0f - bn->momentum) * rm[j] + bn->momentum * mean[j];
-        rv[j] = (1.0f - bn->momentum) * rv[j] + bn->momentum * rstd[j] / (float)(B - 1);
-        rstd[j] = 1.0f / sqrtf(var + bn->eps);
-    }
+    nn_batchnorm_part_sum(bn, x, B, mean);
+    nn_batchnorm_part_mean(bn, mean, 1, B, mean);
+    nn_batchnorm_part_sumsq(bn, x, B, mean, rstd);
+    nn_batchnorm_part_rstd(bn, state, mean, rstd, 1, B, rstd);
     bn_affine(x, y, g, mean, rstd, be, B, d);
+}
+
+/* ---- a batch in parts ---- */
+
+void nn_batchnorm_part_sum(const nn_batchnorm *bn, const float *x, int Bp, float *sum)
+{
+    for (int j = 0; j < bn->d; j++) sum[j] = 0.0f;
+    bn_colsum(sum, x, Bp, bn->d);
+}
+
+void nn_batchnorm_part_mean(const nn_batchnorm *bn, const float *sums, int nparts, int B, float *mean)
+{
+    const int d = bn->d;
+    for (int j = 0; j < d; j++) {
+        float s = sums[j];
+        for (int q = 1; q < nparts; q++) s += sums[(size_t)q * d + j];
+        mean[j] = s / (float)B;
+    }
+}
+
+void nn_batchnorm_part_sumsq(const nn_batchnorm *bn, const float *x, int Bp, const float *mean, float *ss)
+{
+    for (int j = 0; j < bn->d; j++) ss[j] = 0.0f;
+    bn_colsumsq(ss, x, mean, Bp, bn->d);
+}
+
+void nn_batchnorm_part_rstd(const nn_batchnorm *bn, nn_params *state, const float *mean, const float *ss,
+                            int nparts, int B, float *rstd)
+{
+    const int d = bn->d;
+    for (int j = 0; j < d; j++) {
+        float s = ss[j];
+        for (int q = 1; q < nparts; q++) s += ss[(size_t)q * d + j];
+        if (state) {
+            float *rm = state->w + bn->run_mean, *rv = state->w + bn->run_var;
+            rm[j] = (1.0f - bn->momentum) * rm[j] + bn->momentum * mean[j];
+            rv[j] = (1.0f - bn->momentum) * rv[j] + bn->momentum * s / (float)(B - 1);
+        }
+        rstd[j] = 1.0f / sqrtf(s / (float)B + bn->eps);
+    }
+}
+
+void nn_batchnorm_part_apply(const nn_batchnorm *bn, const nn_params *p, const float *x, float *y,
+                             const float *mean, const float *rstd, int Bp)
+{
+    bn_affine(x, y, p->w + bn->gamma, mean, rstd, p->w + bn->beta, Bp, bn->d);
 }
 
 void nn_batchnorm_backward(const nn_batchnorm *bn, nn_params *p, const float *x, const float *mean,
@@ -272,24 +312,48 @@ void nn_batchnorm_backward_ld(const nn_batchnorm *bn, nn_params *p, const float 
                               const float *rstd, const float *dy, float *dx, int ld, int add, int B, int train)
 {
     const int d = bn->d;
-    const float *g = p->w + bn->gamma;
-    float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
     /* dg = sum_rows dy xh, db = sum_rows dy; in train mode these are also the column sums the dx formula
      * needs: mean_col(g) = gamma db / B, mean_col(g xh) = gamma dg / B (before accumulating into dw). */
-    float sdy[d > 0 ? d : 1], sdyx[d > 0 ? d : 1]; /* VLA: d is a layer width, small */
-    for (int j = 0; j < d; j++) sdy[j] = sdyx[j] = 0.0f;
-    bn_dsums(sdy, sdyx, x, dy, mean, rstd, B, d);
-    for (int j = 0; j < d; j++) {
-        dg[j] += sdyx[j];
-        db[j] += sdy[j];
-    }
+    float sums[d > 0 ? 2 * d : 1]; /* VLA: d is a layer width, small */
+    nn_batchnorm_part_dsums(bn, x, dy, mean, rstd, B, sums);
     if (!train) {
-        bn_dx_eval(dx, ld, add, dy, g, rstd, B, d);
+        float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
+        for (int j = 0; j < d; j++) {
+            dg[j] += sums[d + j];
+            db[j] += sums[j];
+        }
+        bn_dx_eval(dx, ld, add, dy, p->w + bn->gamma, rstd, B, d);
         return;
     }
+    nn_batchnorm_part_backward(bn, p, x, dy, mean, rstd, sums, 1, 0, B, dx, ld, add, B);
+}
+
+void nn_batchnorm_part_dsums(const nn_batchnorm *bn, const float *x, const float *dy, const float *mean,
+                             const float *rstd, int Bp, float *sums)
+{
+    const int d = bn->d;
+    for (int j = 0; j < 2 * d; j++) sums[j] = 0.0f;
+    bn_dsums(sums, sums + d, x, dy, mean, rstd, Bp, d);
+}
+
+void nn_batchnorm_part_backward(const nn_batchnorm *bn, nn_params *p, const float *x, const float *dy,
+                                const float *mean, const float *rstd, const float *sums, int nparts, int part,
+                                int Bp, float *dx, int ld, int add, int B)
+{
+    const int d = bn->d;
+    float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
+    const float *own = sums + (size_t)part * 2 * d;
+    float mdy[d > 0 ? d : 1], mdyx[d > 0 ? d : 1]; /* VLA: d is a layer width, small */
     for (int j = 0; j < d; j++) {
-        sdy[j] /= (float)B;
-        sdyx[j] /= (float)B;
+        dg[j] += own[d + j];
+        db[j] += own[j];
+        float s = sums[j], sx = sums[d + j];
+        for (int q = 1; q < nparts; q++) {
+            s += sums[(size_t)q * 2 * d + j];
+            sx += sums[(size_t)q * 2 * d + d + j];
+        }
+        mdy[j] = s / (float)B;
+        mdyx[j] = sx / (float)B;
     }
-    bn_dx(dx, ld, add, x, dy, g, mean, rstd, sdy, sdyx, B, d);
+    bn_dx(dx, ld, add, x, dy, p->w + bn->gamma, mean, rstd, mdy, mdyx, Bp, d);
 }

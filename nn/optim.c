@@ -48,20 +48,20 @@ void nn_optim_free(nn_optim *o)
     o->m = o->v = NULL;
 }
 
-static void sgd_step(nn_optim *o, nn_params *p, float lr)
+static void sgd_step(nn_optim *o, nn_params *p, float lr, size_t lo, size_t hi)
 {
     const float mu = o->cfg.momentum, wd = o->cfg.weight_decay;
     float *w = p->w, *m = o->m;
     const float *dw = p->dw;
     /* a zero-initialised buffer makes the first step m = g, as PyTorch's clone on first use */
-    for (size_t i = 0; i < p->n; i++) {
+    for (size_t i = lo; i < hi; i++) {
         float g = dw[i] + wd * w[i];
         m[i] = mu * m[i] + g;
         w[i] -= lr * m[i];
     }
 }
 
-static void adam_step(nn_optim *o, nn_params *p, float lr)
+static void adam_step(nn_optim *o, nn_params *p, float lr, size_t lo, size_t hi)
 {
     const float b1 = o->cfg.beta1, b2 = o->cfg.beta2, eps = o->cfg.eps;
     const int decoupled = o->cfg.kind == NN_OPTIM_ADAMW;
@@ -71,14 +71,14 @@ static void adam_step(nn_optim *o, nn_params *p, float lr)
     const float shrink = decoupled ? 1.0f - lr * wd : 1.0f;
     float *w = p->w, *m = o->m, *v = o->v;
     const float *dw = p->dw;
-    size_t i = 0;
+    size_t i = lo;
 #if defined(__SSE__)
     /* four at a time, with the scalar loop's operations in its order (so the same bits): GCC does not
      * vectorise that loop at -O2, sqrtf being a libm call that may set errno */
     const __m128 vb1 = _mm_set1_ps(b1), vb2 = _mm_set1_ps(b2), va1 = _mm_set1_ps(1.0f - b1),
                  va2 = _mm_set1_ps(1.0f - b2), vwd = _mm_set1_ps(wd), vshrink = _mm_set1_ps(shrink),
                  vstep = _mm_set1_ps(step), vinv = _mm_set1_ps(inv_sqrt_bc2), veps = _mm_set1_ps(eps);
-    for (; i + 4 <= p->n; i += 4) {
+    for (; i + 4 <= hi; i += 4) {
         __m128 wi = _mm_loadu_ps(w + i), g = _mm_loadu_ps(dw + i);
         if (!decoupled) g = _mm_add_ps(g, _mm_mul_ps(vwd, wi));
         wi = _mm_mul_ps(wi, vshrink);
@@ -91,7 +91,7 @@ static void adam_step(nn_optim *o, nn_params *p, float lr)
         _mm_storeu_ps(v + i, vi);
     }
 #endif
-    for (; i < p->n; i++) {
+    for (; i < hi; i++) {
         float g = decoupled ? dw[i] : dw[i] + wd * w[i];
         w[i] *= shrink;
         m[i] = b1 * m[i] + (1.0f - b1) * g;
@@ -102,12 +102,22 @@ static void adam_step(nn_optim *o, nn_params *p, float lr)
 
 void nn_optim_step(nn_optim *o, nn_params *p, float lr)
 {
-    HR_ASSERT(o->n == p->n);
+    nn_optim_next(o);
+    nn_optim_update(o, p, lr, 0, p->n);
+}
+
+void nn_optim_next(nn_optim *o)
+{
     o->step++;
+}
+
+void nn_optim_update(nn_optim *o, nn_params *p, float lr, size_t lo, size_t hi)
+{
+    HR_ASSERT(o->n == p->n && lo <= hi && hi <= p->n);
     if (o->cfg.kind == NN_OPTIM_SGD)
-        sgd_step(o, p, lr);
+        sgd_step(o, p, lr, lo, hi);
     else
-        adam_step(o, p, lr);
+        adam_step(o, p, lr, lo, hi);
 }
 
 float nn_grad_clip(nn_params *p, float max_norm)

@@ -81,6 +81,51 @@ Test(core, parallel_for_covers_each_index_once)
     }
 }
 
+/* A team job: every member writes its round number, waits, and checks every other member's; a second
+ * barrier keeps the next round's writes out of this round's reads. */
+typedef struct team_job {
+    int slots[4];
+    int runs[4];
+    int rounds;
+    int bad; /* written by a member only when it sees a wrong value: any nonzero value fails */
+} team_job;
+
+static hr_team *test_team;
+
+static void team_rounds(void *ctx, int tid, int n)
+{
+    team_job *j = ctx;
+    j->runs[tid]++;
+    for (int r = 1; r <= j->rounds; r++) {
+        j->slots[tid] = r;
+        hr_team_barrier(test_team);
+        for (int k = 0; k < n; k++)
+            if (j->slots[k] != r) j->bad = 1;
+        hr_team_barrier(test_team);
+    }
+}
+
+Test(core, team_runs_each_member_once_per_run_and_barriers_separate_phases)
+{
+    for (int n = 1; n <= 3; n++) {
+        cr_assert_eq(hr_team_create(n, &test_team), HR_OK);
+        cr_assert_eq(hr_team_size(test_team), n);
+        team_job j = {{0}, {0}, 200, 0};
+        for (int run = 0; run < 20; run++) hr_team_run(test_team, team_rounds, &j);
+        cr_assert_eq(j.bad, 0, "team of %d: a member read a slot before its round's barrier", n);
+        for (int t = 0; t < n; t++) cr_assert_eq(j.runs[t], 20, "team of %d: member %d ran %d times", n, t, j.runs[t]);
+        for (int t = n; t < 4; t++) cr_assert_eq(j.runs[t], 0);
+        hr_team_free(test_team);
+    }
+    /* no team: the caller alone, inline */
+    test_team = NULL;
+    team_job j = {{0}, {0}, 3, 0};
+    hr_team_run(NULL, team_rounds, &j);
+    cr_assert_eq(j.runs[0], 1);
+    cr_assert_eq(j.slots[0], 3);
+    hr_team_free(NULL);
+}
+
 Test(core, atomic_write_replaces_and_reads_back)
 {
     char path[] = "/tmp/heurist_core_XXXXXX";

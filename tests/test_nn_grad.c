@@ -546,3 +546,80 @@ Test(nn_grad, single_row_inference_matches_batch)
     nn_gamma_cache_free(&single);
     op_free(&o);
 }
+
+/* ---- a batch in parts (nn_gamma_forward_part / _backward_part) equals the whole batch ----
+ * 10 rows cut 3 / 3 / 4, the phases run part by part as a team's threads would between barriers:
+ * outputs, input gradients, parameter gradients (each part's own block, added in part order) and the
+ * running statistics (written by part 0) agree with one pass over the 10 rows to float rounding. */
+static void check_gamma_parts(nn_norm_kind norm)
+{
+    enum { B = 10, NP = 3, DIN = 5, DH = 8, DOUT = 6 };
+    op o = {0};
+    nn_gamma_layout(&o.g, &o.p, &o.state, "g", DIN, DH, DOUT, norm, 0.0f);
+    op_params_ready(&o, 13);
+    nn_gamma_reset(&o.g, &o.p, &o.state, &o.rng);
+    for (size_t i = 0; i < o.p.n; i++) o.p.w[i] += 0.1f * hr_rng_normal(&o.rng); /* gamma != 1, beta != 0 */
+    float *x = randn(&o.rng, B * DIN, 2.0f), *dy = randn(&o.rng, B * DOUT, 1.0f);
+    for (int i = 0; i < B * DIN; i++) x[i] += 1.5f; /* a mean far from 0, as after a ReLU */
+    const size_t ns = o.state.n;
+    float *state0 = malloc(ns * sizeof *state0);
+    memcpy(state0, o.state.w, ns * sizeof *state0);
+
+    /* the whole batch */
+    nn_gamma_cache whole;
+    cr_assert_eq(nn_gamma_cache_init(&whole, &o.g, B), HR_OK);
+    float y[B * DOUT], dx[B * DIN] = {0};
+    nn_params_zero_grad(&o.p);
+    nn_gamma_forward(&o.g, &o.p, &o.state, &whole, x, y, B, 1, NULL);
+    nn_gamma_backward(&o.g, &o.p, &whole, x, y, dy, dx, B);
+    float *state_whole = malloc(ns * sizeof *state_whole);
+    memcpy(state_whole, o.state.w, ns * sizeof *state_whole);
+
+    /* in parts */
+    memcpy(o.state.w, state0, ns * sizeof *state0);
+    const int start[NP + 1] = {0, 3, 6, 10};
+    nn_gamma_cache pc[NP];
+    nn_params pp[NP];
+    float *pdw = calloc((size_t)NP * o.p.n, sizeof *pdw);
+    float fwd_scratch[2 * NP * DH], bwd_scratch[2 * NP * DH];
+    float yp[B * DOUT], dxp[B * DIN] = {0};
+    for (int q = 0; q < NP; q++) {
+        cr_assert_eq(nn_gamma_cache_init(&pc[q], &o.g, start[q + 1] - start[q]), HR_OK);
+        pp[q] = o.p;
+        pp[q].dw = pdw + (size_t)q * o.p.n;
+    }
+    for (int phase = 0; phase < 3; phase++)
+        for (int q = 0; q < NP; q++) {
+            nn_part part = {q, NP, B, fwd_scratch};
+            nn_gamma_forward_part(&o.g, &o.p, q ? NULL : &o.state, &pc[q], x + start[q] * DIN, yp + start[q] * DOUT,
+                                  start[q + 1] - start[q], 1, NULL, &part, phase);
+        }
+    for (int phase = 0; phase < 2; phase++)
+        for (int q = 0; q < NP; q++) {
+            nn_part part = {q, NP, B, bwd_scratch};
+            nn_gamma_backward_part(&o.g, &pp[q], &pc[q], x + start[q] * DIN, yp + start[q] * DOUT,
+                                   dy + start[q] * DOUT, dxp + start[q] * DIN, start[q + 1] - start[q], &part, phase);
+        }
+    for (int i = 0; i < B * DOUT; i++) cr_expect_float_eq(yp[i], y[i], 1e-5, "y[%d]", i);
+    for (int i = 0; i < B * DIN; i++) cr_expect_float_eq(dxp[i], dx[i], 1e-5, "dx[%d]", i);
+    for (size_t i = 0; i < o.p.n; i++) {
+        float g = 0.0f;
+        for (int q = 0; q < NP; q++) g += pdw[(size_t)q * o.p.n + i];
+        cr_expect_float_eq(g, o.p.dw[i], 1e-5 * (1.0f + fabsf(o.p.dw[i])), "dw[%zu]: %g vs %g", i, (double)g,
+                           (double)o.p.dw[i]);
+    }
+    for (size_t i = 0; i < ns; i++) cr_expect_float_eq(o.state.w[i], state_whole[i], 1e-5, "state[%zu]", i);
+    if (norm == NN_NORM_BATCH) /* the check can fail: the statistics moved */
+        cr_assert(memcmp(o.state.w, state0, ns * sizeof *state0) != 0);
+    for (int q = 0; q < NP; q++) nn_gamma_cache_free(&pc[q]);
+    nn_gamma_cache_free(&whole);
+    free(pdw);
+    free(state0);
+    free(state_whole);
+    free(x);
+    free(dy);
+    op_free(&o);
+}
+
+Test(nn_grad, gamma_block_batchnorm_in_parts_equals_whole_batch) { check_gamma_parts(NN_NORM_BATCH); }
+Test(nn_grad, gamma_block_layernorm_in_parts_equals_whole_batch) { check_gamma_parts(NN_NORM_LAYER); }
