@@ -51,6 +51,7 @@ typedef struct reformer_cfg {
     int hidden, depth, expand;
     float dropout, tau, app_weight, app_beta;
     int input_log, input_ple, input_bins, app_combine, app_eff;
+    int batch_parts;
     nn_norm_kind norm;
     data_label_kind label;
 } reformer_cfg;
@@ -72,7 +73,8 @@ static int parse_norm(const char *s, nn_norm_kind *k)
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
     static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
-                                      "input_bins", "applicability", "combine", "combine_weight", "app_target"};
+                                      "input_bins", "applicability", "combine", "combine_weight", "app_target",
+                                      "batch_parts"};
     const char *known[32];
     int n = 0;
     for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
@@ -105,6 +107,10 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     o->input_ple = strcmp(input, "ple") == 0;
     o->input_log = o->input_ple || strcmp(input, "log") == 0;
     if (!rc) rc = train_cfg_int(c, "input_bins", 32, 2, 4096, &o->input_bins);
+    if (!rc) rc = train_cfg_int(c, "batch_parts", 1, 1, REFORMER_MAX_PARTS, &o->batch_parts);
+    if (!rc && o->batch_parts > o->train.batch_size / 2)
+        rc = hr_error(HR_EINVAL, "--config: batch_parts %d: at most batch_size / 2 (%d)", o->batch_parts,
+                      o->train.batch_size / 2);
     const char *label = train_cfg_str(c, "label", "softmax");
     if (!rc && data_label_kind_parse(label, &o->label))
         rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
@@ -264,6 +270,15 @@ typedef struct reformer_fit {
     float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
     float *logits, *prob, *y, *dlogits;  /* (cap, K) */
     float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
+    /* a training batch in parts (batch_parts > 1), see fit_batch_parts */
+    int nparts;
+    hr_team *team;                       /* min(threads, nparts) members; NULL for one thread */
+    nn_gamma_cache pcache[REFORMER_MAX_PARTS][REFORMER_MAX_DEPTH]; /* parts 1..: their caches (0 uses cache) */
+    nn_params pp[REFORMER_MAX_PARTS];    /* part q's view: the shared w, its own dw (part 0: the model's) */
+    float *pdw;                          /* (nparts - 1, n params): dw of parts 1.. */
+    float *scratch;                      /* (2 depth, 2 nparts expand): per block, forward then backward */
+    hr_rng prng[REFORMER_MAX_PARTS];     /* dropout streams of the parts, drawn per batch */
+    float ploss[REFORMER_MAX_PARTS];
 } reformer_fit;
 
 static void fit_set_free(fit_set *s)
@@ -359,10 +374,16 @@ static void fit_free(reformer_fit *f)
     free(f->aprob);
     free(f->ay);
     free(f->dalogits);
+    for (int q = 1; q < f->nparts; q++)
+        for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->pcache[q][l]);
+    free(f->pdw);
+    free(f->scratch);
+    hr_team_free(f->team);
 }
 
 /* train_in (n_train, n_in): the training rows' inputs, owned by f from here on (freed on failure). */
-static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, float *train_in, int cap)
+static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, float *train_in, int cap, int batch,
+                    int nparts, int threads)
 {
     memset(f, 0, sizeof *f);
     f->r = r;
@@ -385,6 +406,22 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, flo
         (!(f->alogits = hr_calloc(c * K, sizeof(float))) || !(f->aprob = hr_calloc(c * K, sizeof(float))) ||
          !(f->ay = hr_calloc(c * K, sizeof(float))) || !(f->dalogits = hr_calloc(c * K, sizeof(float)))))
         rc = HR_ENOMEM;
+    if (!rc && nparts > 1) {
+        /* parts 1.. get caches for their rows and gradient blocks of their own; part 0 uses the model's */
+        f->nparts = nparts;
+        const int part_cap = batch / nparts + 1;
+        for (int q = 1; q < nparts && !rc; q++)
+            for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->pcache[q][l], &r->blocks[l], part_cap);
+        if (!rc && (!(f->pdw = hr_calloc((size_t)(nparts - 1) * r->p.n, sizeof(float))) ||
+                    !(f->scratch = hr_calloc((size_t)4 * r->depth * nparts * r->expand, sizeof(float)))))
+            rc = HR_ENOMEM;
+        for (int q = 0; q < nparts && !rc; q++) {
+            f->pp[q] = r->p;
+            if (q) f->pp[q].dw = f->pdw + (size_t)(q - 1) * r->p.n;
+        }
+        threads = hr_threads_resolve(threads);
+        if (!rc && threads > 1) rc = hr_team_create(threads < nparts ? threads : nparts, &f->team);
+    }
     if (rc) fit_free(f);
     return rc;
 }
@@ -420,11 +457,164 @@ static float fit_loss(reformer_fit *f, int n)
     return loss;
 }
 
+/* ---- a training batch in parts ----
+ * With batch_parts P > 1 the batch's rows are cut into P contiguous parts, which go through the forward
+ * and backward passes side by side, on min(threads, P) threads. BatchNorm's statistics still cover the
+ * whole batch: a block's passes run in phases, and between them every part adds its column sums in part
+ * order (nn_gamma_forward_part). Each part accumulates its parameter gradients into its own block (part 0
+ * into the model's), and the blocks are added in part order. Every sum therefore has an order fixed by P
+ * alone, so the model depends on batch_parts and not on the thread count; P = 1 is the single pass of
+ * fit_batch below. */
+
+typedef struct part_job {
+    reformer_fit *f;
+    const int *pos;
+    int n;
+} part_job;
+
+static void part_rows(int n, int nparts, int q, int *start, int *len)
+{
+    *start = (int)((long)n * q / nparts);
+    *len = (int)((long)n * (q + 1) / nparts) - *start;
+}
+
+static nn_gamma_cache *part_cache(reformer_fit *f, int q, int l)
+{
+    return q ? &f->pcache[q][l] : &f->cache[l];
+}
+
+/* block l's shared scratch: forward (back = 0) or backward */
+static float *part_scratch(const reformer_fit *f, int l, int back)
+{
+    return f->scratch + (size_t)(2 * l + back) * 2 * f->nparts * f->r->expand;
+}
+
+/* the inputs and targets of part q's rows */
+static void part_gather(reformer_fit *f, const int *pos, int s0, int m)
+{
+    reformer *r = f->r;
+    const fit_set *s = &f->train;
+    const int nf = r->n_in, K = r->base.n_kernels;
+    for (int i = s0; i < s0 + m; i++)
+        memcpy(f->act[0] + (size_t)i * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
+    memset(f->y + (size_t)s0 * K, 0, (size_t)m * K * sizeof *f->y);
+    for (int i = s0; i < s0 + m; i++)
+        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[(size_t)i * K + s->kern[e]] = s->y[e];
+    if (r->app_weight > 0.0f) {
+        memset(f->ay + (size_t)s0 * K, 0, (size_t)m * K * sizeof *f->ay);
+        for (int i = s0; i < s0 + m; i++)
+            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->ay[(size_t)i * K + s->kern[e]] = s->ay[e];
+    }
+}
+
+/* part q's heads: logits, its share of the loss, and the gradients down to dact[L] */
+static void part_heads(reformer_fit *f, int q, int s0, int m, int n)
+{
+    reformer *r = f->r;
+    const int K = r->base.n_kernels, L = r->depth, H = r->hidden;
+    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    const float share = (float)m / (float)n; /* the losses are means over m rows; the batch's over n */
+    nn_linear_forward(&r->head, &r->p, f->act[L] + oH, f->logits + oK, m);
+    float loss = nn_xent_forward(f->logits + oK, f->y + oK, f->prob + oK, m, K);
+    memset(f->dlogits + oK, 0, (size_t)m * K * sizeof *f->dlogits);
+    nn_xent_backward(f->prob + oK, f->y + oK, f->dlogits + oK, m, K, share);
+    memset(f->dact[L] + oH, 0, (size_t)m * H * sizeof(float));
+    nn_linear_backward(&r->head, &f->pp[q], f->act[L] + oH, f->dlogits + oK, f->dact[L] + oH, m);
+    if (r->app_weight > 0.0f) {
+        nn_linear_forward(&r->app, &r->p, f->act[L] + oH, f->alogits + oK, m);
+        loss += r->app_weight * nn_bce_logits_forward(f->alogits + oK, f->ay + oK, f->aprob + oK, m, K);
+        memset(f->dalogits + oK, 0, (size_t)m * K * sizeof *f->dalogits);
+        nn_bce_logits_backward(f->aprob + oK, f->ay + oK, f->dalogits + oK, m, K, r->app_weight * share);
+        nn_linear_backward(&r->app, &f->pp[q], f->act[L] + oH, f->dalogits + oK, f->dact[L] + oH, m);
+    }
+    f->ploss[q] = loss;
+}
+
+/* one thread's share of the step: parts tid, tid + T, ... */
+static void part_step(void *ctx, int tid, int T)
+{
+    part_job *j = ctx;
+    reformer_fit *f = j->f;
+    reformer *r = f->r;
+    const int P = f->nparts, L = r->depth, H = r->hidden, n = j->n;
+    int s0, m;
+    for (int q = tid; q < P; q += T) {
+        part_rows(n, P, q, &s0, &m);
+        if (q) memset(f->pp[q].dw, 0, f->pp[q].n * sizeof(float));
+        part_gather(f, j->pos, s0, m);
+    }
+    for (int l = 0; l < L; l++) {
+        const int win = l ? H : r->n_in;
+        for (int phase = 0; phase < 3; phase++) {
+            for (int q = tid; q < P; q += T) {
+                part_rows(n, P, q, &s0, &m);
+                nn_part part = {q, P, n, part_scratch(f, l, 0)};
+                nn_gamma_forward_part(&r->blocks[l], &r->p, q ? NULL : &r->state, part_cache(f, q, l),
+                                      f->act[l] + (size_t)s0 * win, f->act[l + 1] + (size_t)s0 * H, m, 1,
+                                      &f->prng[q], &part, phase);
+            }
+            if (phase < 2) hr_team_barrier(f->team);
+        }
+    }
+    for (int q = tid; q < P; q += T) {
+        part_rows(n, P, q, &s0, &m);
+        part_heads(f, q, s0, m, n);
+    }
+    for (int l = L - 1; l >= 0; l--) {
+        const int win = l ? H : r->n_in;
+        for (int phase = 0; phase < 2; phase++) {
+            for (int q = tid; q < P; q += T) {
+                part_rows(n, P, q, &s0, &m);
+                nn_part part = {q, P, n, part_scratch(f, l, 1)};
+                float *dx = l ? f->dact[l] + (size_t)s0 * H : NULL;
+                if (phase == 0 && dx) memset(dx, 0, (size_t)m * H * sizeof(float));
+                nn_gamma_backward_part(&r->blocks[l], &f->pp[q], part_cache(f, q, l), f->act[l] + (size_t)s0 * win,
+                                       f->act[l + 1] + (size_t)s0 * H, f->dact[l + 1] + (size_t)s0 * H, dx, m,
+                                       &part, phase);
+            }
+            if (phase == 0) hr_team_barrier(f->team);
+        }
+    }
+}
+
+/* the model's dw += the other parts' blocks, in part order; thread tid takes a fixed slice */
+static void part_reduce(void *ctx, int tid, int T)
+{
+    reformer_fit *f = ((part_job *)ctx)->f;
+    const size_t np = f->r->p.n, lo = np * (size_t)tid / (size_t)T, hi = np * (size_t)(tid + 1) / (size_t)T;
+    float *dw = f->r->p.dw;
+    for (int q = 1; q < f->nparts; q++) {
+        const float *src = f->pp[q].dw;
+        for (size_t i = lo; i < hi; i++) dw[i] += src[i];
+    }
+}
+
+static int fit_batch_parts(reformer_fit *f, const int *pos, int n, hr_rng *rng, float *loss)
+{
+    HR_ASSERT(n <= f->cap);
+    if (f->r->dropout > 0.0f) {
+        uint64_t seed = hr_rng_next(rng);
+        for (int q = 0; q < f->nparts; q++) hr_rng_derive(&f->prng[q], seed, (uint64_t)q);
+    }
+    part_job j = {f, pos, n};
+    hr_team_run(f->team, part_step, &j);
+    hr_team_run(f->team, part_reduce, &j);
+    float sum = 0.0f;
+    for (int q = 0; q < f->nparts; q++) {
+        int s0, m;
+        part_rows(n, f->nparts, q, &s0, &m);
+        sum += f->ploss[q] * ((float)m / (float)n);
+    }
+    *loss = sum;
+    return HR_OK;
+}
+
 static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
 {
     reformer_fit *f = ctx;
     reformer *r = f->r;
     const int K = r->base.n_kernels, L = r->depth;
+    if (f->nparts > 1 && n >= 2 * f->nparts) return fit_batch_parts(f, pos, n, rng, loss);
     fit_forward(f, &f->train, pos, n, 1, rng);
     *loss = fit_loss(f, n);
     memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
@@ -528,11 +718,16 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     o.resume = ctx->resume;
     reformer_fit fit;
     int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
-    if ((rc = fit_init(&fit, r, d, train_in, cap))) goto fail;
+    if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;
+    /* the parts' own threads do the parallel work: OpenBLAS keeps one thread inside them */
+    const int blas_threads = hr_blas_threads();
+    if (fit.team) hr_blas_set_threads(1);
+    o.team = fit.team;
     train_ops ops = {fit_batch, fit_evaluate};
     train_result res;
     /* positions into the prepared sets: the shuffle permutes them exactly as it would the rows */
     rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
+    if (fit.team) hr_blas_set_threads(blas_threads);
     fit_free(&fit);
     for (int i = 0; !rc && i < res.n_curve; i++) {
         const train_epoch *e = &res.curve[i];

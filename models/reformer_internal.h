@@ -10,6 +10,7 @@
 #define REFORMER_VERSION 3 /* 2: the applicability head; 3: the "ple" input */
 #define REFORMER_MAX_DEPTH 16
 #define REFORMER_EVAL_CHUNK 1024
+#define REFORMER_MAX_PARTS 8 /* batch_parts */
 
 typedef struct reformer {
     model base;

@@ -79,6 +79,8 @@ static void fixture_free(fixture *f)
     free(f->test);
 }
 
+static int train_threads = 1; /* model_ctx.threads of train_family */
+
 static model *train_family(const fixture *f, const char *family, const char *config, uint64_t seed,
                            const char *checkpoint, int resume, const hr_log *log)
 {
@@ -88,7 +90,7 @@ static model *train_family(const fixture *f, const char *family, const char *con
     cr_assert(cfg);
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f->sel, NULL, f->X, f->nf, f->train, f->n_train, f->valid, f->n_valid};
-    model_ctx ctx = {seed, 1, log ? log : &silent, cfg, checkpoint, resume, NULL};
+    model_ctx ctx = {seed, train_threads, log ? log : &silent, cfg, checkpoint, resume, NULL};
     model *m = NULL;
     int rc = fam->train(&d, &ctx, &m);
     cJSON_Delete(cfg);
@@ -229,6 +231,57 @@ Test(models_reformer, same_seed_is_bit_identical_across_blas_threads, .timeout =
     model_free(a);
     model_free(b);
     model_free(c);
+    fixture_free(&f);
+}
+
+/* "batch_parts": a batch's parts go through the passes on up to that many threads, with BatchNorm's
+ * statistics and the gradients summed in part order, so the model is the same bit for bit at 1, 2 or 3
+ * threads (3 threads on 2 parts start 2). Dropout draws per part; a part count of 3 does not divide the
+ * batch of 64; layer norm has no statistics to share. With SGD (updates proportional to the gradients)
+ * two parts stay within float rounding of one pass. */
+Test(models_reformer, batch_parts_are_bit_identical_across_threads, .timeout = 240)
+{
+    fixture f = fixture_load(400000);
+    const char *cfgs[] = {
+        "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"dropout\": 0.1, \"batch_parts\": 2}",
+        "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"batch_parts\": 3, \"input\": \"ple\","
+        " \"input_bins\": 8}",
+        "{\"epochs\": 2, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"batch_parts\": 3, \"norm\": \"layer\","
+        " \"applicability\": 0}",
+    };
+    for (size_t c = 0; c < sizeof cfgs / sizeof *cfgs; c++) {
+        float *s[3];
+        model *m[3];
+        for (int t = 0; t < 3; t++) {
+            train_threads = t + 1;
+            m[t] = train_family(&f, "reformer", cfgs[c], 5, NULL, 0, NULL);
+            s[t] = scores_of(m[t], &f, f.test, f.n_test);
+        }
+        train_threads = 1;
+        size_t bytes = (size_t)f.n_test * m[0]->n_kernels * sizeof **s;
+        cr_assert(memcmp(s[0], s[1], bytes) == 0, "%s: 1 vs 2 threads: different models", cfgs[c]);
+        cr_assert(memcmp(s[0], s[2], bytes) == 0, "%s: 1 vs 3 threads: different models", cfgs[c]);
+        for (int t = 0; t < 3; t++) {
+            free(s[t]);
+            model_free(m[t]);
+        }
+    }
+    const char *sgd[] = {"{\"epochs\": 1, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"optimizer\": \"sgd\","
+                         " \"lr\": 0.01}",
+                         "{\"epochs\": 1, \"batch_size\": 64, \"hidden\": 32, \"expand\": 24, \"optimizer\": \"sgd\","
+                         " \"lr\": 0.01, \"batch_parts\": 2}"};
+    train_threads = 2;
+    model *one = train_family(&f, "reformer", sgd[0], 5, NULL, 0, NULL);
+    model *two = train_family(&f, "reformer", sgd[1], 5, NULL, 0, NULL);
+    train_threads = 1;
+    float *s1 = scores_of(one, &f, f.test, f.n_test), *s2 = scores_of(two, &f, f.test, f.n_test);
+    double worst = 0.0;
+    for (size_t i = 0; i < (size_t)f.n_test * one->n_kernels; i++) worst = fmax(worst, fabs(s1[i] - s2[i]));
+    cr_assert(worst < 1e-3, "1 vs 2 parts under SGD: scores differ by %g", worst);
+    free(s1);
+    free(s2);
+    model_free(one);
+    model_free(two);
     fixture_free(&f);
 }
 
@@ -417,7 +470,8 @@ Test(models_reformer, config_is_validated)
                          "{\"label\": \"fastest\"}", "{\"dropout\": 1.5}", "{\"batch_size\": 1}", "{\"hidden\": 2.5}",
                          "{\"applicability\": -1}", "{\"combine\": \"sum\"}", "{\"combine_weight\": -1}",
                          "{\"app_target\": \"fastest\"}", "{\"input\": \"bins\"}", "{\"input_bins\": 1}",
-                         "{\"input\": \"ple\", \"input_bins\": 5000}"};
+                         "{\"input\": \"ple\", \"input_bins\": 5000}", "{\"batch_parts\": 0}", "{\"batch_parts\": 9}",
+                         "{\"batch_size\": 8, \"batch_parts\": 5}"};
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

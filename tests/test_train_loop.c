@@ -43,11 +43,13 @@ static int toy_evaluate(void *ctx, const int *rows, int n, float *loss, float *m
     return HR_OK;
 }
 
-static void toy_init(toy *t, const float *script, int epochs)
+/* extra: parameters beyond the linear layer's, with no gradient (AdamW only decays them) */
+static void toy_init_extra(toy *t, const float *script, int epochs, int extra)
 {
     memset(t, 0, sizeof *t);
     nn_params_init(&t->p);
     nn_linear_layout(&t->lin, &t->p, "lin", 4, 1);
+    if (extra) nn_params_add(&t->p, "unused", (size_t)extra);
     cr_assert_eq(nn_params_alloc(&t->p), HR_OK);
     hr_rng r;
     hr_rng_seed(&r, 3);
@@ -58,6 +60,11 @@ static void toy_init(toy *t, const float *script, int epochs)
     }
     t->script = script;
     t->saved = calloc((size_t)epochs * t->p.n, sizeof(float));
+}
+
+static void toy_init(toy *t, const float *script, int epochs)
+{
+    toy_init_extra(t, script, epochs, 0);
 }
 
 Test(train_loop, early_stopping_restores_the_best_epoch)
@@ -109,6 +116,41 @@ Test(train_loop, same_seed_same_parameters_and_bad_options_refused)
         free(t.saved);
     }
     cr_assert(memcmp(w[0], w[1], 5 * sizeof(float)) == 0);
+}
+
+/* The loop's passes over all parameters (zeroing, the Adam update) on a team of 2 or 3 threads give the
+ * parameters of the caller alone, bit for bit (37 parameters: uneven slices, an empty one at 3 threads). */
+Test(train_loop, team_passes_give_the_same_parameters)
+{
+    const float script[] = {3, 2, 1};
+    float *w[3];
+    for (int k = 0; k < 3; k++) {
+        toy t;
+        toy_init_extra(&t, script, 3, 32);
+        hr_rng r;
+        hr_rng_seed(&r, 3);
+        for (size_t i = 0; i < t.p.n; i++) t.p.w[i] = hr_rng_normal(&r);
+        int rows[64];
+        for (int i = 0; i < 64; i++) rows[i] = i;
+        train_opts o = train_opts_defaults();
+        o.epochs = 3;
+        o.batch_size = 8;
+        o.seed = 42;
+        o.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
+        if (k) cr_assert_eq(hr_team_create(k + 1, &o.team), HR_OK);
+        train_result res;
+        cr_assert_eq(train_run(&(train_ops){toy_batch, toy_evaluate}, &t, &t.p, NULL, rows, 64, rows, 4, &o, &res), HR_OK);
+        cr_assert_eq(t.p.n, 37);
+        w[k] = malloc(t.p.n * sizeof(float));
+        memcpy(w[k], t.p.w, t.p.n * sizeof(float));
+        train_result_free(&res);
+        hr_team_free(o.team);
+        nn_params_free(&t.p);
+        free(t.saved);
+    }
+    cr_assert(memcmp(w[0], w[1], 37 * sizeof(float)) == 0, "2 threads changed the parameters");
+    cr_assert(memcmp(w[0], w[2], 37 * sizeof(float)) == 0, "3 threads changed the parameters");
+    for (int k = 0; k < 3; k++) free(w[k]);
 }
 
 Test(train_loop, schedule_warms_up_then_decays_to_the_floor)

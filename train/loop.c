@@ -54,6 +54,25 @@ static void snapshot(float *dst_w, float *dst_s, const nn_params *params, const 
     if (state && state->n) memcpy(dst_s, state->w, state->n * sizeof *dst_s);
 }
 
+/* A pass over all parameters cut into one fixed slice per team member. Slices start at multiples of 16
+ * values, so vector and scalar code meet each value as in one pass (nn_optim_update). */
+typedef struct param_pass {
+    nn_params *params;
+    nn_optim *optim;
+    float lr;
+    int update; /* 0: zero the gradients; 1: the optimizer update */
+} param_pass;
+
+static void param_pass_run(void *ctx, int tid, int T)
+{
+    param_pass *pp = ctx;
+    const size_t n = pp->params->n;
+    size_t lo = n * (size_t)tid / (size_t)T & ~(size_t)15, hi = n * (size_t)(tid + 1) / (size_t)T & ~(size_t)15;
+    if (tid == T - 1) hi = n;
+    if (pp->update) nn_optim_update(pp->optim, pp->params, pp->lr, lo, hi);
+    else if (pp->params->dw) memset(pp->params->dw + lo, 0, (hi - lo) * sizeof(float));
+}
+
 /* One epoch of optimizer steps over a fresh shuffle of rows; *loss = mean batch loss. */
 static int run_epoch(const train_ops *ops, void *model, nn_params *params, nn_optim *optim,
                      const nn_lr_schedule *sched, const train_opts *o, int *order, const int *rows, int n_rows,
@@ -64,7 +83,8 @@ static int run_epoch(const train_ops *ops, void *model, nn_params *params, nn_op
     double sum = 0.0;
     for (long s = 0; s < steps; s++) {
         float l = 0.0f;
-        nn_params_zero_grad(params);
+        param_pass pass = {params, optim, 0.0f, 0};
+        hr_team_run(o->team, param_pass_run, &pass);
         int rc = ops->batch(model, order + (size_t)s * bs, bs, rng, &l);
         if (rc) return rc;
         if (!isfinite(l))
@@ -72,7 +92,10 @@ static int run_epoch(const train_ops *ops, void *model, nn_params *params, nn_op
                             optim->step);
         if (o->clip > 0.0f) nn_grad_clip(params, o->clip);
         *lr_out = nn_lr_at(sched, optim->step);
-        nn_optim_step(optim, params, *lr_out);
+        nn_optim_next(optim);
+        pass.lr = *lr_out;
+        pass.update = 1;
+        hr_team_run(o->team, param_pass_run, &pass);
         sum += l;
     }
     *loss = (float)(sum / (double)steps);

@@ -56,6 +56,8 @@ typedef struct train_opts {
     const char *metric_name; /* name of evaluate's metric in progress lines ("top1") */
     const char *checkpoint;/* HDF5 checkpoint path (NULL: none) */
     int resume;            /* continue from `checkpoint` when it exists */
+    hr_team *team;         /* threads for the step's passes over all parameters (zeroing, the optimizer
+                            * update), each on fixed slices: the same bits as one thread. NULL: the caller */
 } train_opts;
 
 /* Defaults: 30 epochs, batch 256, patience 0, Adam lr 1e-3, cosine to 0, 1 warm-up epoch, no clip. */
