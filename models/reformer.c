@@ -107,7 +107,9 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     o->input_ple = strcmp(input, "ple") == 0;
     o->input_log = o->input_ple || strcmp(input, "log") == 0;
     if (!rc) rc = train_cfg_int(c, "input_bins", 32, 2, 4096, &o->input_bins);
-    if (!rc) rc = train_cfg_int(c, "batch_parts", 1, 1, REFORMER_MAX_PARTS, &o->batch_parts);
+    /* two parts by default: a second core trains ~1.6x faster, one core ~5% slower (docs/BENCHMARKS.md) */
+    if (!rc) rc = train_cfg_int(c, "batch_parts", o->train.batch_size >= 4 ? 2 : 1, 1, REFORMER_MAX_PARTS,
+                                &o->batch_parts);
     if (!rc && o->batch_parts > o->train.batch_size / 2)
         rc = hr_error(HR_EINVAL, "--config: batch_parts %d: at most batch_size / 2 (%d)", o->batch_parts,
                       o->train.batch_size / 2);
