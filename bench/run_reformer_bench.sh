@@ -8,7 +8,9 @@
 # REPEATS: each measurement is repeated and the best (lowest time) kept, per side (default 3): the machine is
 # shared, so the best of several runs is the least disturbed one. TRANSFORMER_ROWS: training rows for the
 # Gamma vs transformer table (default 30000; the transformer's epoch is ~20x the Reformer's).
-# Environment: THREADS (default "1 2") thread counts of the training rows; INFER=0 / TABLE1=0 skip the
+# Environment: THREADS (default "1 2") thread counts of the training rows (heurist with "batch_parts" equal to
+# the thread count unless CFG sets it; PyTorch at more than one thread both ways, its OpenMP threads or
+# OpenBLAS's, its faster kept); INFER=0 / TABLE1=0 skip the
 # inference timing / the Gamma vs transformer table; TEPOCHS (default 8) epochs of that table. CFG (heurist's
 # --config, default {}) and TORCH_ARGS (the same options for bench/reformer_torch.py) time another configuration,
 # e.g. CFG='{"input":"ple","hidden":128,"expand":128,"dropout":0.1}' TORCH_ARGS="--ple 32 --hidden 128 --expand 128 --dropout 0.1".
@@ -35,15 +37,29 @@ echo "# uptime: $(uptime)" | tee -a "$RES"
 "$BUILD/bench_reformer" export "$DATA" "$OUT" 0.2 0
 
 for threads in ${THREADS-1 2}; do
+    # heurist cuts each batch into as many parts as it has threads ("batch_parts", unless CFG sets it): the
+    # parts change the order of float sums, not the model, its batch or its optimizer
+    hcfg=$CFG
+    case $CFG in
+    *batch_parts*) ;;
+    '{}') hcfg="{\"batch_parts\":$threads}" ;;
+    *) hcfg="{\"batch_parts\":$threads,${CFG#\{}" ;;
+    esac
     for rep in $(seq "$REPEATS"); do
         # alternate the two sides so that a load spike hits both alike
-        OPENBLAS_NUM_THREADS=$threads "$BUILD/bench_reformer" train "$DATA" "$OUT" reformer "$EPOCHS" "$threads" "$CFG" \
-            2>/dev/null | sed "s/^/rep=$rep /" | tee -a "$RES"
+        OPENBLAS_NUM_THREADS=$threads "$BUILD/bench_reformer" train "$DATA" "$OUT" reformer "$EPOCHS" "$threads" "$hcfg" \
+            2>/dev/null | sed "s/^/rep=$rep cores=$threads /" | tee -a "$RES"
         # PyTorch's own OpenMP threads do the parallel work; its GEMMs call OpenBLAS from inside them, so
         # OpenBLAS keeps one thread (two of its threads under each of two OpenMP threads oversubscribe the
         # cores: 3-6x slower epochs on this 2-core machine)
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
-            "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep /" | tee -a "$RES"
+            "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep cores=$threads torch_threads=omp /" | tee -a "$RES"
+        # the other way to give PyTorch the cores: one OpenMP thread, OpenBLAS's threads inside its GEMMs
+        # (the summary keeps PyTorch's faster setting)
+        if [ "$threads" -gt 1 ]; then
+            OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=1 $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
+                1 --calls 10 $TORCH_ARGS | sed "s/^/rep=$rep cores=$threads torch_threads=blas /" | tee -a "$RES"
+        fi
     done
 done
 # the full-data model of the last training row (a run with THREADS="" reuses the one already there)
@@ -79,20 +95,28 @@ def best(sel, key):
     return min(v) if v else float("nan")
 print("\n== heurist vs PyTorch (best of repeats; per-epoch training time, full training rows) ==")
 for th in ("1", "2"):
-    ours = best(lambda r: r.get("impl") == "heurist" and r.get("threads") == th and "table1" not in r, "sec_per_epoch")
-    torch = best(lambda r: r.get("impl") == "pytorch" and r.get("threads") == th, "sec_per_epoch")
-    mo = best(lambda r: r.get("impl") == "heurist" and r.get("threads") == th and "table1" not in r, "peak_rss_mb")
-    mt = best(lambda r: r.get("impl") == "pytorch" and r.get("threads") == th, "peak_rss_mb")
+    # both sides' epochs alone: PyTorch's clock starts after its data preparation, heurist's loop clock too
+    ours = best(lambda r: r.get("impl") == "heurist" and r.get("cores") == th and "table1" not in r,
+                "loop_sec_per_epoch")
+    whole = best(lambda r: r.get("impl") == "heurist" and r.get("cores") == th and "table1" not in r, "sec_per_epoch")
+    torch = best(lambda r: r.get("impl") == "pytorch" and r.get("cores") == th, "sec_per_epoch")
+    how = {s: best(lambda r, s=s: r.get("impl") == "pytorch" and r.get("cores") == th and r.get("torch_threads") == s,
+                   "sec_per_epoch") for s in ("omp", "blas")}
+    mo = best(lambda r: r.get("impl") == "heurist" and r.get("cores") == th and "table1" not in r, "peak_rss_mb")
+    mt = best(lambda r: r.get("impl") == "pytorch" and r.get("cores") == th, "peak_rss_mb")
     print(f"threads={th}: heurist {ours:.2f} s/epoch, pytorch {torch:.2f} s/epoch, ratio {torch / ours:.1f}x; "
           f"peak RSS heurist {mo:.0f} MB, pytorch {mt:.0f} MB")
+    print(f"  heurist with its input preparation and set-up: {whole:.2f} s/epoch, ratio {torch / whole:.1f}x")
+    if th != "1":
+        print(f"  pytorch by setting: OpenMP threads {how['omp']:.2f} s/epoch, OpenBLAS threads {how['blas']:.2f} s/epoch")
 ours = best(lambda r: r.get("impl") == "heurist" and "predict_us" in r and "table1" not in r, "predict_us")
 key = best(lambda r: r.get("impl") == "heurist" and "predict_from_key_us" in r and "table1" not in r, "predict_from_key_us")
-torch = best(lambda r: r.get("impl") == "pytorch", "predict_us")
+torch = best(lambda r: r.get("impl") == "pytorch" and r.get("torch_threads") != "blas", "predict_us")
 print(f"single-problem inference (1 thread, median): heurist {ours:.2f} us ({key:.2f} us from the problem key), "
       f"pytorch {torch:.1f} us, ratio {torch / ours:.0f}x")
 for th in ("1", "2"):
     for impl in ("heurist", "pytorch"):
-        acc = [r for r in rows if r.get("impl") == impl and r.get("threads") == th and "table1" not in r and "top1" in r]
+        acc = [r for r in rows if r.get("impl") == impl and r.get("cores") == th and "table1" not in r and "top1" in r]
         if acc:
             print(f"  accuracy after the timed epochs, {impl} threads={th}: top1 {acc[-1]['top1']} "
                   f"efficiency_mean {acc[-1]['efficiency_mean']}")
