@@ -100,7 +100,8 @@ int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx);
 /* A team of threads kept for many short parallel steps (a training run's mini-batches), where creating
  * threads per step would cost more than the step. hr_team_run calls fn(ctx, tid, n) on every member (the
  * caller is tid 0) and returns when all have returned; inside fn, hr_team_barrier waits for the whole team.
- * Waiting spins briefly, then yields the core. A team of 1 (or NULL) runs fn inline. Not reentrant. */
+ * Waiting spins briefly, then yields the core, then sleeps in short turns. A team of 1 (or NULL) runs fn
+ * inline. Not reentrant. */
 typedef struct hr_team hr_team;
 typedef void (*hr_team_fn)(void *ctx, int tid, int n);
 /* *out = a team of nthreads (resolved as hr_threads_resolve); fewer members if threads cannot be started. */

@@ -78,6 +78,7 @@ int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx)
 /* ---- a persistent team ---- */
 
 #include <sched.h>
+#include <time.h>
 #include <stdatomic.h>
 
 struct hr_team {
@@ -95,10 +96,19 @@ typedef struct team_member {
     int tid;
 } team_member;
 
+/* Waits until *v != old: spins (a phase of a training step is tens of microseconds), then yields the core,
+ * then, after ~0.1 s (the caller is in a long serial stretch, e.g. a validation pass), sleeps 0.1 ms a turn. */
 static void team_wait_change(atomic_int *v, int old)
 {
-    for (int spin = 0; atomic_load_explicit(v, memory_order_acquire) == old; spin++)
-        if (spin > 2000) sched_yield();
+    for (long spin = 0; atomic_load_explicit(v, memory_order_acquire) == old; spin++) {
+        if (spin < 2000) continue;
+        if (spin < 200000) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+    }
 }
 
 void hr_team_barrier(hr_team *t)
