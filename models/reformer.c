@@ -411,7 +411,7 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, flo
     if (!rc && nparts > 1) {
         /* parts 1.. get caches for their rows and gradient blocks of their own; part 0 uses the model's */
         f->nparts = nparts;
-        const int part_cap = batch / nparts + 1;
+        const int part_cap = (batch > cap ? batch : cap) / nparts + 1; /* a batch's or an evaluation chunk's part */
         for (int q = 1; q < nparts && !rc; q++)
             for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->pcache[q][l], &r->blocks[l], part_cap);
         if (!rc && (!(f->pdw = hr_calloc((size_t)(nparts - 1) * r->p.n, sizeof(float))) ||
@@ -426,37 +426,6 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, flo
     }
     if (rc) fit_free(f);
     return rc;
-}
-
-/* logits (n, K) for positions pos[0..n) of set s; inputs act[0] and targets y, ay (n, K) gathered too. */
-static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int n, int train, hr_rng *rng)
-{
-    reformer *r = f->r;
-    HR_ASSERT(n <= f->cap);
-    const int nf = r->n_in, K = r->base.n_kernels;
-    for (int i = 0; i < n; i++)
-        memcpy(f->act[0] + (size_t)i * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
-    for (int l = 0; l < r->depth; l++)
-        nn_gamma_forward(&r->blocks[l], &r->p, &r->state, &f->cache[l], f->act[l], f->act[l + 1], n, train, rng);
-    nn_linear_forward(&r->head, &r->p, f->act[r->depth], f->logits, n);
-    memset(f->y, 0, (size_t)n * K * sizeof *f->y);
-    for (int i = 0; i < n; i++)
-        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[(size_t)i * K + s->kern[e]] = s->y[e];
-    if (r->app_weight > 0.0f) {
-        nn_linear_forward(&r->app, &r->p, f->act[r->depth], f->alogits, n);
-        memset(f->ay, 0, (size_t)n * K * sizeof *f->ay);
-        for (int i = 0; i < n; i++)
-            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->ay[(size_t)i * K + s->kern[e]] = s->ay[e];
-    }
-}
-
-/* The training objective over the forward pass's n rows: H(y, softmax(z)) + lambda BCE(a, measured). */
-static float fit_loss(reformer_fit *f, int n)
-{
-    const int K = f->r->base.n_kernels;
-    float loss = nn_xent_forward(f->logits, f->y, f->prob, n, K);
-    if (f->r->app_weight > 0.0f) loss += f->r->app_weight * nn_bce_logits_forward(f->alogits, f->ay, f->aprob, n, K);
-    return loss;
 }
 
 /* ---- a training batch in parts ----
@@ -485,28 +454,57 @@ static nn_gamma_cache *part_cache(reformer_fit *f, int q, int l)
     return q ? &f->pcache[q][l] : &f->cache[l];
 }
 
+/* inputs act[0] and targets y, ay (rows s0..s0+n of the work buffers) of positions pos[0..n) of set s */
+static void fit_gather(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n)
+{
+    reformer *r = f->r;
+    HR_ASSERT(s0 + n <= f->cap);
+    const int nf = r->n_in, K = r->base.n_kernels;
+    const size_t oK = (size_t)s0 * K;
+    for (int i = 0; i < n; i++)
+        memcpy(f->act[0] + (size_t)(s0 + i) * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
+    memset(f->y + oK, 0, (size_t)n * K * sizeof *f->y);
+    for (int i = 0; i < n; i++)
+        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[oK + (size_t)i * K + s->kern[e]] = s->y[e];
+    if (r->app_weight > 0.0f) {
+        memset(f->ay + oK, 0, (size_t)n * K * sizeof *f->ay);
+        for (int i = 0; i < n; i++)
+            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++)
+                f->ay[oK + (size_t)i * K + s->kern[e]] = s->ay[e];
+    }
+}
+
+/* logits (n, K) for positions pos[0..n) of set s into rows s0.. of the work buffers, through part q's caches
+ * (q = 0: the model's), after fit_gather */
+static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n, int train, hr_rng *rng,
+                        int q)
+{
+    reformer *r = f->r;
+    const int nf = r->n_in, K = r->base.n_kernels, H = r->hidden;
+    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    fit_gather(f, s, pos, s0, n);
+    for (int l = 0; l < r->depth; l++)
+        nn_gamma_forward(&r->blocks[l], &r->p, &r->state, part_cache(f, q, l),
+                         f->act[l] + (size_t)s0 * (l ? H : nf), f->act[l + 1] + oH, n, train, rng);
+    nn_linear_forward(&r->head, &r->p, f->act[r->depth] + oH, f->logits + oK, n);
+    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->act[r->depth] + oH, f->alogits + oK, n);
+}
+
+/* The training objective over rows s0..s0+n of the forward pass: H(y, softmax(z)) + lambda BCE(a, measured). */
+static float fit_loss(reformer_fit *f, int s0, int n)
+{
+    const int K = f->r->base.n_kernels;
+    const size_t oK = (size_t)s0 * K;
+    float loss = nn_xent_forward(f->logits + oK, f->y + oK, f->prob + oK, n, K);
+    if (f->r->app_weight > 0.0f)
+        loss += f->r->app_weight * nn_bce_logits_forward(f->alogits + oK, f->ay + oK, f->aprob + oK, n, K);
+    return loss;
+}
+
 /* block l's shared scratch: forward (back = 0) or backward */
 static float *part_scratch(const reformer_fit *f, int l, int back)
 {
     return f->scratch + (size_t)(2 * l + back) * 2 * f->nparts * f->r->expand;
-}
-
-/* the inputs and targets of part q's rows */
-static void part_gather(reformer_fit *f, const int *pos, int s0, int m)
-{
-    reformer *r = f->r;
-    const fit_set *s = &f->train;
-    const int nf = r->n_in, K = r->base.n_kernels;
-    for (int i = s0; i < s0 + m; i++)
-        memcpy(f->act[0] + (size_t)i * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
-    memset(f->y + (size_t)s0 * K, 0, (size_t)m * K * sizeof *f->y);
-    for (int i = s0; i < s0 + m; i++)
-        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[(size_t)i * K + s->kern[e]] = s->y[e];
-    if (r->app_weight > 0.0f) {
-        memset(f->ay + (size_t)s0 * K, 0, (size_t)m * K * sizeof *f->ay);
-        for (int i = s0; i < s0 + m; i++)
-            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->ay[(size_t)i * K + s->kern[e]] = s->ay[e];
-    }
 }
 
 /* part q's heads: logits, its share of the loss, and the gradients down to dact[L] */
@@ -543,7 +541,7 @@ static void part_step(void *ctx, int tid, int T)
     for (int q = tid; q < P; q += T) {
         part_rows(n, P, q, &s0, &m);
         if (q) memset(f->pp[q].dw, 0, f->pp[q].n * sizeof(float));
-        part_gather(f, j->pos, s0, m);
+        fit_gather(f, &f->train, j->pos + s0, s0, m);
     }
     for (int l = 0; l < L; l++) {
         const int win = l ? H : r->n_in;
@@ -617,8 +615,8 @@ static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
     reformer *r = f->r;
     const int K = r->base.n_kernels, L = r->depth;
     if (f->nparts > 1 && n >= 2 * f->nparts) return fit_batch_parts(f, pos, n, rng, loss);
-    fit_forward(f, &f->train, pos, n, 1, rng);
-    *loss = fit_loss(f, n);
+    fit_forward(f, &f->train, pos, 0, n, 1, rng, 0);
+    *loss = fit_loss(f, 0, n);
     memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
     nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
     memset(f->dact[L], 0, (size_t)n * r->hidden * sizeof(float));
@@ -636,22 +634,51 @@ static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
     return HR_OK;
 }
 
+/* Evaluation of positions pos[0..n) of the validation set: chunks of up to cap rows, each cut into the
+ * training's parts (on the team's threads when there is one); losses add per part, then in part order. */
+typedef struct eval_job {
+    reformer_fit *f;
+    const int *pos;
+    int n;
+    double loss[REFORMER_MAX_PARTS]; /* sum over the part's rows */
+    long hits[REFORMER_MAX_PARTS];
+} eval_job;
+
+static void part_evaluate(void *ctx, int tid, int T)
+{
+    eval_job *j = ctx;
+    reformer_fit *f = j->f;
+    const int P = f->nparts > 1 ? f->nparts : 1;
+    const size_t K = (size_t)f->r->base.n_kernels;
+    for (int q = tid; q < P; q += T) {
+        int s0, m;
+        part_rows(j->n, P, q, &s0, &m);
+        j->loss[q] = 0.0;
+        j->hits[q] = 0;
+        if (m == 0) continue;
+        fit_forward(f, &f->valid, j->pos + s0, s0, m, 0, NULL, q);
+        j->loss[q] = (double)fit_loss(f, s0, m) * m;
+        if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
+            for (int i = s0; i < s0 + m; i++)
+                combine_heads(f->logits + i * K, f->alogits + i * K, (int)K, f->r->app_combine, f->r->app_beta);
+        for (int i = s0; i < s0 + m; i++) f->rowbuf[i] = f->valid.rows[j->pos[i]];
+        j->hits[q] = train_select_hits(f->sel, f->rowbuf + s0, f->logits + (size_t)s0 * K, m);
+    }
+}
+
 static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *metric)
 {
     reformer_fit *f = ctx;
+    const int P = f->nparts > 1 ? f->nparts : 1;
     double sum = 0.0;
     long hits = 0;
     for (int i = 0; i < n; i += f->cap) {
-        int b = n - i < f->cap ? n - i : f->cap;
-        fit_forward(f, &f->valid, pos + i, b, 0, NULL);
-        sum += (double)fit_loss(f, b) * b;
-        if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
-            for (int j = 0; j < b; j++) {
-                const size_t K = (size_t)f->r->base.n_kernels;
-                combine_heads(f->logits + j * K, f->alogits + j * K, (int)K, f->r->app_combine, f->r->app_beta);
-            }
-        for (int j = 0; j < b; j++) f->rowbuf[j] = f->valid.rows[pos[i + j]];
-        hits += train_select_hits(f->sel, f->rowbuf, f->logits, b);
+        eval_job j = {f, pos + i, n - i < f->cap ? n - i : f->cap, {0}, {0}};
+        hr_team_run(f->team, part_evaluate, &j);
+        for (int q = 0; q < P; q++) {
+            sum += j.loss[q];
+            hits += j.hits[q];
+        }
     }
     *loss = (float)(sum / n);
     *metric = (float)hits / (float)n;
