@@ -55,6 +55,20 @@ typedef enum reformer_combine {
 } reformer_combine;
 int reformer_model_export_c(const model *m, FILE *out);
 
+/* models/reformer.c, for the trainer (models/reformer_train.c) */
+extern const char *const reformer_combine_names[]; /* by reformer_combine */
+int reformer_parse_combine(const char *s, int *out);
+int reformer_parse_norm(const char *s, nn_norm_kind *k);
+/* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
+int reformer_build(reformer *r);
+/* The single-problem path's folded weights from the trained ones (after training or loading). */
+void reformer_fold(reformer *r);
+/* scores (K) in place over the head z from the applicability head a, as combine `how` ranks them */
+void reformer_combine_heads(float *z, const float *a, int K, int how, float beta);
+void reformer_free(model *mb);
+/* models/reformer_train.c: the family's train entry */
+int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
+
 /* models/reformer_input.c. in (n_in) = the model input of features x: z-score of x, through slog when the
  * model uses it, then the z-scored encoding columns. */
 void reformer_input(const reformer *r, const float *x, float *in);

@@ -1,0 +1,587 @@
+/* Training of the Reformer family (models/reformer.c has the model, its inference and its files): the
+ * config, the training and validation rows prepared once, and the mini-batch step, whole or in parts on a
+ * team of threads (see "a training batch in parts" below), through the shared loop of train/. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model.h"
+#include "nn/nn.h"
+#include "train/train.h"
+
+#include "models/reformer_internal.h"
+
+typedef struct reformer_cfg {
+    train_opts train;
+    int hidden, depth, expand;
+    float dropout, tau, app_weight, app_beta;
+    int input_log, input_ple, input_bins, app_combine, app_eff;
+    int batch_parts;
+    nn_norm_kind norm;
+    data_label_kind label;
+} reformer_cfg;
+
+/* Defaults: 3 blocks of width 92 with T of width 96 (83,302 parameters for 76 features and 70 kernels; the
+ * paper's instantiation has 80,978) plus the applicability head (6,510 more) at lambda 0.1, slog input,
+ * softmax labels (tau 0.05), AdamW with warm-up + cosine, 30 epochs of batch 512 (in two parts). On gfx90878
+ * (random 0.2 split) this measured top-1 0.874 / efficiency 0.981 (tau 0.1: 0.868 / 0.980; 0.817 / 0.953 on
+ * the earlier 64 features, where the paper's recipe {"applicability": 0, "input": "zscore", "label": "soft"}
+ * gave 0.775 / 0.949): see docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
+static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
+{
+    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
+                                      "input_bins", "applicability", "combine", "combine_weight", "app_target",
+                                      "batch_parts"};
+    const char *known[32];
+    int n = 0;
+    for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) known[n++] = own[i];
+    known[n] = NULL;
+    int rc = model_cfg_check(c, "reformer", known);
+    o->train = train_opts_defaults();
+    o->train.epochs = 30;
+    o->train.batch_size = 512;
+    o->train.lr = 3e-3f;
+    o->train.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
+    o->train.optim.weight_decay = 1e-4f;
+    if (!rc) rc = train_opts_from_json(c, &o->train);
+    if (!rc) rc = train_cfg_int(c, "hidden", 92, 1, 8192, &o->hidden);
+    if (!rc) rc = train_cfg_int(c, "depth", 3, 1, REFORMER_MAX_DEPTH, &o->depth);
+    if (!rc) rc = train_cfg_int(c, "expand", 96, 1, 8192, &o->expand);
+    if (!rc) rc = train_cfg_float(c, "dropout", 0, 0, 0.99, &o->dropout);
+    if (!rc) rc = train_cfg_float(c, "tau", 0.05, 1e-6, 1e6, &o->tau);
+    if (!rc) rc = train_cfg_float(c, "applicability", 0.1, 0, 1e3, &o->app_weight);
+    if (!rc) rc = reformer_parse_combine(train_cfg_str(c, "combine", "product"), &o->app_combine);
+    if (!rc) rc = train_cfg_float(c, "combine_weight", 1.0, 0, 1e3, &o->app_beta);
+    const char *target = train_cfg_str(c, "app_target", "measured");
+    if (!rc && strcmp(target, "measured") && strcmp(target, "efficiency"))
+        rc = hr_error(HR_EINVAL, "--config: app_target '%s': expected measured or efficiency", target);
+    o->app_eff = strcmp(target, "efficiency") == 0;
+    if (!rc) rc = reformer_parse_norm(train_cfg_str(c, "norm", "batch"), &o->norm);
+    const char *input = train_cfg_str(c, "input", "log");
+    if (!rc && strcmp(input, "zscore") && strcmp(input, "log") && strcmp(input, "ple"))
+        rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore, log or ple", input);
+    o->input_ple = strcmp(input, "ple") == 0;
+    o->input_log = o->input_ple || strcmp(input, "log") == 0;
+    if (!rc) rc = train_cfg_int(c, "input_bins", 32, 2, 4096, &o->input_bins);
+    /* two parts by default: a second core trains ~1.6x faster, one core ~5% slower (docs/BENCHMARKS.md) */
+    if (!rc) rc = train_cfg_int(c, "batch_parts", o->train.batch_size >= 4 ? 2 : 1, 1, REFORMER_MAX_PARTS,
+                                &o->batch_parts);
+    if (!rc && o->batch_parts > o->train.batch_size / 2)
+        rc = hr_error(HR_EINVAL, "--config: batch_parts %d: at most batch_size / 2 (%d)", o->batch_parts,
+                      o->train.batch_size / 2);
+    const char *label = train_cfg_str(c, "label", "softmax");
+    if (!rc && data_label_kind_parse(label, &o->label))
+        rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
+    return rc;
+}
+
+/* ---- training ---- */
+
+/* A row set (the training or the validation rows) prepared once before the epochs: inputs and targets do
+ * not change between epochs, so slog, z-score, labels and applicability targets are computed here rather
+ * than for every mini-batch. The loop passes positions 0..n-1 into the set (shuffled), not dataset rows. */
+typedef struct fit_set {
+    const int *rows; /* (n) dataset rows */
+    int n;
+    int *pos;        /* (n) 0..n-1: the row list handed to train_run */
+    float *in;       /* (n, n_in) model inputs */
+    int *off;        /* (n + 1): row i's nonzero targets are entries off[i] .. off[i+1] */
+    int *kern;       /* (nnz) kernel of an entry: measured, or nonzero label */
+    float *y, *ay;   /* (nnz) its label and applicability target (ay NULL without the head) */
+} fit_set;
+
+typedef struct reformer_fit {
+    reformer *r;
+    const data_select *sel;
+    fit_set train, valid;
+    int cap;
+    int *rowbuf;                         /* (cap) dataset rows of an evaluation chunk */
+    nn_gamma_cache cache[REFORMER_MAX_DEPTH];
+    float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_in) z-scored input, act[l] (cap, hidden) */
+    float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
+    float *logits, *prob, *y, *dlogits;  /* (cap, K) */
+    float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
+    /* a training batch in parts (batch_parts > 1), see fit_batch_parts */
+    int nparts;
+    hr_team *team;                       /* min(threads, nparts) members; NULL for one thread */
+    nn_gamma_cache pcache[REFORMER_MAX_PARTS][REFORMER_MAX_DEPTH]; /* parts 1..: their caches (0 uses cache) */
+    nn_params pp[REFORMER_MAX_PARTS];    /* part q's view: the shared w, its own dw (part 0: the model's) */
+    float *pdw;                          /* (nparts - 1, n params): dw of parts 1.. */
+    float *scratch;                      /* (2 depth, 2 nparts expand): per block, forward then backward */
+    hr_rng prng[REFORMER_MAX_PARTS];     /* dropout streams of the parts, drawn per batch */
+    float ploss[REFORMER_MAX_PARTS];
+} reformer_fit;
+
+static void fit_set_free(fit_set *s)
+{
+    free(s->pos);
+    free(s->in);
+    free(s->off);
+    free(s->kern);
+    free(s->y);
+    free(s->ay);
+    memset(s, 0, sizeof *s);
+}
+
+/* Targets of one dataset row, appended to s from entry s->off[i]: the label y_k (data_labels_fill) and the
+ * applicability target (1, or t_min / t_k with app_eff, where k was measured; 0 elsewhere) of every kernel
+ * that was measured or has a nonzero label. yrow (K) is scratch. */
+static int fit_set_targets(const reformer *r, const data_select *sel, fit_set *s, int i, float *yrow, int *cap)
+{
+    const int K = r->base.n_kernels, row = s->rows[i];
+    const float *t = sel->runtime + (size_t)row * K;
+    data_labels_fill(sel, &row, 1, r->label, r->tau, yrow);
+    float tmin = INFINITY;
+    for (int k = 0; k < K; k++) tmin = t[k] < tmin ? t[k] : tmin;
+    int e = s->off[i];
+    for (int k = 0; k < K; k++) {
+        if (!isfinite(t[k]) && yrow[k] == 0.0f) continue;
+        if (e == *cap) {
+            int c = 2 * *cap;
+            int *kern = realloc(s->kern, (size_t)c * sizeof *kern);
+            if (kern) s->kern = kern;
+            float *y = realloc(s->y, (size_t)c * sizeof *y);
+            if (y) s->y = y;
+            float *ay = s->ay ? realloc(s->ay, (size_t)c * sizeof *ay) : NULL;
+            if (ay) s->ay = ay;
+            if (!kern || !y || (s->ay && !ay)) return HR_ENOMEM;
+            *cap = c;
+        }
+        s->kern[e] = k;
+        s->y[e] = yrow[k];
+        if (s->ay) s->ay[e] = !isfinite(t[k]) ? 0.0f : r->app_eff ? tmin / t[k] : 1.0f;
+        e++;
+    }
+    s->off[i + 1] = e;
+    return HR_OK;
+}
+
+/* Prepares rows[0..n) of the dataset; in (n, n_in) is taken over when given (and freed on failure),
+ * else computed. */
+static int fit_set_init(fit_set *s, const reformer *r, const model_train_data *d, const int *rows, int n, float *in)
+{
+    memset(s, 0, sizeof *s);
+    s->rows = rows;
+    s->n = n;
+    s->in = in;
+    const int nf = r->base.n_features, ni = r->n_in, K = r->base.n_kernels;
+    int cap = 4 * n + 16;
+    float *yrow = hr_malloc((size_t)K * sizeof *yrow);
+    s->pos = hr_malloc((size_t)(n ? n : 1) * sizeof *s->pos);
+    s->off = hr_malloc((size_t)(n + 1) * sizeof *s->off);
+    s->kern = hr_malloc((size_t)cap * sizeof *s->kern);
+    s->y = hr_malloc((size_t)cap * sizeof *s->y);
+    if (r->app_weight > 0.0f) s->ay = hr_malloc((size_t)cap * sizeof *s->ay);
+    if (!s->in) s->in = hr_malloc((size_t)(n ? n : 1) * ni * sizeof *s->in);
+    int rc = !yrow || !s->pos || !s->off || !s->kern || !s->y || (r->app_weight > 0.0f && !s->ay) || !s->in
+                 ? HR_ENOMEM
+                 : HR_OK;
+    if (!rc) s->off[0] = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        s->pos[i] = i;
+        if (!in) reformer_input(r, d->X + (size_t)rows[i] * nf, s->in + (size_t)i * ni);
+        rc = fit_set_targets(r, d->sel, s, i, yrow, &cap);
+    }
+    free(yrow);
+    if (rc) fit_set_free(s);
+    return rc;
+}
+
+static void fit_free(reformer_fit *f)
+{
+    fit_set_free(&f->train);
+    fit_set_free(&f->valid);
+    free(f->rowbuf);
+    for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->cache[l]);
+    for (int l = 0; l <= f->r->depth; l++) {
+        free(f->act[l]);
+        free(f->dact[l]);
+    }
+    free(f->logits);
+    free(f->prob);
+    free(f->y);
+    free(f->dlogits);
+    free(f->alogits);
+    free(f->aprob);
+    free(f->ay);
+    free(f->dalogits);
+    for (int q = 1; q < f->nparts; q++)
+        for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->pcache[q][l]);
+    free(f->pdw);
+    free(f->scratch);
+    hr_team_free(f->team);
+}
+
+/* train_in (n_train, n_in): the training rows' inputs, owned by f from here on (freed on failure). */
+static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, float *train_in, int cap, int batch,
+                    int nparts, int threads)
+{
+    memset(f, 0, sizeof *f);
+    f->r = r;
+    f->sel = d->sel;
+    f->cap = cap;
+    const size_t K = (size_t)r->base.n_kernels, c = (size_t)cap;
+    int rc = fit_set_init(&f->train, r, d, d->train, d->n_train, train_in);
+    if (!rc) rc = fit_set_init(&f->valid, r, d, d->valid, d->n_valid, NULL);
+    if (!rc && !(f->rowbuf = hr_malloc(c * sizeof *f->rowbuf))) rc = HR_ENOMEM;
+    for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->cache[l], &r->blocks[l], cap);
+    for (int l = 0; l <= r->depth && !rc; l++) {
+        size_t w = l ? (size_t)r->hidden : (size_t)r->n_in;
+        if (!(f->act[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
+        if (!rc && l && !(f->dact[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
+    }
+    if (!rc && (!(f->logits = hr_calloc(c * K, sizeof(float))) || !(f->prob = hr_calloc(c * K, sizeof(float))) ||
+                !(f->y = hr_calloc(c * K, sizeof(float))) || !(f->dlogits = hr_calloc(c * K, sizeof(float)))))
+        rc = HR_ENOMEM;
+    if (!rc && r->app_weight > 0.0f &&
+        (!(f->alogits = hr_calloc(c * K, sizeof(float))) || !(f->aprob = hr_calloc(c * K, sizeof(float))) ||
+         !(f->ay = hr_calloc(c * K, sizeof(float))) || !(f->dalogits = hr_calloc(c * K, sizeof(float)))))
+        rc = HR_ENOMEM;
+    if (!rc && nparts > 1) {
+        /* parts 1.. get caches for their rows and gradient blocks of their own; part 0 uses the model's */
+        f->nparts = nparts;
+        const int part_cap = (batch > cap ? batch : cap) / nparts + 1; /* a batch's or an evaluation chunk's part */
+        for (int q = 1; q < nparts && !rc; q++)
+            for (int l = 0; l < r->depth && !rc; l++)
+                rc = nn_gamma_cache_init(&f->pcache[q][l], &r->blocks[l], part_cap);
+        if (!rc && (!(f->pdw = hr_calloc((size_t)(nparts - 1) * r->p.n, sizeof(float))) ||
+                    !(f->scratch = hr_calloc((size_t)4 * r->depth * nparts * r->expand, sizeof(float)))))
+            rc = HR_ENOMEM;
+        for (int q = 0; q < nparts && !rc; q++) {
+            f->pp[q] = r->p;
+            if (q) f->pp[q].dw = f->pdw + (size_t)(q - 1) * r->p.n;
+        }
+        threads = hr_threads_resolve(threads);
+        if (!rc && threads > 1) rc = hr_team_create(threads < nparts ? threads : nparts, &f->team);
+    }
+    if (rc) fit_free(f);
+    return rc;
+}
+
+/* ---- a training batch in parts ----
+ * With batch_parts P > 1 the batch's rows are cut into P contiguous parts, which go through the forward
+ * and backward passes side by side, on min(threads, P) threads. BatchNorm's statistics still cover the
+ * whole batch: a block's passes run in phases, and between them every part adds its column sums in part
+ * order (nn_gamma_forward_part). Each part accumulates its parameter gradients into its own block (part 0
+ * into the model's), and the blocks are added in part order. Every sum therefore has an order fixed by P
+ * alone, so the model depends on batch_parts and not on the thread count; P = 1 is the single pass of
+ * fit_batch below. */
+
+typedef struct part_job {
+    reformer_fit *f;
+    const int *pos;
+    int n;
+} part_job;
+
+static void part_rows(int n, int nparts, int q, int *start, int *len)
+{
+    *start = (int)((long)n * q / nparts);
+    *len = (int)((long)n * (q + 1) / nparts) - *start;
+}
+
+static nn_gamma_cache *part_cache(reformer_fit *f, int q, int l)
+{
+    return q ? &f->pcache[q][l] : &f->cache[l];
+}
+
+/* inputs act[0] and targets y, ay (rows s0..s0+n of the work buffers) of positions pos[0..n) of set s */
+static void fit_gather(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n)
+{
+    reformer *r = f->r;
+    HR_ASSERT(s0 + n <= f->cap);
+    const int nf = r->n_in, K = r->base.n_kernels;
+    const size_t oK = (size_t)s0 * K;
+    for (int i = 0; i < n; i++)
+        memcpy(f->act[0] + (size_t)(s0 + i) * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
+    memset(f->y + oK, 0, (size_t)n * K * sizeof *f->y);
+    for (int i = 0; i < n; i++)
+        for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[oK + (size_t)i * K + s->kern[e]] = s->y[e];
+    if (r->app_weight > 0.0f) {
+        memset(f->ay + oK, 0, (size_t)n * K * sizeof *f->ay);
+        for (int i = 0; i < n; i++)
+            for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++)
+                f->ay[oK + (size_t)i * K + s->kern[e]] = s->ay[e];
+    }
+}
+
+/* logits (n, K) for positions pos[0..n) of set s into rows s0.. of the work buffers, through part q's caches
+ * (q = 0: the model's), after fit_gather */
+static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n, int train, hr_rng *rng,
+                        int q)
+{
+    reformer *r = f->r;
+    const int nf = r->n_in, K = r->base.n_kernels, H = r->hidden;
+    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    fit_gather(f, s, pos, s0, n);
+    for (int l = 0; l < r->depth; l++)
+        nn_gamma_forward(&r->blocks[l], &r->p, &r->state, part_cache(f, q, l),
+                         f->act[l] + (size_t)s0 * (l ? H : nf), f->act[l + 1] + oH, n, train, rng);
+    nn_linear_forward(&r->head, &r->p, f->act[r->depth] + oH, f->logits + oK, n);
+    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->act[r->depth] + oH, f->alogits + oK, n);
+}
+
+/* The training objective over rows s0..s0+n of the forward pass: H(y, softmax(z)) + lambda BCE(a, measured). */
+static float fit_loss(reformer_fit *f, int s0, int n)
+{
+    const int K = f->r->base.n_kernels;
+    const size_t oK = (size_t)s0 * K;
+    float loss = nn_xent_forward(f->logits + oK, f->y + oK, f->prob + oK, n, K);
+    if (f->r->app_weight > 0.0f)
+        loss += f->r->app_weight * nn_bce_logits_forward(f->alogits + oK, f->ay + oK, f->aprob + oK, n, K);
+    return loss;
+}
+
+/* block l's shared scratch: forward (back = 0) or backward */
+static float *part_scratch(const reformer_fit *f, int l, int back)
+{
+    return f->scratch + (size_t)(2 * l + back) * 2 * f->nparts * f->r->expand;
+}
+
+/* part q's heads: logits, its share of the loss, and the gradients down to dact[L] */
+static void part_heads(reformer_fit *f, int q, int s0, int m, int n)
+{
+    reformer *r = f->r;
+    const int K = r->base.n_kernels, L = r->depth, H = r->hidden;
+    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    const float share = (float)m / (float)n; /* the losses are means over m rows; the batch's over n */
+    nn_linear_forward(&r->head, &r->p, f->act[L] + oH, f->logits + oK, m);
+    float loss = nn_xent_forward(f->logits + oK, f->y + oK, f->prob + oK, m, K);
+    memset(f->dlogits + oK, 0, (size_t)m * K * sizeof *f->dlogits);
+    nn_xent_backward(f->prob + oK, f->y + oK, f->dlogits + oK, m, K, share);
+    memset(f->dact[L] + oH, 0, (size_t)m * H * sizeof(float));
+    nn_linear_backward(&r->head, &f->pp[q], f->act[L] + oH, f->dlogits + oK, f->dact[L] + oH, m);
+    if (r->app_weight > 0.0f) {
+        nn_linear_forward(&r->app, &r->p, f->act[L] + oH, f->alogits + oK, m);
+        loss += r->app_weight * nn_bce_logits_forward(f->alogits + oK, f->ay + oK, f->aprob + oK, m, K);
+        memset(f->dalogits + oK, 0, (size_t)m * K * sizeof *f->dalogits);
+        nn_bce_logits_backward(f->aprob + oK, f->ay + oK, f->dalogits + oK, m, K, r->app_weight * share);
+        nn_linear_backward(&r->app, &f->pp[q], f->act[L] + oH, f->dalogits + oK, f->dact[L] + oH, m);
+    }
+    f->ploss[q] = loss;
+}
+
+/* one thread's share of the step: parts tid, tid + T, ... */
+static void part_step(void *ctx, int tid, int T)
+{
+    part_job *j = ctx;
+    reformer_fit *f = j->f;
+    reformer *r = f->r;
+    const int P = f->nparts, L = r->depth, H = r->hidden, n = j->n;
+    int s0, m;
+    for (int q = tid; q < P; q += T) {
+        part_rows(n, P, q, &s0, &m);
+        if (q) memset(f->pp[q].dw, 0, f->pp[q].n * sizeof(float));
+        fit_gather(f, &f->train, j->pos + s0, s0, m);
+    }
+    for (int l = 0; l < L; l++) {
+        const int win = l ? H : r->n_in;
+        for (int phase = 0; phase < 3; phase++) {
+            for (int q = tid; q < P; q += T) {
+                part_rows(n, P, q, &s0, &m);
+                nn_part part = {q, P, n, part_scratch(f, l, 0)};
+                nn_gamma_forward_part(&r->blocks[l], &r->p, q ? NULL : &r->state, part_cache(f, q, l),
+                                      f->act[l] + (size_t)s0 * win, f->act[l + 1] + (size_t)s0 * H, m, 1,
+                                      &f->prng[q], &part, phase);
+            }
+            if (phase < 2) hr_team_barrier(f->team);
+        }
+    }
+    for (int q = tid; q < P; q += T) {
+        part_rows(n, P, q, &s0, &m);
+        part_heads(f, q, s0, m, n);
+    }
+    for (int l = L - 1; l >= 0; l--) {
+        const int win = l ? H : r->n_in;
+        for (int phase = 0; phase < 2; phase++) {
+            for (int q = tid; q < P; q += T) {
+                part_rows(n, P, q, &s0, &m);
+                nn_part part = {q, P, n, part_scratch(f, l, 1)};
+                float *dx = l ? f->dact[l] + (size_t)s0 * H : NULL;
+                if (phase == 0 && dx) memset(dx, 0, (size_t)m * H * sizeof(float));
+                nn_gamma_backward_part(&r->blocks[l], &f->pp[q], part_cache(f, q, l), f->act[l] + (size_t)s0 * win,
+                                       f->act[l + 1] + (size_t)s0 * H, f->dact[l + 1] + (size_t)s0 * H, dx, m,
+                                       &part, phase);
+            }
+            if (phase == 0) hr_team_barrier(f->team);
+        }
+    }
+}
+
+/* the model's dw += the other parts' blocks, in part order; thread tid takes a fixed slice */
+static void part_reduce(void *ctx, int tid, int T)
+{
+    reformer_fit *f = ((part_job *)ctx)->f;
+    const size_t np = f->r->p.n, lo = np * (size_t)tid / (size_t)T, hi = np * (size_t)(tid + 1) / (size_t)T;
+    float *dw = f->r->p.dw;
+    for (int q = 1; q < f->nparts; q++) {
+        const float *src = f->pp[q].dw;
+        for (size_t i = lo; i < hi; i++) dw[i] += src[i];
+    }
+}
+
+static int fit_batch_parts(reformer_fit *f, const int *pos, int n, hr_rng *rng, float *loss)
+{
+    HR_ASSERT(n <= f->cap);
+    if (f->r->dropout > 0.0f) {
+        uint64_t seed = hr_rng_next(rng);
+        for (int q = 0; q < f->nparts; q++) hr_rng_derive(&f->prng[q], seed, (uint64_t)q);
+    }
+    part_job j = {f, pos, n};
+    hr_team_run(f->team, part_step, &j);
+    hr_team_run(f->team, part_reduce, &j);
+    float sum = 0.0f;
+    for (int q = 0; q < f->nparts; q++) {
+        int s0, m;
+        part_rows(n, f->nparts, q, &s0, &m);
+        sum += f->ploss[q] * ((float)m / (float)n);
+    }
+    *loss = sum;
+    return HR_OK;
+}
+
+static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
+{
+    reformer_fit *f = ctx;
+    reformer *r = f->r;
+    const int K = r->base.n_kernels, L = r->depth;
+    if (f->nparts > 1 && n >= 2 * f->nparts) return fit_batch_parts(f, pos, n, rng, loss);
+    fit_forward(f, &f->train, pos, 0, n, 1, rng, 0);
+    *loss = fit_loss(f, 0, n);
+    memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
+    nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
+    memset(f->dact[L], 0, (size_t)n * r->hidden * sizeof(float));
+    nn_linear_backward(&r->head, &r->p, f->act[L], f->dlogits, f->dact[L], n);
+    if (r->app_weight > 0.0f) {
+        memset(f->dalogits, 0, (size_t)n * K * sizeof *f->dalogits);
+        nn_bce_logits_backward(f->aprob, f->ay, f->dalogits, n, K, r->app_weight);
+        nn_linear_backward(&r->app, &r->p, f->act[L], f->dalogits, f->dact[L], n);
+    }
+    for (int l = L - 1; l >= 0; l--) {
+        if (l) memset(f->dact[l], 0, (size_t)n * r->hidden * sizeof(float));
+        nn_gamma_backward(&r->blocks[l], &r->p, &f->cache[l], f->act[l], f->act[l + 1], f->dact[l + 1],
+                          l ? f->dact[l] : NULL, n);
+    }
+    return HR_OK;
+}
+
+/* Evaluation of positions pos[0..n) of the validation set: chunks of up to cap rows, each cut into the
+ * training's parts (on the team's threads when there is one); losses add per part, then in part order. */
+typedef struct eval_job {
+    reformer_fit *f;
+    const int *pos;
+    int n;
+    double loss[REFORMER_MAX_PARTS]; /* sum over the part's rows */
+    long hits[REFORMER_MAX_PARTS];
+} eval_job;
+
+static void part_evaluate(void *ctx, int tid, int T)
+{
+    eval_job *j = ctx;
+    reformer_fit *f = j->f;
+    const int P = f->nparts > 1 ? f->nparts : 1;
+    const size_t K = (size_t)f->r->base.n_kernels;
+    for (int q = tid; q < P; q += T) {
+        int s0, m;
+        part_rows(j->n, P, q, &s0, &m);
+        j->loss[q] = 0.0;
+        j->hits[q] = 0;
+        if (m == 0) continue;
+        fit_forward(f, &f->valid, j->pos + s0, s0, m, 0, NULL, q);
+        j->loss[q] = (double)fit_loss(f, s0, m) * m;
+        if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
+            for (int i = s0; i < s0 + m; i++)
+                reformer_combine_heads(f->logits + i * K, f->alogits + i * K, (int)K, f->r->app_combine,
+                                       f->r->app_beta);
+        for (int i = s0; i < s0 + m; i++) f->rowbuf[i] = f->valid.rows[j->pos[i]];
+        j->hits[q] = train_select_hits(f->sel, f->rowbuf + s0, f->logits + (size_t)s0 * K, m);
+    }
+}
+
+static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *metric)
+{
+    reformer_fit *f = ctx;
+    const int P = f->nparts > 1 ? f->nparts : 1;
+    double sum = 0.0;
+    long hits = 0;
+    for (int i = 0; i < n; i += f->cap) {
+        eval_job j = {f, pos + i, n - i < f->cap ? n - i : f->cap, {0}, {0}};
+        hr_team_run(f->team, part_evaluate, &j);
+        for (int q = 0; q < P; q++) {
+            sum += j.loss[q];
+            hits += j.hits[q];
+        }
+    }
+    *loss = (float)(sum / n);
+    *metric = (float)hits / (float)n;
+    return HR_OK;
+}
+
+int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    *out = NULL;
+    if (d->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "reformer: only the select task");
+    reformer_cfg cfg;
+    int rc = reformer_cfg_parse(ctx->config, &cfg);
+    if (rc) return rc;
+    reformer *r = hr_calloc(1, sizeof *r);
+    if (!r) return HR_ENOMEM;
+    if ((rc = model_base_init(&r->base, &model_family_reformer, d, ctx))) goto fail;
+    r->depth = cfg.depth;
+    r->hidden = cfg.hidden;
+    r->expand = cfg.expand;
+    r->norm = cfg.norm;
+    r->dropout = cfg.dropout;
+    r->label = cfg.label;
+    r->tau = cfg.tau;
+    r->app_weight = cfg.app_weight;
+    r->app_combine = cfg.app_combine;
+    r->app_eff = cfg.app_eff;
+    r->app_beta = cfg.app_beta;
+    r->input_log = cfg.input_log;
+    float *train_in = NULL;
+    if ((rc = reformer_input_fit(r, d, cfg.input_ple ? cfg.input_bins : 0, &train_in))) goto fail;
+    if ((rc = reformer_build(r))) {
+        free(train_in);
+        goto fail;
+    }
+    hr_rng init;
+    hr_rng_derive(&init, ctx->seed, 1);
+    for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
+    nn_linear_reset(&r->head, &r->p, &init);
+    if (r->app_weight > 0.0f) nn_linear_reset(&r->app, &r->p, &init);
+
+    train_opts o = cfg.train;
+    o.seed = ctx->seed;
+    o.log = ctx->log;
+    o.name = "reformer";
+    o.checkpoint = ctx->checkpoint;
+    o.resume = ctx->resume;
+    reformer_fit fit;
+    int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
+    if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;
+    /* the parts' own threads do the parallel work: OpenBLAS keeps one thread inside them */
+    const int blas_threads = hr_blas_threads();
+    if (fit.team) hr_blas_set_threads(1);
+    o.team = fit.team;
+    train_ops ops = {fit_batch, fit_evaluate};
+    train_result res;
+    /* positions into the prepared sets: the shuffle permutes them exactly as it would the rows */
+    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
+    if (fit.team) hr_blas_set_threads(blas_threads);
+    fit_free(&fit);
+    for (int i = 0; !rc && i < res.n_curve; i++) {
+        const train_epoch *e = &res.curve[i];
+        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
+        rc = model_curve_add(&r->base, pt);
+    }
+    train_result_free(&res);
+    if (rc) goto fail;
+    reformer_fold(r);
+    *out = &r->base;
+    return HR_OK;
+fail:
+    reformer_free(&r->base);
+    return rc;
+}
+
