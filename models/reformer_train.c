@@ -371,7 +371,6 @@ static void part_step(void *ctx, int tid, int T)
     int s0, m;
     for (int q = tid; q < P; q += T) {
         part_rows(n, P, q, &s0, &m);
-        if (q) memset(f->pp[q].dw, 0, f->pp[q].n * sizeof(float));
         fit_gather(f, &f->train, j->pos + s0, s0, m);
     }
     for (int l = 0; l < L; l++) {
@@ -408,15 +407,19 @@ static void part_step(void *ctx, int tid, int T)
     }
 }
 
-/* the model's dw += the other parts' blocks, in part order; thread tid takes a fixed slice */
+/* the model's dw += the other parts' blocks, in part order, which are zeroed for the next batch (they start
+ * zeroed); thread tid takes a fixed slice */
 static void part_reduce(void *ctx, int tid, int T)
 {
     reformer_fit *f = ((part_job *)ctx)->f;
     const size_t np = f->r->p.n, lo = np * (size_t)tid / (size_t)T, hi = np * (size_t)(tid + 1) / (size_t)T;
     float *dw = f->r->p.dw;
     for (int q = 1; q < f->nparts; q++) {
-        const float *src = f->pp[q].dw;
-        for (size_t i = lo; i < hi; i++) dw[i] += src[i];
+        float *src = f->pp[q].dw;
+        for (size_t i = lo; i < hi; i++) {
+            dw[i] += src[i];
+            src[i] = 0.0f;
+        }
     }
 }
 
