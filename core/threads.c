@@ -1,8 +1,11 @@
-/* A static parallel-for over pthreads, and OpenBLAS thread control. */
+/* A static parallel-for over pthreads, a persistent thread team, and OpenBLAS thread control. */
 #include "core.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 void openblas_set_num_threads(int num_threads);
@@ -76,10 +79,6 @@ int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx)
 }
 
 /* ---- a persistent team ---- */
-
-#include <sched.h>
-#include <time.h>
-#include <stdatomic.h>
 
 struct hr_team {
     int n;                 /* members, the caller included */
