@@ -305,20 +305,47 @@ static void fit_gather(reformer_fit *f, const fit_set *s, const int *pos, int s0
     }
 }
 
+/* the heads' logits of rows s0..s0+n from the last block's output */
+static void fit_heads_forward(reformer_fit *f, int s0, int n)
+{
+    reformer *r = f->r;
+    const size_t oK = (size_t)s0 * r->base.n_kernels, oH = (size_t)s0 * r->hidden;
+    nn_linear_forward(&r->head, &r->p, f->act[r->depth] + oH, f->logits + oK, n);
+    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->act[r->depth] + oH, f->alogits + oK, n);
+}
+
+/* The losses' gradients of rows s0..s0+n through both heads (after fit_loss): the heads' parameter
+ * gradients into p, dact[L] of those rows written. share scales the losses' means over the n rows to the
+ * batch's (1 for a whole batch). */
+static void fit_heads_backward(reformer_fit *f, nn_params *p, int s0, int n, float share)
+{
+    reformer *r = f->r;
+    const int K = r->base.n_kernels, L = r->depth, H = r->hidden;
+    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    memset(f->dlogits + oK, 0, (size_t)n * K * sizeof *f->dlogits);
+    nn_xent_backward(f->prob + oK, f->y + oK, f->dlogits + oK, n, K, share);
+    memset(f->dact[L] + oH, 0, (size_t)n * H * sizeof(float));
+    nn_linear_backward(&r->head, p, f->act[L] + oH, f->dlogits + oK, f->dact[L] + oH, n);
+    if (r->app_weight > 0.0f) {
+        memset(f->dalogits + oK, 0, (size_t)n * K * sizeof *f->dalogits);
+        nn_bce_logits_backward(f->aprob + oK, f->ay + oK, f->dalogits + oK, n, K, r->app_weight * share);
+        nn_linear_backward(&r->app, p, f->act[L] + oH, f->dalogits + oK, f->dact[L] + oH, n);
+    }
+}
+
 /* logits (n, K) for positions pos[0..n) of set s into rows s0.. of the work buffers, through part q's caches
  * (q = 0: the model's), after fit_gather */
 static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n, int train, hr_rng *rng,
                         int q)
 {
     reformer *r = f->r;
-    const int nf = r->n_in, K = r->base.n_kernels, H = r->hidden;
-    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
+    const int nf = r->n_in, H = r->hidden;
+    const size_t oH = (size_t)s0 * H;
     fit_gather(f, s, pos, s0, n);
     for (int l = 0; l < r->depth; l++)
         nn_gamma_forward(&r->blocks[l], &r->p, &r->state, part_cache(f, q, l),
                          f->act[l] + (size_t)s0 * (l ? H : nf), f->act[l + 1] + oH, n, train, rng);
-    nn_linear_forward(&r->head, &r->p, f->act[r->depth] + oH, f->logits + oK, n);
-    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->act[r->depth] + oH, f->alogits + oK, n);
+    fit_heads_forward(f, s0, n);
 }
 
 /* The training objective over rows s0..s0+n of the forward pass: H(y, softmax(z)) + lambda BCE(a, measured). */
@@ -341,24 +368,9 @@ static float *part_scratch(const reformer_fit *f, int l, int back)
 /* part q's heads: logits, its share of the loss, and the gradients down to dact[L] */
 static void part_heads(reformer_fit *f, int q, int s0, int m, int n)
 {
-    reformer *r = f->r;
-    const int K = r->base.n_kernels, L = r->depth, H = r->hidden;
-    const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
-    const float share = (float)m / (float)n; /* the losses are means over m rows; the batch's over n */
-    nn_linear_forward(&r->head, &r->p, f->act[L] + oH, f->logits + oK, m);
-    float loss = nn_xent_forward(f->logits + oK, f->y + oK, f->prob + oK, m, K);
-    memset(f->dlogits + oK, 0, (size_t)m * K * sizeof *f->dlogits);
-    nn_xent_backward(f->prob + oK, f->y + oK, f->dlogits + oK, m, K, share);
-    memset(f->dact[L] + oH, 0, (size_t)m * H * sizeof(float));
-    nn_linear_backward(&r->head, &f->pp[q], f->act[L] + oH, f->dlogits + oK, f->dact[L] + oH, m);
-    if (r->app_weight > 0.0f) {
-        nn_linear_forward(&r->app, &r->p, f->act[L] + oH, f->alogits + oK, m);
-        loss += r->app_weight * nn_bce_logits_forward(f->alogits + oK, f->ay + oK, f->aprob + oK, m, K);
-        memset(f->dalogits + oK, 0, (size_t)m * K * sizeof *f->dalogits);
-        nn_bce_logits_backward(f->aprob + oK, f->ay + oK, f->dalogits + oK, m, K, r->app_weight * share);
-        nn_linear_backward(&r->app, &f->pp[q], f->act[L] + oH, f->dalogits + oK, f->dact[L] + oH, m);
-    }
-    f->ploss[q] = loss;
+    fit_heads_forward(f, s0, m);
+    f->ploss[q] = fit_loss(f, s0, m);
+    fit_heads_backward(f, &f->pp[q], s0, m, (float)m / (float)n); /* the part's mean loss counts m / n */
 }
 
 /* one thread's share of the step: parts tid, tid + T, ... */
@@ -447,19 +459,11 @@ static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
 {
     reformer_fit *f = ctx;
     reformer *r = f->r;
-    const int K = r->base.n_kernels, L = r->depth;
+    const int L = r->depth;
     if (f->nparts > 1 && n >= 2 * f->nparts) return fit_batch_parts(f, pos, n, rng, loss);
     fit_forward(f, &f->train, pos, 0, n, 1, rng, 0);
     *loss = fit_loss(f, 0, n);
-    memset(f->dlogits, 0, (size_t)n * K * sizeof *f->dlogits);
-    nn_xent_backward(f->prob, f->y, f->dlogits, n, K, 1.0f);
-    memset(f->dact[L], 0, (size_t)n * r->hidden * sizeof(float));
-    nn_linear_backward(&r->head, &r->p, f->act[L], f->dlogits, f->dact[L], n);
-    if (r->app_weight > 0.0f) {
-        memset(f->dalogits, 0, (size_t)n * K * sizeof *f->dalogits);
-        nn_bce_logits_backward(f->aprob, f->ay, f->dalogits, n, K, r->app_weight);
-        nn_linear_backward(&r->app, &r->p, f->act[L], f->dalogits, f->dact[L], n);
-    }
+    fit_heads_backward(f, &r->p, 0, n, 1.0f);
     for (int l = L - 1; l >= 0; l--) {
         if (l) memset(f->dact[l], 0, (size_t)n * r->hidden * sizeof(float));
         nn_gamma_backward(&r->blocks[l], &r->p, &f->cache[l], f->act[l], f->act[l + 1], f->dact[l + 1],
