@@ -14,6 +14,8 @@
 # inference timing / the Gamma vs transformer table; TEPOCHS (default 8) epochs of that table. CFG (heurist's
 # --config, default {}) and TORCH_ARGS (the same options for bench/reformer_torch.py) time another configuration,
 # e.g. CFG='{"input":"ple","hidden":128,"expand":128,"dropout":0.1}' TORCH_ARGS="--ple 32 --hidden 128 --expand 128 --dropout 0.1".
+# With the default CFG the one-thread rows also time the default model's matrix products alone
+# (bench/gemm_shapes.c): the part of heurist's epoch that OpenBLAS sets.
 # Needs: build-r2/ (cmake --build), /usr/bin/python3 with torch and numpy. Results: $OUT (default
 # /tmp/reformer_bench)/results.txt, one key=value line per run, and a summary on stdout.
 set -euo pipefail
@@ -54,6 +56,10 @@ for threads in ${THREADS-1 2}; do
         # cores: 3-6x slower epochs on this 2-core machine)
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
             "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep cores=$threads torch_threads=omp /" | tee -a "$RES"
+        # the default model's matrix products alone, at one OpenBLAS thread: the floor of heurist's epoch
+        if [ "$threads" = 1 ] && [ "$CFG" = '{}' ]; then
+            OPENBLAS_NUM_THREADS=1 "$BUILD/gemm_shapes" | tail -n 1 | sed "s/^/rep=$rep cores=1 /" | tee -a "$RES"
+        fi
         # the other way to give PyTorch the cores: one OpenMP thread, OpenBLAS's threads inside its GEMMs
         # (the summary keeps PyTorch's faster setting)
         if [ "$threads" -gt 1 ]; then
@@ -107,6 +113,10 @@ for th in ("1", "2"):
     print(f"threads={th}: heurist {ours:.2f} s/epoch, pytorch {torch:.2f} s/epoch, ratio {torch / ours:.1f}x; "
           f"peak RSS heurist {mo:.0f} MB, pytorch {mt:.0f} MB")
     print(f"  heurist with its input preparation and set-up: {whole:.2f} s/epoch, ratio {torch / whole:.1f}x")
+    floor = best(lambda r: r.get("impl") == "gemm" and r.get("cores") == th, "products_sec_per_epoch")
+    if floor == floor:
+        print(f"  OpenBLAS's matrix products of the epoch alone (bench/gemm_shapes.c): {floor:.2f} s, "
+              f"{floor / ours:.0%} of heurist's epoch; pytorch / products alone {torch / floor:.1f}x")
     if th != "1":
         print(f"  pytorch by setting: OpenMP threads {how['omp']:.2f} s/epoch, OpenBLAS threads {how['blas']:.2f} s/epoch")
 ours = best(lambda r: r.get("impl") == "heurist" and "predict_us" in r and "table1" not in r, "predict_us")
