@@ -47,6 +47,21 @@ static double time_product(const product *p)
     return best;
 }
 
+/* p[(*n)++] = one product of block l (a head's for l < 0) */
+static void add(product *p, int *n, const char *what, int l, int ta, int tb, int M, int N, int K)
+{
+    product *q = &p[(*n)++];
+    if (l < 0)
+        snprintf(q->what, sizeof q->what, "head %s", what);
+    else
+        snprintf(q->what, sizeof q->what, "block %d %s", l, what);
+    q->ta = ta;
+    q->tb = tb;
+    q->M = M;
+    q->N = N;
+    q->K = K;
+}
+
 static int arg(int argc, char **argv, int i, int def)
 {
     return argc > i ? atoi(argv[i]) : def;
@@ -61,34 +76,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gemm_shapes [ROWS BATCH N_IN HIDDEN EXPAND DEPTH KERNELS HEADS(1|2)]\n");
         return 2;
     }
-    product p[8 * 16 + 8];
+    product p[7 * 16 + 3 * 2]; /* 3 forward and up to 4 backward products a block (16 at most), 3 a head */
     int n = 0;
     for (int l = 0; l < L; l++) { /* forward: A2, A1, A3 (x W^T) */
         const int din = l ? H : nin;
-        p[n++] = (product){"", 0, 1, Bt, E, din};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d fwd A2", l);
-        p[n++] = (product){"", 0, 1, Bt, H, din};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d fwd A1", l);
-        p[n++] = (product){"", 0, 1, Bt, H, E};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d fwd A3", l);
+        add(p, &n, "fwd A2", l, 0, 1, Bt, E, din);
+        add(p, &n, "fwd A1", l, 0, 1, Bt, H, din);
+        add(p, &n, "fwd A3", l, 0, 1, Bt, H, E);
     }
     for (int h = 0; h < heads; h++) { /* the heads: forward, dW, dx */
-        p[n++] = (product){"head fwd", 0, 1, Bt, K, H};
-        p[n++] = (product){"head dW", 1, 0, K, H, Bt};
-        p[n++] = (product){"head dx", 0, 0, Bt, H, K};
+        add(p, &n, "fwd", -1, 0, 1, Bt, K, H);
+        add(p, &n, "dW", -1, 1, 0, K, H, Bt);
+        add(p, &n, "dx", -1, 0, 0, Bt, H, K);
     }
     for (int l = L - 1; l >= 0; l--) { /* backward: dA3, dt, d[A1; A2], dx (not for the input) */
         const int din = l ? H : nin;
-        p[n++] = (product){"", 1, 0, H, E, Bt};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d dA3", l);
-        p[n++] = (product){"", 0, 0, Bt, E, H};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d dt", l);
-        p[n++] = (product){"", 1, 0, H + E, din, Bt};
-        snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d d[A1;A2]", l);
-        if (l) {
-            p[n++] = (product){"", 0, 0, Bt, din, H + E};
-            snprintf(p[n - 1].what, sizeof p[n - 1].what, "block %d dx", l);
-        }
+        add(p, &n, "dA3", l, 1, 0, H, E, Bt);
+        add(p, &n, "dt", l, 0, 0, Bt, E, H);
+        add(p, &n, "d[A1;A2]", l, 1, 0, H + E, din, Bt);
+        if (l) add(p, &n, "dx", l, 0, 0, Bt, din, H + E);
     }
     const long steps = rows / Bt; /* the remainder batch is dropped, as in training */
     double step = 0.0, flops = 0.0;
