@@ -56,9 +56,12 @@ for threads in ${THREADS-1 2}; do
         # cores: 3-6x slower epochs on this 2-core machine)
         OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=$threads $PY "$ROOT/bench/reformer_torch.py" "$OUT" "$EPOCHS" \
             "$threads" --calls 2000 $TORCH_ARGS | sed "s/^/rep=$rep cores=$threads torch_threads=omp /" | tee -a "$RES"
-        # the default model's matrix products alone, at one OpenBLAS thread: the floor of heurist's epoch
+        # the default model's matrix products alone, at one OpenBLAS thread: the floor of heurist's epoch (rows,
+        # features and kernels from the exported data; batch 512, widths 92 / 96, three blocks, two heads)
         if [ "$threads" = 1 ] && [ "$CFG" = '{}' ]; then
-            OPENBLAS_NUM_THREADS=1 "$BUILD/gemm_shapes" | tail -n 1 | sed "s/^/rep=$rep cores=1 /" | tee -a "$RES"
+            read -r ntr _ nfeat nker <"$OUT/meta.txt"
+            OPENBLAS_NUM_THREADS=1 "$BUILD/gemm_shapes" "$ntr" 512 "$nfeat" 92 96 3 "$nker" 2 | tail -n 1 |
+                sed "s/^/rep=$rep cores=1 /" | tee -a "$RES"
         fi
         # the other way to give PyTorch the cores: one OpenMP thread, OpenBLAS's threads inside its GEMMs
         # (the summary keeps PyTorch's faster setting)
