@@ -107,6 +107,8 @@ for th in ("1", "2"):
     # both sides' epochs alone: PyTorch's clock starts after its data preparation, heurist's loop clock too
     ours = best(lambda r: r.get("impl") == "heurist" and r.get("cores") == th and "table1" not in r,
                 "loop_sec_per_epoch")
+    if ours != ours:  # this thread count was not run (THREADS)
+        continue
     whole = best(lambda r: r.get("impl") == "heurist" and r.get("cores") == th and "table1" not in r, "sec_per_epoch")
     torch = best(lambda r: r.get("impl") == "pytorch" and r.get("cores") == th, "sec_per_epoch")
     how = {s: best(lambda r, s=s: r.get("impl") == "pytorch" and r.get("cores") == th and r.get("torch_threads") == s,
@@ -125,8 +127,9 @@ for th in ("1", "2"):
 ours = best(lambda r: r.get("impl") == "heurist" and "predict_us" in r and "table1" not in r, "predict_us")
 key = best(lambda r: r.get("impl") == "heurist" and "predict_from_key_us" in r and "table1" not in r, "predict_from_key_us")
 torch = best(lambda r: r.get("impl") == "pytorch" and r.get("torch_threads") != "blas", "predict_us")
-print(f"single-problem inference (1 thread, median): heurist {ours:.2f} us ({key:.2f} us from the problem key), "
-      f"pytorch {torch:.1f} us, ratio {torch / ours:.0f}x")
+if ours == ours:  # not with INFER=0
+    print(f"single-problem inference (1 thread, median): heurist {ours:.2f} us ({key:.2f} us from the problem key), "
+          f"pytorch {torch:.1f} us, ratio {torch / ours:.0f}x")
 for th in ("1", "2"):
     for impl in ("heurist", "pytorch"):
         acc = [r for r in rows if r.get("impl") == impl and r.get("cores") == th and "table1" not in r and "top1" in r]
