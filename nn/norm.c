@@ -258,6 +258,14 @@ void nn_batchnorm_forward(const nn_batchnorm *bn, const nn_params *p, nn_params 
 
 /* ---- a batch in parts ---- */
 
+/* v[0] + v[stride] + ... + v[(nparts - 1) stride]: one statistic summed over the parts, in part order */
+static float parts_total(const float *v, int nparts, size_t stride)
+{
+    float s = v[0];
+    for (int q = 1; q < nparts; q++) s += v[(size_t)q * stride];
+    return s;
+}
+
 void nn_batchnorm_part_sum(const nn_batchnorm *bn, const float *x, int Bp, float *sum)
 {
     for (int j = 0; j < bn->d; j++) sum[j] = 0.0f;
@@ -267,11 +275,7 @@ void nn_batchnorm_part_sum(const nn_batchnorm *bn, const float *x, int Bp, float
 void nn_batchnorm_part_mean(const nn_batchnorm *bn, const float *sums, int nparts, int B, float *mean)
 {
     const int d = bn->d;
-    for (int j = 0; j < d; j++) {
-        float s = sums[j];
-        for (int q = 1; q < nparts; q++) s += sums[(size_t)q * d + j];
-        mean[j] = s / (float)B;
-    }
+    for (int j = 0; j < d; j++) mean[j] = parts_total(sums + j, nparts, (size_t)d) / (float)B;
 }
 
 void nn_batchnorm_part_sumsq(const nn_batchnorm *bn, const float *x, int Bp, const float *mean, float *ss)
@@ -285,8 +289,7 @@ void nn_batchnorm_part_rstd(const nn_batchnorm *bn, nn_params *state, const floa
 {
     const int d = bn->d;
     for (int j = 0; j < d; j++) {
-        float s = ss[j];
-        for (int q = 1; q < nparts; q++) s += ss[(size_t)q * d + j];
+        const float s = parts_total(ss + j, nparts, (size_t)d);
         if (state) {
             float *rm = state->w + bn->run_mean, *rv = state->w + bn->run_var;
             rm[j] = (1.0f - bn->momentum) * rm[j] + bn->momentum * mean[j];
@@ -347,13 +350,8 @@ void nn_batchnorm_part_backward(const nn_batchnorm *bn, nn_params *p, const floa
     for (int j = 0; j < d; j++) {
         dg[j] += own[d + j];
         db[j] += own[j];
-        float s = sums[j], sx = sums[d + j];
-        for (int q = 1; q < nparts; q++) {
-            s += sums[(size_t)q * 2 * d + j];
-            sx += sums[(size_t)q * 2 * d + d + j];
-        }
-        mdy[j] = s / (float)B;
-        mdyx[j] = sx / (float)B;
+        mdy[j] = parts_total(sums + j, nparts, (size_t)2 * d) / (float)B;
+        mdyx[j] = parts_total(sums + d + j, nparts, (size_t)2 * d) / (float)B;
     }
     bn_dx(dx, ld, add, x, dy, p->w + bn->gamma, mean, rstd, mdy, mdyx, Bp, d);
 }
