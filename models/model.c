@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "train/train.h"
 
 static char **strv_dup(char *const *s, int n)
 {
@@ -280,4 +281,15 @@ int model_cfg_check(const cJSON *cfg, const char *family, const char *const *kno
         }
     }
     return HR_OK;
+}
+
+int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const *own, size_t n_own)
+{
+    size_t n = 0;
+    while (train_config_keys[n]) n++;
+    const char *known[n + n_own + 1]; /* VLA: a few dozen keys */
+    for (size_t i = 0; i < n; i++) known[i] = train_config_keys[i];
+    for (size_t i = 0; i < n_own; i++) known[n + i] = own[i];
+    known[n + n_own] = NULL;
+    return model_cfg_check(cfg, family, known);
 }

@@ -130,5 +130,8 @@ double model_cfg_num(const cJSON *cfg, const char *key, double def);
 const char *model_cfg_str(const cJSON *cfg, const char *key, const char *def);
 /* Rejects keys not in `known` (NULL-terminated) with an error naming the key and the family. */
 int model_cfg_check(const cJSON *cfg, const char *family, const char *const *known);
+/* model_cfg_check for a family trained by train/'s loop: its known keys are the loop's (train_config_keys)
+ * followed by the family's own n_own keys. */
+int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const *own, size_t n_own);
 
 #endif

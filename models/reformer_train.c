@@ -32,12 +32,7 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
                                       "input_bins", "applicability", "combine", "combine_weight", "app_target",
                                       "batch_parts"};
-    const char *known[32];
-    int n = 0;
-    for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++) known[n++] = own[i];
-    known[n] = NULL;
-    int rc = model_cfg_check(c, "reformer", known);
+    int rc = model_cfg_check_loop(c, "reformer", own, sizeof own / sizeof *own);
     o->train = train_opts_defaults();
     o->train.epochs = 30;
     o->train.batch_size = 512;

@@ -91,12 +91,7 @@ static int s2s_cfg_parse(const cJSON *c, s2s_cfg *o)
 {
     static const char *const own[] = {"embed", "conv_layers", "conv_channels", "lstm_layers", "hidden",
                                       "attn",  "decode",      "beam",          "encoder"};
-    const char *known[40];
-    int n = 0;
-    for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++) known[n++] = own[i];
-    known[n] = NULL;
-    int rc = model_cfg_check(c, "seq2seq", known);
+    int rc = model_cfg_check_loop(c, "seq2seq", own, sizeof own / sizeof *own);
     o->train = train_opts_defaults();
     o->train.epochs = 15;
     o->train.batch_size = 64;

@@ -28,12 +28,7 @@ typedef struct tfm_cfg {
 static int tfm_cfg_parse(const cJSON *c, tfm_cfg *o)
 {
     static const char *const own[] = {"d", "heads", "d_ff", "norm_first", "label", "tau"};
-    const char *known[32];
-    int n = 0;
-    for (int i = 0; train_config_keys[i]; i++) known[n++] = train_config_keys[i];
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++) known[n++] = own[i];
-    known[n] = NULL;
-    int rc = model_cfg_check(c, "transformer", known);
+    int rc = model_cfg_check_loop(c, "transformer", own, sizeof own / sizeof *own);
     o->train = train_opts_defaults();
     o->train.epochs = 8;
     o->train.batch_size = 256;
