@@ -3,8 +3,8 @@
  *   bench_reformer export DATA DIR [test_fraction] [seed]
  *       loads DATA (find-db or dataset cache), computes the features, splits rows at random as
  *       `--split random:F:seed=S` does and writes little-endian raw arrays into DIR: x_train.f32 (n_train, d),
- *       t_train.f32 (n_train, K) runtimes in ms (+inf: not measured), x_test.f32, t_test.f32, and
- *       meta.txt "n_train n_test d K".
+ *       t_train.f32 (n_train, K) runtimes in ms (+inf: not measured), x_test.f32, t_test.f32,
+ *       meta.txt "n_train n_test d K" and kernels.txt (the K kernel names, one per line, in column order).
  *   bench_reformer train DATA DIR FAMILY EPOCHS THREADS CONFIG_JSON [MAX_TRAIN_ROWS]
  *       trains FAMILY (reformer or transformer) for EPOCHS on the same training rows (all of them, or the
  *       first MAX_TRAIN_ROWS; no validation, no early stopping: the training time is the loop alone),
@@ -88,6 +88,16 @@ static int cmd_export(const char *data, const char *dir, double frac, uint64_t s
         char meta[128];
         int len = snprintf(meta, sizeof meta, "%d %d %d %d\n", sp.n_train, sp.n_test, d, K);
         rc = write_raw(dir, "meta.txt", meta, (size_t)len);
+    }
+    if (!rc) {
+        /* the column names, so that another database's columns can be matched by kernel */
+        size_t bytes = 0, at = 0;
+        for (int k = 0; k < K; k++) bytes += strlen(s->kernels[k]) + 1;
+        char *names = malloc(bytes ? bytes : 1);
+        if (!names) rc = HR_ENOMEM;
+        for (int k = 0; !rc && k < K; k++) at += (size_t)sprintf(names + at, "%s\n", s->kernels[k]);
+        if (!rc) rc = write_raw(dir, "kernels.txt", names, bytes);
+        free(names);
     }
     data_split_free(&sp);
     free(X);

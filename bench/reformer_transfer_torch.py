@@ -10,8 +10,9 @@ two ways:
                 through the same blocks into the auxiliary database's own two heads, its loss weighted W;
   --pretrain E  transfer: the blocks first train E epochs on the auxiliary rows alone (own heads, own schedule),
                 then on the target rows as usual.
-Bins and z-score come from the target's training rows. Prints the target's test top-1 (runtime ties counted) and
-mean efficiency every 5 epochs and at the end.
+Bins and z-score come from the target's training rows. Prints first how often the two GPUs' fastest kernels agree
+on the target's test problems that both databases hold (matched by feature row and kernel name, kernels.txt), then
+the target's test top-1 (runtime ties counted) and mean efficiency every 5 epochs and at the end.
 
     bench_reformer export gfx90878.HIP.fdb.txt.bz2 T 0.2 0 && bench_reformer export gfx906_60.HIP.fdb.txt.bz2 A 0.01 0
     reformer_transfer_torch.py T A --aux 0.2 [--pretrain 15] [--hidden 128 --dropout 0.1 --epochs 30 --seed 0]
@@ -48,6 +49,28 @@ x_tr, t_tr = load(D8, "x_train.f32", (ntr, d)), load(D8, "t_train.f32", (ntr, K)
 x_te, t_te = load(D8, "x_test.f32", (nte, d)), load(D8, "t_test.f32", (nte, K))
 x6 = np.vstack([load(D6, "x_train.f32", (n6a, d)), load(D6, "x_test.f32", (n6b, d))])
 t6 = np.vstack([load(D6, "t_train.f32", (n6a, K6)), load(D6, "t_test.f32", (n6b, K6))])
+def agreement():
+    """On the target's test problems that the auxiliary database holds too (same feature row): how often the
+    auxiliary GPU's fastest kernel is the target's fastest (ties counted), and how often the target measured it"""
+    k8 = open(f"{D8}/kernels.txt").read().split()
+    k6 = open(f"{D6}/kernels.txt").read().split()
+    col = {name: c for c, name in enumerate(k8)}
+    row6 = {bytes(r): i for i, r in enumerate(x6)}
+    hit = same = measured = 0
+    for i in range(nte):
+        j = row6.get(bytes(x_te[i]))
+        if j is None:
+            continue
+        hit += 1
+        c = col.get(k6[int(np.argmin(t6[j]))])
+        if c is not None:
+            measured += bool(np.isfinite(t_te[i, c]))
+            same += bool(t_te[i, c] == t_te[i].min())
+    print(f"target test problems in the auxiliary database: {hit} of {nte}; its fastest kernel is the target's fastest "
+          f"on {same / max(hit, 1):.4f} of them, measured on the target on {measured / max(hit, 1):.4f}", flush=True)
+
+
+agreement()
 slog = lambda a: (np.sign(a) * np.log2(1.0 + np.abs(a))).astype(np.float32)
 x_tr, x_te, x6 = slog(x_tr), slog(x_te), slog(x6)
 ple = ple_fit(x_tr, 32)
