@@ -42,27 +42,27 @@ ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--pretrain", type=int, default=0)
 args = ap.parse_args()
 torch.set_num_threads(args.threads); torch.manual_seed(args.seed); np.random.seed(args.seed)
-D8, D6 = args.target, args.auxdir
-ntr, nte, d, K = map(int, open(f"{D8}/meta.txt").read().split())
-n6a, n6b, _, K6 = map(int, open(f"{D6}/meta.txt").read().split())
-x_tr, t_tr = load(D8, "x_train.f32", (ntr, d)), load(D8, "t_train.f32", (ntr, K))
-x_te, t_te = load(D8, "x_test.f32", (nte, d)), load(D8, "t_test.f32", (nte, K))
-x6 = np.vstack([load(D6, "x_train.f32", (n6a, d)), load(D6, "x_test.f32", (n6b, d))])
-t6 = np.vstack([load(D6, "t_train.f32", (n6a, K6)), load(D6, "t_test.f32", (n6b, K6))])
+DT, DA = args.target, args.auxdir
+ntr, nte, d, K = map(int, open(f"{DT}/meta.txt").read().split())
+na_tr, na_te, _, K_aux = map(int, open(f"{DA}/meta.txt").read().split())
+x_tr, t_tr = load(DT, "x_train.f32", (ntr, d)), load(DT, "t_train.f32", (ntr, K))
+x_te, t_te = load(DT, "x_test.f32", (nte, d)), load(DT, "t_test.f32", (nte, K))
+x_aux = np.vstack([load(DA, "x_train.f32", (na_tr, d)), load(DA, "x_test.f32", (na_te, d))])
+t_aux = np.vstack([load(DA, "t_train.f32", (na_tr, K_aux)), load(DA, "t_test.f32", (na_te, K_aux))])
 def agreement():
     """On the target's test problems that the auxiliary database holds too (same feature row): how often the
     auxiliary GPU's fastest kernel is the target's fastest (ties counted), and how often the target measured it"""
-    k8 = open(f"{D8}/kernels.txt").read().split()
-    k6 = open(f"{D6}/kernels.txt").read().split()
-    col = {name: c for c, name in enumerate(k8)}
-    row6 = {bytes(r): i for i, r in enumerate(x6)}
+    k_t = open(f"{DT}/kernels.txt").read().split()
+    k_aux = open(f"{DA}/kernels.txt").read().split()
+    col = {name: c for c, name in enumerate(k_t)}
+    row_aux = {bytes(r): i for i, r in enumerate(x_aux)}
     hit = same = measured = 0
     for i in range(nte):
-        j = row6.get(bytes(x_te[i]))
+        j = row_aux.get(bytes(x_te[i]))
         if j is None:
             continue
         hit += 1
-        c = col.get(k6[int(np.argmin(t6[j]))])
+        c = col.get(k_aux[int(np.argmin(t_aux[j]))])
         if c is not None:
             measured += bool(np.isfinite(t_te[i, c]))
             same += bool(t_te[i, c] == t_te[i].min())
@@ -72,26 +72,26 @@ def agreement():
 
 agreement()
 slog = lambda a: (np.sign(a) * np.log2(1.0 + np.abs(a))).astype(np.float32)
-x_tr, x_te, x6 = slog(x_tr), slog(x_te), slog(x6)
+x_tr, x_te, x_aux = slog(x_tr), slog(x_te), slog(x_aux)
 ple = ple_fit(x_tr, 32)
-x_tr, x_te, x6 = ple_encode(x_tr, ple), ple_encode(x_te, ple), ple_encode(x6, ple)
+x_tr, x_te, x_aux = ple_encode(x_tr, ple), ple_encode(x_te, ple), ple_encode(x_aux, ple)
 mean = x_tr.astype(np.float64).mean(0); std = x_tr.astype(np.float64).std(0); std[std <= 1e-6] = 1
 norm = lambda a: ((a - mean) / std).astype(np.float32)
-x_tr, x_te, x6 = norm(x_tr), norm(x_te), norm(x6)
+x_tr, x_te, x_aux = norm(x_tr), norm(x_te), norm(x_aux)
 def labels(t, tau=0.05):
     fin = np.isfinite(t); tmin = np.where(fin, t, np.inf).min(1, keepdims=True)
     w = np.where(fin, np.exp(-(np.where(fin, t, 0.0) / tmin - 1.0) / tau), 0.0)
     return (w / w.sum(1, keepdims=True)).astype(np.float32), fin.astype(np.float32)
-p_tr, m_tr = labels(t_tr); p6, m6 = labels(t6)
+p_tr, m_tr = labels(t_tr); p_aux, m_aux = labels(t_aux)
 H = args.hidden
 body = nn.Sequential(*[Gamma(x_tr.shape[1] if i == 0 else H, H, H, args.dropout) for i in range(3)])
 head, app = nn.Linear(H, K), nn.Linear(H, K)
-head6, app6 = nn.Linear(H, K6), nn.Linear(H, K6)
+head_aux, app_aux = nn.Linear(H, K_aux), nn.Linear(H, K_aux)
 params = list(body.parameters()) + list(head.parameters()) + list(app.parameters())
-if args.aux > 0: params += list(head6.parameters()) + list(app6.parameters())
+if args.aux > 0: params += list(head_aux.parameters()) + list(app_aux.parameters())
 opt = torch.optim.AdamW(params, lr=3e-3, weight_decay=1e-4)
-X, P, M = map(torch.from_numpy, (x_tr, p_tr, m_tr)); X6, P6, M6 = map(torch.from_numpy, (x6, p6, m6))
-bs = 512; steps = ntr // bs; bs6 = len(x6) // steps
+X, P, M = map(torch.from_numpy, (x_tr, p_tr, m_tr)); X_aux, P_aux, M_aux = map(torch.from_numpy, (x_aux, p_aux, m_aux))
+bs = 512; steps = ntr // bs; bs_aux = len(x_aux) // steps
 total, warm = steps * args.epochs, steps
 bce = nn.BCEWithLogitsLoss(reduction="sum")
 def loss_of(h, hd, ap_, Pb, Mb, n):
@@ -106,27 +106,27 @@ def evaluate():
     return float(np.mean(tp == tb)), float(np.mean(np.where(np.isfinite(tp), tb / np.where(np.isfinite(tp), tp, 1), 0)))
 step = 0; t0 = time.time()
 if args.pretrain:
-    popt = torch.optim.AdamW(list(body.parameters()) + list(head6.parameters()) + list(app6.parameters()), lr=3e-3, weight_decay=1e-4)
-    n6 = len(x6); st6 = n6 // bs; tot6 = st6 * args.pretrain; k = 0
+    popt = torch.optim.AdamW(list(body.parameters()) + list(head_aux.parameters()) + list(app_aux.parameters()), lr=3e-3, weight_decay=1e-4)
+    n_aux = len(x_aux); st_aux = n_aux // bs; tot_aux = st_aux * args.pretrain; k = 0
     for ep in range(args.pretrain):
-        perm6 = torch.randperm(n6)
-        for s in range(st6):
-            lr = 3e-3 * (k + 1) / st6 if k < st6 else 0.5 * 3e-3 * (1 + math.cos(math.pi * min(1.0, (k - st6) / max(1, tot6 - st6))))
+        perm_aux = torch.randperm(n_aux)
+        for s in range(st_aux):
+            lr = 3e-3 * (k + 1) / st_aux if k < st_aux else 0.5 * 3e-3 * (1 + math.cos(math.pi * min(1.0, (k - st_aux) / max(1, tot_aux - st_aux))))
             for g in popt.param_groups: g["lr"] = lr
-            i6 = perm6[s * bs:(s + 1) * bs]
-            loss = loss_of(body(X6[i6]), head6, app6, P6[i6], M6[i6], bs)
+            i_aux = perm_aux[s * bs:(s + 1) * bs]
+            loss = loss_of(body(X_aux[i_aux]), head_aux, app_aux, P_aux[i_aux], M_aux[i_aux], bs)
             popt.zero_grad(set_to_none=True); loss.backward(); popt.step(); k += 1
     print(f"pretrained {args.pretrain} epochs on the auxiliary rows, {time.time() - t0:.0f}s", flush=True)
 for ep in range(args.epochs):
-    perm = torch.randperm(ntr); perm6 = torch.randperm(len(x6))
+    perm = torch.randperm(ntr); perm_aux = torch.randperm(len(x_aux))
     for s in range(steps):
         lr = 3e-3 * (step + 1) / warm if step < warm else 0.5 * 3e-3 * (1 + math.cos(math.pi * min(1.0, (step - warm) / max(1, total - warm))))
         for g in opt.param_groups: g["lr"] = lr
         idx = perm[s * bs:(s + 1) * bs]
         if args.aux > 0:
-            i6 = perm6[s * bs6:(s + 1) * bs6]
-            h = body(torch.cat([X[idx], X6[i6]]))
-            loss = loss_of(h[:bs], head, app, P[idx], M[idx], bs) + args.aux * loss_of(h[bs:], head6, app6, P6[i6], M6[i6], bs6)
+            i_aux = perm_aux[s * bs_aux:(s + 1) * bs_aux]
+            h = body(torch.cat([X[idx], X_aux[i_aux]]))
+            loss = loss_of(h[:bs], head, app, P[idx], M[idx], bs) + args.aux * loss_of(h[bs:], head_aux, app_aux, P_aux[i_aux], M_aux[i_aux], bs_aux)
         else:
             loss = loss_of(body(X[idx]), head, app, P[idx], M[idx], bs)
         opt.zero_grad(set_to_none=True); loss.backward(); opt.step(); step += 1
