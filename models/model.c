@@ -293,3 +293,23 @@ int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const
     known[n + n_own] = NULL;
     return model_cfg_check(cfg, family, known);
 }
+
+void model_loop_opts(train_opts *o, const model_ctx *ctx, const char *name)
+{
+    o->seed = ctx->seed;
+    o->log = ctx->log;
+    o->name = name;
+    o->checkpoint = ctx->checkpoint;
+    o->resume = ctx->resume;
+}
+
+int model_loop_curve(model *m, const train_result *res)
+{
+    int rc = HR_OK;
+    for (int i = 0; !rc && i < res->n_curve; i++) {
+        const train_epoch *e = &res->curve[i];
+        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
+        rc = model_curve_add(m, pt);
+    }
+    return rc;
+}

@@ -133,5 +133,11 @@ int model_cfg_check(const cJSON *cfg, const char *family, const char *const *kno
 /* model_cfg_check for a family trained by train/'s loop: its known keys are the loop's (train_config_keys)
  * followed by the family's own n_own keys. */
 int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const *own, size_t n_own);
+/* For the same families: the run's fields of the loop's options from ctx (seed, log, checkpoint, resume) and
+ * the family's name for its progress lines; then, after the loop, its epochs appended to m's curve. */
+struct train_opts;
+struct train_result;
+void model_loop_opts(struct train_opts *o, const model_ctx *ctx, const char *name);
+int model_loop_curve(model *m, const struct train_result *res);
 
 #endif

@@ -554,11 +554,7 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     if (r->app_weight > 0.0f) nn_linear_reset(&r->app, &r->p, &init);
 
     train_opts o = cfg.train;
-    o.seed = ctx->seed;
-    o.log = ctx->log;
-    o.name = "reformer";
-    o.checkpoint = ctx->checkpoint;
-    o.resume = ctx->resume;
+    model_loop_opts(&o, ctx, "reformer");
     reformer_fit fit;
     int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
     if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;
@@ -572,11 +568,7 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
     if (fit.team) hr_blas_set_threads(blas_threads);
     fit_free(&fit);
-    for (int i = 0; !rc && i < res.n_curve; i++) {
-        const train_epoch *e = &res.curve[i];
-        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
-        rc = model_curve_add(&r->base, pt);
-    }
+    if (!rc) rc = model_loop_curve(&r->base, &res);
     train_result_free(&res);
     if (rc) goto fail;
     reformer_fold(r);

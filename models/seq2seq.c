@@ -406,12 +406,8 @@ static int s2s_train(const model_train_data *d, const model_ctx *ctx, model **ou
     s2s_reset(m, &init);
 
     train_opts o = cfg.train;
-    o.seed = ctx->seed;
-    o.log = ctx->log;
-    o.name = "seq2seq";
+    model_loop_opts(&o, ctx, "seq2seq");
     o.metric_name = "acc";
-    o.checkpoint = ctx->checkpoint;
-    o.resume = ctx->resume;
     s2s_fit fit;
     int cap = o.batch_size > S2S_EVAL_CHUNK ? o.batch_size : S2S_EVAL_CHUNK;
     if ((rc = fit_init(&fit, m, d->tune, cap))) goto fail;
@@ -420,11 +416,7 @@ static int s2s_train(const model_train_data *d, const model_ctx *ctx, model **ou
     rc = train_run(&ops, &fit, &m->p, NULL, d->train, d->n_train, d->valid, d->n_valid, &o, &res);
     fit_free(&fit);
     if (rc) goto fail;
-    for (int i = 0; !rc && i < res.n_curve; i++) {
-        const train_epoch *e = &res.curve[i];
-        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
-        rc = model_curve_add(&m->base, pt);
-    }
+    rc = model_loop_curve(&m->base, &res);
     train_result_free(&res);
     if (!rc) rc = s2s_infer_init(m);
     if (rc) goto fail;

@@ -250,11 +250,7 @@ static int tfm_train(const model_train_data *d, const model_ctx *ctx, model **ou
     nn_linear_reset(&m->head, &m->p, &init);
 
     train_opts o = cfg.train;
-    o.seed = ctx->seed;
-    o.log = ctx->log;
-    o.name = "transformer";
-    o.checkpoint = ctx->checkpoint;
-    o.resume = ctx->resume;
+    model_loop_opts(&o, ctx, "transformer");
     tfm_fit fit;
     int cap = cfg.train.batch_size > TRANSFORMER_EVAL_CHUNK ? cfg.train.batch_size : TRANSFORMER_EVAL_CHUNK;
     if ((rc = fit_init(&fit, m, d, cap))) goto fail;
@@ -262,11 +258,7 @@ static int tfm_train(const model_train_data *d, const model_ctx *ctx, model **ou
     train_result res;
     rc = train_run(&ops, &fit, &m->p, NULL, d->train, d->n_train, d->valid, d->n_valid, &o, &res);
     fit_free(&fit);
-    for (int i = 0; !rc && i < res.n_curve; i++) {
-        const train_epoch *e = &res.curve[i];
-        model_curve_point pt = {e->epoch, e->train_loss, e->valid_loss, e->valid_metric, e->seconds};
-        rc = model_curve_add(&m->base, pt);
-    }
+    if (!rc) rc = model_loop_curve(&m->base, &res);
     train_result_free(&res);
     if (rc) goto fail;
     *out = &m->base;
