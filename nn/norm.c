@@ -305,6 +305,17 @@ void nn_batchnorm_part_apply(const nn_batchnorm *bn, const nn_params *p, const f
     bn_affine(x, y, p->w + bn->gamma, mean, rstd, p->w + bn->beta, Bp, bn->d);
 }
 
+/* dgamma += sums[d..2d), dbeta += sums[0..d): one part's rows of dsums */
+static void bn_param_grads(const nn_batchnorm *bn, nn_params *p, const float *sums)
+{
+    const int d = bn->d;
+    float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
+    for (int j = 0; j < d; j++) {
+        dg[j] += sums[d + j];
+        db[j] += sums[j];
+    }
+}
+
 void nn_batchnorm_backward(const nn_batchnorm *bn, nn_params *p, const float *x, const float *mean,
                            const float *rstd, const float *dy, float *dx, int B, int train)
 {
@@ -320,11 +331,7 @@ void nn_batchnorm_backward_ld(const nn_batchnorm *bn, nn_params *p, const float 
     float sums[d > 0 ? 2 * d : 1]; /* VLA: d is a layer width, small */
     nn_batchnorm_part_dsums(bn, x, dy, mean, rstd, B, sums);
     if (!train) {
-        float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
-        for (int j = 0; j < d; j++) {
-            dg[j] += sums[d + j];
-            db[j] += sums[j];
-        }
+        bn_param_grads(bn, p, sums);
         bn_dx_eval(dx, ld, add, dy, p->w + bn->gamma, rstd, B, d);
         return;
     }
@@ -344,12 +351,9 @@ void nn_batchnorm_part_backward(const nn_batchnorm *bn, nn_params *p, const floa
                                 int Bp, float *dx, int ld, int add, int B)
 {
     const int d = bn->d;
-    float *dg = p->dw + bn->gamma, *db = p->dw + bn->beta;
-    const float *own = sums + (size_t)part * 2 * d;
+    bn_param_grads(bn, p, sums + (size_t)part * 2 * d);
     float mdy[d > 0 ? d : 1], mdyx[d > 0 ? d : 1]; /* VLA: d is a layer width, small */
     for (int j = 0; j < d; j++) {
-        dg[j] += own[d + j];
-        db[j] += own[j];
         mdy[j] = parts_total(sums + j, nparts, (size_t)2 * d) / (float)B;
         mdyx[j] = parts_total(sums + d + j, nparts, (size_t)2 * d) / (float)B;
     }
