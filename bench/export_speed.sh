@@ -11,7 +11,7 @@ heurist=${2:-$root/build/heurist}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$heurist" export --model "$model" --format c --out "$dir" --prefix hm >/dev/null
-(bzcat "$root/../shared/data/miopen/gfx90878.HIP.fdb.txt.bz2" || true) | head -n 2000 | cut -d= -f1 > "$dir/keys.txt"
+(bzcat "$root/datasets/miopen/gfx90878.HIP.fdb.txt.bz2" || true) | head -n 2000 | cut -d= -f1 > "$dir/keys.txt"
 cat > "$dir/time.c" <<'C'
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>

@@ -9,7 +9,7 @@ memory is per trainer. Prints times, the ratio ours/XGBoost, test accuracy (top1
 
 usage (from the repository root, after building the gbdt_select_bench target):
   /usr/bin/python3 bench/gbdt_vs_xgboost.py --build build-gb2 \
-      --data /work/shared/data/miopen/gfx90878.HIP.fdb.txt.bz2 --rounds 30 --leaves 31 --threads 2
+      --data datasets/miopen/gfx90878.HIP.fdb.txt.bz2 --rounds 30 --leaves 31 --threads 2
 """
 import argparse
 import os
@@ -75,7 +75,7 @@ def parse_kv(line):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--data", default="/work/shared/data/miopen/gfx90878.HIP.fdb.txt.bz2")
+    ap.add_argument("--data", default="datasets/miopen/gfx90878.HIP.fdb.txt.bz2")
     ap.add_argument("--dir", default=None, help="exported matrices (default: a fresh temporary folder)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--leaves", type=int, default=31)

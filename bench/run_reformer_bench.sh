@@ -21,7 +21,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-r2}
-DATA=${1:-/work/shared/data/miopen/gfx90878.HIP.fdb.txt.bz2}
+DATA=${1:-datasets/miopen/gfx90878.HIP.fdb.txt.bz2}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
 TROWS=${4:-30000}

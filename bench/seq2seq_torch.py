@@ -3,7 +3,7 @@ bench/seq2seq_bench.c: same data (gfx906 ConvAsm1x1U rows, random 80/20 split), 
 (embedding 32, Conv1D 64 k=3 + ReLU, BiLSTM 64 per direction, attention LSTM decoder 64 with additive
 attention 64, per-position output slices), batch 64, Adam, clip 5, teacher forcing.
 
-    /usr/bin/python3 bench/seq2seq_torch.py /work/shared/data/miopen/gfx906_60.db.bz2 [threads] [max_batches]
+    /usr/bin/python3 bench/seq2seq_torch.py datasets/miopen/gfx906_60.db.bz2 [threads] [max_batches]
 
 With max_batches the epoch is cut short and its time extrapolated to the full epoch (reported as such).
 """

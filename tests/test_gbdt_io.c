@@ -504,7 +504,7 @@ Test(gbdt_io, packed_prediction_handles_every_missing_type_and_extreme_threshold
 
 Test(gbdt_io, packed_prediction_matches_on_the_lightgbm_fixture)
 {
-    const char *fix = HEURIST_SHARED_DIR "/fixtures/lightgbm/";
+    const char *fix = HEURIST_SOURCE_DIR "/tests/fixtures/lightgbm/";
     const char *models[] = {"regression_model.txt", "multiclass_model.txt"};
     const char *tables[] = {"regression_test.tsv", "multiclass_test.tsv"};
     for (int m = 0; m < 2; m++) {

@@ -5,7 +5,7 @@
 
 #include "test_gbdt_util.h"
 
-#define FIX HEURIST_SHARED_DIR "/fixtures/lightgbm/"
+#define FIX HEURIST_SOURCE_DIR "/tests/fixtures/lightgbm/"
 
 static void check_fixture(const char *model, const char *test, const char *expect, int raw)
 {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEURIST_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target heurist >/dev/null
-DATA=../shared/data/miopen/gfx90878.HIP.fdb.txt.bz2
+DATA=datasets/miopen/gfx90878.HIP.fdb.txt.bz2
 MODELS=${HEURIST_MODELS:-gbdt,reformer,transformer}
 # a budget that finishes in minutes on 2 cores; the full-size runs are in docs/BENCHMARKS.md
 CONFIG=${HEURIST_CONFIG:-'{"gbdt":{"rounds":15,"log_every":5},"reformer":{"epochs":10},"transformer":{"epochs":1}}'}

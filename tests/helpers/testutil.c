@@ -31,6 +31,6 @@ const char *test_miopen(const char *name)
     static char buf[8][512];
     static int k;
     char *b = buf[k++ % 8];
-    snprintf(b, 512, "%s/data/miopen/%s", HEURIST_SHARED_DIR, name);
+    snprintf(b, 512, "%s/miopen/%s", HEURIST_DATASETS_DIR, name);
     return b;
 }
