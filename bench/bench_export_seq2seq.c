@@ -100,7 +100,9 @@ int main(int argc, char **argv)
     double heurist_us = 1e6 * (double)(clock() - c0) / CLOCKS_PER_SEC / (REPS * N_PROBLEMS);
 
     /* the exported runtime */
-    char dir[] = "/tmp/bench_export_seq2seq_XXXXXX", path[512], cmd[2048];
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[1024], cmd[4096];
+    snprintf(dir, sizeof dir, "%s/bench_export_seq2seq_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return 1;
     if (runtime_export_c(m, dir, "hm")) {
         fprintf(stderr, "bench_export_seq2seq: %s\n", hr_last_error());

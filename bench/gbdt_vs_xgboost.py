@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root
+
 
 def load(dirname):
     import numpy as np
@@ -74,8 +76,8 @@ def parse_kv(line):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--data", default="datasets/miopen/gfx90878.HIP.fdb.txt.bz2")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "datasets/miopen/gfx90878.HIP.fdb.txt.bz2"))
     ap.add_argument("--dir", default=None, help="exported matrices (default: a fresh temporary folder)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--leaves", type=int, default=31)

@@ -17,15 +17,15 @@
 # With the default CFG the one-thread rows also time the default model's matrix products alone
 # (bench/gemm_shapes.c): the part of heurist's epoch that OpenBLAS sets.
 # Needs: build-r2/ (cmake --build), /usr/bin/python3 with torch and numpy. Results: $OUT (default
-# /tmp/reformer_bench)/results.txt, one key=value line per run, and a summary on stdout.
+# $TMPDIR/reformer_bench, /tmp when TMPDIR is unset)/results.txt, one key=value line per run, and a summary on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-r2}
-DATA=${1:-datasets/miopen/gfx90878.HIP.fdb.txt.bz2}
+DATA=${1:-$ROOT/datasets/miopen/gfx90878.HIP.fdb.txt.bz2}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
 TROWS=${4:-30000}
-OUT=${OUT:-/tmp/reformer_bench}
+OUT=${OUT:-${TMPDIR:-/tmp}/reformer_bench}
 PY=/usr/bin/python3
 mkdir -p "$OUT"
 RES=$OUT/results.txt

@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "core/h5.h"
+#include "helpers/testutil.h"
 
 Test(core, error_message_is_per_call_and_wrapped)
 {
@@ -128,7 +129,8 @@ Test(core, team_runs_each_member_once_per_run_and_barriers_separate_phases)
 
 Test(core, atomic_write_replaces_and_reads_back)
 {
-    char path[] = "/tmp/heurist_core_XXXXXX";
+    char path[512];
+    snprintf(path, sizeof path, "%s/heurist_core_XXXXXX", test_tmpdir());
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
@@ -146,8 +148,8 @@ Test(core, atomic_write_replaces_and_reads_back)
 
 Test(core, h5_list_names_the_links_of_a_group_in_name_order)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/test_core_h5_%ld.h5", (long)getpid());
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_core_h5_%ld.h5", test_tmpdir(), (long)getpid());
     hr_h5_quiet();
     hr_h5_out out;
     cr_assert_eq(hr_h5_create(path, &out), HR_OK, "%s", hr_last_error());
@@ -174,8 +176,8 @@ Test(core, h5_list_names_the_links_of_a_group_in_name_order)
 
 Test(core, h5_fixed_strings_and_uint64_attributes_round_trip)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/tmp/test_core_h5s_%ld.h5", (long)getpid());
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_core_h5s_%ld.h5", test_tmpdir(), (long)getpid());
     hr_h5_out out;
     cr_assert_eq(hr_h5_create(path, &out), HR_OK, "%s", hr_last_error());
     hid_t f = out.file;

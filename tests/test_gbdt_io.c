@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "gbdt/gbdt_internal.h"
+#include "helpers/testutil.h"
 #include "test_gbdt_util.h"
 
 static gbdt_booster *train_small(int softmax, float **xo, size_t *no, int *dout)
@@ -51,8 +52,8 @@ static void assert_same_predictions(const gbdt_booster *a, const gbdt_booster *b
 
 static char *tmp_name(const char *tag)
 {
-    static char path[128];
-    snprintf(path, sizeof path, "/tmp/test_gbdt_%s_%ld.h5", tag, (long)getpid());
+    static char path[512];
+    snprintf(path, sizeof path, "%s/test_gbdt_%s_%ld.h5", test_tmpdir(), tag, (long)getpid());
     return path;
 }
 
@@ -436,8 +437,8 @@ Test(gbdt_io, packed_prediction_equals_the_tree_walk_after_training_loading_and_
         gbdt_booster_free(back);
 
         /* LightGBM text */
-        char txt[160];
-        snprintf(txt, sizeof txt, "/tmp/test_gbdt_packed_%ld.txt", (long)getpid());
+        char txt[512];
+        snprintf(txt, sizeof txt, "%s/test_gbdt_packed_%ld.txt", test_tmpdir(), (long)getpid());
         cr_assert_eq(gbdt_lightgbm_save(b, txt), 0, "%s", hr_last_error());
         cr_assert_eq(gbdt_lightgbm_load(txt, &back), 0, "%s", hr_last_error());
         unlink(txt);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "helpers/testutil.h"
 #include "test_gbdt_util.h"
 
 #define FIX HEURIST_SOURCE_DIR "/tests/fixtures/lightgbm/"
@@ -135,7 +136,8 @@ static void export_roundtrip(gbdt_params *p, const float *x, const float *y, siz
     gbdt_data data = {.x = x, .n = n, .d = d, .y = y, .is_categorical = cat};
     gbdt_booster *b, *back;
     cr_assert_eq(gbdt_booster_train(p, &data, NULL, NULL, NULL, &b), 0, "%s", hr_last_error());
-    char path[] = "/tmp/test_gbdt_lgb_XXXXXX";
+    char path[512];
+    snprintf(path, sizeof path, "%s/test_gbdt_lgb_XXXXXX", test_tmpdir());
     int fd = mkstemp(path);
     close(fd);
     cr_assert_eq(gbdt_lightgbm_save(b, path), 0, "%s", hr_last_error());
@@ -151,7 +153,8 @@ static void export_roundtrip(gbdt_params *p, const float *x, const float *y, siz
     /* the writer's output parses back to the same text */
     char *t1, *t2;
     size_t l1, l2;
-    char path2[] = "/tmp/test_gbdt_lgb2_XXXXXX";
+    char path2[512];
+    snprintf(path2, sizeof path2, "%s/test_gbdt_lgb2_XXXXXX", test_tmpdir());
     fd = mkstemp(path2);
     close(fd);
     cr_assert_eq(gbdt_lightgbm_save(back, path2), 0);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers/testutil.h"
 #include "nn/nn.h"
 
 /* A two-scalar parameter block w = [1, -2]. */
@@ -172,11 +173,11 @@ Test(nn_optim, warmup_then_step_decay_and_constant)
 }
 
 /* ---- checkpoints ---- */
-static char ckpt_path[256];
+static char ckpt_path[512];
 
 static hid_t ckpt_create(void)
 {
-    snprintf(ckpt_path, sizeof ckpt_path, "/tmp/heurist_test_nn_ckpt_%d.h5", (int)getpid());
+    snprintf(ckpt_path, sizeof ckpt_path, "%s/heurist_test_nn_ckpt_%d.h5", test_tmpdir(), (int)getpid());
     hid_t f = H5Fcreate(ckpt_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     cr_assert_geq(f, 0);
     return f;

@@ -9,10 +9,17 @@
 
 static int counter;
 
+const char *test_tmpdir(void)
+{
+    const char *d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
 char *test_tmppath(const char *suffix)
 {
-    char *p = malloc(256);
-    snprintf(p, 256, "/tmp/heurist_test_%ld_%d%s", (long)getpid(), counter++, suffix);
+    char *p = malloc(512);
+    if (!p) abort();
+    snprintf(p, 512, "%s/heurist_test_%ld_%d%s", test_tmpdir(), (long)getpid(), counter++, suffix);
     return p;
 }
 

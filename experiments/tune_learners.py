@@ -8,7 +8,7 @@ random 80/20 split, one classifier per parameter position (random forest, extra 
 each. It also counts how often two problems that differ only in batch size (neighbouring batch sizes, every other field
 equal) carry the same tuned sequence: a measure of how smooth the labels are.
 
-usage: /usr/bin/python3 bench/tune_learners.py PERFDB.db[.bz2] [--threads N]
+usage: /usr/bin/python3 experiments/tune_learners.py PERFDB.db[.bz2] [--threads N]
 """
 import argparse
 import bz2

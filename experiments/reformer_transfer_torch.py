@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Does another GPU's find-db help the Reformer? A PyTorch experiment beside bench/reformer_torch.py.
+"""Does another GPU's find-db help the Reformer? A PyTorch experiment on bench/reformer_torch.py's model.
 
 The encoded Reformer of reformer_torch.py (slog input, 32-bin piecewise-linear columns, z-score, three Gamma-blocks
 of width H, softmax labels tau 0.05 + 0.1 applicability BCE, AdamW 3e-3 / 1e-4, one warm-up epoch then cosine,
@@ -15,7 +15,7 @@ on the target's test problems that both databases hold (matched by feature row a
 the target's test top-1 (runtime ties counted) and mean efficiency every 5 epochs and at the end.
 
     bench_reformer export gfx90878.HIP.fdb.txt.bz2 T 0.2 0 && bench_reformer export gfx906_60.HIP.fdb.txt.bz2 A 0.01 0
-    reformer_transfer_torch.py T A --aux 0.2 [--pretrain 15] [--hidden 128 --dropout 0.1 --epochs 30 --seed 0]
+    experiments/reformer_transfer_torch.py T A --aux 0.2 [--pretrain 15] [--hidden 128 --dropout 0.1 --epochs 30 --seed 0]
 """
 import argparse
 import math
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 from reformer_torch import Gamma, load, ple_fit, ple_encode  # noqa: E402
 
 ap = argparse.ArgumentParser()
