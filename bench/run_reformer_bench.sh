@@ -16,11 +16,12 @@
 # e.g. CFG='{"input":"ple","hidden":128,"expand":128,"dropout":0.1}' TORCH_ARGS="--ple 32 --hidden 128 --expand 128 --dropout 0.1".
 # With the default CFG the one-thread rows also time the default model's matrix products alone
 # (bench/gemm_shapes.c): the part of heurist's epoch that OpenBLAS sets.
-# Needs: build-r2/ (cmake --build), /usr/bin/python3 with torch and numpy. Results: $OUT (default
-# $TMPDIR/reformer_bench, /tmp when TMPDIR is unset)/results.txt, one key=value line per run, and a summary on stdout.
+# Needs: $BUILD (default build/) with the bench targets (cmake --build build --target bench_reformer gemm_shapes),
+# /usr/bin/python3 with torch and numpy. Results: $OUT (default $TMPDIR/reformer_bench, /tmp when TMPDIR is
+# unset)/results.txt, one key=value line per run, and a summary on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-$ROOT/build-r2}
+BUILD=${BUILD:-$ROOT/build}
 DATA=${1:-$ROOT/datasets/miopen/gfx90878.HIP.fdb.txt.bz2}
 EPOCHS=${2:-3}
 REPEATS=${3:-3}
