@@ -11,6 +11,7 @@
 
 #include "core/h5.h"
 #include "eval/eval.h"
+#include "helpers/models_config.h"
 #include "helpers/models_fixture.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
@@ -166,6 +167,26 @@ Test(models_reformer, config_is_validated)
         cJSON_Delete(cfg);
     }
     fixture_free(&f);
+    check_loop_config_refused(&model_family_reformer, MODEL_TASK_SELECT);
+    check_config_refused(&model_family_reformer, MODEL_TASK_SELECT, "{\"tau\": 0}",
+                         "reformer config: \"tau\" must be a number in [1e-06, 1000000], got 0");
+    check_config_refused(&model_family_reformer, MODEL_TASK_SELECT, "{\"batch_size\": 8, \"batch_parts\": 5}",
+                         "reformer config: \"batch_parts\" must be at most batch_size / 2 (4), got 5");
+    check_config_refused(&model_family_reformer, MODEL_TASK_SELECT, "{\"norm\": \"group\"}",
+                         "reformer config: \"norm\" must be one of batch or layer, got \"group\"");
+}
+
+/* The table prints one line per option, the loop's options with the reformer's defaults included. */
+Test(models_reformer, config_table_prints)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    model_config_print(&model_family_reformer, out);
+    fclose(out);
+    cr_assert(strstr(buf, "  batch_parts ") && strstr(buf, "product, mask or head"), "%s", buf);
+    cr_assert(strstr(buf, "  epochs ") && strstr(buf, " 30 ") && strstr(buf, "adam, adamw or sgd"), "%s", buf);
+    free(buf);
 }
 
 Test(models_reformer, default_size_is_about_the_papers, .timeout = 300)

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "helpers/models_config.h"
 #include "helpers/models_fixture.h"
 #include "models/model.h"
 
@@ -24,3 +25,18 @@ Test(models_transformer, single_problem_prediction_equals_batched_and_newer_refu
     check_single_vs_batched("transformer", SMALL_TRANSFORMER, 1);
     check_newer_refused("transformer", "{\"epochs\": 1, \"d\": 8, \"heads\": 2, \"d_ff\": 16}", "transformer_version");
 }
+
+Test(models_transformer, config_is_checked)
+{
+    check_loop_config_refused(&model_family_transformer, MODEL_TASK_SELECT);
+    check_config_refused(&model_family_transformer, MODEL_TASK_SELECT, "{\"tau\": 0}",
+                         "transformer config: \"tau\" must be a number in [1e-06, 1000000], got 0");
+    check_config_refused(&model_family_transformer, MODEL_TASK_SELECT, "{\"d\": 30}",
+                         "transformer config: \"d\" must be a multiple of \"heads\" (4), got 30");
+    check_config_refused(&model_family_transformer, MODEL_TASK_SELECT, "{\"norm_first\": 2}",
+                         "transformer config: \"norm_first\" must be an integer in [0, 1], got 2");
+    check_config_refused(&model_family_transformer, MODEL_TASK_SELECT, "{\"label\": \"fastest\"}",
+                         "transformer config: \"label\" must be one of soft, ratio, onehot, hard or softmax, got"
+                         " \"fastest\"");
+}
+
