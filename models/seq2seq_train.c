@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/models_internal.h"
 #include "models/seq2seq_internal.h"
 
 #define S2S_EVAL_CHUNK 512

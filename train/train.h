@@ -13,6 +13,8 @@
  * opts.resume continues from it: the resumed run is bit-identical to an uninterrupted one.
  * Determinism: same seed, rows and ops => the same parameters, bit for bit (the loop itself adds no
  * thread-dependent reduction; the ops must not either).
+ * The loop's options (epochs, batch_size, lr, ...) are rows of each family's config table (core/config.h),
+ * with the family's defaults (train_config_options).
  */
 #ifndef HEURIST_TRAIN_H
 #define HEURIST_TRAIN_H
