@@ -1,4 +1,4 @@
-/* The shared part of every model: vocabularies, provenance, model files, config helpers. */
+/* The shared part of every model: vocabularies, provenance, model files, config tables. */
 #include "models/model.h"
 
 #include <stdlib.h>
@@ -248,50 +248,15 @@ int model_load(const char *path, model **out)
 
 /* ---- config ---- */
 
-double model_cfg_num(const cJSON *cfg, const char *key, double def)
-{
-    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
-    if (cJSON_IsNumber(v)) return v->valuedouble;
-    if (cJSON_IsBool(v)) return cJSON_IsTrue(v) ? 1 : 0;
-    return def;
-}
+const char *const model_label_names[] = {"soft", "ratio", "onehot", "hard", "softmax", NULL};
+const int model_label_values[] = {DATA_LABEL_SOFT_RATIO, DATA_LABEL_SOFT_RATIO, DATA_LABEL_ONEHOT, DATA_LABEL_ONEHOT,
+                                  DATA_LABEL_SOFTMAX};
 
-const char *model_cfg_str(const cJSON *cfg, const char *key, const char *def)
+void model_config_print(const model_family *fam, FILE *out)
 {
-    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
-    return cJSON_IsString(v) ? v->valuestring : def;
-}
-
-int model_cfg_check(const cJSON *cfg, const char *family, const char *const *known)
-{
-    if (!cfg) return HR_OK;
-    if (!cJSON_IsObject(cfg)) return hr_error(HR_EINVAL, "--config must be a JSON object");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cfg)
-    {
-        int ok = 0;
-        for (int i = 0; known[i]; i++) ok |= strcmp(it->string, known[i]) == 0;
-        if (!ok) {
-            char list[512] = "";
-            for (int i = 0; known[i]; i++) {
-                strncat(list, known[i], sizeof list - strlen(list) - 3);
-                if (known[i + 1]) strncat(list, ", ", sizeof list - strlen(list) - 1);
-            }
-            return hr_error(HR_EINVAL, "--config: unknown %s option '%s' (known: %s)", family, it->string, list);
-        }
-    }
-    return HR_OK;
-}
-
-int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const *own, size_t n_own)
-{
-    size_t n = 0;
-    while (train_config_keys[n]) n++;
-    const char *known[n + n_own + 1]; /* VLA: a few dozen keys */
-    for (size_t i = 0; i < n; i++) known[i] = train_config_keys[i];
-    for (size_t i = 0; i < n_own; i++) known[n + i] = own[i];
-    known[n + n_own] = NULL;
-    return model_cfg_check(cfg, family, known);
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {fam->name, rows, fam->config_options(rows)};
+    hr_config_print(&t, out);
 }
 
 void model_loop_opts(train_opts *o, const model_ctx *ctx, const char *name)

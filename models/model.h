@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/config.h"
 #include "core/core.h"
 #include "data/data.h"
 
@@ -74,6 +75,9 @@ typedef struct model_family {
      * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
      * NULL: the family cannot be exported. */
     int (*export_c)(const model *m, FILE *out);
+    /* Writes the family's config table (its own options, then the training loop's for the nn families) into
+     * rows (HR_CONFIG_MAX_OPTIONS) and returns how many: what train reads from --config, with defaults. */
+    size_t (*config_options)(hr_config_option *rows);
 } model_family;
 
 /* The part every model shares; each family's struct starts with it. */
@@ -125,16 +129,15 @@ long model_n_params(const model *m);
 int model_predict_select(const model *m, const data_problem *p, float *scores);
 int model_predict_tune(const model *m, const data_problem *p, int32_t *values);
 
-/* Config helpers: a number/string/bool from the JSON config object, or the default. */
-double model_cfg_num(const cJSON *cfg, const char *key, double def);
-const char *model_cfg_str(const cJSON *cfg, const char *key, const char *def);
-/* Rejects keys not in `known` (NULL-terminated) with an error naming the key and the family. */
-int model_cfg_check(const cJSON *cfg, const char *family, const char *const *known);
-/* model_cfg_check for a family trained by train/'s loop: its known keys are the loop's (train_config_keys)
- * followed by the family's own n_own keys. */
-int model_cfg_check_loop(const cJSON *cfg, const char *family, const char *const *own, size_t n_own);
-/* For the same families: the run's fields of the loop's options from ctx (seed, log, checkpoint, resume) and
- * the family's name for its progress lines; then, after the loop, its epochs appended to m's curve. */
+/* The family's config table (config_options) printed one option a line: name, type, default, range, doc. */
+void model_config_print(const model_family *fam, FILE *out);
+/* Label kinds for a config enum (soft = runtime ratio, onehot, softmax; "ratio" and "hard" are other names
+ * of soft and onehot), NULL-terminated, and the data_label_kind of each. */
+extern const char *const model_label_names[];
+extern const int model_label_values[];
+
+/* For the families trained by train/'s loop: the run's fields of the loop's options from ctx (seed, log,
+ * checkpoint, resume) and the family's name for its progress lines; then, after the loop, its epochs appended to m's curve. */
 struct train_opts;
 struct train_result;
 void model_loop_opts(struct train_opts *o, const model_ctx *ctx, const char *name);

@@ -24,6 +24,12 @@ typedef struct gbdt_model {
     "((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 + " \
     "(p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1))"
 
+/* The gbdt family's parts in models/gbdt.c and models/gbdt_train.c. */
+int gbdt_model_rank_signature(const data_problem *p);
+void gbdt_model_free(model *m);
+int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out);
+size_t gbdt_model_config_options(hr_config_option *rows);
+
 int gbdt_model_export_c(const model *m, FILE *out);
 /* seq2seq: the encoder, attention decoder and the model's decoding (models/seq2seq_export.c). */
 int seq2seq_model_export_c(const model *m, FILE *out);

@@ -34,11 +34,13 @@
 
 #include "models/reformer_internal.h"
 
-const char *const reformer_combine_names[] = {"product", "mask", "head"};
+const char *const reformer_combine_names[] = {"product", "mask", "head", NULL};
+const char *const reformer_norm_names[] = {"batch", "layer", NULL};
+const int reformer_norm_values[] = {NN_NORM_BATCH, NN_NORM_LAYER};
 
 int reformer_parse_combine(const char *s, int *out)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; reformer_combine_names[i]; i++)
         if (!strcmp(s, reformer_combine_names[i])) {
             *out = i;
             return HR_OK;
@@ -48,10 +50,12 @@ int reformer_parse_combine(const char *s, int *out)
 
 int reformer_parse_norm(const char *s, nn_norm_kind *k)
 {
-    if (!strcmp(s, "batch")) *k = NN_NORM_BATCH;
-    else if (!strcmp(s, "layer")) *k = NN_NORM_LAYER;
-    else return hr_error(HR_EINVAL, "--config: norm '%s': expected batch or layer", s);
-    return HR_OK;
+    for (int i = 0; reformer_norm_names[i]; i++)
+        if (!strcmp(s, reformer_norm_names[i])) {
+            *k = (nn_norm_kind)reformer_norm_values[i];
+            return HR_OK;
+        }
+    return hr_error(HR_EINVAL, "norm '%s': expected batch or layer", s);
 }
 
 /* ---- layout and inference ---- */
@@ -347,4 +351,5 @@ const model_family model_family_reformer = {
     .n_params = reformer_n_params,
     .free = reformer_free,
     .export_c = reformer_model_export_c,
+    .config_options = reformer_config_options,
 };

@@ -56,9 +56,14 @@ typedef enum reformer_combine {
 int reformer_model_export_c(const model *m, FILE *out);
 
 /* models/reformer.c, for the trainer (models/reformer_train.c) */
-extern const char *const reformer_combine_names[]; /* by reformer_combine */
+extern const char *const reformer_combine_names[]; /* by reformer_combine, NULL-terminated */
+extern const char *const reformer_norm_names[];    /* NULL-terminated */
+extern const int reformer_norm_values[];           /* nn_norm_kind of each norm name */
+/* Name to value for the files, with an error naming the value. */
 int reformer_parse_combine(const char *s, int *out);
 int reformer_parse_norm(const char *s, nn_norm_kind *k);
+/* The family's config table (models/reformer_train.c). */
+size_t reformer_config_options(hr_config_option *rows);
 /* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
 int reformer_build(reformer *r);
 /* The single-problem path's folded weights from the trained ones (after training or loading). */

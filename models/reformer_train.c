@@ -2,6 +2,7 @@
  * config, the training and validation rows prepared once, and the mini-batch step, whole or in parts on a
  * team of threads (see "a training batch in parts" below), through the shared loop of train/. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +16,49 @@ typedef struct reformer_cfg {
     train_opts train;
     int hidden, depth, expand;
     float dropout, tau, app_weight, app_beta;
-    int input_log, input_ple, input_bins, app_combine, app_eff;
+    int input, input_bins, app_combine, app_eff;
     int batch_parts;
-    nn_norm_kind norm;
-    data_label_kind label;
+    int norm;  /* nn_norm_kind */
+    int label; /* data_label_kind */
 } reformer_cfg;
+
+enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
+static const char *const input_names[] = {"zscore", "log", "ple", NULL};
+static const char *const app_target_names[] = {"measured", "efficiency", NULL};
+
+#define C(field) offsetof(reformer_cfg, field)
+static const hr_config_option reformer_options[] = {
+    {.name = "hidden", .type = HR_CONFIG_INT, .offset = C(hidden), .def = 92, .min = 1, .max = 8192,
+     .doc = "width of each Gamma-block"},
+    {.name = "depth", .type = HR_CONFIG_INT, .offset = C(depth), .def = 3, .min = 1, .max = REFORMER_MAX_DEPTH,
+     .doc = "Gamma-blocks"},
+    {.name = "expand", .type = HR_CONFIG_INT, .offset = C(expand), .def = 96, .min = 1, .max = 8192,
+     .doc = "width of each block's T branch"},
+    {.name = "norm", .type = HR_CONFIG_ENUM, .offset = C(norm), .def_name = "batch", .names = reformer_norm_names,
+     .values = reformer_norm_values, .doc = "normalisation inside the blocks"},
+    {.name = "dropout", .type = HR_CONFIG_FLOAT, .offset = C(dropout), .def = 0, .min = 0, .max = 0.99,
+     .doc = "dropout rate in training"},
+    {.name = "label", .type = HR_CONFIG_ENUM, .offset = C(label), .def_name = "softmax", .names = model_label_names,
+     .values = model_label_values, .doc = "target distribution: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
+    {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = C(tau), .def = 0.05, .min = 1e-6, .max = 1e6,
+     .doc = "temperature of the softmax labels"},
+    {.name = "input", .type = HR_CONFIG_ENUM, .offset = C(input), .def_name = "log", .names = input_names,
+     .doc = "features: z-score, slog then z-score, or slog plus piecewise-linear bins"},
+    {.name = "input_bins", .type = HR_CONFIG_INT, .offset = C(input_bins), .def = 32, .min = 2, .max = 4096,
+     .doc = "bins per feature of input ple"},
+    {.name = "applicability", .type = HR_CONFIG_FLOAT, .offset = C(app_weight), .def = 0.1, .min = 0, .max = 1e3,
+     .doc = "weight of the applicability head's loss (0: no head)"},
+    {.name = "combine", .type = HR_CONFIG_ENUM, .offset = C(app_combine), .def_name = "product",
+     .names = reformer_combine_names, .doc = "how the two heads rank kernels"},
+    {.name = "combine_weight", .type = HR_CONFIG_FLOAT, .offset = C(app_beta), .def = 1.0, .min = 0, .max = 1e3,
+     .doc = "weight of the applicability head in the ranking"},
+    {.name = "app_target", .type = HR_CONFIG_ENUM, .offset = C(app_eff), .def_name = "measured",
+     .names = app_target_names, .doc = "applicability head's target: measured or not, or the efficiency"},
+    /* two parts by default: a second core trains ~1.6x faster, one core ~5% slower (docs/BENCHMARKS.md) */
+    {.name = "batch_parts", .type = HR_CONFIG_INT, .offset = C(batch_parts), .def = 2, .min = 1,
+     .max = REFORMER_MAX_PARTS, .doc = "parts a batch is split into, one per thread (default 1 below batch 4)"},
+};
+#undef C
 
 /* Defaults: 3 blocks of width 92 with T of width 96 (83,302 parameters for 76 features and 70 kernels; the
  * paper's instantiation has 80,978) plus the applicability head (6,510 more) at lambda 0.1, slog input,
@@ -27,48 +66,33 @@ typedef struct reformer_cfg {
  * (random 0.2 split) this measured top-1 0.874 / efficiency 0.981 (tau 0.1: 0.868 / 0.980; 0.817 / 0.953 on
  * the earlier 64 features, where the paper's recipe {"applicability": 0, "input": "zscore", "label": "soft"}
  * gave 0.775 / 0.949): see docs/BENCHMARKS.md, "## Problem features" and "## Reformer". */
+size_t reformer_config_options(hr_config_option *rows)
+{
+    train_opts loop = train_opts_defaults();
+    loop.epochs = 30;
+    loop.batch_size = 512;
+    loop.lr = 3e-3f;
+    loop.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
+    loop.optim.weight_decay = 1e-4f;
+    size_t n = sizeof reformer_options / sizeof *reformer_options;
+    memcpy(rows, reformer_options, sizeof reformer_options);
+    return n + train_config_options(&loop, offsetof(reformer_cfg, train), rows + n);
+}
+
 static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
 {
-    static const char *const own[] = {"hidden", "depth", "expand", "norm", "dropout", "label", "tau", "input",
-                                      "input_bins", "applicability", "combine", "combine_weight", "app_target",
-                                      "batch_parts"};
-    int rc = model_cfg_check_loop(c, "reformer", own, sizeof own / sizeof *own);
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"reformer", rows, reformer_config_options(rows)};
+    /* the loop's run fields (name, metric name) keep train_opts_defaults' values */
     o->train = train_opts_defaults();
-    o->train.epochs = 30;
-    o->train.batch_size = 512;
-    o->train.lr = 3e-3f;
-    o->train.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
-    o->train.optim.weight_decay = 1e-4f;
-    if (!rc) rc = train_opts_from_json(c, &o->train);
-    if (!rc) rc = train_cfg_int(c, "hidden", 92, 1, 8192, &o->hidden);
-    if (!rc) rc = train_cfg_int(c, "depth", 3, 1, REFORMER_MAX_DEPTH, &o->depth);
-    if (!rc) rc = train_cfg_int(c, "expand", 96, 1, 8192, &o->expand);
-    if (!rc) rc = train_cfg_float(c, "dropout", 0, 0, 0.99, &o->dropout);
-    if (!rc) rc = train_cfg_float(c, "tau", 0.05, 1e-6, 1e6, &o->tau);
-    if (!rc) rc = train_cfg_float(c, "applicability", 0.1, 0, 1e3, &o->app_weight);
-    if (!rc) rc = reformer_parse_combine(train_cfg_str(c, "combine", "product"), &o->app_combine);
-    if (!rc) rc = train_cfg_float(c, "combine_weight", 1.0, 0, 1e3, &o->app_beta);
-    const char *target = train_cfg_str(c, "app_target", "measured");
-    if (!rc && strcmp(target, "measured") && strcmp(target, "efficiency"))
-        rc = hr_error(HR_EINVAL, "--config: app_target '%s': expected measured or efficiency", target);
-    o->app_eff = strcmp(target, "efficiency") == 0;
-    if (!rc) rc = reformer_parse_norm(train_cfg_str(c, "norm", "batch"), &o->norm);
-    const char *input = train_cfg_str(c, "input", "log");
-    if (!rc && strcmp(input, "zscore") && strcmp(input, "log") && strcmp(input, "ple"))
-        rc = hr_error(HR_EINVAL, "--config: input '%s': expected zscore, log or ple", input);
-    o->input_ple = strcmp(input, "ple") == 0;
-    o->input_log = o->input_ple || strcmp(input, "log") == 0;
-    if (!rc) rc = train_cfg_int(c, "input_bins", 32, 2, 4096, &o->input_bins);
-    /* two parts by default: a second core trains ~1.6x faster, one core ~5% slower (docs/BENCHMARKS.md) */
-    if (!rc) rc = train_cfg_int(c, "batch_parts", o->train.batch_size >= 4 ? 2 : 1, 1, REFORMER_MAX_PARTS,
-                                &o->batch_parts);
-    if (!rc && o->batch_parts > o->train.batch_size / 2)
-        rc = hr_error(HR_EINVAL, "--config: batch_parts %d: at most batch_size / 2 (%d)", o->batch_parts,
-                      o->train.batch_size / 2);
-    const char *label = train_cfg_str(c, "label", "softmax");
-    if (!rc && data_label_kind_parse(label, &o->label))
-        rc = hr_error(HR_EINVAL, "--config: label '%s': expected soft, onehot or softmax", label);
-    return rc;
+    int rc = hr_config_read(&t, c, o);
+    if (rc) return rc;
+    train_config_finish(&o->train);
+    if (!hr_config_has(c, "batch_parts") && o->train.batch_size < 4) o->batch_parts = 1;
+    if (o->batch_parts > o->train.batch_size / 2)
+        return hr_error(HR_EINVAL, "reformer config: \"batch_parts\" must be at most batch_size / 2 (%d), got %d",
+                        o->train.batch_size / 2, o->batch_parts);
+    return HR_OK;
 }
 
 /* ---- training ---- */
@@ -540,9 +564,9 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     r->app_combine = cfg.app_combine;
     r->app_eff = cfg.app_eff;
     r->app_beta = cfg.app_beta;
-    r->input_log = cfg.input_log;
+    r->input_log = cfg.input != REFORMER_INPUT_ZSCORE;
     float *train_in = NULL;
-    if ((rc = reformer_input_fit(r, d, cfg.input_ple ? cfg.input_bins : 0, &train_in))) goto fail;
+    if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
     if ((rc = reformer_build(r))) {
         free(train_in);
         goto fail;

@@ -95,6 +95,14 @@ int64_t s2s_field_value(const data_problem *p, int f);
 void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids);
 /* Widest encoder activation per token (embedding, conv or LSTM output). */
 int s2s_enc_width(const seq2seq *m);
+/* Decoding names by s2s_decode_kind, NULL-terminated. */
+extern const char *const s2s_decode_names[];
+/* Lays out every tensor from the architecture and vocabularies, allocates the parameters. */
+int s2s_build(seq2seq *m);
+void s2s_free(model *m);
+/* models/seq2seq_train.c: the family's training and its config table. */
+int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out);
+size_t s2s_config_options(hr_config_option *rows);
 
 /* Inference workspace (built once per model after its weights are final). */
 int s2s_infer_init(seq2seq *m);

@@ -25,6 +25,16 @@ typedef struct tfm {
     float *ws;           /* z (T) | e (T, d) | h (T, d) | pooled (d) */
 } tfm;
 
+/* models/transformer.c: lays out and allocates m's parameters and inference workspace from its sizes;
+ * e (B, T, d) = z (B, T) w + p; pooled (B, d) = mean over T of h (B, T, d); frees a model. */
+int transformer_build(tfm *m);
+void transformer_embed(const tfm *m, const float *z, float *e, int B);
+void transformer_pool(const float *h, float *pooled, int B, int T, int d);
+void transformer_free(model *m);
+/* models/transformer_train.c: the family's training and its config table. */
+int transformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
+size_t transformer_config_options(hr_config_option *rows);
+
 int transformer_model_export_c(const model *m, FILE *out);
 
 #endif

@@ -199,7 +199,7 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     /* configuration errors are one line naming the key */
     snprintf(args, sizeof args, "train --data %s --model gbdt --config '{\"roundz\": 3}' --out %s --quiet", data, model);
     cr_assert_neq(run(args, &out), 0);
-    cr_assert(strstr(out, "unknown gbdt option 'roundz'") != NULL, "%s", out);
+    cr_assert(strstr(out, "gbdt config: unknown option \"roundz\"") != NULL, "%s", out);
     cr_assert_eq(count_lines(out), 1, "%s", out);
     free(out);
     snprintf(args, sizeof args, "train --data %s --model gbdt --config '{not json' --out %s", data, model);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/h5.h"
+#include "helpers/models_config.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
 #include "models/seq2seq_internal.h"
@@ -304,6 +305,11 @@ Test(seq2seq, config_is_checked)
         cr_assert_null(m);
         cJSON_Delete(cfg);
     }
+    check_loop_config_refused(&model_family_seq2seq, MODEL_TASK_TUNE);
+    check_config_refused(&model_family_seq2seq, MODEL_TASK_TUNE, "{\"encoder\": \"gru\"}",
+                         "seq2seq config: \"encoder\" must be one of bilstm or lstm, got \"gru\"");
+    check_config_refused(&model_family_seq2seq, MODEL_TASK_TUNE, "{\"beam\": 2.5}",
+                         "seq2seq config: \"beam\" must be an integer in [1, 32], got 2.5");
 }
 
 /* ---- the beam-search core on a hand-set scorer ---- */

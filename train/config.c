@@ -1,78 +1,55 @@
-/* The loop's options from a family's --config object, range-checked with messages naming the key. */
-#include <math.h>
+/* The loop's options as rows of a family's config table (core/config.h), with the family's defaults. */
+#include <stddef.h>
 #include <string.h>
 
 #include "train/train.h"
 
-const char *const train_config_keys[] = {"epochs", "batch_size", "lr",      "lr_min", "weight_decay", "optimizer",
-                                         "patience", "warmup",   "clip",    "monitor", NULL};
+/* enum options are stored through an int */
+_Static_assert(sizeof(nn_optim_kind) == sizeof(int) && sizeof(train_monitor) == sizeof(int), "enum size");
 
-static int cfg_number(const cJSON *cfg, const char *key, double def, double *out)
+static const char *const optimizer_names[] = {"adam", "adamw", "sgd", NULL};
+static const int optimizer_values[] = {NN_OPTIM_ADAM, NN_OPTIM_ADAMW, NN_OPTIM_SGD};
+/* "metric" is another name for the task metric, which is top-1 for select */
+static const char *const monitor_names[] = {"loss", "top1", "metric", NULL};
+static const int monitor_values[] = {TRAIN_MONITOR_LOSS, TRAIN_MONITOR_METRIC, TRAIN_MONITOR_METRIC};
+
+size_t train_config_options(const train_opts *def, size_t at, hr_config_option *rows)
 {
-    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
-    if (!v) {
-        *out = def;
-        return HR_OK;
-    }
-    if (!cJSON_IsNumber(v)) return hr_error(HR_EINVAL, "--config: %s must be a number", key);
-    *out = v->valuedouble;
-    return HR_OK;
+    const char *optimizer = NULL;
+    for (int i = 0; optimizer_names[i]; i++)
+        if (optimizer_values[i] == (int)def->optim.kind) optimizer = optimizer_names[i];
+    HR_ASSERT(optimizer);
+    const hr_config_option loop[TRAIN_CONFIG_N] = {
+        {.name = "epochs", .type = HR_CONFIG_INT, .offset = at + offsetof(train_opts, epochs), .def = def->epochs,
+         .min = 1, .max = 1000000, .doc = "passes over the training rows"},
+        {.name = "batch_size", .type = HR_CONFIG_INT, .offset = at + offsetof(train_opts, batch_size),
+         .def = def->batch_size, .min = 2, .max = 1 << 20, .doc = "rows per optimizer step"},
+        {.name = "lr", .type = HR_CONFIG_FLOAT, .offset = at + offsetof(train_opts, lr), .def = def->lr, .min = 1e-9,
+         .max = 100, .doc = "peak learning rate (after warm-up, before the cosine decay)"},
+        {.name = "lr_min", .type = HR_CONFIG_FLOAT, .offset = at + offsetof(train_opts, lr_min), .def = def->lr_min,
+         .min = 0, .max = 100, .doc = "learning rate at the end of the cosine decay"},
+        {.name = "weight_decay", .type = HR_CONFIG_FLOAT, .offset = at + offsetof(train_opts, optim.weight_decay),
+         .def = def->optim.weight_decay, .min = 0, .max = 100, .doc = "weight decay (decoupled for adamw)"},
+        {.name = "optimizer", .type = HR_CONFIG_ENUM, .offset = at + offsetof(train_opts, optim.kind),
+         .def_name = optimizer, .names = optimizer_names, .values = optimizer_values, .doc = "update rule"},
+        {.name = "patience", .type = HR_CONFIG_INT, .offset = at + offsetof(train_opts, patience),
+         .def = def->patience, .min = 0, .max = 1000000,
+         .doc = "stop after this many epochs without a better validation figure (0: never)"},
+        {.name = "warmup", .type = HR_CONFIG_FLOAT, .offset = at + offsetof(train_opts, warmup), .def = def->warmup,
+         .min = 0, .max = 1e6, .doc = "linear warm-up length in epochs (may be fractional)"},
+        {.name = "clip", .type = HR_CONFIG_FLOAT, .offset = at + offsetof(train_opts, clip), .def = def->clip,
+         .min = 0, .max = 1e12, .doc = "global gradient-norm clip (0: none)"},
+        {.name = "monitor", .type = HR_CONFIG_ENUM, .offset = at + offsetof(train_opts, monitor),
+         .def_name = def->monitor == TRAIN_MONITOR_LOSS ? "loss" : "top1", .names = monitor_names,
+         .values = monitor_values, .doc = "validation figure that picks the best epoch"},
+    };
+    memcpy(rows, loop, sizeof loop);
+    return TRAIN_CONFIG_N;
 }
 
-int train_cfg_int(const cJSON *cfg, const char *key, int def, int lo, int hi, int *out)
+void train_config_finish(train_opts *o)
 {
-    double v = def;
-    int rc = cfg_number(cfg, key, def, &v);
-    if (rc) return rc;
-    if (!(v >= lo && v <= hi) || v != floor(v))
-        return hr_error(HR_EINVAL, "--config: %s must be an integer in [%d, %d] (got %g)", key, lo, hi, v);
-    *out = (int)v;
-    return HR_OK;
-}
-
-int train_cfg_float(const cJSON *cfg, const char *key, double def, double lo, double hi, float *out)
-{
-    double v = def;
-    int rc = cfg_number(cfg, key, def, &v);
-    if (rc) return rc;
-    if (!(v >= lo && v <= hi)) return hr_error(HR_EINVAL, "--config: %s must be in [%g, %g] (got %g)", key, lo, hi, v);
-    *out = (float)v;
-    return HR_OK;
-}
-
-const char *train_cfg_str(const cJSON *cfg, const char *key, const char *def)
-{
-    const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, key) : NULL;
-    return cJSON_IsString(v) ? v->valuestring : def;
-}
-
-int train_opts_from_json(const cJSON *c, train_opts *o)
-{
-    int rc = train_cfg_int(c, "epochs", o->epochs, 1, 1000000, &o->epochs);
-    if (!rc) rc = train_cfg_int(c, "batch_size", o->batch_size, 2, 1 << 20, &o->batch_size);
-    if (!rc) rc = train_cfg_int(c, "patience", o->patience, 0, 1000000, &o->patience);
-    if (!rc) rc = train_cfg_float(c, "lr", o->lr, 1e-9, 100, &o->lr);
-    if (!rc) rc = train_cfg_float(c, "lr_min", o->lr_min, 0, 100, &o->lr_min);
-    if (!rc) rc = train_cfg_float(c, "warmup", o->warmup, 0, 1e6, &o->warmup);
-    if (!rc) rc = train_cfg_float(c, "clip", o->clip, 0, 1e12, &o->clip);
-    if (rc) return rc;
-    const char *opt = train_cfg_str(c, "optimizer", NULL);
-    if (opt) {
-        nn_optim_kind k;
-        if (!strcmp(opt, "adam")) k = NN_OPTIM_ADAM;
-        else if (!strcmp(opt, "adamw")) k = NN_OPTIM_ADAMW;
-        else if (!strcmp(opt, "sgd")) k = NN_OPTIM_SGD;
-        else return hr_error(HR_EINVAL, "--config: optimizer '%s': expected adam, adamw or sgd", opt);
-        float wd = o->optim.weight_decay;
-        o->optim = nn_optim_defaults(k);
-        o->optim.weight_decay = wd;
-    }
-    if ((rc = train_cfg_float(c, "weight_decay", o->optim.weight_decay, 0, 100, &o->optim.weight_decay))) return rc;
-    const char *mon = train_cfg_str(c, "monitor", NULL);
-    if (mon) {
-        if (!strcmp(mon, "loss")) o->monitor = TRAIN_MONITOR_LOSS;
-        else if (!strcmp(mon, "top1") || !strcmp(mon, "metric")) o->monitor = TRAIN_MONITOR_METRIC;
-        else return hr_error(HR_EINVAL, "--config: monitor '%s': expected loss or top1", mon);
-    }
-    return HR_OK;
+    float wd = o->optim.weight_decay;
+    o->optim = nn_optim_defaults(o->optim.kind);
+    o->optim.weight_decay = wd;
 }

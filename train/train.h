@@ -13,6 +13,8 @@
  * opts.resume continues from it: the resumed run is bit-identical to an uninterrupted one.
  * Determinism: same seed, rows and ops => the same parameters, bit for bit (the loop itself adds no
  * thread-dependent reduction; the ops must not either).
+ * The loop's options (epochs, batch_size, lr, ...) are rows of each family's config table (core/config.h),
+ * with the family's defaults (train_config_options).
  */
 #ifndef HEURIST_TRAIN_H
 #define HEURIST_TRAIN_H
@@ -20,6 +22,7 @@
 #include <cJSON.h>
 #include <stdint.h>
 
+#include "core/config.h"
 #include "core/core.h"
 #include "data/data.h"
 #include "nn/nn.h"
@@ -87,17 +90,14 @@ int train_run(const train_ops *ops, void *model, nn_params *params, nn_params *s
               const int *valid, int n_valid, const train_opts *opts, train_result *res);
 void train_result_free(train_result *r);
 
-/* ---- the loop's options from a family's JSON config ---- */
-/* Keys read by train_opts_from_json (NULL-terminated), for the families' model_cfg_check lists. */
-extern const char *const train_config_keys[];
-/* Overrides the defaults in *o from cfg (may be NULL): epochs, batch_size, lr, lr_min, weight_decay,
- * optimizer (adam|adamw|sgd), patience, warmup (epochs), clip, monitor (loss|top1). Range-checked. */
-int train_opts_from_json(const cJSON *cfg, train_opts *o);
-/* A number from cfg (default def) that must be an integer in [lo, hi], or any value in [lo, hi]. */
-int train_cfg_int(const cJSON *cfg, const char *key, int def, int lo, int hi, int *out);
-int train_cfg_float(const cJSON *cfg, const char *key, double def, double lo, double hi, float *out);
-/* A string from cfg or def. */
-const char *train_cfg_str(const cJSON *cfg, const char *key, const char *def);
+/* ---- the loop's options in a family's config table (core/config.h) ---- */
+enum { TRAIN_CONFIG_N = 10 };
+/* Writes the loop's TRAIN_CONFIG_N options (epochs, batch_size, lr, lr_min, weight_decay, optimizer
+ * adam|adamw|sgd, patience, warmup, clip, monitor loss|top1) into rows, with the defaults in *def, for a
+ * config struct that holds its train_opts at byte offset `at`; returns TRAIN_CONFIG_N. */
+size_t train_config_options(const train_opts *def, size_t at, hr_config_option *rows);
+/* After hr_config_read: the optimizer's constants for the kind read, keeping the weight decay read. */
+void train_config_finish(train_opts *o);
 
 /* ---- helpers for the nn families' ops ---- */
 /* out (n, nf) = (X[rows[i]] - mean) / std, row by row. */

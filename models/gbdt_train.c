@@ -1,58 +1,88 @@
-/* Family "gbdt": our gradient-boosted trees behind the model interface.
- * select, objective "softmax" (default): one multiclass booster over kernels, trained on soft labels
- *   softmax(-t/(tau t_min)) (or "soft" runtime-ratio / "onehot" labels), scores = raw class scores.
- * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
- *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
- * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
+/* Training of the gbdt family (models/gbdt.c has the model, its prediction and its files): the config table,
+ * the rows and labels of each mode, and the boosters trained through gbdt/.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/h5.h"
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "models/models_internal.h"
 
+/* ---- config ---- */
 
-static const char *const known_keys[] = {"objective", "label", "tau", "rounds", "num_leaves", "learning_rate",
-                                         "max_depth", "min_data_in_leaf", "min_sum_hessian_in_leaf", "lambda_l1",
-                                         "lambda_l2", "min_gain_to_split", "bagging_fraction", "bagging_freq",
-                                         "feature_fraction", "max_bin", "early_stopping_rounds", "log_every", NULL};
+typedef struct gbdt_cfg {
+    gbdt_params p;
+    int objective;  /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
+    int label;      /* softmax objective: data_label_kind */
+    float tau;
+} gbdt_cfg;
 
-static void params_from_config(const cJSON *cfg, const model_ctx *ctx, gbdt_params *p)
+static const char *const objective_names[] = {"softmax", "rank", NULL};
+static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
+
+#define P(field) offsetof(gbdt_cfg, p.field)
+/* lr 0.2 and min_data_in_leaf 10: on gfx90878 (random 80/20) the same accuracy as 0.1 / 20 in half the rounds;
+ * lambda_l2 1 and feature_fraction 0.8: +0.3 point top-1 over 0 / 1.0; softmax labels over -t/tau (tau 0.1)
+ * beat runtime-ratio and one-hot labels (docs/BENCHMARKS.md, section gbdt). */
+static const hr_config_option gbdt_options[] = {
+    {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
+     .names = objective_names, .values = objective_values,
+     .doc = "select: softmax over kernels, or rank (L2 on log(t / t_fastest) per pair)"},
+    {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
+     .names = model_label_names, .values = model_label_values,
+     .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
+    {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tau), .def = 0.1, .min = 1e-6, .max = 1e6,
+     .doc = "temperature of the softmax labels"},
+    {.name = "rounds", .type = HR_CONFIG_INT, .offset = P(num_rounds), .def = 100, .min = 1, .max = 1000000,
+     .doc = "boosting rounds (each adds one tree per class)"},
+    {.name = "num_leaves", .type = HR_CONFIG_INT, .offset = P(num_leaves), .def = 63, .min = 2, .max = 131072,
+     .doc = "leaves per tree"},
+    {.name = "learning_rate", .type = HR_CONFIG_DOUBLE, .offset = P(learning_rate), .def = 0.2, .min = 1e-6,
+     .max = 10, .doc = "shrinkage of each tree"},
+    {.name = "max_depth", .type = HR_CONFIG_INT, .offset = P(max_depth), .def = -1, .min = -1, .max = 65536,
+     .doc = "deepest leaf (-1 or 0: unlimited)"},
+    {.name = "min_data_in_leaf", .type = HR_CONFIG_INT, .offset = P(min_data_in_leaf), .def = 10, .min = 0,
+     .max = 1 << 30, .doc = "fewest rows in a leaf"},
+    {.name = "min_sum_hessian_in_leaf", .type = HR_CONFIG_DOUBLE, .offset = P(min_sum_hessian_in_leaf),
+     .def = 1e-3, .min = 0, .max = 1e12, .doc = "smallest hessian sum in a leaf"},
+    {.name = "lambda_l1", .type = HR_CONFIG_DOUBLE, .offset = P(lambda_l1), .def = 0, .min = 0, .max = 1e12,
+     .doc = "L1 penalty on leaf values"},
+    {.name = "lambda_l2", .type = HR_CONFIG_DOUBLE, .offset = P(lambda_l2), .def = 1.0, .min = 0, .max = 1e12,
+     .doc = "L2 penalty on leaf values"},
+    {.name = "min_gain_to_split", .type = HR_CONFIG_DOUBLE, .offset = P(min_gain_to_split), .def = 0, .min = 0,
+     .max = 1e12, .doc = "smallest gain a split must bring"},
+    {.name = "bagging_fraction", .type = HR_CONFIG_DOUBLE, .offset = P(bagging_fraction), .def = 1.0, .min = 1e-6,
+     .max = 1, .doc = "rows sampled per bag (without replacement)"},
+    {.name = "bagging_freq", .type = HR_CONFIG_INT, .offset = P(bagging_freq), .def = 0, .min = 0, .max = 1000000,
+     .doc = "re-bag every this many rounds (0: no bagging)"},
+    {.name = "feature_fraction", .type = HR_CONFIG_DOUBLE, .offset = P(feature_fraction), .def = 0.8, .min = 1e-6,
+     .max = 1, .doc = "features sampled per tree"},
+    {.name = "max_bin", .type = HR_CONFIG_INT, .offset = P(max_bin), .def = 255, .min = 2, .max = 65535,
+     .doc = "value bins per feature"},
+    {.name = "early_stopping_rounds", .type = HR_CONFIG_INT, .offset = P(early_stopping_rounds), .def = 20,
+     .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
+    {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
+     .doc = "progress line every this many rounds (0: none)"},
+};
+#undef P
+
+size_t gbdt_model_config_options(hr_config_option *rows)
 {
-    gbdt_params_default(p);
-    p->num_rounds = (int)model_cfg_num(cfg, "rounds", 100);
-    p->num_leaves = (int)model_cfg_num(cfg, "num_leaves", 63);
-    /* lr 0.2 and min_data_in_leaf 10: on gfx90878 (random 80/20) the same accuracy as 0.1 / 20 in half the
-     * rounds (docs/BENCHMARKS.md, section gbdt) */
-    p->learning_rate = model_cfg_num(cfg, "learning_rate", 0.2);
-    p->max_depth = (int)model_cfg_num(cfg, "max_depth", -1);
-    p->min_data_in_leaf = (int)model_cfg_num(cfg, "min_data_in_leaf", 10);
-    p->min_sum_hessian_in_leaf = model_cfg_num(cfg, "min_sum_hessian_in_leaf", 1e-3);
-    p->lambda_l1 = model_cfg_num(cfg, "lambda_l1", 0);
-    /* lambda_l2 1 and feature_fraction 0.8: +0.3 point top-1 on gfx90878 over 0 / 1.0 (docs/BENCHMARKS.md) */
-    p->lambda_l2 = model_cfg_num(cfg, "lambda_l2", 1.0);
-    p->min_gain_to_split = model_cfg_num(cfg, "min_gain_to_split", 0);
-    p->bagging_fraction = model_cfg_num(cfg, "bagging_fraction", 1.0);
-    p->bagging_freq = (int)model_cfg_num(cfg, "bagging_freq", 0);
-    p->feature_fraction = model_cfg_num(cfg, "feature_fraction", 0.8);
-    p->max_bin = (int)model_cfg_num(cfg, "max_bin", 255);
-    p->early_stopping_rounds = (int)model_cfg_num(cfg, "early_stopping_rounds", 20);
-    p->log_every = (int)model_cfg_num(cfg, "log_every", 10);
-    p->seed = ctx->seed;
-    p->num_threads = ctx->threads;
+    memcpy(rows, gbdt_options, sizeof gbdt_options);
+    return sizeof gbdt_options / sizeof *gbdt_options;
 }
 
-static void gbdt_model_free(model *m)
+/* The booster parameters, objective and labels from the config; gbdt/'s defaults for what the table lacks. */
+static int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c)
 {
-    gbdt_model *g = (gbdt_model *)m;
-    for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
-    free(g->boosters);
-    free(g->rank_cand);
-    model_base_free(&g->base);
-    free(g);
+    hr_config_table t = {"gbdt", gbdt_options, sizeof gbdt_options / sizeof *gbdt_options};
+    gbdt_params_default(&c->p);
+    int rc = hr_config_read(&t, ctx->config, c);
+    c->p.seed = ctx->seed;
+    c->p.num_threads = ctx->threads;
+    return rc;
 }
 
 /* Gathers rows of X into a contiguous (n, F) matrix. */
@@ -64,13 +94,6 @@ static float *gather(const float *X, int F, const int *rows, int n)
     return x;
 }
 
-/* Signature of a problem for the rank mode's candidate kernels: direction, data type, layout, 2-D/3-D and
- * grouped or not. */
-static int rank_signature(const data_problem *p)
-{
-    return ((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 +
-             (p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1));
-}
 
 #define RANK_SIGNATURES GBDT_RANK_SIGNATURES
 
@@ -86,7 +109,7 @@ static int rank_rows(const model_train_data *d, const unsigned char *cand, const
     int F = d->n_features, K = s->n_kernels, Fe = F + 1;
     size_t cnt = 0;
     for (int i = 0; i < n; i++) {
-        const unsigned char *c = cand + (size_t)rank_signature(&s->problems[rows[i]]) * K;
+        const unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[rows[i]]) * K;
         for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) || c[k];
     }
     float *x = hr_malloc(cnt * Fe * sizeof *x), *y = hr_malloc(cnt * sizeof *y);
@@ -98,7 +121,7 @@ static int rank_rows(const model_train_data *d, const unsigned char *cand, const
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         const float *t = s->runtime + (size_t)rows[i] * K;
-        const unsigned char *c = cand + (size_t)rank_signature(&s->problems[rows[i]]) * K;
+        const unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[rows[i]]) * K;
         float tmin = INFINITY, tmax = 0;
         for (int k = 0; k < K; k++)
             if (isfinite(t[k])) {
@@ -127,7 +150,7 @@ static unsigned char *rank_candidates(const model_train_data *d)
     unsigned char *cand = hr_calloc((size_t)RANK_SIGNATURES * K, 1);
     if (!cand) return NULL;
     for (int i = 0; i < d->n_train; i++) {
-        unsigned char *c = cand + (size_t)rank_signature(&s->problems[d->train[i]]) * K;
+        unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[d->train[i]]) * K;
         const float *t = s->runtime + (size_t)d->train[i] * K;
         for (int k = 0; k < K; k++) c[k] |= isfinite(t[k]) != 0;
     }
@@ -214,10 +237,10 @@ static void softmax_round(void *ctx, int round, double valid_metric, const doubl
     if (!c->rc) c->rc = model_curve_add(c->m, pt);
 }
 
-static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
+int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
-    const char *objective = model_cfg_str(ctx->config, "objective", "softmax");
-    int rc = model_cfg_check(ctx->config, "gbdt", known_keys);
+    gbdt_cfg cfg;
+    int rc = gbdt_cfg_read(ctx, &cfg);
     if (rc) return rc;
     gbdt_model *g = hr_calloc(1, sizeof *g);
     if (!g) return HR_ENOMEM;
@@ -225,17 +248,10 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
         gbdt_model_free(&g->base);
         return rc;
     }
-    if (d->task == MODEL_TASK_TUNE) g->mode = GBDT_MODE_TUNE;
-    else if (strcmp(objective, "softmax") == 0) g->mode = GBDT_MODE_SOFTMAX;
-    else if (strcmp(objective, "rank") == 0) g->mode = GBDT_MODE_RANK;
-    else {
-        gbdt_model_free(&g->base);
-        return hr_error(HR_EINVAL, "--config: gbdt objective '%s': expected softmax or rank", objective);
-    }
+    g->mode = d->task == MODEL_TASK_TUNE ? GBDT_MODE_TUNE : cfg.objective;
     g->n_boosters = g->mode == GBDT_MODE_TUNE ? d->tune->length : 1;
     g->boosters = hr_calloc((size_t)g->n_boosters, sizeof *g->boosters);
-    gbdt_params p;
-    params_from_config(ctx->config, ctx, &p);
+    gbdt_params p = cfg.p;
     gbdt_model *init = NULL;
     if (!g->boosters || (rc = load_init(ctx, g, &init))) {
         gbdt_model_free(&g->base);
@@ -276,9 +292,7 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
         if (!xt || !xv) rc = HR_ENOMEM;
         p.objective = GBDT_OBJECTIVE_SOFTMAX;
         if (!rc && g->mode == GBDT_MODE_SOFTMAX) {
-            data_label_kind kind = DATA_LABEL_SOFT_RATIO;
-            /* softmax over -t/tau (tau 0.1) beat runtime-ratio and one-hot labels on gfx90878 (docs/BENCHMARKS.md) */
-            rc = data_label_kind_parse(model_cfg_str(ctx->config, "label", "softmax"), &kind);
+            data_label_kind kind = (data_label_kind)cfg.label;
             int K = d->sel->n_kernels;
             p.num_class = K;
             yt = hr_malloc((size_t)d->n_train * K * sizeof *yt);
@@ -286,7 +300,7 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
             float *fastest = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * sizeof *fastest);
             if (!rc && (!yt || !yv || !fastest)) rc = HR_ENOMEM;
             if (!rc) {
-                float tau = (float)model_cfg_num(ctx->config, "tau", 0.1);
+                float tau = cfg.tau;
                 data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
                 gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
@@ -335,138 +349,3 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, mod
     *out = &g->base;
     return HR_OK;
 }
-
-#define GBDT_MAX_OUT 1024
-
-static int gbdt_model_predict_select(const model *m, const data_problem *p, const float *x, float *scores)
-{
-    const gbdt_model *g = (const gbdt_model *)m;
-    double out[GBDT_MAX_OUT];
-    int K = m->n_kernels;
-    if (g->mode == GBDT_MODE_SOFTMAX) {
-        HR_ASSERT(gbdt_booster_num_class(g->boosters[0]) == K && K <= GBDT_MAX_OUT);
-        gbdt_booster_predict_raw_row(g->boosters[0], x, out);
-        for (int k = 0; k < K; k++) scores[k] = (float)out[k];
-        return HR_OK;
-    }
-    float xe[256 + 1];
-    HR_ASSERT(m->n_features <= 256);
-    memcpy(xe, x, (size_t)m->n_features * sizeof *xe);
-    /* kernels never measured for this signature in training are ranked last */
-    const unsigned char *cand = g->rank_cand + (size_t)rank_signature(p) * K;
-    for (int k = 0; k < K; k++) {
-        xe[m->n_features] = (float)k;
-        gbdt_booster_predict_raw_row(g->boosters[0], xe, out);
-        scores[k] = cand[k] ? (float)-out[0] : -1e30f;
-    }
-    return HR_OK;
-}
-
-static int gbdt_model_predict_tune(const model *m, const data_problem *p, const float *x, int32_t *values)
-{
-    const gbdt_model *g = (const gbdt_model *)m;
-    double out[GBDT_MAX_OUT];
-    for (int j = 0; j < m->length; j++) {
-        HR_ASSERT(gbdt_booster_num_class(g->boosters[j]) <= GBDT_MAX_OUT);
-        gbdt_booster_predict_raw_row(g->boosters[j], x, out);
-        int best = 0;
-        for (int c = 1; c < m->vocab_size[j]; c++)
-            if (out[c] > out[best]) best = c;
-        values[j] = m->vocab[j][best];
-    }
-    return HR_OK;
-}
-
-static int gbdt_model_save(const model *m, hid_t group)
-{
-    const gbdt_model *g = (const gbdt_model *)m;
-    static const char *const modes[] = {"softmax", "rank", "tune"};
-    int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
-    if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
-    if (!rc && g->mode == GBDT_MODE_RANK)
-        rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
-                         g->rank_cand);
-    for (int i = 0; !rc && i < g->n_boosters; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "booster%d", i);
-        hid_t b;
-        if ((rc = hr_h5_group_create(group, name, &b))) break;
-        rc = gbdt_booster_write_h5(g->boosters[i], b);
-        H5Gclose(b);
-    }
-    return rc;
-}
-
-static int gbdt_model_load(hid_t group, model *base, model **out)
-{
-    gbdt_model *g = hr_calloc(1, sizeof *g);
-    if (!g) return HR_ENOMEM;
-    char *mode = NULL;
-    long long nb = 0;
-    int rc = hr_h5_attr_read_str(group, "objective", &mode);
-    if (!rc) rc = hr_h5_attr_read_int(group, "boosters", &nb);
-    if (!rc) {
-        g->mode = strcmp(mode, "softmax") == 0 ? GBDT_MODE_SOFTMAX : strcmp(mode, "rank") == 0 ? GBDT_MODE_RANK
-                  : strcmp(mode, "tune") == 0  ? GBDT_MODE_TUNE : -1;
-        if (g->mode < 0 || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
-    }
-    free(mode);
-    if (!rc && !(g->boosters = hr_calloc((size_t)nb, sizeof *g->boosters))) rc = HR_ENOMEM;
-    for (int i = 0; !rc && i < nb; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "booster%d", i);
-        hid_t b;
-        if ((rc = hr_h5_group_open(group, name, &b))) break;
-        rc = gbdt_booster_read_h5(b, &g->boosters[i]);
-        H5Gclose(b);
-        if (!rc) g->n_boosters = i + 1;
-    }
-    if (!rc && g->mode == GBDT_MODE_RANK) {
-        g->rank_cand = hr_malloc((size_t)GBDT_RANK_SIGNATURES * (size_t)base->n_kernels);
-        rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES,
-                                       (size_t)base->n_kernels, g->rank_cand)
-                          : HR_ENOMEM;
-    }
-    int expect_k = base->task == MODEL_TASK_SELECT && g->mode == GBDT_MODE_SOFTMAX ? base->n_kernels : 0;
-    if (!rc && expect_k && gbdt_booster_num_class(g->boosters[0]) != expect_k)
-        rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
-                      gbdt_booster_num_class(g->boosters[0]), expect_k);
-    if (!rc && base->task == MODEL_TASK_TUNE && g->n_boosters != base->length)
-        rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
-    if (rc) {
-        for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
-        free(g->boosters);
-        free(g->rank_cand);
-        free(g);
-        return rc;
-    }
-    g->base = *base; /* ownership of the shared part moves into the model */
-    memset(base, 0, sizeof *base);
-    *out = &g->base;
-    return HR_OK;
-}
-
-static long gbdt_model_n_params(const model *m)
-{
-    const gbdt_model *g = (const gbdt_model *)m;
-    long nodes = 0;
-    for (int i = 0; i < g->n_boosters; i++)
-        for (int t = 0; t < gbdt_booster_num_trees(g->boosters[i]); t++) {
-            const gbdt_tree *tr = gbdt_booster_tree(g->boosters[i], t);
-            nodes += 2L * tr->num_leaves - 1;
-        }
-    return nodes;
-}
-
-const model_family model_family_gbdt = {
-    "gbdt",
-    MODEL_TASK_SELECT | MODEL_TASK_TUNE,
-    gbdt_model_train,
-    gbdt_model_predict_select,
-    gbdt_model_predict_tune,
-    gbdt_model_save,
-    gbdt_model_load,
-    gbdt_model_n_params,
-    gbdt_model_free,
-    gbdt_model_export_c,
-};

@@ -1,0 +1,167 @@
+/* Table-driven reading of a family's JSON config (see core/config.h). */
+#include "core/config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+static const char *type_name(hr_config_type t)
+{
+    switch (t) {
+    case HR_CONFIG_INT: return "int";
+    case HR_CONFIG_FLOAT:
+    case HR_CONFIG_DOUBLE: return "float";
+    case HR_CONFIG_BOOL: return "bool";
+    case HR_CONFIG_ENUM: return "enum";
+    }
+    return "?";
+}
+
+static int enum_index(const hr_config_option *o, const char *s)
+{
+    for (int i = 0; o->names[i]; i++)
+        if (strcmp(o->names[i], s) == 0) return i;
+    return -1;
+}
+
+/* "a, b or c" into buf. */
+static void enum_choices(const hr_config_option *o, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int i = 0; o->names[i]; i++) {
+        const char *sep = i == 0 ? "" : o->names[i + 1] ? ", " : " or ";
+        size_t len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s", sep, o->names[i]);
+    }
+}
+
+/* Stores a number, bool (0/1) or enum index i into the option's field. */
+static void store(const hr_config_option *o, void *out, double v)
+{
+    char *field = (char *)out + o->offset;
+    switch (o->type) {
+    case HR_CONFIG_INT:
+    case HR_CONFIG_BOOL: *(int *)field = (int)v; break;
+    case HR_CONFIG_FLOAT: *(float *)field = (float)v; break;
+    case HR_CONFIG_DOUBLE: *(double *)field = v; break;
+    case HR_CONFIG_ENUM: *(int *)field = o->values ? o->values[(int)v] : (int)v; break;
+    }
+}
+
+void hr_config_defaults(const hr_config_table *t, void *out)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const hr_config_option *o = &t->options[i];
+        if (o->type == HR_CONFIG_ENUM) {
+            int k = enum_index(o, o->def_name);
+            HR_ASSERT(k >= 0);
+            store(o, out, k);
+        } else {
+            store(o, out, o->def);
+        }
+    }
+}
+
+int hr_config_has(const cJSON *cfg, const char *key)
+{
+    return cfg && cJSON_GetObjectItemCaseSensitive(cfg, key) != NULL;
+}
+
+/* The value as the user wrote it, for messages: JSON text, cut to a line's worth. */
+static void given(const cJSON *v, char *buf, size_t cap)
+{
+    char *s = cJSON_PrintUnformatted(v);
+    snprintf(buf, cap, "%s", s ? s : "?");
+    if (s && strlen(s) >= cap && cap > 4) strcpy(buf + cap - 4, "...");
+    free(s);
+}
+
+static int read_one(const hr_config_table *t, const hr_config_option *o, const cJSON *v, void *out)
+{
+    char got[64], allowed[512];
+    given(v, got, sizeof got);
+    switch (o->type) {
+    case HR_CONFIG_INT:
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= o->min && v->valuedouble <= o->max) ||
+            v->valuedouble != floor(v->valuedouble))
+            return hr_error(HR_EINVAL, "%s config: \"%s\" must be an integer in [%.15g, %.15g], got %s", t->family,
+                            o->name, o->min, o->max, got);
+        break;
+    case HR_CONFIG_FLOAT:
+    case HR_CONFIG_DOUBLE:
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= o->min && v->valuedouble <= o->max))
+            return hr_error(HR_EINVAL, "%s config: \"%s\" must be a number in [%.15g, %.15g], got %s", t->family,
+                            o->name, o->min, o->max, got);
+        break;
+    case HR_CONFIG_BOOL:
+        if (!cJSON_IsBool(v))
+            return hr_error(HR_EINVAL, "%s config: \"%s\" must be true or false, got %s", t->family, o->name, got);
+        store(o, out, cJSON_IsTrue(v));
+        return HR_OK;
+    case HR_CONFIG_ENUM: {
+        int k = cJSON_IsString(v) ? enum_index(o, v->valuestring) : -1;
+        if (k < 0) {
+            enum_choices(o, allowed, sizeof allowed);
+            return hr_error(HR_EINVAL, "%s config: \"%s\" must be one of %s, got %s", t->family, o->name, allowed,
+                            got);
+        }
+        store(o, out, k);
+        return HR_OK;
+    }
+    }
+    store(o, out, v->valuedouble);
+    return HR_OK;
+}
+
+int hr_config_read(const hr_config_table *t, const cJSON *cfg, void *out)
+{
+    hr_config_defaults(t, out);
+    if (!cfg) return HR_OK;
+    if (!cJSON_IsObject(cfg)) {
+        char got[64];
+        given(cfg, got, sizeof got);
+        return hr_error(HR_EINVAL, "%s config: must be a JSON object, got %s", t->family, got);
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cfg)
+    {
+        const hr_config_option *o = NULL;
+        for (size_t i = 0; i < t->n && !o; i++)
+            if (strcmp(t->options[i].name, v->string) == 0) o = &t->options[i];
+        if (!o) {
+            char known[1024] = "";
+            for (size_t i = 0; i < t->n; i++) {
+                size_t len = strlen(known);
+                snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", t->options[i].name);
+            }
+            return hr_error(HR_EINVAL, "%s config: unknown option \"%s\" (known: %s)", t->family, v->string, known);
+        }
+        int rc = read_one(t, o, v, out);
+        if (rc) return rc;
+    }
+    return HR_OK;
+}
+
+void hr_config_print(const hr_config_table *t, FILE *out)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const hr_config_option *o = &t->options[i];
+        char def[64], allowed[512];
+        switch (o->type) {
+        case HR_CONFIG_ENUM:
+            snprintf(def, sizeof def, "%s", o->def_name);
+            enum_choices(o, allowed, sizeof allowed);
+            break;
+        case HR_CONFIG_BOOL:
+            snprintf(def, sizeof def, "%s", o->def ? "true" : "false");
+            snprintf(allowed, sizeof allowed, "true or false");
+            break;
+        default:
+            snprintf(def, sizeof def, "%.15g", o->def);
+            snprintf(allowed, sizeof allowed, "[%.15g, %.15g]", o->min, o->max);
+        }
+        fprintf(out, "  %-24s %-5s %-10s %-26s %s\n", o->name, type_name(o->type), def, allowed, o->doc);
+    }
+}

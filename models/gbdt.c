@@ -1,0 +1,170 @@
+/* Family "gbdt": our gradient-boosted trees behind the model interface.
+ * select, objective "softmax" (default): one multiclass booster over kernels, trained on soft labels
+ *   softmax(-t/(tau t_min)) (or "soft" runtime-ratio / "onehot" labels), scores = raw class scores.
+ * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
+ *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
+ * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
+ * This file holds the model, its prediction and its files; models/gbdt_train.c trains it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "gbdt/gbdt.h"
+#include "models/model.h"
+#include "models/models_internal.h"
+
+void gbdt_model_free(model *m)
+{
+    gbdt_model *g = (gbdt_model *)m;
+    for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
+    free(g->boosters);
+    free(g->rank_cand);
+    model_base_free(&g->base);
+    free(g);
+}
+
+/* Signature of a problem for the rank mode's candidate kernels: direction, data type, layout, 2-D/3-D and
+ * grouped or not. */
+int gbdt_model_rank_signature(const data_problem *p)
+{
+    return ((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 +
+             (p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1));
+}
+
+#define GBDT_MAX_OUT 1024
+
+static int gbdt_model_predict_select(const model *m, const data_problem *p, const float *x, float *scores)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    double out[GBDT_MAX_OUT];
+    int K = m->n_kernels;
+    if (g->mode == GBDT_MODE_SOFTMAX) {
+        HR_ASSERT(gbdt_booster_num_class(g->boosters[0]) == K && K <= GBDT_MAX_OUT);
+        gbdt_booster_predict_raw_row(g->boosters[0], x, out);
+        for (int k = 0; k < K; k++) scores[k] = (float)out[k];
+        return HR_OK;
+    }
+    float xe[256 + 1];
+    HR_ASSERT(m->n_features <= 256);
+    memcpy(xe, x, (size_t)m->n_features * sizeof *xe);
+    /* kernels never measured for this signature in training are ranked last */
+    const unsigned char *cand = g->rank_cand + (size_t)gbdt_model_rank_signature(p) * K;
+    for (int k = 0; k < K; k++) {
+        xe[m->n_features] = (float)k;
+        gbdt_booster_predict_raw_row(g->boosters[0], xe, out);
+        scores[k] = cand[k] ? (float)-out[0] : -1e30f;
+    }
+    return HR_OK;
+}
+
+static int gbdt_model_predict_tune(const model *m, const data_problem *p, const float *x, int32_t *values)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    double out[GBDT_MAX_OUT];
+    for (int j = 0; j < m->length; j++) {
+        HR_ASSERT(gbdt_booster_num_class(g->boosters[j]) <= GBDT_MAX_OUT);
+        gbdt_booster_predict_raw_row(g->boosters[j], x, out);
+        int best = 0;
+        for (int c = 1; c < m->vocab_size[j]; c++)
+            if (out[c] > out[best]) best = c;
+        values[j] = m->vocab[j][best];
+    }
+    return HR_OK;
+}
+
+static int gbdt_model_save(const model *m, hid_t group)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    static const char *const modes[] = {"softmax", "rank", "tune"};
+    int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
+    if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
+    if (!rc && g->mode == GBDT_MODE_RANK)
+        rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
+                         g->rank_cand);
+    for (int i = 0; !rc && i < g->n_boosters; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "booster%d", i);
+        hid_t b;
+        if ((rc = hr_h5_group_create(group, name, &b))) break;
+        rc = gbdt_booster_write_h5(g->boosters[i], b);
+        H5Gclose(b);
+    }
+    return rc;
+}
+
+static int gbdt_model_load(hid_t group, model *base, model **out)
+{
+    gbdt_model *g = hr_calloc(1, sizeof *g);
+    if (!g) return HR_ENOMEM;
+    char *mode = NULL;
+    long long nb = 0;
+    int rc = hr_h5_attr_read_str(group, "objective", &mode);
+    if (!rc) rc = hr_h5_attr_read_int(group, "boosters", &nb);
+    if (!rc) {
+        g->mode = strcmp(mode, "softmax") == 0 ? GBDT_MODE_SOFTMAX : strcmp(mode, "rank") == 0 ? GBDT_MODE_RANK
+                  : strcmp(mode, "tune") == 0  ? GBDT_MODE_TUNE : -1;
+        if (g->mode < 0 || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
+    }
+    free(mode);
+    if (!rc && !(g->boosters = hr_calloc((size_t)nb, sizeof *g->boosters))) rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < nb; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "booster%d", i);
+        hid_t b;
+        if ((rc = hr_h5_group_open(group, name, &b))) break;
+        rc = gbdt_booster_read_h5(b, &g->boosters[i]);
+        H5Gclose(b);
+        if (!rc) g->n_boosters = i + 1;
+    }
+    if (!rc && g->mode == GBDT_MODE_RANK) {
+        g->rank_cand = hr_malloc((size_t)GBDT_RANK_SIGNATURES * (size_t)base->n_kernels);
+        rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES,
+                                       (size_t)base->n_kernels, g->rank_cand)
+                          : HR_ENOMEM;
+    }
+    int expect_k = base->task == MODEL_TASK_SELECT && g->mode == GBDT_MODE_SOFTMAX ? base->n_kernels : 0;
+    if (!rc && expect_k && gbdt_booster_num_class(g->boosters[0]) != expect_k)
+        rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
+                      gbdt_booster_num_class(g->boosters[0]), expect_k);
+    if (!rc && base->task == MODEL_TASK_TUNE && g->n_boosters != base->length)
+        rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
+    if (rc) {
+        for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
+        free(g->boosters);
+        free(g->rank_cand);
+        free(g);
+        return rc;
+    }
+    g->base = *base; /* ownership of the shared part moves into the model */
+    memset(base, 0, sizeof *base);
+    *out = &g->base;
+    return HR_OK;
+}
+
+static long gbdt_model_n_params(const model *m)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    long nodes = 0;
+    for (int i = 0; i < g->n_boosters; i++)
+        for (int t = 0; t < gbdt_booster_num_trees(g->boosters[i]); t++) {
+            const gbdt_tree *tr = gbdt_booster_tree(g->boosters[i], t);
+            nodes += 2L * tr->num_leaves - 1;
+        }
+    return nodes;
+}
+
+const model_family model_family_gbdt = {
+    "gbdt",
+    MODEL_TASK_SELECT | MODEL_TASK_TUNE,
+    gbdt_model_train,
+    gbdt_model_predict_select,
+    gbdt_model_predict_tune,
+    gbdt_model_save,
+    gbdt_model_load,
+    gbdt_model_n_params,
+    gbdt_model_free,
+    gbdt_model_export_c,
+    gbdt_model_config_options,
+};
