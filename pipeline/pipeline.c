@@ -191,13 +191,13 @@ int pipe_opts_check(const model_family *fam, const pipe_opts *o)
     if (o->checkpoint && !caps.checkpoint)
         return hr_error(HR_EINVAL, "--checkpoint: model family '%s' does not write checkpoints (reformer, transformer and seq2seq do)",
                         fam->name);
-    if (o->init_model && !caps.init_model)
-        return hr_error(HR_EINVAL, "--init-model: model family '%s' cannot start from a saved model (gbdt can)", fam->name);
     if (o->init_model) {
         struct stat st;
         if (stat(o->init_model, &st) != 0 || !S_ISREG(st.st_mode))
             return hr_error(HR_EINVAL, "--init-model %s: no such file", o->init_model);
     }
+    if (o->init_model && !caps.init_model)
+        return hr_error(HR_EINVAL, "--init-model: model family '%s' cannot start from a saved model (gbdt can)", fam->name);
     return HR_OK;
 }
 
