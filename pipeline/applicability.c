@@ -5,9 +5,9 @@
  * ConvOclDirectFwd also runs backward-data problems), so the rule is the data's: a kernel applies to a
  * problem when it was measured for at least one training problem of the same direction, data type and
  * layout. The table is saved in the model file as the group "applicability":
- *   directions, dtypes, layouts   the names of the values the training rows held, per axis
- *   measured                      uint8 (n_kernels, n_directions * n_dtypes * n_layouts), row-major,
- *                                 kernels in the order of the file's "kernels" list
+ *   attributes directions, dtypes, layouts   comma-separated names of the values the training rows held
+ *   measured   uint8 (n_kernels, n_directions * n_dtypes * n_layouts), row-major, kernels in the order
+ *              of the file's "kernels" list
  * Axes are stored by name so that a reader with other enums maps them; a file without the group (older
  * models, or tune models) has no table.
  */
@@ -94,19 +94,20 @@ static int write_table(hid_t f, const pipe_applicability *a)
     axes_used(a, used);
     const char *const *names[3] = {data_direction_names, data_dtype_names, data_layout_names};
     const int counts[3] = {DATA_DIR_COUNT, DATA_DTYPE_COUNT, DATA_LAYOUT_COUNT};
-    const char *const datasets[3] = {"directions", "dtypes", "layouts"};
+    const char *const attrs[3] = {"directions", "dtypes", "layouts"};
     int idx[3][16], n[3] = {0, 0, 0};
     hid_t g;
     int rc = hr_h5_group_create(f, "applicability", &g);
     if (rc) return rc;
     for (int ax = 0; ax < 3 && !rc; ax++) {
-        char *list[16];
+        char list[256] = "";
         for (int v = 0; v < counts[ax]; v++)
             if (used[ax][v]) {
-                list[n[ax]] = (char *)names[ax][v];
+                if (n[ax]) strcat(list, ",");
+                strcat(list, names[ax][v]);
                 idx[ax][n[ax]++] = v;
             }
-        rc = hr_h5_write_fixed_strings(g, datasets[ax], list, (size_t)n[ax]);
+        rc = hr_h5_attr_write_str(g, attrs[ax], list);
     }
     size_t cols = (size_t)n[0] * (size_t)n[1] * (size_t)n[2];
     unsigned char *t = rc ? NULL : hr_calloc((size_t)(a->n_kernels > 0 ? a->n_kernels : 1) * (cols ? cols : 1), 1);
@@ -146,20 +147,23 @@ int pipe_model_save(const model *m, const pipe_applicability *a, const char *pat
     return rc;
 }
 
-/* Maps each stored name of an axis to our index (-1: a value this build does not know). */
+/* Maps each stored name of an axis (a comma-separated attribute) to our index (-1: a value this build
+ * does not know). */
 static int read_axis(hid_t g, const char *name, const char *const *known, int n_known, int **map, size_t *n)
 {
-    char **s;
-    int rc = hr_h5_read_fixed_strings(g, name, &s, n);
+    char *list;
+    int rc = hr_h5_attr_read_str(g, name, &list);
     if (rc) return rc;
-    *map = hr_malloc((*n ? *n : 1) * sizeof **map);
+    *n = 0;
+    *map = hr_malloc((strlen(list) + 1) * sizeof **map);
     if (!*map) rc = HR_ENOMEM;
-    for (size_t i = 0; !rc && i < *n; i++) {
-        (*map)[i] = -1;
-        for (int v = 0; v < n_known; v++)
-            if (strcmp(s[i], known[v]) == 0) (*map)[i] = v;
+    for (char *save = NULL, *tok = rc ? NULL : strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int v = -1;
+        for (int i = 0; i < n_known; i++)
+            if (strcmp(tok, known[i]) == 0) v = i;
+        (*map)[(*n)++] = v;
     }
-    hr_h5_free_strings(s, *n);
+    free(list);
     return rc;
 }
 
