@@ -1,6 +1,7 @@
 /* heurist compare: several families on exactly the same folds or split, one report (pipe_compare). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -105,9 +106,16 @@ int cli_cmd_compare(int argc, char **argv)
         return cli_fail("compare");
     }
     /* the output folder exists and is writable before any training */
-    if (hr_mkdir_p(out) || access(out, W_OK | X_OK) != 0) {
-        if (!hr_file_exists(out) || access(out, W_OK | X_OK) == 0) cli_fail("compare");
-        else fprintf(stderr, "heurist compare: --out %s: folder is not writable\n", out);
+    int bad = hr_mkdir_p(out) ? cli_fail("compare") : 0;
+    struct stat st;
+    if (!bad && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "heurist compare: --out %s: not a folder\n", out);
+        bad = 1;
+    } else if (!bad && access(out, W_OK | X_OK) != 0) {
+        fprintf(stderr, "heurist compare: --out %s: folder is not writable\n", out);
+        bad = 1;
+    }
+    if (bad) {
         cli_train_opts_free(&c);
         return 2;
     }

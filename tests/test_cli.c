@@ -406,6 +406,8 @@ Test(cli, outputs_are_checked_before_training, .timeout = 300)
     cr_assert_eq(hr_mkdir_p(dir), HR_OK);
     snprintf(args, sizeof args, "train --data %s --model gbdt --out %s", data, dir);
     expect_one_line_error(args, "is a folder");
+    snprintf(args, sizeof args, "compare --data %s --models gbdt --split random:0.2 --out %s", data, data);
+    expect_one_line_error(args, "not a folder");
     /* a read-only folder (root writes anywhere, so only checked for other users) */
     if (geteuid() != 0) {
         char rep[512];
