@@ -1,50 +1,67 @@
-/* Option parsing shared by the commands. */
+/* What the commands share: option parsing and help, the training options, output checks. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
-int cli_args_parse(int argc, char **argv, const char *const *spec, cli_args *out)
+void cli_help_print(FILE *f, const cli_spec *spec)
+{
+    fprintf(f, "usage: %s\n\n%s\n\noptions:\n", spec->usage, spec->about);
+    for (const cli_opt *o = spec->opts; o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+        fprintf(f, "  %-26s %s\n", left, o->help);
+    }
+    fprintf(f, "  %-26s %s\n", "--help", "this text");
+    if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
+}
+
+int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out)
 {
     memset(out, 0, sizeof *out);
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            cli_help_print(stdout, spec);
+            return CLI_HELP;
+        }
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0) {
             fprintf(stderr, "heurist: unexpected argument '%s' (options are --name value)\n", arg);
-            return 1;
+            return CLI_ERROR;
         }
         const char *name = arg + 2;
-        int known = 0, flag = 0;
-        for (int s = 0; spec[s]; s++) {
-            size_t n = strlen(spec[s]);
-            int is_flag = spec[s][n - 1] == '!';
-            if (is_flag) n--;
-            if (strlen(name) == n && strncmp(name, spec[s], n) == 0) {
-                known = 1;
-                flag = is_flag;
-                break;
-            }
-        }
-        if (!known) {
+        const cli_opt *opt = NULL;
+        for (const cli_opt *o = spec->opts; o->name && !opt; o++)
+            if (strcmp(name, o->name) == 0) opt = o;
+        if (!opt) {
             fprintf(stderr, "heurist: unknown option '%s'\n", arg);
-            return 1;
+            return CLI_ERROR;
         }
         if (out->n == CLI_MAX_OPTS) {
             fprintf(stderr, "heurist: too many options\n");
-            return 1;
+            return CLI_ERROR;
         }
-        out->name[out->n] = name;
-        if (!flag) {
+        out->name[out->n] = opt->name;
+        if (opt->value) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "heurist: option '%s' needs a value\n", arg);
-                return 1;
+                return CLI_ERROR;
             }
             out->value[out->n] = argv[++i];
         }
         out->n++;
     }
     return 0;
+}
+
+int cli_args_exit(int parse_rc)
+{
+    return parse_rc == CLI_HELP ? 0 : 2;
 }
 
 const char *cli_get(const cli_args *a, const char *name)
@@ -67,7 +84,7 @@ const char *cli_need(const cli_args *a, const char *cmd, const char *name)
     return v;
 }
 
-int cli_get_int(const cli_args *a, const char *name, long long def, long long *out)
+int cli_get_int(const cli_args *a, const char *name, long long def, long long lo, long long hi, long long *out)
 {
     const char *v = cli_get(a, name);
     *out = def;
@@ -75,8 +92,8 @@ int cli_get_int(const cli_args *a, const char *name, long long def, long long *o
     char *end;
     errno = 0;
     long long x = strtoll(v, &end, 10);
-    if (end == v || *end || errno) {
-        fprintf(stderr, "heurist: --%s '%s': expected an integer\n", name, v);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        fprintf(stderr, "heurist: --%s '%s': expected an integer from %lld to %lld\n", name, v, lo, hi);
         return 1;
     }
     *out = x;
@@ -96,6 +113,120 @@ int cli_get_valid_fraction(const cli_args *a, double *out)
     }
     *out = x > 0 ? x : -1;
     return 0;
+}
+
+int cli_get_config(const cli_args *a, const char *cmd, cJSON **out)
+{
+    const char *cfg = cli_get(a, "config");
+    *out = NULL;
+    if (!cfg) return 0;
+    cJSON *j = cJSON_Parse(cfg);
+    if (!j) {
+        /* a path to a JSON file is accepted as well as inline JSON */
+        char *text;
+        size_t len;
+        if (hr_file_read_all(cfg, &text, &len) == HR_OK) {
+            j = cJSON_Parse(text);
+            free(text);
+        }
+    }
+    if (!cJSON_IsObject(j)) {
+        fprintf(stderr, "heurist %s: --config is neither a JSON object nor a file holding one: %.60s\n", cmd, cfg);
+        cJSON_Delete(j);
+        return 1;
+    }
+    *out = j;
+    return 0;
+}
+
+int cli_check_output(const char *cmd, const char *opt, const char *path)
+{
+    if (!path) return 0;
+    if (!*path) {
+        fprintf(stderr, "heurist %s: --%s: empty path\n", cmd, opt);
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "heurist %s: --%s %s: is a folder, expected a file path\n", cmd, opt, path);
+        return 1;
+    }
+    char *dir = hr_strdup(path);
+    if (!dir) return cli_fail(cmd);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "heurist %s: --%s %s: folder %s does not exist\n", cmd, opt, path, dir);
+        rc = 1;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "heurist %s: --%s %s: folder %s is not writable\n", cmd, opt, path, dir);
+        rc = 1;
+    }
+    free(dir);
+    return rc;
+}
+
+int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c)
+{
+    memset(c, 0, sizeof *c);
+    c->log = hr_log_stderr(cli_has(a, "quiet") ? HR_LOG_WARN : HR_LOG_INFO);
+    c->data = cli_need(a, cmd, "data");
+    if (!c->data) return 1;
+    c->task = cli_get(a, "task");
+    if (c->task && strcmp(c->task, "select") && strcmp(c->task, "tune")) {
+        fprintf(stderr, "heurist %s: --task '%s': expected select or tune\n", cmd, c->task);
+        return 1;
+    }
+    c->solver = cli_get(a, "solver");
+    if (need_model) {
+        const char *m = cli_need(a, cmd, "model");
+        if (!m) return 1;
+        c->fam = model_family_find(m);
+        if (!c->fam) {
+            fprintf(stderr, "heurist %s: unknown --model '%s' (available: %s)\n", cmd, m, model_family_names());
+            return 1;
+        }
+    }
+    long long seed, threads;
+    if (cli_get_int(a, "seed", 0, LLONG_MIN, LLONG_MAX, &seed) || cli_get_int(a, "threads", 0, 0, CLI_MAX_THREADS, &threads) ||
+        cli_get_valid_fraction(a, &c->valid_fraction))
+        return 1;
+    c->seed = (uint64_t)seed;
+    c->threads = hr_threads_resolve((int)threads);
+    return cli_get_config(a, cmd, &c->config);
+}
+
+void cli_train_opts_free(cli_train_opts *c)
+{
+    cJSON_Delete(c->config);
+    c->config = NULL;
+}
+
+pipe_opts cli_train_opts_pipe(const cli_train_opts *c)
+{
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = c->seed;
+    o.threads = c->threads;
+    o.log = &c->log;
+    o.valid_fraction = c->valid_fraction;
+    return o;
+}
+
+void cli_print_result(const char *name, const pipe_result *r)
+{
+    char line[512];
+    pipe_result_format(name, r, line, sizeof line);
+    printf("%s\n", line);
+}
+
+void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_result *r)
+{
+    cli_print_result(name, r);
+    fflush(stdout);
 }
 
 int cli_fail(const char *context)

@@ -1,11 +1,45 @@
-/* cli: the `heurist` command line (see shared CONTRACT.md). Each command lives in its own file and
- * returns a process exit status; only main() exits. */
+/* cli: the `heurist` command line (see shared CONTRACT.md). One file per command, each returning a process
+ * exit status (only main() exits); the work itself is pipeline/'s. args.c holds what the commands share:
+ * option parsing against a described option table (which is also what `--help` prints), the options of the
+ * training commands, and the checks of output paths made before any training starts. */
 #ifndef HEURIST_CLI_H
 #define HEURIST_CLI_H
 
+#include <cJSON.h>
+#include <stdint.h>
+
 #include "core/core.h"
+#include "pipeline/pipeline.h"
 
 #define CLI_MAX_OPTS 32
+/* --threads above this is refused: more threads than any machine's cores only exhausts memory. */
+#define CLI_MAX_THREADS 1024
+
+/* One option of a command: "--name VALUE" (value names the argument) or "--name" (value NULL: a flag). */
+typedef struct cli_opt {
+    const char *name;
+    const char *value;
+    const char *help; /* one line, with the default when there is one */
+} cli_opt;
+
+/* A command's options and its help text. */
+typedef struct cli_spec {
+    const char *usage;    /* "heurist train --data FILE ..." */
+    const char *about;    /* what the command does, one or two lines */
+    const cli_opt *opts;  /* terminated by an entry with name NULL */
+    const char *notes;    /* printed after the options; may be NULL */
+} cli_spec;
+
+/* Options shared by several commands, for their cli_opt tables. */
+#define CLI_OPT_DATA {"data", "FILE", "find-db (.fdb.txt[.bz2]), perf-db (.db[.bz2]), benchmark table or dataset cache (.h5)"}
+#define CLI_OPT_TASK {"task", "select|tune", "the task; checked against the data (default: the data's own)"}
+#define CLI_OPT_SOLVER {"solver", "S", "solver whose tuned parameters a perf-db provides (tune)"}
+#define CLI_OPT_CONFIG {"config", "JSON", "family options, inline JSON or a file holding it (default {}; see README)"}
+#define CLI_OPT_SEED {"seed", "N", "seed of the split, the validation rows and training (default 0)"}
+#define CLI_OPT_THREADS {"threads", "N", "training threads, 0..1024 (default 0: all cores)"}
+#define CLI_OPT_VALID {"valid-fraction", "F", "share of training rows held back for early stopping, [0, 1) (default 0.1; 0: none)"}
+#define CLI_OPT_QUIET {"quiet", NULL, "only warnings and errors on stderr"}
+#define CLI_OPT_END {NULL, NULL, NULL}
 
 /* Parsed "--name value" / "--flag" options of one command. */
 typedef struct cli_args {
@@ -14,30 +48,57 @@ typedef struct cli_args {
     const char *value[CLI_MAX_OPTS]; /* NULL for flags */
 } cli_args;
 
-/* Parses argv against `spec`: a NULL-terminated list of "name" (takes a value) or "name!" (flag).
- * Prints a one-line error and returns nonzero on an unknown or incomplete option. */
-int cli_args_parse(int argc, char **argv, const char *const *spec, cli_args *out);
+/* Parses argv against spec->opts. Returns 0 when parsed; CLI_HELP when --help (or -h) was given, after
+ * printing the help on stdout; CLI_ERROR after printing a one-line error on stderr. */
+enum { CLI_ERROR = -1, CLI_HELP = 1 };
+int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out);
+/* The exit status for a nonzero cli_args_parse result: 0 after help, 2 after an error. */
+int cli_args_exit(int parse_rc);
+/* Prints the help of a command to f. */
+void cli_help_print(FILE *f, const cli_spec *spec);
+
 const char *cli_get(const cli_args *a, const char *name);
 int cli_has(const cli_args *a, const char *name);
 /* Required option: prints "heurist CMD: --name is required" when missing. */
 const char *cli_need(const cli_args *a, const char *cmd, const char *name);
-/* Integer option with default; prints an error and returns nonzero if malformed. */
-int cli_get_int(const cli_args *a, const char *name, long long def, long long *out);
+/* Integer option with a default, in [lo, hi]; prints an error naming the option and the range and
+ * returns nonzero when malformed or out of range. */
+int cli_get_int(const cli_args *a, const char *name, long long def, long long lo, long long hi, long long *out);
 /* --valid-fraction F, the share of training rows held back for early stopping, as pipe_opts.valid_fraction:
  * absent -> 0 (the default 0.1), F in (0, 1) -> F, 0 -> -1 (none: every training row is fitted and the
  * model trains its full budget). Nonzero return (message printed) on a bad value. */
 int cli_get_valid_fraction(const cli_args *a, double *out);
+/* --config: inline JSON or a file holding a JSON object; *out NULL when absent. Nonzero (message printed)
+ * when neither. */
+int cli_get_config(const cli_args *a, const char *cmd, cJSON **out);
+/* Checks that an output file can be created: its folder exists and is writable, and the path is not a
+ * folder. Prints "heurist CMD: --opt PATH: reason" and returns nonzero otherwise. NULL path: nothing. */
+int cli_check_output(const char *cmd, const char *opt, const char *path);
 
-/* Prints "heurist: <message>" from the last error, returns 1. */
+/* Options every training command shares (train, cv, compare). */
+typedef struct cli_train_opts {
+    const char *data, *task, *solver;
+    const model_family *fam; /* --model, when asked for */
+    cJSON *config;           /* owned */
+    uint64_t seed;
+    int threads;
+    double valid_fraction;   /* pipe_opts.valid_fraction */
+    hr_log log;
+} cli_train_opts;
+
+/* Reads the shared options; need_model: --model is required. Nonzero (message printed) on a bad option. */
+int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c);
+void cli_train_opts_free(cli_train_opts *c);
+/* The pipe_opts of a run from the shared options (config, save path and the rest left empty). */
+pipe_opts cli_train_opts_pipe(const cli_train_opts *c);
+
+/* Prints one result line (pipe_result_format) on stdout. */
+void cli_print_result(const char *name, const pipe_result *r);
+/* A pipe_fold_fn printing each fold's result line. */
+void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_result *r);
+
+/* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
-
-struct pipe_dataset;
-struct pipe_opts;
-struct pipe_result;
-struct model_family;
-/* Runs k GroupKFold folds of one family (cmd_train.c); prints one line per fold. */
-int cli_run_folds(const struct pipe_dataset *d, const struct model_family *fam, int k, const struct pipe_opts *o,
-                  struct pipe_result *folds);
 
 int cli_cmd_data(int argc, char **argv);
 int cli_cmd_train(int argc, char **argv);

@@ -1,226 +1,136 @@
-/* heurist compare: several families on exactly the same folds or split, one report. */
-#include <math.h>
+/* heurist compare: several families on exactly the same folds or split, one report (pipe_compare). */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
-#include "pipeline/pipeline.h"
-#include "pipeline/plot.h"
 
-#define COMPARE_MAX_MODELS 8
+static const cli_opt compare_opts[] = {
+    CLI_OPT_DATA,
+    CLI_OPT_TASK,
+    CLI_OPT_SOLVER,
+    {"models", "M1,M2,...", "model families to compare, at most 8 (required)"},
+    {"config", "JSON", "options keyed by family, {\"gbdt\": {...}, \"reformer\": {...}} (default {})"},
+    {"folds", "K", "GroupKFold with K folds, 2..1000 (give --folds or --split)"},
+    {"split", "random:F[:seed=S]", "one seeded random hold-out (give --folds or --split)"},
+    CLI_OPT_SEED,
+    {"out", "DIR", "folder for report.json, report.md and the figures (required; created)"},
+    CLI_OPT_THREADS,
+    CLI_OPT_VALID,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
 
-static void md_select_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+static const cli_spec compare_spec = {
+    "heurist compare --data FILE --models M1,M2 (--folds K | --split random:F) --out DIR [options]",
+    "Trains and evaluates several model families on the same rows; writes DIR/report.json (one report\n"
+    "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.",
+    compare_opts,
+    "Family options for --config are listed in README.md.",
+};
+
+/* --models: known families, at least one. */
+static int parse_models(const char *list, pipe_compare_spec *s)
 {
-    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured | train s | predict us | params | model bytes |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < nm; m++) {
-        double v[11] = {0};
-        for (int i = 0; i < nres[m]; i++) {
-            const pipe_result *r = &res[m][i];
-            double x[11] = {r->sel.top1, r->sel.top5, r->sel.efficiency_mean, r->sel.efficiency_median,
-                            r->sel.efficiency_p10, r->sel.efficiency_min, r->sel.unmeasured_rate, r->train_seconds,
-                            r->predict_us, (double)r->params, (double)r->model_bytes};
-            for (int j = 0; j < 11; j++) v[j] += x[j] / nres[m];
+    char *copy = hr_strdup(list);
+    if (!copy) return cli_fail("compare");
+    int rc = 0;
+    for (char *tok = strtok(copy, ","); tok && !rc; tok = strtok(NULL, ",")) {
+        const model_family *f = model_family_find(tok);
+        if (!f) {
+            fprintf(stderr, "heurist compare: --models: unknown model '%s' (available: %s)\n", tok, model_family_names());
+            rc = 1;
+        } else if (s->n_models == PIPE_COMPARE_MAX) {
+            fprintf(stderr, "heurist compare: --models: more than %d models\n", PIPE_COMPARE_MAX);
+            rc = 1;
+        } else {
+            s->fams[s->n_models++] = f;
         }
-        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1],
-                v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
     }
+    if (!rc && s->n_models == 0) {
+        fprintf(stderr, "heurist compare: --models '%s' names no model (available: %s)\n", list, model_family_names());
+        rc = 1;
+    }
+    free(copy);
+    return rc;
 }
 
-static void md_tune_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+/* --config keyed by family: every key a family, every value an object. */
+static int parse_configs(const cJSON *cfg, pipe_compare_spec *s)
 {
-    fprintf(f, "| model | param_accuracy | exact | valid | decode us | train s | predict us | params | model bytes |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < nm; m++) {
-        double v[8] = {0};
-        for (int i = 0; i < nres[m]; i++) {
-            const pipe_result *r = &res[m][i];
-            double x[8] = {r->tune.param_accuracy, r->tune.exact, r->tune.valid, r->decode_us, r->train_seconds,
-                           r->predict_us, (double)r->params, (double)r->model_bytes};
-            for (int j = 0; j < 8; j++) v[j] += x[j] / nres[m];
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cfg)
+    {
+        if (!model_family_find(it->string)) {
+            fprintf(stderr, "heurist compare: --config key '%s' is not a model family: the config is keyed by family, "
+                            "{\"gbdt\": {...}} (available: %s)\n", it->string, model_family_names());
+            return 1;
         }
-        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.1f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1], v[2], v[3],
-                v[4], v[5], v[6], v[7]);
+        if (!cJSON_IsObject(it)) {
+            fprintf(stderr, "heurist compare: --config '%s': expected a JSON object of that family's options\n", it->string);
+            return 1;
+        }
     }
-}
-
-static void md_slices(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
-{
-    fprintf(f, "\n### Top-1 by direction and data type\n\n| model |");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, " %s |", data_direction_names[d]);
-    int used[DATA_DTYPE_COUNT] = {0};
-    for (int m = 0; m < nm; m++)
-        for (int i = 0; i < nres[m]; i++)
-            for (int t = 0; t < DATA_DTYPE_COUNT; t++) used[t] |= res[m][i].by_dtype[t].n > 0;
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, " %s |", data_dtype_names[t]);
-    fprintf(f, "\n|---|");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, "---|");
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, "---|");
-    fprintf(f, "\n");
-    for (int m = 0; m < nm; m++) {
-        fprintf(f, "| %s |", names[m]);
-        for (int d = 0; d < DATA_DIR_COUNT; d++) {
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].by_direction[d].n;
-                h += res[m][i].by_direction[d].top1;
-            }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
-        }
-        for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
-            if (!used[t]) continue;
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].by_dtype[t].n;
-                h += res[m][i].by_dtype[t].top1;
-            }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
-        }
-        fprintf(f, "\n");
-    }
+    for (int m = 0; m < s->n_models; m++) s->configs[m] = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, s->fams[m]->name) : NULL;
+    return 0;
 }
 
 int cli_cmd_compare(int argc, char **argv)
 {
-    static const char *const spec[] = {"data", "task", "solver", "models", "config", "folds", "split", "seed", "out",
-                                       "threads", "valid-fraction", "quiet!", NULL};
     cli_args a;
-    if (cli_args_parse(argc, argv, spec, &a)) return 2;
-    const char *data = cli_need(&a, "compare", "data"), *models = cli_need(&a, "compare", "models");
-    const char *out = cli_need(&a, "compare", "out");
-    long long k, seed, threads;
-    double valid_fraction;
-    if (!data || !models || !out || cli_get_int(&a, "folds", 0, &k) || cli_get_int(&a, "seed", 0, &seed) ||
-        cli_get_int(&a, "threads", 0, &threads) || cli_get_valid_fraction(&a, &valid_fraction))
+    int prc = cli_args_parse(argc, argv, &compare_spec, &a);
+    if (prc) return cli_args_exit(prc);
+    cli_train_opts c;
+    pipe_compare_spec s;
+    memset(&s, 0, sizeof s);
+    const char *models = NULL, *out = NULL;
+    long long k = 0;
+    if (cli_train_opts_parse(&a, "compare", 0, &c) || !(models = cli_need(&a, "compare", "models")) ||
+        !(out = cli_need(&a, "compare", "out")) || (cli_has(&a, "folds") && cli_get_int(&a, "folds", 0, 2, 1000, &k)) ||
+        parse_models(models, &s) || parse_configs(c.config, &s)) {
+        cli_train_opts_free(&c);
         return 2;
-    if ((k > 0) == (cli_get(&a, "split") != NULL)) {
+    }
+    if (cli_has(&a, "folds") == cli_has(&a, "split")) {
         fprintf(stderr, "heurist compare: give exactly one of --folds K or --split random:F\n");
+        cli_train_opts_free(&c);
         return 2;
     }
-    hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_WARN : HR_LOG_INFO);
-    /* family list */
-    char *list = hr_strdup(models);
-    const char *names[COMPARE_MAX_MODELS];
-    const model_family *fams[COMPARE_MAX_MODELS];
-    int nm = 0;
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        if (nm == COMPARE_MAX_MODELS || !(fams[nm] = model_family_find(tok))) {
-            fprintf(stderr, "heurist compare: unknown or too many models at '%s' (available: %s)\n", tok, model_family_names());
-            free(list);
-            return 2;
-        }
-        names[nm++] = tok;
-    }
-    /* --config may hold one object per family: {"gbdt": {...}, "reformer": {...}} */
-    cJSON *cfg = NULL;
-    if (cli_get(&a, "config")) {
-        cfg = cJSON_Parse(cli_get(&a, "config"));
-        if (!cJSON_IsObject(cfg)) {
-            fprintf(stderr, "heurist compare: --config must be a JSON object keyed by model name\n");
-            free(list);
-            cJSON_Delete(cfg);
-            return 2;
-        }
-    }
-    if (hr_mkdir_p(out)) {
-        free(list);
-        cJSON_Delete(cfg);
+    s.folds = (int)k;
+    s.split = cli_get(&a, "split");
+    double frac;
+    uint64_t split_seed;
+    if (s.split && data_split_spec_parse(s.split, &frac, &split_seed, c.seed)) {
+        cli_train_opts_free(&c);
         return cli_fail("compare");
     }
+    /* the output folder exists and is writable before any training */
+    int bad = hr_mkdir_p(out) ? cli_fail("compare") : 0;
+    struct stat st;
+    if (!bad && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "heurist compare: --out %s: not a folder\n", out);
+        bad = 1;
+    } else if (!bad && access(out, W_OK | X_OK) != 0) {
+        fprintf(stderr, "heurist compare: --out %s: folder is not writable\n", out);
+        bad = 1;
+    }
+    if (bad) {
+        cli_train_opts_free(&c);
+        return 2;
+    }
+    pipe_opts o = cli_train_opts_pipe(&c);
     pipe_dataset d;
-    if (pipe_dataset_load(data, cli_get(&a, "task"), cli_get(&a, "solver"), &log, &d)) {
-        free(list);
-        cJSON_Delete(cfg);
+    if (pipe_dataset_load(c.data, c.task, c.solver, &c.log, &d)) {
+        cli_train_opts_free(&c);
         return cli_fail("compare");
     }
-    int nfold = k > 0 ? (int)k : 1;
-    pipe_result *res[COMPARE_MAX_MODELS] = {0};
-    int nres[COMPARE_MAX_MODELS] = {0};
-    cJSON *report = cJSON_CreateArray();
+    char *summary = NULL;
     int rc = 0;
-    char desc[64] = "";
-    data_split split;
-    memset(&split, 0, sizeof split);
-    if (k <= 0) {
-        double frac;
-        uint64_t sseed;
-        if (data_split_spec_parse(cli_get(&a, "split"), &frac, &sseed, (uint64_t)seed) ||
-            data_split_random(d.n, frac, sseed, &split))
-            rc = cli_fail("compare");
-        snprintf(desc, sizeof desc, "random:%g:seed=%llu", frac, (unsigned long long)sseed);
-    }
-    for (int m = 0; m < nm && !rc; m++) {
-        res[m] = calloc((size_t)nfold, sizeof *res[m]);
-        pipe_opts o = {(uint64_t)seed, hr_threads_resolve((int)threads), &log,
-                       cfg ? cJSON_GetObjectItem(cfg, names[m]) : NULL, NULL, NULL, 0, NULL, 0, valid_fraction};
-        if (!(fams[m]->tasks & d.task)) {
-            fprintf(stderr, "heurist compare: model '%s' does not support this task\n", names[m]);
-            rc = 2;
-            break;
-        }
-        if (k > 0) {
-            if (cli_run_folds(&d, fams[m], nfold, &o, res[m])) rc = cli_fail("compare");
-            else cJSON_AddItemToArray(report, pipe_report_cv(&d, names[m], nfold, (uint64_t)seed, res[m]));
-        } else {
-            hr_log_printf(&log, HR_LOG_INFO, "compare: training %s (%d train / %d test)\n", names[m], split.n_train,
-                          split.n_test);
-            if (pipe_run(&d, &split, fams[m], &o, &res[m][0], NULL)) rc = cli_fail("compare");
-            else cJSON_AddItemToArray(report, pipe_report_object(&d, names[m], desc, &res[m][0]));
-        }
-        nres[m] = rc ? 0 : nfold;
-    }
-    if (!rc) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/report.json", out);
-        if (pipe_json_write(path, report)) rc = cli_fail("compare");
-        snprintf(path, sizeof path, "%s/report.md", out);
-        char *tmp = hr_file_tmp_path(path);
-        FILE *f = tmp ? fopen(tmp, "w") : NULL;
-        if (!f) {
-            rc = cli_fail("compare");
-        } else {
-            fprintf(f, "# heurist compare: %s\n\n", d.name);
-            fprintf(f, "Task `%s`%s%s, %d problems, %s; every model trained and tested on the same rows%s.\n\n",
-                    d.task == MODEL_TASK_SELECT ? "select" : "tune", d.tune ? ", solver " : "",
-                    d.tune ? d.tune->solver : "", d.n,
-                    k > 0 ? "GroupKFold by problem geometry" : desc, k > 0 ? "; figures are means over folds" : "");
-            if (k > 0) fprintf(f, "Folds: %d (seed %lld).\n\n", nfold, seed);
-            const pipe_result *cres[COMPARE_MAX_MODELS];
-            for (int m = 0; m < nm; m++) cres[m] = res[m];
-            if (d.task == MODEL_TASK_SELECT) {
-                md_select_table(f, nm, names, cres, nres);
-                md_slices(f, nm, names, cres, nres);
-            } else {
-                md_tune_table(f, nm, names, cres, nres);
-            }
-            int np = plot_compare(out, &d, nm, names, cres, nres, f);
-            if (np < 0) fprintf(f, "\n(plots could not be drawn: %s)\n", hr_last_error());
-            int bad = fclose(f) != 0;
-            if (bad || hr_file_commit(tmp, path)) rc = cli_fail("compare");
-            if (!rc) {
-                /* the terminal summary is the markdown table itself */
-                char *text;
-                size_t len;
-                if (hr_file_read_all(path, &text, &len) == HR_OK) {
-                    char *cut = strstr(text, "\n![");
-                    if (cut) *cut = '\0';
-                    printf("\n%s\n\nreport: %s/report.md, %s/report.json\n", text, out, out);
-                    free(text);
-                }
-            }
-        }
-        free(tmp);
-    }
-    for (int m = 0; m < nm; m++) {
-        for (int i = 0; res[m] && i < nfold; i++) pipe_result_free(&res[m][i]);
-        free(res[m]);
-    }
-    cJSON_Delete(report);
-    data_split_free(&split);
+    if (pipe_compare(&d, &s, &o, out, cli_print_fold, NULL, &summary)) rc = cli_fail("compare");
+    if (!rc) printf("\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
+    free(summary);
     pipe_dataset_free(&d);
-    free(list);
-    cJSON_Delete(cfg);
+    cli_train_opts_free(&c);
     return rc;
 }

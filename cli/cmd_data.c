@@ -138,18 +138,42 @@ static void info_tune(const char *path, const data_tune *dt)
     }
 }
 
+static const cli_opt data_opts[] = {
+    CLI_OPT_DATA,
+    {"solver", "S", "solver whose parameters a perf-db provides (perf-db only)"},
+    {"out", "F.h5", "cache: where the dataset cache is written (required for cache)"},
+    {"strict", NULL, "a line that cannot be read is an error rather than skipped and counted"},
+    {"quiet", NULL, "only errors on stderr"},
+    CLI_OPT_END,
+};
+
+static const cli_spec data_spec = {
+    "heurist data info --data FILE [--solver S] [--strict]\n"
+    "       heurist data cache --data FILE [--solver S] --out F.h5",
+    "info: what a database holds (problems, kernels or parameters, skipped lines by reason, label\n"
+    "distribution). cache: parses it once into a versioned HDF5 dataset that loads faster.",
+    data_opts,
+    NULL,
+};
+
 int cli_cmd_data(int argc, char **argv)
 {
+    cli_args a;
+    if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        cli_help_print(stdout, &data_spec);
+        return 0;
+    }
     if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0)) {
-        fprintf(stderr, "usage: heurist data info --data FILE [--solver S] [--strict]\n"
-                        "       heurist data cache --data FILE [--solver S] --out FILE.h5\n");
+        fprintf(stderr, "heurist data: expected info or cache (see heurist data --help)\n");
         return 2;
     }
-    static const char *const spec[] = {"data", "solver", "out", "strict!", "quiet!", NULL};
-    cli_args a;
-    if (cli_args_parse(argc - 1, argv + 1, spec, &a)) return 2;
+    int prc = cli_args_parse(argc - 1, argv + 1, &data_spec, &a);
+    if (prc) return cli_args_exit(prc);
     const char *path = cli_need(&a, "data", "data");
     if (!path) return 2;
+    const char *out = NULL;
+    if (strcmp(argv[0], "cache") == 0 && (!(out = cli_need(&a, "data cache", "out")) || cli_check_output("data cache", "out", out)))
+        return 2;
     hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_ERROR : HR_LOG_WARN);
     data_load_opts opts = {cli_has(&a, "strict"), &log};
     data_select *sel;
@@ -158,15 +182,14 @@ int cli_cmd_data(int argc, char **argv)
     if (data_load(path, cli_get(&a, "solver"), &opts, &sel, &tune)) return cli_fail("data");
     double secs = hr_now() - t0;
     int rc = 0;
-    if (strcmp(argv[0], "info") == 0) {
+    if (!out) {
         if (sel) info_select(path, sel);
         else info_tune(path, tune);
         printf("  loaded in        %.2f s, peak memory %.0f MB\n", secs, hr_peak_rss() / 1e6);
+    } else if (sel ? data_cache_write_select(out, sel) : data_cache_write_tune(out, tune)) {
+        rc = cli_fail("data cache");
     } else {
-        const char *out = cli_need(&a, "data cache", "out");
-        if (!out) rc = 2;
-        else if (sel ? data_cache_write_select(out, sel) : data_cache_write_tune(out, tune)) rc = cli_fail("data cache");
-        else printf("wrote %s (%d problems)\n", out, sel ? sel->n : tune->n);
+        printf("wrote %s (%d problems)\n", out, sel ? sel->n : tune->n);
     }
     data_select_free(sel);
     data_tune_free(tune);

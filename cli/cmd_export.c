@@ -5,11 +5,27 @@
 #include "models/models_internal.h"
 #include "runtime/runtime.h"
 
+static const cli_opt export_opts[] = {
+    {"model", "MODEL.h5", "the saved model (required)"},
+    {"format", "c|lightgbm", "c: a standalone C runtime; lightgbm: a one-booster gbdt in LightGBM's text format (required)"},
+    {"out", "PATH", "c: the folder for PREFIX.c and PREFIX.h; lightgbm: the model file (required)"},
+    {"prefix", "NAME", "c: the runtime's file and symbol prefix (default heurist_model)"},
+    CLI_OPT_END,
+};
+
+static const cli_spec export_spec = {
+    "heurist export --model MODEL.h5 --format c|lightgbm --out PATH [--prefix NAME]",
+    "Writes a trained model as a standalone C runtime (every family) or a gbdt with one booster in\n"
+    "LightGBM's text format.",
+    export_opts,
+    NULL,
+};
+
 int cli_cmd_export(int argc, char **argv)
 {
-    static const char *const spec[] = {"model", "format", "out", "prefix", NULL};
     cli_args a;
-    if (cli_args_parse(argc, argv, spec, &a)) return 2;
+    int prc = cli_args_parse(argc, argv, &export_spec, &a);
+    if (prc) return cli_args_exit(prc);
     const char *mpath = cli_need(&a, "export", "model"), *format = cli_need(&a, "export", "format");
     const char *out = cli_need(&a, "export", "out");
     if (!mpath || !format || !out) return 2;

@@ -26,6 +26,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: heurist <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nheurist CMD --help (or heurist help CMD) lists a command's options and defaults.\n");
 }
 
 int main(int argc, char **argv)
@@ -35,12 +36,21 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    int help = strcmp(argv[1], "help") == 0;
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || (help && argc == 2)) {
         usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
-    fprintf(stderr, "heurist: unknown command '%s' (see heurist --help)\n", argv[1]);
+    /* heurist help CMD: the command's own --help */
+    const char *name = help ? argv[2] : argv[1];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(name, commands[i].name) != 0) continue;
+        if (help) {
+            char *h[] = {(char *)"--help", NULL};
+            return commands[i].run(1, h);
+        }
+        return commands[i].run(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "heurist: unknown command '%s' (see heurist --help)\n", name);
     return 2;
 }

@@ -1,6 +1,7 @@
 /* Split -> train -> evaluate, identical for every family. */
 #include "pipeline/pipeline.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,74 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     return HR_OK;
 }
 
+int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_seed, data_split *s, char *desc,
+                      size_t n)
+{
+    memset(s, 0, sizeof *s);
+    double frac;
+    uint64_t seed;
+    int rc = data_split_spec_parse(spec, &frac, &seed, default_seed);
+    if (rc) return rc;
+    /* data_split_random rounds the test share and keeps at least one row on each side */
+    long n_test = (long)(frac * d->n + 0.5);
+    if (d->n - n_test < 1)
+        return hr_error(HR_EINVAL, "--split %s: a test fraction of %g of %d problems leaves no training rows", spec, frac,
+                        d->n);
+    snprintf(desc, n, "random:%g:seed=%llu", frac, (unsigned long long)seed);
+    return data_split_random(d->n, frac, seed, s);
+}
+
+/* What each family does with the run options that only some use. The families' own structs would be
+ * the better home for these flags; they are kept here while models/ is being reworked. */
+static const struct family_caps {
+    const char *family;
+    int checkpoint; /* trains in train/'s loop, which writes and resumes checkpoints */
+    int init_model; /* can start from a saved model of its own family */
+} family_caps[] = {
+    {"gbdt", 0, 1},
+    {"reformer", 1, 0},
+    {"transformer", 1, 0},
+    {"seq2seq", 1, 0},
+};
+
+int pipe_opts_check(const model_family *fam, const pipe_opts *o)
+{
+    struct family_caps caps = {fam->name, 0, 0};
+    for (size_t i = 0; i < sizeof family_caps / sizeof family_caps[0]; i++)
+        if (strcmp(family_caps[i].family, fam->name) == 0) caps = family_caps[i];
+    if (o->resume && !o->checkpoint) return hr_error(HR_EINVAL, "--resume needs --checkpoint PATH");
+    if (o->checkpoint && !caps.checkpoint)
+        return hr_error(HR_EINVAL, "--checkpoint: model family '%s' does not write checkpoints (reformer, transformer and seq2seq do)",
+                        fam->name);
+    if (o->init_model) {
+        struct stat st;
+        if (stat(o->init_model, &st) != 0 || !S_ISREG(st.st_mode))
+            return hr_error(HR_EINVAL, "--init-model %s: no such file", o->init_model);
+    }
+    if (o->init_model && !caps.init_model)
+        return hr_error(HR_EINVAL, "--init-model: model family '%s' cannot start from a saved model (gbdt can)", fam->name);
+    return HR_OK;
+}
+
+/* A temporary model path under $TMPDIR (default /tmp), created empty; NULL with the error recorded. */
+static char *tmp_model_path(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    size_t n = strlen(dir) + 32;
+    char *path = hr_malloc(n);
+    if (!path) return NULL;
+    snprintf(path, n, "%s/heurist_model_XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        hr_error(HR_EIO, "%s: cannot create a temporary model file: %s", path, strerror(errno));
+        free(path);
+        return NULL;
+    }
+    close(fd);
+    return path;
+}
+
 int pipe_run(const pipe_dataset *d, const data_split *split, const model_family *fam, const pipe_opts *o,
              pipe_result *res, model **out_model)
 {
@@ -159,11 +228,15 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     if (!(fam->tasks & d->task))
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name,
                         d->task == MODEL_TASK_SELECT ? "select" : "tune");
+    int rc = pipe_opts_check(fam, o);
+    if (rc) return rc;
     /* early-stopping rows: a seeded share (10% by default) of the training rows, or none (every training
      * row is fitted) */
     const int *fit = split->train;
     int n_fit = split->n_train, n_valid = 0, *fit_rows = NULL, *valid = NULL;
-    int rc = HR_OK;
+    if (o->valid_fraction >= 0 && split->n_train < 2)
+        return hr_error(HR_EINVAL, "%d training row%s: too few to hold back rows for early stopping (--valid-fraction 0 fits them all)",
+                        split->n_train, split->n_train == 1 ? "" : "s");
     if (o->valid_fraction >= 0) {
         data_split inner;
         rc = data_split_random(split->n_train, o->valid_fraction > 0 ? o->valid_fraction : 0.1, o->seed ^ 0x5eed,
@@ -204,23 +277,42 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
         }
     }
     rc = pipe_evaluate(d, m, split->test, split->n_test, res);
-    /* model_bytes: the size of the saved file */
+    /* the model is saved with the applicability of its kernels over the training rows; model_bytes is
+     * the size of that file (saved to a temporary file, then removed, when no path was asked for) */
+    pipe_applicability app = {0, NULL};
+    if (!rc && d->sel) rc = pipe_applicability_compute(d->sel, split->train, split->n_train, m, &app);
     char *tmp = NULL;
     const char *path = o->save_path;
-    if (!rc && !path) {
-        tmp = hr_malloc(64);
-        if (tmp) snprintf(tmp, 64, "/tmp/heurist_model_%ld_%p.h5", (long)getpid(), (void *)m);
-        path = tmp;
-    }
-    if (!rc && path) {
-        rc = model_save(m, path);
+    if (!rc && !path && !(path = tmp = tmp_model_path())) rc = HR_EIO;
+    if (!rc) {
+        rc = pipe_model_save(m, d->sel ? &app : NULL, path);
         struct stat st;
         if (!rc && stat(path, &st) == 0) res->model_bytes = (long)st.st_size;
-        if (tmp) remove(tmp);
     }
+    if (tmp) remove(tmp);
     free(tmp);
+    pipe_applicability_free(&app);
     if (rc || !out_model) model_free(m);
     else *out_model = m;
     hr_blas_set_threads(o->threads);
     return rc;
+}
+
+int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const pipe_opts *o, pipe_result *folds,
+                   pipe_result_fn on_result, void *ctx)
+{
+    memset(folds, 0, (size_t)(k > 0 ? k : 0) * sizeof *folds);
+    if (k < 2) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", k);
+    for (int f = 0; f < k; f++) {
+        data_split s;
+        int rc = data_split_group_kfold(d->group, d->n, d->n_groups, k, o->seed, f, &s);
+        if (rc) return rc;
+        hr_log_printf(o->log, HR_LOG_INFO, "%s fold %d/%d: %d train / %d test problems\n", fam->name, f + 1, k,
+                      s.n_train, s.n_test);
+        rc = pipe_run(d, &s, fam, o, &folds[f], NULL);
+        data_split_free(&s);
+        if (rc) return rc;
+        if (on_result) on_result(ctx, fam->name, f, k, &folds[f]);
+    }
+    return HR_OK;
 }

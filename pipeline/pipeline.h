@@ -4,7 +4,11 @@
  * pipe_run trains one family on one split's training rows (a seeded 10% of them held back for early
  * stopping, or another share, or none: pipe_opts.valid_fraction), evaluates it on the split's test rows
  * with the contract's metrics, and measures train_seconds, predict_us (median of >= 1000 single-problem
- * calls, one thread), params and model_bytes. Reports are the contract's JSON objects, written atomically.
+ * calls, one thread), params and model_bytes. pipe_run_folds does the same over K GroupKFold folds, and
+ * pipe_compare runs several families on the same folds or split and writes the comparison (report.json,
+ * report.md, figures). Reports are the contract's JSON objects, written atomically.
+ * Selection models are saved with the kernels' applicability (applicability.c), which predict uses to
+ * rank only the kernels that can run a problem.
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
@@ -69,11 +73,68 @@ typedef struct pipe_opts {
     double valid_fraction;   /* share of the training rows held back for early stopping: 0 = 0.1, < 0 = none */
 } pipe_opts;
 
+/* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed); desc (n bytes)
+ * receives the split's description for reports. A fraction that leaves no training row is an error. */
+int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_seed, data_split *s, char *desc,
+                      size_t n);
+
+/* Checks a run's options against the family before any data is loaded: --resume needs --checkpoint,
+ * --checkpoint and --init-model only for the families that use them, --init-model must exist. */
+int pipe_opts_check(const model_family *fam, const pipe_opts *o);
+
 /* Trains `fam` on split->train and evaluates on split->test. */
 int pipe_run(const pipe_dataset *d, const data_split *split, const model_family *fam, const pipe_opts *o,
              pipe_result *res, model **out_model);
 /* Evaluates an existing model on rows `rows` (n_rows) of d. */
 int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res);
+
+/* Called with each result as soon as it is known (fold is 0 and k 1 for a single split). */
+typedef void (*pipe_result_fn)(void *ctx, const char *model_name, int fold, int k, const pipe_result *r);
+
+/* k GroupKFold folds of one family (grouped by problem geometry, seeded by o->seed): results into
+ * folds (k), each passed to on_result (may be NULL) when its fold is done. */
+int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const pipe_opts *o, pipe_result *folds,
+                   pipe_result_fn on_result, void *ctx);
+
+#define PIPE_COMPARE_MAX 8
+
+/* Several families on exactly the same folds or split. */
+typedef struct pipe_compare_spec {
+    int n_models;
+    const model_family *fams[PIPE_COMPARE_MAX];
+    const cJSON *configs[PIPE_COMPARE_MAX]; /* each family's options (NULL: defaults) */
+    int folds;             /* >= 2: GroupKFold with that many folds; 0: one random split */
+    const char *split;     /* folds == 0: "random:F[:seed=S]" (seed defaults to pipe_opts.seed) */
+} pipe_compare_spec;
+
+/* Runs the comparison (o: seed, threads, log, valid_fraction; o->config is ignored for s->configs) and
+ * writes dir/report.json (one report object per family), dir/report.md (tables and figure links) and
+ * the figures; *summary (malloc'd) is report.md's text without the figures, for a terminal. */
+int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_opts *o, const char *dir,
+                 pipe_result_fn on_result, void *ctx, char **summary);
+
+/* One line of a result's figures, "NAME  top1 0.9000  top5 ..." (select) or "NAME  param_accuracy ..." */
+void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n);
+
+/* Which kernels can run which problems, as far as the training data shows: a kernel applies to a problem
+ * when it was measured for a training problem of the same direction, data type and layout. */
+typedef struct pipe_applicability {
+    int n_kernels;
+    unsigned char *measured; /* (n_kernels, DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT) */
+} pipe_applicability;
+
+/* From the rows `rows` (n_rows) of a find-db, over the model's kernel vocabulary (matched by name). */
+int pipe_applicability_compute(const data_select *s, const int *rows, int n_rows, const model *m,
+                               pipe_applicability *out);
+/* Reads the table saved beside a selection model; *found = 0 (and no table) for a file without one. */
+int pipe_applicability_load(const char *model_path, const model *m, pipe_applicability *out, int *found);
+void pipe_applicability_free(pipe_applicability *a);
+/* applicable (n_kernels): 1 for the kernels that apply to p. Returns the rule used: 3 when kernels were
+ * measured for p's direction, data type and layout; 1 when only its direction matched (relaxed); 0 when
+ * nothing matched (every kernel applicable). */
+int pipe_applicability_of(const pipe_applicability *a, const data_problem *p, unsigned char *applicable);
+/* Saves a model to path (atomically) with its applicability table (NULL: none). */
+int pipe_model_save(const model *m, const pipe_applicability *a, const char *path);
 
 /* The contract's report object for one result (metrics, timing, size). */
 cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const char *split_desc,

@@ -123,3 +123,20 @@ int pipe_json_write(const char *path, const cJSON *json)
     free(text);
     return rc;
 }
+
+void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n)
+{
+    if (r->task == MODEL_TASK_SELECT)
+        snprintf(buf, n,
+                 "%-12s top1 %.4f  top5 %.4f  efficiency mean %.4f median %.4f p10 %.4f min %.4f  unmeasured %.4f"
+                 "  train %.1f s  predict %.2f us  params %ld  bytes %ld",
+                 model_name, r->sel.top1, r->sel.top5, r->sel.efficiency_mean, r->sel.efficiency_median,
+                 r->sel.efficiency_p10, r->sel.efficiency_min, r->sel.unmeasured_rate, r->train_seconds,
+                 r->predict_us, r->params, r->model_bytes);
+    else
+        snprintf(buf, n,
+                 "%-12s param_accuracy %.4f  exact %.4f  valid %.4f  decode %.1f us  train %.1f s  predict %.2f us"
+                 "  params %ld  bytes %ld",
+                 model_name, r->tune.param_accuracy, r->tune.exact, r->tune.valid, r->decode_us, r->train_seconds,
+                 r->predict_us, r->params, r->model_bytes);
+}

@@ -3,7 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "helpers/testutil.h"
@@ -114,15 +116,17 @@ Test(cli, data_info_and_cache_of_a_find_db, .timeout = 120)
 /* A small find-db whose fastest kernel follows a rule of the problem's sizes. */
 static char *synthetic_fdb(int n)
 {
-    size_t cap = (size_t)n * 160, len = 0;
+    size_t cap = (size_t)n * 176, len = 0;
     char *t = malloc(cap);
     for (int i = 0; i < n; i++) {
         int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
-        const char *dir = (i / 288) % 2 ? "B" : "F";
+        int bwd = (i / 288) % 2;
         double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
+        /* KD runs backward problems only (and is never the fastest) */
         len += (size_t)snprintf(t + len, cap - len,
-                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a\n", c,
-                                hw, hw, 2 * c, hw, hw, nb, dir, ta * nb, tb * nb, tc * nb);
+                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a%s\n", c,
+                                hw, hw, 2 * c, hw, hw, nb, bwd ? "B" : "F", ta * nb, tb * nb, tc * nb,
+                                bwd ? ";KD:9,0,a" : "");
     }
     char *path = test_tmpfile(".fdb.txt", t, len);
     free(t);
@@ -157,6 +161,25 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP32-F", model);
     cr_assert_eq(run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "   1  ") != NULL && strstr(strstr(out, "   1  "), "KA") != NULL, "%s", out);
+    /* only the kernels measured for forward FP32 NCHW problems, with probabilities that sum to 100% */
+    cr_assert(strstr(out, "3 of 4 kernels can run it") != NULL, "%s", out);
+    cr_assert(strstr(out, "KD") == NULL, "a backward-only kernel ranked for a forward problem:\n%s", out);
+    double total = 0;
+    for (const char *q = strchr(out, '%'); q; q = strchr(q + 1, '%')) {
+        const char *b = q;
+        while (b > out && b[-1] != ' ') b--;
+        total += atof(b);
+    }
+    cr_assert(total > 99.9 && total < 100.1, "probabilities sum to %g:\n%s", total, out);
+    free(out);
+    snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP32-B", model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "4 of 4 kernels can run it") != NULL && strstr(out, "KD") != NULL, "%s", out);
+    free(out);
+    /* a data type no training problem had: the kernels of its direction */
+    snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP16-F", model);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "3 of 4 kernels") != NULL && strstr(out, "measured for its direction") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "eval --model %s --data %s --split random:0.25:seed=1 --report %s", model, data, report);
     cr_assert_eq(run(args, &out), 0, "%s", out);
@@ -257,4 +280,150 @@ Test(cli, valid_fraction_zero_fits_every_training_row, .timeout = 300)
     remove(model);
     free(data);
     free(model);
+}
+
+Test(cli, every_command_answers_help)
+{
+    const char *cmds[] = {"data", "train", "cv", "compare", "eval", "predict", "export"};
+    char *out, args[256];
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char usage[64];
+        snprintf(usage, sizeof usage, "usage: heurist %s", cmds[i]);
+        const char *forms[] = {"%s --help", "help %s", "%s -h"};
+        for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            snprintf(args, sizeof args, forms[f], cmds[i]);
+            cr_assert_eq(run(args, &out), 0, "heurist %s: %s", args, out);
+            cr_assert(strstr(out, usage) != NULL, "heurist %s: %s", args, out);
+            cr_assert(strstr(out, "--help") != NULL, "heurist %s: %s", args, out);
+            free(out);
+        }
+    }
+    /* options with their defaults */
+    cr_assert_eq(run("train --help", &out), 0);
+    cr_assert(strstr(out, "--split random:F[:seed=S]") != NULL && strstr(out, "default random:0.2") != NULL, "%s", out);
+    cr_assert(strstr(out, "--checkpoint PATH") != NULL && strstr(out, "--init-model") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(run("cv --folds 3 --help", &out), 0, "%s", out);
+    cr_assert(strstr(out, "(default 5)") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(run("data info --help", &out), 0, "%s", out);
+    cr_assert(strstr(out, "--strict") != NULL, "%s", out);
+    free(out);
+    cr_assert_eq(run("help", &out), 0);
+    cr_assert(strstr(out, "heurist help CMD") != NULL, "%s", out);
+    free(out);
+    cr_assert_neq(run("help frobnicate", &out), 0);
+    cr_assert(strstr(out, "unknown command 'frobnicate'") != NULL && count_lines(out) == 1, "%s", out);
+    free(out);
+}
+
+/* Runs a command expected to fail with one line on stderr containing `want`. */
+static void expect_one_line_error(const char *args, const char *want)
+{
+    char *out;
+    int rc = run(args, &out);
+    cr_assert_neq(rc, 0, "heurist %s exited 0:\n%s", args, out);
+    cr_assert(strstr(out, want) != NULL, "heurist %s: expected '%s' in:\n%s", args, want, out);
+    cr_assert_eq(count_lines(out), 1, "heurist %s: not one line:\n%s", args, out);
+    free(out);
+}
+
+Test(cli, hostile_options_are_one_line_errors, .timeout = 300)
+{
+    char *data = synthetic_fdb(72);
+    char *model = test_tmppath(".h5"), *report = test_tmppath(".json"), *outdir = test_tmppath("_cmp");
+    char args[4096];
+    /* --folds out of range: nothing trained, nothing written */
+    const char *folds[] = {"0", "-1", "4294967298", "1", "x"};
+    for (size_t i = 0; i < sizeof folds / sizeof folds[0]; i++) {
+        snprintf(args, sizeof args, "cv --data %s --model gbdt --folds %s --report %s --quiet", data, folds[i], report);
+        expect_one_line_error(args, "--folds");
+        cr_assert(!hr_file_exists(report), "cv --folds %s wrote a report", folds[i]);
+        snprintf(args, sizeof args, "compare --data %s --models gbdt --folds %s --out %s --quiet", data, folds[i], outdir);
+        expect_one_line_error(args, "--folds");
+    }
+    /* more folds than geometries: named by the data */
+    snprintf(args, sizeof args, "cv --data %s --model gbdt --folds 1000 --report %s --quiet", data, report);
+    expect_one_line_error(args, "distinct problem geometries");
+    /* --models that names nothing, or an unknown family */
+    snprintf(args, sizeof args, "compare --data %s --models , --split random:0.2 --out %s", data, outdir);
+    expect_one_line_error(args, "names no model");
+    snprintf(args, sizeof args, "compare --data %s --models gbdt,,nosuch --split random:0.2 --out %s", data, outdir);
+    expect_one_line_error(args, "unknown model 'nosuch'");
+    /* compare --config not keyed by family names the key */
+    snprintf(args, sizeof args, "compare --data %s --models gbdt --split random:0.2 --out %s --config '{\"rounds\": 3}'",
+             data, outdir);
+    expect_one_line_error(args, "--config key 'rounds' is not a model family");
+    snprintf(args, sizeof args, "compare --data %s --models gbdt --split random:0.2 --out %s --config '{\"gbdt\": 3}'",
+             data, outdir);
+    expect_one_line_error(args, "expected a JSON object");
+    /* --init-model that does not exist, for every family */
+    const char *fams[] = {"gbdt", "reformer", "transformer"};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        snprintf(args, sizeof args, "train --data %s --model %s --init-model /nonexistent.h5 --out %s --quiet", data, fams[i],
+                 model);
+        expect_one_line_error(args, "--init-model /nonexistent.h5: no such file");
+    }
+    snprintf(args, sizeof args, "train --data %s --model reformer --init-model %s --out %s --quiet", data, data, model);
+    expect_one_line_error(args, "model family 'reformer' cannot start from a saved model");
+    /* --checkpoint where the family writes none; --resume without --checkpoint */
+    snprintf(args, sizeof args, "train --data %s --model gbdt --checkpoint %s --out %s --quiet", data, report, model);
+    expect_one_line_error(args, "model family 'gbdt' does not write checkpoints");
+    snprintf(args, sizeof args, "train --data %s --model reformer --resume --out %s --quiet", data, model);
+    expect_one_line_error(args, "--resume needs --checkpoint");
+    /* a test fraction that leaves no training rows says so, with the numbers */
+    snprintf(args, sizeof args, "train --data %s --model gbdt --split random:0.99999 --out %s --quiet", data, model);
+    expect_one_line_error(args, "a test fraction of 0.99999 of 72 problems leaves no training rows");
+    /* --threads out of bounds */
+    const char *threads[] = {"1025", "10000", "-1", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+        snprintf(args, sizeof args, "train --data %s --model gbdt --threads %s --out %s --quiet", data, threads[i], model);
+        expect_one_line_error(args, "--threads");
+    }
+    cr_assert(!hr_file_exists(model), "a failed train wrote %s", model);
+    remove(data);
+    remove(report);
+    free(data);
+    free(model);
+    free(report);
+    free(outdir);
+}
+
+Test(cli, outputs_are_checked_before_training, .timeout = 300)
+{
+    char *data = synthetic_fdb(72);
+    char *model = test_tmppath(".h5");
+    char args[4096];
+    /* a report into a missing folder: refused before loading or training, no model written */
+    snprintf(args, sizeof args,
+             "train --data %s --model gbdt --config '{\"rounds\": 2}' --out %s --report /nonexistent/dir/r.json", data, model);
+    expect_one_line_error(args, "--report /nonexistent/dir/r.json: folder /nonexistent/dir does not exist");
+    cr_assert(!hr_file_exists(model), "the model was written although the report cannot be");
+    snprintf(args, sizeof args, "train --data %s --model gbdt --out /nonexistent/m.h5", data);
+    expect_one_line_error(args, "--out /nonexistent/m.h5: folder /nonexistent does not exist");
+    snprintf(args, sizeof args, "train --data %s --model reformer --checkpoint /nonexistent/c.h5 --out %s", data, model);
+    expect_one_line_error(args, "--checkpoint /nonexistent/c.h5: folder /nonexistent does not exist");
+    snprintf(args, sizeof args, "cv --data %s --model gbdt --folds 2 --report /nonexistent/r.json", data);
+    expect_one_line_error(args, "folder /nonexistent does not exist");
+    char *dir = test_tmppath("_dir");
+    cr_assert_eq(hr_mkdir_p(dir), HR_OK);
+    snprintf(args, sizeof args, "train --data %s --model gbdt --out %s", data, dir);
+    expect_one_line_error(args, "is a folder");
+    snprintf(args, sizeof args, "compare --data %s --models gbdt --split random:0.2 --out %s", data, data);
+    expect_one_line_error(args, "not a folder");
+    /* a read-only folder (root writes anywhere, so only checked for other users) */
+    if (geteuid() != 0) {
+        char rep[512];
+        snprintf(rep, sizeof rep, "%s/r.json", dir);
+        cr_assert_eq(chmod(dir, 0555), 0);
+        snprintf(args, sizeof args, "train --data %s --model gbdt --out %s --report %s", data, model, rep);
+        expect_one_line_error(args, "is not writable");
+        cr_assert(!hr_file_exists(model));
+        chmod(dir, 0755);
+    }
+    rmdir(dir);
+    remove(data);
+    free(data);
+    free(model);
+    free(dir);
 }

@@ -1,0 +1,69 @@
+/* heurist cv: GroupKFold cross-validation of one family. */
+#include <stdlib.h>
+
+#include "cli/cli.h"
+
+/* More folds than this is never a useful cross-validation; the data's geometries bound it further. */
+#define CV_MAX_FOLDS 1000
+
+static const cli_opt cv_opts[] = {
+    CLI_OPT_DATA,
+    CLI_OPT_TASK,
+    CLI_OPT_SOLVER,
+    {"model", "M", "model family: gbdt, reformer, transformer or seq2seq (required)"},
+    CLI_OPT_CONFIG,
+    {"folds", "K", "number of folds, 2..1000 and at most the data's distinct geometries (default 5)"},
+    CLI_OPT_SEED,
+    {"report", "R.json", "the report: fold means and a \"folds\" list (required)"},
+    CLI_OPT_THREADS,
+    CLI_OPT_VALID,
+    CLI_OPT_QUIET,
+    CLI_OPT_END,
+};
+
+static const cli_spec cv_spec = {
+    "heurist cv --data FILE --model M --folds K --report R.json [options]",
+    "GroupKFold cross-validation grouped by problem geometry (no shape is both trained and tested on);\n"
+    "prints each fold's figures and their means.",
+    cv_opts,
+    "Family options for --config are listed in README.md.",
+};
+
+int cli_cmd_cv(int argc, char **argv)
+{
+    cli_args a;
+    cli_train_opts c;
+    int prc = cli_args_parse(argc, argv, &cv_spec, &a);
+    if (prc) return cli_args_exit(prc);
+    long long k;
+    const char *rep;
+    if (cli_train_opts_parse(&a, "cv", 1, &c) || !(rep = cli_need(&a, "cv", "report")) ||
+        cli_get_int(&a, "folds", 5, 2, CV_MAX_FOLDS, &k) || cli_check_output("cv", "report", rep)) {
+        cli_train_opts_free(&c);
+        return 2;
+    }
+    pipe_opts o = cli_train_opts_pipe(&c);
+    o.config = c.config;
+    pipe_dataset d;
+    if (pipe_dataset_load(c.data, c.task, c.solver, &c.log, &d)) {
+        cli_train_opts_free(&c);
+        return cli_fail("cv");
+    }
+    pipe_result *folds = hr_calloc((size_t)k, sizeof *folds);
+    int rc = 0;
+    if (!folds || pipe_run_folds(&d, c.fam, (int)k, &o, folds, cli_print_fold, NULL)) {
+        rc = cli_fail("cv");
+    } else {
+        cJSON *j = pipe_report_cv(&d, c.fam->name, (int)k, c.seed, folds);
+        char *mean = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "metrics"));
+        printf("%s %d-fold GroupKFold mean: %s\n", c.fam->name, (int)k, mean);
+        free(mean);
+        if (pipe_json_write(rep, j)) rc = cli_fail("cv");
+        cJSON_Delete(j);
+    }
+    for (int f = 0; folds && f < k; f++) pipe_result_free(&folds[f]);
+    free(folds);
+    pipe_dataset_free(&d);
+    cli_train_opts_free(&c);
+    return rc;
+}

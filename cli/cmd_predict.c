@@ -1,0 +1,114 @@
+/* heurist predict: the kernel ranking or the tuned parameters of one problem. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_opt predict_opts[] = {
+    {"model", "MODEL.h5", "the saved model (required)"},
+    {"problem", "KEY", "a find-db problem key, or a whole find-db line (required)"},
+    {"top", "N", "kernels to list, 1..100000 (default 10)"},
+    CLI_OPT_END,
+};
+
+static const cli_spec predict_spec = {
+    "heurist predict --model MODEL.h5 --problem KEY [--top N]",
+    "Ranks the kernels that can run the problem (selection models) or predicts its tuning parameters.",
+    predict_opts,
+    "A kernel can run the problem when the training data measured it for a problem of the same direction,\n"
+    "data type and layout (recorded in the model file at training time). When no training problem had this\n"
+    "data type and layout, the kernels measured for its direction are ranked; a model file without the table\n"
+    "(written by an older heurist) ranks every kernel. Probabilities are the softmax of the model's scores\n"
+    "over the ranked kernels.",
+};
+
+typedef struct ranked {
+    int k;
+    double s;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->s != y->s) return x->s > y->s ? -1 : 1;
+    return x->k - y->k;
+}
+
+static int predict_select(const char *mpath, const model *m, const data_problem *p, long long top)
+{
+    float *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
+    ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
+    unsigned char *ok = hr_malloc((size_t)m->n_kernels);
+    pipe_applicability app;
+    int found = 0, rule = 0, rc = 0;
+    if (!s || !r || !ok || pipe_applicability_load(mpath, m, &app, &found) || model_predict_select(m, p, s)) {
+        rc = cli_fail("predict");
+        goto done;
+    }
+    if (found) rule = pipe_applicability_of(&app, p, ok);
+    else memset(ok, 1, (size_t)m->n_kernels);
+    /* softmax over the applicable kernels, in double, shifted by the largest score */
+    int n = 0;
+    double hi = -INFINITY, z = 0;
+    for (int k = 0; k < m->n_kernels; k++)
+        if (ok[k] && isfinite(s[k])) {
+            r[n++] = (ranked){k, s[k]};
+            if (s[k] > hi) hi = s[k];
+        }
+    for (int i = 0; i < n; i++) z += exp(r[i].s - hi);
+    qsort(r, (size_t)n, sizeof *r, cmp_ranked);
+    char key[256];
+    data_key_format(p, key, sizeof key);
+    printf("%s: %d of %d kernels can run it", key, n, m->n_kernels);
+    if (!found) printf(" (this model file records no applicability: every kernel is ranked)");
+    else if (rule == 1) printf(" (no training problem had its data type and layout: kernels measured for its direction)");
+    else if (rule == 0) printf(" (no training problem had its direction: every kernel is ranked)");
+    printf("\nrank  probability  kernel\n");
+    for (int i = 0; i < n && i < top; i++) printf("%4d  %10.2f%%  %s\n", i + 1, 100 * exp(r[i].s - hi) / z, m->kernels[r[i].k]);
+done:
+    if (found) pipe_applicability_free(&app);
+    free(s);
+    free(r);
+    free(ok);
+    return rc;
+}
+
+static int predict_tune(const model *m, const data_problem *p)
+{
+    int32_t v[64];
+    if (m->length > 64) {
+        fprintf(stderr, "heurist predict: the model predicts %d parameters, at most 64 are supported\n", m->length);
+        return 1;
+    }
+    if (model_predict_tune(m, p, v)) return cli_fail("predict");
+    for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
+    printf("\n");
+    for (int j = 0; j < m->length; j++) printf("  %-18s %d\n", m->param_names[j], v[j]);
+    if (m->constraint)
+        printf("  valid under %s rules: %s\n", m->solver, m->constraint->valid_prefix(p, v, m->length) ? "yes" : "no");
+    return 0;
+}
+
+int cli_cmd_predict(int argc, char **argv)
+{
+    cli_args a;
+    int prc = cli_args_parse(argc, argv, &predict_spec, &a);
+    if (prc) return cli_args_exit(prc);
+    const char *mpath = cli_need(&a, "predict", "model"), *key = cli_need(&a, "predict", "problem");
+    long long top;
+    if (!mpath || !key || cli_get_int(&a, "top", 10, 1, 100000, &top)) return 2;
+    data_problem p;
+    const char *why;
+    /* a whole find-db line is accepted too: the key is what precedes '=' */
+    const char *eq = strchr(key, '=');
+    if (data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) {
+        fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
+        return 2;
+    }
+    model *m;
+    if (model_load(mpath, &m)) return cli_fail("predict");
+    int rc = m->task == MODEL_TASK_SELECT ? predict_select(mpath, m, &p, top) : predict_tune(m, &p);
+    model_free(m);
+    return rc;
+}

@@ -1,0 +1,209 @@
+/* compare: several families on exactly the same folds or split; report.json, report.md and figures. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/pipeline.h"
+#include "pipeline/plot.h"
+
+static void md_select_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured | train s | predict us | params | model bytes |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int m = 0; m < nm; m++) {
+        double v[11] = {0};
+        for (int i = 0; i < nres[m]; i++) {
+            const pipe_result *r = &res[m][i];
+            double x[11] = {r->sel.top1, r->sel.top5, r->sel.efficiency_mean, r->sel.efficiency_median,
+                            r->sel.efficiency_p10, r->sel.efficiency_min, r->sel.unmeasured_rate, r->train_seconds,
+                            r->predict_us, (double)r->params, (double)r->model_bytes};
+            for (int j = 0; j < 11; j++) v[j] += x[j] / nres[m];
+        }
+        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1],
+                v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+    }
+}
+
+static void md_tune_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    fprintf(f, "| model | param_accuracy | exact | valid | decode us | train s | predict us | params | model bytes |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
+    for (int m = 0; m < nm; m++) {
+        double v[8] = {0};
+        for (int i = 0; i < nres[m]; i++) {
+            const pipe_result *r = &res[m][i];
+            double x[8] = {r->tune.param_accuracy, r->tune.exact, r->tune.valid, r->decode_us, r->train_seconds,
+                           r->predict_us, (double)r->params, (double)r->model_bytes};
+            for (int j = 0; j < 8; j++) v[j] += x[j] / nres[m];
+        }
+        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.1f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1], v[2], v[3],
+                v[4], v[5], v[6], v[7]);
+    }
+}
+
+static void md_slices(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    fprintf(f, "\n### Top-1 by direction and data type\n\n| model |");
+    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, " %s |", data_direction_names[d]);
+    int used[DATA_DTYPE_COUNT] = {0};
+    for (int m = 0; m < nm; m++)
+        for (int i = 0; i < nres[m]; i++)
+            for (int t = 0; t < DATA_DTYPE_COUNT; t++) used[t] |= res[m][i].by_dtype[t].n > 0;
+    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
+        if (used[t]) fprintf(f, " %s |", data_dtype_names[t]);
+    fprintf(f, "\n|---|");
+    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, "---|");
+    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
+        if (used[t]) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int m = 0; m < nm; m++) {
+        fprintf(f, "| %s |", names[m]);
+        for (int d = 0; d < DATA_DIR_COUNT; d++) {
+            long n = 0, h = 0;
+            for (int i = 0; i < nres[m]; i++) {
+                n += res[m][i].by_direction[d].n;
+                h += res[m][i].by_direction[d].top1;
+            }
+            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
+        }
+        for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
+            if (!used[t]) continue;
+            long n = 0, h = 0;
+            for (int i = 0; i < nres[m]; i++) {
+                n += res[m][i].by_dtype[t].n;
+                h += res[m][i].by_dtype[t].top1;
+            }
+            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+/* The header and tables of report.md, which are also the terminal summary. */
+static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s, const char *split_desc, uint64_t seed,
+                      const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    int nm = s->n_models;
+    fprintf(f, "# heurist compare: %s\n\n", d->name);
+    fprintf(f, "Task `%s`%s%s, %d problems, %s; every model trained and tested on the same rows%s.\n\n",
+            d->task == MODEL_TASK_SELECT ? "select" : "tune", d->tune ? ", solver " : "", d->tune ? d->tune->solver : "",
+            d->n, s->folds ? "GroupKFold by problem geometry" : split_desc,
+            s->folds ? "; figures are means over folds" : "");
+    if (s->folds) fprintf(f, "Folds: %d (seed %llu).\n\n", s->folds, (unsigned long long)seed);
+    if (d->task == MODEL_TASK_SELECT) {
+        md_select_table(f, nm, names, res, nres);
+        md_slices(f, nm, names, res, nres);
+    } else {
+        md_tune_table(f, nm, names, res, nres);
+    }
+}
+
+/* report.md: the tables, then the figures (drawn into dir) with their links. */
+static int write_markdown(const char *dir, const pipe_dataset *d, const char *tables, int nm, const char *const *names,
+                          const pipe_result *const *res, const int *nres)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    char *tmp = hr_file_tmp_path(path);
+    if (!tmp) return HR_ENOMEM;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(tmp);
+        return hr_error(HR_EIO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    fputs(tables, f);
+    int np = plot_compare(dir, d, nm, names, res, nres, f);
+    if (np < 0) fprintf(f, "\n(plots could not be drawn: %s)\n", hr_last_error());
+    int rc = HR_OK;
+    if (ferror(f) | (fclose(f) != 0)) {
+        remove(tmp);
+        rc = hr_error(HR_EIO, "%s: write failed", path);
+    } else {
+        rc = hr_file_commit(tmp, path);
+    }
+    free(tmp);
+    return rc;
+}
+
+int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_opts *o, const char *dir,
+                 pipe_result_fn on_result, void *ctx, char **summary)
+{
+    *summary = NULL;
+    int nm = s->n_models;
+    if (nm < 1 || nm > PIPE_COMPARE_MAX)
+        return hr_error(HR_EINVAL, "compare: %d models, expected 1 to %d", nm, PIPE_COMPARE_MAX);
+    if (s->folds == 1 || s->folds < 0) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", s->folds);
+    for (int m = 0; m < nm; m++)
+        if (!(s->fams[m]->tasks & d->task))
+            return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", s->fams[m]->name,
+                            d->task == MODEL_TASK_SELECT ? "select" : "tune");
+    int rc = hr_mkdir_p(dir);
+    if (rc) return rc;
+    int nfold = s->folds ? s->folds : 1;
+    const char *names[PIPE_COMPARE_MAX];
+    pipe_result *res[PIPE_COMPARE_MAX] = {0};
+    int nres[PIPE_COMPARE_MAX] = {0};
+    cJSON *report = cJSON_CreateArray();
+    char desc[64] = "";
+    data_split split;
+    memset(&split, 0, sizeof split);
+    if (!report) rc = HR_ENOMEM;
+    if (!rc && !s->folds) {
+        rc = s->split ? pipe_split_random(d, s->split, o->seed, &split, desc, sizeof desc)
+                      : hr_error(HR_EINVAL, "compare: neither folds nor a split given");
+    }
+    for (int m = 0; m < nm && !rc; m++) {
+        names[m] = s->fams[m]->name;
+        res[m] = hr_calloc((size_t)nfold, sizeof *res[m]);
+        if (!res[m]) {
+            rc = HR_ENOMEM;
+            break;
+        }
+        pipe_opts om = *o;
+        om.config = s->configs[m];
+        om.save_path = NULL;
+        om.keep_model = 0;
+        if (s->folds) {
+            rc = pipe_run_folds(d, s->fams[m], nfold, &om, res[m], on_result, ctx);
+            if (!rc) cJSON_AddItemToArray(report, pipe_report_cv(d, names[m], nfold, o->seed, res[m]));
+        } else {
+            hr_log_printf(o->log, HR_LOG_INFO, "compare: training %s (%d train / %d test)\n", names[m], split.n_train,
+                          split.n_test);
+            rc = pipe_run(d, &split, s->fams[m], &om, &res[m][0], NULL);
+            if (!rc) {
+                cJSON_AddItemToArray(report, pipe_report_object(d, names[m], desc, &res[m][0]));
+                if (on_result) on_result(ctx, names[m], 0, 1, &res[m][0]);
+            }
+        }
+        nres[m] = rc ? 0 : nfold;
+    }
+    if (!rc) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/report.json", dir);
+        rc = pipe_json_write(path, report);
+    }
+    if (!rc) {
+        const pipe_result *cres[PIPE_COMPARE_MAX];
+        for (int m = 0; m < nm; m++) cres[m] = res[m];
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (!mem) {
+            rc = hr_error(HR_ENOMEM, "compare: cannot build the report text");
+        } else {
+            md_tables(mem, d, s, desc, o->seed, names, cres, nres);
+            if (fclose(mem) != 0) rc = hr_error(HR_ENOMEM, "compare: cannot build the report text");
+        }
+        if (!rc) rc = write_markdown(dir, d, text, nm, names, cres, nres);
+        if (!rc) *summary = text;
+        else free(text);
+    }
+    for (int m = 0; m < nm; m++) {
+        for (int i = 0; res[m] && i < nfold; i++) pipe_result_free(&res[m][i]);
+        free(res[m]);
+    }
+    cJSON_Delete(report);
+    data_split_free(&split);
+    return rc;
+}

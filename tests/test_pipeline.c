@@ -1,0 +1,272 @@
+/* pipeline/: the applicability table and its model-file group, the temporary model, folds, the comparison. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/h5.h"
+#include "helpers/testutil.h"
+#include "pipeline/pipeline.h"
+
+/* Forward FP32 problems run KA and KB, backward ones KA and KC; one FP16 forward problem runs KB only. */
+static const char fdb_text[] = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KA:1.0,0,a;KB:2.0,0,a\n"
+                               "2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KA:2.0,0,a;KB:1.0,0,a\n"
+                               "3-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KA:1.0,0,a;KB:2.0,0,a\n"
+                               "4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B=KA:1.0,0,a;KC:2.0,0,a\n"
+                               "5-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B=KA:2.0,0,a;KC:1.0,0,a\n"
+                               "6-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B=KA:1.0,0,a;KC:2.0,0,a\n"
+                               "7-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F=KB:1.0,0,a\n"
+                               "8-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F=KB:1.0,0,a\n";
+
+static pipe_dataset load_fixture(char **path)
+{
+    *path = test_tmpfile(".fdb.txt", fdb_text, strlen(fdb_text));
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    pipe_dataset d;
+    cr_assert_eq(pipe_dataset_load(*path, "select", NULL, &log, &d), HR_OK, "%s", hr_last_error());
+    return d;
+}
+
+static data_problem key(const char *k)
+{
+    data_problem p;
+    const char *why;
+    cr_assert_eq(data_key_parse(k, strlen(k), &p, &why), HR_OK);
+    return p;
+}
+
+/* Trains a two-round gbdt on every row but the last; the model is returned. */
+static model *train_small(const pipe_dataset *d, const char *save_path)
+{
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    cJSON *cfg = cJSON_Parse("{\"rounds\": 2, \"log_every\": 0, \"min_data_in_leaf\": 1}");
+    int train[16], test[1] = {d->n - 1};
+    for (int i = 0; i < d->n - 1; i++) train[i] = i;
+    data_split s = {.n_train = d->n - 1, .n_test = 1, .train = train, .test = test};
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.log = &log;
+    o.config = cfg;
+    o.save_path = save_path;
+    o.valid_fraction = -1;
+    pipe_result r;
+    model *m = NULL;
+    cr_assert_eq(pipe_run(d, &s, &model_family_gbdt, &o, &r, &m), HR_OK, "%s", hr_last_error());
+    cr_assert_gt(r.model_bytes, 0);
+    pipe_result_free(&r);
+    cJSON_Delete(cfg);
+    return m;
+}
+
+static int kernel(const model *m, const char *name)
+{
+    for (int k = 0; k < m->n_kernels; k++)
+        if (strcmp(m->kernels[k], name) == 0) return k;
+    cr_assert_fail("no kernel %s", name);
+    return -1;
+}
+
+Test(pipeline, applicability_follows_the_measured_direction_dtype_and_layout)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    model *m = train_small(&d, NULL);
+    int rows[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    pipe_applicability a;
+    cr_assert_eq(pipe_applicability_compute(d.sel, rows, d.n, m, &a), HR_OK);
+    unsigned char ok[3];
+    int ka = kernel(m, "KA"), kb = kernel(m, "KB"), kc = kernel(m, "KC");
+    data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(pipe_applicability_of(&a, &fwd, ok), 3);
+    cr_assert(ok[ka] && ok[kb] && !ok[kc]);
+    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(pipe_applicability_of(&a, &bwd, ok), 3);
+    cr_assert(ok[ka] && !ok[kb] && ok[kc]);
+    data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
+    cr_assert_eq(pipe_applicability_of(&a, &half, ok), 3);
+    cr_assert(!ok[ka] && ok[kb] && !ok[kc]);
+    /* unseen data type: relaxed to the direction; unseen direction: every kernel */
+    data_problem bf16 = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-BF16-B");
+    cr_assert_eq(pipe_applicability_of(&a, &bf16, ok), 1);
+    cr_assert(ok[ka] && !ok[kb] && ok[kc]);
+    data_problem wrw = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-W");
+    cr_assert_eq(pipe_applicability_of(&a, &wrw, ok), 0);
+    cr_assert(ok[ka] && ok[kb] && ok[kc]);
+    /* only the rows given count */
+    pipe_applicability fwd_only;
+    cr_assert_eq(pipe_applicability_compute(d.sel, rows, 3, m, &fwd_only), HR_OK);
+    cr_assert_eq(pipe_applicability_of(&fwd_only, &bwd, ok), 0);
+    pipe_applicability_free(&fwd_only);
+    pipe_applicability_free(&a);
+    model_free(m);
+    pipe_dataset_free(&d);
+    remove(path);
+    free(path);
+}
+
+Test(pipeline, model_files_keep_the_table_and_older_files_have_none)
+{
+    char *path, *mpath = test_tmppath(".h5"), *old = test_tmppath(".h5");
+    pipe_dataset d = load_fixture(&path);
+    /* pipe_run saves the table of the training rows (all but the last, an FP16 forward problem) */
+    model *m = train_small(&d, mpath);
+    pipe_applicability a;
+    int found = 0;
+    cr_assert_eq(pipe_applicability_load(mpath, m, &a, &found), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(found, 1);
+    int rows[7] = {0, 1, 2, 3, 4, 5, 6};
+    pipe_applicability want;
+    cr_assert_eq(pipe_applicability_compute(d.sel, rows, 7, m, &want), HR_OK);
+    cr_assert_eq(a.n_kernels, want.n_kernels);
+    cr_assert_eq(memcmp(a.measured, want.measured, (size_t)a.n_kernels * DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT),
+                 0, "the table read back differs from the one computed");
+    pipe_applicability_free(&a);
+    /* a file written without the table (as before it existed) still loads, and has none */
+    cr_assert_eq(pipe_model_save(m, NULL, old), HR_OK, "%s", hr_last_error());
+    model *m2;
+    cr_assert_eq(model_load(old, &m2), HR_OK);
+    cr_assert_eq(pipe_applicability_load(old, m2, &a, &found), HR_OK);
+    cr_assert_eq(found, 0);
+    cr_assert_null(a.measured);
+    /* a table whose shape does not match the kernels is an error naming the file */
+    cr_assert_eq(pipe_model_save(m, &want, old), HR_OK);
+    m2->n_kernels--;
+    cr_assert_neq(pipe_applicability_load(old, m2, &a, &found), HR_OK);
+    cr_assert(strstr(hr_last_error(), old) != NULL && strstr(hr_last_error(), "applicability") != NULL, "%s",
+              hr_last_error());
+    m2->n_kernels++;
+    model_free(m2);
+    pipe_applicability_free(&want);
+    model_free(m);
+    pipe_dataset_free(&d);
+    remove(path);
+    remove(mpath);
+    remove(old);
+    free(path);
+    free(mpath);
+    free(old);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+Test(pipeline, the_temporary_model_lives_in_tmpdir_and_is_removed)
+{
+    char *path, *dir = test_tmppath("_tmpdir");
+    pipe_dataset d = load_fixture(&path);
+    cr_assert_eq(hr_mkdir_p(dir), HR_OK);
+    const char *saved = getenv("TMPDIR");
+    char *keep = saved ? strdup(saved) : NULL;
+    setenv("TMPDIR", dir, 1);
+    model *m = train_small(&d, NULL); /* model_bytes > 0: the file was written there */
+    cr_assert_eq(count_entries(dir), 0, "the temporary model was left behind in %s", dir);
+    model_free(m);
+    /* a TMPDIR that cannot hold it is an error naming the path */
+    setenv("TMPDIR", "/nonexistent-heurist-dir", 1);
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    int train[7] = {0, 1, 2, 3, 4, 5, 6}, test[1] = {7};
+    data_split s = {.n_train = 7, .n_test = 1, .train = train, .test = test};
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.log = &log;
+    o.valid_fraction = -1;
+    cJSON *cfg = cJSON_Parse("{\"rounds\": 1, \"log_every\": 0, \"min_data_in_leaf\": 1}");
+    o.config = cfg;
+    pipe_result r;
+    cr_assert_neq(pipe_run(&d, &s, &model_family_gbdt, &o, &r, NULL), HR_OK);
+    cr_assert(strstr(hr_last_error(), "/nonexistent-heurist-dir/heurist_model_") != NULL, "%s", hr_last_error());
+    pipe_result_free(&r);
+    cJSON_Delete(cfg);
+    if (keep) setenv("TMPDIR", keep, 1);
+    else unsetenv("TMPDIR");
+    free(keep);
+    rmdir(dir);
+    free(dir);
+    pipe_dataset_free(&d);
+    remove(path);
+    free(path);
+}
+
+Test(pipeline, options_are_checked_against_the_family)
+{
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    cr_assert_eq(pipe_opts_check(&model_family_gbdt, &o), HR_OK);
+    o.resume = 1;
+    cr_assert_neq(pipe_opts_check(&model_family_reformer, &o), HR_OK);
+    cr_assert(strstr(hr_last_error(), "--resume needs --checkpoint") != NULL);
+    o.checkpoint = "c.h5";
+    cr_assert_eq(pipe_opts_check(&model_family_reformer, &o), HR_OK);
+    cr_assert_neq(pipe_opts_check(&model_family_gbdt, &o), HR_OK);
+    cr_assert(strstr(hr_last_error(), "'gbdt' does not write checkpoints") != NULL, "%s", hr_last_error());
+    memset(&o, 0, sizeof o);
+    o.init_model = "/nonexistent.h5";
+    const model_family *fams[] = {&model_family_gbdt, &model_family_reformer, &model_family_transformer,
+                                  &model_family_seq2seq};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        cr_assert_neq(pipe_opts_check(fams[i], &o), HR_OK, "%s accepted a missing --init-model", fams[i]->name);
+        cr_assert(strstr(hr_last_error(), "/nonexistent.h5: no such file") != NULL, "%s", hr_last_error());
+    }
+}
+
+Test(pipeline, folds_and_the_comparison)
+{
+    char *path, *dir = test_tmppath("_cmp");
+    pipe_dataset d = load_fixture(&path);
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    cJSON *cfg = cJSON_Parse("{\"rounds\": 1, \"log_every\": 0, \"min_data_in_leaf\": 1}");
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.log = &log;
+    o.valid_fraction = -1;
+    o.config = cfg;
+    pipe_result folds[2];
+    cr_assert_neq(pipe_run_folds(&d, &model_family_gbdt, 1, &o, folds, NULL, NULL), HR_OK);
+    cr_assert(strstr(hr_last_error(), "at least 2 folds") != NULL, "%s", hr_last_error());
+    cr_assert_eq(pipe_run_folds(&d, &model_family_gbdt, 2, &o, folds, NULL, NULL), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(folds[0].n_test + folds[1].n_test, d.n, "the folds' test rows cover the data once");
+    pipe_result_free(&folds[0]);
+    pipe_result_free(&folds[1]);
+    pipe_compare_spec s;
+    memset(&s, 0, sizeof s);
+    s.n_models = 1;
+    s.fams[0] = &model_family_gbdt;
+    s.configs[0] = cfg;
+    s.split = "random:0.25:seed=3";
+    char *summary;
+    cr_assert_eq(pipe_compare(&d, &s, &o, dir, NULL, NULL, &summary), HR_OK, "%s", hr_last_error());
+    /* the summary is report.md up to its figures */
+    char md[1024], *text;
+    size_t len;
+    snprintf(md, sizeof md, "%s/report.md", dir);
+    cr_assert_eq(hr_file_read_all(md, &text, &len), HR_OK);
+    cr_assert(strstr(summary, "| gbdt |") != NULL && strstr(summary, "random:0.25:seed=3") != NULL, "%s", summary);
+    cr_assert(strstr(summary, "![") == NULL, "%s", summary);
+    cr_assert_eq(strncmp(text, summary, strlen(summary)), 0, "report.md does not start with the summary");
+    cr_assert(strstr(text, "![") != NULL, "report.md has no figures: %s", text);
+    free(text);
+    free(summary);
+    s.split = "random:0.99999";
+    cr_assert_neq(pipe_compare(&d, &s, &o, dir, NULL, NULL, &summary), HR_OK);
+    cr_assert(strstr(hr_last_error(), "leaves no training rows") != NULL, "%s", hr_last_error());
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+    cJSON_Delete(cfg);
+    free(dir);
+    pipe_dataset_free(&d);
+    remove(path);
+    free(path);
+}
