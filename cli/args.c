@@ -20,12 +20,33 @@ void cli_help_print(FILE *f, const cli_spec *spec)
     if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
 }
 
+/* After the help of a command that takes --config: the family options it reads, of the family named by
+ * --model (or --models) when one is given, else of every family. */
+static void cli_help_families(FILE *f, const cli_spec *spec, int argc, char **argv)
+{
+    int takes_config = 0;
+    for (const cli_opt *o = spec->opts; o->name; o++) takes_config |= strcmp(o->name, "config") == 0;
+    if (!takes_config) return;
+    const char *named = NULL;
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--models") == 0) named = argv[i + 1];
+    int keyed = strncmp(spec->usage, "heurist compare", 15) == 0;
+    fprintf(f, "\nfamily options (--config JSON%s):\n", keyed ? ", keyed by family: {\"gbdt\": {...}}" : "");
+    for (int i = 0; model_family_at(i); i++) {
+        const model_family *fam = model_family_at(i);
+        if (named && !strstr(named, fam->name)) continue;
+        fputc('\n', f);
+        model_config_print(fam, f);
+    }
+}
+
 int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             cli_help_print(stdout, spec);
+            cli_help_families(stdout, spec, argc, argv);
             return CLI_HELP;
         }
     for (int i = 0; i < argc; i++) {

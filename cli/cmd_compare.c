@@ -27,7 +27,7 @@ static const cli_spec compare_spec = {
     "Trains and evaluates several model families on the same rows; writes DIR/report.json (one report\n"
     "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.",
     compare_opts,
-    "Family options for --config are listed in README.md.",
+    NULL,
 };
 
 /* --models: known families, at least one. */

@@ -26,7 +26,7 @@ static const cli_spec cv_spec = {
     "GroupKFold cross-validation grouped by problem geometry (no shape is both trained and tested on);\n"
     "prints each fold's figures and their means.",
     cv_opts,
-    "Family options for --config are listed in README.md.",
+    NULL,
 };
 
 int cli_cmd_cv(int argc, char **argv)

@@ -28,7 +28,7 @@ static const cli_spec train_spec = {
     "Trains one model family on the training rows of a random split, evaluates it on the held-out rows and\n"
     "saves it; prints the contract's figures.",
     train_opts,
-    "Family options for --config are listed in README.md (\"gbdt options\", \"reformer options\").",
+    NULL,
 };
 
 int cli_cmd_train(int argc, char **argv)

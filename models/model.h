@@ -111,6 +111,8 @@ extern const model_family model_family_seq2seq;
 
 /* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
 const model_family *model_family_find(const char *name);
+/* The i-th registered family (0, 1, ...), NULL past the last. */
+const model_family *model_family_at(int i);
 /* "gbdt, reformer, ..." for messages. */
 const char *model_family_names(void);
 

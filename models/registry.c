@@ -18,6 +18,12 @@ const model_family *model_family_find(const char *name)
     return NULL;
 }
 
+const model_family *model_family_at(int i)
+{
+    int n = (int)(sizeof families / sizeof *families) - 1;
+    return i >= 0 && i < n ? families[i] : NULL;
+}
+
 const char *model_family_names(void)
 {
     static _Thread_local char buf[256];
