@@ -69,11 +69,6 @@ typedef struct model_family {
     int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
     void (*free)(model *m);
-    /* Writes the family part of an exported C runtime (see runtime/runtime.h): static weights and
-     * `static void hm_model_scores(const data_problem *p, const float *x, float *scores)` (select) or
-     * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
-     * NULL: the family cannot be exported. */
-    int (*export_c)(const model *m, FILE *out);
 } model_family;
 
 /* The part every model shares; each family's struct starts with it. */

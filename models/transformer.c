@@ -339,5 +339,4 @@ const model_family model_family_transformer = {
     .load = tfm_load,
     .n_params = tfm_n_params,
     .free = tfm_free,
-    .export_c = transformer_model_export_c,
 };

@@ -25,6 +25,4 @@ typedef struct tfm {
     float *ws;           /* z (T) | e (T, d) | h (T, d) | pooled (d) */
 } tfm;
 
-int transformer_model_export_c(const model *m, FILE *out);
-
 #endif

@@ -11,7 +11,7 @@
 #include "helpers/testutil.h"
 #include "models/model.h"
 #include "models/seq2seq_internal.h"
-#include "runtime/runtime.h"
+#include "export/export.h"
 
 static const char *driver_select =
     "#include <stdio.h>\n#include <string.h>\n#include \"hm.h\"\n"
@@ -43,7 +43,7 @@ static const char *driver_tune =
 static char *export_and_run(const model *m, const char *driver, char **keys, int n, const char *cflags)
 {
     char *dir = test_tmppath("_export");
-    cr_assert_eq(runtime_export_c(m, dir, "hm"), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
     char path[1024], cmd[4096];
     snprintf(path, sizeof path, "%s/driver.c", dir);
     FILE *f = fopen(path, "w");
@@ -87,7 +87,7 @@ static model *train_gbdt(const model_train_data *d, const char *cfg_text)
     return m;
 }
 
-Test(runtime_export, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
 {
     hr_h5_quiet();
     data_tune *dt;
@@ -216,19 +216,19 @@ static void check_select_export(const char *family, const char *cfg_text)
     check_select_exports(family, cfgs, 0, NULL);
 }
 
-Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
 {
     check_select_export("gbdt", "{\"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
-Test(runtime_export, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 300)
 {
     check_select_export("gbdt", "{\"objective\": \"rank\", \"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
 /* The reformer runtime has vector paths (FMA, AVX-512) chosen at compile time and a shorter path for
  * the choice alone: both builds and both paths must agree with heurist. */
-Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, reformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
     const char *const cfgs[] = {"{\"epochs\": 3, \"batch_size\": 256}",
                                 "{\"epochs\": 3, \"batch_size\": 256, \"input\": \"ple\", \"input_bins\": 16}", NULL};
@@ -238,7 +238,7 @@ Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300
 
 /* Both block orders, post-norm (the default) and pre-norm, each a small block trained for one epoch on
  * 3,000 rows: agreement needs distinct weights, not a good model, and keeps the test quick. */
-Test(runtime_export, transformer_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, transformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
     const char *const cfgs[] = {
         "{\"epochs\": 1, \"batch_size\": 128, \"d\": 16, \"heads\": 4, \"d_ff\": 32}",
@@ -252,7 +252,7 @@ Test(runtime_export, transformer_select_agrees_on_held_out_problems, .timeout = 
  * the runtime must pick the same parameter sequence as model_predict_tune on 1,000 held-out problems,
  * each valid under the solver's rules. The same weights are then exported with greedy and plain beam
  * decoding, which must agree as well. */
-Test(runtime_export, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
 {
     hr_h5_quiet();
     data_tune *dt;

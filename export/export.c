@@ -1,21 +1,44 @@
-/* Export of a trained model as a standalone C runtime: the shared wrapper around a family's part. */
-#include "runtime/runtime.h"
+/* A trained model as a standalone C runtime: the header with the API, and the source around the family's
+ * part (data/portable.h, the vocabularies, the API functions), dispatched by family. */
+#include "export/export.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_internal.h"
 #include "models/models_internal.h"
 
-static void c_string(FILE *out, const char *s)
+/* Each family's writer; a family not listed cannot be exported to C. */
+typedef struct export_family {
+    const model_family *family;
+    int (*check)(const model *m, const char *name);
+    int (*write)(const model *m, FILE *out);
+} export_family;
+
+static const export_family *export_family_of(const model *m)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        if (isprint((unsigned char)*s)) fputc(*s, out);
-        else fprintf(out, "\\%03o", (unsigned char)*s);
-    }
-    fputc('"', out);
+    static const export_family families[] = {
+        {&model_family_gbdt, export_gbdt_check, export_gbdt_write},
+        {&model_family_reformer, export_reformer_check, export_reformer_write},
+        {&model_family_transformer, export_transformer_check, export_transformer_write},
+        {&model_family_seq2seq, export_seq2seq_check, export_seq2seq_write},
+    };
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (families[i].family == m->family) return &families[i];
+    return NULL;
+}
+
+/* " (0 A, 1 B, ...)" from a name table, for the header's comment */
+static void name_list(FILE *h, int n, const char *(*name)(int))
+{
+    for (int i = 0; i < n; i++) fprintf(h, "%s%d %s", i ? ", " : " (", i, name(i));
+    fputc(')', h);
+}
+
+static const char *direction_name(int i)
+{
+    return data_direction_names[i];
 }
 
 static int write_header(FILE *h, const model *m, const char *prefix)
@@ -34,9 +57,13 @@ static int write_header(FILE *h, const model *m, const char *prefix)
                " * or as its numeric fields, in this order (%d values):\n *  ",
             DATA_FIELD_COUNT);
     for (int f = 0; f < DATA_FIELD_COUNT; f++) fprintf(h, " %s%s", data_field_names[f], f + 1 < DATA_FIELD_COUNT ? "," : "");
-    fprintf(h, "\n * with layout (0 NCHW, 1 NHWC, 2 NCDHW, 3 NDHWC, 4 CHWN, 5 mixed, 6 other),\n"
-               " * dtype (0 FP32, 1 FP16, 2 BF16, 3 INT8, 4 INT32, 5 FP8, 6 BFP8, 7 FP64, 8 other)\n"
-               " * and direction (0 F, 1 B, 2 W). For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
+    fprintf(h, "\n * with layout");
+    name_list(h, DATA_LAYOUT_COUNT, data_portable_layout_name);
+    fprintf(h, ",\n * dtype");
+    name_list(h, DATA_DTYPE_COUNT, data_portable_dtype_name);
+    fprintf(h, "\n * and direction");
+    name_list(h, DATA_DIR_COUNT, direction_name);
+    fprintf(h, ". For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
                " * Every function is thread-safe and allocates nothing.\n */\n");
     fprintf(h, "#ifndef %s\n#define %s\n\n#define %s_N_FIELDS %d\n\n", guard, guard, guard, DATA_FIELD_COUNT);
     if (m->task == MODEL_TASK_SELECT) {
@@ -66,7 +93,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
             m->family->name, prefix);
     fprintf(c, "#include \"%s.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n", prefix);
-    fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", (const char *)runtime_portable_source);
+    fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", export_source("data/portable.h"));
     if (m->task == MODEL_TASK_TUNE) {
         for (int j = 0; j < m->length; j++) {
             char name[32];
@@ -74,7 +101,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
             export_c_ints(c, "int32_t", name, (const int *)m->vocab[j], (size_t)m->vocab_size[j]);
         }
     }
-    int rc = m->family->export_c(m, c);
+    int rc = export_family_of(m)->write(m, c);
     if (rc) return rc;
     fprintf(c, "\n/* ---- API ---- */\n");
     fprintf(c, "static void hm_problem(data_problem *p, const long long *fields, int layout, int dtype, int direction)\n{\n"
@@ -84,7 +111,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
         fprintf(c, "static const char *const hm_kernels[%d] = {\n", m->n_kernels);
         for (int k = 0; k < m->n_kernels; k++) {
             fprintf(c, "    ");
-            c_string(c, m->kernels[k]);
+            export_c_string(c, m->kernels[k]);
             fprintf(c, ",\n");
         }
         fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return %d;\n}\n\n", prefix, m->n_kernels);
@@ -111,7 +138,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
         fprintf(c, "static const char *const hm_params[%d] = {\n", m->length);
         for (int j = 0; j < m->length; j++) {
             fprintf(c, "    ");
-            c_string(c, m->param_names[j]);
+            export_c_string(c, m->param_names[j]);
             fprintf(c, ",\n");
         }
         fprintf(c, "};\n\nint %s_length(void)\n{\n    return %d;\n}\n\n", prefix, m->length);
@@ -163,15 +190,16 @@ static int source_fn(FILE *f, const model *m, const char *prefix)
     return write_source(f, m, prefix);
 }
 
-int runtime_export_c(const model *m, const char *dir, const char *prefix)
+int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
 {
-    if (!m->family->export_c)
-        return hr_error(HR_EINVAL, "the %s family cannot be exported to C yet", m->family->name);
+    const export_family *fam = export_family_of(m);
+    if (!fam) return hr_error(HR_EINVAL, "%s: the %s family cannot be exported to C", name, m->family->name);
     if (!prefix[0] || !(isalpha((unsigned char)prefix[0]) || prefix[0] == '_'))
         return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     for (const char *s = prefix; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
-    int rc = hr_mkdir_p(dir);
+    int rc = fam->check(m, name);
+    if (!rc) rc = hr_mkdir_p(dir);
     if (!rc) rc = write_file(dir, prefix, ".h", header_fn, m);
     if (!rc) rc = write_file(dir, prefix, ".c", source_fn, m);
     return rc;
