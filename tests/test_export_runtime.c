@@ -1,0 +1,278 @@
+/* The exported runtime's kernels (the headers of export/runtime/) compiled as they are, each checked against the
+ * library's own op on random inputs: gbdt's tree traversal, the reformer's sparse products and heads,
+ * the transformer's LayerNorm and softmax, seq2seq's dot, LSTM and Conv1D. (The decoder step and the
+ * decodings run inside the whole-model agreement tests of test_export_c.c.) */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "gbdt/gbdt.h"
+#include "nn/nn.h"
+#include "nn/seq.h"
+
+/* the sizes and tables an exported runtime defines before the kernels */
+#define HM_Q 32
+#define HM_K 7
+#define HM_BETA 0.7f
+#define HM_LOG_K 1.9459101090932196
+#define HM_T 6
+#define HM_D 12
+#define HM_LN_EPS 1.00000001e-05f
+#define HM_TOKENS 5
+#define HM_EMBED 4
+#define HM_HIDDEN 8
+#define HM_ATTN 4
+#define HM_KEY 16
+#define HM_LEN 2
+#define HM_VMAX 3
+#define HM_BEAM 2
+#define HM_RULES 0
+#define HM_DFS_BUDGET 100L
+static const float hm_zero[256];
+#define HM_DEC_EMB hm_zero
+#define HM_DEC_W_Q hm_zero
+#define HM_DEC_W_K hm_zero
+#define HM_DEC_B_K hm_zero
+#define HM_DEC_V hm_zero
+#define HM_DEC_W_IH hm_zero
+#define HM_DEC_W_HH hm_zero
+#define HM_DEC_B_IH hm_zero
+#define HM_DEC_B_HH hm_zero
+#define HM_DEC_W_OUT hm_zero
+#define HM_DEC_B_OUT hm_zero
+static const int hm_field_src[HM_TOKENS] = {0, 1, 2, -1, -2};
+static const int hm_enc_voff[HM_TOKENS + 1] = {0, 0, 0, 0, 0, 0};
+static const int64_t hm_enc_vals[1] = {0};
+static const int hm_vb[HM_LEN] = {0, 3}, hm_ve[HM_LEN] = {3, 6};
+static const int32_t hm_vocab_0[3] = {1, 2, 3}, hm_vocab_1[3] = {1, 2, 3};
+static const int32_t *const hm_vocab[HM_LEN] = {hm_vocab_0, hm_vocab_1};
+
+#include "export/runtime/gbdt.h"
+#include "export/runtime/reformer.h"
+#include "export/runtime/transformer.h"
+#include "data/portable.h"
+/* the rules the beam consults; an exported runtime writes the solver's */
+static int hm_valid(const data_problem *p, const int32_t *v, int len)
+{
+    (void)p;
+    (void)v;
+    (void)len;
+    return 1;
+}
+#include "export/runtime/seq2seq.h"
+
+static void fill_uniform(hr_rng *rng, float *v, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * hr_rng_uniform(rng);
+}
+
+static void assert_close(const float *got, const float *want, size_t n, float tol, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])), "%s[%zu]: %.9g vs %.9g", what, i,
+                  (double)got[i], (double)want[i]);
+}
+
+Test(export_runtime, gbdt_traversal_matches_gbdt_tree_predict_leaf)
+{
+    /* node 0: x0 <= 0.5 (NaN goes left); node 1: categorical x1 in {0, 1, 3}; node 2: x2 <= -0.25 with
+     * |x2| <= 1e-35 missing, going right */
+    int split_feature[3] = {0, 1, 2}, left[3] = {1, ~0, ~2}, right[3] = {2, ~1, ~3}, cb[2] = {0, 1};
+    double threshold[3] = {0.5, 0, -0.25}, leaf_value[4] = {1, 2, 3, 4};
+    uint8_t decision_type[3] = {(2u << 2) | 2u, 1u, 1u << 2};
+    uint32_t cw[1] = {0xBu};
+    gbdt_tree tree = {.num_leaves = 4, .num_cat = 1, .split_feature = split_feature, .threshold = threshold,
+                      .decision_type = decision_type, .left_child = left, .right_child = right,
+                      .leaf_value = leaf_value, .cat_boundaries = cb, .cat_threshold = cw};
+    short feat[3] = {0, 1, 2};
+    unsigned char dt[3] = {decision_type[0], decision_type[1], decision_type[2]};
+    int cwi[1] = {(int)cw[0]};
+    const hm_trees t = {feat, dt, left, right, threshold, cb, cwi};
+    hr_rng rng;
+    hr_rng_seed(&rng, 1);
+    int seen[4] = {0};
+    for (int i = 0; i < 2000; i++) {
+        float x[3] = {hr_rng_uniform(&rng), (float)hr_rng_below(&rng, 6) - 1.0f, hr_rng_uniform(&rng) - 0.5f};
+        if (i % 7 == 0) x[0] = NAN;
+        if (i % 11 == 0) x[1] = NAN;
+        if (i % 13 == 0) x[2] = 0.0f;
+        const int want = gbdt_tree_predict_leaf(&tree, x);
+        cr_assert_eq(hm_tree_leaf(&t, x), want, "row %d: %g %g %g", i, (double)x[0], (double)x[1], (double)x[2]);
+        seen[want]++;
+    }
+    for (int l = 0; l < 4; l++) cr_assert_gt(seen[l], 0, "leaf %d never reached", l);
+    int off[2] = {0, 3};
+    cr_assert_eq(hm_node_count(off, 0), 3);
+}
+
+Test(export_runtime, reformer_sparse_product_matches_nn_linear)
+{
+    enum { ROWS = 64, COLS = 24 };
+    nn_params p;
+    nn_linear l;
+    nn_params_init(&p);
+    nn_linear_layout(&l, &p, "l", COLS, ROWS);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    hr_rng rng;
+    hr_rng_seed(&rng, 2);
+    nn_linear_reset(&l, &p, &rng);
+    float wt[COLS * ROWS], x[COLS], y[ROWS], want[ROWS];
+    for (int o = 0; o < ROWS; o++)
+        for (int i = 0; i < COLS; i++) wt[i * ROWS + o] = p.w[l.w + (size_t)o * COLS + i];
+    for (int rep = 0; rep < 20; rep++) {
+        fill_uniform(&rng, x, COLS, -1.0f, 1.0f);
+        int nz[COLS], n = 0;
+        for (int i = 0; i < COLS; i++) {
+            if (hr_rng_uniform(&rng) < 0.5f) x[i] = 0.0f;
+            nz[n] = i;
+            n += x[i] != 0.0f;
+        }
+        hm_matvec(ROWS, n, nz, x, wt, p.w + l.b, y);
+        nn_linear_forward(&l, &p, x, want, 1);
+        assert_close(y, want, ROWS, 1e-5f, "matvec");
+        int pos[ROWS];
+        const int m = hm_relu_nonzero(ROWS, y, pos);
+        int k = 0;
+        for (int o = 0; o < ROWS; o++)
+            if (y[o] > 0.0f) {
+                cr_assert_lt(k, m);
+                cr_assert_eq(pos[k++], o);
+            }
+        cr_assert_eq(k, m);
+    }
+    nn_params_free(&p);
+}
+
+Test(export_runtime, reformer_input_and_heads_match_the_library)
+{
+    hr_rng rng;
+    hr_rng_seed(&rng, 3);
+    for (int i = 0; i < 5000; i++) {
+        const float v = (hr_rng_uniform(&rng) - 0.5f) * powf(10.0f, (float)hr_rng_below(&rng, 8));
+        const float want = v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v); /* models/reformer_input.c's slog */
+        cr_assert(fabsf(hm_slog(v) - want) <= 2.5e-7f * fabsf(want), "slog(%g): %.9g vs %.9g", (double)v,
+                  (double)hm_slog(v), (double)want);
+        cr_assert(fabsf(hm_log_sigmoid(v) - nn_log_sigmoid(v)) <= 1e-6f * (1.0f + fabsf(v)), "log_sigmoid(%g)", (double)v);
+        const float t = (v - -1.0f) / (2.0f - -1.0f);
+        cr_assert_eq(hm_ple(v, -1.0f, 2.0f), t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+    }
+    cr_assert(isinf(hm_slog(INFINITY)) && isnan(hm_slog(NAN)));
+    for (int rep = 0; rep < 200; rep++) {
+        float h[2 * HM_K], s[HM_K], want[HM_K];
+        fill_uniform(&rng, h, 2 * HM_K, -4.0f, 4.0f);
+        if (rep % 3 == 0) h[HM_K + 1] = h[HM_K + 2] = -0.0f;
+        double lse = 0;
+        for (int k = 0; k < HM_K; k++) lse += exp((double)h[k]);
+        lse = log(lse);
+        /* product */
+        for (int k = 0; k < HM_K; k++) want[k] = (float)(h[k] - lse) + HM_BETA * nn_log_sigmoid(h[HM_K + k]);
+        hm_combine_product(h, s);
+        assert_close(s, want, HM_K, 1e-5f, "product");
+        int best = 0;
+        for (int k = 1; k < HM_K; k++) best = s[k] > s[best] ? k : best;
+        const int c = hm_choose_product(h);
+        cr_assert(c == -1 || c == best, "choose_product %d, argmax %d", c, best);
+        /* mask */
+        for (int k = 0; k < HM_K; k++) want[k] = (float)(h[k] - lse) + (h[HM_K + k] < 0.0f ? -1000.0f : 0.0f);
+        hm_combine_mask(h, s);
+        assert_close(s, want, HM_K, 1e-5f, "mask");
+        best = 0;
+        for (int k = 1; k < HM_K; k++) best = s[k] > s[best] ? k : best;
+        const int cm = hm_choose_mask(h);
+        cr_assert(cm == -1 || cm == best, "choose_mask %d, argmax %d", cm, best);
+        /* head */
+        for (int k = 0; k < HM_K; k++) want[k] = nn_log_sigmoid(h[HM_K + k]);
+        hm_combine_head(h, s);
+        assert_close(s, want, HM_K, 1e-6f, "head");
+    }
+    const float ties[HM_K] = {1, 3, 2, 3, 0, -1, 3};
+    cr_assert_eq(hm_max(ties, HM_K), 3.0f);
+}
+
+Test(export_runtime, transformer_layernorm_and_softmax_match_nn)
+{
+    nn_params p;
+    nn_layernorm ln;
+    nn_params_init(&p);
+    nn_layernorm_layout(&ln, &p, "ln", HM_D);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    hr_rng rng;
+    hr_rng_seed(&rng, 4);
+    fill_uniform(&rng, p.w, p.n, -1.0f, 1.5f);
+    cr_assert_eq(ln.eps, HM_LN_EPS);
+    float x[HM_T * HM_D], y[HM_T * HM_D], want[HM_T * HM_D];
+    fill_uniform(&rng, x, HM_T * HM_D, -3.0f, 3.0f);
+    hm_layernorm(x, p.w + ln.gamma, p.w + ln.beta, y);
+    nn_layernorm_forward(&ln, &p, x, want, NULL, NULL, HM_T);
+    assert_close(y, want, HM_T * HM_D, 1e-5f, "layernorm");
+    /* pt (key j, query i): each column a softmax over the keys */
+    float pt[HM_T * HM_T], sm[HM_T * HM_T];
+    fill_uniform(&rng, pt, HM_T * HM_T, -6.0f, 6.0f);
+    for (int i = 0; i < HM_T; i++) {
+        double sum = 0;
+        for (int j = 0; j < HM_T; j++) sum += exp((double)pt[j * HM_T + i]);
+        for (int j = 0; j < HM_T; j++) sm[j * HM_T + i] = (float)(exp((double)pt[j * HM_T + i]) / sum);
+    }
+    hm_softmax_keys(pt);
+    assert_close(pt, sm, HM_T * HM_T, 1e-6f, "softmax");
+    nn_params_free(&p);
+}
+
+Test(export_runtime, seq2seq_lstm_conv_and_dot_match_nn)
+{
+    enum { IN = 6 };
+    nn_params p;
+    nn_lstm l;
+    nn_conv1d cv;
+    nn_params_init(&p);
+    nn_lstm_layout(&l, &p, "lstm", IN, HM_HIDDEN);
+    nn_conv1d_layout(&cv, &p, "conv", IN, HM_HIDDEN, 3, 1, 1);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    hr_rng rng;
+    hr_rng_seed(&rng, 5);
+    nn_lstm_reset(&l, &p, &rng);
+    nn_conv1d_reset(&cv, &p, &rng);
+    float x[HM_TOKENS * IN], xr[HM_TOKENS * IN], y[HM_TOKENS * HM_HIDDEN], want[HM_TOKENS * HM_HIDDEN];
+    fill_uniform(&rng, x, HM_TOKENS * IN, -2.0f, 2.0f);
+    nn_lstm_cache c;
+    cr_assert_eq(nn_lstm_cache_init(&c, 1, HM_TOKENS, HM_HIDDEN), HR_OK);
+    const float *W = p.w;
+    hm_lstm_layer(IN, HM_HIDDEN, W + l.w_ih, W + l.w_hh, W + l.b_ih, W + l.b_hh, 0, x, IN, y, HM_HIDDEN);
+    nn_lstm_forward(&l, &p, &c, 1, HM_TOKENS, x, NULL, NULL, want, NULL, NULL);
+    assert_close(y, want, HM_TOKENS * HM_HIDDEN, 2e-6f, "lstm");
+    /* the reverse direction is the forward one over the reversed tokens */
+    for (int t = 0; t < HM_TOKENS; t++) memcpy(xr + t * IN, x + (HM_TOKENS - 1 - t) * IN, sizeof(float) * IN);
+    hm_lstm_layer(IN, HM_HIDDEN, W + l.w_ih, W + l.w_hh, W + l.b_ih, W + l.b_hh, 1, x, IN, y, HM_HIDDEN);
+    nn_lstm_forward(&l, &p, &c, 1, HM_TOKENS, xr, NULL, NULL, want, NULL, NULL);
+    for (int t = 0; t < HM_TOKENS; t++)
+        assert_close(y + t * HM_HIDDEN, want + (HM_TOKENS - 1 - t) * HM_HIDDEN, HM_HIDDEN, 2e-6f, "reverse lstm");
+    nn_lstm_cache_free(&c);
+
+    nn_conv1d_cache cc;
+    cr_assert_eq(nn_conv1d_cache_init(&cc, &cv, 1, HM_TOKENS), HR_OK);
+    hm_conv1d_relu(IN, HM_HIDDEN, W + cv.w, W + cv.b, x, IN, y, HM_HIDDEN);
+    nn_conv1d_forward(&cv, &p, &cc, 1, HM_TOKENS, x, want);
+    for (int i = 0; i < HM_TOKENS * HM_HIDDEN; i++) want[i] = want[i] > 0.0f ? want[i] : 0.0f;
+    assert_close(y, want, HM_TOKENS * HM_HIDDEN, 1e-5f, "conv1d");
+    nn_conv1d_cache_free(&cc);
+
+    float a[37], b[37];
+    fill_uniform(&rng, a, 37, -1.0f, 1.0f);
+    fill_uniform(&rng, b, 37, -1.0f, 1.0f);
+    double dot = 0;
+    for (int i = 0; i < 37; i++) dot += (double)a[i] * b[i];
+    cr_assert(fabs(hm_dot(a, b, 37) - dot) <= 1e-6, "dot %.9g vs %.9g", hm_dot(a, b, 37), dot);
+    for (int i = -800; i <= 800; i++) {
+        const float v = (float)i / 100.0f;
+        cr_assert(fabsf(nn_tanh_fast(v) - tanhf(v)) <= 4e-7f + 1e-7f, "tanh(%g)", (double)v);
+        cr_assert(fabsf(nn_sigmoid_fast(v) - 1.0f / (1.0f + expf(-v))) <= 4e-7f, "sigmoid(%g)", (double)v);
+    }
+    nn_params_free(&p);
+    /* compiled and linked with the rest: the decoder step and the decodings run in test_export_c.c */
+    (void)hm_dec_keys;
+    (void)hm_token;
+    (void)hm_decode_greedy;
+    (void)hm_decode_beam;
+}
