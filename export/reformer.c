@@ -1,6 +1,6 @@
 /* The reformer family as C source for an exported runtime: the same inference path as reformer_predict
  * (z-score input, Gamma-blocks with eval-mode BatchNorm folded into the first product, softmax head and
- * the applicability head), written as loops over static weights.
+ * the applicability head), written as loops over static weights; the kernels are export/runtime/reformer.h.
  *
  * Speed: the products (~87k multiply-adds, 350 KB of weights when dense) bound the time, mostly by the
  * bytes read. Every matrix is stored transposed, column j of W contiguous, its rows padded to a multiple

@@ -1,6 +1,6 @@
 /* The seq2seq family as C source for an exported runtime: the nn_params block as one static array
  * with a macro per named view, the encoder (embedding, Conv1D + ReLU, (Bi)LSTM) and the attention
- * decoder as plain loops, and the model's own decoding (greedy, beam, or beam constrained by the
+ * decoder as plain loops (export/runtime/seq2seq.h), and the model's own decoding (greedy, beam, or beam constrained by the
  * solver's rules with the depth-first fallback), following models/seq2seq_decode.c step for step.
  *
  * Agreement with heurist: nn sums its products with OpenBLAS, the runtime with its own partial sums

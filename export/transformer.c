@@ -1,6 +1,7 @@
 /* The transformer family as C source for an exported runtime: the same inference path as tfm_predict
  * (z-score input, one token per feature e_j = z_j w_j + p_j, nn_transformer's block post- or pre-norm,
- * mean over tokens, linear head), written as plain loops over static weights.
+ * mean over tokens, linear head), written as plain loops over static weights; LayerNorm and the attention
+ * softmax come from export/runtime/transformer.h.
  *
  * Agreement with heurist: nn sums its products with OpenBLAS, the runtime with its own loops, so the
  * pre-activations may differ in the last float bits; everything between the sums (the attention
