@@ -1,13 +1,14 @@
 /* The exported runtime's kernels (the headers of export/runtime/) compiled as they are, each checked against the
  * library's own op on random inputs: gbdt's tree traversal, the reformer's sparse products and heads,
- * the transformer's LayerNorm and softmax, seq2seq's dot, LSTM and Conv1D. (The decoder step and the
- * decodings run inside the whole-model agreement tests of test_export_c.c.) */
+ * the transformer's LayerNorm and softmax, seq2seq's dot, LSTM, Conv1D, tokens, decoder step and
+ * decodings. (The solver's rules in the beam run inside the whole-model agreement tests of test_export_c.c.) */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "data/portable.h"
 #include "gbdt/gbdt.h"
 #include "nn/nn.h"
 #include "nn/seq.h"
@@ -30,29 +31,31 @@
 #define HM_BEAM 2
 #define HM_RULES 0
 #define HM_DFS_BUDGET 100L
-static const float hm_zero[256];
-#define HM_DEC_EMB hm_zero
-#define HM_DEC_W_Q hm_zero
-#define HM_DEC_W_K hm_zero
-#define HM_DEC_B_K hm_zero
-#define HM_DEC_V hm_zero
-#define HM_DEC_W_IH hm_zero
-#define HM_DEC_W_HH hm_zero
-#define HM_DEC_B_IH hm_zero
-#define HM_DEC_B_HH hm_zero
-#define HM_DEC_W_OUT hm_zero
-#define HM_DEC_B_OUT hm_zero
-static const int hm_field_src[HM_TOKENS] = {0, 1, 2, -1, -2};
-static const int hm_enc_voff[HM_TOKENS + 1] = {0, 0, 0, 0, 0, 0};
-static const int64_t hm_enc_vals[1] = {0};
+/* the decoder's views point into a decoder the test lays out (seq2seq_decoder_step_and_greedy_match_nn) */
+static nn_decoder dec;
+static const float *dec_w;
+#define HM_DEC_EMB (dec_w + dec.emb)
+#define HM_DEC_W_Q (dec_w + dec.att.w_q)
+#define HM_DEC_W_K (dec_w + dec.att.w_k)
+#define HM_DEC_B_K (dec_w + dec.att.b_k)
+#define HM_DEC_V (dec_w + dec.att.v)
+#define HM_DEC_W_IH (dec_w + dec.cell.w_ih)
+#define HM_DEC_W_HH (dec_w + dec.cell.w_hh)
+#define HM_DEC_B_IH (dec_w + dec.cell.b_ih)
+#define HM_DEC_B_HH (dec_w + dec.cell.b_hh)
+#define HM_DEC_W_OUT (dec_w + dec.w_out)
+#define HM_DEC_B_OUT (dec_w + dec.b_out)
+/* encoder tokens: fields in_c, in_d, in_h, direction, dtype with their sorted training values */
+static const int hm_field_src[HM_TOKENS] = {DATA_FIELD_IN_C, DATA_FIELD_IN_D, DATA_FIELD_IN_H, -1, -2};
+static const int hm_enc_voff[HM_TOKENS + 1] = {0, 2, 3, 5, 6, 8};
+static const int64_t hm_enc_vals[8] = {1, 64, 3, 1, 7, 1, 0, 1};
 static const int hm_vb[HM_LEN] = {0, 3}, hm_ve[HM_LEN] = {3, 6};
-static const int32_t hm_vocab_0[3] = {1, 2, 3}, hm_vocab_1[3] = {1, 2, 3};
+static const int32_t hm_vocab_0[3] = {1, 2, 4}, hm_vocab_1[3] = {8, 16, 32};
 static const int32_t *const hm_vocab[HM_LEN] = {hm_vocab_0, hm_vocab_1};
 
 #include "export/runtime/gbdt.h"
 #include "export/runtime/reformer.h"
 #include "export/runtime/transformer.h"
-#include "data/portable.h"
 /* the rules the beam consults; an exported runtime writes the solver's */
 static int hm_valid(const data_problem *p, const int32_t *v, int len)
 {
@@ -270,9 +273,89 @@ Test(export_runtime, seq2seq_lstm_conv_and_dot_match_nn)
         cr_assert(fabsf(nn_sigmoid_fast(v) - 1.0f / (1.0f + expf(-v))) <= 4e-7f, "sigmoid(%g)", (double)v);
     }
     nn_params_free(&p);
-    /* compiled and linked with the rest: the decoder step and the decodings run in test_export_c.c */
-    (void)hm_dec_keys;
-    (void)hm_token;
-    (void)hm_decode_greedy;
-    (void)hm_decode_beam;
+}
+
+Test(export_runtime, seq2seq_tokens_follow_the_sorted_values)
+{
+    data_problem p;
+    memset(&p, 0, sizeof p);
+    p.f[DATA_FIELD_IN_C] = 64;
+    p.f[DATA_FIELD_IN_D] = 2;
+    p.f[DATA_FIELD_IN_H] = 7;
+    p.direction = DATA_DIR_B;
+    p.dtype = DATA_DTYPE_FP16;
+    const int want[HM_TOKENS] = {2, 0, 2, 1, 2}; /* 1 + index of the value, 0 when unseen */
+    for (int f = 0; f < HM_TOKENS; f++) cr_assert_eq(hm_token(&p, f), want[f], "field %d", f);
+    p.f[DATA_FIELD_IN_C] = 1;
+    p.dtype = DATA_DTYPE_BF16;
+    cr_assert_eq(hm_token(&p, 0), 1);
+    cr_assert_eq(hm_token(&p, 4), 0);
+}
+
+/* log-probability of the sequence of values v under the decoder, through nn (ws begun on keys) */
+static double sequence_logp(const nn_params *p, nn_decoder_ws *ws, const float *keys, const int32_t *v)
+{
+    nn_decoder_begin(&dec, p, ws, 1, HM_TOKENS, keys, NULL, NULL, NULL);
+    double lp = 0;
+    int tok = 0;
+    for (int j = 0; j < HM_LEN; j++) {
+        const int prev = j ? 1 + hm_vb[j - 1] + tok : 0, V = hm_ve[j] - hm_vb[j];
+        float z[HM_VMAX];
+        nn_decoder_step(&dec, p, ws, &prev, hm_vb[j], hm_ve[j], z);
+        tok = -1;
+        for (int t = 0; t < V; t++) tok = hm_vocab[j][t] == v[j] ? t : tok;
+        cr_assert_geq(tok, 0, "value %d not in the vocabulary of position %d", v[j], j);
+        double sum = 0;
+        for (int t = 0; t < V; t++) sum += exp((double)z[t]);
+        lp += (double)z[tok] - log(sum);
+    }
+    return lp;
+}
+
+/* The decoder step (attention, LSTM cell, output slice) against nn_decoder_step over a few steps, and
+ * the greedy decoding against the same loop run through nn. */
+Test(export_runtime, seq2seq_decoder_step_and_greedy_match_nn)
+{
+    nn_params p;
+    nn_params_init(&p);
+    nn_decoder_layout(&dec, &p, "dec", 1 + hm_ve[HM_LEN - 1], hm_ve[HM_LEN - 1], HM_EMBED, HM_KEY, HM_HIDDEN, HM_ATTN);
+    cr_assert_eq(nn_params_alloc(&p), HR_OK);
+    hr_rng rng;
+    hr_rng_seed(&rng, 6);
+    nn_decoder_reset(&dec, &p, &rng);
+    dec_w = p.w;
+    nn_decoder_ws ws;
+    cr_assert_eq(nn_decoder_ws_init(&ws, &dec, 1, HM_TOKENS, 4), HR_OK);
+    for (int rep = 0; rep < 10; rep++) {
+        float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];
+        fill_uniform(&rng, keys, HM_TOKENS * HM_KEY, -1.0f, 1.0f);
+        hm_dec_keys(keys, kproj);
+        nn_decoder_begin(&dec, &p, &ws, 1, HM_TOKENS, keys, NULL, NULL, NULL);
+        assert_close(kproj, ws.kproj, HM_TOKENS * HM_ATTN, 1e-5f, "key projection");
+        float h[HM_HIDDEN] = {0}, c[HM_HIDDEN] = {0}, hn[HM_HIDDEN], cn[HM_HIDDEN], z[HM_VMAX], want[HM_VMAX];
+        int32_t out[HM_LEN], greedy[HM_LEN];
+        int tok = 0;
+        for (int j = 0; j < HM_LEN; j++) {
+            const int prev = j ? 1 + hm_vb[j - 1] + tok : 0;
+            hm_dec_step(keys, kproj, h, c, prev, hm_vb[j], hm_ve[j], hn, cn, z);
+            nn_decoder_step(&dec, &p, &ws, &prev, hm_vb[j], hm_ve[j], want);
+            assert_close(z, want, (size_t)(hm_ve[j] - hm_vb[j]), 1e-5f, "logits");
+            assert_close(hn, ws.h + (size_t)(j + 1) * HM_HIDDEN, HM_HIDDEN, 1e-5f, "h");
+            assert_close(cn, ws.c + (size_t)(j + 1) * HM_HIDDEN, HM_HIDDEN, 1e-5f, "c");
+            tok = 0;
+            for (int v = 1; v < hm_ve[j] - hm_vb[j]; v++) tok = want[v] > want[tok] ? v : tok;
+            greedy[j] = hm_vocab[j][tok];
+            memcpy(h, hn, sizeof h);
+            memcpy(c, cn, sizeof c);
+        }
+        hm_decode_greedy(NULL, keys, kproj, out);
+        for (int j = 0; j < HM_LEN; j++) cr_assert_eq(out[j], greedy[j], "greedy position %d", j);
+        /* without rules the beam keeps greedy's first choice among its hypotheses, so its best sequence
+         * scores at least as high */
+        hm_decode_beam(NULL, keys, kproj, out);
+        const double beam = sequence_logp(&p, &ws, keys, out), best_first = sequence_logp(&p, &ws, keys, greedy);
+        cr_assert_geq(beam, best_first - 1e-6, "beam %g < greedy %g", beam, best_first);
+    }
+    nn_decoder_ws_free(&ws);
+    nn_params_free(&p);
 }
