@@ -103,54 +103,38 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     }
     int rc = export_family_of(m)->write(m, c);
     if (rc) return rc;
+    static const char api[] = "export/runtime/api.h";
     fprintf(c, "\n/* ---- API ---- */\n");
-    fprintf(c, "static void hm_problem(data_problem *p, const long long *fields, int layout, int dtype, int direction)\n{\n"
-               "    memset(p, 0, sizeof *p);\n    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)fields[i];\n"
-               "    p->layout = (int8_t)layout;\n    p->dtype = (int8_t)dtype;\n    p->direction = (int8_t)direction;\n}\n\n");
+    export_section(c, api, "problem");
     if (m->task == MODEL_TASK_SELECT) {
-        fprintf(c, "static const char *const hm_kernels[%d] = {\n", m->n_kernels);
+        fprintf(c, "#define HM_N_KERNELS %d\n\nstatic const char *const hm_kernels[HM_N_KERNELS] = {\n", m->n_kernels);
         for (int k = 0; k < m->n_kernels; k++) {
             fprintf(c, "    ");
             export_c_string(c, m->kernels[k]);
             fprintf(c, ",\n");
         }
-        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return %d;\n}\n\n", prefix, m->n_kernels);
-        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < %d ? hm_kernels[k] : 0;\n}\n\n",
-                prefix, m->n_kernels);
-        /* a family may define its own hm_model_select, e.g. to skip work the choice alone does not need */
-        fprintf(c, "#ifndef HM_MODEL_SELECT\n"
-                   "static int hm_model_select(const data_problem *p, const float *x, float *scores)\n{\n"
-                   "    float s[%d];\n    hm_model_scores(p, x, s);\n    int best = 0;\n"
-                   "    for (int k = 1; k < %d; k++)\n        if (s[k] > s[best]) best = k;\n"
-                   "    if (scores) memcpy(scores, s, sizeof s);\n    return best;\n}\n#endif\n\n",
-                m->n_kernels, m->n_kernels);
-        fprintf(c, "static int hm_select(const data_problem *p, float *scores)\n{\n"
-                   "    float x[DATA_N_FEATURES];\n    data_portable_features(p, x);\n"
-                   "    return hm_model_select(p, x, scores);\n}\n\n");
-        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n    const char *why;\n"
-                   "    const char *eq = strchr(key, '=');\n"
-                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
-                   "    return hm_select(&p, scores);\n}\n\n", prefix);
+        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return HM_N_KERNELS;\n}\n\n", prefix);
+        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < HM_N_KERNELS ? hm_kernels[k] : 0;\n}\n\n",
+                prefix);
+        export_section(c, api, "select");
+        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
+                   "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
         fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
     } else {
-        fprintf(c, "static const char *const hm_params[%d] = {\n", m->length);
+        fprintf(c, "#define HM_LENGTH %d\n\nstatic const char *const hm_params[HM_LENGTH] = {\n", m->length);
         for (int j = 0; j < m->length; j++) {
             fprintf(c, "    ");
             export_c_string(c, m->param_names[j]);
             fprintf(c, ",\n");
         }
-        fprintf(c, "};\n\nint %s_length(void)\n{\n    return %d;\n}\n\n", prefix, m->length);
-        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < %d ? hm_params[j] : 0;\n}\n\n",
-                prefix, m->length);
-        fprintf(c, "static void hm_tune(const data_problem *p, int values[])\n{\n    float x[DATA_N_FEATURES];\n"
-                   "    int32_t v[%d];\n    data_portable_features(p, x);\n    hm_model_tune(p, x, v);\n"
-                   "    for (int j = 0; j < %d; j++) values[j] = v[j];\n}\n\n", m->length, m->length);
-        fprintf(c, "int %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n    const char *why;\n"
-                   "    const char *eq = strchr(key, '=');\n"
-                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
-                   "    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
+        fprintf(c, "};\n\nint %s_length(void)\n{\n    return HM_LENGTH;\n}\n\n", prefix);
+        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < HM_LENGTH ? hm_params[j] : 0;\n}\n\n",
+                prefix);
+        export_section(c, api, "tune");
+        fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
+                   "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
         fprintf(c, "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[])\n{\n"
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    hm_tune(&p, values);\n    return 0;\n}\n", prefix, DATA_FIELD_COUNT);

@@ -1,5 +1,5 @@
 /* The exported runtime's kernels (the headers of export/runtime/) compiled as they are, each checked against the
- * library's own op on random inputs: gbdt's tree traversal, the reformer's sparse products and heads,
+ * library's own op on random inputs: the API's key parser and features, gbdt's tree traversal, the reformer's sparse products and heads,
  * the transformer's LayerNorm and softmax, seq2seq's dot, LSTM, Conv1D, tokens, decoder step and
  * decodings. (The solver's rules in the beam run inside the whole-model agreement tests of test_export_c.c.) */
 #include <criterion/criterion.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "data/data.h"
 #include "data/portable.h"
 #include "gbdt/gbdt.h"
 #include "nn/nn.h"
@@ -53,6 +54,25 @@ static const int hm_vb[HM_LEN] = {0, 3}, hm_ve[HM_LEN] = {3, 6};
 static const int32_t hm_vocab_0[3] = {1, 2, 4}, hm_vocab_1[3] = {8, 16, 32};
 static const int32_t *const hm_vocab[HM_LEN] = {hm_vocab_0, hm_vocab_1};
 
+/* the family part an exported runtime defines before its API: the test's scores are the first features,
+ * its parameters the next ones, and the features it was given are kept for the test to read */
+#define HM_N_KERNELS 9
+#define HM_LENGTH 3
+static float last_x[DATA_N_FEATURES];
+static void hm_model_scores(const data_problem *p, const float *x, float *s)
+{
+    (void)p;
+    memcpy(last_x, x, sizeof last_x);
+    for (int k = 0; k < HM_N_KERNELS; k++) s[k] = x[k];
+}
+static void hm_model_tune(const data_problem *p, const float *x, int32_t *v)
+{
+    (void)p;
+    memcpy(last_x, x, sizeof last_x);
+    for (int j = 0; j < HM_LENGTH; j++) v[j] = (int32_t)x[HM_N_KERNELS + j];
+}
+
+#include "export/runtime/api.h"
 #include "export/runtime/gbdt.h"
 #include "export/runtime/reformer.h"
 #include "export/runtime/transformer.h"
@@ -76,6 +96,48 @@ static void assert_close(const float *got, const float *want, size_t n, float to
     for (size_t i = 0; i < n; i++)
         cr_assert(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i])), "%s[%zu]: %.9g vs %.9g", what, i,
                   (double)got[i], (double)want[i]);
+}
+
+/* Keys through the runtime's parser and features against data/'s: the same problem, the same features. */
+Test(export_runtime, api_parses_keys_and_computes_features_as_data)
+{
+    static const char *const keys[] = {
+        "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F",
+        "3-224-224-7x7-64-112-112-16-3x3-2x2-1x1-1-NHWC-FP16-B",
+        "1-1-1-1-1x4x4-512-1-4-4-128-0x0x0-1x1x1-1x1x1-0-NCDHW-FP32-W",
+        "256-14-14-3x3-256-14-14-8-1x1-1x1-1x1-0-NCHW-NCHW-NCHW-BF16-F_g32",
+        "512-7-7-1x1-2048-7-7-64-0x0-1x1-1x1-0-NCHW-FP32-F=ConvOclDirectFwd1x1:1.2,0.3",
+        "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-XQ9-F",
+    };
+    cr_assert_eq(data_features_count(), DATA_N_FEATURES);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        data_problem want, got;
+        const char *why, *eq = strchr(keys[i], '=');
+        cr_assert_eq(data_key_parse(keys[i], eq ? (size_t)(eq - keys[i]) : strlen(keys[i]), &want, &why), HR_OK, "%s", keys[i]);
+        cr_assert_eq(hm_key_parse(keys[i], &got), 0, "%s", keys[i]);
+        long long fields[DATA_FIELD_COUNT];
+        for (int f = 0; f < DATA_FIELD_COUNT; f++) {
+            cr_assert_eq(got.f[f], want.f[f], "%s field %d", keys[i], f);
+            fields[f] = want.f[f];
+        }
+        cr_assert(got.layout == want.layout && got.dtype == want.dtype && got.direction == want.direction, "%s", keys[i]);
+        float x[DATA_N_FEATURES], s[HM_N_KERNELS];
+        data_features_compute(&want, x);
+        hm_problem(&got, fields, want.layout, want.dtype, want.direction);
+        int best = hm_select(&got, s);
+        cr_assert_eq(memcmp(last_x, x, sizeof x), 0, "%s: features differ", keys[i]);
+        for (int k = 0; k < HM_N_KERNELS; k++) {
+            cr_assert_eq(s[k], x[k]);
+            cr_assert_leq(s[k], s[best]);
+        }
+        cr_assert_eq(hm_select(&got, NULL), best);
+        int v[HM_LENGTH];
+        hm_tune(&got, v);
+        for (int j = 0; j < HM_LENGTH; j++) cr_assert_eq(v[j], (int)x[HM_N_KERNELS + j]);
+    }
+    data_problem p;
+    cr_assert_eq(hm_key_parse("64-56-56-1x1-256", &p), -1);
+    cr_assert_eq(hm_key_parse("64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-Q", &p), -1);
 }
 
 Test(export_runtime, gbdt_traversal_matches_gbdt_tree_predict_leaf)
