@@ -6,12 +6,13 @@
  * kernels, and a documented API that takes a problem key or its numeric fields and returns the chosen
  * kernel or the parameter sequence. Only libc and libm are needed: `cc -O2 -c <prefix>.c`.
  *
- * This folder is the layer above models/: export.c writes the shared wrapper and dispatches by family
- * to gbdt.c, reformer.c, transformer.c and seq2seq.c, which write the weights and the code that is
- * shaped by the model's sizes; emit.c holds the helpers they share. The fixed inference code (tree
- * traversal, sparse products, LayerNorm, LSTM cells, the attention decoder, beam search ...) lives in
- * export/runtime/ (one header per family) as real C that the tests compile and check against nn/'s ops; the build embeds
- * those files (and data/portable.h, nn/tanh_fast.h) as strings, and the writers copy them in by section.
+ * This folder is the layer above models/: export.c writes the header and the API around the family's
+ * part and dispatches by family to gbdt.c, reformer.c, transformer.c and seq2seq.c, which write the
+ * weights and the code shaped by the model's sizes; emit.c holds the helpers they share. The fixed code
+ * (the API's key parsing and features, tree traversal, sparse products, LayerNorm, LSTM cells, the
+ * attention decoder, beam search ...) lives in export/runtime/ (api.h and one header per family) as real
+ * C that tests/test_export_runtime.c compiles and checks against data/, gbdt/ and nn/; the build embeds
+ * those files, data/portable.h and nn/tanh_fast.h as strings, and the writers copy them in by section.
  */
 #ifndef HEURIST_EXPORT_EXPORT_H
 #define HEURIST_EXPORT_EXPORT_H
