@@ -13,7 +13,7 @@
 #include "core/h5.h"
 #include "data/data.h"
 #include "models/model.h"
-#include "runtime/runtime.h"
+#include "export/export.h"
 
 #define N_PROBLEMS 1000
 #define REPS 5
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     char dir[512], path[1024], cmd[4096];
     snprintf(dir, sizeof dir, "%s/bench_export_seq2seq_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) return 1;
-    if (runtime_export_c(m, dir, "hm")) {
+    if (export_c_write(m, "model", dir, "hm")) {
         fprintf(stderr, "bench_export_seq2seq: %s\n", hr_last_error());
         return 1;
     }

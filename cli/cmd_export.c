@@ -3,7 +3,7 @@
 
 #include "cli/cli.h"
 #include "models/models_internal.h"
-#include "runtime/runtime.h"
+#include "export/export.h"
 
 static const cli_opt export_opts[] = {
     {"model", "MODEL.h5", "the saved model (required)"},
@@ -38,7 +38,7 @@ int cli_cmd_export(int argc, char **argv)
     int rc = 0;
     if (strcmp(format, "c") == 0) {
         const char *prefix = cli_get(&a, "prefix") ? cli_get(&a, "prefix") : "heurist_model";
-        if (runtime_export_c(m, out, prefix)) rc = cli_fail("export");
+        if (export_c_write(m, mpath, out, prefix)) rc = cli_fail("export");
         else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
     } else {
         const gbdt_model *g = (const gbdt_model *)m;

@@ -165,6 +165,5 @@ const model_family model_family_gbdt = {
     gbdt_model_load,
     gbdt_model_n_params,
     gbdt_model_free,
-    gbdt_model_export_c,
     gbdt_model_config_options,
 };

@@ -70,11 +70,6 @@ typedef struct model_family {
     int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
     void (*free)(model *m);
-    /* Writes the family part of an exported C runtime (see runtime/runtime.h): static weights and
-     * `static void hm_model_scores(const data_problem *p, const float *x, float *scores)` (select) or
-     * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
-     * NULL: the family cannot be exported. */
-    int (*export_c)(const model *m, FILE *out);
     /* Writes the family's config table (its own options, then the training loop's for the nn families) into
      * rows (HR_CONFIG_MAX_OPTIONS) and returns how many: what train reads from --config, with defaults. */
     size_t (*config_options)(hr_config_option *rows);

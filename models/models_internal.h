@@ -30,17 +30,4 @@ void gbdt_model_free(model *m);
 int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t gbdt_model_config_options(hr_config_option *rows);
 
-int gbdt_model_export_c(const model *m, FILE *out);
-/* seq2seq: the encoder, attention decoder and the model's decoding (models/seq2seq_export.c). */
-int seq2seq_model_export_c(const model *m, FILE *out);
-
-/* Writes `static const <type> name[n] = {...};` with values that read back exactly. */
-void export_c_floats(FILE *out, const char *name, const float *v, size_t n);
-/* The same with _Alignas(align) in front when align > 0 (the runtime's vector loads). */
-void export_c_floats_aligned(FILE *out, const char *name, const float *v, size_t n, int align);
-/* The same for M (rows, cols) written transposed, as `name` (cols, rows); align as above. */
-int export_c_floats_transposed(FILE *out, const char *name, const float *M, int rows, int cols, int align);
-void export_c_doubles(FILE *out, const char *name, const double *v, size_t n);
-void export_c_ints(FILE *out, const char *type, const char *name, const int *v, size_t n);
-
 #endif

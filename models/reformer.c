@@ -350,6 +350,5 @@ const model_family model_family_reformer = {
     .load = reformer_load,
     .n_params = reformer_n_params,
     .free = reformer_free,
-    .export_c = reformer_model_export_c,
     .config_options = reformer_config_options,
 };

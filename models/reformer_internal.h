@@ -53,7 +53,6 @@ typedef enum reformer_combine {
     REFORMER_COMBINE_MASK,
     REFORMER_COMBINE_HEAD,
 } reformer_combine;
-int reformer_model_export_c(const model *m, FILE *out);
 
 /* models/reformer.c, for the trainer (models/reformer_train.c) */
 extern const char *const reformer_combine_names[]; /* by reformer_combine, NULL-terminated */

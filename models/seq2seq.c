@@ -267,6 +267,5 @@ const model_family model_family_seq2seq = {
     .load = s2s_load,
     .n_params = s2s_n_params,
     .free = s2s_free,
-    .export_c = seq2seq_model_export_c,
     .config_options = s2s_config_options,
 };

@@ -154,6 +154,5 @@ const model_family model_family_transformer = {
     .load = tfm_load,
     .n_params = tfm_n_params,
     .free = transformer_free,
-    .export_c = transformer_model_export_c,
     .config_options = transformer_config_options,
 };

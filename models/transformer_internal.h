@@ -35,6 +35,5 @@ void transformer_free(model *m);
 int transformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t transformer_config_options(hr_config_option *rows);
 
-int transformer_model_export_c(const model *m, FILE *out);
 
 #endif

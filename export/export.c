@@ -1,21 +1,44 @@
-/* Export of a trained model as a standalone C runtime: the shared wrapper around a family's part. */
-#include "runtime/runtime.h"
+/* A trained model as a standalone C runtime: the header with the API, and the source around the family's
+ * part (data/portable.h, the vocabularies, the API functions), dispatched by family. */
+#include "export/export.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_internal.h"
 #include "models/models_internal.h"
 
-static void c_string(FILE *out, const char *s)
+/* Each family's writer; a family not listed cannot be exported to C. */
+typedef struct export_family {
+    const model_family *family;
+    int (*check)(const model *m, const char *name);
+    int (*write)(const model *m, FILE *out);
+} export_family;
+
+static const export_family *export_family_of(const model *m)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', out);
-        if (isprint((unsigned char)*s)) fputc(*s, out);
-        else fprintf(out, "\\%03o", (unsigned char)*s);
-    }
-    fputc('"', out);
+    static const export_family families[] = {
+        {&model_family_gbdt, export_gbdt_check, export_gbdt_write},
+        {&model_family_reformer, export_reformer_check, export_reformer_write},
+        {&model_family_transformer, export_transformer_check, export_transformer_write},
+        {&model_family_seq2seq, export_seq2seq_check, export_seq2seq_write},
+    };
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (families[i].family == m->family) return &families[i];
+    return NULL;
+}
+
+/* " (0 A, 1 B, ...)" from a name table, for the header's comment */
+static void name_list(FILE *h, int n, const char *(*name)(int))
+{
+    for (int i = 0; i < n; i++) fprintf(h, "%s%d %s", i ? ", " : " (", i, name(i));
+    fputc(')', h);
+}
+
+static const char *direction_name(int i)
+{
+    return data_direction_names[i];
 }
 
 static int write_header(FILE *h, const model *m, const char *prefix)
@@ -34,9 +57,13 @@ static int write_header(FILE *h, const model *m, const char *prefix)
                " * or as its numeric fields, in this order (%d values):\n *  ",
             DATA_FIELD_COUNT);
     for (int f = 0; f < DATA_FIELD_COUNT; f++) fprintf(h, " %s%s", data_field_names[f], f + 1 < DATA_FIELD_COUNT ? "," : "");
-    fprintf(h, "\n * with layout (0 NCHW, 1 NHWC, 2 NCDHW, 3 NDHWC, 4 CHWN, 5 mixed, 6 other),\n"
-               " * dtype (0 FP32, 1 FP16, 2 BF16, 3 INT8, 4 INT32, 5 FP8, 6 BFP8, 7 FP64, 8 other)\n"
-               " * and direction (0 F, 1 B, 2 W). For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
+    fprintf(h, "\n * with layout");
+    name_list(h, DATA_LAYOUT_COUNT, data_portable_layout_name);
+    fprintf(h, ",\n * dtype");
+    name_list(h, DATA_DTYPE_COUNT, data_portable_dtype_name);
+    fprintf(h, "\n * and direction");
+    name_list(h, DATA_DIR_COUNT, direction_name);
+    fprintf(h, ". For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
                " * Every function is thread-safe and allocates nothing.\n */\n");
     fprintf(h, "#ifndef %s\n#define %s\n\n#define %s_N_FIELDS %d\n\n", guard, guard, guard, DATA_FIELD_COUNT);
     if (m->task == MODEL_TASK_SELECT) {
@@ -66,7 +93,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
             m->family->name, prefix);
     fprintf(c, "#include \"%s.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n", prefix);
-    fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", (const char *)runtime_portable_source);
+    fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", export_source("data/portable.h"));
     if (m->task == MODEL_TASK_TUNE) {
         for (int j = 0; j < m->length; j++) {
             char name[32];
@@ -74,56 +101,40 @@ static int write_source(FILE *c, const model *m, const char *prefix)
             export_c_ints(c, "int32_t", name, (const int *)m->vocab[j], (size_t)m->vocab_size[j]);
         }
     }
-    int rc = m->family->export_c(m, c);
+    int rc = export_family_of(m)->write(m, c);
     if (rc) return rc;
+    static const char api[] = "export/runtime/api.h";
     fprintf(c, "\n/* ---- API ---- */\n");
-    fprintf(c, "static void hm_problem(data_problem *p, const long long *fields, int layout, int dtype, int direction)\n{\n"
-               "    memset(p, 0, sizeof *p);\n    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)fields[i];\n"
-               "    p->layout = (int8_t)layout;\n    p->dtype = (int8_t)dtype;\n    p->direction = (int8_t)direction;\n}\n\n");
+    export_section(c, api, "problem");
     if (m->task == MODEL_TASK_SELECT) {
-        fprintf(c, "static const char *const hm_kernels[%d] = {\n", m->n_kernels);
+        fprintf(c, "#define HM_N_KERNELS %d\n\nstatic const char *const hm_kernels[HM_N_KERNELS] = {\n", m->n_kernels);
         for (int k = 0; k < m->n_kernels; k++) {
             fprintf(c, "    ");
-            c_string(c, m->kernels[k]);
+            export_c_string(c, m->kernels[k]);
             fprintf(c, ",\n");
         }
-        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return %d;\n}\n\n", prefix, m->n_kernels);
-        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < %d ? hm_kernels[k] : 0;\n}\n\n",
-                prefix, m->n_kernels);
-        /* a family may define its own hm_model_select, e.g. to skip work the choice alone does not need */
-        fprintf(c, "#ifndef HM_MODEL_SELECT\n"
-                   "static int hm_model_select(const data_problem *p, const float *x, float *scores)\n{\n"
-                   "    float s[%d];\n    hm_model_scores(p, x, s);\n    int best = 0;\n"
-                   "    for (int k = 1; k < %d; k++)\n        if (s[k] > s[best]) best = k;\n"
-                   "    if (scores) memcpy(scores, s, sizeof s);\n    return best;\n}\n#endif\n\n",
-                m->n_kernels, m->n_kernels);
-        fprintf(c, "static int hm_select(const data_problem *p, float *scores)\n{\n"
-                   "    float x[DATA_N_FEATURES];\n    data_portable_features(p, x);\n"
-                   "    return hm_model_select(p, x, scores);\n}\n\n");
-        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n    const char *why;\n"
-                   "    const char *eq = strchr(key, '=');\n"
-                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
-                   "    return hm_select(&p, scores);\n}\n\n", prefix);
+        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return HM_N_KERNELS;\n}\n\n", prefix);
+        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < HM_N_KERNELS ? hm_kernels[k] : 0;\n}\n\n",
+                prefix);
+        export_section(c, api, "select");
+        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
+                   "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
         fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
     } else {
-        fprintf(c, "static const char *const hm_params[%d] = {\n", m->length);
+        fprintf(c, "#define HM_LENGTH %d\n\nstatic const char *const hm_params[HM_LENGTH] = {\n", m->length);
         for (int j = 0; j < m->length; j++) {
             fprintf(c, "    ");
-            c_string(c, m->param_names[j]);
+            export_c_string(c, m->param_names[j]);
             fprintf(c, ",\n");
         }
-        fprintf(c, "};\n\nint %s_length(void)\n{\n    return %d;\n}\n\n", prefix, m->length);
-        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < %d ? hm_params[j] : 0;\n}\n\n",
-                prefix, m->length);
-        fprintf(c, "static void hm_tune(const data_problem *p, int values[])\n{\n    float x[DATA_N_FEATURES];\n"
-                   "    int32_t v[%d];\n    data_portable_features(p, x);\n    hm_model_tune(p, x, v);\n"
-                   "    for (int j = 0; j < %d; j++) values[j] = v[j];\n}\n\n", m->length, m->length);
-        fprintf(c, "int %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n    const char *why;\n"
-                   "    const char *eq = strchr(key, '=');\n"
-                   "    if (data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) return -1;\n"
-                   "    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
+        fprintf(c, "};\n\nint %s_length(void)\n{\n    return HM_LENGTH;\n}\n\n", prefix);
+        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < HM_LENGTH ? hm_params[j] : 0;\n}\n\n",
+                prefix);
+        export_section(c, api, "tune");
+        fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
+                   "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
         fprintf(c, "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[])\n{\n"
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    hm_tune(&p, values);\n    return 0;\n}\n", prefix, DATA_FIELD_COUNT);
@@ -163,15 +174,16 @@ static int source_fn(FILE *f, const model *m, const char *prefix)
     return write_source(f, m, prefix);
 }
 
-int runtime_export_c(const model *m, const char *dir, const char *prefix)
+int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
 {
-    if (!m->family->export_c)
-        return hr_error(HR_EINVAL, "the %s family cannot be exported to C yet", m->family->name);
+    const export_family *fam = export_family_of(m);
+    if (!fam) return hr_error(HR_EINVAL, "%s: the %s family cannot be exported to C", name, m->family->name);
     if (!prefix[0] || !(isalpha((unsigned char)prefix[0]) || prefix[0] == '_'))
         return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     for (const char *s = prefix; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
-    int rc = hr_mkdir_p(dir);
+    int rc = fam->check(m, name);
+    if (!rc) rc = hr_mkdir_p(dir);
     if (!rc) rc = write_file(dir, prefix, ".h", header_fn, m);
     if (!rc) rc = write_file(dir, prefix, ".c", source_fn, m);
     return rc;

@@ -1,47 +1,10 @@
-/* The gbdt family as C source for an exported runtime: every tree as flat arrays and one traversal
- * function with the same decision rules as gbdt/predict.c (LightGBM's). */
+/* The gbdt family as C source for an exported runtime: every tree as flat arrays, and the traversal
+ * (export/runtime/gbdt.h) with the same decision rules as gbdt/predict.c (LightGBM's). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_internal.h"
 #include "models/models_internal.h"
-
-void export_c_floats(FILE *out, const char *name, const float *v, size_t n)
-{
-    fprintf(out, "static const float %s[%zu] = {", name, n ? n : 1);
-    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%#.9gf", i ? "," : "", i % 8 ? " " : "\n    ", (double)v[i]);
-    fprintf(out, "%s};\n", n ? "\n" : "0");
-}
-
-void export_c_floats_aligned(FILE *out, const char *name, const float *v, size_t n, int align)
-{
-    if (align > 0) fprintf(out, "_Alignas(%d) ", align);
-    export_c_floats(out, name, v, n);
-}
-
-int export_c_floats_transposed(FILE *out, const char *name, const float *M, int rows, int cols, int align)
-{
-    float *t = malloc((size_t)rows * cols * sizeof *t);
-    if (!t) return hr_error(HR_ENOMEM, "out of memory exporting %s", name);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) t[(size_t)j * rows + i] = M[(size_t)i * cols + j];
-    export_c_floats_aligned(out, name, t, (size_t)rows * cols, align);
-    free(t);
-    return HR_OK;
-}
-
-void export_c_doubles(FILE *out, const char *name, const double *v, size_t n)
-{
-    fprintf(out, "static const double %s[%zu] = {", name, n ? n : 1);
-    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%.17g", i ? "," : "", i % 6 ? " " : "\n    ", v[i]);
-    fprintf(out, "%s};\n", n ? "\n" : "0");
-}
-
-void export_c_ints(FILE *out, const char *type, const char *name, const int *v, size_t n)
-{
-    fprintf(out, "static const %s %s[%zu] = {", type, name, n ? n : 1);
-    for (size_t i = 0; i < n; i++) fprintf(out, "%s%s%d", i ? "," : "", i % 16 ? " " : "\n    ", v[i]);
-    fprintf(out, "%s};\n", n ? "\n" : "0");
-}
 
 /* One booster as arrays: per tree, offsets into node, leaf and category arrays. */
 static int export_booster(FILE *out, const gbdt_booster *b, int idx)
@@ -133,42 +96,31 @@ done:
     return rc;
 }
 
-static const char traversal[] =
-    "typedef struct hm_trees {\n"
-    "    const short *feat;\n    const unsigned char *dt;\n    const int *left, *right;\n"
-    "    const double *thr;\n    const int *cb, *cw;\n} hm_trees;\n\n"
-    "static int hm_node_count(const int *off, int t)\n{\n    return off[t + 1] - off[t];\n}\n\n"
-    "/* LightGBM's decision rules: numeric x <= threshold goes left, NaN by the missing type and default\n"
-    " * direction; categorical int(x) in the node's bitset goes left, NaN and negatives go right. */\n"
-    "static int hm_tree_leaf(const hm_trees *t, const float *x)\n{\n"
-    "    int node = 0;\n"
-    "    while (node >= 0) {\n"
-    "        double v = x[t->feat[node]];\n"
-    "        unsigned dt = t->dt[node];\n"
-    "        if (dt & 1u) {\n"
-    "            int go_left = 0;\n"
-    "            if (!isnan(v) && v >= 0 && v < 2147483648.0) {\n"
-    "                unsigned c = (unsigned)(int)v;\n"
-    "                int k = (int)t->thr[node];\n"
-    "                int begin = t->cb[k], words = t->cb[k + 1] - begin;\n"
-    "                if (c / 32u < (unsigned)words) go_left = ((unsigned)t->cw[begin + c / 32u] >> (c % 32u)) & 1u;\n"
-    "            }\n"
-    "            node = go_left ? t->left[node] : t->right[node];\n"
-    "        } else {\n"
-    "            unsigned missing = (dt >> 2) & 3u;\n"
-    "            if (isnan(v) && missing != 2u) v = 0.0;\n"
-    "            if ((missing == 1u && v >= -1e-35 && v <= 1e-35) || (missing == 2u && isnan(v)))\n"
-    "                node = (dt & 2u) ? t->left[node] : t->right[node];\n"
-    "            else\n"
-    "                node = v <= t->thr[node] ? t->left[node] : t->right[node];\n"
-    "        }\n"
-    "    }\n"
-    "    return ~node;\n}\n\n";
 
-int gbdt_model_export_c(const model *m, FILE *out)
+int export_gbdt_check(const model *m, const char *name)
 {
     const gbdt_model *g = (const gbdt_model *)m;
-    fputs(traversal, out);
+    char tensor[64];
+    for (int i = 0; i < g->n_boosters; i++) {
+        int rc = export_check_finite_double(name, (snprintf(tensor, sizeof tensor, "booster %d base score", i), tensor),
+                                            gbdt_booster_base_score(g->boosters[i]),
+                                            (size_t)gbdt_booster_num_class(g->boosters[i]));
+        for (int t = 0; !rc && t < gbdt_booster_num_trees(g->boosters[i]); t++) {
+            const gbdt_tree *tr = gbdt_booster_tree(g->boosters[i], t);
+            snprintf(tensor, sizeof tensor, "booster %d tree %d leaf values", i, t);
+            rc = export_check_finite_double(name, tensor, tr->leaf_value, (size_t)tr->num_leaves);
+            snprintf(tensor, sizeof tensor, "booster %d tree %d thresholds", i, t);
+            if (!rc) rc = export_check_finite_double(name, tensor, tr->threshold, (size_t)(tr->num_leaves - 1));
+        }
+        if (rc) return rc;
+    }
+    return HR_OK;
+}
+
+int export_gbdt_write(const model *m, FILE *out)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    export_section(out, "export/runtime/gbdt.h", "traversal");
     for (int i = 0; i < g->n_boosters; i++) {
         int rc = export_booster(out, g->boosters[i], i);
         if (rc) return rc;

@@ -10,8 +10,10 @@
 #include "data/data.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
+#include "export/export.h"
+#include "models/models_internal.h"
 #include "models/seq2seq_internal.h"
-#include "runtime/runtime.h"
+#include "models/transformer_internal.h"
 
 static const char *driver_select =
     "#include <stdio.h>\n#include <string.h>\n#include \"hm.h\"\n"
@@ -43,7 +45,7 @@ static const char *driver_tune =
 static char *export_and_run(const model *m, const char *driver, char **keys, int n, const char *cflags)
 {
     char *dir = test_tmppath("_export");
-    cr_assert_eq(runtime_export_c(m, dir, "hm"), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
     char path[1024], cmd[4096];
     snprintf(path, sizeof path, "%s/driver.c", dir);
     FILE *f = fopen(path, "w");
@@ -87,7 +89,7 @@ static model *train_gbdt(const model_train_data *d, const char *cfg_text)
     return m;
 }
 
-Test(runtime_export, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
 {
     hr_h5_quiet();
     data_tune *dt;
@@ -216,19 +218,19 @@ static void check_select_export(const char *family, const char *cfg_text)
     check_select_exports(family, cfgs, 0, NULL);
 }
 
-Test(runtime_export, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_select_agrees_on_held_out_problems, .timeout = 300)
 {
     check_select_export("gbdt", "{\"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
-Test(runtime_export, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, gbdt_rank_select_agrees_on_held_out_problems, .timeout = 300)
 {
     check_select_export("gbdt", "{\"objective\": \"rank\", \"rounds\": 5, \"num_leaves\": 15, \"log_every\": 0}");
 }
 
 /* The reformer runtime has vector paths (FMA, AVX-512) chosen at compile time and a shorter path for
  * the choice alone: both builds and both paths must agree with heurist. */
-Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, reformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
     const char *const cfgs[] = {"{\"epochs\": 3, \"batch_size\": 256}",
                                 "{\"epochs\": 3, \"batch_size\": 256, \"input\": \"ple\", \"input_bins\": 16}", NULL};
@@ -238,7 +240,7 @@ Test(runtime_export, reformer_select_agrees_on_held_out_problems, .timeout = 300
 
 /* Both block orders, post-norm (the default) and pre-norm, each a small block trained for one epoch on
  * 3,000 rows: agreement needs distinct weights, not a good model, and keeps the test quick. */
-Test(runtime_export, transformer_select_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, transformer_select_agrees_on_held_out_problems, .timeout = 300)
 {
     const char *const cfgs[] = {
         "{\"epochs\": 1, \"batch_size\": 128, \"d\": 16, \"heads\": 4, \"d_ff\": 32}",
@@ -252,7 +254,7 @@ Test(runtime_export, transformer_select_agrees_on_held_out_problems, .timeout = 
  * the runtime must pick the same parameter sequence as model_predict_tune on 1,000 held-out problems,
  * each valid under the solver's rules. The same weights are then exported with greedy and plain beam
  * decoding, which must agree as well. */
-Test(runtime_export, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
+Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
 {
     hr_h5_quiet();
     data_tune *dt;
@@ -319,4 +321,55 @@ Test(runtime_export, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     data_split_free(&s);
     free(X);
     data_tune_free(dt);
+}
+
+/* A model with a non-finite weight is refused with one line naming the model file and the tensor, and
+ * nothing is written (before, a NaN weight was written as `-nanf`, C that does not compile). */
+Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout = 300)
+{
+    hr_h5_quiet();
+    data_select *ds = mi100_head();
+    int F = data_features_count();
+    float *X = malloc((size_t)ds->n * F * sizeof *X);
+    data_features_compute_all(ds->problems, ds->n, X);
+    data_split s;
+    cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
+    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, 2000, NULL, 0};
+    const char *const families[] = {"gbdt", "transformer"};
+    const char *const cfgs[] = {"{\"rounds\": 2, \"num_leaves\": 7, \"log_every\": 0}",
+                                "{\"epochs\": 1, \"batch_size\": 128, \"d\": 8, \"heads\": 2, \"d_ff\": 16}"};
+    for (int f = 0; f < 2; f++) {
+        cJSON *cfg = cJSON_Parse(cfgs[f]);
+        hr_log silent = hr_log_silent();
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL};
+        model *m;
+        cr_assert_eq(model_family_find(families[f])->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+        cJSON_Delete(cfg);
+        char *dir = test_tmppath("_nonfinite");
+        const char *tensor;
+        if (f == 0) {
+            const gbdt_model *g = (const gbdt_model *)m;
+            gbdt_booster_tree(g->boosters[0], 1)->leaf_value[0] = NAN;
+            tensor = "booster 0 tree 1 leaf values";
+        } else {
+            const tfm *t = (const tfm *)m;
+            const size_t at = t->block.ffn.l1.w + 5;
+            t->p.w[at] = INFINITY;
+            tensor = NULL;
+            for (int v = 0; v < t->p.n_views; v++)
+                if (t->p.views[v].offset <= at && at < t->p.views[v].offset + t->p.views[v].size) tensor = t->p.views[v].name;
+            cr_assert_not_null(tensor);
+        }
+        cr_assert_eq(export_c_write(m, "bad_model.h5", dir, "hm"), HR_EINVAL, "%s", families[f]);
+        const char *msg = hr_last_error();
+        cr_assert(strstr(msg, "bad_model.h5") && strstr(msg, tensor) && !strchr(msg, '\n'), "%s: %s", families[f], msg);
+        char path[1100];
+        snprintf(path, sizeof path, "%s/hm.c", dir);
+        cr_assert_null(fopen(path, "r"), "%s: a runtime was written", families[f]);
+        free(dir);
+        model_free(m);
+    }
+    data_split_free(&s);
+    free(X);
+    data_select_free(ds);
 }

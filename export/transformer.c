@@ -1,6 +1,7 @@
 /* The transformer family as C source for an exported runtime: the same inference path as tfm_predict
  * (z-score input, one token per feature e_j = z_j w_j + p_j, nn_transformer's block post- or pre-norm,
- * mean over tokens, linear head), written as plain loops over static weights.
+ * mean over tokens, linear head), written as plain loops over static weights; LayerNorm and the attention
+ * softmax come from export/runtime/transformer.h.
  *
  * Agreement with heurist: nn sums its products with OpenBLAS, the runtime with its own loops, so the
  * pre-activations may differ in the last float bits; everything between the sums (the attention
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_internal.h"
 #include "models/models_internal.h"
 #include "models/transformer_internal.h"
 
@@ -61,30 +63,6 @@ static void emit_linear(FILE *out, const char *ind, const char *n, const char *o
     fprintf(out, "%s}\n", ind);
 }
 
-/* nn_layernorm_forward (two-pass variance), expression for expression. */
-static const char layernorm_source[] =
-    "/* y (HM_T, HM_D) = g (x - mean) / sqrt(var + eps) + b per token; y may be x */\n"
-    "static void hm_layernorm(const float *x, const float *g, const float *b, float *y)\n{\n"
-    "    for (int t = 0; t < HM_T; t++) {\n"
-    "        const float *xr = x + t * HM_D;\n        float *yr = y + t * HM_D;\n"
-    "        float mu = 0.0f;\n        for (int j = 0; j < HM_D; j++) mu += xr[j];\n        mu /= (float)HM_D;\n"
-    "        float var = 0.0f;\n        for (int j = 0; j < HM_D; j++) var += (xr[j] - mu) * (xr[j] - mu);\n"
-    "        const float rs = 1.0f / sqrtf(var / (float)HM_D + HM_LN_EPS);\n"
-    "        for (int j = 0; j < HM_D; j++) yr[j] = g[j] * (xr[j] - mu) * rs + b[j];\n    }\n}\n\n";
-
-/* softmax_rows_inplace of nn/attention.c over the keys j of pt (j, i), one query i per column. */
-static const char softmax_source[] =
-    "        for (int i = 0; i < HM_T; i++) mx[i] = pt[i];\n"
-    "        for (int j = 1; j < HM_T; j++)\n"
-    "            for (int i = 0; i < HM_T; i++) mx[i] = pt[j * HM_T + i] > mx[i] ? pt[j * HM_T + i] : mx[i];\n"
-    "        for (int j = 0; j < HM_T * HM_T; j++) pt[j] = expf(pt[j] - mx[j % HM_T]);\n"
-    "        for (int i = 0; i < HM_T; i++) sum[i] = 0.0f;\n"
-    "        for (int j = 0; j < HM_T; j++)\n"
-    "            for (int i = 0; i < HM_T; i++) sum[i] += pt[j * HM_T + i];\n"
-    "        for (int i = 0; i < HM_T; i++) sum[i] = 1.0f / sum[i];\n"
-    "        for (int j = 0; j < HM_T; j++)\n"
-    "            for (int i = 0; i < HM_T; i++) pt[j * HM_T + i] *= sum[i];\n";
-
 static int export_weights(const tfm *m, FILE *out)
 {
     const int T = m->base.n_features, d = m->d, ff = m->d_ff, K = m->base.n_kernels;
@@ -120,7 +98,7 @@ static void emit_mhsa(FILE *out, const tfm *m)
     fputs("/* y (HM_T, HM_D) = MHSA(x): [Q K V] = x Win^T + bin; per head P = softmax(Q K^T / sqrt(HM_DH));\n"
           " * y = concat_h(P V) Wout^T + bout */\n"
           "static void hm_mhsa(const float *x, float *y)\n{\n"
-          "    float qkv[HM_T * 3 * HM_D], qt[HM_D * HM_T], pt[HM_T * HM_T], ctxt[HM_D * HM_T], mx[HM_T], sum[HM_T];\n",
+          "    float qkv[HM_T * 3 * HM_D], qt[HM_D * HM_T], pt[HM_T * HM_T], ctxt[HM_D * HM_T];\n",
           out);
     emit_linear(out, "    ", "HM_T", "3 * HM_D", d, "HM_D", "hm_in_wt", "hm_in_b", "x", "HM_D", "1", "qkv");
     fputs("    for (int i = 0; i < HM_T; i++)\n"
@@ -135,7 +113,7 @@ static void emit_mhsa(FILE *out, const tfm *m)
           out);
     emit_axpys(out, "            ", "HM_T", dh, "HM_DH", "row", "qt + hd * HM_DH * HM_T", "HM_T", "k", "1");
     fputs("            for (int i = 0; i < HM_T; i++) row[i] *= scale;\n        }\n", out);
-    fputs(softmax_source, out);
+    fputs("        hm_softmax_keys(pt);\n", out);
     fputs("        /* ctxt[c][i] = sum_j p_ij v_j[c] for the head's columns c */\n"
           "        for (int c = hd * HM_DH; c < (hd + 1) * HM_DH; c++) {\n"
           "            float *row = ctxt + c * HM_T;\n"
@@ -147,7 +125,16 @@ static void emit_mhsa(FILE *out, const tfm *m)
     fputs("}\n\n", out);
 }
 
-int transformer_model_export_c(const model *mb, FILE *out)
+int export_transformer_check(const model *mb, const char *name)
+{
+    const tfm *m = (const tfm *)mb;
+    int rc = export_check_params(name, &m->p);
+    if (!rc) rc = export_check_finite(name, "input mean", m->zmean, (size_t)mb->n_features);
+    if (!rc) rc = export_check_finite(name, "input std", m->zstd, (size_t)mb->n_features);
+    return rc;
+}
+
+int export_transformer_write(const model *mb, FILE *out)
 {
     const tfm *m = (const tfm *)mb;
     const int T = mb->n_features, d = m->d;
@@ -166,7 +153,8 @@ int transformer_model_export_c(const model *mb, FILE *out)
             "#define HM_LN_EPS %#.9gf\n\n",
             m->norm_first ? "pre" : "post", T, d, m->heads, m->d_ff, mb->n_kernels, stack_kb, T, d, m->heads,
             d / m->heads, m->d_ff, mb->n_kernels, (double)m->block.ln1.eps);
-    fputs(layernorm_source, out);
+    export_section(out, "export/runtime/transformer.h", "layernorm");
+    export_section(out, "export/runtime/transformer.h", "softmax");
     emit_mhsa(out, m);
 
     fputs("/* y (HM_T, HM_D) = W2 ReLU(W1 x + b1) + b2, token by token */\n"

@@ -1,0 +1,48 @@
+/* What only export/ shares: the emit helpers (emit.c), the embedded runtime sources and each family's writer. */
+#ifndef HEURIST_EXPORT_INTERNAL_H
+#define HEURIST_EXPORT_INTERNAL_H
+
+#include <stdio.h>
+
+#include "models/model.h"
+
+/* Writes `static const <type> name[n] = {...};` with values that read back exactly. */
+void export_c_floats(FILE *out, const char *name, const float *v, size_t n);
+/* The same with _Alignas(align) in front when align > 0 (the runtime's vector loads). */
+void export_c_floats_aligned(FILE *out, const char *name, const float *v, size_t n, int align);
+/* The same for M (rows, cols) written transposed, as `name` (cols, rows); align as above. */
+int export_c_floats_transposed(FILE *out, const char *name, const float *M, int rows, int cols, int align);
+void export_c_doubles(FILE *out, const char *name, const double *v, size_t n);
+void export_c_ints(FILE *out, const char *type, const char *name, const int *v, size_t n);
+/* s as a C string literal, non-printable bytes as octal escapes. */
+void export_c_string(FILE *out, const char *s);
+
+/* The text of a file the build embeds (data/portable.h, nn/tanh_fast.h, the files in export/runtime/), by its path
+ * in the source tree; aborts on a path that is not embedded (a programming error). */
+const char *export_source(const char *path);
+/* Copies one section of an embedded file: the lines after its marker, a line holding only a comment
+ * "@section NAME", up to the next marker or the end. The text before the first marker (the file's own
+ * comment and the includes that let it compile alone) is never copied. Aborts on an unknown section. */
+void export_section(FILE *out, const char *path, const char *name);
+
+/* 0 when every v[0..n) is finite, else an error naming `name` (the model file), the tensor and the index. */
+int export_check_finite(const char *name, const char *tensor, const float *v, size_t n);
+int export_check_finite_double(const char *name, const char *tensor, const double *v, size_t n);
+/* The same over every view of a parameter block. */
+struct nn_params;
+int export_check_params(const char *name, const struct nn_params *p);
+
+/* Each family's part of the runtime: static weights and
+ * `static void hm_model_scores(const data_problem *p, const float *x, float *scores)` (select) or
+ * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
+ * The check functions refuse a model with a non-finite weight before anything is written. */
+int export_gbdt_check(const model *m, const char *name);
+int export_gbdt_write(const model *m, FILE *out);
+int export_reformer_check(const model *m, const char *name);
+int export_reformer_write(const model *m, FILE *out);
+int export_transformer_check(const model *m, const char *name);
+int export_transformer_write(const model *m, FILE *out);
+int export_seq2seq_check(const model *m, const char *name);
+int export_seq2seq_write(const model *m, FILE *out);
+
+#endif

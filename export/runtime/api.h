@@ -1,0 +1,62 @@
+/* The runtime's API behind the exported functions: a problem from its fields or its key, its features
+ * (data/portable.h), and the family's hm_model_select / hm_model_tune.
+ *
+ * Copied into every exported runtime by section (export/export.c writes the functions named by the
+ * prefix around these, and HM_N_KERNELS (select) or HM_LENGTH (tune) before them) and compiled as it is
+ * by tests/test_export_runtime.c, which checks keys and features against data/'s parser and features.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "data/portable.h"
+
+/* @section problem */
+static void hm_problem(data_problem *p, const long long *fields, int layout, int dtype, int direction)
+{
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)fields[i];
+    p->layout = (int8_t)layout;
+    p->dtype = (int8_t)dtype;
+    p->direction = (int8_t)direction;
+}
+
+/* A find-db problem key, up to an '=' when a whole find-db line is given; 0, or -1 when it does not parse */
+static int hm_key_parse(const char *key, data_problem *p)
+{
+    const char *why;
+    const char *eq = strchr(key, '=');
+    return data_portable_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), p, &why);
+}
+
+/* @section select */
+/* a family may define its own hm_model_select (and HM_MODEL_SELECT), e.g. to skip work the choice alone
+ * does not need; this one ranks hm_model_scores, the first of the highest scores winning */
+#ifndef HM_MODEL_SELECT
+static int hm_model_select(const data_problem *p, const float *x, float *scores)
+{
+    float s[HM_N_KERNELS];
+    hm_model_scores(p, x, s);
+    int best = 0;
+    for (int k = 1; k < HM_N_KERNELS; k++)
+        if (s[k] > s[best]) best = k;
+    if (scores) memcpy(scores, s, sizeof s);
+    return best;
+}
+#endif
+
+static int hm_select(const data_problem *p, float *scores)
+{
+    float x[DATA_N_FEATURES];
+    data_portable_features(p, x);
+    return hm_model_select(p, x, scores);
+}
+
+/* @section tune */
+static void hm_tune(const data_problem *p, int values[])
+{
+    float x[DATA_N_FEATURES];
+    int32_t v[HM_LENGTH];
+    data_portable_features(p, x);
+    hm_model_tune(p, x, v);
+    for (int j = 0; j < HM_LENGTH; j++) values[j] = v[j];
+}
