@@ -33,8 +33,6 @@ int hr_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Prefixes the thread's last error with "fmt: ", keeping the deeper cause; returns code. */
 int hr_error_wrap(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *hr_last_error(void);
-void hr_error_clear(void);
-const char *hr_status_name(int code);
 
 #define HR_ASSERT(cond)                                                                            \
     do {                                                                                           \
