@@ -575,6 +575,7 @@ void data_select_free(data_select *ds)
     free(ds->kernels);
     free(ds->problems);
     free(ds->runtime);
+    free(ds->vendor_rank);
     free(ds->source);
     free(ds);
 }

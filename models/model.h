@@ -106,6 +106,8 @@ extern const model_family model_family_gbdt;
 extern const model_family model_family_reformer;
 extern const model_family model_family_transformer;
 extern const model_family model_family_seq2seq;
+extern const model_family model_family_frequent; /* baseline: the most frequent fastest kernel */
+extern const model_family model_family_vendor;   /* baseline: the vendor heuristic recorded beside the data */
 
 /* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
 const model_family *model_family_find(const char *name);

@@ -292,3 +292,83 @@ Test(pipeline, folds_and_the_comparison)
     remove(path);
     free(path);
 }
+
+/* Trains family fam on every row of d (no test rows needed: the baselines are checked by their scores). */
+static model *train_all(const pipe_dataset *d, const model_family *fam)
+{
+    int rows[16];
+    for (int i = 0; i < d->n; i++) rows[i] = i;
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d->sel, .X = d->X, .n_features = d->n_features,
+                           .train = rows, .n_train = d->n};
+    hr_log log = hr_log_silent();
+    model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
+    model *m = NULL;
+    cr_assert_eq(fam->train(&td, &ctx, &m), HR_OK, "%s", hr_last_error());
+    return m;
+}
+
+Test(pipeline, baselines_frequent_and_vendor)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    /* no sidecar: the vendor baseline is refused with a message saying what is missing */
+    cr_assert_null(d.sel->vendor_rank);
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d.sel, .X = d.X, .n_features = d.n_features};
+    hr_log log = hr_log_silent();
+    model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
+    model *m = NULL;
+    cr_assert_neq(model_family_vendor.train(&td, &ctx, &m), HR_OK);
+    cr_assert(strstr(hr_last_error(), "heuristic.txt") != NULL, "%s", hr_last_error());
+    /* frequent: forward FP32 problems were won twice by KA and once by KB */
+    model *f = train_all(&d, &model_family_frequent);
+    float s[3];
+    data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(model_predict_select(f, &fwd, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KA"));
+    data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
+    cr_assert_eq(model_predict_select(f, &half, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KB"));
+    model_free(f);
+    pipe_dataset_free(&d);
+
+    /* a sidecar beside the find-db: FILE.heuristic.txt next to FILE.fdb.txt */
+    size_t n = strlen(path);
+    cr_assert(n > 8 && strcmp(path + n - 8, ".fdb.txt") == 0);
+    char side[512];
+    snprintf(side, sizeof side, "%.*s.heuristic.txt", (int)(n - 8), path);
+    const char *text = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KB;KA\n"
+                       "4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B=NOSUCH;KC;KA\n";
+    FILE *fp = fopen(side, "w");
+    cr_assert_not_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+    hr_log elog = hr_log_stderr(HR_LOG_ERROR);
+    cr_assert_eq(pipe_dataset_load(path, "select", NULL, &elog, &d), HR_OK, "%s", hr_last_error());
+    cr_assert_not_null(d.sel->vendor_rank);
+    model *v = train_all(&d, &model_family_vendor);
+    data_problem p1 = key("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(model_predict_select(v, &p1, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KB"), "the vendor's first pick");
+    data_problem p4 = key("4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(model_predict_select(v, &p4, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KC"), "an unknown kernel name is left out of the ranking");
+    /* a problem the sidecar does not rank gets no pick */
+    data_problem p2 = key("2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(model_predict_select(v, &p2, s), HR_OK);
+    cr_assert(isinf(s[0]) && isinf(s[1]) && isinf(s[2]));
+    /* the model file round-trips */
+    char *mpath = test_tmppath(".h5");
+    cr_assert_eq(model_save(v, mpath), HR_OK, "%s", hr_last_error());
+    model *v2;
+    cr_assert_eq(model_load(mpath, &v2), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_predict_select(v2, &p1, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v2, "KB"));
+    model_free(v2);
+    model_free(v);
+    pipe_dataset_free(&d);
+    remove(mpath);
+    remove(side);
+    remove(path);
+    free(mpath);
+    free(path);
+}
