@@ -193,6 +193,7 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
         if (!why) {
             np = params ? params_parse(params, v, TUNE_MAX_LENGTH) : -1;
             if (np < 0) why = "non-integer parameter";
+            else if (np == 0) why = "empty parameter string"; /* a zero-length sequence trains nothing */
             else if (length == 0) length = np;
             if (!why && np != length) why = "wrong parameter count";
             if (!why && con && !con->valid_prefix(&prob, v, np)) why = "violates solver rules";

@@ -409,6 +409,7 @@ static void set_int_attr(const char *path, const char *group, const char *name, 
     H5Aclose(a);
     if (group) H5Gclose(g);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error()); /* the edit is on purpose */
 }
 
 /* Dataset `name` of a saved model's "family" group, read whole into a buffer the caller frees; *n its rows */
@@ -435,6 +436,7 @@ static void family_write(const char *path, const char *name, hid_t type, const v
     H5Dclose(d);
     H5Gclose(g);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error()); /* the edit is on purpose */
 }
 
 static void check_newer_refused(const char *family, const char *config, const char *family_attr)
