@@ -226,8 +226,9 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
     sqlite3_finalize(st);
     sqlite3_close(db);
     if (rc == HR_OK && dt->n == 0)
-        rc = hr_error(HR_EFORMAT, "%s: no usable perf_db row for solver '%s' (%ld skipped)", path, solver,
-                      dt->skips.total);
+        rc = hr_error(HR_EFORMAT, "%s: no usable perf_db row for solver '%s' (%ld skipped%s%s)", path, solver,
+                      dt->skips.total, dt->skips.n_reasons ? ", first reason: " : "",
+                      dt->skips.n_reasons ? dt->skips.reason[0] : "");
     if (rc) {
         data_tune_free(dt);
         return rc;
