@@ -1,8 +1,10 @@
 /* Checked HDF5 helpers. */
 #include "core/h5.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 void hr_h5_quiet(void)
@@ -95,6 +97,16 @@ int hr_h5_create(const char *path, hr_h5_out *out)
     out->file = -1;
     int rc = hr_file_check_target(path);
     if (rc) return rc;
+    /* the file is written only at hr_h5_close: a folder that cannot take it is reported now, before the work */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : hr_strdup(".");
+    if (!dir) return HR_ENOMEM;
+    if (access(dir, W_OK | X_OK) != 0) {
+        rc = hr_error(HR_EIO, "%s: cannot write in folder %s: %s", path, dir, strerror(errno));
+        free(dir);
+        return rc;
+    }
+    free(dir);
     out->path = hr_strdup(path);
     if (!out->path) return HR_ENOMEM;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
