@@ -64,7 +64,7 @@ static int open_perfdb(const char *path, sqlite3 **db)
     return HR_OK;
 }
 
-/* Parses "a,b,c" into v; returns the count, or -1 on a non-integer field. */
+/* Parses "a,b,c" into v; returns the count, -1 on a non-integer field, -2 on one outside int32. */
 static int params_parse(const char *s, int32_t *v, int max)
 {
     int n = 0;
@@ -73,6 +73,7 @@ static int params_parse(const char *s, int32_t *v, int max)
         char *end;
         long x = strtol(p, &end, 10);
         if (end == p || (*end != ',' && *end != '\0') || n == max) return -1;
+        if (x < INT32_MIN || x > INT32_MAX) return -2;
         v[n++] = (int32_t)x;
         p = *end ? end + 1 : end;
         if (*end == ',' && *p == '\0') return -1;
@@ -192,7 +193,8 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
         int np = 0;
         if (!why) {
             np = params ? params_parse(params, v, TUNE_MAX_LENGTH) : -1;
-            if (np < 0) why = "non-integer parameter";
+            if (np == -2) why = "parameter outside the int32 range";
+            else if (np < 0) why = "non-integer parameter";
             else if (np == 0) why = "empty parameter string"; /* a zero-length sequence trains nothing */
             else if (length == 0) length = np;
             if (!why && np != length) why = "wrong parameter count";

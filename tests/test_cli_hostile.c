@@ -147,6 +147,11 @@ Test(hostile, perfdb_empty_parameter_rows_are_skipped)
                                   "(SELECT id FROM perf_db WHERE solver = 'EmptySolver' ORDER BY id LIMIT 7)",
                               NULL, NULL, NULL),
                  SQLITE_OK, "%s", sqlite3_errmsg(db));
+    /* a value that would wrap to another int32 is skipped too, never stored wrapped */
+    cr_assert_eq(sqlite3_exec(db, "UPDATE perf_db SET params = '3,99999999999,4' WHERE id IN "
+                                  "(SELECT id FROM perf_db WHERE solver = 'EmptySolver' ORDER BY id DESC LIMIT 1)",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(db));
     sqlite3_close(db);
     data_tune *dt;
     cr_assert_eq(data_perfdb_load(path, "EmptySolver", NULL, &dt), HR_OK, "%s", hr_last_error());
@@ -154,6 +159,8 @@ Test(hostile, perfdb_empty_parameter_rows_are_skipped)
     cr_assert_eq(dt->length, 3);
     cr_assert_eq(dt->skips.total, 493);
     cr_assert_str_eq(dt->skips.reason[0], "empty parameter string");
+    cr_assert_eq(dt->skips.count[0], 492);
+    cr_assert_str_eq(dt->skips.reason[1], "parameter outside the int32 range");
     data_tune_free(dt);
     remove(path);
     free(path);
