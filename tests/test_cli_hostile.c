@@ -239,9 +239,16 @@ Test(hostile, one_line_with_200k_kernels_parses_in_well_under_a_second)
     data_select *ds;
     cr_assert_eq(data_fdb_parse("wide.fdb.txt", text, n, NULL, &ds), HR_OK, "%s", hr_last_error());
     double dt = hr_now() - t0;
-    cr_assert_eq(ds->n_kernels, K);
-    cr_assert(dt < 1.0, "%.2f s", dt);
+    int n_kernels = ds->n_kernels;
     data_select_free(ds);
+    cr_assert_eq(n_kernels, K);
+    /* the quadratic check took 7 s for 160k entries in a release build (issue #22); sanitizers slow the parse */
+#if defined(__SANITIZE_ADDRESS__)
+    const double limit = 5.0;
+#else
+    const double limit = 1.0;
+#endif
+    cr_assert(dt < limit, "%.2f s", dt);
     /* a repeat at the far end is still found */
     n -= 1;
     n += (size_t)snprintf(text + n, cap - n, ";K0:2.0,0,0\n");
