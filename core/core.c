@@ -40,6 +40,11 @@ const char *hr_last_error(void)
     return tls_errmsg[0] ? tls_errmsg : "no error recorded";
 }
 
+void hr_error_clear(void)
+{
+    tls_errmsg[0] = '\0';
+}
+
 void hr_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "heurist: internal error: assertion '%s' failed at %s:%d\n", expr, file, line);
