@@ -2,6 +2,8 @@
  *
  * Selection (per problem, measured runtimes t (K) with inf = not measured, model scores s (K)):
  *   pred = argmax_k s_k;  top1 = [t_pred == min t];  top5 = [argmin t in the 5 highest scores];
+ *   a runtime tie makes every kernel at min t a fastest one (eval_select_hit is the one top-1 rule: the
+ *   test metrics, the families' validation during training and gbdt's curve all count with it);
  *   efficiency = t_min / t_pred, 0 when t_pred = inf;  unmeasured = [t_pred = inf].
  *   Aggregates: mean, median, p10 (10th percentile), min of efficiency.
  * Tuning (per problem, predicted and true sequences of length L):
@@ -26,7 +28,13 @@ typedef struct eval_select_metrics {
 /* Metrics of one problem. Ties in scores go to the lower kernel index (deterministic). */
 int eval_select_argmax(const float *scores, int K);
 double eval_select_efficiency(const float *runtime, int K, int pred);
-/* 1 when a fastest measured kernel is among the k best scored; a runtime tie makes both kernels the fastest,
+/* The top-1 rule: 1 when kernel pred was measured at the fastest runtime of the problem (runtime (K), inf =
+ * not measured; a problem with no measurement has no hit). */
+int eval_select_hit(const float *runtime, int K, int pred);
+/* Hits over n problems: problem i is row rows[i] of runtime (n_rows, K), scored by scores (n, K); the
+ * prediction is eval_select_argmax. */
+long eval_select_hits(const float *runtime, int K, const int *rows, const float *scores, int n);
+/* 1 when a fastest measured kernel is among the k best scored (k = 1: eval_select_hit of the argmax); a runtime tie makes both kernels the fastest,
  * as top1 of CONTRACT.md ("the predicted kernel is the measured fastest") reads. */
 int eval_select_in_topk(const float *runtime, const float *scores, int K, int k);
 

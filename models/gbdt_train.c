@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "models/models_internal.h"
@@ -211,12 +212,11 @@ static void log_importance(const gbdt_model *g, const hr_log *log)
 }
 
 /* The training curve of a softmax model: after every round, the validation multi_logloss and the
- * validation rows' top-1 (the highest raw score is a fastest kernel). */
+ * validation rows' top-1 (eval/'s rule applied to the kernel of highest raw score, ties to the lower index). */
 typedef struct curve_ctx {
     model *m;
     const data_select *sel;
     const int *rows;      /* (n) validation rows */
-    const float *fastest; /* (n) each validation row's fastest runtime, found once before training */
     int n, K;
     double t0;
     int rc;
@@ -231,7 +231,7 @@ static void softmax_round(void *ctx, int round, double valid_metric, const doubl
         int pred = 0;
         for (int k = 1; k < c->K; k++)
             if (f[k] > f[pred]) pred = k;
-        hit += c->sel->runtime[(size_t)c->rows[i] * (size_t)c->K + pred] == c->fastest[i];
+        hit += eval_select_hit(c->sel->runtime + (size_t)c->rows[i] * (size_t)c->K, c->K, pred);
     }
     model_curve_point pt = {round, NAN, (float)valid_metric, (float)hit / (float)c->n, (float)(hr_now() - c->t0)};
     if (!c->rc) c->rc = model_curve_add(c->m, pt);
@@ -297,26 +297,20 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
             p.num_class = K;
             yt = hr_malloc((size_t)d->n_train * K * sizeof *yt);
             yv = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * K * sizeof *yv);
-            float *fastest = hr_malloc((size_t)(d->n_valid ? d->n_valid : 1) * sizeof *fastest);
-            if (!rc && (!yt || !yv || !fastest)) rc = HR_ENOMEM;
+            if (!rc && (!yt || !yv)) rc = HR_ENOMEM;
             if (!rc) {
                 float tau = cfg.tau;
                 data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
                 gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
                 gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names};
-                for (int i = 0; i < d->n_valid; i++) {
-                    int b = data_select_best(d->sel, d->valid[i]); /* every loaded problem has a measurement */
-                    fastest[i] = b < 0 ? NAN : d->sel->runtime[(size_t)d->valid[i] * K + b];
-                }
-                curve_ctx curve = {&g->base, d->sel, d->valid, fastest, d->n_valid, K, hr_now(), HR_OK};
+                curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, K, hr_now(), HR_OK};
                 p.on_round = softmax_round;
                 p.on_round_ctx = &curve;
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log,
                                &g->boosters[0]);
                 if (!rc) rc = curve.rc;
             }
-            free(fastest);
         } else if (!rc) {
             const data_tune *t = d->tune;
             yt = hr_malloc((size_t)d->n_train * sizeof *yt);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "models/model.h"
 #include "nn/nn.h"
 #include "train/train.h"
@@ -520,7 +521,7 @@ static void part_evaluate(void *ctx, int tid, int T)
                 reformer_combine_heads(f->logits + i * K, f->alogits + i * K, (int)K, f->r->app_combine,
                                        f->r->app_beta);
         for (int i = s0; i < s0 + m; i++) f->rowbuf[i] = f->valid.rows[j->pos[i]];
-        j->hits[q] = train_select_hits(f->sel, f->rowbuf + s0, f->logits + (size_t)s0 * K, m);
+        j->hits[q] = eval_select_hits(f->sel->runtime, (int)K, f->rowbuf + s0, f->logits + (size_t)s0 * K, m);
     }
 }
 

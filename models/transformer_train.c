@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "models/model.h"
 #include "models/transformer_internal.h"
 #include "nn/nn.h"
@@ -156,7 +157,7 @@ static int fit_evaluate(void *ctx, const int *rows, int n, float *loss, float *m
         int b = n - i < f->cap ? n - i : f->cap;
         fit_forward(f, rows + i, b);
         sum += (double)nn_xent_forward(f->logits, f->y, f->prob, b, f->m->base.n_kernels) * b;
-        hits += train_select_hits(f->sel, rows + i, f->logits, b);
+        hits += eval_select_hits(f->sel->runtime, f->m->base.n_kernels, rows + i, f->logits, b);
     }
     *loss = (float)(sum / n);
     *metric = (float)hits / (float)n;

@@ -71,6 +71,38 @@ Test(eval, runtime_ties_make_every_tied_kernel_fastest)
     cr_assert_float_eq(m.efficiency_mean, 0.75, 1e-12);
 }
 
+Test(eval, hit_is_the_one_top1_rule)
+{
+    const float I = INFINITY;
+    float rt[4] = {2, 1, I, 1}; /* kernels 1 and 3 tied fastest */
+    cr_assert(eval_select_hit(rt, 4, 1));
+    cr_assert(eval_select_hit(rt, 4, 3));
+    cr_assert_not(eval_select_hit(rt, 4, 0));
+    cr_assert_not(eval_select_hit(rt, 4, 2)); /* unmeasured */
+    float none[2] = {I, I};
+    cr_assert_not(eval_select_hit(none, 2, 0)); /* no measurement: no fastest kernel */
+    /* hits over rows of a runtime table agree with in_topk(k = 1) and with eval_select_compute's top1 */
+    float table[12] = {9, 9, 9,  /* row 0, not used */
+                       3, 1, 1,  /* row 1: 1 and 2 tied fastest */
+                       1, 2, 3,  /* row 2 */
+                       2, I, 1}; /* row 3 */
+    int rows[3] = {3, 1, 2};
+    float sc[9] = {0.5f, 0.9f, 0.1f,  /* row 3 picks 1: unmeasured */
+                   0.0f, 0.3f, 0.3f,  /* row 1: score tie between 1 and 2 goes to 1, a fastest */
+                   0.8f, 0.1f, 0.1f}; /* row 2 picks 0, the fastest */
+    cr_assert_eq(eval_select_hits(table, 3, rows, sc, 3), 2);
+    long topk = 0;
+    float gathered[9];
+    for (int i = 0; i < 3; i++) {
+        topk += eval_select_in_topk(table + rows[i] * 3, sc + i * 3, 3, 1);
+        for (int k = 0; k < 3; k++) gathered[i * 3 + k] = table[rows[i] * 3 + k];
+    }
+    cr_assert_eq(topk, 2);
+    eval_select_metrics m;
+    cr_assert_eq(eval_select_compute(gathered, sc, 3, 3, &m, NULL), HR_OK);
+    cr_assert_float_eq(m.top1, 2.0 / 3.0, 1e-12);
+}
+
 Test(eval, tune_metrics_hand_computed)
 {
     int32_t truth[6] = {1, 2, 3, 4, 5, 6};

@@ -3,7 +3,9 @@
  * A model plugs in through train_ops, two callbacks over row indices of whatever dataset it holds:
  *   batch(rows)    -> forward + backward in training mode, gradients accumulated into params->dw
  *                     (the loop zeroes them first), returns the batch's mean loss;
- *   evaluate(rows) -> evaluation-mode mean loss and the task metric (select: top-1; tune: accuracy).
+ *   evaluate(rows) -> evaluation-mode mean loss and the family's validation metric (higher is better,
+ *                     named by opts.metric_name: eval/'s top-1 for selection, parameter accuracy for tuning).
+ * The loop knows rows, batches and these callbacks, nothing of datasets or tasks.
  * The loop owns everything else: per epoch a seeded shuffle of the training rows (hr_rng from
  * opts.seed), mini-batches, gradient clipping, the optimizer step at lr = nn_lr_at(schedule, step)
  * (linear warm-up then cosine to lr_min over the whole run), validation, early stopping with a
@@ -24,7 +26,6 @@
 
 #include "core/config.h"
 #include "core/core.h"
-#include "data/data.h"
 #include "nn/nn.h"
 
 #define TRAIN_CHECKPOINT_FORMAT "heurist-checkpoint"
@@ -103,9 +104,6 @@ void train_config_finish(train_opts *o);
 /* out (n, nf) = (X[rows[i]] - mean) / std, row by row. */
 void train_gather_zscore(const float *X, int nf, const int *rows, int n, const float *mean, const float *std,
                          float *out);
-/* Number of rows whose argmax score (ties: lower index) is a measured fastest kernel of sel;
- * scores is (n, sel->n_kernels). */
-int train_select_hits(const data_select *sel, const int *rows, const float *scores, int n);
 
 /* The schedule train_run uses for a run of `steps_per_epoch` steps per epoch. */
 nn_lr_schedule train_schedule(const train_opts *opts, long steps_per_epoch);
