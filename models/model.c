@@ -152,7 +152,7 @@ int model_save(const model *m, const char *path)
     }
     for (int i = 0; i < m->n_curve; i++) {
         const model_curve_point *c = &m->curve[i];
-        float row[5] = {(float)c->step, c->train_loss, c->valid_loss, c->valid_top1, c->seconds};
+        float row[5] = {(float)c->step, c->train_loss, c->valid_loss, c->valid_metric, c->seconds};
         memcpy(curve + 5 * i, row, sizeof row);
     }
     rc = hr_h5_write(f, "curve", H5T_NATIVE_FLOAT, (size_t)m->n_curve, 5, curve);

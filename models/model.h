@@ -47,12 +47,17 @@ typedef struct model_ctx {
     const char *init_model;  /* warm start from a saved model (gbdt) */
 } model_ctx;
 
-/* One point of a training curve (epoch or boosting round). */
+/* What a task is called ("select", "tune") and the name of its validation metric, the curve's valid_metric
+ * ("top1", "param_accuracy"); NULL for a value that is no task. */
+const char *model_task_name(model_task task);
+const char *model_task_metric(model_task task);
+
+/* One point of a training curve (epoch or boosting round); saved as a 5-column row in this order. */
 typedef struct model_curve_point {
     int step;
     float train_loss;
     float valid_loss;
-    float valid_top1; /* select: validation top-1; tune: validation param accuracy */
+    float valid_metric; /* the task's validation metric, model_task_metric(task): top-1 or parameter accuracy */
     float seconds;
 } model_curve_point;
 

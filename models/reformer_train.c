@@ -580,6 +580,7 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
 
     train_opts o = cfg.train;
     model_loop_opts(&o, ctx, "reformer");
+    o.metric_name = model_task_metric(MODEL_TASK_SELECT);
     reformer_fit fit;
     int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
     if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;

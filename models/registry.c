@@ -1,4 +1,4 @@
-/* The model families heurist knows, by name. */
+/* The model families heurist knows, by name, and the tasks' names. */
 #include <string.h>
 
 #include "models/model.h"
@@ -35,4 +35,14 @@ const char *model_family_names(void)
         strncat(buf, families[i]->name, sizeof buf - strlen(buf) - 1);
     }
     return buf;
+}
+
+const char *model_task_name(model_task task)
+{
+    return task == MODEL_TASK_SELECT ? "select" : task == MODEL_TASK_TUNE ? "tune" : NULL;
+}
+
+const char *model_task_metric(model_task task)
+{
+    return task == MODEL_TASK_SELECT ? "top1" : task == MODEL_TASK_TUNE ? "param_accuracy" : NULL;
 }

@@ -307,7 +307,7 @@ int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out)
 
     train_opts o = cfg.train;
     model_loop_opts(&o, ctx, "seq2seq");
-    o.metric_name = "acc";
+    o.metric_name = model_task_metric(MODEL_TASK_TUNE);
     s2s_fit fit;
     int cap = o.batch_size > S2S_EVAL_CHUNK ? o.batch_size : S2S_EVAL_CHUNK;
     if ((rc = fit_init(&fit, m, d->tune, cap))) goto fail;

@@ -199,6 +199,7 @@ int transformer_train(const model_train_data *d, const model_ctx *ctx, model **o
 
     train_opts o = cfg.train;
     model_loop_opts(&o, ctx, "transformer");
+    o.metric_name = model_task_metric(MODEL_TASK_SELECT);
     tfm_fit fit;
     int cap = cfg.train.batch_size > TRANSFORMER_EVAL_CHUNK ? cfg.train.batch_size : TRANSFORMER_EVAL_CHUNK;
     if ((rc = fit_init(&fit, m, d, cap))) goto fail;

@@ -4,81 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_internal.h"
 #include "pipeline/plot.h"
-
-static void md_select_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
-{
-    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured | train s | predict us | params | model bytes |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < nm; m++) {
-        double v[11] = {0};
-        for (int i = 0; i < nres[m]; i++) {
-            const pipe_result *r = &res[m][i];
-            double x[11] = {r->sel.top1, r->sel.top5, r->sel.efficiency_mean, r->sel.efficiency_median,
-                            r->sel.efficiency_p10, r->sel.efficiency_min, r->sel.unmeasured_rate, r->train_seconds,
-                            r->predict_us, (double)r->params, (double)r->model_bytes};
-            for (int j = 0; j < 11; j++) v[j] += x[j] / nres[m];
-        }
-        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1],
-                v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
-    }
-}
-
-static void md_tune_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
-{
-    fprintf(f, "| model | param_accuracy | exact | valid | decode us | train s | predict us | params | model bytes |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|\n");
-    for (int m = 0; m < nm; m++) {
-        double v[8] = {0};
-        for (int i = 0; i < nres[m]; i++) {
-            const pipe_result *r = &res[m][i];
-            double x[8] = {r->tune.param_accuracy, r->tune.exact, r->tune.valid, r->decode_us, r->train_seconds,
-                           r->predict_us, (double)r->params, (double)r->model_bytes};
-            for (int j = 0; j < 8; j++) v[j] += x[j] / nres[m];
-        }
-        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.1f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1], v[2], v[3],
-                v[4], v[5], v[6], v[7]);
-    }
-}
-
-static void md_slices(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
-{
-    fprintf(f, "\n### Top-1 by direction and data type\n\n| model |");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, " %s |", data_direction_names[d]);
-    int used[DATA_DTYPE_COUNT] = {0};
-    for (int m = 0; m < nm; m++)
-        for (int i = 0; i < nres[m]; i++)
-            for (int t = 0; t < DATA_DTYPE_COUNT; t++) used[t] |= res[m][i].by_dtype[t].n > 0;
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, " %s |", data_dtype_names[t]);
-    fprintf(f, "\n|---|");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, "---|");
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, "---|");
-    fprintf(f, "\n");
-    for (int m = 0; m < nm; m++) {
-        fprintf(f, "| %s |", names[m]);
-        for (int d = 0; d < DATA_DIR_COUNT; d++) {
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].by_direction[d].n;
-                h += res[m][i].by_direction[d].top1;
-            }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
-        }
-        for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
-            if (!used[t]) continue;
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].by_dtype[t].n;
-                h += res[m][i].by_dtype[t].top1;
-            }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
-        }
-        fprintf(f, "\n");
-    }
-}
 
 /* The header and tables of report.md, which are also the terminal summary. */
 static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s, const char *split_desc, uint64_t seed,
@@ -87,16 +14,11 @@ static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s
     int nm = s->n_models;
     fprintf(f, "# heurist compare: %s\n\n", d->name);
     fprintf(f, "Task `%s`%s%s, %d problems, %s; every model trained and tested on the same rows%s.\n\n",
-            d->task == MODEL_TASK_SELECT ? "select" : "tune", d->tune ? ", solver " : "", d->tune ? d->tune->solver : "",
+            model_task_name(d->task), d->tune ? ", solver " : "", d->tune ? d->tune->solver : "",
             d->n, s->folds ? "GroupKFold by problem geometry" : split_desc,
             s->folds ? "; figures are means over folds" : "");
     if (s->folds) fprintf(f, "Folds: %d (seed %llu).\n\n", s->folds, (unsigned long long)seed);
-    if (d->task == MODEL_TASK_SELECT) {
-        md_select_table(f, nm, names, res, nres);
-        md_slices(f, nm, names, res, nres);
-    } else {
-        md_tune_table(f, nm, names, res, nres);
-    }
+    pipe_task_of(d->task)->md_tables(f, nm, names, res, nres);
 }
 
 /* report.md: the tables, then the figures (drawn into dir) with their links. */
@@ -137,7 +59,7 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
     for (int m = 0; m < nm; m++)
         if (!(s->fams[m]->tasks & d->task))
             return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", s->fams[m]->name,
-                            d->task == MODEL_TASK_SELECT ? "select" : "tune");
+                            model_task_name(d->task));
     int rc = hr_mkdir_p(dir);
     if (rc) return rc;
     int nfold = s->folds ? s->folds : 1;

@@ -1,5 +1,5 @@
 /* Split -> train -> evaluate, identical for every family. */
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +15,7 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, co
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
     out->task = out->sel ? MODEL_TASK_SELECT : MODEL_TASK_TUNE;
-    if (task && strcmp(task, out->sel ? "select" : "tune") != 0) {
+    if (task && strcmp(task, model_task_name(out->task)) != 0) {
         rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, out->sel ? "kernel-selection (find-db)" : "tuning (perf-db)", task);
         pipe_dataset_free(out);
         return rc;
@@ -27,7 +27,7 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, co
     }
     out->n = out->sel ? out->sel->n : out->tune->n;
     out->n_features = data_features_count();
-    const data_problem *p = out->sel ? out->sel->problems : out->tune->problems;
+    out->problems = out->sel ? out->sel->problems : out->tune->problems;
     out->X = hr_malloc((size_t)out->n * (size_t)out->n_features * sizeof *out->X);
     out->group = hr_malloc((size_t)out->n * sizeof *out->group);
     out->name = hr_strdup(hr_path_basename(path));
@@ -35,8 +35,8 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, co
         pipe_dataset_free(out);
         return HR_ENOMEM;
     }
-    data_features_compute_all(p, out->n, out->X);
-    if ((rc = data_groups_compute(p, out->n, out->group, &out->n_groups))) pipe_dataset_free(out);
+    data_features_compute_all(out->problems, out->n, out->X);
+    if ((rc = data_groups_compute(out->problems, out->n, out->group, &out->n_groups))) pipe_dataset_free(out);
     return rc;
 }
 
@@ -52,31 +52,43 @@ void pipe_dataset_free(pipe_dataset *d)
 
 const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row)
 {
-    return d->sel ? &d->sel->problems[row] : &d->tune->problems[row];
+    return &d->problems[row];
+}
+
+const pipe_task *pipe_task_of(model_task task)
+{
+    switch (task) {
+    case MODEL_TASK_SELECT: return &pipe_task_select;
+    case MODEL_TASK_TUNE: return &pipe_task_tune;
+    }
+    hr_error(HR_EINVAL, "no task %d", (int)task);
+    return NULL;
 }
 
 void pipe_result_free(pipe_result *r)
 {
-    free(r->efficiency);
+    const pipe_task *t = r->task ? pipe_task_of(r->task) : NULL;
+    if (t) t->result_free(r);
     free(r->curve);
-    r->efficiency = NULL;
     r->curve = NULL;
 }
 
-/* Median wall time of single-problem predictions over test rows, one thread. */
-static double measure_predict_us(const pipe_dataset *d, const model *m, const int *rows, int n_rows)
+/* Median wall time of single-problem predictions over test rows, one thread; NAN when a prediction fails
+ * (an output larger than PIPE_PREDICT_MAX values). */
+static double measure_predict_us(const pipe_dataset *d, const model *m, const pipe_task *task, const int *rows,
+                                 int n_rows)
 {
     enum { CALLS = 1000 };
     double t[CALLS];
-    float scores[1024];
-    int32_t values[64];
-    if (m->task == MODEL_TASK_SELECT && m->n_kernels > 1024) return NAN;
+    union {
+        float scores[PIPE_PREDICT_MAX];
+        int32_t values[PIPE_PREDICT_MAX];
+    } out;
     hr_blas_set_threads(1);
     for (int c = 0; c < CALLS; c++) {
         const data_problem *p = pipe_dataset_problem(d, rows[c % n_rows]);
         double t0 = hr_now();
-        if (m->task == MODEL_TASK_SELECT) model_predict_select(m, p, scores);
-        else model_predict_tune(m, p, values);
+        if (task->predict_one(m, p, &out)) return NAN;
         t[c] = (hr_now() - t0) * 1e6;
     }
     return eval_median_inplace(t, CALLS);
@@ -88,66 +100,11 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     res->n_test = n_rows;
     if (n_rows <= 0) return hr_error(HR_EINVAL, "no rows to evaluate");
     if (m->task != d->task) return hr_error(HR_EINVAL, "model task does not match the data");
-    if (m->task == MODEL_TASK_SELECT) {
-        const data_select *s = d->sel;
-        int K = s->n_kernels;
-        /* map the model's kernel vocabulary onto the data's by name */
-        int *col = hr_malloc((size_t)m->n_kernels * sizeof *col);
-        float *scores = hr_malloc((size_t)n_rows * (size_t)K * sizeof *scores);
-        float *rt = hr_malloc((size_t)n_rows * (size_t)K * sizeof *rt);
-        float *ms = hr_malloc((size_t)m->n_kernels * sizeof *ms);
-        res->efficiency = hr_malloc((size_t)n_rows * sizeof *res->efficiency);
-        int rc = HR_OK;
-        if (!col || !scores || !rt || !ms || !res->efficiency) rc = HR_ENOMEM;
-        for (int k = 0; !rc && k < m->n_kernels; k++) col[k] = data_select_kernel_index(s, m->kernels[k]);
-        for (int i = 0; !rc && i < n_rows; i++) {
-            int r = rows[i];
-            memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
-            rc = m->family->predict_select(m, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
-            float *sc = scores + (size_t)i * K;
-            for (int k = 0; k < K; k++) sc[k] = -INFINITY;
-            for (int k = 0; k < m->n_kernels; k++)
-                if (col[k] >= 0) sc[col[k]] = ms[k];
-        }
-        if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &res->sel, res->efficiency);
-        for (int i = 0; !rc && i < n_rows; i++) {
-            const data_problem *p = &s->problems[rows[i]];
-            int hit = eval_select_in_topk(rt + (size_t)i * K, scores + (size_t)i * K, K, 1);
-            res->by_direction[p->direction].n++;
-            res->by_direction[p->direction].top1 += hit;
-            res->by_dtype[p->dtype].n++;
-            res->by_dtype[p->dtype].top1 += hit;
-        }
-        free(col);
-        free(scores);
-        free(rt);
-        free(ms);
-        if (rc) return rc;
-    } else {
-        const data_tune *t = d->tune;
-        int L = t->length;
-        if (m->length != L) return hr_error(HR_EINVAL, "model predicts %d parameters, data has %d", m->length, L);
-        int32_t *pred = hr_malloc((size_t)n_rows * L * sizeof *pred), *truth = hr_malloc((size_t)n_rows * L * sizeof *truth);
-        unsigned char *valid = hr_malloc((size_t)n_rows);
-        int rc = (!pred || !truth || !valid) ? HR_ENOMEM : HR_OK;
-        const data_constraint *con = data_constraint_find(t->solver);
-        double t0 = hr_now();
-        for (int i = 0; !rc && i < n_rows; i++) {
-            int r = rows[i];
-            rc = m->family->predict_tune(m, &t->problems[r], d->X + (size_t)r * d->n_features, pred + (size_t)i * L);
-        }
-        res->decode_us = (hr_now() - t0) * 1e6 / n_rows;
-        for (int i = 0; !rc && i < n_rows; i++) {
-            memcpy(truth + (size_t)i * L, t->values + (size_t)rows[i] * L, (size_t)L * sizeof *truth);
-            valid[i] = con ? (unsigned char)con->valid_prefix(&t->problems[rows[i]], pred + (size_t)i * L, L) : 1;
-        }
-        if (!rc) eval_tune_compute(pred, truth, valid, n_rows, L, &res->tune);
-        free(pred);
-        free(truth);
-        free(valid);
-        if (rc) return rc;
-    }
-    res->predict_us = measure_predict_us(d, m, rows, n_rows);
+    const pipe_task *task = pipe_task_of(m->task);
+    if (!task) return HR_EINVAL;
+    int rc = task->evaluate(d, m, rows, n_rows, res);
+    if (rc) return rc;
+    res->predict_us = measure_predict_us(d, m, task, rows, n_rows);
     res->params = model_n_params(m);
     return HR_OK;
 }
@@ -227,7 +184,7 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     if (out_model) *out_model = NULL;
     if (!(fam->tasks & d->task))
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name,
-                        d->task == MODEL_TASK_SELECT ? "select" : "tune");
+                        model_task_name(d->task));
     int rc = pipe_opts_check(fam, o);
     if (rc) return rc;
     /* early-stopping rows: a seeded share (10% by default) of the training rows, or none (every training

@@ -7,6 +7,9 @@
  * calls, one thread), params and model_bytes. pipe_run_folds does the same over K GroupKFold folds, and
  * pipe_compare runs several families on the same folds or split and writes the comparison (report.json,
  * report.md, figures). Reports are the contract's JSON objects, written atomically.
+ * What differs between the tasks (the evaluation, the metrics a result holds, the report's metrics, the
+ * tables and figures) lives in one table per task, select.c and tune.c; a pipe_result holds the figures of
+ * its own task (sel or tune) and the shared ones.
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
@@ -23,6 +26,7 @@ typedef struct pipe_dataset {
     data_tune *tune;
     int n;            /* rows */
     int n_features;
+    const data_problem *problems; /* (n) of sel or tune */
     float *X;         /* (n, n_features) */
     int *group;       /* (n) geometry group */
     int n_groups;
@@ -39,17 +43,31 @@ typedef struct pipe_slice {
     long n, top1;
 } pipe_slice;
 
+/* What an evaluation of a selection model finds (pipeline/select.c). */
+typedef struct pipe_select_result {
+    eval_select_metrics m;
+    pipe_slice by_direction[DATA_DIR_COUNT];
+    pipe_slice by_dtype[DATA_DTYPE_COUNT];
+    double *efficiency;   /* (n_test) per-problem efficiency, for plots */
+} pipe_select_result;
+
+/* What an evaluation of a tuning model finds (pipeline/tune.c). */
+typedef struct pipe_tune_result {
+    eval_tune_metrics m;
+    double decode_us;     /* mean decode time per problem */
+} pipe_tune_result;
+
+/* One trained (or loaded) model's figures: the task's own in sel or tune, as `task` says, then what every
+ * task measures. */
 typedef struct pipe_result {
     model_task task;
     int n_train, n_test;
-    eval_select_metrics sel;
-    eval_tune_metrics tune;
-    pipe_slice by_direction[DATA_DIR_COUNT];
-    pipe_slice by_dtype[DATA_DTYPE_COUNT];
-    double *efficiency;   /* (n_test) select: per-problem efficiency, for plots */
+    union {
+        pipe_select_result sel;
+        pipe_tune_result tune;
+    };
     double train_seconds;
     double predict_us;
-    double decode_us;     /* tune: mean decode time per problem */
     long params;
     long model_bytes;
     int n_curve;

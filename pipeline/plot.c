@@ -1,5 +1,6 @@
 /* Comparison figures with cairo: axes, series, legend; one function per figure. */
 #include "pipeline/plot.h"
+#include "pipeline/pipeline_internal.h"
 
 #include <cairo.h>
 #include <math.h>
@@ -133,7 +134,7 @@ static int plot_efficiency_cdf(const char *dir, int nm, const char *const *names
     double lo = 1.0;
     for (int m = 0; m < nm; m++) {
         for (int f = 0; f < nres[m]; f++) {
-            double q = eval_quantile(res[m][f].efficiency, res[m][f].n_test, 0.01);
+            double q = eval_quantile(res[m][f].sel.efficiency, res[m][f].n_test, 0.01);
             if (q < lo) lo = q;
         }
     }
@@ -147,7 +148,7 @@ static int plot_efficiency_cdf(const char *dir, int nm, const char *const *names
         if (!e) break;
         long at = 0;
         for (int f = 0; f < nres[m]; f++) {
-            memcpy(e + at, res[m][f].efficiency, (size_t)res[m][f].n_test * sizeof *e);
+            memcpy(e + at, res[m][f].sel.efficiency, (size_t)res[m][f].n_test * sizeof *e);
             at += res[m][f].n_test;
         }
         eval_sort_doubles(e, n);
@@ -178,7 +179,7 @@ static int plot_slices(const char *dir, int nm, const char *const *names, const 
     for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
         long n = 0;
         for (int m = 0; m < nm; m++)
-            for (int f = 0; f < nres[m]; f++) n += res[m][f].by_dtype[t].n;
+            for (int f = 0; f < nres[m]; f++) n += res[m][f].sel.by_dtype[t].n;
         if (n >= 100) {
             dt_of[nd++] = t;
             labels[ns++] = data_dtype_names[t];
@@ -188,7 +189,7 @@ static int plot_slices(const char *dir, int nm, const char *const *names, const 
         for (int i = 0; i < ns; i++) {
             long n = 0, h = 0;
             for (int f = 0; f < nres[m]; f++) {
-                const pipe_slice *sl = i < DATA_DIR_COUNT ? &res[m][f].by_direction[i] : &res[m][f].by_dtype[dt_of[i - DATA_DIR_COUNT]];
+                const pipe_slice *sl = i < DATA_DIR_COUNT ? &res[m][f].sel.by_direction[i] : &res[m][f].sel.by_dtype[dt_of[i - DATA_DIR_COUNT]];
                 n += sl->n;
                 h += sl->top1;
             }
@@ -233,7 +234,7 @@ static int plot_slices(const char *dir, int nm, const char *const *names, const 
     return figure_end(s, cr, dir, "top1_slices.png");
 }
 
-static int plot_tradeoff(const char *dir, const pipe_dataset *d, int nm, const char *const *names,
+static int plot_tradeoff(const char *dir, const pipe_task *task, int nm, const char *const *names,
                          const pipe_result *const *res, const int *nres)
 {
     double acc[COMPARE_PLOT_MAX], us[COMPARE_PLOT_MAX];
@@ -241,7 +242,7 @@ static int plot_tradeoff(const char *dir, const pipe_dataset *d, int nm, const c
     for (int m = 0; m < nm && m < COMPARE_PLOT_MAX; m++) {
         acc[m] = us[m] = 0;
         for (int f = 0; f < nres[m]; f++) {
-            acc[m] += (d->task == MODEL_TASK_SELECT ? res[m][f].sel.top1 : res[m][f].tune.param_accuracy) / nres[m];
+            acc[m] += task->accuracy(&res[m][f]) / nres[m];
             us[m] += res[m][f].predict_us / nres[m];
         }
         if (acc[m] < lo) lo = acc[m];
@@ -252,7 +253,7 @@ static int plot_tradeoff(const char *dir, const pipe_dataset *d, int nm, const c
     cairo_surface_t *s;
     cairo_t *cr = figure_begin(&s, "Accuracy against single-problem inference time",
                                "predict time per problem (us, log scale)",
-                               d->task == MODEL_TASK_SELECT ? "top-1 accuracy" : "parameter accuracy");
+                               task->accuracy_label);
     axes a = {cr, pow(10, floor(log10(tmin > 0 ? tmin : 0.1))), pow(10, ceil(log10(tmax > 0 ? tmax : 1) + 1e-9)),
               floor(lo * 20) / 20 - 0.05, ceil(hi * 20) / 20 + 0.05, 1};
     if (a.y1 > 1.0) a.y1 = 1.0;
@@ -271,7 +272,7 @@ static int plot_tradeoff(const char *dir, const pipe_dataset *d, int nm, const c
 }
 
 /* Validation metric per epoch or round of the first fold's model, one line per family. */
-static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const char *const *names,
+static int plot_curves(const char *dir, const pipe_task *task, int nm, const char *const *names,
                        const pipe_result *const *res, const int *nres)
 {
     double xmax = 1, lo = 1, hi = 0;
@@ -280,7 +281,7 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
         if (!nres[m]) continue;
         const pipe_result *r = &res[m][0];
         for (int i = 0; i < r->n_curve; i++) {
-            double v = r->curve[i].valid_top1;
+            double v = r->curve[i].valid_metric;
             if (!isfinite(v)) continue;
             any = 1;
             if (r->curve[i].step > xmax) xmax = r->curve[i].step;
@@ -291,7 +292,7 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
     if (!any) return 0;
     cairo_surface_t *s;
     cairo_t *cr = figure_begin(&s, "Training curves (validation rows of the first fold)", "epoch or boosting round",
-                               d->task == MODEL_TASK_SELECT ? "validation top-1" : "validation accuracy");
+                               task->curve_label);
     axes a = {cr, 0, xmax, floor(lo * 20) / 20, ceil(hi * 20) / 20, 0};
     if (a.y1 <= a.y0) a.y1 = a.y0 + 0.05;
     draw_axes(&a, 5, 5);
@@ -302,7 +303,7 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
         cairo_set_line_width(cr, 2);
         int started = 0;
         for (int i = 0; i < r->n_curve; i++) {
-            double v = r->curve[i].valid_top1;
+            double v = r->curve[i].valid_metric;
             if (!isfinite(v)) continue;
             if (started) cairo_line_to(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v));
             else cairo_move_to(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v));
@@ -311,7 +312,7 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
         cairo_stroke(cr);
         /* a marker per point, so a one-epoch run still shows */
         for (int i = 0; i < r->n_curve; i++) {
-            double v = r->curve[i].valid_top1;
+            double v = r->curve[i].valid_metric;
             if (!isfinite(v)) continue;
             cairo_arc(cr, ax_px(&a, r->curve[i].step), ax_py(&a, v), 3, 0, 2 * PLOT_PI);
             cairo_fill(cr);
@@ -322,27 +323,36 @@ static int plot_curves(const char *dir, const pipe_dataset *d, int nm, const cha
     return rc ? rc : 1;
 }
 
+int plot_select_figures(const char *dir, int nm, const char *const *names, const pipe_result *const *res,
+                        const int *nres, FILE *md)
+{
+    int rc;
+    if ((rc = plot_efficiency_cdf(dir, nm, names, res, nres))) return rc;
+    if (md) fprintf(md, "![efficiency CDF](efficiency_cdf.png)\n\n");
+    if ((rc = plot_slices(dir, nm, names, res, nres))) return rc;
+    if (md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
+    return 2;
+}
+
 int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
                  const pipe_result *const *res, const int *n_res, FILE *md)
 {
+    const pipe_task *task = pipe_task_of(d->task);
+    if (!task) return HR_EINVAL;
     if (n_models > COMPARE_PLOT_MAX) n_models = COMPARE_PLOT_MAX;
     int n = 0, rc;
     if (md) fprintf(md, "\n### Figures\n\n");
-    if (d->task == MODEL_TASK_SELECT) {
-        if ((rc = plot_efficiency_cdf(dir, n_models, names, res, n_res))) return rc;
-        if (md) fprintf(md, "![efficiency CDF](efficiency_cdf.png)\n\n");
-        n++;
-        if ((rc = plot_slices(dir, n_models, names, res, n_res))) return rc;
-        if (md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
-        n++;
+    if (task->figures) {
+        if ((rc = task->figures(dir, n_models, names, res, n_res, md)) < 0) return rc;
+        n += rc;
     }
-    rc = plot_curves(dir, d, n_models, names, res, n_res);
+    rc = plot_curves(dir, task, n_models, names, res, n_res);
     if (rc < 0) return rc;
     if (rc == 1) {
         if (md) fprintf(md, "![training curves](training_curves.png)\n\n");
         n++;
     }
-    if ((rc = plot_tradeoff(dir, d, n_models, names, res, n_res))) return rc;
+    if ((rc = plot_tradeoff(dir, task, n_models, names, res, n_res))) return rc;
     if (md) fprintf(md, "![accuracy vs inference time](tradeoff.png)\n");
     return n + 1;
 }

@@ -1,6 +1,7 @@
 /* plot: the comparison figures, drawn with cairo into PNG files (written atomically).
  * - efficiency_cdf.png: per model, the fraction of test problems with efficiency <= x.
  * - top1_slices.png: top-1 per direction and data type, grouped bars.
+ * - training_curves.png: the curves' validation metric (top-1 or param accuracy) per epoch or round.
  * - tradeoff.png: top-1 (or param accuracy) against single-problem inference time (log scale).
  */
 #ifndef HEURIST_PLOT_H
@@ -16,5 +17,10 @@
  * Returns the number of figures written, or a negative status. */
 int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
                  const pipe_result *const *res, const int *n_res, FILE *md);
+
+/* The selection task's own figures (efficiency_cdf.png, top1_slices.png) with their links in md (may be
+ * NULL): how many, or a negative status. */
+int plot_select_figures(const char *dir, int n_models, const char *const *names, const pipe_result *const *res,
+                        const int *n_res, FILE *md);
 
 #endif

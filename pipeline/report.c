@@ -3,45 +3,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline/pipeline.h"
+#include "pipeline/pipeline_internal.h"
 
-static void add_num(cJSON *o, const char *k, double v)
+void pipe_json_num(cJSON *o, const char *key, double v)
 {
-    /* JSON has no NaN/inf: an unmeasured figure is null */
-    if (isfinite(v)) cJSON_AddNumberToObject(o, k, v);
-    else cJSON_AddNullToObject(o, k);
+    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
 }
 
 static cJSON *metrics_object(const pipe_result *r)
 {
     cJSON *m = cJSON_CreateObject();
-    if (r->task == MODEL_TASK_SELECT) {
-        add_num(m, "top1", r->sel.top1);
-        add_num(m, "top5", r->sel.top5);
-        add_num(m, "efficiency_mean", r->sel.efficiency_mean);
-        add_num(m, "efficiency_median", r->sel.efficiency_median);
-        add_num(m, "efficiency_p10", r->sel.efficiency_p10);
-        add_num(m, "efficiency_min", r->sel.efficiency_min);
-        add_num(m, "unmeasured_rate", r->sel.unmeasured_rate);
-        cJSON *dir = cJSON_AddObjectToObject(m, "top1_by_direction");
-        for (int i = 0; i < DATA_DIR_COUNT; i++)
-            if (r->by_direction[i].n) add_num(dir, data_direction_names[i], (double)r->by_direction[i].top1 / r->by_direction[i].n);
-        cJSON *dt = cJSON_AddObjectToObject(m, "top1_by_dtype");
-        for (int i = 0; i < DATA_DTYPE_COUNT; i++)
-            if (r->by_dtype[i].n) add_num(dt, data_dtype_names[i], (double)r->by_dtype[i].top1 / r->by_dtype[i].n);
-    } else {
-        add_num(m, "param_accuracy", r->tune.param_accuracy);
-        add_num(m, "exact", r->tune.exact);
-        add_num(m, "valid", r->tune.valid);
-        add_num(m, "decode_us", r->decode_us);
-    }
+    const pipe_task *t = pipe_task_of(r->task);
+    if (t) t->metrics_json(m, r);
     return m;
 }
 
 static cJSON *header(const pipe_dataset *d, const char *model_name, const char *split_desc)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "task", d->task == MODEL_TASK_SELECT ? "select" : "tune");
+    cJSON_AddStringToObject(o, "task", model_task_name(d->task));
     cJSON_AddStringToObject(o, "model", model_name);
     cJSON_AddStringToObject(o, "data", d->name);
     if (d->tune) cJSON_AddStringToObject(o, "solver", d->tune->solver);
@@ -56,8 +37,8 @@ cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const c
     cJSON_AddNumberToObject(o, "n_test", r->n_test);
     cJSON_AddItemToObject(o, "metrics", metrics_object(r));
     cJSON *t = cJSON_AddObjectToObject(o, "timing");
-    add_num(t, "train_seconds", r->train_seconds);
-    add_num(t, "predict_us", r->predict_us);
+    pipe_json_num(t, "train_seconds", r->train_seconds);
+    pipe_json_num(t, "predict_us", r->predict_us);
     cJSON *s = cJSON_AddObjectToObject(o, "size");
     cJSON_AddNumberToObject(s, "params", (double)r->params);
     cJSON_AddNumberToObject(s, "model_bytes", (double)r->model_bytes);
@@ -100,12 +81,12 @@ cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint
                 cnt++;
             }
         }
-        add_num(mean, it->string, cnt ? s / cnt : NAN);
+        pipe_json_num(mean, it->string, cnt ? s / cnt : NAN);
     }
     cJSON_AddItemToObject(o, "metrics", mean);
     cJSON *t = cJSON_AddObjectToObject(o, "timing");
-    add_num(t, "train_seconds", ts / k);
-    add_num(t, "predict_us", pu / k);
+    pipe_json_num(t, "train_seconds", ts / k);
+    pipe_json_num(t, "predict_us", pu / k);
     cJSON *s = cJSON_AddObjectToObject(o, "size");
     cJSON_AddNumberToObject(s, "params", params / k);
     cJSON_AddNumberToObject(s, "model_bytes", bytes / k);
@@ -126,17 +107,7 @@ int pipe_json_write(const char *path, const cJSON *json)
 
 void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n)
 {
-    if (r->task == MODEL_TASK_SELECT)
-        snprintf(buf, n,
-                 "%-12s top1 %.4f  top5 %.4f  efficiency mean %.4f median %.4f p10 %.4f min %.4f  unmeasured %.4f"
-                 "  train %.1f s  predict %.2f us  params %ld  bytes %ld",
-                 model_name, r->sel.top1, r->sel.top5, r->sel.efficiency_mean, r->sel.efficiency_median,
-                 r->sel.efficiency_p10, r->sel.efficiency_min, r->sel.unmeasured_rate, r->train_seconds,
-                 r->predict_us, r->params, r->model_bytes);
-    else
-        snprintf(buf, n,
-                 "%-12s param_accuracy %.4f  exact %.4f  valid %.4f  decode %.1f us  train %.1f s  predict %.2f us"
-                 "  params %ld  bytes %ld",
-                 model_name, r->tune.param_accuracy, r->tune.exact, r->tune.valid, r->decode_us, r->train_seconds,
-                 r->predict_us, r->params, r->model_bytes);
+    const pipe_task *t = pipe_task_of(r->task);
+    if (t) t->format(model_name, r, buf, n);
+    else snprintf(buf, n, "%-12s (no result)", model_name);
 }

@@ -21,7 +21,7 @@ Test(models_gbdt, softmax_records_a_curve_per_round, .timeout = 300)
     for (int i = 0; i < m->n_curve; i++) {
         cr_assert_eq(m->curve[i].step, i + 1);
         cr_assert(isfinite(m->curve[i].valid_loss) && m->curve[i].valid_loss > 0);
-        cr_assert(m->curve[i].valid_top1 >= 0 && m->curve[i].valid_top1 <= 1);
+        cr_assert(m->curve[i].valid_metric >= 0 && m->curve[i].valid_metric <= 1);
         if (i) cr_assert_lt(m->curve[i].valid_loss, m->curve[i - 1].valid_loss);
     }
     float *s = scores_of(m, &f, f.valid, f.n_valid);
@@ -36,7 +36,7 @@ Test(models_gbdt, softmax_records_a_curve_per_round, .timeout = 300)
         }
         hit += t[pred] == best;
     }
-    cr_assert_float_eq(m->curve[5].valid_top1, (float)hit / (float)f.n_valid, 1e-6);
+    cr_assert_float_eq(m->curve[5].valid_metric, (float)hit / (float)f.n_valid, 1e-6);
     free(s);
     model_free(m);
     fixture_free(&f);

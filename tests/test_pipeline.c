@@ -372,3 +372,53 @@ Test(pipeline, baselines_frequent_and_vendor)
     free(mpath);
     free(path);
 }
+
+Test(pipeline, each_task_reports_its_own_metrics)
+{
+    pipe_dataset d;
+    memset(&d, 0, sizeof d);
+    d.name = "fixture.fdb.txt";
+    d.task = MODEL_TASK_SELECT;
+    pipe_result r;
+    memset(&r, 0, sizeof r);
+    r.task = MODEL_TASK_SELECT;
+    r.sel.m.top1 = 0.75;
+    r.sel.m.efficiency_mean = 0.5;
+    r.sel.by_direction[0] = (pipe_slice){4, 3};
+    cJSON *o = pipe_report_object(&d, "gbdt", "random:0.2", &r);
+    const cJSON *m = cJSON_GetObjectItem(o, "metrics");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "task")->valuestring, "select");
+    cr_assert_float_eq(cJSON_GetObjectItem(m, "top1")->valuedouble, 0.75, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItem(m, "efficiency_mean")->valuedouble, 0.5, 1e-12);
+    const cJSON *dir = cJSON_GetObjectItem(m, "top1_by_direction");
+    cr_assert_float_eq(cJSON_GetObjectItem(dir, data_direction_names[0])->valuedouble, 0.75, 1e-12);
+    cr_assert_null(cJSON_GetObjectItem(m, "param_accuracy"));
+    char line[512];
+    pipe_result_format("gbdt", &r, line, sizeof line);
+    cr_assert(strstr(line, "top1 0.7500") != NULL, "%s", line);
+    cJSON_Delete(o);
+    pipe_result_free(&r);
+
+    d.task = MODEL_TASK_TUNE;
+    memset(&r, 0, sizeof r);
+    r.task = MODEL_TASK_TUNE;
+    r.tune.m.param_accuracy = 0.5;
+    r.tune.m.exact = 0.25;
+    r.tune.decode_us = 2;
+    o = pipe_report_object(&d, "seq2seq", "random:0.2", &r);
+    m = cJSON_GetObjectItem(o, "metrics");
+    cr_assert_str_eq(cJSON_GetObjectItem(o, "task")->valuestring, "tune");
+    cr_assert_float_eq(cJSON_GetObjectItem(m, "param_accuracy")->valuedouble, 0.5, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItem(m, "exact")->valuedouble, 0.25, 1e-12);
+    cr_assert_float_eq(cJSON_GetObjectItem(m, "decode_us")->valuedouble, 2.0, 1e-12);
+    cr_assert_null(cJSON_GetObjectItem(m, "top1"));
+    pipe_result_format("seq2seq", &r, line, sizeof line);
+    cr_assert(strstr(line, "param_accuracy 0.5000") != NULL, "%s", line);
+    cJSON_Delete(o);
+    pipe_result_free(&r);
+    /* the curve's valid_metric is named by the task */
+    cr_assert_str_eq(model_task_metric(MODEL_TASK_SELECT), "top1");
+    cr_assert_str_eq(model_task_metric(MODEL_TASK_TUNE), "param_accuracy");
+    cr_assert_str_eq(model_task_name(MODEL_TASK_TUNE), "tune");
+    cr_assert_null(model_task_name((model_task)0));
+}

@@ -17,7 +17,7 @@ train_opts train_opts_defaults(void)
     o.lr = 1e-3f;
     o.warmup = 1.0f;
     o.name = "train";
-    o.metric_name = "top1";
+    o.metric_name = "metric";
     return o;
 }
 

@@ -57,7 +57,7 @@ typedef struct train_opts {
     uint64_t seed;
     const hr_log *log;     /* progress lines (NULL: silent) */
     const char *name;      /* prefix of progress lines */
-    const char *metric_name; /* name of evaluate's metric in progress lines ("top1") */
+    const char *metric_name; /* name of evaluate's metric in progress lines (default "metric") */
     const char *checkpoint;/* HDF5 checkpoint path (NULL: none) */
     int resume;            /* continue from `checkpoint` when it exists */
     hr_team *team;         /* threads for the step's passes over all parameters (zeroing, the optimizer

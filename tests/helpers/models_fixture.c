@@ -269,7 +269,7 @@ void check_single_vs_batched(const char *family, const char *config, int check_l
                            m->curve[best].valid_loss);
     else
         for (size_t i = 0; i < (size_t)f.n_valid * K; i++) cr_assert_leq(s[i], 1e-6f, "score %g > 0", s[i]);
-    cr_assert_float_eq(top1, m->curve[best].valid_top1, 1.5 / f.n_valid, "%g vs %g", top1, m->curve[best].valid_top1);
+    cr_assert_float_eq(top1, m->curve[best].valid_metric, 1.5 / f.n_valid, "%g vs %g", top1, m->curve[best].valid_metric);
     free(s);
     free(y);
     free(p);

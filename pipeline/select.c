@@ -1,0 +1,173 @@
+/* The selection task in the pipeline: evaluation against measured runtimes, its report metrics, its line, its
+ * markdown tables and figures (pipe_task_select). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/pipeline_internal.h"
+#include "pipeline/plot.h"
+
+/* Scores of every row over the data's kernels (the model's vocabulary mapped by name; a kernel the model does
+ * not know scores -inf), then eval/'s metrics and the top-1 of each direction and data type. */
+static int select_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res)
+{
+    const data_select *s = d->sel;
+    pipe_select_result *sr = &res->sel;
+    int K = s->n_kernels;
+    int *col = hr_malloc((size_t)m->n_kernels * sizeof *col);
+    float *scores = hr_malloc((size_t)n_rows * (size_t)K * sizeof *scores);
+    float *rt = hr_malloc((size_t)n_rows * (size_t)K * sizeof *rt);
+    float *ms = hr_malloc((size_t)m->n_kernels * sizeof *ms);
+    sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
+    int rc = HR_OK;
+    if (!col || !scores || !rt || !ms || !sr->efficiency) rc = HR_ENOMEM;
+    for (int k = 0; !rc && k < m->n_kernels; k++) col[k] = data_select_kernel_index(s, m->kernels[k]);
+    for (int i = 0; !rc && i < n_rows; i++) {
+        int r = rows[i];
+        memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
+        rc = m->family->predict_select(m, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
+        float *sc = scores + (size_t)i * K;
+        for (int k = 0; k < K; k++) sc[k] = -INFINITY;
+        for (int k = 0; k < m->n_kernels; k++)
+            if (col[k] >= 0) sc[col[k]] = ms[k];
+    }
+    if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
+    for (int i = 0; !rc && i < n_rows; i++) {
+        const data_problem *p = &s->problems[rows[i]];
+        const float *t = rt + (size_t)i * K;
+        int hit = eval_select_hit(t, K, eval_select_argmax(scores + (size_t)i * K, K));
+        sr->by_direction[p->direction].n++;
+        sr->by_direction[p->direction].top1 += hit;
+        sr->by_dtype[p->dtype].n++;
+        sr->by_dtype[p->dtype].top1 += hit;
+    }
+    free(col);
+    free(scores);
+    free(rt);
+    free(ms);
+    return rc;
+}
+
+static int select_predict_one(const model *m, const data_problem *p, void *out)
+{
+    if (m->n_kernels > PIPE_PREDICT_MAX) return hr_error(HR_EINVAL, "%d kernels: too many to time", m->n_kernels);
+    return model_predict_select(m, p, out);
+}
+
+static double select_accuracy(const pipe_result *r)
+{
+    return r->sel.m.top1;
+}
+
+static void select_metrics_json(cJSON *o, const pipe_result *r)
+{
+    const eval_select_metrics *m = &r->sel.m;
+    pipe_json_num(o, "top1", m->top1);
+    pipe_json_num(o, "top5", m->top5);
+    pipe_json_num(o, "efficiency_mean", m->efficiency_mean);
+    pipe_json_num(o, "efficiency_median", m->efficiency_median);
+    pipe_json_num(o, "efficiency_p10", m->efficiency_p10);
+    pipe_json_num(o, "efficiency_min", m->efficiency_min);
+    pipe_json_num(o, "unmeasured_rate", m->unmeasured_rate);
+    cJSON *dir = cJSON_AddObjectToObject(o, "top1_by_direction");
+    for (int i = 0; i < DATA_DIR_COUNT; i++)
+        if (r->sel.by_direction[i].n)
+            pipe_json_num(dir, data_direction_names[i], (double)r->sel.by_direction[i].top1 / r->sel.by_direction[i].n);
+    cJSON *dt = cJSON_AddObjectToObject(o, "top1_by_dtype");
+    for (int i = 0; i < DATA_DTYPE_COUNT; i++)
+        if (r->sel.by_dtype[i].n)
+            pipe_json_num(dt, data_dtype_names[i], (double)r->sel.by_dtype[i].top1 / r->sel.by_dtype[i].n);
+}
+
+static void select_format(const char *model_name, const pipe_result *r, char *buf, size_t n)
+{
+    const eval_select_metrics *m = &r->sel.m;
+    snprintf(buf, n,
+             "%-12s top1 %.4f  top5 %.4f  efficiency mean %.4f median %.4f p10 %.4f min %.4f  unmeasured %.4f"
+             "  train %.1f s  predict %.2f us  params %ld  bytes %ld",
+             model_name, m->top1, m->top5, m->efficiency_mean, m->efficiency_median, m->efficiency_p10,
+             m->efficiency_min, m->unmeasured_rate, r->train_seconds, r->predict_us, r->params, r->model_bytes);
+}
+
+static void md_metrics_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured | train s | predict us | params | model bytes |\n");
+    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int m = 0; m < nm; m++) {
+        double v[11] = {0};
+        for (int i = 0; i < nres[m]; i++) {
+            const pipe_result *r = &res[m][i];
+            const eval_select_metrics *e = &r->sel.m;
+            double x[11] = {e->top1, e->top5, e->efficiency_mean, e->efficiency_median, e->efficiency_p10,
+                            e->efficiency_min, e->unmeasured_rate, r->train_seconds, r->predict_us,
+                            (double)r->params, (double)r->model_bytes};
+            for (int j = 0; j < 11; j++) v[j] += x[j] / nres[m];
+        }
+        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1],
+                v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+    }
+}
+
+static void md_slices(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    fprintf(f, "\n### Top-1 by direction and data type\n\n| model |");
+    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, " %s |", data_direction_names[d]);
+    int used[DATA_DTYPE_COUNT] = {0};
+    for (int m = 0; m < nm; m++)
+        for (int i = 0; i < nres[m]; i++)
+            for (int t = 0; t < DATA_DTYPE_COUNT; t++) used[t] |= res[m][i].sel.by_dtype[t].n > 0;
+    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
+        if (used[t]) fprintf(f, " %s |", data_dtype_names[t]);
+    fprintf(f, "\n|---|");
+    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, "---|");
+    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
+        if (used[t]) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int m = 0; m < nm; m++) {
+        fprintf(f, "| %s |", names[m]);
+        for (int d = 0; d < DATA_DIR_COUNT; d++) {
+            long n = 0, h = 0;
+            for (int i = 0; i < nres[m]; i++) {
+                n += res[m][i].sel.by_direction[d].n;
+                h += res[m][i].sel.by_direction[d].top1;
+            }
+            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
+        }
+        for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
+            if (!used[t]) continue;
+            long n = 0, h = 0;
+            for (int i = 0; i < nres[m]; i++) {
+                n += res[m][i].sel.by_dtype[t].n;
+                h += res[m][i].sel.by_dtype[t].top1;
+            }
+            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static void select_md_tables(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+{
+    md_metrics_table(f, nm, names, res, nres);
+    md_slices(f, nm, names, res, nres);
+}
+
+static void select_result_free(pipe_result *r)
+{
+    free(r->sel.efficiency);
+    r->sel.efficiency = NULL;
+}
+
+const pipe_task pipe_task_select = {
+    .task = MODEL_TASK_SELECT,
+    .accuracy_label = "top-1 accuracy",
+    .curve_label = "validation top-1",
+    .evaluate = select_evaluate,
+    .predict_one = select_predict_one,
+    .accuracy = select_accuracy,
+    .metrics_json = select_metrics_json,
+    .format = select_format,
+    .md_tables = select_md_tables,
+    .figures = plot_select_figures,
+    .result_free = select_result_free,
+};
