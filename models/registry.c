@@ -37,12 +37,29 @@ const char *model_family_names(void)
     return buf;
 }
 
+static const struct task_names {
+    model_task task;
+    const char *name, *metric;
+} tasks[] = {
+    {MODEL_TASK_SELECT, "select", "top1"},
+    {MODEL_TASK_TUNE, "tune", "param_accuracy"},
+};
+
+static const struct task_names *task_find(model_task task)
+{
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
+        if (tasks[i].task == task) return &tasks[i];
+    return NULL;
+}
+
 const char *model_task_name(model_task task)
 {
-    return task == MODEL_TASK_SELECT ? "select" : task == MODEL_TASK_TUNE ? "tune" : NULL;
+    const struct task_names *t = task_find(task);
+    return t ? t->name : NULL;
 }
 
 const char *model_task_metric(model_task task)
 {
-    return task == MODEL_TASK_SELECT ? "top1" : task == MODEL_TASK_TUNE ? "param_accuracy" : NULL;
+    const struct task_names *t = task_find(task);
+    return t ? t->metric : NULL;
 }

@@ -14,9 +14,17 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, co
     data_load_opts opts = {0, log};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
-    out->task = out->sel ? MODEL_TASK_SELECT : MODEL_TASK_TUNE;
+    /* the data decides the task: a find-db selects, a perf-db tunes */
+    const char *holds;
+    if (out->sel) {
+        out->task = MODEL_TASK_SELECT, out->n = out->sel->n, out->problems = out->sel->problems;
+        holds = "kernel-selection (find-db)";
+    } else {
+        out->task = MODEL_TASK_TUNE, out->n = out->tune->n, out->problems = out->tune->problems;
+        holds = "tuning (perf-db)";
+    }
     if (task && strcmp(task, model_task_name(out->task)) != 0) {
-        rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, out->sel ? "kernel-selection (find-db)" : "tuning (perf-db)", task);
+        rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, holds, task);
         pipe_dataset_free(out);
         return rc;
     }
@@ -25,9 +33,7 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, co
         pipe_dataset_free(out);
         return rc;
     }
-    out->n = out->sel ? out->sel->n : out->tune->n;
     out->n_features = data_features_count();
-    out->problems = out->sel ? out->sel->problems : out->tune->problems;
     out->X = hr_malloc((size_t)out->n * (size_t)out->n_features * sizeof *out->X);
     out->group = hr_malloc((size_t)out->n * sizeof *out->group);
     out->name = hr_strdup(hr_path_basename(path));
