@@ -35,14 +35,14 @@ static int cmp_ranked(const void *a, const void *b)
     return x->k - y->k;
 }
 
-static int predict_select(const char *mpath, const model *m, const data_problem *p, long long top)
+static int predict_select(const char *mpath, const model *m, model_ws *ws, const data_problem *p, long long top)
 {
     float *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
     ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
     unsigned char *ok = hr_malloc((size_t)m->n_kernels);
     pipe_applicability app;
     int found = 0, rule = 0, rc = 0;
-    if (!s || !r || !ok || pipe_applicability_load(mpath, m, &app, &found) || model_predict_select(m, p, s)) {
+    if (!s || !r || !ok || pipe_applicability_load(mpath, m, &app, &found) || model_predict_select(m, ws, p, s)) {
         rc = cli_fail("predict");
         goto done;
     }
@@ -74,14 +74,14 @@ done:
     return rc;
 }
 
-static int predict_tune(const model *m, const data_problem *p)
+static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
 {
     int32_t v[64];
     if (m->length > 64) {
         fprintf(stderr, "heurist predict: the model predicts %d parameters, at most 64 are supported\n", m->length);
         return 1;
     }
-    if (model_predict_tune(m, p, v)) return cli_fail("predict");
+    if (model_predict_tune(m, ws, p, v)) return cli_fail("predict");
     for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
     printf("\n");
     for (int j = 0; j < m->length; j++) printf("  %-18s %d\n", m->param_names[j], v[j]);
@@ -108,7 +108,13 @@ int cli_cmd_predict(int argc, char **argv)
     }
     model *m;
     if (model_load(mpath, &m)) return cli_fail("predict");
-    int rc = m->task == MODEL_TASK_SELECT ? predict_select(mpath, m, &p, top) : predict_tune(m, &p);
+    model_ws *ws = NULL;
+    if (model_ws_create(m, &ws)) {
+        model_free(m);
+        return cli_fail("predict");
+    }
+    int rc = m->task == MODEL_TASK_SELECT ? predict_select(mpath, m, ws, &p, top) : predict_tune(m, ws, &p);
+    model_ws_free(ws);
     model_free(m);
     return rc;
 }

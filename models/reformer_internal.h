@@ -42,8 +42,6 @@ typedef struct reformer {
     int n_ple_groups;     /* features with bins */
     int *ple_group;       /* (n_ple_groups + 1) first encoding column of each feature's bins, then n_ple */
     float *in_fold;       /* [b (o) | W_x (n_features, o) | W_e (n_ple, o) | C_e (n_ple, o)], o = d_out + d_hidden */
-    float *ws;            /* workspace: x (n_in), two (hidden + expand) buffers, a (n_kernels) */
-    nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
 } reformer;
 
 /* Ranking from the two heads: log softmax(z) + log sigmoid(a); log softmax(z) with kernels whose
@@ -63,7 +61,7 @@ int reformer_parse_combine(const char *s, int *out);
 int reformer_parse_norm(const char *s, nn_norm_kind *k);
 /* The family's config table (models/reformer_train.c). */
 size_t reformer_config_options(hr_config_option *rows);
-/* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
+/* Lays out blocks and head, allocates parameters and the folded inference weights. */
 int reformer_build(reformer *r);
 /* The single-problem path's folded weights from the trained ones (after training or loading). */
 void reformer_fold(reformer *r);

@@ -64,7 +64,7 @@ void pipe_result_free(pipe_result *r)
 }
 
 /* Median wall time of single-problem predictions over test rows, one thread. */
-static double measure_predict_us(const pipe_dataset *d, const model *m, const int *rows, int n_rows)
+static double measure_predict_us(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows)
 {
     enum { CALLS = 1000 };
     double t[CALLS];
@@ -75,8 +75,8 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const in
     for (int c = 0; c < CALLS; c++) {
         const data_problem *p = pipe_dataset_problem(d, rows[c % n_rows]);
         double t0 = hr_now();
-        if (m->task == MODEL_TASK_SELECT) model_predict_select(m, p, scores);
-        else model_predict_tune(m, p, values);
+        if (m->task == MODEL_TASK_SELECT) model_predict_select(m, ws, p, scores);
+        else model_predict_tune(m, ws, p, values);
         t[c] = (hr_now() - t0) * 1e6;
     }
     return eval_median_inplace(t, CALLS);
@@ -88,6 +88,9 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     res->n_test = n_rows;
     if (n_rows <= 0) return hr_error(HR_EINVAL, "no rows to evaluate");
     if (m->task != d->task) return hr_error(HR_EINVAL, "model task does not match the data");
+    model_ws *ws = NULL;
+    int ws_rc = model_ws_create(m, &ws);
+    if (ws_rc) return ws_rc;
     if (m->task == MODEL_TASK_SELECT) {
         const data_select *s = d->sel;
         int K = s->n_kernels;
@@ -103,7 +106,7 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
         for (int i = 0; !rc && i < n_rows; i++) {
             int r = rows[i];
             memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
-            rc = m->family->predict_select(m, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
+            rc = model_predict_select_x(m, ws, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
             float *sc = scores + (size_t)i * K;
             for (int k = 0; k < K; k++) sc[k] = -INFINITY;
             for (int k = 0; k < m->n_kernels; k++)
@@ -122,11 +125,17 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
         free(scores);
         free(rt);
         free(ms);
-        if (rc) return rc;
+        if (rc) {
+            model_ws_free(ws);
+            return rc;
+        }
     } else {
         const data_tune *t = d->tune;
         int L = t->length;
-        if (m->length != L) return hr_error(HR_EINVAL, "model predicts %d parameters, data has %d", m->length, L);
+        if (m->length != L) {
+            model_ws_free(ws);
+            return hr_error(HR_EINVAL, "model predicts %d parameters, data has %d", m->length, L);
+        }
         int32_t *pred = hr_malloc((size_t)n_rows * L * sizeof *pred), *truth = hr_malloc((size_t)n_rows * L * sizeof *truth);
         unsigned char *valid = hr_malloc((size_t)n_rows);
         int rc = (!pred || !truth || !valid) ? HR_ENOMEM : HR_OK;
@@ -134,7 +143,7 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
         double t0 = hr_now();
         for (int i = 0; !rc && i < n_rows; i++) {
             int r = rows[i];
-            rc = m->family->predict_tune(m, &t->problems[r], d->X + (size_t)r * d->n_features, pred + (size_t)i * L);
+            rc = model_predict_tune_x(m, ws, &t->problems[r], d->X + (size_t)r * d->n_features, pred + (size_t)i * L);
         }
         res->decode_us = (hr_now() - t0) * 1e6 / n_rows;
         for (int i = 0; !rc && i < n_rows; i++) {
@@ -145,9 +154,13 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
         free(pred);
         free(truth);
         free(valid);
-        if (rc) return rc;
+        if (rc) {
+            model_ws_free(ws);
+            return rc;
+        }
     }
-    res->predict_us = measure_predict_us(d, m, rows, n_rows);
+    res->predict_us = measure_predict_us(d, m, ws, rows, n_rows);
+    model_ws_free(ws);
     res->params = model_n_params(m);
     return HR_OK;
 }
