@@ -8,6 +8,7 @@
 
 #include "models/model.h"
 #include "nn/nn.h"
+#include "nn/parts.h"
 #include "train/train.h"
 
 #include "models/reformer_internal.h"
