@@ -43,7 +43,7 @@ static int write_raw(const char *dir, const char *name, const void *p, size_t by
 /* The find-db's selection table and the features of all its rows. */
 static int load_select(const char *data, data_select **s, float **X)
 {
-    data_load_opts opts = {0, NULL};
+    data_load_opts opts = {0, NULL, 0};
     data_tune *t = NULL;
     int rc = data_load(data, NULL, &opts, s, &t);
     if (rc) return rc;
@@ -131,7 +131,8 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     hr_log log = hr_log_stderr(HR_LOG_INFO);
     model_train_data td = {MODEL_TASK_SELECT, s, NULL, X, data_features_count(), sp.train, n_train, NULL, 0};
     model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL};
-    hr_blas_set_threads(threads);
+    /* this benchmark owns OpenBLAS's thread count, as the pipeline does in heurist (pipeline/pipeline.c) */
+    hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(cfg, threads) : threads);
     model *m = NULL;
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);

@@ -66,6 +66,7 @@ typedef struct data_select {
 typedef struct data_load_opts {
     int strict;          /* nonzero: the first bad line is an error instead of a skip */
     const hr_log *log;   /* progress and skip summary; may be NULL */
+    int threads;         /* decompression and parsing threads (<= 0: all cores; a NULL opts means all too) */
 } data_load_opts;
 
 /* Loads a find-db: plain text, or bzip2 (detected by content). */
@@ -182,7 +183,8 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
               data_tune **tune);
 
 /* ---- input bytes ---- */
-/* Reads a whole file, decompressing bzip2 when the content starts with "BZh". */
-int data_read_maybe_bz2(const char *path, char **buf, size_t *len);
+/* Reads a whole file, decompressing bzip2 when the content starts with "BZh", its blocks on `threads`
+ * threads (<= 0: all cores). */
+int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len);
 
 #endif

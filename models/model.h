@@ -63,6 +63,10 @@ typedef struct model_family {
     const char *name;
     int tasks; /* bitmask of model_task */
     int (*train)(const model_train_data *d, const model_ctx *ctx, model **out);
+    /* OpenBLAS threads the run should set for train with ctx->threads = threads and this config (invalid
+     * configs: any answer, train reports them): fewer when the family's own threads call OpenBLAS side by
+     * side. NULL: all of `threads`. The caller sets the count; a family never changes it. */
+    int (*train_blas_threads)(const cJSON *config, int threads);
     /* The family's scratch for one prediction at a time (models/predict.c wraps it in a model_ws): *out =
      * NULL when predict needs none; ws_free frees it (NULL is fine). Either hook may be NULL: no scratch. */
     int (*ws_create)(const model *m, void **out);

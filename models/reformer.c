@@ -374,6 +374,7 @@ const model_family model_family_reformer = {
     .name = "reformer",
     .tasks = MODEL_TASK_SELECT,
     .train = reformer_train,
+    .train_blas_threads = reformer_train_blas_threads,
     .ws_create = reformer_ws_create,
     .ws_free = reformer_ws_free,
     .predict_select = reformer_predict,

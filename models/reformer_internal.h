@@ -68,8 +68,9 @@ void reformer_fold(reformer *r);
 /* scores (K) in place over the head z from the applicability head a, as combine `how` ranks them */
 void reformer_combine_heads(float *z, const float *a, int K, int how, float beta);
 void reformer_free(model *mb);
-/* models/reformer_train.c: the family's train entry */
+/* models/reformer_train.c: the family's train entry, and the OpenBLAS threads it wants (model_family) */
 int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
+int reformer_train_blas_threads(const cJSON *config, int threads);
 
 /* models/reformer_input.c. in (n_in) = the model input of features x: z-score of x, through slog when the
  * model uses it, then the z-scored encoding columns. */

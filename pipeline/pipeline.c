@@ -8,10 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int pipe_dataset_load(const char *path, const char *task, const char *solver, const hr_log *log, pipe_dataset *out)
+int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
+                      pipe_dataset *out)
 {
     memset(out, 0, sizeof *out);
-    data_load_opts opts = {0, log};
+    data_load_opts opts = {.strict = 0, .log = log, .threads = threads};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
     out->task = out->sel ? MODEL_TASK_SELECT : MODEL_TASK_TUNE;
@@ -63,7 +64,16 @@ void pipe_result_free(pipe_result *r)
     r->curve = NULL;
 }
 
-/* Median wall time of single-problem predictions over test rows, one thread. */
+/* OpenBLAS's thread count is process-wide, and the pipeline alone sets it, at the start of each phase of a run:
+ * training (pipe_run) gets --threads, or what the family asks for when its own threads call OpenBLAS side by
+ * side (model_family.train_blas_threads); evaluation (pipe_evaluate) gets one, since one problem's products are
+ * too small to split and predict_us is a one-thread figure. Nothing under models/, nn/ or train/ changes it. */
+static void blas_threads_for_training(const model_family *fam, const pipe_opts *o)
+{
+    hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(o->config, o->threads) : o->threads);
+}
+
+/* Median wall time of single-problem predictions over test rows, one thread (set by pipe_evaluate). */
 static double measure_predict_us(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows)
 {
     enum { CALLS = 1000 };
@@ -71,7 +81,6 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, model_ws
     float scores[1024];
     int32_t values[64];
     if (m->task == MODEL_TASK_SELECT && m->n_kernels > 1024) return NAN;
-    hr_blas_set_threads(1);
     for (int c = 0; c < CALLS; c++) {
         const data_problem *p = pipe_dataset_problem(d, rows[c % n_rows]);
         double t0 = hr_now();
@@ -88,6 +97,7 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     res->n_test = n_rows;
     if (n_rows <= 0) return hr_error(HR_EINVAL, "no rows to evaluate");
     if (m->task != d->task) return hr_error(HR_EINVAL, "model task does not match the data");
+    hr_blas_set_threads(1); /* see blas_threads_for_training */
     model_ws *ws = NULL;
     int ws_rc = model_ws_create(m, &ws);
     if (ws_rc) return ws_rc;
@@ -272,7 +282,7 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
     model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model};
     model *m = NULL;
-    hr_blas_set_threads(o->threads);
+    blas_threads_for_training(fam, o);
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);
     double secs = hr_now() - t0;
@@ -307,7 +317,6 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     pipe_applicability_free(&app);
     if (rc || !out_model) model_free(m);
     else *out_model = m;
-    hr_blas_set_threads(o->threads);
     return rc;
 }
 

@@ -25,7 +25,7 @@ static pipe_dataset load_fixture(char **path)
     *path = test_tmpfile(".fdb.txt", fdb_text, strlen(fdb_text));
     hr_log log = hr_log_stderr(HR_LOG_ERROR);
     pipe_dataset d;
-    cr_assert_eq(pipe_dataset_load(*path, "select", NULL, &log, &d), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(pipe_dataset_load(*path, "select", NULL, 0, &log, &d), HR_OK, "%s", hr_last_error());
     return d;
 }
 
