@@ -25,7 +25,10 @@ static const cli_opt compare_opts[] = {
 static const cli_spec compare_spec = {
     "heurist compare --data FILE --models M1,M2 (--folds K | --split random:F) --out DIR [options]",
     "Trains and evaluates several model families on the same rows; writes DIR/report.json (one report\n"
-    "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.",
+    "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.\n"
+    "Selection comparisons add two baseline rows: frequent (the most frequent fastest kernel of the\n"
+    "problem's direction, data type and layout) and vendor (the vendor heuristic's pick, where a\n"
+    "FILE.heuristic.txt[.bz2] beside the find-db records it, as heurist-collect writes).",
     compare_opts,
     NULL,
 };
@@ -124,6 +127,14 @@ int cli_cmd_compare(int argc, char **argv)
     if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("compare");
+    }
+    /* the baselines are rows of every selection comparison: the most frequent fastest kernel, and the vendor's
+     * own heuristic where one is recorded beside the data */
+    const model_family *baselines[2] = {&model_family_frequent, d.sel && d.sel->vendor_rank ? &model_family_vendor : NULL};
+    for (int b = 0; d.sel && b < 2; b++) {
+        int listed = !baselines[b];
+        for (int m = 0; m < s.n_models; m++) listed |= s.fams[m] == baselines[b];
+        if (!listed && s.n_models < PIPE_COMPARE_MAX) s.fams[s.n_models++] = baselines[b];
     }
     char *summary = NULL;
     int rc = 0;

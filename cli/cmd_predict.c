@@ -23,55 +23,30 @@ static const cli_spec predict_spec = {
     "over the ranked kernels.",
 };
 
-typedef struct ranked {
-    int k;
-    double s;
-} ranked;
-
-static int cmp_ranked(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    if (x->s != y->s) return x->s > y->s ? -1 : 1;
-    return x->k - y->k;
-}
-
-static int predict_select(const char *mpath, const model *m, model_ws *ws, const data_problem *p, long long top)
+static int predict_select(const model *m, model_ws *ws, const data_problem *p, long long top)
 {
     float *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
-    ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
-    unsigned char *ok = hr_malloc((size_t)m->n_kernels);
-    pipe_applicability app;
-    int found = 0, rule = 0, rc = 0;
-    if (!s || !r || !ok || pipe_applicability_load(mpath, m, &app, &found) || model_predict_select(m, ws, p, s)) {
-        rc = cli_fail("predict");
-        goto done;
+    model_ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
+    model_applies rule = MODEL_APPLIES_EXACT;
+    int n = -1;
+    if (s && r && !model_predict_select(m, ws, p, s)) n = model_rank(m, p, s, r, &rule);
+    if (n < 0) {
+        free(s);
+        free(r);
+        return cli_fail("predict");
     }
-    if (found) rule = pipe_applicability_of(&app, p, ok);
-    else memset(ok, 1, (size_t)m->n_kernels);
-    /* softmax over the applicable kernels, in double, shifted by the largest score */
-    int n = 0;
-    double hi = -INFINITY, z = 0;
-    for (int k = 0; k < m->n_kernels; k++)
-        if (ok[k] && isfinite(s[k])) {
-            r[n++] = (ranked){k, s[k]};
-            if (s[k] > hi) hi = s[k];
-        }
-    for (int i = 0; i < n; i++) z += exp(r[i].s - hi);
-    qsort(r, (size_t)n, sizeof *r, cmp_ranked);
     char key[256];
     data_key_format(p, key, sizeof key);
     printf("%s: %d of %d kernels can run it", key, n, m->n_kernels);
-    if (!found) printf(" (this model file records no applicability: every kernel is ranked)");
-    else if (rule == 1) printf(" (no training problem had its data type and layout: kernels measured for its direction)");
-    else if (rule == 0) printf(" (no training problem had its direction: every kernel is ranked)");
+    if (rule == MODEL_APPLIES_UNRECORDED) printf(" (this model file records no applicability: every kernel is ranked)");
+    else if (rule == MODEL_APPLIES_DIRECTION)
+        printf(" (no training problem had its data type and layout: kernels measured for its direction)");
+    else if (rule == MODEL_APPLIES_ALL) printf(" (no training problem had its direction: every kernel is ranked)");
     printf("\nrank  probability  kernel\n");
-    for (int i = 0; i < n && i < top; i++) printf("%4d  %10.2f%%  %s\n", i + 1, 100 * exp(r[i].s - hi) / z, m->kernels[r[i].k]);
-done:
-    if (found) pipe_applicability_free(&app);
+    for (int i = 0; i < n && i < top; i++) printf("%4d  %10.2f%%  %s\n", i + 1, 100.0 * r[i].prob, m->kernels[r[i].kernel]);
     free(s);
     free(r);
-    free(ok);
-    return rc;
+    return 0;
 }
 
 static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
@@ -113,7 +88,7 @@ int cli_cmd_predict(int argc, char **argv)
         model_free(m);
         return cli_fail("predict");
     }
-    int rc = m->task == MODEL_TASK_SELECT ? predict_select(mpath, m, ws, &p, top) : predict_tune(m, ws, &p);
+    int rc = m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
     model_ws_free(ws);
     model_free(m);
     return rc;

@@ -45,20 +45,6 @@ void hr_error_clear(void)
     tls_errmsg[0] = '\0';
 }
 
-const char *hr_status_name(int code)
-{
-    switch (code) {
-    case HR_OK: return "ok";
-    case HR_EINVAL: return "invalid argument";
-    case HR_EIO: return "i/o error";
-    case HR_ENOMEM: return "out of memory";
-    case HR_EFORMAT: return "format error";
-    case HR_EVERSION: return "unsupported version";
-    case HR_ESTATE: return "invalid state";
-    default: return "unknown status";
-    }
-}
-
 void hr_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "heurist: internal error: assertion '%s' failed at %s:%d\n", expr, file, line);

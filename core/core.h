@@ -33,8 +33,8 @@ int hr_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Prefixes the thread's last error with "fmt: ", keeping the deeper cause; returns code. */
 int hr_error_wrap(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *hr_last_error(void);
+/* Forgets the thread's last error (a caller that checks each failure comes with its own message). */
 void hr_error_clear(void);
-const char *hr_status_name(int code);
 
 #define HR_ASSERT(cond)                                                                            \
     do {                                                                                           \
@@ -106,7 +106,8 @@ int hr_parallel_for(int nthreads, size_t n, hr_range_fn fn, void *ctx);
  * inline. Not reentrant. */
 typedef struct hr_team hr_team;
 typedef void (*hr_team_fn)(void *ctx, int tid, int n);
-/* *out = a team of nthreads (resolved as hr_threads_resolve); fewer members if threads cannot be started. */
+/* *out = a team of nthreads (resolved as hr_threads_resolve). If a thread cannot be started, those started
+ * are ended and joined and an error (HR_ENOMEM when the system is out of threads or memory) is returned. */
 int hr_team_create(int nthreads, hr_team **out);
 void hr_team_free(hr_team *t); /* NULL is fine */
 int hr_team_size(const hr_team *t);
@@ -125,9 +126,16 @@ size_t hr_peak_rss(void);
 /* ---- files ---- */
 /* Reads a whole file; *buf is NUL-terminated (not counted in *len). Free with free(). */
 int hr_file_read_all(const char *path, char **buf, size_t *len);
-/* A temporary path beside `path` ("path.tmp.<pid>.<n>") for write-then-rename. Caller frees. */
+/* A temporary path beside `path` ("path.heurist-tmp.<pid>.<n>") for write-then-rename; first removes the
+ * temporaries that killed heurist processes left in that folder (hr_file_remove_stale_tmps). Caller frees. */
 char *hr_file_tmp_path(const char *path);
-/* Renames tmp over path (atomic on one filesystem); on failure removes tmp. */
+/* Removes regular files "*.heurist-tmp.<pid>.<n>" in dir ("" = current) whose pid no longer runs on this
+ * machine; returns how many. */
+int hr_file_remove_stale_tmps(const char *dir);
+/* An output path may be replaced only when it is absent or a regular file (never a device, a directory
+ * or a symlink); otherwise a one-line HR_EINVAL naming it. */
+int hr_file_check_target(const char *path);
+/* Renames tmp over path (atomic on one filesystem) after hr_file_check_target; on failure removes tmp. */
 int hr_file_commit(const char *tmp, const char *path);
 /* Writes len bytes atomically to path (temporary file, fsync, rename). */
 int hr_file_write_atomic(const char *path, const void *data, size_t len);

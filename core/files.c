@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "core.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,17 +52,76 @@ int hr_file_read_all(const char *path, char **buf, size_t *len)
 
 static atomic_uint tmp_counter;
 
+#define TMP_TAG ".heurist-tmp."
+
+int hr_file_check_target(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return HR_OK;
+        return hr_error(HR_EIO, "%s: cannot inspect the output path: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return hr_error(HR_EINVAL, "%s: exists and is not a regular file; refusing to replace it", path);
+    return HR_OK;
+}
+
+/* Is name "<anything>.heurist-tmp.<pid>.<n>" of a process that no longer runs? */
+static int tmp_is_stale(const char *name)
+{
+    const char *tag = strstr(name, TMP_TAG);
+    if (!tag) return 0;
+    const char *p = tag + strlen(TMP_TAG);
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *end != '.' || pid <= 0) return 0;
+    p = end + 1;
+    strtoul(p, &end, 10);
+    if (end == p || *end != '\0') return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int hr_file_remove_stale_tmps(const char *dir)
+{
+    DIR *d = opendir(dir[0] ? dir : ".");
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!tmp_is_stale(e->d_name)) continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = hr_malloc(n);
+        if (!p) break;
+        snprintf(p, n, "%s%s%s", dir, dir[0] ? "/" : "", e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && unlink(p) == 0) removed++;
+        free(p);
+    }
+    closedir(d);
+    return removed;
+}
+
 char *hr_file_tmp_path(const char *path)
 {
     size_t n = strlen(path) + 64;
     char *tmp = hr_malloc(n);
     if (!tmp) return NULL;
-    snprintf(tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&tmp_counter, 1u));
+    /* temporaries left by killed runs of any heurist output in this folder go first */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : hr_strdup("");
+    if (dir) hr_file_remove_stale_tmps(dir);
+    free(dir);
+    snprintf(tmp, n, "%s" TMP_TAG "%ld.%u", path, (long)getpid(), atomic_fetch_add(&tmp_counter, 1u));
     return tmp;
 }
 
 int hr_file_commit(const char *tmp, const char *path)
 {
+    int rc = hr_file_check_target(path);
+    if (rc) {
+        remove(tmp);
+        return rc;
+    }
     if (rename(tmp, path) != 0) {
         int e = errno;
         remove(tmp);
@@ -71,6 +132,8 @@ int hr_file_commit(const char *tmp, const char *path)
 
 int hr_file_write_atomic(const char *path, const void *data, size_t len)
 {
+    int rc0 = hr_file_check_target(path);
+    if (rc0) return rc0;
     char *tmp = hr_file_tmp_path(path);
     if (!tmp) return HR_ENOMEM;
     FILE *f = fopen(tmp, "wb");
@@ -84,9 +147,10 @@ int hr_file_write_atomic(const char *path, const void *data, size_t len)
     ok = (fsync(fileno(f)) == 0) && ok;
     ok = (fclose(f) == 0) && ok;
     if (!ok) {
+        int e = errno;
         remove(tmp);
         free(tmp);
-        return hr_error(HR_EIO, "%s: write failed", path);
+        return hr_error(HR_EIO, "%s: write failed: %s", path, strerror(e));
     }
     int rc = hr_file_commit(tmp, path);
     free(tmp);

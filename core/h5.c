@@ -1,8 +1,11 @@
 /* Checked HDF5 helpers. */
 #include "core/h5.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 void hr_h5_quiet(void)
 {
@@ -16,10 +19,16 @@ static const char *obj_name(hid_t obj, char *buf, size_t n)
     return buf;
 }
 
+/* An image opened from memory carries its path plus this suffix: HDF5's core driver refuses to open an
+ * image under the name of a file that exists on disk. Messages show the path without it. */
+#define IMAGE_SUFFIX "#heurist-image"
+
 static const char *file_name(hid_t obj, char *buf, size_t n)
 {
     ssize_t k = H5Fget_name(obj, buf, n);
     if (k <= 0) snprintf(buf, n, "?");
+    size_t len = strlen(buf), sl = strlen(IMAGE_SUFFIX);
+    if (len > sl && strcmp(buf + len - sl, IMAGE_SUFFIX) == 0) buf[len - sl] = '\0';
     return buf;
 }
 
@@ -33,24 +42,84 @@ static const char *file_name(hid_t obj, char *buf, size_t n)
         return hr_error(code, "%s: %s%s%s", fn_, on_, strcmp(on_, "/") ? "/" : "", msg_);          \
     } while (0)
 
+/* ---- the integrity block ----
+ * Every file heurist writes starts with a 512-byte HDF5 user block (HDF5 itself skips it):
+ *   "heurist-sealed-hdf5 1\nformat <name>\nbytes <n>\ncrc32 <8 hex digits>\n", NUL-padded,
+ * where crc32 (zlib's) covers the n bytes after the block. The file is built in memory (HDF5's core
+ * driver, no backing store), sealed, and written through the atomic writer; a reader checks the seal on
+ * the whole image before HDF5 parses a byte of it, and opens the checked image from memory. */
+#define SEAL_MAGIC "heurist-sealed-hdf5 1\n"
+
+static int seal_fill(unsigned char *img, size_t len, const char *format)
+{
+    if (len < HR_H5_USERBLOCK) return HR_EINVAL;
+    unsigned long crc = crc32_z(0L, img + HR_H5_USERBLOCK, len - HR_H5_USERBLOCK);
+    char block[HR_H5_USERBLOCK];
+    memset(block, 0, sizeof block);
+    int k = snprintf(block, sizeof block, SEAL_MAGIC "format %.200s\nbytes %zu\ncrc32 %08lx\n", format,
+                     len - HR_H5_USERBLOCK, crc);
+    if (k < 0 || (size_t)k >= sizeof block) return HR_EINVAL;
+    memcpy(img, block, sizeof block);
+    return HR_OK;
+}
+
+/* Checks the seal of a whole file image; messages name path. */
+static int seal_check(const char *path, const unsigned char *img, size_t len)
+{
+    if (len < HR_H5_USERBLOCK || memcmp(img, SEAL_MAGIC, strlen(SEAL_MAGIC)) != 0) {
+        static const unsigned char hdf5_sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+        if (len >= 8 && memcmp(img, hdf5_sig, 8) == 0)
+            return hr_error(HR_EFORMAT, "%s: HDF5 file without heurist's integrity block (not written by heurist, "
+                                        "or by a heurist older than its checksums); it cannot be verified",
+                            path);
+        return hr_error(HR_EFORMAT, "%s: not a heurist HDF5 file (no integrity block)", path);
+    }
+    char block[HR_H5_USERBLOCK + 1];
+    memcpy(block, img, HR_H5_USERBLOCK);
+    block[HR_H5_USERBLOCK] = '\0';
+    const char *b = strstr(block, "\nbytes "), *c = strstr(block, "\ncrc32 ");
+    unsigned long long n = 0;
+    unsigned long crc = 0;
+    if (!b || !c || sscanf(b, "\nbytes %llu", &n) != 1 || sscanf(c, "\ncrc32 %8lx", &crc) != 1)
+        return hr_error(HR_EFORMAT, "%s: integrity block is malformed, the file is damaged", path);
+    if (n != len - HR_H5_USERBLOCK)
+        return hr_error(HR_EFORMAT, "%s: %zu bytes after the integrity block, it records %llu: the file is "
+                                    "truncated or damaged", path, len - HR_H5_USERBLOCK, n);
+    if (crc32_z(0L, img + HR_H5_USERBLOCK, len - HR_H5_USERBLOCK) != crc)
+        return hr_error(HR_EFORMAT, "%s: checksum mismatch, the file is damaged", path);
+    return HR_OK;
+}
+
 int hr_h5_create(const char *path, hr_h5_out *out)
 {
     hr_h5_quiet();
     memset(out, 0, sizeof *out);
-    out->tmp = hr_file_tmp_path(path);
-    out->path = hr_strdup(path);
-    if (!out->tmp || !out->path) {
-        free(out->tmp);
-        free(out->path);
-        return HR_ENOMEM;
+    out->file = -1;
+    int rc = hr_file_check_target(path);
+    if (rc) return rc;
+    /* the file is written only at hr_h5_close: a folder that cannot take it is reported now, before the work */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : hr_strdup(".");
+    if (!dir) return HR_ENOMEM;
+    if (access(dir, W_OK | X_OK) != 0) {
+        rc = hr_error(HR_EIO, "%s: cannot write in folder %s: %s", path, dir, strerror(errno));
+        free(dir);
+        return rc;
     }
-    out->file = H5Fcreate(out->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    free(dir);
+    out->path = hr_strdup(path);
+    if (!out->path) return HR_ENOMEM;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
+    int ok = fapl >= 0 && fcpl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
+             H5Pset_userblock(fcpl, HR_H5_USERBLOCK) >= 0;
+    /* in memory only: the name labels the file in HDF5's messages and ours */
+    out->file = ok ? H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl) : -1;
+    if (fapl >= 0) H5Pclose(fapl);
+    if (fcpl >= 0) H5Pclose(fcpl);
     if (out->file < 0) {
-        int rc = hr_error(HR_EIO, "%s: cannot create HDF5 file %s", path, out->tmp);
-        free(out->tmp);
         free(out->path);
         memset(out, 0, sizeof *out);
-        return rc;
+        return hr_error(HR_EIO, "%s: cannot create an in-memory HDF5 file", path);
     }
     return HR_OK;
 }
@@ -58,16 +127,48 @@ int hr_h5_create(const char *path, hr_h5_out *out)
 int hr_h5_close(hr_h5_out *out, int commit)
 {
     int rc = HR_OK;
-    if (out->file > 0 && H5Fclose(out->file) < 0) rc = hr_error(HR_EIO, "%s: closing HDF5 file failed", out->path);
-    out->file = -1;
-    if (out->tmp) {
-        if (commit && rc == HR_OK) rc = hr_file_commit(out->tmp, out->path);
-        else remove(out->tmp);
+    unsigned char *img = NULL;
+    if (out->file >= 0 && commit) {
+        char *format = NULL;
+        if (H5Aexists(out->file, "format") > 0) hr_h5_attr_read_str(out->file, "format", &format);
+        /* the image HDF5 hands out starts at the superblock: the user block goes in front of it */
+        ssize_t n = H5Fflush(out->file, H5F_SCOPE_GLOBAL) >= 0 ? H5Fget_file_image(out->file, NULL, 0) : -1;
+        size_t total = (size_t)n + HR_H5_USERBLOCK;
+        if (n <= 0) rc = hr_error(HR_EIO, "%s: cannot build the HDF5 image", out->path);
+        else if (!(img = hr_calloc(total, 1))) rc = HR_ENOMEM;
+        else if (H5Fget_file_image(out->file, img + HR_H5_USERBLOCK, (size_t)n) != n)
+            rc = hr_error(HR_EIO, "%s: cannot build the HDF5 image", out->path);
+        else if (seal_fill(img, total, format ? format : "unknown"))
+            rc = hr_error(HR_EIO, "%s: cannot seal the HDF5 image", out->path);
+        if (!rc) rc = hr_file_write_atomic(out->path, img, total);
+        free(format);
     }
-    free(out->tmp);
+    if (out->file >= 0 && H5Fclose(out->file) < 0 && !rc) rc = hr_error(HR_EIO, "%s: closing HDF5 file failed", out->path);
+    out->file = -1;
+    free(img);
     free(out->path);
-    out->tmp = out->path = NULL;
+    out->path = NULL;
     return rc;
+}
+
+int hr_h5_open_image(const char *path, const void *img, size_t len, hid_t *file)
+{
+    hr_h5_quiet();
+    *file = -1;
+    int rc = seal_check(path, img, len);
+    if (rc) return rc;
+    size_t nn = strlen(path) + sizeof IMAGE_SUFFIX;
+    char *name = hr_malloc(nn);
+    if (!name) return HR_ENOMEM;
+    snprintf(name, nn, "%s" IMAGE_SUFFIX, path);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    int ok = fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 && H5Pset_file_image(fapl, (void *)img, len) >= 0;
+    hid_t f = ok ? H5Fopen(name, H5F_ACC_RDONLY, fapl) : -1;
+    if (fapl >= 0) H5Pclose(fapl);
+    free(name);
+    if (f < 0) return hr_error(HR_EFORMAT, "%s: cannot open HDF5 file (corrupt?)", path);
+    *file = f;
+    return HR_OK;
 }
 
 int hr_h5_open(const char *path, const char *format, int max_version, hid_t *file, int *version)
@@ -75,14 +176,18 @@ int hr_h5_open(const char *path, const char *format, int max_version, hid_t *fil
     hr_h5_quiet();
     *file = -1;
     if (!hr_file_exists(path)) return hr_error(HR_EIO, "%s: no such file", path);
-    if (H5Fis_hdf5(path) <= 0) return hr_error(HR_EFORMAT, "%s: not an HDF5 file", path);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return hr_error(HR_EFORMAT, "%s: cannot open HDF5 file (truncated or corrupt?)", path);
+    char *img;
+    size_t len;
+    int rc = hr_file_read_all(path, &img, &len);
+    if (rc) return rc;
+    hid_t f;
+    rc = hr_h5_open_image(path, img, len, &f);
+    free(img); /* HDF5 keeps its own copy of the image */
+    if (rc) return rc;
     char *fmt = NULL;
     long long ver = 0;
     if (hr_h5_attr_read_str(f, "format", &fmt) || strcmp(fmt, format) != 0) {
-        int rc = hr_error(HR_EFORMAT, "%s: not a %s file (format attribute is '%s')", path, format,
-                          fmt ? fmt : "missing");
+        rc = hr_error(HR_EFORMAT, "%s: not a %s file (format attribute is '%s')", path, format, fmt ? fmt : "missing");
         free(fmt);
         H5Fclose(f);
         return rc;
@@ -104,6 +209,46 @@ int hr_h5_open(const char *path, const char *format, int max_version, hid_t *fil
     *file = f;
     if (version) *version = (int)ver;
     return HR_OK;
+}
+
+int hr_h5_seal_file(const char *path)
+{
+    char *buf;
+    size_t len;
+    int rc = hr_file_read_all(path, &buf, &len);
+    if (rc) return rc;
+    static const unsigned char hdf5_sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char *img = NULL;
+    size_t n = 0;
+    if (len >= HR_H5_USERBLOCK && memcmp(buf, SEAL_MAGIC, strlen(SEAL_MAGIC)) == 0) {
+        img = (unsigned char *)buf;
+        n = len;
+        buf = NULL;
+    } else if (len >= 8 && memcmp(buf, hdf5_sig, 8) == 0) {
+        /* HDF5 finds a superblock at 512 and takes addresses relative to it, so prepending a block works */
+        n = len + HR_H5_USERBLOCK;
+        if (!(img = hr_malloc(n))) rc = HR_ENOMEM;
+        else memcpy(img + HR_H5_USERBLOCK, buf, len);
+    } else {
+        rc = hr_error(HR_EFORMAT, "%s: not an HDF5 file", path);
+    }
+    free(buf);
+    if (!rc) {
+        /* the format name from the file itself */
+        hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), f = -1;
+        char *format = NULL;
+        memset(img, 0, HR_H5_USERBLOCK);
+        if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 && H5Pset_file_image(fapl, img, n) >= 0)
+            f = H5Fopen(IMAGE_SUFFIX, H5F_ACC_RDONLY, fapl);
+        if (fapl >= 0) H5Pclose(fapl);
+        if (f >= 0 && H5Aexists(f, "format") > 0) hr_h5_attr_read_str(f, "format", &format);
+        if (f >= 0) H5Fclose(f);
+        rc = seal_fill(img, n, format ? format : "unknown") ? hr_error(HR_EIO, "%s: cannot seal", path)
+                                                            : hr_file_write_atomic(path, img, n);
+        free(format);
+    }
+    free(img);
+    return rc;
 }
 
 int hr_h5_attr_exists(hid_t obj, const char *name)
@@ -156,10 +301,13 @@ int hr_h5_attr_read_str(hid_t obj, const char *name, char **value)
     *value = NULL;
     if (H5Aexists(obj, name) <= 0) H5_FAIL(obj, HR_EFORMAT, "missing attribute '%s'", name);
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    hid_t ft = H5Aget_type(a);
-    if (H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0) {
-        H5Tclose(ft);
-        H5Aclose(a);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (sp >= 0) H5Sclose(sp);
+    if (ft < 0 || H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) > 0 || np != 1 ||
+        H5Tget_size(ft) == 0 || H5Tget_size(ft) > (1u << 24)) {
+        if (ft >= 0) H5Tclose(ft);
+        if (a >= 0) H5Aclose(a);
         H5_FAIL(obj, HR_EFORMAT, "attribute '%s' is not a fixed-length string", name);
     }
     size_t n = H5Tget_size(ft);
@@ -182,6 +330,16 @@ static int attr_read_num(hid_t obj, const char *name, hid_t type, void *v)
 {
     if (H5Aexists(obj, name) <= 0) H5_FAIL(obj, HR_EFORMAT, "missing attribute '%s'", name);
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    /* one number of a numeric class: a string or an array attribute would be read past v */
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+    H5T_class_t fc = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+    hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (ft >= 0) H5Tclose(ft);
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0 && ((fc != H5T_INTEGER && fc != H5T_FLOAT) || np != 1)) {
+        H5Aclose(a);
+        H5_FAIL(obj, HR_EFORMAT, "attribute '%s' is not a single number", name);
+    }
     herr_t r = a >= 0 ? H5Aread(a, type, v) : -1;
     if (a >= 0) H5Aclose(a);
     if (r < 0) H5_FAIL(obj, HR_EFORMAT, "cannot read attribute '%s'", name);
@@ -281,6 +439,14 @@ int hr_h5_read(hid_t loc, const char *name, hid_t type, size_t rows, size_t cols
         H5_FAIL(loc, HR_EFORMAT, "dataset '%s' has shape (%zu, %zu), expected (%zu, %zu)", name, r, c, rows, cols);
     if (rows == 0) return HR_OK;
     hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    /* HDF5 converts between numbers of one class; a string or compound stored where numbers belong is an error */
+    hid_t ft = d >= 0 ? H5Dget_type(d) : -1;
+    H5T_class_t fc = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS, mc = H5Tget_class(type);
+    if (ft >= 0) H5Tclose(ft);
+    if (d >= 0 && fc != mc && !(fc == H5T_INTEGER && mc == H5T_FLOAT)) {
+        H5Dclose(d);
+        H5_FAIL(loc, HR_EFORMAT, "dataset '%s' has the wrong element type", name);
+    }
     herr_t e = d >= 0 ? H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : -1;
     if (d >= 0) H5Dclose(d);
     if (e < 0) H5_FAIL(loc, HR_EFORMAT, "cannot read dataset '%s' (truncated file?)", name);
@@ -292,8 +458,11 @@ int hr_h5_read_alloc(hid_t loc, const char *name, hid_t type, size_t *rows, size
     *data = NULL;
     int rc = hr_h5_shape(loc, name, rows, cols);
     if (rc) return rc;
-    size_t count = *rows * (*cols ? *cols : 1);
-    void *buf = hr_malloc(count * H5Tget_size(type) + 1);
+    size_t per = H5Tget_size(type), width = *cols ? *cols : 1;
+    if (per == 0 || width > SIZE_MAX / per || *rows > SIZE_MAX / (width * per) - 1)
+        H5_FAIL(loc, HR_EFORMAT, "dataset '%s' is too large (%zu x %zu)", name, *rows, *cols);
+    size_t count = *rows * width;
+    void *buf = hr_malloc(count * per + 1);
     if (!buf) return HR_ENOMEM;
     rc = hr_h5_read(loc, name, type, *rows, *cols, buf);
     if (rc) {

@@ -2,7 +2,11 @@
  *
  * Every call checks HDF5's status and turns a failure into an hr_status with a message naming the
  * file object. String lists are stored as one NUL-separated uint8 dataset (fast for 10^5 keys).
- * Files are created under a temporary name and renamed into place by hr_h5_close_commit.
+ * Files are built in memory and sealed: a 512-byte HDF5 user block at the start records the format name,
+ * the byte count and a crc32 of everything after it. hr_h5_close writes the sealed image through the atomic
+ * writer (temporary file, fsync, rename); hr_h5_open reads the whole file, checks the seal ("checksum
+ * mismatch, the file is damaged"), and only then lets HDF5 parse the image, from memory. A file without
+ * the block (an HDF5 file from another tool) is refused; hr_h5_seal_file seals one on purpose.
  */
 #ifndef HEURIST_CORE_H5_H
 #define HEURIST_CORE_H5_H
@@ -12,16 +16,22 @@
 
 #include "core/core.h"
 
+#define HR_H5_USERBLOCK 512
+
 typedef struct hr_h5_out {
-    hid_t file;
-    char *tmp;  /* temporary path being written */
+    hid_t file; /* in memory until hr_h5_close */
     char *path; /* final path */
 } hr_h5_out;
 
-/* Creates path's temporary sibling for writing. */
+/* Starts an in-memory HDF5 file for path (refused when path exists and is not a regular file). */
 int hr_h5_create(const char *path, hr_h5_out *out);
-/* Closes and renames into place (commit != 0), or closes and removes the temporary (commit == 0). */
+/* Seals the image and writes it atomically to path (commit != 0), or discards it (commit == 0). */
 int hr_h5_close(hr_h5_out *out, int commit);
+/* Checks the seal of a whole file image and opens it read-only from memory (HDF5 copies the image). */
+int hr_h5_open_image(const char *path, const void *img, size_t len, hid_t *file);
+/* (Re)seals an HDF5 file in place: recomputes the checksum of a sealed file, or prepends the block to a
+ * plain one. For files edited through HDF5 on purpose (tests, repairs), never part of loading. */
+int hr_h5_seal_file(const char *path);
 /* Opens an existing file read-only; checks attribute "format" == format and "version" <= max_version
  * (a newer version is refused with HR_EVERSION). *version receives the stored version. */
 int hr_h5_open(const char *path, const char *format, int max_version, hid_t *file, int *version);

@@ -1,10 +1,12 @@
 /* A static parallel-for over pthreads, a persistent thread team, and OpenBLAS thread control. */
 #include "core.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +22,10 @@ int hr_threads_resolve(int n)
 
 void hr_blas_set_threads(int n)
 {
-    openblas_set_num_threads(hr_threads_resolve(n));
+    /* more BLAS threads than cores only adds spinning threads (and, by the thousand, memory) */
+    int cores = hr_threads_resolve(0);
+    n = hr_threads_resolve(n);
+    openblas_set_num_threads(n < cores ? n : cores);
 }
 
 int hr_blas_threads(void)
@@ -151,16 +156,27 @@ int hr_team_create(int nthreads, hr_team **out)
     atomic_init(&t->phase, 0);
     atomic_init(&t->job, 0);
     t->n = 1;
+    int err = 0;
     for (int i = 1; i < n; i++) {
         team_member *m = hr_malloc(sizeof *m);
-        if (!m) break;
+        if (!m) {
+            err = ENOMEM;
+            break;
+        }
         m->t = t;
         m->tid = i;
-        if (pthread_create(&t->th[i], NULL, team_member_main, m) != 0) {
+        if ((err = pthread_create(&t->th[i], NULL, team_member_main, m)) != 0) {
             free(m);
             break;
         }
         t->n++; /* members read n only inside a job, after the next hr_team_run */
+    }
+    if (err) {
+        /* the members started so far are told to end and joined: nothing is left spinning */
+        int started = t->n;
+        hr_team_free(t);
+        return hr_error(err == ENOMEM || err == EAGAIN ? HR_ENOMEM : HR_EIO,
+                        "cannot start a team of %d threads (started %d): %s", n, started, strerror(err));
     }
     *out = t;
     return HR_OK;

@@ -91,6 +91,9 @@ done:
 
 int data_cache_write_select(const char *path, const data_select *ds)
 {
+    if (ds->n <= 0 || ds->n_kernels <= 0)
+        return hr_error(HR_EINVAL, "%s: refusing to cache a selection dataset with %d problems and %d kernels", path,
+                        ds->n, ds->n_kernels);
     hr_h5_out out;
     int rc = hr_h5_create(path, &out);
     if (rc) return rc;
@@ -106,6 +109,9 @@ done:
 
 int data_cache_write_tune(const char *path, const data_tune *dt)
 {
+    if (dt->n <= 0 || dt->length <= 0)
+        return hr_error(HR_EINVAL, "%s: refusing to cache a tuning dataset with %d rows of %d parameters", path, dt->n,
+                        dt->length);
     hr_h5_out out;
     int rc = hr_h5_create(path, &out);
     if (rc) return rc;
@@ -263,7 +269,9 @@ int data_cache_read(const char *path, data_select **sel, data_tune **tune)
             !(rc = hr_h5_read_strings(f, "kernels", &ds->kernels, &nk))) {
             ds->n_kernels = (int)nk;
             ds->lines = lines;
-            if (!(rc = hr_h5_read_strings(f, "keys", &ds->keys, &nkeys)) && nkeys != (size_t)n)
+            if (nk == 0 || nk > (size_t)INT32_MAX / 2)
+                rc = hr_error(HR_EFORMAT, "%s: kernels: %zu names, expected at least one", path, nk);
+            if (!rc && !(rc = hr_h5_read_strings(f, "keys", &ds->keys, &nkeys)) && nkeys != (size_t)n)
                 rc = hr_error(HR_EFORMAT, "%s: %zu keys for %lld problems", path, nkeys, n);
             if (!rc) {
                 ds->runtime = hr_malloc((size_t)n * nk * sizeof *ds->runtime);
@@ -290,7 +298,10 @@ int data_cache_read(const char *path, data_select **sel, data_tune **tune)
         size_t L = 0;
         if (!(rc = read_problems(f, path, dt->n, &dt->problems)) && !(rc = read_skips(f, &dt->skips)) &&
             !(rc = hr_h5_attr_read_str(f, "solver", &dt->solver)) &&
-            !(rc = hr_h5_read_strings(f, "param_names", &dt->param_names, &L))) {
+            !(rc = hr_h5_read_strings(f, "param_names", &dt->param_names, &L)) &&
+            !(rc = (L == 0 || L > 4096) ? hr_error(HR_EFORMAT, "%s: param_names: %zu names, expected 1 to 4096",
+                                                   path, L)
+                                        : HR_OK)) {
             dt->values = hr_malloc((size_t)n * L * sizeof *dt->values + 1);
             rc = dt->values ? hr_h5_read(f, "values", H5T_NATIVE_INT32, (size_t)n, L, dt->values) : HR_ENOMEM;
             if (!rc) rc = data_tune_build_vocab(dt, (int)L);

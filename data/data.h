@@ -58,6 +58,8 @@ typedef struct data_select {
     char **keys;         /* (n) problem keys as written in the file */
     char **kernels;      /* (n_kernels) solver names, sorted */
     float *runtime;      /* (n, n_kernels) milliseconds; INFINITY where not measured */
+    int16_t *vendor_rank; /* (n, n_kernels) position of each kernel in the vendor's own heuristic ranking (0 =
+                           * its pick), -1 where it does not rank it; NULL without a sidecar (data/vendor.c) */
     data_skips skips;
     long lines;          /* lines read, including skipped ones */
     char *source;        /* basename of the file it came from */
@@ -71,6 +73,10 @@ typedef struct data_load_opts {
 
 /* Loads a find-db: plain text, or bzip2 (detected by content). */
 int data_fdb_load(const char *path, const data_load_opts *opts, data_select **out);
+/* Reads the vendor heuristic's ranking recorded beside a find-db (FILE.heuristic.txt[.bz2] next to
+ * FILE.fdb.txt[.bz2]) into ds->vendor_rank, decompressing on `threads` threads (<= 0: all cores); *found = 0
+ * and nothing changes when there is no such file. */
+int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *found);
 /* Parses find-db text already in memory (used by the loader and by tests); `name` names it in errors. */
 int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts,
                    data_select **out);

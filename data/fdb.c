@@ -1,5 +1,6 @@
 /* find-db loader: "<key>=<entry>;<entry>;..." lines into a problems x kernels runtime table. */
 #define _GNU_SOURCE
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,10 @@ typedef struct fdb_builder {
     size_t n_entries, cap_entries;
     strtab kernels;
     strtab keyset;
+    /* duplicate-kernel check in O(1) per entry: kernel id -> number of the line that last used it */
+    long *kernel_line;
+    int cap_kernel_line;
+    long parsed;           /* lines given to line_parse so far: the stamps */
 } fdb_builder;
 
 static int builder_reserve(fdb_builder *b, size_t more_entries)
@@ -198,6 +203,9 @@ static const char *entry_parse(const char *s, size_t n, const char **name, size_
         *name_len = (size_t)(colon - s);
     }
     if (*name_len == 0) return "malformed entry";
+    /* a NUL or other control byte would cut or disguise the name once it is a C string */
+    for (size_t i = 0; i < *name_len; i++)
+        if ((unsigned char)(*name)[i] < 0x20 || (*name)[i] == 0x7f) return "control byte in kernel name";
     const char *comma = memchr(rest, ',', (size_t)(end - rest));
     const char *tend = comma ? comma : end;
     char num[64];
@@ -212,6 +220,9 @@ static const char *entry_parse(const char *s, size_t n, const char **name, size_
         if (stop != num + tn || isnan(v)) return "non-numeric time";
     }
     if (!(v > 0) || isinf(v)) return "non-positive or infinite time";
+    /* stored as float: a time that overflows to inf would read as "not measured", one that underflows to 0
+     * (or to a subnormal) as infinitely fast */
+    if (v > FLT_MAX || v < FLT_MIN) return "time out of float range";
     *ms = v;
     return NULL;
 }
@@ -231,6 +242,7 @@ static const char *line_parse(fdb_builder *b, const char *line, size_t len, long
     if ((*status = builder_reserve(b, n_semis))) return "out of memory";
     size_t first = b->n_entries;
     int pid = b->n;
+    long stamp = ++b->parsed;
     while (v < end) {
         const char *semi = memchr(v, ';', (size_t)(end - v));
         const char *e = semi ? semi : end;
@@ -249,12 +261,23 @@ static const char *line_parse(fdb_builder *b, const char *line, size_t len, long
                 *status = HR_ENOMEM;
                 return "out of memory";
             }
-            for (size_t k = first; k < b->n_entries; k++) {
-                if (b->entries[k].kernel == kid) {
-                    b->n_entries = first;
-                    return "duplicate kernel in line";
+            if (kid >= b->cap_kernel_line) {
+                int cap = b->cap_kernel_line ? b->cap_kernel_line * 2 : 256;
+                while (cap <= kid) cap *= 2;
+                long *kl = realloc(b->kernel_line, (size_t)cap * sizeof *kl);
+                if (!kl) {
+                    *status = HR_ENOMEM;
+                    return "out of memory";
                 }
+                memset(kl + b->cap_kernel_line, 0, (size_t)(cap - b->cap_kernel_line) * sizeof *kl);
+                b->kernel_line = kl;
+                b->cap_kernel_line = cap;
             }
+            if (b->kernel_line[kid] == stamp) {
+                b->n_entries = first;
+                return "duplicate kernel in line";
+            }
+            b->kernel_line[kid] = stamp;
             b->entries[b->n_entries++] = (fdb_entry){pid, kid, (float)ms};
         }
         v = semi ? semi + 1 : end;
@@ -282,6 +305,7 @@ static void builder_free(fdb_builder *b)
     free(b->lines);
     free(b->key_len);
     free(b->entries);
+    free(b->kernel_line);
     strtab_free(&b->kernels, 1);
     strtab_free(&b->keyset, 1);
 }
@@ -310,8 +334,9 @@ static void chunk_parse(fdb_chunk *c)
         size_t n = (size_t)(e - s);
         if (n && s[n - 1] == '\r') n--;
         if (n > 0 && s[0] != '#') {
-            int st;
-            const char *why = line_parse(&c->b, s, n, lineno, &st);
+            int st = HR_OK;
+            const char *why = memchr(s, '\r', n) ? "carriage return inside a line (CR-only line endings?)"
+                                                  : line_parse(&c->b, s, n, lineno, &st);
             if (st) {
                 c->status = st;
                 c->err_line = lineno;
@@ -443,6 +468,10 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
     data_skips skips;
     memset(&skips, 0, sizeof skips);
     int rc = HR_OK;
+    /* text with carriage returns and no line feed (classic Mac line ends) would read as one long line */
+    if (len && !memchr(text, '\n', len) && memchr(text, '\r', len) &&
+        memchr(text, '\r', len) != text + len - 1)
+        return hr_error(HR_EFORMAT, "%s: CR-only line endings; convert the file to LF (or CRLF) line ends", name);
     /* one chunk per thread for large inputs; boundaries fall on line starts */
     int nch = len > (1u << 20) ? hr_threads_resolve(opts ? opts->threads : 0) : 1;
     if (nch > 8) nch = 8;
@@ -575,6 +604,7 @@ void data_select_free(data_select *ds)
     free(ds->kernels);
     free(ds->problems);
     free(ds->runtime);
+    free(ds->vendor_rank);
     free(ds->source);
     free(ds);
 }

@@ -26,7 +26,16 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
         if (!solver || !*solver)
             return hr_error(HR_EINVAL, "%s: a perf-db needs a solver name (--solver ConvAsm1x1U)", path);
         return data_perfdb_load(path, solver, opts, tune);
-    case DATA_SOURCE_FDB: return data_fdb_load(path, opts, sel);
+    case DATA_SOURCE_FDB: {
+        int found, rc = data_fdb_load(path, opts, sel);
+        if (!rc && (rc = data_vendor_attach(*sel, path, opts ? opts->threads : 0, &found))) {
+            data_select_free(*sel);
+            *sel = NULL;
+        }
+        if (!rc && found && opts && opts->log)
+            hr_log_printf(opts->log, HR_LOG_INFO, "%s: the vendor heuristic's ranking recorded beside it is read\n", path);
+        return rc;
+    }
     }
     return HR_EINVAL;
 }

@@ -64,7 +64,7 @@ static int open_perfdb(const char *path, int threads, sqlite3 **db)
     return HR_OK;
 }
 
-/* Parses "a,b,c" into v; returns the count, or -1 on a non-integer field. */
+/* Parses "a,b,c" into v; returns the count, -1 on a non-integer field, -2 on one outside int32. */
 static int params_parse(const char *s, int32_t *v, int max)
 {
     int n = 0;
@@ -73,6 +73,7 @@ static int params_parse(const char *s, int32_t *v, int max)
         char *end;
         long x = strtol(p, &end, 10);
         if (end == p || (*end != ',' && *end != '\0') || n == max) return -1;
+        if (x < INT32_MIN || x > INT32_MAX) return -2;
         v[n++] = (int32_t)x;
         p = *end ? end + 1 : end;
         if (*end == ',' && *p == '\0') return -1;
@@ -192,7 +193,9 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
         int np = 0;
         if (!why) {
             np = params ? params_parse(params, v, TUNE_MAX_LENGTH) : -1;
-            if (np < 0) why = "non-integer parameter";
+            if (np == -2) why = "parameter outside the int32 range";
+            else if (np < 0) why = "non-integer parameter";
+            else if (np == 0) why = "empty parameter string"; /* a zero-length sequence trains nothing */
             else if (length == 0) length = np;
             if (!why && np != length) why = "wrong parameter count";
             if (!why && con && !con->valid_prefix(&prob, v, np)) why = "violates solver rules";
@@ -225,8 +228,9 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
     sqlite3_finalize(st);
     sqlite3_close(db);
     if (rc == HR_OK && dt->n == 0)
-        rc = hr_error(HR_EFORMAT, "%s: no usable perf_db row for solver '%s' (%ld skipped)", path, solver,
-                      dt->skips.total);
+        rc = hr_error(HR_EFORMAT, "%s: no usable perf_db row for solver '%s' (%ld skipped%s%s)", path, solver,
+                      dt->skips.total, dt->skips.n_reasons ? ", first reason: " : "",
+                      dt->skips.n_reasons ? dt->skips.reason[0] : "");
     if (rc) {
         data_tune_free(dt);
         return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "models/models_internal.h"
 #include "train/train.h"
 
 static char **strv_dup(char *const *s, int n)
@@ -39,6 +40,10 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
     if (d->task == MODEL_TASK_SELECT) {
         m->n_kernels = d->sel->n_kernels;
         if (!(m->kernels = strv_dup(d->sel->kernels, m->n_kernels))) return HR_ENOMEM;
+        const int *const rows[2] = {d->train, d->valid};
+        const int n_rows[2] = {d->n_train, d->n_valid};
+        int rc = model_applicability_compute(m, d->sel, rows, n_rows);
+        if (rc) return rc;
     } else {
         const data_tune *t = d->tune;
         m->length = t->length;
@@ -62,6 +67,7 @@ void model_base_free(model *m)
 {
     hr_h5_free_strings(m->feature_names, m->feature_names ? (size_t)m->n_features : 0);
     hr_h5_free_strings(m->kernels, m->kernels ? (size_t)m->n_kernels : 0);
+    free(m->applicable);
     hr_h5_free_strings(m->param_names, m->param_names ? (size_t)m->length : 0);
     if (m->vocab)
         for (int j = 0; j < m->length; j++) free(m->vocab[j]);
@@ -110,6 +116,7 @@ int model_save(const model *m, const char *path)
     if ((rc = hr_h5_write_strings(f, "feature_names", m->feature_names, (size_t)m->n_features))) goto done;
     if (m->task == MODEL_TASK_SELECT) {
         if ((rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels))) goto done;
+        if (m->applicable && (rc = model_applicability_write(m, f))) goto done;
     } else {
         if ((rc = hr_h5_attr_write_str(f, "solver", m->solver))) goto done;
         if ((rc = hr_h5_write_strings(f, "param_names", m->param_names, (size_t)m->length))) goto done;
@@ -174,6 +181,7 @@ static int load_base(hid_t f, const char *path, model *m)
     if (m->task == MODEL_TASK_SELECT) {
         if ((rc = hr_h5_read_strings(f, "kernels", &m->kernels, &n))) return rc;
         m->n_kernels = (int)n;
+        if ((rc = model_applicability_read(m, f))) return hr_error_wrap(rc, "%s", path);
     } else {
         if ((rc = hr_h5_attr_read_str(f, "solver", &m->solver))) return rc;
         if ((rc = hr_h5_read_strings(f, "param_names", &m->param_names, &n))) return rc;

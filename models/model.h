@@ -94,6 +94,9 @@ struct model {
     /* select */
     int n_kernels;
     char **kernels;            /* (n_kernels) */
+    unsigned char *applicable; /* (n_kernels, MODEL_APPLICABILITY_COMBOS): 1 where the training rows measured
+                                * kernel k for a problem of that direction, data type and layout; NULL when the
+                                * model file records none */
     /* tune */
     char *solver;
     int length;
@@ -113,6 +116,8 @@ extern const model_family model_family_gbdt;
 extern const model_family model_family_reformer;
 extern const model_family model_family_transformer;
 extern const model_family model_family_seq2seq;
+extern const model_family model_family_frequent; /* baseline: the most frequent fastest kernel */
+extern const model_family model_family_vendor;   /* baseline: the vendor heuristic recorded beside the data */
 
 /* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
 const model_family *model_family_find(const char *name);
@@ -131,6 +136,30 @@ int model_save(const model *m, const char *path);
 int model_load(const char *path, model **out);
 void model_free(model *m);
 long model_n_params(const model *m);
+
+/* ---- which kernels can run a problem (models/applicability.c) ---- */
+#define MODEL_APPLICABILITY_COMBOS (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT)
+
+/* The rule model_applicable used, from the most to the least specific. */
+typedef enum model_applies {
+    MODEL_APPLIES_UNRECORDED = -1, /* the model file records no table: every kernel */
+    MODEL_APPLIES_ALL = 0,         /* no training problem had the problem's direction: every kernel */
+    MODEL_APPLIES_DIRECTION = 1,   /* none had its data type and layout: the kernels measured for its direction */
+    MODEL_APPLIES_EXACT = 2,       /* the kernels measured for its direction, data type and layout */
+} model_applies;
+
+/* ok (n_kernels): 1 for the kernels that can run p, as the training data shows it. */
+model_applies model_applicable(const model *m, const data_problem *p, unsigned char *ok);
+
+typedef struct model_ranked {
+    int kernel;  /* index into m->kernels */
+    float score; /* the model's score */
+    float prob;  /* softmax of the scores over the ranked kernels */
+} model_ranked;
+
+/* Ranks the kernels that can run p by their scores (n_kernels, from model_predict_select), best first, into
+ * out (n_kernels); returns how many were ranked (or a negative status); *rule (may be NULL) as above. */
+int model_rank(const model *m, const data_problem *p, const float *scores, model_ranked *out, model_applies *rule);
 
 /* Single-problem prediction through the family (models/predict.c). A model does not change while it predicts:
  * the scratch lives in a workspace the caller creates for that model, one per thread, so one loaded model

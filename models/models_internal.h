@@ -24,6 +24,12 @@ typedef struct gbdt_model {
     "((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 + " \
     "(p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1))"
 
+/* models/applicability.c: m->applicable from the rows rows[0] (n_rows[0]) and rows[1] (n_rows[1]) of s,
+ * over m's kernels matched by name; its group in a model file. */
+int model_applicability_compute(model *m, const data_select *s, const int *const rows[2], const int n_rows[2]);
+int model_applicability_write(const model *m, hid_t f);
+int model_applicability_read(model *m, hid_t f);
+
 /* The gbdt family's parts in models/gbdt.c and models/gbdt_train.c. */
 int gbdt_model_rank_signature(const data_problem *p);
 void gbdt_model_free(model *m);

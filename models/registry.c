@@ -8,6 +8,8 @@ static const model_family *const families[] = {
     &model_family_transformer,
     &model_family_gbdt,
     &model_family_seq2seq,
+    &model_family_frequent,
+    &model_family_vendor,
     NULL,
 };
 

@@ -6,15 +6,6 @@
 #include "nn/nn.h"
 #include "nn/nn_internal.h"
 
-void nn_rows_add_bias(float *restrict y, const float *restrict b, int B, int n)
-{
-    const int n4 = NN_VEC4(n);
-    for (int i = 0; i < B; i++, y += n) {
-        for (int j = 0; j < n4; j++) y[j] += b[j];
-        for (int j = n4; j < n; j++) y[j] += b[j];
-    }
-}
-
 void nn_rows_sum_into(float *restrict db, const float *restrict dy, int B, int n)
 {
     nn_rows_sum_into_ld(db, dy, B, n, n);
@@ -73,12 +64,6 @@ void nn_linear_forward(const nn_linear *l, const nn_params *p, const float *x, f
     const float *b = p->w + l->b;
     float *row = y;
     for (int i = 0; i < B; i++, row += l->out) memcpy(row, b, (size_t)l->out * sizeof *row);
-    nn_gemm_xwt(B, l->out, l->in, x, p->w + l->w, 1.0f, y);
-}
-
-void nn_linear_forward_add(const nn_linear *l, const nn_params *p, const float *x, float *y, int B)
-{
-    nn_rows_add_bias(y, p->w + l->b, B, l->out);
     nn_gemm_xwt(B, l->out, l->in, x, p->w + l->w, 1.0f, y);
 }
 

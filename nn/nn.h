@@ -63,8 +63,6 @@ void nn_linear_layout(nn_linear *l, nn_params *p, const char *name, int in, int 
 void nn_linear_reset(const nn_linear *l, nn_params *p, hr_rng *rng);
 /* y (B, out) = x (B, in) W^T + b */
 void nn_linear_forward(const nn_linear *l, const nn_params *p, const float *x, float *y, int B);
-/* y (B, out) += x W^T + b */
-void nn_linear_forward_add(const nn_linear *l, const nn_params *p, const float *x, float *y, int B);
 /* dW += dy^T x; db += sum_rows dy; dx (B, in) += dy W (skipped when dx is NULL) */
 void nn_linear_backward(const nn_linear *l, nn_params *p, const float *x, const float *dy, float *dx, int B);
 

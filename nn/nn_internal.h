@@ -57,8 +57,6 @@ void nn_batchnorm_backward_ld(const nn_batchnorm *bn, nn_params *p, const float 
 /* nn_layernorm_backward with dx's rows ld apart (accumulating) */
 void nn_layernorm_backward_ld(const nn_layernorm *ln, nn_params *p, const float *x, const float *mean,
                               const float *rstd, const float *dy, float *dx, int ld, int B);
-/* y (B, n) += b broadcast over rows */
-void nn_rows_add_bias(float *restrict y, const float *restrict b, int B, int n);
 /* db (n) += sum over the B rows of dy (B, n) */
 void nn_rows_sum_into(float *restrict db, const float *restrict dy, int B, int n);
 /* y (n) = x (n) + z (n); y may alias x */

@@ -300,21 +300,17 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
         }
     }
     rc = pipe_evaluate(d, m, split->test, split->n_test, res);
-    /* the model is saved with the applicability of its kernels over the training rows; model_bytes is
-     * the size of that file (saved to a temporary file, then removed, when no path was asked for) */
-    pipe_applicability app = {0, NULL};
-    if (!rc && d->sel) rc = pipe_applicability_compute(d->sel, split->train, split->n_train, m, &app);
+    /* model_bytes is the size of the saved model (a temporary file, then removed, when no path was asked for) */
     char *tmp = NULL;
     const char *path = o->save_path;
     if (!rc && !path && !(path = tmp = tmp_model_path())) rc = HR_EIO;
     if (!rc) {
-        rc = pipe_model_save(m, d->sel ? &app : NULL, path);
+        rc = model_save(m, path);
         struct stat st;
         if (!rc && stat(path, &st) == 0) res->model_bytes = (long)st.st_size;
     }
     if (tmp) remove(tmp);
     free(tmp);
-    pipe_applicability_free(&app);
     if (rc || !out_model) model_free(m);
     else *out_model = m;
     return rc;

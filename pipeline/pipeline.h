@@ -7,8 +7,6 @@
  * calls, one thread), params and model_bytes. pipe_run_folds does the same over K GroupKFold folds, and
  * pipe_compare runs several families on the same folds or split and writes the comparison (report.json,
  * report.md, figures). Reports are the contract's JSON objects, written atomically.
- * Selection models are saved with the kernels' applicability (applicability.c), which predict uses to
- * rank only the kernels that can run a problem.
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
@@ -117,26 +115,6 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
 
 /* One line of a result's figures, "NAME  top1 0.9000  top5 ..." (select) or "NAME  param_accuracy ..." */
 void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n);
-
-/* Which kernels can run which problems, as far as the training data shows: a kernel applies to a problem
- * when it was measured for a training problem of the same direction, data type and layout. */
-typedef struct pipe_applicability {
-    int n_kernels;
-    unsigned char *measured; /* (n_kernels, DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT) */
-} pipe_applicability;
-
-/* From the rows `rows` (n_rows) of a find-db, over the model's kernel vocabulary (matched by name). */
-int pipe_applicability_compute(const data_select *s, const int *rows, int n_rows, const model *m,
-                               pipe_applicability *out);
-/* Reads the table saved beside a selection model; *found = 0 (and no table) for a file without one. */
-int pipe_applicability_load(const char *model_path, const model *m, pipe_applicability *out, int *found);
-void pipe_applicability_free(pipe_applicability *a);
-/* applicable (n_kernels): 1 for the kernels that apply to p. Returns the rule used: 3 when kernels were
- * measured for p's direction, data type and layout; 1 when only its direction matched (relaxed); 0 when
- * nothing matched (every kernel applicable). */
-int pipe_applicability_of(const pipe_applicability *a, const data_problem *p, unsigned char *applicable);
-/* Saves a model to path (atomically) with its applicability table (NULL: none). */
-int pipe_model_save(const model *m, const pipe_applicability *a, const char *path);
 
 /* The contract's report object for one result (metrics, timing, size). */
 cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const char *split_desc,

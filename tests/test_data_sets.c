@@ -286,6 +286,7 @@ Test(data_cache, select_round_trip_and_version_check)
     H5Adelete(f, "version");
     hr_h5_attr_write_int(f, "version", DATA_CACHE_VERSION + 1);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
     cr_assert_eq(data_cache_read(path, &back, &tb), HR_EVERSION);
     cr_assert(strstr(hr_last_error(), "newer") != NULL, "%s", hr_last_error());
     remove(path);

@@ -3,6 +3,7 @@
 #include <float.h>
 #include <unistd.h>
 
+#include "core/h5.h"
 #include "gbdt/gbdt_internal.h"
 #include "helpers/testutil.h"
 #include "test_gbdt_util.h"
@@ -116,6 +117,10 @@ static int load_edited(void (*edit)(hid_t f))
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     edit(f);
     H5Fclose(f);
+    /* an edit behind the loader's back breaks the seal; resealed, it reaches the checks behind it */
+    cr_assert_eq(gbdt_booster_load(path, &back), HR_EFORMAT);
+    cr_assert_not_null(strstr(hr_last_error(), "checksum mismatch"), "%s", hr_last_error());
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
     int rc = gbdt_booster_load(path, &back);
     cr_assert_null(back);
     cr_assert_not_null(strstr(hr_last_error(), path), "error does not name the file: %s", hr_last_error());
@@ -277,6 +282,7 @@ Test(gbdt_io, absent_optional_attributes_keep_their_defaults)
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     edit_drop_optional(f);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
     cr_assert_eq(gbdt_booster_load(path, &back), 0, "%s", hr_last_error());
     gbdt_params def;
     gbdt_params_default(&def);

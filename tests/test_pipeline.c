@@ -1,5 +1,6 @@
 /* pipeline/: the applicability table and its model-file group, the temporary model, folds, the comparison. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "core/h5.h"
 #include "helpers/testutil.h"
+#include "models/models_internal.h"
 #include "pipeline/pipeline.h"
 
 /* Forward FP32 problems run KA and KB, backward ones KA and KC; one FP16 forward problem runs KB only. */
@@ -61,6 +63,16 @@ static model *train_small(const pipe_dataset *d, const char *save_path)
     return m;
 }
 
+/* One prediction through a workspace of its own. */
+static int predict_select1(const model *m, const data_problem *p, float *scores)
+{
+    model_ws *ws = NULL;
+    int rc = model_ws_create(m, &ws);
+    if (!rc) rc = model_predict_select(m, ws, p, scores);
+    model_ws_free(ws);
+    return rc;
+}
+
 static int kernel(const model *m, const char *name)
 {
     for (int k = 0; k < m->n_kernels; k++)
@@ -75,32 +87,30 @@ Test(pipeline, applicability_follows_the_measured_direction_dtype_and_layout)
     pipe_dataset d = load_fixture(&path);
     model *m = train_small(&d, NULL);
     int rows[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    pipe_applicability a;
-    cr_assert_eq(pipe_applicability_compute(d.sel, rows, d.n, m, &a), HR_OK);
+    const int *const parts[2] = {rows, rows};
+    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){d.n, 0}), HR_OK);
     unsigned char ok[3];
     int ka = kernel(m, "KA"), kb = kernel(m, "KB"), kc = kernel(m, "KC");
     data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
-    cr_assert_eq(pipe_applicability_of(&a, &fwd, ok), 3);
+    cr_assert_eq(model_applicable(m, &fwd, ok), MODEL_APPLIES_EXACT);
     cr_assert(ok[ka] && ok[kb] && !ok[kc]);
     data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
-    cr_assert_eq(pipe_applicability_of(&a, &bwd, ok), 3);
+    cr_assert_eq(model_applicable(m, &bwd, ok), MODEL_APPLIES_EXACT);
     cr_assert(ok[ka] && !ok[kb] && ok[kc]);
     data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
-    cr_assert_eq(pipe_applicability_of(&a, &half, ok), 3);
+    cr_assert_eq(model_applicable(m, &half, ok), MODEL_APPLIES_EXACT);
     cr_assert(!ok[ka] && ok[kb] && !ok[kc]);
     /* unseen data type: relaxed to the direction; unseen direction: every kernel */
     data_problem bf16 = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-BF16-B");
-    cr_assert_eq(pipe_applicability_of(&a, &bf16, ok), 1);
+    cr_assert_eq(model_applicable(m, &bf16, ok), MODEL_APPLIES_DIRECTION);
     cr_assert(ok[ka] && !ok[kb] && ok[kc]);
     data_problem wrw = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-W");
-    cr_assert_eq(pipe_applicability_of(&a, &wrw, ok), 0);
+    cr_assert_eq(model_applicable(m, &wrw, ok), MODEL_APPLIES_ALL);
     cr_assert(ok[ka] && ok[kb] && ok[kc]);
-    /* only the rows given count */
-    pipe_applicability fwd_only;
-    cr_assert_eq(pipe_applicability_compute(d.sel, rows, 3, m, &fwd_only), HR_OK);
-    cr_assert_eq(pipe_applicability_of(&fwd_only, &bwd, ok), 0);
-    pipe_applicability_free(&fwd_only);
-    pipe_applicability_free(&a);
+    /* only the rows given count, from both parts */
+    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){2, 1}), HR_OK);
+    cr_assert_eq(model_applicable(m, &bwd, ok), MODEL_APPLIES_ALL);
+    cr_assert_eq(model_applicable(m, &fwd, ok), MODEL_APPLIES_EXACT);
     model_free(m);
     pipe_dataset_free(&d);
     remove(path);
@@ -111,35 +121,33 @@ Test(pipeline, model_files_keep_the_table_and_older_files_have_none)
 {
     char *path, *mpath = test_tmppath(".h5"), *old = test_tmppath(".h5");
     pipe_dataset d = load_fixture(&path);
-    /* pipe_run saves the table of the training rows (all but the last, an FP16 forward problem) */
+    /* training keeps the table of its rows (all but the last, an FP16 forward problem) */
     model *m = train_small(&d, mpath);
-    pipe_applicability a;
-    int found = 0;
-    cr_assert_eq(pipe_applicability_load(mpath, m, &a, &found), HR_OK, "%s", hr_last_error());
-    cr_assert_eq(found, 1);
-    int rows[7] = {0, 1, 2, 3, 4, 5, 6};
-    pipe_applicability want;
-    cr_assert_eq(pipe_applicability_compute(d.sel, rows, 7, m, &want), HR_OK);
-    cr_assert_eq(a.n_kernels, want.n_kernels);
-    cr_assert_eq(memcmp(a.measured, want.measured, (size_t)a.n_kernels * DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT),
-                 0, "the table read back differs from the one computed");
-    pipe_applicability_free(&a);
-    /* a file written without the table (as before it existed) still loads, and has none */
-    cr_assert_eq(pipe_model_save(m, NULL, old), HR_OK, "%s", hr_last_error());
     model *m2;
-    cr_assert_eq(model_load(old, &m2), HR_OK);
-    cr_assert_eq(pipe_applicability_load(old, m2, &a, &found), HR_OK);
-    cr_assert_eq(found, 0);
-    cr_assert_null(a.measured);
-    /* a table whose shape does not match the kernels is an error naming the file */
-    cr_assert_eq(pipe_model_save(m, &want, old), HR_OK);
-    m2->n_kernels--;
-    cr_assert_neq(pipe_applicability_load(old, m2, &a, &found), HR_OK);
-    cr_assert(strstr(hr_last_error(), old) != NULL && strstr(hr_last_error(), "applicability") != NULL, "%s",
-              hr_last_error());
-    m2->n_kernels++;
+    cr_assert_eq(model_load(mpath, &m2), HR_OK, "%s", hr_last_error());
+    size_t cells = (size_t)m->n_kernels * MODEL_APPLICABILITY_COMBOS;
+    cr_assert_not_null(m2->applicable);
+    cr_assert_eq(memcmp(m->applicable, m2->applicable, cells), 0, "the table read back differs from the one computed");
+    int rows[7] = {0, 1, 2, 3, 4, 5, 6};
+    const int *const parts[2] = {rows, rows};
+    unsigned char *want = malloc(cells);
+    memcpy(want, m->applicable, cells);
+    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){7, 0}), HR_OK);
+    cr_assert_eq(memcmp(m->applicable, want, cells), 0, "the saved table is not the training rows' table");
     model_free(m2);
-    pipe_applicability_free(&want);
+    /* a file without the table (a model base built otherwise) loads, and ranks every kernel */
+    unsigned char *keep = m->applicable;
+    m->applicable = NULL;
+    cr_assert_eq(model_save(m, old), HR_OK, "%s", hr_last_error());
+    m->applicable = keep;
+    cr_assert_eq(model_load(old, &m2), HR_OK);
+    cr_assert_null(m2->applicable);
+    unsigned char ok[3];
+    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(model_applicable(m2, &bwd, ok), MODEL_APPLIES_UNRECORDED);
+    cr_assert(ok[0] && ok[1] && ok[2]);
+    model_free(m2);
+    free(want);
     model_free(m);
     pipe_dataset_free(&d);
     remove(path);
@@ -148,6 +156,30 @@ Test(pipeline, model_files_keep_the_table_and_older_files_have_none)
     free(path);
     free(mpath);
     free(old);
+}
+
+Test(pipeline, rank_orders_the_applicable_kernels_with_probabilities)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    model *m = train_small(&d, NULL);
+    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    float scores[3];
+    cr_assert_eq(predict_select1(m, &bwd, scores), HR_OK);
+    model_ranked r[3];
+    model_applies rule;
+    int n = model_rank(m, &bwd, scores, r, &rule);
+    cr_assert_eq(n, 2, "a backward problem is run by KA and KC only");
+    cr_assert_eq(rule, MODEL_APPLIES_EXACT);
+    cr_assert_neq(r[0].kernel, kernel(m, "KB"));
+    cr_assert_neq(r[1].kernel, kernel(m, "KB"));
+    cr_assert_geq(r[0].score, r[1].score);
+    cr_assert_float_eq(r[0].prob + r[1].prob, 1.0f, 1e-6f);
+    cr_assert_float_eq(r[0].prob / r[1].prob, expf(r[0].score - r[1].score), 1e-3f);
+    model_free(m);
+    pipe_dataset_free(&d);
+    remove(path);
+    free(path);
 }
 
 static int count_entries(const char *dir)
@@ -268,5 +300,85 @@ Test(pipeline, folds_and_the_comparison)
     free(dir);
     pipe_dataset_free(&d);
     remove(path);
+    free(path);
+}
+
+/* Trains family fam on every row of d (no test rows needed: the baselines are checked by their scores). */
+static model *train_all(const pipe_dataset *d, const model_family *fam)
+{
+    int rows[16];
+    for (int i = 0; i < d->n; i++) rows[i] = i;
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d->sel, .X = d->X, .n_features = d->n_features,
+                           .train = rows, .n_train = d->n};
+    hr_log log = hr_log_silent();
+    model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
+    model *m = NULL;
+    cr_assert_eq(fam->train(&td, &ctx, &m), HR_OK, "%s", hr_last_error());
+    return m;
+}
+
+Test(pipeline, baselines_frequent_and_vendor)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    /* no sidecar: the vendor baseline is refused with a message saying what is missing */
+    cr_assert_null(d.sel->vendor_rank);
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d.sel, .X = d.X, .n_features = d.n_features};
+    hr_log log = hr_log_silent();
+    model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
+    model *m = NULL;
+    cr_assert_neq(model_family_vendor.train(&td, &ctx, &m), HR_OK);
+    cr_assert(strstr(hr_last_error(), "heuristic.txt") != NULL, "%s", hr_last_error());
+    /* frequent: forward FP32 problems were won twice by KA and once by KB */
+    model *f = train_all(&d, &model_family_frequent);
+    float s[3];
+    data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(predict_select1(f, &fwd, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KA"));
+    data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
+    cr_assert_eq(predict_select1(f, &half, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KB"));
+    model_free(f);
+    pipe_dataset_free(&d);
+
+    /* a sidecar beside the find-db: FILE.heuristic.txt next to FILE.fdb.txt */
+    size_t n = strlen(path);
+    cr_assert(n > 8 && strcmp(path + n - 8, ".fdb.txt") == 0);
+    char side[512];
+    snprintf(side, sizeof side, "%.*s.heuristic.txt", (int)(n - 8), path);
+    const char *text = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KB;KA\n"
+                       "4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B=NOSUCH;KC;KA\n";
+    FILE *fp = fopen(side, "w");
+    cr_assert_not_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+    hr_log elog = hr_log_stderr(HR_LOG_ERROR);
+    cr_assert_eq(pipe_dataset_load(path, "select", NULL, 0, &elog, &d), HR_OK, "%s", hr_last_error());
+    cr_assert_not_null(d.sel->vendor_rank);
+    model *v = train_all(&d, &model_family_vendor);
+    data_problem p1 = key("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(predict_select1(v, &p1, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KB"), "the vendor's first pick");
+    data_problem p4 = key("4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(predict_select1(v, &p4, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KC"), "an unknown kernel name is left out of the ranking");
+    /* a problem the sidecar does not rank gets no pick */
+    data_problem p2 = key("2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(predict_select1(v, &p2, s), HR_OK);
+    cr_assert(isinf(s[0]) && isinf(s[1]) && isinf(s[2]));
+    /* the model file round-trips */
+    char *mpath = test_tmppath(".h5");
+    cr_assert_eq(model_save(v, mpath), HR_OK, "%s", hr_last_error());
+    model *v2;
+    cr_assert_eq(model_load(mpath, &v2), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(predict_select1(v2, &p1, s), HR_OK);
+    cr_assert_eq(eval_select_argmax(s, 3), kernel(v2, "KB"));
+    model_free(v2);
+    model_free(v);
+    pipe_dataset_free(&d);
+    remove(mpath);
+    remove(side);
+    remove(path);
+    free(mpath);
     free(path);
 }

@@ -1,15 +1,28 @@
 #!/usr/bin/env bash
-# The main job: install, build, and compare the model families on the shipped MI100 find-db
-# (same 80/20 split for every family), writing out/compare/report.{md,json} and plots.
+# The main job: install, build, and compare the model families on the shipped data, the same 80/20 split
+# for every family:
+#   1. cuDNN convolution algorithm selection on an NVIDIA H100 (datasets/h100/, collected by heurist-collect),
+#      beside cuDNN's own heuristic and the most frequent fastest algorithm -> out/compare-h100/
+#   2. MIOpen solver selection on an AMD MI100 (datasets/miopen/gfx90878 find-db) -> out/compare/
+# Each writes report.{md,json} and plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEURIST_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" --target heurist >/dev/null
-DATA=datasets/miopen/gfx90878.HIP.fdb.txt.bz2
 MODELS=${HEURIST_MODELS:-gbdt,reformer,transformer}
-# a budget that finishes in minutes on 2 cores; the full-size runs are in docs/BENCHMARKS.md
+# budgets that finish in minutes on 2 cores; the full-size runs are in docs/BENCHMARKS.md
+H100_CONFIG=${HEURIST_H100_CONFIG:-'{"gbdt":{"rounds":30,"log_every":10},"reformer":{"epochs":5},"transformer":{"epochs":1}}'}
 CONFIG=${HEURIST_CONFIG:-'{"gbdt":{"rounds":15,"log_every":5},"reformer":{"epochs":10},"transformer":{"epochs":1}}'}
-./build/heurist data info --data "$DATA" --quiet
-./build/heurist compare --data "$DATA" --task select --models "$MODELS" --split random:0.2:seed=0 \
+
+H100=datasets/h100/h100_cudnn_conv.fdb.txt.bz2
+echo "== H100, cuDNN: heurist's families beside cuDNN's heuristic (vendor) and the most frequent fastest (frequent)"
+./build/heurist data info --data "$H100" --quiet
+./build/heurist compare --data "$H100" --task select --models "$MODELS" --split random:0.2:seed=0 \
+  --config "$H100_CONFIG" --out out/compare-h100
+
+MI100=datasets/miopen/gfx90878.HIP.fdb.txt.bz2
+echo "== MI100, MIOpen: heurist's families beside the most frequent fastest solver"
+./build/heurist data info --data "$MI100" --quiet
+./build/heurist compare --data "$MI100" --task select --models "$MODELS" --split random:0.2:seed=0 \
   --config "$CONFIG" --out out/compare

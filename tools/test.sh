@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds release and sanitizer (address,undefined) trees,
-# and runs every Criterion test in both through ctest.
+# runs every Criterion test in both through ctest, then every fuzz target for a bounded time (tools/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
@@ -19,4 +19,7 @@ for variant in release asan; do
      LSAN_OPTIONS=suppressions="$PWD/../tools/lsan.supp" \
      ctest --output-on-failure -j"$jobs") || status=1
 done
+# libFuzzer: every parser and loader for a bounded time (FUZZ_SECONDS each, 30 by default)
+echo "== fuzz"
+bash tools/fuzz.sh || status=1
 exit $status

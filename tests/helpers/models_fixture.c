@@ -230,6 +230,21 @@ void check_resume(const char *family, const char *config)
     model *m = NULL;
     cr_assert_neq(fam->train(&d, &ctx, &m), HR_OK);
     cr_assert(strstr(hr_last_error(), "another run"), "%s", hr_last_error());
+    /* a damaged checkpoint is refused by its checksum, not resumed from */
+    FILE *fp = fopen(ckpt, "r+b");
+    cr_assert_not_null(fp);
+    cr_assert_eq(fseek(fp, 1000, SEEK_SET), 0);
+    int byte = fgetc(fp);
+    cr_assert_eq(fseek(fp, 1000, SEEK_SET), 0);
+    fputc(byte ^ 0x40, fp);
+    fclose(fp);
+    model_ctx same = {9, 1, &silent, NULL, ckpt, 1, NULL};
+    cJSON *cfg = cJSON_Parse(config);
+    same.config = cfg;
+    cr_assert_neq(fam->train(&d, &same, &m), HR_OK);
+    cr_assert(strstr(hr_last_error(), "checksum mismatch, the file is damaged") && strstr(hr_last_error(), ckpt), "%s",
+              hr_last_error());
+    cJSON_Delete(cfg);
     free(other_s);
     cJSON_Delete(other);
     free(a);
@@ -283,6 +298,7 @@ void set_int_attr(const char *path, const char *group, const char *name, long lo
     H5Aclose(a);
     if (group) H5Gclose(g);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error()); /* the edit is on purpose */
 }
 
 /* Dataset `name` of a saved model's "family" group, read whole into a buffer the caller frees; *n its rows */
@@ -309,6 +325,7 @@ void family_write(const char *path, const char *name, hid_t type, const void *bu
     H5Dclose(d);
     H5Gclose(g);
     H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error()); /* the edit is on purpose */
 }
 
 void check_newer_refused(const char *family, const char *config, const char *family_attr)

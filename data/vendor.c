@@ -1,0 +1,116 @@
+/* A vendor's own heuristic, recorded beside a find-db, as a baseline every report can show.
+ *
+ * FILE.heuristic.txt (or .txt.bz2) next to FILE.fdb.txt (or .fdb.txt.bz2) holds one line per problem,
+ * "<problem key>=<kernel>;<kernel>;...": the kernels the vendor's heuristic proposes for that problem, best
+ * first (heurist-collect writes cuDNN's cudnnGet*Algorithm_v7 ranking so). Problems are matched by their
+ * key as written; kernels by name, and a kernel the find-db never measured is left out of the ranking.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The sidecar's path for a find-db path, or NULL (*path_out untouched) when the name has no find-db suffix. */
+static char *sidecar_path(const char *fdb, const char *ext)
+{
+    static const char *const suffixes[] = {".fdb.txt.bz2", ".fdb.txt", NULL};
+    for (int i = 0; suffixes[i]; i++)
+        if (ends_with(fdb, suffixes[i])) {
+            size_t stem = strlen(fdb) - strlen(suffixes[i]);
+            char *p = hr_malloc(stem + strlen(ext) + 1);
+            if (!p) return NULL;
+            memcpy(p, fdb, stem);
+            strcpy(p + stem, ext);
+            return p;
+        }
+    return NULL;
+}
+
+typedef struct key_row {
+    const char *key;
+    int row;
+} key_row;
+
+static int cmp_key_row(const void *a, const void *b)
+{
+    return strcmp(((const key_row *)a)->key, ((const key_row *)b)->key);
+}
+
+static int cmp_name_index(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Parses the sidecar's text into ds->vendor_rank. */
+static int parse(data_select *ds, const char *path, char *text)
+{
+    int K = ds->n_kernels, rc = HR_OK;
+    key_row *rows = hr_malloc((size_t)(ds->n > 0 ? ds->n : 1) * sizeof *rows);
+    ds->vendor_rank = hr_malloc((size_t)(ds->n > 0 ? ds->n : 1) * (size_t)(K > 0 ? K : 1) * sizeof *ds->vendor_rank);
+    if (!rows || !ds->vendor_rank) {
+        free(rows);
+        return HR_ENOMEM;
+    }
+    for (size_t i = 0; i < (size_t)ds->n * (size_t)K; i++) ds->vendor_rank[i] = -1;
+    for (int i = 0; i < ds->n; i++) rows[i] = (key_row){ds->keys[i], i};
+    qsort(rows, (size_t)ds->n, sizeof *rows, cmp_key_row);
+    long line = 0;
+    for (char *save = NULL, *ln = strtok_r(text, "\n", &save); ln && !rc; ln = strtok_r(NULL, "\n", &save)) {
+        line++;
+        size_t len = strlen(ln);
+        if (len && ln[len - 1] == '\r') ln[--len] = '\0';
+        if (!len || ln[0] == '#') continue;
+        char *eq = strchr(ln, '=');
+        if (!eq) {
+            rc = hr_error(HR_EFORMAT, "%s:%ld: expected <problem key>=<kernel>;<kernel>;...", path, line);
+            break;
+        }
+        *eq = '\0';
+        key_row probe = {ln, 0}, *hit = bsearch(&probe, rows, (size_t)ds->n, sizeof *rows, cmp_key_row);
+        if (!hit) continue; /* a problem the find-db skipped */
+        int16_t *rank = ds->vendor_rank + (size_t)hit->row * (size_t)K;
+        int16_t next = 0;
+        for (char *s2 = NULL, *name = strtok_r(eq + 1, ";", &s2); name; name = strtok_r(NULL, ";", &s2)) {
+            const char *const *k = bsearch(&name, ds->kernels, (size_t)K, sizeof *ds->kernels, cmp_name_index);
+            if (k && rank[k - (const char *const *)ds->kernels] < 0 && next < INT16_MAX)
+                rank[k - (const char *const *)ds->kernels] = next++;
+        }
+    }
+    free(rows);
+    return rc;
+}
+
+int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *found)
+{
+    *found = 0;
+    static const char *const exts[] = {".heuristic.txt.bz2", ".heuristic.txt", NULL};
+    for (int e = 0; exts[e]; e++) {
+        char *path = sidecar_path(fdb_path, exts[e]);
+        if (!path) return HR_OK;
+        if (!hr_file_exists(path)) {
+            free(path);
+            continue;
+        }
+        char *text;
+        size_t len;
+        int rc = data_read_maybe_bz2(path, threads, &text, &len);
+        if (!rc) {
+            rc = parse(ds, path, text);
+            free(text);
+        }
+        if (rc) {
+            free(ds->vendor_rank);
+            ds->vendor_rank = NULL;
+        }
+        free(path);
+        *found = !rc;
+        return rc;
+    }
+    return HR_OK;
+}

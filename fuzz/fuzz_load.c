@@ -1,0 +1,167 @@
+/* The loaders behind each fuzz target (see fuzz_load.h). */
+#define _GNU_SOURCE
+#include "fuzz/fuzz_load.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "core/h5.h"
+#include "data/data.h"
+#include "gbdt/gbdt.h"
+#include "models/model.h"
+#include "train/train.h"
+
+const char *const fuzz_target_names[FUZZ_COUNT] = {"fdb", "key", "perfdb", "model", "cache", "config"};
+
+int fuzz_target_find(const char *name)
+{
+    for (int t = 0; t < FUZZ_COUNT; t++)
+        if (strcmp(name, fuzz_target_names[t]) == 0) return t;
+    return -1;
+}
+
+/* The bytes as a fresh file under $TMPDIR ending in suffix; returns its malloc'd path or NULL. */
+static char *bytes_to_file(const uint8_t *data, size_t size, const char *suffix)
+{
+    const char *dir = getenv("TMPDIR");
+    size_t n = strlen(dir && *dir ? dir : "/tmp") + strlen(suffix) + 32;
+    char *path = malloc(n);
+    if (!path) return NULL;
+    snprintf(path, n, "%s/heurist-fuzz-XXXXXX%s", dir && *dir ? dir : "/tmp", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    size_t at = 0;
+    while (at < size) {
+        ssize_t w = write(fd, data + at, size - at);
+        if (w <= 0) break;
+        at += (size_t)w;
+    }
+    close(fd);
+    if (at != size) {
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+static int load_fdb(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text) return HR_ENOMEM;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    data_select *ds = NULL;
+    int rc = data_fdb_parse("fuzz.fdb.txt", text, size, NULL, &ds);
+    data_select_free(ds);
+    free(text);
+    return rc;
+}
+
+static int load_key(const uint8_t *data, size_t size)
+{
+    data_problem p;
+    const char *why = NULL;
+    int rc = data_key_parse((const char *)data, size, &p, &why);
+    if (rc == HR_OK) {
+        char buf[512];
+        data_key_format(&p, buf, sizeof buf); /* a parsed key must format without overflow */
+        return HR_OK;
+    }
+    /* the parser gives its reason as a string; a refusal without one is a bug the targets report */
+    return hr_error(rc, "key: %s", why ? why : "no error recorded");
+}
+
+static int load_perfdb(const uint8_t *data, size_t size)
+{
+    char *path = bytes_to_file(data, size, ".db");
+    if (!path) return HR_EIO;
+    static const char *const solvers[] = {"ConvAsm1x1U", "EmptySolver"};
+    /* both solvers are loaded (each is a different path through the rows); the file is usable when one loads */
+    int rc = HR_OK, loaded = 0;
+    for (int s = 0; s < 2; s++) {
+        data_tune *dt = NULL;
+        int r = data_perfdb_load(path, solvers[s], NULL, &dt);
+        data_tune_free(dt);
+        if (r == HR_OK) loaded = 1;
+        else if (rc == HR_OK) rc = r;
+    }
+    if (loaded) rc = HR_OK;
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+static int load_model(const uint8_t *data, size_t size)
+{
+    char *path = bytes_to_file(data, size, ".h5");
+    if (!path) return HR_EIO;
+    model *m = NULL;
+    int rc = model_load(path, &m);
+    model_free(m);
+    /* a bare booster file (gbdt_booster_save) is the other kind of model file; usable when one loads */
+    gbdt_booster *b = NULL;
+    int rb = gbdt_booster_load(path, &b);
+    gbdt_booster_free(b);
+    unlink(path);
+    free(path);
+    return rc && rb ? rc : HR_OK;
+}
+
+static int load_cache(const uint8_t *data, size_t size)
+{
+    char *path = bytes_to_file(data, size, ".h5");
+    if (!path) return HR_EIO;
+    data_select *ds = NULL;
+    data_tune *dt = NULL;
+    int rc = data_cache_read(path, &ds, &dt);
+    data_select_free(ds);
+    data_tune_free(dt);
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+/* The config reader (core/config.h) through every family's option table, as train reads --config; the
+ * fields land in a zeroed scratch block that covers every table's offsets. The first family's status is
+ * returned (a config fits one family at most). */
+static int load_config(const uint8_t *data, size_t size)
+{
+    cJSON *cfg = cJSON_ParseWithLength((const char *)data, size);
+    if (!cfg) return hr_error(HR_EFORMAT, "config: not JSON");
+    int first = HR_OK;
+    for (int i = 0; model_family_at(i); i++) {
+        const model_family *fam = model_family_at(i);
+        hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+        hr_config_table t = {fam->name, rows, fam->config_options(rows)};
+        _Alignas(16) unsigned char scratch[8192];
+        memset(scratch, 0, sizeof scratch);
+        for (size_t r = 0; r < t.n; r++)
+            if (rows[r].offset + sizeof(double) > sizeof scratch) abort(); /* a table larger than the scratch */
+        int rc = hr_config_read(&t, cfg, scratch);
+        if (i == 0) first = rc;
+    }
+    cJSON_Delete(cfg);
+    return first;
+}
+
+int fuzz_load(int target, const uint8_t *data, size_t size)
+{
+    hr_h5_quiet();
+    switch (target) {
+    case FUZZ_FDB: return load_fdb(data, size);
+    case FUZZ_KEY: return load_key(data, size);
+    case FUZZ_PERFDB: return load_perfdb(data, size);
+    case FUZZ_MODEL: return load_model(data, size);
+    case FUZZ_CACHE: return load_cache(data, size);
+    case FUZZ_CONFIG: return load_config(data, size);
+    default: return hr_error(HR_EINVAL, "unknown fuzz target %d", target);
+    }
+}

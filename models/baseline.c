@@ -1,0 +1,279 @@
+/* Families "frequent" and "vendor": the two baselines every selection report can show beside the learned
+ * families, trained and evaluated on the same rows.
+ *
+ * frequent: the kernel most often fastest among the training problems of the same direction, data type and
+ *   layout (ties and unseen combinations by the direction's counts, then by all training problems):
+ *   score_k = f_combo(k) + 1e-3 f_direction(k) + 1e-6 f_all(k), f the share of problems k was fastest for.
+ * vendor: the vendor's own heuristic, replayed from the ranking recorded beside the data (data/vendor.c):
+ *   score_k = -(position of k in the vendor's ranking), kernels it does not rank -inf. It learns nothing:
+ *   "training" stores the ranking of every problem of the data by its canonical key, and a problem it does
+ *   not hold gets no pick (every score -inf).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "models/model.h"
+
+#define N_COMBOS MODEL_APPLICABILITY_COMBOS
+
+typedef struct frequent {
+    model base;
+    float *share; /* (N_COMBOS + DATA_DIR_COUNT + 1, n_kernels): per combo, per direction, overall */
+} frequent;
+
+static int combo_of(const data_problem *p)
+{
+    return (p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout;
+}
+
+static void frequent_free(model *mb)
+{
+    frequent *f = (frequent *)mb;
+    free(f->share);
+    model_base_free(&f->base);
+    free(f);
+}
+
+static size_t share_rows(void)
+{
+    return (size_t)N_COMBOS + DATA_DIR_COUNT + 1;
+}
+
+static int frequent_train(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    *out = NULL;
+    if (ctx->config && cJSON_GetArraySize(ctx->config) > 0)
+        return hr_error(HR_EINVAL, "frequent config: the baseline has no options");
+    frequent *f = hr_calloc(1, sizeof *f);
+    if (!f) return HR_ENOMEM;
+    int rc = model_base_init(&f->base, &model_family_frequent, d, ctx);
+    int K = f->base.n_kernels;
+    double *count = rc ? NULL : hr_calloc(share_rows() * (size_t)K, sizeof *count);
+    double total[N_COMBOS + DATA_DIR_COUNT + 1] = {0};
+    if (!rc && !(f->share = hr_calloc(share_rows() * (size_t)K, sizeof *f->share))) rc = HR_ENOMEM;
+    if (!rc && !count) rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < d->n_train; i++) {
+        int row = d->train[i], best = data_select_best(d->sel, row);
+        if (best < 0) continue;
+        const data_problem *p = &d->sel->problems[row];
+        size_t at[3] = {(size_t)combo_of(p), (size_t)N_COMBOS + (size_t)p->direction, share_rows() - 1};
+        for (int a = 0; a < 3; a++) {
+            count[at[a] * (size_t)K + (size_t)best] += 1;
+            total[at[a]] += 1;
+        }
+    }
+    for (size_t r = 0; !rc && r < share_rows(); r++)
+        for (int k = 0; k < K; k++)
+            f->share[r * (size_t)K + (size_t)k] = total[r] > 0 ? (float)(count[r * (size_t)K + (size_t)k] / total[r]) : 0;
+    free(count);
+    if (rc) {
+        frequent_free(&f->base);
+        return rc;
+    }
+    *out = &f->base;
+    return HR_OK;
+}
+
+static int frequent_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
+{
+    (void)ws; /* needs no scratch */
+    const frequent *f = (const frequent *)mb;
+    int K = mb->n_kernels;
+    const float *c = f->share + (size_t)combo_of(p) * (size_t)K;
+    const float *dir = f->share + ((size_t)N_COMBOS + (size_t)p->direction) * (size_t)K;
+    const float *all = f->share + (share_rows() - 1) * (size_t)K;
+    for (int k = 0; k < K; k++) scores[k] = c[k] + 1e-3f * dir[k] + 1e-6f * all[k];
+    return HR_OK;
+}
+
+static int frequent_save(const model *mb, hid_t g)
+{
+    const frequent *f = (const frequent *)mb;
+    return hr_h5_write(g, "share", H5T_NATIVE_FLOAT, share_rows(), (size_t)mb->n_kernels, f->share);
+}
+
+static int frequent_load(hid_t g, model *base, model **out)
+{
+    frequent *f = hr_calloc(1, sizeof *f);
+    if (!f) return HR_ENOMEM;
+    int rc = (f->share = hr_malloc(share_rows() * (size_t)(base->n_kernels > 0 ? base->n_kernels : 1) * sizeof *f->share))
+                 ? hr_h5_read(g, "share", H5T_NATIVE_FLOAT, share_rows(), (size_t)base->n_kernels, f->share)
+                 : HR_ENOMEM;
+    if (rc) {
+        free(f->share);
+        free(f);
+        return rc;
+    }
+    f->base = *base; /* ownership of the shared part moves into the model */
+    memset(base, 0, sizeof *base);
+    *out = &f->base;
+    return HR_OK;
+}
+
+static long frequent_n_params(const model *mb)
+{
+    return (long)share_rows() * mb->n_kernels;
+}
+
+static size_t no_options(hr_config_option *rows)
+{
+    (void)rows;
+    return 0;
+}
+
+const model_family model_family_frequent = {
+    .name = "frequent",
+    .tasks = MODEL_TASK_SELECT,
+    .train = frequent_train,
+    .predict_select = frequent_predict,
+    .save = frequent_save,
+    .load = frequent_load,
+    .n_params = frequent_n_params,
+    .free = frequent_free,
+    .config_options = no_options,
+};
+
+/* ---- vendor ---- */
+
+typedef struct vendor {
+    model base;
+    int n;          /* problems */
+    char **keys;    /* (n) canonical problem keys, sorted */
+    int32_t *rank;  /* (n, n_kernels) position in the vendor's ranking, -1 where unranked */
+} vendor;
+
+static void vendor_free(model *mb)
+{
+    vendor *v = (vendor *)mb;
+    hr_h5_free_strings(v->keys, v->keys ? (size_t)v->n : 0);
+    free(v->rank);
+    model_base_free(&v->base);
+    free(v);
+}
+
+typedef struct keyed {
+    char *key;
+    int row;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+}
+
+static int vendor_train(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    *out = NULL;
+    if (ctx->config && cJSON_GetArraySize(ctx->config) > 0)
+        return hr_error(HR_EINVAL, "vendor config: the baseline has no options");
+    const data_select *s = d->sel;
+    if (!s->vendor_rank)
+        return hr_error(HR_EINVAL, "%s: no vendor heuristic is recorded beside this data (FILE.heuristic.txt next to "
+                        "FILE.fdb.txt, as heurist-collect writes it)", s->source ? s->source : "data");
+    vendor *v = hr_calloc(1, sizeof *v);
+    if (!v) return HR_ENOMEM;
+    int rc = model_base_init(&v->base, &model_family_vendor, d, ctx), K = s->n_kernels;
+    keyed *k = rc ? NULL : hr_calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *k);
+    if (!rc && !k) rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < s->n; i++) {
+        char buf[256];
+        data_key_format(&s->problems[i], buf, sizeof buf);
+        if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
+        k[i].row = i;
+    }
+    if (!rc) {
+        qsort(k, (size_t)s->n, sizeof *k, cmp_keyed);
+        v->keys = hr_calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *v->keys);
+        v->rank = hr_malloc((size_t)(s->n > 0 ? s->n : 1) * (size_t)(K > 0 ? K : 1) * sizeof *v->rank);
+        if (!v->keys || !v->rank) rc = HR_ENOMEM;
+    }
+    /* one entry per distinct key: a key met twice keeps its first row */
+    for (int i = 0; !rc && i < s->n; i++) {
+        if (v->n && strcmp(v->keys[v->n - 1], k[i].key) == 0) continue;
+        v->keys[v->n] = k[i].key;
+        k[i].key = NULL;
+        for (int j = 0; j < K; j++) v->rank[(size_t)v->n * K + j] = s->vendor_rank[(size_t)k[i].row * K + j];
+        v->n++;
+    }
+    for (int i = 0; k && i < s->n; i++) free(k[i].key);
+    free(k);
+    if (rc) {
+        vendor_free(&v->base);
+        return rc;
+    }
+    *out = &v->base;
+    return HR_OK;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int vendor_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
+{
+    (void)ws; /* needs no scratch */
+    const vendor *v = (const vendor *)mb;
+    int K = mb->n_kernels;
+    char buf[256];
+    data_key_format(p, buf, sizeof buf);
+    const char *probe = buf;
+    char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
+    for (int k = 0; k < K; k++) scores[k] = -INFINITY;
+    if (!hit) return HR_OK;
+    const int32_t *r = v->rank + (size_t)(hit - v->keys) * (size_t)K;
+    for (int k = 0; k < K; k++)
+        if (r[k] >= 0) scores[k] = -(float)r[k];
+    return HR_OK;
+}
+
+static int vendor_save(const model *mb, hid_t g)
+{
+    const vendor *v = (const vendor *)mb;
+    int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
+    if (!rc) rc = hr_h5_write(g, "rank", H5T_NATIVE_INT32, (size_t)v->n, (size_t)mb->n_kernels, v->rank);
+    return rc;
+}
+
+static int vendor_load(hid_t g, model *base, model **out)
+{
+    vendor *v = hr_calloc(1, sizeof *v);
+    if (!v) return HR_ENOMEM;
+    size_t n = 0;
+    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n);
+    v->n = (int)n;
+    if (!rc && !(v->rank = hr_malloc((n ? n : 1) * (size_t)(base->n_kernels > 0 ? base->n_kernels : 1) * sizeof *v->rank)))
+        rc = HR_ENOMEM;
+    if (!rc) rc = hr_h5_read(g, "rank", H5T_NATIVE_INT32, n, (size_t)base->n_kernels, v->rank);
+    for (size_t i = 1; !rc && i < n; i++)
+        if (strcmp(v->keys[i - 1], v->keys[i]) >= 0) rc = hr_error(HR_EFORMAT, "vendor model: keys are not sorted");
+    if (rc) {
+        hr_h5_free_strings(v->keys, v->keys ? n : 0);
+        free(v->rank);
+        free(v);
+        return rc;
+    }
+    v->base = *base; /* ownership of the shared part moves into the model */
+    memset(base, 0, sizeof *base);
+    *out = &v->base;
+    return HR_OK;
+}
+
+static long vendor_n_params(const model *mb)
+{
+    return 0; /* it learns nothing */
+}
+
+const model_family model_family_vendor = {
+    .name = "vendor",
+    .tasks = MODEL_TASK_SELECT,
+    .train = vendor_train,
+    .predict_select = vendor_predict,
+    .save = vendor_save,
+    .load = vendor_load,
+    .n_params = vendor_n_params,
+    .free = vendor_free,
+    .config_options = no_options,
+};

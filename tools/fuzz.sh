@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of fuzz/ for a bounded time: builds a clang tree with HEURIST_FUZZ=ON
+# (address,undefined,fuzzer), seeds each target from fuzz/corpus/<target>/ and fuzz/regressions/<target>/,
+# and fails on the first crash, leak, hang (-timeout) or sanitizer report. A crashing input is left as
+# $WORK/<target>/crash-*: commit it to fuzz/regressions/<target>/ once fixed.
+#   FUZZ_SECONDS   seconds per target (default 30)
+#   FUZZ_RUNS      also stop a target after this many executions (default: no limit)
+#   FUZZ_TARGETS   space-separated subset (default: all)
+#   FUZZ_BUILD     build folder (default build-fuzz)
+#   FUZZ_WORK      scratch folder for the growing corpora and logs (default $TMPDIR/heurist-fuzz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${FUZZ_SECONDS:-30}
+build=${FUZZ_BUILD:-build-fuzz}
+work=${FUZZ_WORK:-${TMPDIR:-/tmp}/heurist-fuzz}
+targets=${FUZZ_TARGETS:-"fdb key perfdb model cache config"}
+root=$PWD
+case $build in /*) ;; *) build=$root/$build ;; esac
+if ! command -v clang >/dev/null; then
+  echo "fuzz.sh: clang is not installed (tools/install-deps.sh installs it)" >&2
+  exit 2
+fi
+cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEURIST_FUZZ=ON \
+  -DHEURIST_TESTS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target $(printf 'fuzz_%s ' $targets) >/dev/null
+status=0
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export LSAN_OPTIONS=suppressions="$PWD/tools/lsan.supp"
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in $targets; do
+  mkdir -p "$work/$t/corpus"
+  limit=(-max_total_time="$seconds")
+  [ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS")
+  start=$(date +%s)
+  # -timeout: one input may take at most 10 s (a hang is a failure); -rss_limit_mb: 2 GB per input run
+  if (cd "$work/$t" && TMPDIR="$work/$t" "$build/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 \
+        -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 corpus "$root/fuzz/corpus/$t" \
+        "$root/fuzz/regressions/$t" >"$work/$t/log" 2>&1); then
+    runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t/log" | grep -o '[0-9]*$' || echo "?")
+    echo "fuzz $t: ok, $runs executions in $(( $(date +%s) - start )) s"
+  else
+    echo "fuzz $t: FAILED (see $work/$t/log)"
+    grep -m3 -E "ERROR|SUMMARY|runtime error|Test unit written" "$work/$t/log" || true
+    status=1
+  fi
+done
+exit $status
