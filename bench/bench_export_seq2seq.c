@@ -94,10 +94,16 @@ int main(int argc, char **argv)
     /* heurist itself */
     int32_t (*want)[64] = malloc(N_PROBLEMS * sizeof *want);
     if (!want) return 1;
+    model_ws *ws = NULL;
+    if (model_ws_create(m, &ws)) {
+        fprintf(stderr, "bench_export_seq2seq: %s\n", hr_last_error());
+        return 1;
+    }
     clock_t c0 = clock();
     for (int r = 0; r < REPS; r++)
-        for (int i = 0; i < N_PROBLEMS; i++) model_predict_tune(m, &dt->problems[s.test[i]], want[i]);
+        for (int i = 0; i < N_PROBLEMS; i++) model_predict_tune(m, ws, &dt->problems[s.test[i]], want[i]);
     double heurist_us = 1e6 * (double)(clock() - c0) / CLOCKS_PER_SEC / (REPS * N_PROBLEMS);
+    model_ws_free(ws);
 
     /* the exported runtime */
     const char *tmp = getenv("TMPDIR");

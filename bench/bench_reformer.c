@@ -43,7 +43,7 @@ static int write_raw(const char *dir, const char *name, const void *p, size_t by
 /* The find-db's selection table and the features of all its rows. */
 static int load_select(const char *data, data_select **s, float **X)
 {
-    data_load_opts opts = {0, NULL};
+    data_load_opts opts = {0, NULL, 0};
     data_tune *t = NULL;
     int rc = data_load(data, NULL, &opts, s, &t);
     if (rc) return rc;
@@ -131,7 +131,8 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     hr_log log = hr_log_stderr(HR_LOG_INFO);
     model_train_data td = {MODEL_TASK_SELECT, s, NULL, X, data_features_count(), sp.train, n_train, NULL, 0};
     model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL};
-    hr_blas_set_threads(threads);
+    /* this benchmark owns OpenBLAS's thread count, as the pipeline does in heurist (pipeline/pipeline.c) */
+    hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(cfg, threads) : threads);
     model *m = NULL;
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);
@@ -142,10 +143,12 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     hr_blas_set_threads(1);
     const int K = s->n_kernels, nf = data_features_count();
     float *scores = malloc((size_t)sp.n_test * K * sizeof *scores), *rt = malloc((size_t)sp.n_test * K * sizeof *rt);
+    model_ws *ws = NULL;
     if (!scores || !rt) return HR_ENOMEM;
+    if ((rc = model_ws_create(m, &ws))) return rc;
     for (int i = 0; i < sp.n_test && !rc; i++) {
         const int r = sp.test[i];
-        rc = fam->predict_select(m, &s->problems[r], X + (size_t)r * nf, scores + (size_t)i * K);
+        rc = model_predict_select_x(m, ws, &s->problems[r], X + (size_t)r * nf, scores + (size_t)i * K);
         memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
     }
     eval_select_metrics em;
@@ -163,6 +166,7 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
                em.unmeasured_rate, model_n_params(m), peak_rss_mb());
     free(scores);
     free(rt);
+    model_ws_free(ws);
     model_free(m);
     data_split_free(&sp);
     free(X);
@@ -188,15 +192,17 @@ static int cmd_infer(const char *path, const char *data, int calls)
     const int nf = data_features_count();
     float *scores = malloc((size_t)m->n_kernels * sizeof *scores);
     double *dt = malloc((size_t)calls * sizeof *dt);
+    model_ws *ws = NULL;
     if (!scores || !dt) return HR_ENOMEM;
+    if ((rc = model_ws_create(m, &ws))) return rc;
     double med[2];
     float sink = 0.0f;
     for (int way = 0; way < 2 && !rc; way++) {
         for (int i = 0; i < calls && !rc; i++) {
             const int r = (int)(((long)i * 7919) % s->n); /* different problems, same ones for each way */
             double t0 = hr_now();
-            rc = way ? model_predict_select(m, &s->problems[r], scores)
-                     : m->family->predict_select(m, &s->problems[r], X + (size_t)r * nf, scores);
+            rc = way ? model_predict_select(m, ws, &s->problems[r], scores)
+                     : model_predict_select_x(m, ws, &s->problems[r], X + (size_t)r * nf, scores);
             dt[i] = hr_now() - t0;
             sink += scores[0];
         }
@@ -210,6 +216,7 @@ static int cmd_infer(const char *path, const char *data, int calls)
     free(dt);
     free(X);
     data_select_free(s);
+    model_ws_free(ws);
     model_free(m);
     return rc;
 }

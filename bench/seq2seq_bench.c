@@ -28,7 +28,7 @@ int main(int argc, char **argv)
     }
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     const char *cfg_text = argc > 3 ? argv[3] : "{\"epochs\": 1}";
-    data_load_opts lo = {0, NULL};
+    data_load_opts lo = {0, NULL, 0};
     data_tune *t = NULL;
     if (data_perfdb_load(argv[1], "ConvAsm1x1U", &lo, &t)) {
         fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
@@ -86,6 +86,12 @@ int main(int argc, char **argv)
         {S2S_DECODE_BEAM, 10, "beam k=10"},     {S2S_DECODE_CONSTRAINED, 1, "constrained k=1"},
         {S2S_DECODE_CONSTRAINED, 4, "constrained k=4"}, {S2S_DECODE_CONSTRAINED, 10, "constrained k=10"},
     };
+    model_ws *base_ws = NULL;
+    s2s_infer *w = NULL;
+    if ((base && model_ws_create(base, &base_ws)) || s2s_infer_create(s, &w)) {
+        fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+        return 1;
+    }
     int n = split.n_test;
     double *us = malloc((size_t)n * sizeof *us);
     int32_t v[64];
@@ -96,12 +102,12 @@ int main(int argc, char **argv)
             int fb = 0;
             double a = hr_now();
             if (runs[r].kind < 0) {
-                if (model_predict_tune(base, &t->problems[row], v)) {
+                if (model_predict_tune(base, base_ws, &t->problems[row], v)) {
                     fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
                     return 1;
                 }
             } else {
-                s2s_decode(s, &t->problems[row], (s2s_decode_kind)runs[r].kind, runs[r].k, v, &fb);
+                s2s_decode(s, w, &t->problems[row], (s2s_decode_kind)runs[r].kind, runs[r].k, v, &fb);
             }
             us[i] = (hr_now() - a) * 1e6;
             int h = 0;
@@ -120,6 +126,8 @@ int main(int argc, char **argv)
                us[n / 2], mean / n, us[(int)(0.99 * (n - 1))], n);
     }
     free(us);
+    s2s_infer_free(w);
+    model_ws_free(base_ws);
     model_free(base);
     model_free(m);
     cJSON_Delete(cfg);

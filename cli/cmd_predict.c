@@ -23,13 +23,13 @@ static const cli_spec predict_spec = {
     "over the ranked kernels.",
 };
 
-static int predict_select(const model *m, const data_problem *p, long long top)
+static int predict_select(const model *m, model_ws *ws, const data_problem *p, long long top)
 {
     float *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
     model_ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
     model_applies rule = MODEL_APPLIES_EXACT;
     int n = -1;
-    if (s && r && !model_predict_select(m, p, s)) n = model_rank(m, p, s, r, &rule);
+    if (s && r && !model_predict_select(m, ws, p, s)) n = model_rank(m, p, s, r, &rule);
     if (n < 0) {
         free(s);
         free(r);
@@ -49,14 +49,14 @@ static int predict_select(const model *m, const data_problem *p, long long top)
     return 0;
 }
 
-static int predict_tune(const model *m, const data_problem *p)
+static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
 {
     int32_t v[64];
     if (m->length > 64) {
         fprintf(stderr, "heurist predict: the model predicts %d parameters, at most 64 are supported\n", m->length);
         return 1;
     }
-    if (model_predict_tune(m, p, v)) return cli_fail("predict");
+    if (model_predict_tune(m, ws, p, v)) return cli_fail("predict");
     for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
     printf("\n");
     for (int j = 0; j < m->length; j++) printf("  %-18s %d\n", m->param_names[j], v[j]);
@@ -83,7 +83,13 @@ int cli_cmd_predict(int argc, char **argv)
     }
     model *m;
     if (model_load(mpath, &m)) return cli_fail("predict");
-    int rc = m->task == MODEL_TASK_SELECT ? predict_select(m, &p, top) : predict_tune(m, &p);
+    model_ws *ws = NULL;
+    if (model_ws_create(m, &ws)) {
+        model_free(m);
+        return cli_fail("predict");
+    }
+    int rc = m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
+    model_ws_free(ws);
     model_free(m);
     return rc;
 }

@@ -88,7 +88,9 @@ void hr_rng_derive(hr_rng *out, uint64_t seed, uint64_t stream);
 /* ---- threads ---- */
 /* Number of threads to use: n > 0 as given, n <= 0 means all online cores. */
 int hr_threads_resolve(int n);
-/* Sets OpenBLAS's thread count (1 for single-problem inference paths); hr_blas_threads reads it. */
+/* Sets OpenBLAS's thread count, process-wide state with one owner per run: in heurist the pipeline sets it
+ * at the start of training and of evaluation (pipeline/pipeline.c), a benchmark in its main. hr_blas_threads
+ * reads it. */
 void hr_blas_set_threads(int n);
 int hr_blas_threads(void);
 

@@ -192,14 +192,14 @@ static int bz2_decompress_parallel(const char *path, const char *in, size_t in_l
     return rc;
 }
 
-int data_read_maybe_bz2(const char *path, char **buf, size_t *len)
+int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len)
 {
     char *raw;
     size_t raw_len;
     int rc = hr_file_read_all(path, &raw, &raw_len);
     if (rc) return rc;
     if (raw_len >= 4 && memcmp(raw, "BZh", 3) == 0 && raw[3] >= '1' && raw[3] <= '9') {
-        rc = bz2_decompress_parallel(path, raw, raw_len, hr_threads_resolve(0), buf, len);
+        rc = bz2_decompress_parallel(path, raw, raw_len, hr_threads_resolve(threads), buf, len);
         if (rc) rc = bz2_decompress(path, raw, raw_len, buf, len);
         free(raw);
         return rc;

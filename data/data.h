@@ -68,13 +68,15 @@ typedef struct data_select {
 typedef struct data_load_opts {
     int strict;          /* nonzero: the first bad line is an error instead of a skip */
     const hr_log *log;   /* progress and skip summary; may be NULL */
+    int threads;         /* decompression and parsing threads (<= 0: all cores; a NULL opts means all too) */
 } data_load_opts;
 
 /* Loads a find-db: plain text, or bzip2 (detected by content). */
 int data_fdb_load(const char *path, const data_load_opts *opts, data_select **out);
 /* Reads the vendor heuristic's ranking recorded beside a find-db (FILE.heuristic.txt[.bz2] next to
- * FILE.fdb.txt[.bz2]) into ds->vendor_rank; *found = 0 and nothing changes when there is no such file. */
-int data_vendor_attach(data_select *ds, const char *fdb_path, int *found);
+ * FILE.fdb.txt[.bz2]) into ds->vendor_rank, decompressing on `threads` threads (<= 0: all cores); *found = 0
+ * and nothing changes when there is no such file. */
+int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *found);
 /* Parses find-db text already in memory (used by the loader and by tests); `name` names it in errors. */
 int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts,
                    data_select **out);
@@ -187,7 +189,8 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
               data_tune **tune);
 
 /* ---- input bytes ---- */
-/* Reads a whole file, decompressing bzip2 when the content starts with "BZh". */
-int data_read_maybe_bz2(const char *path, char **buf, size_t *len);
+/* Reads a whole file, decompressing bzip2 when the content starts with "BZh", its blocks on `threads`
+ * threads (<= 0: all cores). */
+int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len);
 
 #endif

@@ -473,7 +473,7 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
         memchr(text, '\r', len) != text + len - 1)
         return hr_error(HR_EFORMAT, "%s: CR-only line endings; convert the file to LF (or CRLF) line ends", name);
     /* one chunk per thread for large inputs; boundaries fall on line starts */
-    int nch = len > (1u << 20) ? hr_threads_resolve(0) : 1;
+    int nch = len > (1u << 20) ? hr_threads_resolve(opts ? opts->threads : 0) : 1;
     if (nch > 8) nch = 8;
     fdb_chunk *ch = hr_calloc((size_t)nch, sizeof *ch);
     if (!ch) return HR_ENOMEM;
@@ -586,7 +586,7 @@ int data_fdb_load(const char *path, const data_load_opts *opts, data_select **ou
     char *text;
     size_t len;
     *out = NULL;
-    int rc = data_read_maybe_bz2(path, &text, &len);
+    int rc = data_read_maybe_bz2(path, opts ? opts->threads : 0, &text, &len);
     if (rc) return rc;
     rc = data_fdb_parse(path, text, len, opts, out);
     free(text);

@@ -1,37 +1,20 @@
 /* Features of a convolution problem: raw key fields, derived sizes and one-hot categoricals.
  * The list is fixed and named; models record the names they were trained on. */
 #include <math.h>
-#include <string.h>
 
 #include "data/data.h"
 
-static const char *const derived_names[DATA_FEAT_COUNT] = {
-    "log2_in_c",     "log2_out_c",   "log2_batch",       "log2_in_spatial", "log2_out_spatial",
-    "log2_filter",   "log2_flops",   "log2_bytes",       "log2_intensity",  "log2_gemm_m",
-    "log2_gemm_n",   "log2_gemm_k",  "bytes_per_element", "is_1x1",         "unit_stride",
-    "zero_pad",      "c_mod4",       "k_mod4",           "c_mod8",          "k_mod8",
-    "log2_c_per_group",
-    "tz_in_c",       "tz_out_c",     "tz_batch",         "tz_gemm_m",       "tz_gemm_n",
-    "tz_gemm_k",     "waste_m_32",   "waste_m_128",      "waste_n_32",      "waste_n_128",
-    "waste_k_32",    "waste_k_128",
+/* The names, in feature order, from the same X-macro lists as the enums (data/portable.h): the raw key fields,
+ * the derived features, then the one-hot categoricals "dir_F", "type_FP32", "layout_NCHW", ... */
+#define FEATURE_NAME(id, name) name,
+#define DIR_NAME(id, name) "dir_" name,
+#define DTYPE_NAME(id, name) "type_" name,
+#define LAYOUT_NAME(id, name) "layout_" name,
+static const char *const feature_names[] = {
+    DATA_FIELD_LIST(FEATURE_NAME) DATA_FEAT_LIST(FEATURE_NAME) DATA_DIRECTION_LIST(DIR_NAME)
+    DATA_DTYPE_LIST(DTYPE_NAME) DATA_LAYOUT_LIST(LAYOUT_NAME)
 };
-
-static char feature_names[DATA_N_FEATURES][40];
-static int names_ready;
-
-static void names_init(void)
-{
-    /* written once with identical contents; racing first calls write the same bytes */
-    if (names_ready) return;
-    int j = 0;
-    for (int i = 0; i < DATA_FIELD_COUNT; i++) snprintf(feature_names[j++], 40, "%s", data_field_names[i]);
-    for (int i = 0; i < DATA_FEAT_COUNT; i++) snprintf(feature_names[j++], 40, "%s", derived_names[i]);
-    for (int i = 0; i < DATA_DIR_COUNT; i++) snprintf(feature_names[j++], 40, "dir_%s", data_direction_names[i]);
-    for (int i = 0; i < DATA_DTYPE_COUNT; i++) snprintf(feature_names[j++], 40, "type_%s", data_dtype_names[i]);
-    for (int i = 0; i < DATA_LAYOUT_COUNT; i++)
-        snprintf(feature_names[j++], 40, "layout_%s", data_layout_names[i]);
-    names_ready = 1;
-}
+_Static_assert(sizeof feature_names / sizeof *feature_names == DATA_N_FEATURES, "a name for every feature");
 
 int data_features_count(void)
 {
@@ -41,7 +24,6 @@ int data_features_count(void)
 const char *data_feature_name(int j)
 {
     HR_ASSERT(j >= 0 && j < DATA_N_FEATURES);
-    names_init();
     return feature_names[j];
 }
 

@@ -28,7 +28,7 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
         return data_perfdb_load(path, solver, opts, tune);
     case DATA_SOURCE_FDB: {
         int found, rc = data_fdb_load(path, opts, sel);
-        if (!rc && (rc = data_vendor_attach(*sel, path, &found))) {
+        if (!rc && (rc = data_vendor_attach(*sel, path, opts ? opts->threads : 0, &found))) {
             data_select_free(*sel);
             *sel = NULL;
         }

@@ -21,11 +21,11 @@ static int table_exists(sqlite3 *db, const char *name)
     return -1;
 }
 
-static int open_perfdb(const char *path, sqlite3 **db)
+static int open_perfdb(const char *path, int threads, sqlite3 **db)
 {
     char *buf;
     size_t len;
-    int rc = data_read_maybe_bz2(path, &buf, &len);
+    int rc = data_read_maybe_bz2(path, threads, &buf, &len);
     if (rc) return rc;
     if (len < 16 || memcmp(buf, "SQLite format 3", 16) != 0) {
         free(buf);
@@ -160,7 +160,7 @@ int data_perfdb_load(const char *path, const char *solver, const data_load_opts 
 {
     *out = NULL;
     sqlite3 *db;
-    int rc = open_perfdb(path, &db);
+    int rc = open_perfdb(path, opts ? opts->threads : 0, &db);
     if (rc) return rc;
     const char *sql =
         "SELECT c.layout, c.data_type, c.direction, c.spatial_dim, c.in_channels, c.in_h, c.in_w, c.in_d, "

@@ -11,49 +11,36 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Each vocabulary below is one X-macro list, X(ID, "name"), in order: the one definition of its enum and of
+ * its names (data/problem.c's name tables, data/features.c's feature names, the key parser). */
+
 /* Numeric fields of a problem key, in this order. For 2-D problems the depth fields are 1 (sizes,
  * stride, dilation) or 0 (pad). For B and W problems "in" is dy and "out" is dx/x (MIOpen's key
  * convention), kept as written. */
-typedef enum data_field {
-    DATA_FIELD_IN_C,
-    DATA_FIELD_IN_D,
-    DATA_FIELD_IN_H,
-    DATA_FIELD_IN_W,
-    DATA_FIELD_FIL_D,
-    DATA_FIELD_FIL_H,
-    DATA_FIELD_FIL_W,
-    DATA_FIELD_OUT_C,
-    DATA_FIELD_OUT_D,
-    DATA_FIELD_OUT_H,
-    DATA_FIELD_OUT_W,
-    DATA_FIELD_BATCH,
-    DATA_FIELD_PAD_D,
-    DATA_FIELD_PAD_H,
-    DATA_FIELD_PAD_W,
-    DATA_FIELD_STRIDE_D,
-    DATA_FIELD_STRIDE_H,
-    DATA_FIELD_STRIDE_W,
-    DATA_FIELD_DIL_D,
-    DATA_FIELD_DIL_H,
-    DATA_FIELD_DIL_W,
-    DATA_FIELD_BIAS,
-    DATA_FIELD_GROUPS,
-    DATA_FIELD_SPATIAL_DIM,
-    DATA_FIELD_COUNT
-} data_field;
-
-typedef enum data_direction { DATA_DIR_F = 0, DATA_DIR_B = 1, DATA_DIR_W = 2, DATA_DIR_COUNT } data_direction;
-
+#define DATA_FIELD_LIST(X)                                                                                      \
+    X(IN_C, "in_c") X(IN_D, "in_d") X(IN_H, "in_h") X(IN_W, "in_w") X(FIL_D, "fil_d") X(FIL_H, "fil_h")         \
+    X(FIL_W, "fil_w") X(OUT_C, "out_c") X(OUT_D, "out_d") X(OUT_H, "out_h") X(OUT_W, "out_w")                  \
+    X(BATCH, "batch") X(PAD_D, "pad_d") X(PAD_H, "pad_h") X(PAD_W, "pad_w") X(STRIDE_D, "stride_d")            \
+    X(STRIDE_H, "stride_h") X(STRIDE_W, "stride_w") X(DIL_D, "dil_d") X(DIL_H, "dil_h") X(DIL_W, "dil_w")      \
+    X(BIAS, "bias") X(GROUPS, "groups") X(SPATIAL_DIM, "spatial_dim")
+#define DATA_DIRECTION_LIST(X) X(F, "F") X(B, "B") X(W, "W")
 /* Fixed vocabularies, so an encoding never depends on which file was read first. */
-typedef enum data_dtype {
-    DATA_DTYPE_FP32, DATA_DTYPE_FP16, DATA_DTYPE_BF16, DATA_DTYPE_INT8, DATA_DTYPE_INT32,
-    DATA_DTYPE_FP8, DATA_DTYPE_BFP8, DATA_DTYPE_FP64, DATA_DTYPE_OTHER, DATA_DTYPE_COUNT
-} data_dtype;
+#define DATA_DTYPE_LIST(X)                                                                                      \
+    X(FP32, "FP32") X(FP16, "FP16") X(BF16, "BF16") X(INT8, "INT8") X(INT32, "INT32") X(FP8, "FP8")            \
+    X(BFP8, "BFP8") X(FP64, "FP64") X(OTHER, "other")
+#define DATA_LAYOUT_LIST(X)                                                                                     \
+    X(NCHW, "NCHW") X(NHWC, "NHWC") X(NCDHW, "NCDHW") X(NDHWC, "NDHWC") X(CHWN, "CHWN") X(MIXED, "mixed")      \
+    X(OTHER, "other")
 
-typedef enum data_layout {
-    DATA_LAYOUT_NCHW, DATA_LAYOUT_NHWC, DATA_LAYOUT_NCDHW, DATA_LAYOUT_NDHWC, DATA_LAYOUT_CHWN,
-    DATA_LAYOUT_MIXED, DATA_LAYOUT_OTHER, DATA_LAYOUT_COUNT
-} data_layout;
+#define DATA_PORTABLE_NAME(id, name) name,
+#define DATA_PORTABLE_FIELD_ENUM(id, name) DATA_FIELD_##id,
+#define DATA_PORTABLE_DIR_ENUM(id, name) DATA_DIR_##id,
+#define DATA_PORTABLE_DTYPE_ENUM(id, name) DATA_DTYPE_##id,
+#define DATA_PORTABLE_LAYOUT_ENUM(id, name) DATA_LAYOUT_##id,
+typedef enum data_field { DATA_FIELD_LIST(DATA_PORTABLE_FIELD_ENUM) DATA_FIELD_COUNT } data_field;
+typedef enum data_direction { DATA_DIRECTION_LIST(DATA_PORTABLE_DIR_ENUM) DATA_DIR_COUNT } data_direction;
+typedef enum data_dtype { DATA_DTYPE_LIST(DATA_PORTABLE_DTYPE_ENUM) DATA_DTYPE_COUNT } data_dtype;
+typedef enum data_layout { DATA_LAYOUT_LIST(DATA_PORTABLE_LAYOUT_ENUM) DATA_LAYOUT_COUNT } data_layout;
 
 typedef struct data_problem {
     int64_t f[DATA_FIELD_COUNT]; /* indexed by data_field */
@@ -65,13 +52,13 @@ typedef struct data_problem {
 /* ---- problem keys ---- */
 static inline const char *data_portable_layout_name(int i)
 {
-    static const char *const names[DATA_LAYOUT_COUNT] = {"NCHW", "NHWC", "NCDHW", "NDHWC", "CHWN", "mixed", "other"};
+    static const char *const names[DATA_LAYOUT_COUNT] = {DATA_LAYOUT_LIST(DATA_PORTABLE_NAME)};
     return names[i];
 }
 
 static inline const char *data_portable_dtype_name(int i)
 {
-    static const char *const names[DATA_DTYPE_COUNT] = {"FP32", "FP16", "BF16", "INT8", "INT32", "FP8", "BFP8", "FP64", "other"};
+    static const char *const names[DATA_DTYPE_COUNT] = {DATA_DTYPE_LIST(DATA_PORTABLE_NAME)};
     return names[i];
 }
 
@@ -285,44 +272,22 @@ numeric:
     return -1;
 }
 
-/* derived numeric features, after the DATA_FIELD_COUNT raw fields */
-enum {
-    DATA_FEAT_LOG2_IN_C,
-    DATA_FEAT_LOG2_OUT_C,
-    DATA_FEAT_LOG2_BATCH,
-    DATA_FEAT_LOG2_IN_SPATIAL,
-    DATA_FEAT_LOG2_OUT_SPATIAL,
-    DATA_FEAT_LOG2_FILTER,
-    DATA_FEAT_LOG2_FLOPS,
-    DATA_FEAT_LOG2_BYTES,
-    DATA_FEAT_LOG2_INTENSITY,
-    DATA_FEAT_LOG2_GEMM_M,
-    DATA_FEAT_LOG2_GEMM_N,
-    DATA_FEAT_LOG2_GEMM_K,
-    DATA_FEAT_BYTES_PER_ELEMENT,
-    DATA_FEAT_IS_1X1,
-    DATA_FEAT_UNIT_STRIDE,
-    DATA_FEAT_ZERO_PAD,
-    DATA_FEAT_C_MOD4,
-    DATA_FEAT_K_MOD4,
-    DATA_FEAT_C_MOD8,
-    DATA_FEAT_K_MOD8,
-    DATA_FEAT_C_PER_GROUP_LOG2,
-    /* power-of-two divisibility (trailing zero bits, at most 10) and GEMM tile padding waste */
-    DATA_FEAT_TZ_IN_C,
-    DATA_FEAT_TZ_OUT_C,
-    DATA_FEAT_TZ_BATCH,
-    DATA_FEAT_TZ_GEMM_M,
-    DATA_FEAT_TZ_GEMM_N,
-    DATA_FEAT_TZ_GEMM_K,
-    DATA_FEAT_WASTE_M_32,
-    DATA_FEAT_WASTE_M_128,
-    DATA_FEAT_WASTE_N_32,
-    DATA_FEAT_WASTE_N_128,
-    DATA_FEAT_WASTE_K_32,
-    DATA_FEAT_WASTE_K_128,
-    DATA_FEAT_COUNT
-};
+/* derived numeric features, after the DATA_FIELD_COUNT raw fields: X(ID, "name") as above */
+#define DATA_FEAT_LIST(X)                                                                                       \
+    X(LOG2_IN_C, "log2_in_c") X(LOG2_OUT_C, "log2_out_c") X(LOG2_BATCH, "log2_batch")                          \
+    X(LOG2_IN_SPATIAL, "log2_in_spatial") X(LOG2_OUT_SPATIAL, "log2_out_spatial") X(LOG2_FILTER, "log2_filter") \
+    X(LOG2_FLOPS, "log2_flops") X(LOG2_BYTES, "log2_bytes") X(LOG2_INTENSITY, "log2_intensity")                \
+    X(LOG2_GEMM_M, "log2_gemm_m") X(LOG2_GEMM_N, "log2_gemm_n") X(LOG2_GEMM_K, "log2_gemm_k")                  \
+    X(BYTES_PER_ELEMENT, "bytes_per_element") X(IS_1X1, "is_1x1") X(UNIT_STRIDE, "unit_stride")                \
+    X(ZERO_PAD, "zero_pad") X(C_MOD4, "c_mod4") X(K_MOD4, "k_mod4") X(C_MOD8, "c_mod8") X(K_MOD8, "k_mod8")    \
+    X(C_PER_GROUP_LOG2, "log2_c_per_group")                                                                     \
+    /* power-of-two divisibility (trailing zero bits, at most 10) and GEMM tile padding waste */                \
+    X(TZ_IN_C, "tz_in_c") X(TZ_OUT_C, "tz_out_c") X(TZ_BATCH, "tz_batch") X(TZ_GEMM_M, "tz_gemm_m")            \
+    X(TZ_GEMM_N, "tz_gemm_n") X(TZ_GEMM_K, "tz_gemm_k") X(WASTE_M_32, "waste_m_32")                            \
+    X(WASTE_M_128, "waste_m_128") X(WASTE_N_32, "waste_n_32") X(WASTE_N_128, "waste_n_128")                    \
+    X(WASTE_K_32, "waste_k_32") X(WASTE_K_128, "waste_k_128")
+#define DATA_PORTABLE_FEAT_ENUM(id, name) DATA_FEAT_##id,
+enum { DATA_FEAT_LIST(DATA_PORTABLE_FEAT_ENUM) DATA_FEAT_COUNT };
 
 #define DATA_N_NUMERIC (DATA_FIELD_COUNT + DATA_FEAT_COUNT)
 #define DATA_N_FEATURES (DATA_N_NUMERIC + DATA_DIR_COUNT + DATA_DTYPE_COUNT + DATA_LAYOUT_COUNT)

@@ -4,16 +4,10 @@
 
 #include "data/data.h"
 
-const char *const data_field_names[DATA_FIELD_COUNT] = {
-    "in_c",     "in_d",     "in_h",     "in_w",  "fil_d", "fil_h", "fil_w", "out_c",
-    "out_d",    "out_h",    "out_w",    "batch", "pad_d", "pad_h", "pad_w", "stride_d",
-    "stride_h", "stride_w", "dil_d",    "dil_h", "dil_w", "bias",  "groups", "spatial_dim",
-};
-const char *const data_direction_names[DATA_DIR_COUNT] = {"F", "B", "W"};
-const char *const data_dtype_names[DATA_DTYPE_COUNT] = {"FP32", "FP16", "BF16", "INT8", "INT32",
-                                                        "FP8",  "BFP8", "FP64", "other"};
-const char *const data_layout_names[DATA_LAYOUT_COUNT] = {"NCHW", "NHWC", "NCDHW", "NDHWC",
-                                                          "CHWN", "mixed", "other"};
+const char *const data_field_names[DATA_FIELD_COUNT] = {DATA_FIELD_LIST(DATA_PORTABLE_NAME)};
+const char *const data_direction_names[DATA_DIR_COUNT] = {DATA_DIRECTION_LIST(DATA_PORTABLE_NAME)};
+const char *const data_dtype_names[DATA_DTYPE_COUNT] = {DATA_DTYPE_LIST(DATA_PORTABLE_NAME)};
+const char *const data_layout_names[DATA_LAYOUT_COUNT] = {DATA_LAYOUT_LIST(DATA_PORTABLE_NAME)};
 
 int data_key_parse(const char *key, size_t len, data_problem *out, const char **why)
 {

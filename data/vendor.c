@@ -86,7 +86,7 @@ static int parse(data_select *ds, const char *path, char *text)
     return rc;
 }
 
-int data_vendor_attach(data_select *ds, const char *fdb_path, int *found)
+int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *found)
 {
     *found = 0;
     static const char *const exts[] = {".heuristic.txt.bz2", ".heuristic.txt", NULL};
@@ -99,7 +99,7 @@ int data_vendor_attach(data_select *ds, const char *fdb_path, int *found)
         }
         char *text;
         size_t len;
-        int rc = data_read_maybe_bz2(path, &text, &len);
+        int rc = data_read_maybe_bz2(path, threads, &text, &len);
         if (!rc) {
             rc = parse(ds, path, text);
             free(text);

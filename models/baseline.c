@@ -76,8 +76,9 @@ static int frequent_train(const model_train_data *d, const model_ctx *ctx, model
     return HR_OK;
 }
 
-static int frequent_predict(const model *mb, const data_problem *p, const float *x, float *scores)
+static int frequent_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
 {
+    (void)ws; /* needs no scratch */
     const frequent *f = (const frequent *)mb;
     int K = mb->n_kernels;
     const float *c = f->share + (size_t)combo_of(p) * (size_t)K;
@@ -211,8 +212,9 @@ static int cmp_str_ptr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int vendor_predict(const model *mb, const data_problem *p, const float *x, float *scores)
+static int vendor_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
 {
+    (void)ws; /* needs no scratch */
     const vendor *v = (const vendor *)mb;
     int K = mb->n_kernels;
     char buf[256];

@@ -35,8 +35,9 @@ int gbdt_model_rank_signature(const data_problem *p)
 
 #define GBDT_MAX_OUT 1024
 
-static int gbdt_model_predict_select(const model *m, const data_problem *p, const float *x, float *scores)
+static int gbdt_model_predict_select(const model *m, void *ws, const data_problem *p, const float *x, float *scores)
 {
+    (void)ws; /* a tree walk needs no scratch */
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
     int K = m->n_kernels;
@@ -59,8 +60,9 @@ static int gbdt_model_predict_select(const model *m, const data_problem *p, cons
     return HR_OK;
 }
 
-static int gbdt_model_predict_tune(const model *m, const data_problem *p, const float *x, int32_t *values)
+static int gbdt_model_predict_tune(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values)
 {
+    (void)ws;
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
     for (int j = 0; j < m->length; j++) {
@@ -156,14 +158,14 @@ static long gbdt_model_n_params(const model *m)
 }
 
 const model_family model_family_gbdt = {
-    "gbdt",
-    MODEL_TASK_SELECT | MODEL_TASK_TUNE,
-    gbdt_model_train,
-    gbdt_model_predict_select,
-    gbdt_model_predict_tune,
-    gbdt_model_save,
-    gbdt_model_load,
-    gbdt_model_n_params,
-    gbdt_model_free,
-    gbdt_model_config_options,
+    .name = "gbdt",
+    .tasks = MODEL_TASK_SELECT | MODEL_TASK_TUNE,
+    .train = gbdt_model_train,
+    .predict_select = gbdt_model_predict_select,
+    .predict_tune = gbdt_model_predict_tune,
+    .save = gbdt_model_save,
+    .load = gbdt_model_load,
+    .n_params = gbdt_model_n_params,
+    .free = gbdt_model_free,
+    .config_options = gbdt_model_config_options,
 };

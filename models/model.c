@@ -98,24 +98,6 @@ long model_n_params(const model *m)
     return m->family->n_params(m);
 }
 
-int model_predict_select(const model *m, const data_problem *p, float *scores)
-{
-    float x[256];
-    HR_ASSERT(m->n_features <= 256);
-    if (m->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "this %s model predicts tuning parameters, not kernels", m->family->name);
-    data_features_compute(p, x);
-    return m->family->predict_select(m, p, x, scores);
-}
-
-int model_predict_tune(const model *m, const data_problem *p, int32_t *values)
-{
-    float x[256];
-    HR_ASSERT(m->n_features <= 256);
-    if (m->task != MODEL_TASK_TUNE) return hr_error(HR_EINVAL, "this %s model selects kernels, not tuning parameters", m->family->name);
-    data_features_compute(p, x);
-    return m->family->predict_tune(m, p, x, values);
-}
-
 /* ---- model files ---- */
 
 int model_save(const model *m, const char *path)

@@ -62,15 +62,25 @@ typedef struct model_curve_point {
 } model_curve_point;
 
 typedef struct model model;
+typedef struct model_ws model_ws; /* scratch for one prediction at a time; one per thread */
 
 typedef struct model_family {
     const char *name;
     int tasks; /* bitmask of model_task */
     int (*train)(const model_train_data *d, const model_ctx *ctx, model **out);
-    /* select: scores (n_kernels); x is the feature vector of p. Allocates nothing. */
-    int (*predict_select)(const model *m, const data_problem *p, const float *x, float *scores);
-    /* tune: values (length), decoded with the constraint when the model has one. */
-    int (*predict_tune)(const model *m, const data_problem *p, const float *x, int32_t *values);
+    /* OpenBLAS threads the run should set for train with ctx->threads = threads and this config (invalid
+     * configs: any answer, train reports them): fewer when the family's own threads call OpenBLAS side by
+     * side. NULL: all of `threads`. The caller sets the count; a family never changes it. */
+    int (*train_blas_threads)(const cJSON *config, int threads);
+    /* The family's scratch for one prediction at a time (models/predict.c wraps it in a model_ws): *out =
+     * NULL when predict needs none; ws_free frees it (NULL is fine). Either hook may be NULL: no scratch. */
+    int (*ws_create)(const model *m, void **out);
+    void (*ws_free)(void *ws);
+    /* select: scores (n_kernels); x is the feature vector of p, ws the family's scratch from ws_create.
+     * Allocates nothing and writes only ws and scores, so threads with a workspace each may share m. */
+    int (*predict_select)(const model *m, void *ws, const data_problem *p, const float *x, float *scores);
+    /* tune: values (length), decoded with the constraint when the model has one; as predict_select. */
+    int (*predict_tune)(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values);
     int (*save)(const model *m, hid_t group);
     int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
@@ -156,9 +166,16 @@ typedef struct model_ranked {
  * out (n_kernels); returns how many were ranked (or a negative status); *rule (may be NULL) as above. */
 int model_rank(const model *m, const data_problem *p, const float *scores, model_ranked *out, model_applies *rule);
 
-/* Single-problem prediction through the family. */
-int model_predict_select(const model *m, const data_problem *p, float *scores);
-int model_predict_tune(const model *m, const data_problem *p, int32_t *values);
+/* Single-problem prediction through the family (models/predict.c). A model does not change while it predicts:
+ * the scratch lives in a workspace the caller creates for that model, one per thread, so one loaded model
+ * serves any number of threads at once. A workspace fits only the model it was created for. */
+int model_ws_create(const model *m, model_ws **out);
+void model_ws_free(model_ws *ws);   /* NULL is fine */
+int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores);
+int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int32_t *values);
+/* The same from p's feature vector x (n_features, as data_features_compute writes it) when the caller has it. */
+int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores);
+int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values);
 
 /* The family's config table (config_options) printed one option a line: name, type, default, range, doc. */
 void model_config_print(const model_family *fam, FILE *out);

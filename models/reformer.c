@@ -19,8 +19,7 @@
  * 64 vs 96, a batch of 1) as separate inputs instead of one slope, which is what trees get from their splits.
  * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
  * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
- * matrix-vector products over a workspace preallocated in the model (predictions on one model are
- * therefore not thread-safe; load one model per thread).
+ * matrix-vector products over the caller's workspace (reformer_ws, one per thread; the model is only read).
  * This file holds the model, its inference and its files; models/reformer_train.c trains it.
  */
 #include <cblas.h>
@@ -60,7 +59,7 @@ int reformer_parse_norm(const char *s, nn_norm_kind *k)
 
 /* ---- layout and inference ---- */
 
-/* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
+/* Lays out blocks and head, allocates parameters and the folded inference weights. */
 int reformer_build(reformer *r)
 {
     const int nf = r->n_in, nf_raw = r->base.n_features, K = r->base.n_kernels;
@@ -89,11 +88,42 @@ int reformer_build(reformer *r)
         r->ple_group = hr_malloc(((size_t)r->n_ple + 1) * sizeof *r->ple_group);
         if (!r->in_fold || !r->ple_group) rc = HR_ENOMEM;
     }
-    size_t wide = (size_t)r->hidden + (size_t)r->expand;
-    if (!rc && !(r->ws = hr_calloc((size_t)nf + 2 * wide + (size_t)K, sizeof *r->ws))) rc = HR_ENOMEM;
-    for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
-        rc = nn_gamma_cache_init(&r->one[l], &r->blocks[l], 1);
     return rc;
+}
+
+/* A prediction's scratch: the input and two block outputs, the applicability logits, and for layer norm
+ * the blocks' B = 1 caches. */
+typedef struct reformer_ws {
+    float *buf; /* x (n_in) | two (hidden + expand) buffers | a (n_kernels) */
+    nn_gamma_cache one[REFORMER_MAX_DEPTH];
+} reformer_ws;
+
+static void reformer_ws_free(void *vws)
+{
+    reformer_ws *w = vws;
+    if (!w) return;
+    for (int l = 0; l < REFORMER_MAX_DEPTH; l++) nn_gamma_cache_free(&w->one[l]);
+    free(w->buf);
+    free(w);
+}
+
+static int reformer_ws_create(const model *mb, void **out)
+{
+    const reformer *r = (const reformer *)mb;
+    *out = NULL;
+    reformer_ws *w = hr_calloc(1, sizeof *w);
+    if (!w) return HR_ENOMEM;
+    const size_t wide = (size_t)r->hidden + (size_t)r->expand;
+    int rc = (w->buf = hr_calloc((size_t)r->n_in + 2 * wide + (size_t)r->base.n_kernels, sizeof *w->buf)) ? HR_OK
+                                                                                                             : HR_ENOMEM;
+    for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
+        rc = nn_gamma_cache_init(&w->one[l], &r->blocks[l], 1);
+    if (rc) {
+        reformer_ws_free(w);
+        return rc;
+    }
+    *out = w;
+    return HR_OK;
 }
 
 /* Folds eval-mode BatchNorm into A2 and stacks [A1; A2'] with biases [b1 + b3; b2'] (then, input "ple", the
@@ -141,11 +171,12 @@ void reformer_combine_heads(float *z, const float *a, int K, int how, float beta
         z[k] = z[k] - lse + (mask ? (a[k] < 0.0f ? -1000.0f : 0.0f) : beta * nn_log_sigmoid(a[k]));
 }
 
-static int reformer_predict(const model *mb, const data_problem *prob, const float *x, float *scores)
+static int reformer_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
 {
-    reformer *r = (reformer *)mb; /* the workspace is scratch: see the top of the file */
+    const reformer *r = (const reformer *)mb;
+    reformer_ws *w = vws;
     const int nf = r->n_in, wide = r->hidden + r->expand;
-    float *in = r->ws, *a = r->ws + nf, *b = a + wide;
+    float *in = w->buf, *a = w->buf + nf, *b = a + wide;
     if (!r->ple_fast) reformer_input(r, x, in);
     const float *cur = in;
     for (int l = 0; l < r->depth; l++) {
@@ -167,7 +198,7 @@ static int reformer_predict(const model *mb, const data_problem *prob, const flo
             cblas_sgemv(CblasRowMajor, CblasNoTrans, dout, dh, 1.0f, A3, dh, t, 1, 1.0f, z, 1);
             nn_relu_forward(z, y, (size_t)dout);
         } else {
-            nn_gamma_forward(g, &r->p, &r->state, &r->one[l], cur, y, 1, 0, NULL);
+            nn_gamma_forward(g, &r->p, NULL, &w->one[l], cur, y, 1, 0, NULL); /* layer norm: no state */
         }
         cur = y;
     }
@@ -189,13 +220,11 @@ void reformer_free(model *mb)
 {
     reformer *r = (reformer *)mb;
     if (!r) return;
-    for (int l = 0; l < r->depth; l++) nn_gamma_cache_free(&r->one[l]);
     nn_params_free(&r->p);
     nn_params_free(&r->state);
     free(r->fold);
     free(r->in_fold);
     free(r->ple_group);
-    free(r->ws);
     free(r->zmean);
     free(r->zstd);
     free(r->ple_src);
@@ -345,6 +374,9 @@ const model_family model_family_reformer = {
     .name = "reformer",
     .tasks = MODEL_TASK_SELECT,
     .train = reformer_train,
+    .train_blas_threads = reformer_train_blas_threads,
+    .ws_create = reformer_ws_create,
+    .ws_free = reformer_ws_free,
     .predict_select = reformer_predict,
     .save = reformer_save,
     .load = reformer_load,

@@ -42,8 +42,6 @@ typedef struct reformer {
     int n_ple_groups;     /* features with bins */
     int *ple_group;       /* (n_ple_groups + 1) first encoding column of each feature's bins, then n_ple */
     float *in_fold;       /* [b (o) | W_x (n_features, o) | W_e (n_ple, o) | C_e (n_ple, o)], o = d_out + d_hidden */
-    float *ws;            /* workspace: x (n_in), two (hidden + expand) buffers, a (n_kernels) */
-    nn_gamma_cache one[REFORMER_MAX_DEPTH]; /* layer norm: B = 1 caches */
 } reformer;
 
 /* Ranking from the two heads: log softmax(z) + log sigmoid(a); log softmax(z) with kernels whose
@@ -63,15 +61,16 @@ int reformer_parse_combine(const char *s, int *out);
 int reformer_parse_norm(const char *s, nn_norm_kind *k);
 /* The family's config table (models/reformer_train.c). */
 size_t reformer_config_options(hr_config_option *rows);
-/* Lays out blocks and head, allocates parameters, caches and the inference workspace. */
+/* Lays out blocks and head, allocates parameters and the folded inference weights. */
 int reformer_build(reformer *r);
 /* The single-problem path's folded weights from the trained ones (after training or loading). */
 void reformer_fold(reformer *r);
 /* scores (K) in place over the head z from the applicability head a, as combine `how` ranks them */
 void reformer_combine_heads(float *z, const float *a, int K, int how, float beta);
 void reformer_free(model *mb);
-/* models/reformer_train.c: the family's train entry */
+/* models/reformer_train.c: the family's train entry, and the OpenBLAS threads it wants (model_family) */
 int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
+int reformer_train_blas_threads(const cJSON *config, int threads);
 
 /* models/reformer_input.c. in (n_in) = the model input of features x: z-score of x, through slog when the
  * model uses it, then the z-scored encoding columns. */

@@ -9,6 +9,7 @@
 #include "eval/eval.h"
 #include "models/model.h"
 #include "nn/nn.h"
+#include "nn/parts.h"
 #include "train/train.h"
 
 #include "models/reformer_internal.h"
@@ -544,6 +545,15 @@ static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *me
     return HR_OK;
 }
 
+/* With a team (batch_parts > 1 on more than one thread, as fit_init makes it) the parts' own threads do the
+ * parallel work, and OpenBLAS keeps one thread inside each. */
+int reformer_train_blas_threads(const cJSON *config, int threads)
+{
+    reformer_cfg cfg;
+    if (reformer_cfg_parse(config, &cfg)) return threads;
+    return cfg.batch_parts > 1 && hr_threads_resolve(threads) > 1 ? 1 : threads;
+}
+
 int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
@@ -584,15 +594,11 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     reformer_fit fit;
     int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
     if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;
-    /* the parts' own threads do the parallel work: OpenBLAS keeps one thread inside them */
-    const int blas_threads = hr_blas_threads();
-    if (fit.team) hr_blas_set_threads(1);
     o.team = fit.team;
     train_ops ops = {fit_batch, fit_evaluate};
     train_result res;
     /* positions into the prepared sets: the shuffle permutes them exactly as it would the rows */
     rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
-    if (fit.team) hr_blas_set_threads(blas_threads);
     fit_free(&fit);
     if (!rc) rc = model_loop_curve(&r->base, &res);
     train_result_free(&res);

@@ -123,7 +123,6 @@ void s2s_free(model *mb)
 {
     seq2seq *m = (seq2seq *)mb;
     if (!m) return;
-    s2s_infer_free(m);
     nn_params_free(&m->p);
     for (int f = 0; f < S2S_N_FIELDS; f++) free(m->vals[f]);
     free(m->vb);
@@ -131,11 +130,24 @@ void s2s_free(model *mb)
     model_base_free(&m->base);
     free(m);
 }
-static int s2s_predict(const model *mb, const data_problem *p, const float *x, int32_t *values)
+static int s2s_ws_create(const model *mb, void **out)
+{
+    s2s_infer *w = NULL;
+    int rc = s2s_infer_create((const seq2seq *)mb, &w);
+    *out = w;
+    return rc;
+}
+
+static void s2s_ws_free(void *ws)
+{
+    s2s_infer_free(ws);
+}
+
+static int s2s_predict(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
 {
     const seq2seq *m = (const seq2seq *)mb;
     (void)x;
-    return s2s_decode(m, p, m->a.decode, m->a.beam, values, NULL);
+    return s2s_decode(m, ws, p, m->a.decode, m->a.beam, values, NULL);
 }
 
 static long s2s_n_params(const model *mb)
@@ -248,7 +260,6 @@ static int s2s_load(hid_t g, model *base, model **out)
     if (vg >= 0) H5Gclose(vg);
     if (!rc) rc = s2s_build(m);
     if (!rc) rc = nn_checkpoint_read(g, "params", &m->p, NULL);
-    if (!rc) rc = s2s_infer_init(m);
     if (rc) {
         memset(&m->base, 0, sizeof m->base); /* still owned by the caller */
         s2s_free(&m->base);
@@ -262,6 +273,8 @@ const model_family model_family_seq2seq = {
     .name = "seq2seq",
     .tasks = MODEL_TASK_TUNE,
     .train = s2s_train,
+    .ws_create = s2s_ws_create,
+    .ws_free = s2s_ws_free,
     .predict_tune = s2s_predict,
     .save = s2s_save,
     .load = s2s_load,

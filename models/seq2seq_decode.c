@@ -1,6 +1,6 @@
 /* seq2seq inference: the encoder on one problem, then greedy, beam or constrained beam decoding.
- * Everything runs in a workspace built once per model (s2s_infer_init), so a prediction allocates
- * nothing; the workspace is scratch behind a const model, so one model serves one thread at a time.
+ * Everything runs in a workspace the caller creates once for the model (s2s_infer_create), so a prediction
+ * allocates nothing and only reads the model: threads with a workspace each can share one model.
  * Beam search keeps k hypotheses ranked by summed log-probability; all have the same length L, so
  * no length normalisation is needed. Constrained search asks the solver's valid_prefix before
  * keeping an extension, so every emitted sequence satisfies the rules (paper's "constrained beam
@@ -225,10 +225,9 @@ static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_problem *p, cons
     return 0;
 }
 
-int s2s_decode(const seq2seq *m, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
+int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
                int *fallback)
 {
-    s2s_infer *w = m->ws;
     const int S = S2S_N_FIELDS, L = m->base.length, Dk = m->key;
     if (fallback) *fallback = 0;
     if (kind == S2S_DECODE_GREEDY) k = 1;
@@ -271,17 +270,15 @@ int s2s_decode(const seq2seq *m, const data_problem *p, s2s_decode_kind kind, in
     return HR_OK;
 }
 
-long s2s_fallback_count(const model *mb)
+long s2s_fallback_count(const s2s_infer *w)
 {
-    const seq2seq *m = (const seq2seq *)mb;
-    return m->ws ? m->ws->fallbacks : 0;
+    return w->fallbacks;
 }
 
 /* ---- workspace ---- */
 
-void s2s_infer_free(seq2seq *m)
+void s2s_infer_free(s2s_infer *w)
 {
-    s2s_infer *w = m->ws;
     if (!w) return;
     free(w->ids);
     free(w->x0);
@@ -297,15 +294,13 @@ void s2s_infer_free(seq2seq *m)
     nn_decoder_ws_free(&w->dec);
     s2s_beam_ws_free(&w->beam);
     free(w);
-    m->ws = NULL;
 }
 
-int s2s_infer_init(seq2seq *m)
+int s2s_infer_create(const seq2seq *m, s2s_infer **out)
 {
-    s2s_infer_free(m);
+    *out = NULL;
     s2s_infer *w = hr_calloc(1, sizeof *w);
     if (!w) return HR_ENOMEM;
-    m->ws = w;
     const int S = S2S_N_FIELDS, L = m->base.length;
     int vmax = 1;
     for (int j = 0; j < L; j++) vmax = m->base.vocab_size[j] > vmax ? m->base.vocab_size[j] : vmax;
@@ -328,6 +323,10 @@ int s2s_infer_init(seq2seq *m)
     if (!rc) rc = nn_decoder_ws_init(&w->dec, &m->dec, w->cap_k, S, L);
     if (!rc) rc = nn_decoder_ws_prepare(&w->dec, &m->dec, &m->p);
     if (!rc) rc = s2s_beam_ws_init(&w->beam, w->cap_k, L, vmax);
-    if (rc) s2s_infer_free(m);
-    return rc;
+    if (rc) {
+        s2s_infer_free(w);
+        return rc;
+    }
+    *out = w;
+    return HR_OK;
 }

@@ -84,7 +84,6 @@ typedef struct seq2seq {
     nn_bilstm bi[S2S_MAX_LSTM];    /* "enc.lstm<l>" (bidir) */
     nn_lstm uni[S2S_MAX_LSTM];     /* "enc.lstm<l>" (forward only) */
     nn_decoder dec;            /* "dec" */
-    s2s_infer *ws;             /* inference scratch: mutable behind a const model (one thread) */
 } seq2seq;
 
 /* Field names of the encoder tokens, in order. */
@@ -104,14 +103,15 @@ void s2s_free(model *m);
 int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t s2s_config_options(hr_config_option *rows);
 
-/* Inference workspace (built once per model after its weights are final). */
-int s2s_infer_init(seq2seq *m);
-void s2s_infer_free(seq2seq *m);
-/* Decodes p with `kind` and beam width k (1 <= k <= S2S_MAX_BEAM; ignored for greedy); *fallback
+/* Inference workspace for m (after its weights are final; it holds the decoder's transposed copies of
+ * them): one per thread, the family's model_ws scratch. NULL is fine for free. */
+int s2s_infer_create(const seq2seq *m, s2s_infer **out);
+void s2s_infer_free(s2s_infer *w);
+/* Decodes p with `kind` and beam width k (1 <= k <= S2S_MAX_BEAM; ignored for greedy) in w; *fallback
  * (may be NULL) is set when constrained decoding had to drop the rules. Allocates nothing. */
-int s2s_decode(const seq2seq *m, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
+int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
                int *fallback);
-/* Number of constrained decodes so far that fell back to unconstrained output. */
-long s2s_fallback_count(const model *m);
+/* Number of constrained decodes in w so far that fell back to unconstrained output. */
+long s2s_fallback_count(const s2s_infer *w);
 
 #endif

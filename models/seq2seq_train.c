@@ -318,7 +318,6 @@ int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out)
     if (rc) goto fail;
     rc = model_loop_curve(&m->base, &res);
     train_result_free(&res);
-    if (!rc) rc = s2s_infer_init(m);
     if (rc) goto fail;
     *out = &m->base;
     return HR_OK;

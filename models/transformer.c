@@ -4,8 +4,8 @@
  *   h = TransformerEncoderLayer(e)  (nn_transformer: one block, post-norm, ReLU FFN)
  *   scores = A_f mean_j(h_j) + b_f  linear head, softmax = the kernel distribution
  * trained like the Reformer: soft-target cross-entropy against runtime-ratio labels (or one-hot /
- * softmax) through train/'s loop. Single-problem prediction runs the same ops with a B = 1 cache
- * preallocated in the model (not thread-safe per model).
+ * softmax) through train/'s loop. Single-problem prediction runs the same ops with a B = 1 cache in the
+ * caller's workspace (tfm_ws, one per thread; the model is only read).
  * This file holds the model, its inference and its files; models/transformer_train.c trains it.
  */
 #include <math.h>
@@ -25,10 +25,39 @@ int transformer_build(tfm *m)
     m->pos = nn_params_add(&m->p, "embed.position", (size_t)T * d);
     nn_transformer_layout(&m->block, &m->p, "block", d, m->heads, m->d_ff, m->norm_first);
     nn_linear_layout(&m->head, &m->p, "head", d, m->base.n_kernels);
-    int rc = nn_params_alloc(&m->p);
-    if (!rc) rc = nn_transformer_cache_init(&m->one, &m->block, 1, T);
-    if (!rc && !(m->ws = hr_calloc((size_t)T * (1 + 2 * (size_t)d) + (size_t)d, sizeof *m->ws))) rc = HR_ENOMEM;
-    return rc;
+    return nn_params_alloc(&m->p);
+}
+
+/* A prediction's scratch: the block's B = 1 cache and the activations around it. */
+typedef struct tfm_ws {
+    nn_transformer_cache one;
+    float *buf; /* z (T) | e (T, d) | h (T, d) | pooled (d) */
+} tfm_ws;
+
+static void tfm_ws_free(void *vws)
+{
+    tfm_ws *w = vws;
+    if (!w) return;
+    nn_transformer_cache_free(&w->one);
+    free(w->buf);
+    free(w);
+}
+
+static int tfm_ws_create(const model *mb, void **out)
+{
+    const tfm *m = (const tfm *)mb;
+    const int T = m->base.n_features, d = m->d;
+    *out = NULL;
+    tfm_ws *w = hr_calloc(1, sizeof *w);
+    if (!w) return HR_ENOMEM;
+    int rc = nn_transformer_cache_init(&w->one, &m->block, 1, T);
+    if (!rc && !(w->buf = hr_calloc((size_t)T * (1 + 2 * (size_t)d) + (size_t)d, sizeof *w->buf))) rc = HR_ENOMEM;
+    if (rc) {
+        tfm_ws_free(w);
+        return rc;
+    }
+    *out = w;
+    return HR_OK;
 }
 
 /* e (B, T, d) = z (B, T) w + p */
@@ -58,14 +87,15 @@ void transformer_pool(const float *h, float *pooled, int B, int T, int d)
     }
 }
 
-static int tfm_predict(const model *mb, const data_problem *prob, const float *x, float *scores)
+static int tfm_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
 {
-    tfm *m = (tfm *)mb; /* the workspace is scratch: see the top of the file */
+    const tfm *m = (const tfm *)mb;
+    tfm_ws *w = vws;
     const int T = m->base.n_features, d = m->d;
-    float *z = m->ws, *e = z + T, *h = e + (size_t)T * d, *pooled = h + (size_t)T * d;
+    float *z = w->buf, *e = z + T, *h = e + (size_t)T * d, *pooled = h + (size_t)T * d;
     for (int j = 0; j < T; j++) z[j] = (x[j] - m->zmean[j]) / m->zstd[j];
     transformer_embed(m, z, e, 1);
-    nn_transformer_forward(&m->block, &m->p, &m->one, e, h, 1, T);
+    nn_transformer_forward(&m->block, &m->p, &w->one, e, h, 1, T);
     transformer_pool(h, pooled, 1, T, d);
     nn_linear_forward(&m->head, &m->p, pooled, scores, 1);
     return HR_OK;
@@ -75,9 +105,7 @@ void transformer_free(model *mb)
 {
     tfm *m = (tfm *)mb;
     if (!m) return;
-    nn_transformer_cache_free(&m->one);
     nn_params_free(&m->p);
-    free(m->ws);
     free(m->zmean);
     free(m->zstd);
     model_base_free(&m->base);
@@ -149,6 +177,8 @@ const model_family model_family_transformer = {
     .name = "transformer",
     .tasks = MODEL_TASK_SELECT,
     .train = transformer_train,
+    .ws_create = tfm_ws_create,
+    .ws_free = tfm_ws_free,
     .predict_select = tfm_predict,
     .save = tfm_save,
     .load = tfm_load,

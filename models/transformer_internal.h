@@ -20,12 +20,9 @@ typedef struct tfm {
     size_t value, pos;   /* "embed.value" (T, d), "embed.position" (T, d) */
     nn_transformer block;/* "block" */
     nn_linear head;      /* "head": d -> n_kernels */
-    /* single-problem inference */
-    nn_transformer_cache one;
-    float *ws;           /* z (T) | e (T, d) | h (T, d) | pooled (d) */
 } tfm;
 
-/* models/transformer.c: lays out and allocates m's parameters and inference workspace from its sizes;
+/* models/transformer.c: lays out and allocates m's parameters from its sizes;
  * e (B, T, d) = z (B, T) w + p; pooled (B, d) = mean over T of h (B, T, d); frees a model. */
 int transformer_build(tfm *m);
 void transformer_embed(const tfm *m, const float *z, float *e, int B);

@@ -11,6 +11,7 @@
 
 #include "nn/nn.h"
 #include "nn/nn_internal.h"
+#include "nn/parts.h"
 
 void nn_gamma_layout(nn_gamma *g, nn_params *p, nn_params *state, const char *name, int d_in, int d_hidden,
                      int d_out, nn_norm_kind norm, float dropout)

@@ -5,6 +5,7 @@
 
 #include "nn/nn.h"
 #include "nn/nn_internal.h"
+#include "nn/parts.h"
 
 void nn_layernorm_layout(nn_layernorm *ln, nn_params *p, const char *name, int d)
 {

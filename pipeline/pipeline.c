@@ -8,10 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int pipe_dataset_load(const char *path, const char *task, const char *solver, const hr_log *log, pipe_dataset *out)
+int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
+                      pipe_dataset *out)
 {
     memset(out, 0, sizeof *out);
-    data_load_opts opts = {0, log};
+    data_load_opts opts = {.strict = 0, .log = log, .threads = threads};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
     /* the data decides the task: a find-db selects, a perf-db tunes */
@@ -79,10 +80,19 @@ void pipe_result_free(pipe_result *r)
     r->curve = NULL;
 }
 
-/* Median wall time of single-problem predictions over test rows, one thread; NAN when a prediction fails
- * (an output larger than PIPE_PREDICT_MAX values). */
-static double measure_predict_us(const pipe_dataset *d, const model *m, const pipe_task *task, const int *rows,
-                                 int n_rows)
+/* OpenBLAS's thread count is process-wide, and the pipeline alone sets it, at the start of each phase of a run:
+ * training (pipe_run) gets --threads, or what the family asks for when its own threads call OpenBLAS side by
+ * side (model_family.train_blas_threads); evaluation (pipe_evaluate) gets one, since one problem's products are
+ * too small to split and predict_us is a one-thread figure. Nothing under models/, nn/ or train/ changes it. */
+static void blas_threads_for_training(const model_family *fam, const pipe_opts *o)
+{
+    hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(o->config, o->threads) : o->threads);
+}
+
+/* Median wall time of single-problem predictions over test rows, one thread (set by pipe_evaluate); NAN when a
+ * prediction fails (an output larger than PIPE_PREDICT_MAX values). */
+static double measure_predict_us(const pipe_dataset *d, const model *m, const pipe_task *task, model_ws *ws,
+                                 const int *rows, int n_rows)
 {
     enum { CALLS = 1000 };
     double t[CALLS];
@@ -90,11 +100,10 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const pi
         float scores[PIPE_PREDICT_MAX];
         int32_t values[PIPE_PREDICT_MAX];
     } out;
-    hr_blas_set_threads(1);
     for (int c = 0; c < CALLS; c++) {
         const data_problem *p = pipe_dataset_problem(d, rows[c % n_rows]);
         double t0 = hr_now();
-        if (task->predict_one(m, p, &out)) return NAN;
+        if (task->predict_one(m, ws, p, &out)) return NAN;
         t[c] = (hr_now() - t0) * 1e6;
     }
     return eval_median_inplace(t, CALLS);
@@ -108,9 +117,13 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     if (m->task != d->task) return hr_error(HR_EINVAL, "model task does not match the data");
     const pipe_task *task = pipe_task_of(m->task);
     if (!task) return HR_EINVAL;
-    int rc = task->evaluate(d, m, rows, n_rows, res);
+    hr_blas_set_threads(1); /* see blas_threads_for_training */
+    model_ws *ws = NULL;
+    int rc = model_ws_create(m, &ws);
+    if (!rc) rc = task->evaluate(d, m, ws, rows, n_rows, res);
+    if (!rc) res->predict_us = measure_predict_us(d, m, task, ws, rows, n_rows);
+    model_ws_free(ws);
     if (rc) return rc;
-    res->predict_us = measure_predict_us(d, m, task, rows, n_rows);
     res->params = model_n_params(m);
     return HR_OK;
 }
@@ -222,7 +235,7 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
     model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model};
     model *m = NULL;
-    hr_blas_set_threads(o->threads);
+    blas_threads_for_training(fam, o);
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);
     double secs = hr_now() - t0;
@@ -253,7 +266,6 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     free(tmp);
     if (rc || !out_model) model_free(m);
     else *out_model = m;
-    hr_blas_set_threads(o->threads);
     return rc;
 }
 

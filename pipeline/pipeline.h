@@ -33,8 +33,10 @@ typedef struct pipe_dataset {
     char *name;       /* file basename, for reports */
 } pipe_dataset;
 
-/* Loads a dataset for `task` ("select" or "tune"; a perf-db needs `solver`). */
-int pipe_dataset_load(const char *path, const char *task, const char *solver, const hr_log *log, pipe_dataset *out);
+/* Loads a dataset for `task` ("select" or "tune"; a perf-db needs `solver`), decompressing and parsing on
+ * `threads` threads (<= 0: all cores). */
+int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
+                      pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
 const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row);
 
@@ -98,10 +100,10 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
  * --checkpoint and --init-model only for the families that use them, --init-model must exist. */
 int pipe_opts_check(const model_family *fam, const pipe_opts *o);
 
-/* Trains `fam` on split->train and evaluates on split->test. */
+/* Trains `fam` on split->train and evaluates on split->test; sets OpenBLAS's thread count for each phase. */
 int pipe_run(const pipe_dataset *d, const data_split *split, const model_family *fam, const pipe_opts *o,
              pipe_result *res, model **out_model);
-/* Evaluates an existing model on rows `rows` (n_rows) of d. */
+/* Evaluates an existing model on rows `rows` (n_rows) of d, with OpenBLAS on one thread. */
 int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res);
 
 /* Called with each result as soon as it is known (fold is 0 and k 1 for a single split). */

@@ -15,10 +15,11 @@ typedef struct pipe_task {
     model_task task;
     const char *accuracy_label; /* the headline metric on a figure's axis ("top-1 accuracy") */
     const char *curve_label;    /* the curve's valid_metric on a figure's axis ("validation top-1") */
-    /* Predicts rows[0..n_rows) of d with m and fills res's task member (sel or tune); not predict_us or params. */
-    int (*evaluate)(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res);
+    /* Predicts rows[0..n_rows) of d with m (scratch ws) and fills res's task member (sel or tune); not
+     * predict_us or params. */
+    int (*evaluate)(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows, pipe_result *res);
     /* One single-problem prediction through the model's public predict, into out (PIPE_PREDICT_MAX values). */
-    int (*predict_one)(const model *m, const data_problem *p, void *out);
+    int (*predict_one)(const model *m, model_ws *ws, const data_problem *p, void *out);
     double (*accuracy)(const pipe_result *r); /* the headline metric: top1 or param_accuracy */
     void (*metrics_json)(cJSON *metrics, const pipe_result *r);
     void (*format)(const char *model_name, const pipe_result *r, char *buf, size_t n);

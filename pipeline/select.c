@@ -7,51 +7,72 @@
 #include "pipeline/pipeline_internal.h"
 #include "pipeline/plot.h"
 
-/* Scores of every row over the data's kernels (the model's vocabulary mapped by name; a kernel the model does
- * not know scores -inf), then eval/'s metrics and the top-1 of each direction and data type. */
-static int select_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res)
+/* Scores of every row over the data's kernels, the model's vocabulary mapped by name, then eval/'s metrics and
+ * the top-1 of each direction and data type. A kernel the data measures but the model does not know is an
+ * error (the model cannot rank it); the kernels the model knows but the data lacks share one extra column
+ * with no measurement, so a model that picks one of them is charged with an unmeasured pick. */
+static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                           pipe_result *res)
 {
     const data_select *s = d->sel;
     pipe_select_result *sr = &res->sel;
-    int K = s->n_kernels;
+    int K = s->n_kernels, KX = K + 1;
     int *col = hr_malloc((size_t)m->n_kernels * sizeof *col);
-    float *scores = hr_malloc((size_t)n_rows * (size_t)K * sizeof *scores);
-    float *rt = hr_malloc((size_t)n_rows * (size_t)K * sizeof *rt);
+    unsigned char *known = hr_calloc((size_t)K, 1);
+    float *scores = hr_malloc((size_t)n_rows * (size_t)KX * sizeof *scores);
+    float *rt = hr_malloc((size_t)n_rows * (size_t)KX * sizeof *rt);
     float *ms = hr_malloc((size_t)m->n_kernels * sizeof *ms);
     sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
     int rc = HR_OK;
-    if (!col || !scores || !rt || !ms || !sr->efficiency) rc = HR_ENOMEM;
-    for (int k = 0; !rc && k < m->n_kernels; k++) col[k] = data_select_kernel_index(s, m->kernels[k]);
+    if (!col || !known || !scores || !rt || !ms || !sr->efficiency) rc = HR_ENOMEM;
+    for (int k = 0; !rc && k < m->n_kernels; k++)
+        if ((col[k] = data_select_kernel_index(s, m->kernels[k])) >= 0) known[col[k]] = 1;
+    for (int k = 0, unknown = 0; !rc && k < K; k++) {
+        if (known[k]) continue;
+        int measured = 0;
+        for (int i = 0; i < n_rows; i++) measured += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
+        if (measured && !unknown++) {
+            int n_unknown = 0;
+            for (int j = 0; j < K; j++) n_unknown += !known[j];
+            rc = hr_error(HR_EINVAL, "the data measures kernel '%s' (%d problems), which the model does not know "
+                          "(%d of the data's %d kernels are not the model's): a model ranks only the kernels it "
+                          "was trained on", s->kernels[k], measured, n_unknown, K);
+        }
+    }
     for (int i = 0; !rc && i < n_rows; i++) {
         int r = rows[i];
-        memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
-        rc = m->family->predict_select(m, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
-        float *sc = scores + (size_t)i * K;
-        for (int k = 0; k < K; k++) sc[k] = -INFINITY;
-        for (int k = 0; k < m->n_kernels; k++)
-            if (col[k] >= 0) sc[col[k]] = ms[k];
+        float *t = rt + (size_t)i * KX, *sc = scores + (size_t)i * KX;
+        memcpy(t, s->runtime + (size_t)r * K, (size_t)K * sizeof *t);
+        t[K] = INFINITY;
+        rc = model_predict_select_x(m, ws, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
+        for (int k = 0; k < KX; k++) sc[k] = -INFINITY;
+        for (int k = 0; k < m->n_kernels; k++) {
+            int c = col[k] >= 0 ? col[k] : K;
+            if (ms[k] > sc[c]) sc[c] = ms[k];
+        }
     }
-    if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
+    if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
     for (int i = 0; !rc && i < n_rows; i++) {
         const data_problem *p = &s->problems[rows[i]];
-        const float *t = rt + (size_t)i * K;
-        int hit = eval_select_hit(t, K, eval_select_argmax(scores + (size_t)i * K, K));
+        const float *t = rt + (size_t)i * KX;
+        int hit = eval_select_hit(t, KX, eval_select_argmax(scores + (size_t)i * KX, KX));
         sr->by_direction[p->direction].n++;
         sr->by_direction[p->direction].top1 += hit;
         sr->by_dtype[p->dtype].n++;
         sr->by_dtype[p->dtype].top1 += hit;
     }
     free(col);
+    free(known);
     free(scores);
     free(rt);
     free(ms);
     return rc;
 }
 
-static int select_predict_one(const model *m, const data_problem *p, void *out)
+static int select_predict_one(const model *m, model_ws *ws, const data_problem *p, void *out)
 {
     if (m->n_kernels > PIPE_PREDICT_MAX) return hr_error(HR_EINVAL, "%d kernels: too many to time", m->n_kernels);
-    return model_predict_select(m, p, out);
+    return model_predict_select(m, ws, p, out);
 }
 
 static double select_accuracy(const pipe_result *r)

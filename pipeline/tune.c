@@ -7,7 +7,8 @@
 
 /* Every row's sequence decoded by the model (timed: decode_us), then eval/'s metrics, with the solver's
  * validity rules where it has them. */
-static int tune_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_rows, pipe_result *res)
+static int tune_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                         pipe_result *res)
 {
     const data_tune *t = d->tune;
     int L = t->length;
@@ -19,7 +20,7 @@ static int tune_evaluate(const pipe_dataset *d, const model *m, const int *rows,
     double t0 = hr_now();
     for (int i = 0; !rc && i < n_rows; i++) {
         int r = rows[i];
-        rc = m->family->predict_tune(m, &t->problems[r], d->X + (size_t)r * d->n_features, pred + (size_t)i * L);
+        rc = model_predict_tune_x(m, ws, &t->problems[r], d->X + (size_t)r * d->n_features, pred + (size_t)i * L);
     }
     res->tune.decode_us = (hr_now() - t0) * 1e6 / n_rows;
     for (int i = 0; !rc && i < n_rows; i++) {
@@ -33,10 +34,10 @@ static int tune_evaluate(const pipe_dataset *d, const model *m, const int *rows,
     return rc;
 }
 
-static int tune_predict_one(const model *m, const data_problem *p, void *out)
+static int tune_predict_one(const model *m, model_ws *ws, const data_problem *p, void *out)
 {
     if (m->length > PIPE_PREDICT_MAX) return hr_error(HR_EINVAL, "%d parameters: too many to time", m->length);
-    return model_predict_tune(m, p, out);
+    return model_predict_tune(m, ws, p, out);
 }
 
 static double tune_accuracy(const pipe_result *r)

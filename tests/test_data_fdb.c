@@ -158,7 +158,7 @@ Test(data_fdb, bad_lines_are_counted_by_reason)
 Test(data_fdb, strict_mode_names_file_and_line)
 {
     data_select *ds;
-    data_load_opts o = {1, NULL};
+    data_load_opts o = {1, NULL, 0};
     cr_assert_eq(data_fdb_parse("bad.txt", bad_text, strlen(bad_text), &o, &ds), HR_EFORMAT);
     cr_assert_null(ds);
     cr_assert_str_eq(hr_last_error(), "bad.txt:2: non-numeric time");
@@ -246,7 +246,7 @@ Test(data_bz2, parallel_blocks_equal_serial_decompression, .timeout = 120)
     char *z, *par;
     size_t zn, pn;
     cr_assert_eq(hr_file_read_all(path, &z, &zn), HR_OK);
-    cr_assert_eq(data_read_maybe_bz2(path, &par, &pn), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(data_read_maybe_bz2(path, 0, &par, &pn), HR_OK, "%s", hr_last_error());
     unsigned cap = (unsigned)pn + 1;
     char *ser = malloc(cap);
     cr_assert_eq(BZ2_bzBuffToBuffDecompress(ser, &cap, z, (unsigned)zn, 0, 0), BZ_OK);
@@ -285,8 +285,20 @@ Test(data_fdb, chunked_parse_matches_one_pass_semantics)
     cr_assert_eq(ds->problems[4].f[DATA_FIELD_IN_C], 5);
     cr_assert_float_eq(ds->runtime[4 * 2 + 0], 2.5f, 1e-6);
     cr_assert_eq(ds->problems[ds->n - 1].f[DATA_FIELD_IN_C], n);
+    /* the chunks follow the thread count of the options; the dataset does not */
+    for (int threads = 1; threads <= 5; threads += 4) {
+        data_load_opts o = {.threads = threads};
+        data_select *dt;
+        cr_assert_eq(data_fdb_parse("big.txt", t, len, &o, &dt), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(dt->n, ds->n);
+        cr_assert_eq(dt->skips.total, ds->skips.total);
+        cr_assert_eq(dt->skips.first_line[1], 35000);
+        cr_assert_eq(memcmp(dt->problems, ds->problems, (size_t)ds->n * sizeof *ds->problems), 0);
+        cr_assert_eq(memcmp(dt->runtime, ds->runtime, (size_t)ds->n * ds->n_kernels * sizeof *ds->runtime), 0);
+        data_select_free(dt);
+    }
     data_select_free(ds);
-    data_load_opts strict = {1, NULL};
+    data_load_opts strict = {1, NULL, 0};
     cr_assert_eq(data_fdb_parse("big.txt", t, len, &strict, &ds), HR_EFORMAT);
     cr_assert_str_eq(hr_last_error(), "big.txt:30000: duplicate problem key");
     free(t);

@@ -110,13 +110,15 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
     }
     char *out = export_and_run(m, driver_tune, keys, n, "-O1");
     FILE *f = fopen(out, "r");
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < n; i++) {
         int32_t want[8];
         data_problem p;
         const char *why;
         /* through the key, as the runtime sees it */
         cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &p, &why), HR_OK, "%s", keys[i]);
-        cr_assert_eq(model_predict_tune(m, &p, want), HR_OK);
+        cr_assert_eq(model_predict_tune(m, ws, &p, want), HR_OK);
         for (int j = 0; j < 8; j++) {
             int got;
             cr_assert_eq(fscanf(f, "%d", &got), 1, "problem %d", i);
@@ -128,6 +130,7 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
     remove_export(out);
     free(out);
     free(keys);
+    model_ws_free(ws);
     model_free(m);
     data_split_free(&s);
     free(X);
@@ -139,7 +142,7 @@ static data_select *mi100_head(void)
 {
     char *text;
     size_t len;
-    cr_assert_eq(data_read_maybe_bz2(test_miopen("gfx90878.HIP.fdb.txt.bz2"), &text, &len), HR_OK);
+    cr_assert_eq(data_read_maybe_bz2(test_miopen("gfx90878.HIP.fdb.txt.bz2"), 0, &text, &len), HR_OK);
     size_t cut = 0;
     for (int lines = 0; cut < len && lines < 12000; cut++) lines += text[cut] == '\n';
     data_select *ds;
@@ -179,11 +182,13 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
         static const char *const just_o1[] = {"-O1", NULL};
         const char *const *flags = cflags ? cflags : just_o1;
         float *want = malloc((size_t)m->n_kernels * sizeof *want);
+        model_ws *ws = NULL;
+        cr_assert_eq(model_ws_create(m, &ws), HR_OK);
         for (int fl = 0; flags[fl]; fl++) {
             char *out = export_and_run(m, driver_select, sel, n, flags[fl]);
             FILE *f = fopen(out, "r");
             for (int i = 0; i < n; i++) {
-                cr_assert_eq(model_predict_select(m, &ds->problems[s.test[i]], want), HR_OK);
+                cr_assert_eq(model_predict_select(m, ws, &ds->problems[s.test[i]], want), HR_OK);
                 int best = 0;
                 for (int k = 1; k < m->n_kernels; k++)
                     if (want[k] > want[best]) best = k;
@@ -204,6 +209,7 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
             free(out);
         }
         free(want);
+        model_ws_free(ws);
         model_free(m);
     }
     free(sel);
@@ -287,6 +293,8 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
         cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &probs[i], &why), HR_OK, "%s", keys[i]);
     }
     seq2seq *sm = (seq2seq *)m;
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     const s2s_decode_kind kinds[3] = {S2S_DECODE_CONSTRAINED, S2S_DECODE_GREEDY, S2S_DECODE_BEAM};
     cr_assert_eq(sm->a.decode, S2S_DECODE_CONSTRAINED);
     for (int mode = 0; mode < 3; mode++) {
@@ -296,7 +304,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
         int differ = 0, first = -1;
         for (int i = 0; i < n; i++) {
             int32_t want[8], got[8];
-            cr_assert_eq(model_predict_tune(m, &probs[i], want), HR_OK);
+            cr_assert_eq(model_predict_tune(m, ws, &probs[i], want), HR_OK);
             int same = 1;
             for (int j = 0; j < L; j++) {
                 cr_assert_eq(fscanf(f, "%d", &got[j]), 1, "problem %d", i);
@@ -317,6 +325,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     for (int i = 0; i < n; i++) free(keys[i]);
     free(keys);
     free(probs);
+    model_ws_free(ws);
     model_free(m);
     data_split_free(&s);
     free(X);

@@ -141,6 +141,14 @@ Test(models_reformer, single_problem_prediction_equals_batched, .timeout = 120)
                                         " \"label\": \"soft\"}", 1);
 }
 
+/* A const model is shared by threads with a workspace each: batch norm (the folded path) and layer norm. */
+Test(models_reformer, threads_share_one_model, .timeout = 120)
+{
+    check_threads_share("reformer", "{\"epochs\": 1, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8}");
+    check_threads_share("reformer", "{\"epochs\": 1, \"batch_size\": 64, \"hidden\": 16, \"expand\": 8,"
+                                    " \"norm\": \"layer\"}");
+}
+
 Test(models_reformer, newer_model_file_is_refused, .timeout = 120)
 {
     check_newer_refused("reformer", "{\"epochs\": 1, \"hidden\": 8, \"expand\": 8}", "reformer_version");

@@ -29,7 +29,7 @@ static fixture fixture_load(int n)
     fixture f;
     memset(&f, 0, sizeof f);
     hr_h5_quiet();
-    data_load_opts o = {0, NULL};
+    data_load_opts o = {0, NULL, 0};
     cr_assert_eq(data_perfdb_load(test_miopen("gfx906_60.db.bz2"), "ConvAsm1x1U", &o, &f.t), HR_OK, "%s",
                  hr_last_error());
     data_tune *t = f.t;
@@ -102,7 +102,8 @@ typedef struct decode_stats {
     double valid;
 } decode_stats;
 
-static decode_stats decode_all(const fixture *f, const model *mb, s2s_decode_kind kind, int k, int32_t *out)
+static decode_stats decode_all(const fixture *f, const model *mb, s2s_infer *w, s2s_decode_kind kind, int k,
+                               int32_t *out)
 {
     const seq2seq *m = (const seq2seq *)mb;
     const data_tune *t = f->t;
@@ -112,7 +113,7 @@ static decode_stats decode_all(const fixture *f, const model *mb, s2s_decode_kin
     for (int i = 0; i < f->n_test; i++) {
         int r = f->test[i];
         int32_t *v = out + (size_t)i * L;
-        cr_assert_eq(s2s_decode(m, &t->problems[r], kind, k, v, NULL), HR_OK);
+        cr_assert_eq(s2s_decode(m, w, &t->problems[r], kind, k, v, NULL), HR_OK);
         int hit = 0;
         for (int j = 0; j < L; j++) hit += v[j] == t->values[(size_t)r * L + j];
         s.acc += (double)hit / L;
@@ -154,10 +155,12 @@ Test(seq2seq, learns_and_decodes_validly)
     const int L = f.t->length;
     int32_t *g = malloc((size_t)f.n_test * L * sizeof *g), *b1 = malloc((size_t)f.n_test * L * sizeof *b1);
     int32_t *bu = malloc((size_t)f.n_test * L * sizeof *bu), *bc = malloc((size_t)f.n_test * L * sizeof *bc);
-    decode_stats sg = decode_all(&f, m, S2S_DECODE_GREEDY, 1, g);
-    decode_stats s1 = decode_all(&f, m, S2S_DECODE_BEAM, 1, b1);
-    decode_stats su = decode_all(&f, m, S2S_DECODE_BEAM, 10, bu);
-    decode_stats sc = decode_all(&f, m, S2S_DECODE_CONSTRAINED, 10, bc);
+    s2s_infer *w = NULL;
+    cr_assert_eq(s2s_infer_create((const seq2seq *)m, &w), HR_OK);
+    decode_stats sg = decode_all(&f, m, w, S2S_DECODE_GREEDY, 1, g);
+    decode_stats s1 = decode_all(&f, m, w, S2S_DECODE_BEAM, 1, b1);
+    decode_stats su = decode_all(&f, m, w, S2S_DECODE_BEAM, 10, bu);
+    decode_stats sc = decode_all(&f, m, w, S2S_DECODE_CONSTRAINED, 10, bc);
     double base = majority_baseline(&f);
     cr_log_info("majority %.3f greedy %.3f/%.3f/%.3f beam %.3f/%.3f/%.3f constrained %.3f/%.3f/%.3f", base, sg.acc,
                 sg.exact, sg.valid, su.acc, su.exact, su.valid, sc.acc, sc.exact, sc.valid);
@@ -168,7 +171,8 @@ Test(seq2seq, learns_and_decodes_validly)
     cr_assert_gt(sc.acc, base + 0.03, "constrained %.3f vs majority %.3f", sc.acc, base);
     cr_assert_eq(sc.valid, 1.0, "constrained beam produced an invalid sequence (valid %.4f)", sc.valid);
     cr_assert_geq(sc.valid, su.valid);
-    cr_assert_eq(s2s_fallback_count(m), 0);
+    cr_assert_eq(s2s_fallback_count(w), 0);
+    s2s_infer_free(w);
     free(g);
     free(b1);
     free(bu);
@@ -196,18 +200,21 @@ Test(seq2seq, dead_ends_are_backtracked)
     data_constraint rule = {"forced", L, names, forced_rule};
     const data_constraint *saved = m->base.constraint;
     m->base.constraint = &rule;
+    s2s_infer *w = NULL;
+    cr_assert_eq(s2s_infer_create(m, &w), HR_OK);
     for (int i = 0; i < 20; i++) {
         const data_problem *p = &f.t->problems[f.test[i]];
         int32_t g[16], v[16];
         int fell = -1;
-        cr_assert_eq(s2s_decode(m, p, S2S_DECODE_GREEDY, 1, g, NULL), HR_OK);
+        cr_assert_eq(s2s_decode(m, w, p, S2S_DECODE_GREEDY, 1, g, NULL), HR_OK);
         /* force a first value greedy did not pick */
         forced_first = m->base.vocab[0][0] == g[0] ? m->base.vocab[0][1] : m->base.vocab[0][0];
-        cr_assert_eq(s2s_decode(m, p, S2S_DECODE_CONSTRAINED, 1, v, &fell), HR_OK);
+        cr_assert_eq(s2s_decode(m, w, p, S2S_DECODE_CONSTRAINED, 1, v, &fell), HR_OK);
         cr_assert_eq(fell, 0);
         cr_assert(forced_rule(p, v, L), "row %d: first value %d, forced %d", i, v[0], forced_first);
     }
-    cr_assert_eq(s2s_fallback_count(mb), 0);
+    cr_assert_eq(s2s_fallback_count(w), 0);
+    s2s_infer_free(w);
     m->base.constraint = saved;
     model_free(mb);
     fixture_free(&f);
@@ -232,11 +239,14 @@ Test(seq2seq, save_load_round_trip)
         cr_assert_eq(memcmp(a->vals[fld], b->vals[fld], (size_t)a->n_vals[fld] * sizeof(int64_t)), 0);
     }
     const int L = f.t->length;
+    model_ws *wm = NULL, *wr = NULL;
+    cr_assert_eq(model_ws_create(m, &wm), HR_OK);
+    cr_assert_eq(model_ws_create(r, &wr), HR_OK);
     for (int i = 0; i < f.n_test; i++) {
         int32_t x[16], y[16];
         const data_problem *p = &f.t->problems[f.test[i]];
-        cr_assert_eq(model_predict_tune(m, p, x), HR_OK);
-        cr_assert_eq(model_predict_tune(r, p, y), HR_OK);
+        cr_assert_eq(model_predict_tune(m, wm, p, x), HR_OK);
+        cr_assert_eq(model_predict_tune(r, wr, p, y), HR_OK);
         cr_assert_eq(memcmp(x, y, (size_t)L * sizeof *x), 0, "row %d differs after reload", i);
     }
     /* an unseen value of every field maps to UNK and still decodes */
@@ -244,7 +254,9 @@ Test(seq2seq, save_load_round_trip)
     odd.f[DATA_FIELD_IN_C] = 123457;
     odd.f[DATA_FIELD_BATCH] = 999;
     int32_t v[16];
-    cr_assert_eq(model_predict_tune(r, &odd, v), HR_OK);
+    cr_assert_eq(model_predict_tune(r, wr, &odd, v), HR_OK);
+    model_ws_free(wm);
+    model_ws_free(wr);
     unlink(path);
     free(path);
     model_free(r);
@@ -281,8 +293,11 @@ Test(seq2seq, ablations_train_and_decode)
         const seq2seq *s = (const seq2seq *)m;
         cr_assert_eq(s->key, s->a.bidir ? 2 * s->a.hidden : s->a.hidden);
         int32_t *out = malloc((size_t)f.n_test * f.t->length * sizeof *out);
-        decode_stats st = decode_all(&f, m, S2S_DECODE_CONSTRAINED, 4, out);
+        s2s_infer *w = NULL;
+        cr_assert_eq(s2s_infer_create(s, &w), HR_OK);
+        decode_stats st = decode_all(&f, m, w, S2S_DECODE_CONSTRAINED, 4, out);
         cr_assert_eq(st.valid, 1.0);
+        s2s_infer_free(w);
         free(out);
         model_free(m);
     }

@@ -26,6 +26,12 @@ Test(models_transformer, single_problem_prediction_equals_batched_and_newer_refu
     check_newer_refused("transformer", "{\"epochs\": 1, \"d\": 8, \"heads\": 2, \"d_ff\": 16}", "transformer_version");
 }
 
+/* A const model is shared by threads with a workspace each. */
+Test(models_transformer, threads_share_one_model, .timeout = 120)
+{
+    check_threads_share("transformer", "{\"epochs\": 1, \"batch_size\": 64, \"d\": 8, \"heads\": 2, \"d_ff\": 16}");
+}
+
 Test(models_transformer, config_is_checked)
 {
     check_loop_config_refused(&model_family_transformer, MODEL_TASK_SELECT);

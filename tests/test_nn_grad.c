@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nn/nn.h"
+#include "nn/parts.h"
 
 typedef struct op op;
 struct op {

@@ -27,7 +27,7 @@ static pipe_dataset load_fixture(char **path)
     *path = test_tmpfile(".fdb.txt", fdb_text, strlen(fdb_text));
     hr_log log = hr_log_stderr(HR_LOG_ERROR);
     pipe_dataset d;
-    cr_assert_eq(pipe_dataset_load(*path, "select", NULL, &log, &d), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(pipe_dataset_load(*path, "select", NULL, 0, &log, &d), HR_OK, "%s", hr_last_error());
     return d;
 }
 
@@ -61,6 +61,16 @@ static model *train_small(const pipe_dataset *d, const char *save_path)
     pipe_result_free(&r);
     cJSON_Delete(cfg);
     return m;
+}
+
+/* One prediction through a workspace of its own. */
+static int predict_select1(const model *m, const data_problem *p, float *scores)
+{
+    model_ws *ws = NULL;
+    int rc = model_ws_create(m, &ws);
+    if (!rc) rc = model_predict_select(m, ws, p, scores);
+    model_ws_free(ws);
+    return rc;
 }
 
 static int kernel(const model *m, const char *name)
@@ -155,7 +165,7 @@ Test(pipeline, rank_orders_the_applicable_kernels_with_probabilities)
     model *m = train_small(&d, NULL);
     data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
     float scores[3];
-    cr_assert_eq(model_predict_select(m, &bwd, scores), HR_OK);
+    cr_assert_eq(predict_select1(m, &bwd, scores), HR_OK);
     model_ranked r[3];
     model_applies rule;
     int n = model_rank(m, &bwd, scores, r, &rule);
@@ -323,10 +333,10 @@ Test(pipeline, baselines_frequent_and_vendor)
     model *f = train_all(&d, &model_family_frequent);
     float s[3];
     data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
-    cr_assert_eq(model_predict_select(f, &fwd, s), HR_OK);
+    cr_assert_eq(predict_select1(f, &fwd, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KA"));
     data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
-    cr_assert_eq(model_predict_select(f, &half, s), HR_OK);
+    cr_assert_eq(predict_select1(f, &half, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KB"));
     model_free(f);
     pipe_dataset_free(&d);
@@ -343,25 +353,25 @@ Test(pipeline, baselines_frequent_and_vendor)
     fputs(text, fp);
     fclose(fp);
     hr_log elog = hr_log_stderr(HR_LOG_ERROR);
-    cr_assert_eq(pipe_dataset_load(path, "select", NULL, &elog, &d), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(pipe_dataset_load(path, "select", NULL, 0, &elog, &d), HR_OK, "%s", hr_last_error());
     cr_assert_not_null(d.sel->vendor_rank);
     model *v = train_all(&d, &model_family_vendor);
     data_problem p1 = key("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
-    cr_assert_eq(model_predict_select(v, &p1, s), HR_OK);
+    cr_assert_eq(predict_select1(v, &p1, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KB"), "the vendor's first pick");
     data_problem p4 = key("4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
-    cr_assert_eq(model_predict_select(v, &p4, s), HR_OK);
+    cr_assert_eq(predict_select1(v, &p4, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KC"), "an unknown kernel name is left out of the ranking");
     /* a problem the sidecar does not rank gets no pick */
     data_problem p2 = key("2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
-    cr_assert_eq(model_predict_select(v, &p2, s), HR_OK);
+    cr_assert_eq(predict_select1(v, &p2, s), HR_OK);
     cr_assert(isinf(s[0]) && isinf(s[1]) && isinf(s[2]));
     /* the model file round-trips */
     char *mpath = test_tmppath(".h5");
     cr_assert_eq(model_save(v, mpath), HR_OK, "%s", hr_last_error());
     model *v2;
     cr_assert_eq(model_load(mpath, &v2), HR_OK, "%s", hr_last_error());
-    cr_assert_eq(model_predict_select(v2, &p1, s), HR_OK);
+    cr_assert_eq(predict_select1(v2, &p1, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(v2, "KB"));
     model_free(v2);
     model_free(v);
@@ -421,4 +431,46 @@ Test(pipeline, each_task_reports_its_own_metrics)
     cr_assert_str_eq(model_task_metric(MODEL_TASK_TUNE), "param_accuracy");
     cr_assert_str_eq(model_task_name(MODEL_TASK_TUNE), "tune");
     cr_assert_null(model_task_name((model_task)0));
+}
+
+/* eval on other data: kernels are matched by name; a kernel the data measures but the model does not know is
+ * an error, and a pick of a kernel the data does not have counts as unmeasured (never as a hit). */
+Test(pipeline, evaluation_matches_kernels_by_name)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    model *m = train_small(&d, NULL);
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    /* a one-kernel find-db with a kernel the model never saw */
+    const char *other = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KZ:1.0,0,a\n";
+    char *opath = test_tmpfile(".fdb.txt", other, strlen(other));
+    pipe_dataset o;
+    cr_assert_eq(pipe_dataset_load(opath, "select", NULL, 1, &log, &o), HR_OK, "%s", hr_last_error());
+    int row = 0;
+    pipe_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_neq(pipe_evaluate(&o, m, &row, 1, &r), HR_OK);
+    cr_assert(strstr(hr_last_error(), "'KZ'") && strstr(hr_last_error(), "does not know"), "%s", hr_last_error());
+    pipe_result_free(&r);
+    pipe_dataset_free(&o);
+    /* the same problem measured for KC only: the model (trained on forward problems won by KA or KB) picks a
+     * kernel this data lacks, so the pick is unmeasured, not a hit */
+    const char *only_c = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KC:1.0,0,a\n";
+    char *cpath = test_tmpfile(".fdb.txt", only_c, strlen(only_c));
+    cr_assert_eq(pipe_dataset_load(cpath, "select", NULL, 1, &log, &o), HR_OK, "%s", hr_last_error());
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(pipe_evaluate(&o, m, &row, 1, &r), HR_OK, "%s", hr_last_error());
+    cr_assert_float_eq(r.sel.m.top1, 0.0, 1e-12);
+    cr_assert_float_eq(r.sel.m.unmeasured_rate, 1.0, 1e-12);
+    cr_assert_float_eq(r.sel.m.efficiency_mean, 0.0, 1e-12);
+    pipe_result_free(&r);
+    pipe_dataset_free(&o);
+    model_free(m);
+    pipe_dataset_free(&d);
+    remove(path);
+    remove(opath);
+    remove(cpath);
+    free(path);
+    free(opath);
+    free(cpath);
 }

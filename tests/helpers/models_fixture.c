@@ -5,6 +5,7 @@
 #include <bzlib.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,7 @@ fixture fixture_load(size_t max_bytes)
     fclose(fp);
     while (len && buf[len - 1] != '\n') len--;
     buf[len] = '\0';
-    data_load_opts o = {0, NULL};
+    data_load_opts o = {0, NULL, 0};
     cr_assert_eq(data_fdb_parse("subset", buf, len, &o, &f.sel), HR_OK, "%s", hr_last_error());
     free(buf);
     const int n = f.sel->n;
@@ -92,10 +93,13 @@ float *scores_of(const model *m, const fixture *f, const int *rows, int n)
 {
     const int K = m->n_kernels;
     float *s = malloc((size_t)n * K * sizeof *s);
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < n; i++)
-        cr_assert_eq(m->family->predict_select(m, &f->sel->problems[rows[i]], f->X + (size_t)rows[i] * f->nf,
-                                               s + (size_t)i * K),
+        cr_assert_eq(model_predict_select_x(m, ws, &f->sel->problems[rows[i]], f->X + (size_t)rows[i] * f->nf,
+                                            s + (size_t)i * K),
                      HR_OK);
+    model_ws_free(ws);
     return s;
 }
 
@@ -161,8 +165,13 @@ void check_round_trip(const char *family, const char *config)
     cr_assert(memcmp(a, b, (size_t)f.n_test * m->n_kernels * sizeof *a) == 0);
     /* model_predict_select computes the features itself: same answer */
     float *c = malloc((size_t)m->n_kernels * sizeof *c);
-    cr_assert_eq(model_predict_select(m2, &f.sel->problems[f.test[0]], c), HR_OK);
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m2, &ws), HR_OK);
+    cr_assert_eq(model_predict_select(m2, ws, &f.sel->problems[f.test[0]], c), HR_OK);
     cr_assert(memcmp(a, c, (size_t)m->n_kernels * sizeof *c) == 0);
+    /* a workspace fits only the model it was created for */
+    cr_assert_eq(model_predict_select(m, ws, &f.sel->problems[f.test[0]], c), HR_EINVAL);
+    model_ws_free(ws);
     free(a);
     free(b);
     free(c);
@@ -336,5 +345,52 @@ void check_newer_refused(const char *family, const char *config, const char *fam
     model_free(m);
     remove(path);
     free(path);
+    fixture_free(&f);
+}
+
+/* One thread's share of check_threads_share: every row, through its own workspace, many times over. */
+typedef struct share_job {
+    const model *m;
+    const fixture *f;
+    float *scores; /* (n_test, K) */
+    int rc;
+} share_job;
+
+static void *share_run(void *arg)
+{
+    share_job *j = arg;
+    const int K = j->m->n_kernels;
+    model_ws *ws = NULL;
+    j->rc = model_ws_create(j->m, &ws);
+    for (int rep = 0; rep < 20 && !j->rc; rep++)
+        for (int i = 0; i < j->f->n_test && !j->rc; i++)
+            j->rc = model_predict_select(j->m, ws, &j->f->sel->problems[j->f->test[i]], j->scores + (size_t)i * K);
+    model_ws_free(ws);
+    return NULL;
+}
+
+void check_threads_share(const char *family, const char *config)
+{
+    fixture f = fixture_load(200000);
+    model *trained = train_family(&f, family, config, 5, NULL, 0, NULL);
+    const model *m = trained;
+    const int K = m->n_kernels;
+    const size_t n = (size_t)f.n_test * K;
+    float *one = scores_of(m, &f, f.test, f.n_test);
+    enum { THREADS = 2 };
+    share_job jobs[THREADS];
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        jobs[t] = (share_job){m, &f, calloc(n, sizeof(float)), -1};
+        cr_assert_eq(pthread_create(&th[t], NULL, share_run, &jobs[t]), 0);
+    }
+    for (int t = 0; t < THREADS; t++) cr_assert_eq(pthread_join(th[t], NULL), 0);
+    for (int t = 0; t < THREADS; t++) {
+        cr_assert_eq(jobs[t].rc, HR_OK, "thread %d: %s", t, hr_last_error());
+        cr_assert(memcmp(jobs[t].scores, one, n * sizeof *one) == 0, "thread %d's scores differ from one thread's", t);
+        free(jobs[t].scores);
+    }
+    free(one);
+    model_free(trained);
     fixture_free(&f);
 }

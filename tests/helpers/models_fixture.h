@@ -44,6 +44,8 @@ void check_round_trip(const char *family, const char *config);
 void check_resume(const char *family, const char *config);
 /* The single-problem path reproduces the recorded validation top-1 (and loss when check_loss). */
 void check_single_vs_batched(const char *family, const char *config, int check_loss);
+/* Two threads predicting from one const model at once, a workspace each, get one thread's scores. */
+void check_threads_share(const char *family, const char *config);
 /* A saved model whose family version attribute is raised is refused with HR_EVERSION. */
 void check_newer_refused(const char *family, const char *config, const char *family_attr);
 
