@@ -58,7 +58,11 @@ int cli_cmd_eval(int argc, char **argv)
     }
     pipe_result r;
     memset(&r, 0, sizeof r);
-    if (!rc && (!rows || pipe_evaluate(&d, m, rows, n_rows, &r))) rc = cli_fail("eval");
+    if (!rc && !rows) rc = cli_fail("eval");
+    if (!rc && pipe_evaluate(&d, m, rows, n_rows, &r)) {
+        hr_error_wrap(HR_EINVAL, "model %s on %s", mpath, dpath);
+        rc = cli_fail("eval");
+    }
     if (!rc) {
         r.train_seconds = m->train_seconds;
         cli_print_result(m->family->name, &r);
