@@ -1,0 +1,244 @@
+/* The C API (include/heurist.h) over models/: a handle owns a loaded model; every call takes its own
+ * workspace, so one handle serves many threads. */
+#include "heurist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "models/model.h"
+
+struct heurist_model {
+    model *m;
+};
+
+const char *heurist_last_error(void)
+{
+    return hr_last_error();
+}
+
+int heurist_api_version(void)
+{
+    return HEURIST_API_VERSION;
+}
+
+int heurist_model_load(const char *path, heurist_model **out)
+{
+    if (!path || !out) return hr_error(HEURIST_EINVAL, "heurist_model_load: path and out are required");
+    *out = NULL;
+    heurist_model *h = hr_calloc(1, sizeof *h);
+    if (!h) return HEURIST_ENOMEM;
+    int rc = model_load(path, &h->m);
+    if (rc) {
+        free(h);
+        return rc;
+    }
+    *out = h;
+    return HEURIST_OK;
+}
+
+void heurist_model_free(heurist_model *h)
+{
+    if (!h) return;
+    model_free(h->m);
+    free(h);
+}
+
+heurist_task heurist_model_task(const heurist_model *h)
+{
+    return h->m->task == MODEL_TASK_SELECT ? HEURIST_TASK_SELECT : HEURIST_TASK_TUNE;
+}
+
+int heurist_model_kernel_count(const heurist_model *h)
+{
+    return h->m->task == MODEL_TASK_SELECT ? h->m->n_kernels : 0;
+}
+
+const char *heurist_model_kernel_name(const heurist_model *h, int k)
+{
+    return k >= 0 && k < heurist_model_kernel_count(h) ? h->m->kernels[k] : NULL;
+}
+
+int heurist_model_param_count(const heurist_model *h)
+{
+    return h->m->task == MODEL_TASK_TUNE ? h->m->length : 0;
+}
+
+const char *heurist_model_param_name(const heurist_model *h, int j)
+{
+    return j >= 0 && j < heurist_model_param_count(h) ? h->m->param_names[j] : NULL;
+}
+
+/* A find-db key, or a whole find-db line (the key is what precedes '='). */
+static int parse_key(const char *key, data_problem *p)
+{
+    if (!key) return hr_error(HEURIST_EINVAL, "problem key is NULL");
+    const char *why, *eq = strchr(key, '=');
+    if (data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), p, &why))
+        return hr_error(HEURIST_EINVAL, "problem key '%.200s': %s", key, why);
+    return HEURIST_OK;
+}
+
+static int need_task(const heurist_model *h, model_task task, const char *fn)
+{
+    if (!h) return hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
+    if (h->m->task != task)
+        return hr_error(HEURIST_ESTATE, "%s: this model %s", fn,
+                        h->m->task == MODEL_TASK_SELECT ? "selects kernels, it does not tune" : "tunes parameters, it does not select kernels");
+    return HEURIST_OK;
+}
+
+/* Scratch of one thread's selection calls: the workspace, scores and ranking. */
+typedef struct select_scratch {
+    model_ws *ws;
+    float *scores;
+    model_ranked *ranked;
+} select_scratch;
+
+static void select_scratch_free(select_scratch *s)
+{
+    model_ws_free(s->ws);
+    free(s->scores);
+    free(s->ranked);
+}
+
+static int select_scratch_init(const model *m, select_scratch *s)
+{
+    memset(s, 0, sizeof *s);
+    int rc = model_ws_create(m, &s->ws);
+    if (!rc && (!(s->scores = hr_malloc((size_t)m->n_kernels * sizeof *s->scores)) ||
+                !(s->ranked = hr_malloc((size_t)m->n_kernels * sizeof *s->ranked))))
+        rc = HEURIST_ENOMEM;
+    if (rc) select_scratch_free(s);
+    return rc;
+}
+
+/* Ranks one parsed problem into s->ranked; returns how many (or a negative status). */
+static int rank_one(const model *m, select_scratch *s, const data_problem *p)
+{
+    int rc = model_predict_select(m, s->ws, p, s->scores);
+    return rc ? rc : model_rank(m, p, s->scores, s->ranked, NULL);
+}
+
+int heurist_rank(const heurist_model *h, const char *key, int capacity, int *kernel, float *prob, int *n_ranked)
+{
+    int rc = need_task(h, MODEL_TASK_SELECT, "heurist_rank");
+    if (rc) return rc;
+    if (capacity < 0 || (capacity > 0 && !kernel))
+        return hr_error(HEURIST_EINVAL, "heurist_rank: kernel must hold capacity (%d) entries", capacity);
+    data_problem p;
+    if ((rc = parse_key(key, &p))) return rc;
+    select_scratch s;
+    if ((rc = select_scratch_init(h->m, &s))) return rc;
+    int n = rank_one(h->m, &s, &p);
+    if (n >= 0) {
+        for (int i = 0; i < n && i < capacity; i++) {
+            kernel[i] = s.ranked[i].kernel;
+            if (prob) prob[i] = s.ranked[i].prob;
+        }
+        if (n_ranked) *n_ranked = n;
+    }
+    select_scratch_free(&s);
+    return n < 0 ? n : HEURIST_OK;
+}
+
+/* A batch over threads: each thread owns its scratch; the first error of each chunk is kept, and the
+ * batch's error is the first chunk's, so it does not depend on timing. */
+typedef struct batch {
+    const model *m;
+    const char *const *keys;
+    int *best;          /* select */
+    int32_t *values;    /* tune */
+    int *chunk_rc;      /* (threads) */
+    char (*chunk_msg)[256];
+} batch;
+
+static void select_chunk(void *ctx, size_t begin, size_t end, int tid)
+{
+    batch *b = ctx;
+    select_scratch s;
+    int rc = select_scratch_init(b->m, &s), first = HEURIST_OK;
+    for (size_t i = begin; i < end; i++) {
+        data_problem p;
+        int n = rc ? rc : parse_key(b->keys[i], &p);
+        if (!n) n = rank_one(b->m, &s, &p);
+        b->best[i] = n > 0 ? s.ranked[0].kernel : -1;
+        if (n < 0 && !first) {
+            first = n;
+            snprintf(b->chunk_msg[tid], sizeof b->chunk_msg[tid], "problem %zu: %s", i, hr_last_error());
+        }
+    }
+    if (!rc) select_scratch_free(&s);
+    b->chunk_rc[tid] = first;
+}
+
+static void tune_chunk(void *ctx, size_t begin, size_t end, int tid)
+{
+    batch *b = ctx;
+    model_ws *ws = NULL;
+    int rc = model_ws_create(b->m, &ws), first = HEURIST_OK, L = b->m->length;
+    for (size_t i = begin; i < end; i++) {
+        data_problem p;
+        int32_t *row = b->values + i * (size_t)L;
+        int r = rc ? rc : parse_key(b->keys[i], &p);
+        if (!r) r = model_predict_tune(b->m, ws, &p, row);
+        if (r) {
+            memset(row, 0, (size_t)L * sizeof *row);
+            if (!first) {
+                first = r;
+                snprintf(b->chunk_msg[tid], sizeof b->chunk_msg[tid], "problem %zu: %s", i, hr_last_error());
+            }
+        }
+    }
+    model_ws_free(ws);
+    b->chunk_rc[tid] = first;
+}
+
+static int run_batch(const heurist_model *h, const char *const *keys, int n, int threads, batch *b,
+                     hr_range_fn fn, const char *name)
+{
+    if (n < 0 || (n > 0 && !keys)) return hr_error(HEURIST_EINVAL, "%s: %d keys", name, n);
+    int nt = hr_threads_resolve(threads);
+    if (nt > n) nt = n > 0 ? n : 1;
+    b->m = h->m;
+    b->keys = keys;
+    b->chunk_rc = hr_calloc((size_t)nt, sizeof *b->chunk_rc);
+    b->chunk_msg = hr_calloc((size_t)nt, sizeof *b->chunk_msg);
+    int rc = b->chunk_rc && b->chunk_msg ? hr_parallel_for(nt, (size_t)n, fn, b) : HEURIST_ENOMEM;
+    for (int t = 0; !rc && t < nt; t++)
+        if (b->chunk_rc[t]) rc = hr_error(b->chunk_rc[t], "%s: %s", name, b->chunk_msg[t]);
+    free(b->chunk_rc);
+    free(b->chunk_msg);
+    return rc;
+}
+
+int heurist_rank_batch(const heurist_model *h, const char *const *keys, int n, int threads, int *best)
+{
+    int rc = need_task(h, MODEL_TASK_SELECT, "heurist_rank_batch");
+    if (rc) return rc;
+    if (n > 0 && !best) return hr_error(HEURIST_EINVAL, "heurist_rank_batch: best is NULL");
+    batch b = {.best = best};
+    return run_batch(h, keys, n, threads, &b, select_chunk, "heurist_rank_batch");
+}
+
+int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
+{
+    int rc = need_task(h, MODEL_TASK_TUNE, "heurist_tune");
+    if (rc) return rc;
+    if (!values) return hr_error(HEURIST_EINVAL, "heurist_tune: values is NULL");
+    data_problem p;
+    if ((rc = parse_key(key, &p))) return rc;
+    model_ws *ws;
+    if ((rc = model_ws_create(h->m, &ws))) return rc;
+    rc = model_predict_tune(h->m, ws, &p, values);
+    model_ws_free(ws);
+    return rc;
+}
+
+int heurist_tune_batch(const heurist_model *h, const char *const *keys, int n, int threads, int32_t *values)
+{
+    int rc = need_task(h, MODEL_TASK_TUNE, "heurist_tune_batch");
+    if (rc) return rc;
+    if (n > 0 && !values) return hr_error(HEURIST_EINVAL, "heurist_tune_batch: values is NULL");
+    batch b = {.values = values};
+    return run_batch(h, keys, n, threads, &b, tune_chunk, "heurist_tune_batch");
+}

@@ -1,0 +1,77 @@
+/* heurist.h: the C API of heurist, for programs and language bindings (in the manner of LightGBM's c_api.h).
+ *
+ * A trained model file (written by `heurist train`) is loaded once and then asked, for one convolution
+ * problem or a batch of them, which kernels to run (a selection model) or which tuning parameters to use
+ * (a tuning model). Problems are MIOpen find-db keys, e.g. "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F".
+ *
+ * - Every function returns HEURIST_OK (0) or a negative heurist_status; heurist_last_error() then holds a
+ *   one-line message for the calling thread.
+ * - A loaded model is never modified: one handle may serve any number of threads at once.
+ * - Link with -lheurist (the shared library the build writes beside the `heurist` command).
+ */
+#ifndef HEURIST_H
+#define HEURIST_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HEURIST_API_VERSION 1
+
+/* The symbols libheurist exports. */
+#if defined(HEURIST_BUILDING_API) && defined(__GNUC__)
+#define HEURIST_API __attribute__((visibility("default")))
+#else
+#define HEURIST_API
+#endif
+
+typedef enum heurist_status {
+    HEURIST_OK = 0,
+    HEURIST_EINVAL = -1,   /* bad argument: a problem key that does not parse, a model of the other task */
+    HEURIST_EIO = -2,      /* a file could not be read */
+    HEURIST_ENOMEM = -3,   /* out of memory */
+    HEURIST_EFORMAT = -4,  /* not a heurist model file, or a damaged one */
+    HEURIST_EVERSION = -5, /* a model file written by a newer heurist */
+    HEURIST_ESTATE = -6,   /* call not valid for this model */
+} heurist_status;
+
+typedef enum heurist_task { HEURIST_TASK_SELECT = 1, HEURIST_TASK_TUNE = 2 } heurist_task;
+
+typedef struct heurist_model heurist_model;
+
+/* The calling thread's message for the last failed call. */
+HEURIST_API const char *heurist_last_error(void);
+/* HEURIST_API_VERSION of the library linked. */
+HEURIST_API int heurist_api_version(void);
+
+HEURIST_API int heurist_model_load(const char *path, heurist_model **out);
+HEURIST_API void heurist_model_free(heurist_model *m); /* NULL is fine */
+
+/* What the model does, and its vocabularies. */
+HEURIST_API heurist_task heurist_model_task(const heurist_model *m);
+HEURIST_API int heurist_model_kernel_count(const heurist_model *m);              /* selection: kernels it knows */
+HEURIST_API const char *heurist_model_kernel_name(const heurist_model *m, int k); /* NULL when k is out of range */
+HEURIST_API int heurist_model_param_count(const heurist_model *m);               /* tuning: parameters it predicts */
+HEURIST_API const char *heurist_model_param_name(const heurist_model *m, int j);
+
+/* Selection, one problem: the kernels that can run it (as the training data shows), best first.
+ * kernel[i] indexes the model's kernels, prob[i] (may be NULL) is its softmax probability over the ranked
+ * kernels; at most `capacity` entries are written and *n_ranked receives how many kernels were ranked. */
+HEURIST_API int heurist_rank(const heurist_model *m, const char *key, int capacity, int *kernel, float *prob, int *n_ranked);
+/* Selection, a batch: best[i] is the first kernel heurist_rank gives for keys[i]; threads 0 = all cores.
+ * On a key that does not parse, best[i] = -1 and the call returns HEURIST_EINVAL after the whole batch. */
+HEURIST_API int heurist_rank_batch(const heurist_model *m, const char *const *keys, int n, int threads, int *best);
+
+/* Tuning, one problem: values (heurist_model_param_count) receives the predicted parameter values. */
+HEURIST_API int heurist_tune(const heurist_model *m, const char *key, int32_t *values);
+/* Tuning, a batch: values is (n, param_count), row-major. A key that does not parse gets a row of zeros and
+ * the call returns HEURIST_EINVAL after the whole batch. */
+HEURIST_API int heurist_tune_batch(const heurist_model *m, const char *const *keys, int n, int threads, int32_t *values);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,156 @@
+/* The C API (include/heurist.h) as another program uses it: this test includes only heurist.h and links only
+ * libheurist. Models are trained with the heurist command; the API's answers are checked against
+ * `heurist predict`, between one problem and a batch, and between one thread and several. */
+#define _POSIX_C_SOURCE 200809L /* popen, getpid: this test sees only heurist.h, not the library's build flags */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "heurist.h"
+
+#define MIOPEN HEURIST_DATASETS_DIR "/miopen/"
+
+/* Runs the heurist command; its stdout in *out (malloc'd); returns its exit status. */
+static int run(const char *args, char **out)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", HEURIST_BINARY, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0)
+        if ((n += got) + 1 == cap) buf = realloc(buf, cap *= 2);
+    buf[n] = '\0';
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *tmp_model(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char *p = malloc(512);
+    static int k;
+    snprintf(p, 512, "%s/heurist_api_%d_%d.h5", dir && *dir ? dir : "/tmp", (int)getpid(), k++);
+    return p;
+}
+
+static const char *const keys[] = {
+    "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F", "256-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-B",
+    "64-56-56-3x3-64-56-56-16-1x1-1x1-1x1-0-NCHW-FP16-F",  "128-28-28-3x3-128-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-W",
+    "512-7-7-1x1-2048-7-7-64-0x0-1x1-1x1-0-NCHW-BF16-F",   "3-224-224-7x7-64-112-112-4-3x3-2x2-1x1-0-NCHW-FP32-F",
+};
+#define N_KEYS (int)(sizeof keys / sizeof *keys)
+
+Test(api, selection_ranks_as_predict_does_in_one_call_a_batch_and_threads)
+{
+    char *mpath = tmp_model(), *out, args[1024];
+    snprintf(args, sizeof args,
+             "train --data " MIOPEN "gfx906_60.HIP.fdb.txt.bz2 --task select --model gbdt --config '{\"rounds\":3}' "
+             "--split random:0.5 --threads 1 --out %s --quiet", mpath);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    heurist_model *m;
+    cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(heurist_model_task(m), HEURIST_TASK_SELECT);
+    int K = heurist_model_kernel_count(m);
+    cr_assert_gt(K, 1);
+    cr_assert_null(heurist_model_kernel_name(m, K));
+    int kernel[256], n = 0, single[N_KEYS];
+    float prob[256];
+    cr_assert_leq(K, 256);
+    for (int i = 0; i < N_KEYS; i++) {
+        cr_assert_eq(heurist_rank(m, keys[i], 256, kernel, prob, &n), HEURIST_OK, "%s", heurist_last_error());
+        cr_assert_gt(n, 0);
+        double sum = 0;
+        for (int r = 0; r < n; r++) {
+            sum += prob[r];
+            if (r) cr_assert_geq(prob[r - 1], prob[r], "ranked best first");
+        }
+        cr_assert_float_eq(sum, 1.0, 1e-5);
+        single[i] = kernel[0];
+        /* the same first kernel and probability as `heurist predict` prints */
+        snprintf(args, sizeof args, "predict --model %s --problem %s --top 1", mpath, keys[i]);
+        cr_assert_eq(run(args, &out), 0, "%s", out);
+        char name[256];
+        float pct;
+        const char *line = strstr(out, "\n   1 ");
+        cr_assert_not_null(line, "%s", out);
+        cr_assert_eq(sscanf(line, " 1 %f%% %255s", &pct, name), 2, "%s", out);
+        cr_assert_str_eq(name, heurist_model_kernel_name(m, kernel[0]));
+        cr_assert_float_eq(pct, 100 * prob[0], 0.006);
+        free(out);
+    }
+    /* a batch gives each problem's first kernel, on one thread or several */
+    int best1[N_KEYS], best3[N_KEYS];
+    cr_assert_eq(heurist_rank_batch(m, keys, N_KEYS, 1, best1), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(heurist_rank_batch(m, keys, N_KEYS, 3, best3), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_arr_eq(best1, single, sizeof single);
+    cr_assert_arr_eq(best3, single, sizeof single);
+    /* errors: a key that does not parse (alone, or inside a batch, whose other answers stand), a tune call */
+    cr_assert_eq(heurist_rank(m, "not-a-key", 256, kernel, prob, &n), HEURIST_EINVAL);
+    cr_assert(strstr(heurist_last_error(), "not-a-key") != NULL, "%s", heurist_last_error());
+    const char *mixed[3] = {keys[0], "1-2-3", keys[1]};
+    int best[3];
+    cr_assert_eq(heurist_rank_batch(m, mixed, 3, 2, best), HEURIST_EINVAL);
+    cr_assert(strstr(heurist_last_error(), "problem 1") != NULL, "%s", heurist_last_error());
+    cr_assert_eq(best[0], single[0]);
+    cr_assert_eq(best[1], -1);
+    cr_assert_eq(best[2], single[1]);
+    int32_t v[8];
+    cr_assert_eq(heurist_tune(m, keys[0], v), HEURIST_ESTATE);
+    heurist_model_free(m);
+    remove(mpath);
+    free(mpath);
+}
+
+Test(api, tuning_predicts_as_predict_does)
+{
+    char *mpath = tmp_model(), *out, args[1024];
+    snprintf(args, sizeof args,
+             "train --data " MIOPEN "gfx906_60.db.bz2 --task tune --solver ConvAsm1x1U --model gbdt "
+             "--config '{\"rounds\":2}' --threads 1 --out %s --quiet", mpath);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    heurist_model *m;
+    cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(heurist_model_task(m), HEURIST_TASK_TUNE);
+    int L = heurist_model_param_count(m);
+    cr_assert_eq(L, 8);
+    cr_assert_str_eq(heurist_model_param_name(m, 0), "read_size");
+    int32_t one[N_KEYS][8], batch[N_KEYS][8];
+    for (int i = 0; i < N_KEYS; i++) {
+        cr_assert_eq(heurist_tune(m, keys[i], one[i]), HEURIST_OK, "%s", heurist_last_error());
+        snprintf(args, sizeof args, "predict --model %s --problem %s", mpath, keys[i]);
+        cr_assert_eq(run(args, &out), 0, "%s", out);
+        char want[128], got[128] = "";
+        for (int j = 0; j < L; j++) snprintf(got + strlen(got), sizeof got - strlen(got), "%s%d", j ? "," : "", one[i][j]);
+        cr_assert_eq(sscanf(out, "%127s", want), 1);
+        cr_assert_str_eq(got, want);
+        free(out);
+    }
+    cr_assert_eq(heurist_tune_batch(m, keys, N_KEYS, 2, &batch[0][0]), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_arr_eq(batch, one, sizeof one);
+    int k;
+    cr_assert_eq(heurist_rank(m, keys[0], 1, &k, NULL, NULL), HEURIST_ESTATE);
+    heurist_model_free(m);
+    remove(mpath);
+    free(mpath);
+}
+
+Test(api, load_errors_say_what_is_wrong)
+{
+    heurist_model *m = (heurist_model *)1;
+    cr_assert_eq(heurist_model_load("no/such/model.h5", &m), HEURIST_EIO);
+    cr_assert_null(m);
+    cr_assert(strstr(heurist_last_error(), "no/such/model.h5") != NULL, "%s", heurist_last_error());
+    /* a file that is not a model */
+    cr_assert_neq(heurist_model_load(MIOPEN "README.md", &m), HEURIST_OK);
+    cr_assert(strstr(heurist_last_error(), "README.md") != NULL, "%s", heurist_last_error());
+    cr_assert_eq(heurist_api_version(), HEURIST_API_VERSION);
+    heurist_model_free(NULL);
+}
