@@ -22,6 +22,22 @@ int cli_flag(int argc, char **argv, const char *name)
     return 0;
 }
 
+int cli_number(int argc, char **argv, const char *name, double def, double lo, double hi, double *out)
+{
+    const char *v = cli_opt(argc, argv, name);
+    *out = def;
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "heurist-collect %s: %s '%s': expected a number in [%g, %g]\n", argv[1], name, v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 static int in_list(const char *s, const char *const *list)
 {
     for (int i = 0; list && list[i]; i++)

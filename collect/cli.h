@@ -7,6 +7,9 @@
 /* The value of --name in argv, or NULL. */
 const char *cli_opt(int argc, char **argv, const char *name);
 int cli_flag(int argc, char **argv, const char *name);
+/* The number given to --name (def when absent), checked to lie in [lo, hi]; 0, or -1 after printing a
+ * one-line message naming the option. */
+int cli_number(int argc, char **argv, const char *name, double def, double lo, double hi, double *out);
 /* Checks every argument is one of the known "--name" options (values follow options not in flags);
  * 0, or -1 after printing the offending argument. */
 int cli_check(int argc, char **argv, const char *const *known, const char *const *flags);

@@ -8,7 +8,7 @@
  *
  * This header is the CPU part, free of CUDA and of heurist's own libraries (it builds where only a C
  * compiler is found, and its tests run in CI): key -> descriptor sizes, kernel names, the text formats and
- * the report statistics. cudnn_conv.c and spin.cu hold what needs the GPU.
+ * the report statistics. gpu.h (cudnn_conv.c, spin.cu) and the conv / verify commands need the GPU.
  * Functions return 0 or a negative COLLECT_E* code and leave a one-line message in collect_last_error().
  */
 #ifndef HEURIST_COLLECT_H

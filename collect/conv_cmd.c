@@ -66,14 +66,18 @@ int cmd_conv(int argc, char **argv)
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
     const char *side = cli_opt(argc, argv, "--heuristic");
-    const char *tl = cli_opt(argc, argv, "--time-limit"), *rp = cli_opt(argc, argv, "--repeats");
-    const char *mr = cli_opt(argc, argv, "--min-repeat-ms"), *wm = cli_opt(argc, argv, "--workspace-mib");
+    double limit, repeats, min_ms, ws_mib;
+    if (cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
+        cli_number(argc, argv, "--repeats", 5, 1, GPU_MAX_REPEATS, &repeats) ||
+        cli_number(argc, argv, "--min-repeat-ms", 0.2, 0, 1e3, &min_ms) ||
+        cli_number(argc, argv, "--workspace-mib", 4096, 0, 1 << 20, &ws_mib))
+        return 2;
     int resume = cli_flag(argc, argv, "--resume");
     if (!problems || !out) {
         fprintf(stderr, "heurist-collect conv: --problems and --out are required\n");
         return 2;
     }
-    double limit = tl ? atof(tl) : 0, t_start = cli_now_s();
+    double t_start = cli_now_s();
     char **keys = NULL;
     int n_keys = 0;
     collect_file done = {0};
@@ -97,7 +101,7 @@ int cmd_conv(int argc, char **argv)
         collect_error(COLLECT_EIO, "%s: cannot open for writing", fo ? side : out);
         goto fail;
     }
-    if (gpu_init(&g, rp ? atoi(rp) : 5, mr ? atof(mr) : 0.2, (size_t)(wm ? atof(wm) : 4096) << 20)) goto fail;
+    if (gpu_init(&g, (int)repeats, min_ms, (size_t)(ws_mib * 1048576.0))) goto fail;
     gpu_ok = 1;
     gpu_describe(stdout);
     printf("%d problem keys in %s; repeats %d, >= %.3f ms each; workspace limit %zu MiB\n", n_keys, problems,

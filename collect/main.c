@@ -89,12 +89,12 @@ int cmd_summarize(int argc, char **argv)
     static const char *const known[] = {"--report", "--noise-ratio", NULL};
     if (cli_check(argc, argv, known, NULL)) return 2;
     const char *path = cli_opt(argc, argv, "--report");
-    const char *nr = cli_opt(argc, argv, "--noise-ratio");
+    double noise;
+    if (cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise)) return 2;
     if (!path) {
         fprintf(stderr, "heurist-collect summarize: --report is required\n");
         return 2;
     }
-    double noise = nr ? atof(nr) : 1.0;
     collect_verify_row *rows;
     int n;
     collect_verify_summary s;
@@ -105,7 +105,7 @@ int cmd_summarize(int argc, char **argv)
     free(rows);
     printf("problems: %d\nspeed-up over cuDNN's heuristic: geometric mean %.4f (p10 %.4f, median %.4f, p90 %.4f)\n"
            "efficiency against the fresh best: model %.4f, heuristic %.4f\n"
-           "slower than the heuristic by more than x%.3f: %.4f; faster by more: %.4f\n"
+           "slower than the heuristic by more than x%.4f: %.4f; faster by more: %.4f\n"
            "decision time: model %.2f us per problem; cudnnFind %.2f ms per problem\n",
            s.n, s.speedup_geomean, s.speedup_p10, s.speedup_p50, s.speedup_p90, s.efficiency_mean,
            s.heur_efficiency_mean, noise, s.share_slower, s.share_faster, s.decide_us_mean, s.find_ms_mean);

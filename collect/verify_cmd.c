@@ -6,7 +6,8 @@
  * its highest-scored kernel of the problem's direction that cuDNN ran in the exhaustive timing. The three
  * picks are then timed again, interleaved, --rounds times (median per kernel), with the same method (gpu.h).
  * Report: one tab-separated row per problem, then '#' summary lines (heurist-collect summarize recomputes
- * them with another noise ratio). */
+ * them with another noise ratio). Rows are flushed as they come (no temporary file and rename) so that a
+ * run stopped early keeps them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,16 +62,21 @@ int cmd_verify(int argc, char **argv)
     static const char *const flags[] = {"--no-find", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
-    const char *rp = cli_opt(argc, argv, "--repeats"), *rr = cli_opt(argc, argv, "--rounds");
-    const char *nr = cli_opt(argc, argv, "--noise-ratio"), *tl = cli_opt(argc, argv, "--time-limit");
-    const char *mr = cli_opt(argc, argv, "--min-repeat-ms"), *wm = cli_opt(argc, argv, "--workspace-mib");
+    double repeats, rounds_d, noise, limit, min_ms, ws_mib;
+    if (cli_number(argc, argv, "--repeats", 5, 1, GPU_MAX_REPEATS, &repeats) ||
+        cli_number(argc, argv, "--rounds", 3, 1, 16, &rounds_d) ||
+        cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
+        cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
+        cli_number(argc, argv, "--min-repeat-ms", 0.2, 0, 1e3, &min_ms) ||
+        cli_number(argc, argv, "--workspace-mib", 4096, 0, 1 << 20, &ws_mib))
+        return 2;
     int no_find = cli_flag(argc, argv, "--no-find");
     if (!problems || !out) {
         fprintf(stderr, "heurist-collect verify: --problems and --out are required\n");
         return 2;
     }
-    int rounds = rr ? atoi(rr) : 3;
-    double noise = nr ? atof(nr) : 1.0, limit = tl ? atof(tl) : 0, t_start = cli_now_s();
+    int rounds = (int)rounds_d;
+    double t_start = cli_now_s();
     model_vocab v = {0};
     v.n = heurist_model_n_kernels();
     v.dir = calloc((size_t)v.n, sizeof *v.dir);
@@ -82,8 +88,8 @@ int cmd_verify(int argc, char **argv)
     collect_verify_row *rows = NULL;
     FILE *fo = NULL;
     gpu g;
-    if (!v.dir || !v.algo || !v.math || !v.scores || rounds < 1) {
-        collect_error(COLLECT_EINVAL, rounds < 1 ? "--rounds must be >= 1" : "out of memory");
+    if (!v.dir || !v.algo || !v.math || !v.scores) {
+        collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
     }
     for (int k = 0; k < v.n; k++) {
@@ -100,7 +106,7 @@ int cmd_verify(int argc, char **argv)
         collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
         goto fail;
     }
-    if (gpu_init(&g, rp ? atoi(rp) : 5, mr ? atof(mr) : 0.2, (size_t)(wm ? atof(wm) : 4096) << 20)) goto fail;
+    if (gpu_init(&g, (int)repeats, min_ms, (size_t)(ws_mib * 1048576.0))) goto fail;
     gpu_ok = 1;
     gpu_describe(stdout);
     printf("model: %d kernels, %d of them cuDNN kernels; %d problems; %d interleaved rounds\n", v.n, known_k, n_keys,
@@ -172,7 +178,7 @@ int cmd_verify(int argc, char **argv)
         }
         double t[3][16];
         int fatal = 0;
-        int nrounds = rounds > 16 ? 16 : rounds;
+        int nrounds = rounds;
         for (int r = 0; r < nrounds && !fatal; r++)
             for (int u = 0; u < nu; u++) {
                 size_t ws;
@@ -216,7 +222,7 @@ int cmd_verify(int argc, char **argv)
     snprintf(text, sizeof text,
              "# problems: %d\n# speed-up over cuDNN's heuristic: geometric mean %.4f (p10 %.4f, median %.4f, p90 %.4f)\n"
              "# efficiency against the fresh best: model %.4f, heuristic %.4f\n"
-             "# slower than the heuristic by more than x%.3f: %.4f; faster by more: %.4f\n"
+             "# slower than the heuristic by more than x%.4f: %.4f; faster by more: %.4f\n"
              "# decision time: model %.2f us per problem; cudnnFind %.2f ms per problem\n",
              s.n, s.speedup_geomean, s.speedup_p10, s.speedup_p50, s.speedup_p90, s.efficiency_mean,
              s.heur_efficiency_mean, noise, s.share_slower, s.share_faster, s.decide_us_mean, s.find_ms_mean);
