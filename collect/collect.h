@@ -1,0 +1,142 @@
+/* collect: measures cuDNN's convolution algorithms on an NVIDIA GPU and writes MIOpen find-db text.
+ *
+ * `heurist-collect conv` reads problem keys (MIOpen find-db key syntax, data/portable.h parses them),
+ * times every algorithm x math type cuDNN accepts for each, and writes one find-db line per problem, so
+ * heurist's loaders, features, splits and exports read the result unchanged. A sidecar file records cuDNN's
+ * own heuristic ranking per problem (the vendor baseline). `verify` times an exported model's pick against
+ * cuDNN's heuristic pick and a fresh exhaustive best; `noise` compares two collections of the same keys.
+ *
+ * This header is the CPU part, free of CUDA and of heurist's own libraries (it builds where only a C
+ * compiler is found, and its tests run in CI): key -> descriptor sizes, kernel names, the text formats and
+ * the report statistics. gpu.h (cudnn_conv.c, spin.cu) and the conv / verify commands need the GPU.
+ * Functions return 0 or a negative COLLECT_E* code and leave a one-line message in collect_last_error().
+ */
+#ifndef HEURIST_COLLECT_H
+#define HEURIST_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { COLLECT_OK = 0, COLLECT_EINVAL = -1, COLLECT_EFORMAT = -2, COLLECT_EIO = -3, COLLECT_ENOMEM = -4 };
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *collect_last_error(void);
+int collect_error(int code, const char *fmt, ...);
+
+/* ---- problems ---- */
+typedef enum collect_dir { COLLECT_DIR_F, COLLECT_DIR_B, COLLECT_DIR_W, COLLECT_DIR_COUNT } collect_dir;
+typedef enum collect_dtype { COLLECT_DTYPE_FP32, COLLECT_DTYPE_FP16, COLLECT_DTYPE_BF16 } collect_dtype;
+typedef enum collect_layout { COLLECT_LAYOUT_NCHW, COLLECT_LAYOUT_NHWC } collect_layout;
+
+/* A convolution in cuDNN's terms: x (n, c, sp...), w (k, c/groups, fil...), y (n, k, out...), whatever the
+ * direction (the key's "in" is x for F and dy for B and W, MIOpen's convention). Spatial arrays hold nd
+ * entries, depth first for 3-D. */
+typedef struct collect_conv {
+    int nd;                    /* spatial dims: 2 or 3 */
+    int n, c, k, groups;
+    int x_sp[3], w_sp[3], y_sp[3];
+    int pad[3], stride[3], dil[3];
+    collect_layout layout;
+    collect_dtype dtype;
+    collect_dir dir;
+} collect_conv;
+
+/* Parses a problem key (up to '=' or len) into a convolution; checks groups divide c and k and that the
+ * key's output size is the convolution's. 0, or COLLECT_EFORMAT naming the reason. */
+int collect_conv_from_key(const char *key, size_t len, collect_conv *cv);
+
+/* cuDNN dimension arrays (n, c, [d], h, w) of x, y and w; each returns nd + 2. */
+int collect_conv_x_dims(const collect_conv *cv, int dims[5]);
+int collect_conv_y_dims(const collect_conv *cv, int dims[5]);
+int collect_conv_w_dims(const collect_conv *cv, int dims[5]);
+/* Elements of x, y and w; bytes per element; multiply-adds x 2 of the forward convolution. */
+int64_t collect_conv_x_elems(const collect_conv *cv);
+int64_t collect_conv_y_elems(const collect_conv *cv);
+int64_t collect_conv_w_elems(const collect_conv *cv);
+int collect_dtype_bytes(collect_dtype t);
+double collect_conv_flops(const collect_conv *cv);
+
+/* ---- kernels: algorithm x math type ---- */
+/* Math types, numbered as cudnnMathType_t. */
+enum { COLLECT_MATH_DEFAULT, COLLECT_MATH_TENSOR_OP, COLLECT_MATH_TENSOR_OP_ALLOW_CONVERSION, COLLECT_MATH_FMA,
+       COLLECT_MATH_COUNT };
+/* Algorithms of a direction (numbered as cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t). */
+int collect_algo_count(collect_dir dir);
+/* "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_FFT", ...; NULL when out of range. */
+const char *collect_algo_name(collect_dir dir, int algo);
+const char *collect_math_name(int math); /* "default", "tensor_op", "tensor_op_allow_conversion", "fma" */
+/* The find-db algorithm column: "cudnnConvolutionFwdAlgo", "cudnnConvolutionBwdDataAlgo", ... */
+const char *collect_algo_column(collect_dir dir);
+/* Writes "<algo>.<math>" into buf; 0, or COLLECT_EINVAL when out of range or buf too small. */
+int collect_kernel_name(collect_dir dir, int algo, int math, char *buf, size_t size);
+/* Inverse of collect_kernel_name; 0 with dir/algo/math set, or COLLECT_EFORMAT. */
+int collect_kernel_parse(const char *name, size_t len, collect_dir *dir, int *algo, int *math);
+
+/* ---- find-db lines ---- */
+typedef struct collect_result {
+    int algo, math;
+    double ms;          /* median time of one launch */
+    size_t workspace;   /* bytes */
+} collect_result;
+
+/* Writes "<key>=<kernel>:<ms>,<workspace>,<column>;..." fastest first and a newline, then flushes.
+ * Sorts res in place. 0, or COLLECT_EIO / COLLECT_EINVAL (no result). */
+int collect_fdb_write_line(FILE *f, const char *key, collect_dir dir, collect_result *res, int n);
+
+/* One parsed line of a find-db or sidecar file: the key and its entries in file order. */
+typedef struct collect_line {
+    char *key;
+    int n;
+    char **names;   /* (n) */
+    double *ms;     /* (n): times for a find-db line, 0 for a sidecar */
+} collect_line;
+
+typedef struct collect_file {
+    collect_line *lines;
+    int n;
+} collect_file;
+
+/* Reads a find-db ("name:ms,ws,algo" entries) or sidecar ("name" entries) text file; fails naming the
+ * file and line of the first malformed one. */
+int collect_file_read(const char *path, collect_file *out);
+void collect_file_free(collect_file *f);
+/* Index of the line with this key, or -1 (linear search is fine for a few thousand lines). */
+int collect_file_find(const collect_file *f, const char *key);
+/* Writes a sidecar line "<key>=<name>;<name>;..." and flushes. */
+int collect_sidecar_write_line(FILE *f, const char *key, const char *const *names, int n);
+
+/* ---- statistics ---- */
+/* p-th percentile (0..100) of v[0..n), linear interpolation between order statistics (sorts v). */
+double collect_percentile(double *v, int n, double p);
+
+/* Two collections of the same keys: how often they agree on the fastest kernel and how the best time moves
+ * (ratio b/a of each problem's best time). */
+typedef struct collect_noise {
+    int n;                   /* keys present in both */
+    double agree;            /* share with the same fastest kernel */
+    double ratio_p10, ratio_p50, ratio_p90;
+    double noise_ratio;      /* 90th percentile of max(r, 1/r): a time difference below it is noise */
+} collect_noise;
+int collect_noise_compute(const collect_file *a, const collect_file *b, collect_noise *out);
+
+/* One verified problem: interleaved times of the model's pick, the heuristic's pick and the fresh best. */
+typedef struct collect_verify_row {
+    double t_model, t_heur, t_best;     /* ms */
+    double decide_us;                   /* model decision time per problem */
+    double find_ms;                     /* cudnnFind*'s time for the problem */
+} collect_verify_row;
+
+typedef struct collect_verify_summary {
+    int n;
+    double speedup_geomean;             /* geometric mean of t_heur / t_model */
+    double speedup_p10, speedup_p50, speedup_p90;
+    double efficiency_mean;             /* mean of min(t_best, t_model, t_heur) / t_model */
+    double heur_efficiency_mean;        /* the same for the heuristic */
+    double share_slower;                /* t_model > t_heur * noise_ratio */
+    double share_faster;                /* t_heur > t_model * noise_ratio */
+    double decide_us_mean, find_ms_mean;
+} collect_verify_summary;
+int collect_verify_summarize(const collect_verify_row *rows, int n, double noise_ratio, collect_verify_summary *out);
+
+#endif

@@ -1,0 +1,356 @@
+/* cuDNN convolutions from collect_conv, and the timing method (gpu.h). */
+#include "gpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+_Static_assert(CUDNN_CONVOLUTION_FWD_ALGO_COUNT == 8, "forward algorithm names follow cuDNN's enum");
+_Static_assert(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT == 6, "backward-data algorithm names follow cuDNN's enum");
+_Static_assert(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT == 7, "backward-filter algorithm names follow cuDNN's enum");
+_Static_assert(CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED == 7 && CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING == 3 &&
+               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING == 6, "algorithm numbering");
+_Static_assert((int)CUDNN_DEFAULT_MATH == (int)COLLECT_MATH_DEFAULT && (int)CUDNN_TENSOR_OP_MATH == (int)COLLECT_MATH_TENSOR_OP &&
+               (int)CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION == (int)COLLECT_MATH_TENSOR_OP_ALLOW_CONVERSION &&
+               (int)CUDNN_FMA_MATH == (int)COLLECT_MATH_FMA, "math numbering follows cudnnMathType_t");
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+static int cuda_fail(cudaError_t e, const char *what)
+{
+    return collect_error(COLLECT_EIO, "CUDA: %s: %s", what, cudaGetErrorString(e));
+}
+
+int gpu_init(gpu *g, int repeats, double min_repeat_ms, size_t ws_limit)
+{
+    memset(g, 0, sizeof *g);
+    if (repeats < 1 || repeats > GPU_MAX_REPEATS)
+        return collect_error(COLLECT_EINVAL, "--repeats %d: must be in 1..%d", repeats, GPU_MAX_REPEATS);
+    g->repeats = repeats;
+    g->min_repeat_ms = min_repeat_ms;
+    g->ws_limit = ws_limit;
+    g->seed = 12345;
+    cudaError_t e;
+    if ((e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking))) return cuda_fail(e, "stream");
+    for (int i = 0; i <= repeats; i++)
+        if ((e = cudaEventCreate(&g->ev[i]))) return cuda_fail(e, "event");
+    cudnnStatus_t st = cudnnCreate(&g->h);
+    if (st == CUDNN_STATUS_SUCCESS) st = cudnnSetStream(g->h, g->s);
+    if (st != CUDNN_STATUS_SUCCESS) return collect_error(COLLECT_EIO, "cuDNN: %s", cudnnGetErrorString(st));
+    return COLLECT_OK;
+}
+
+void gpu_free(gpu *g)
+{
+    for (int i = 0; i < 3; i++) cudaFree(g->buf[i]);
+    cudaFree(g->ws);
+    if (g->h) cudnnDestroy(g->h);
+    for (int i = 0; i <= g->repeats && i <= GPU_MAX_REPEATS; i++)
+        if (g->ev[i]) cudaEventDestroy(g->ev[i]);
+    if (g->s) cudaStreamDestroy(g->s);
+    memset(g, 0, sizeof *g);
+}
+
+void gpu_describe(FILE *f)
+{
+    int dev = 0, drv = 0, rt = 0;
+    struct cudaDeviceProp prop;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&prop, dev);
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    fprintf(f, "gpu: %s, %d SMs, %.1f GiB, cc %d.%d; CUDA driver API %d, runtime %d; cuDNN %zu (headers %d.%d.%d)\n",
+            prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0, prop.major, prop.minor, drv, rt,
+            cudnnGetVersion(), CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+}
+
+int gpu_heuristic_math(collect_dtype t)
+{
+    return t == COLLECT_DTYPE_FP32 ? COLLECT_MATH_DEFAULT : COLLECT_MATH_TENSOR_OP;
+}
+
+static cudnnDataType_t cudnn_dtype(collect_dtype t)
+{
+    return t == COLLECT_DTYPE_FP32 ? CUDNN_DATA_FLOAT : t == COLLECT_DTYPE_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+}
+
+/* Grows a device buffer to at least `bytes`; 0, 1 when the allocation fails (the problem does not fit). */
+static int ensure(void **p, size_t *cap, size_t bytes)
+{
+    if (*cap >= bytes) return 0;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 4;
+    if (cudaMalloc(p, want) != cudaSuccess) {
+        cudaGetLastError(); /* an out-of-memory error is not sticky: clear it */
+        if (cudaMalloc(p, bytes) != cudaSuccess) {
+            cudaGetLastError();
+            *p = NULL;
+            return 1;
+        }
+        want = bytes;
+    }
+    *cap = want;
+    return 0;
+}
+
+void gpu_problem_free(gpu_problem *p)
+{
+    if (p->xd) cudnnDestroyTensorDescriptor(p->xd);
+    if (p->yd) cudnnDestroyTensorDescriptor(p->yd);
+    if (p->wd) cudnnDestroyFilterDescriptor(p->wd);
+    if (p->cd) cudnnDestroyConvolutionDescriptor(p->cd);
+    memset(p, 0, sizeof *p);
+}
+
+int gpu_problem_init(gpu *g, gpu_problem *p, const collect_conv *cv, const char **why)
+{
+    memset(p, 0, sizeof *p);
+    p->cv = *cv;
+    int xdims[5], ydims[5], wdims[5], out[5];
+    int nb = collect_conv_x_dims(cv, xdims);
+    collect_conv_y_dims(cv, ydims);
+    collect_conv_w_dims(cv, wdims);
+    cudnnDataType_t dt = cudnn_dtype(cv->dtype);
+    cudnnTensorFormat_t fmt = cv->layout == COLLECT_LAYOUT_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    if (cudnnCreateTensorDescriptor(&p->xd) || cudnnCreateTensorDescriptor(&p->yd) ||
+        cudnnCreateFilterDescriptor(&p->wd) || cudnnCreateConvolutionDescriptor(&p->cd)) {
+        gpu_problem_free(p);
+        return collect_error(COLLECT_ENOMEM, "cuDNN: descriptor creation failed");
+    }
+    if (cudnnSetTensorNdDescriptorEx(p->xd, fmt, dt, nb, xdims) || cudnnSetTensorNdDescriptorEx(p->yd, fmt, dt, nb, ydims) ||
+        cudnnSetFilterNdDescriptor(p->wd, dt, fmt, nb, wdims) ||
+        cudnnSetConvolutionNdDescriptor(p->cd, cv->nd, cv->pad, cv->stride, cv->dil, CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT) ||
+        cudnnSetConvolutionGroupCount(p->cd, cv->groups)) {
+        *why = "cuDNN refuses the descriptors";
+        return 1;
+    }
+    if (cudnnGetConvolutionNdForwardOutputDim(p->cd, p->xd, p->wd, nb, out) || memcmp(out, ydims, sizeof(int) * (size_t)nb)) {
+        *why = "cuDNN's output size differs from the key's";
+        return 1;
+    }
+    size_t eb = (size_t)collect_dtype_bytes(cv->dtype);
+    int64_t elems[3] = {collect_conv_x_elems(cv), collect_conv_y_elems(cv), collect_conv_w_elems(cv)};
+    for (int i = 0; i < 3; i++) {
+        if (ensure(&g->buf[i], &g->cap[i], (size_t)elems[i] * eb)) {
+            *why = "tensors do not fit the GPU's memory";
+            return 1;
+        }
+        if (gpu_fill(g->s, g->buf[i], (size_t)elems[i], cv->dtype, g->seed++))
+            return collect_error(COLLECT_EIO, "CUDA: fill kernel failed");
+    }
+    cudaError_t e = cudaStreamSynchronize(g->s);
+    if (e) return cuda_fail(e, "fill");
+    return 0;
+}
+
+static cudnnStatus_t workspace_size(gpu *g, gpu_problem *p, int algo, size_t *ws)
+{
+    switch (p->cv.dir) {
+    case COLLECT_DIR_F:
+        return cudnnGetConvolutionForwardWorkspaceSize(g->h, p->xd, p->wd, p->cd, p->yd, (cudnnConvolutionFwdAlgo_t)algo, ws);
+    case COLLECT_DIR_B:
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(g->h, p->wd, p->yd, p->cd, p->xd,
+                                                            (cudnnConvolutionBwdDataAlgo_t)algo, ws);
+    default:
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(g->h, p->xd, p->yd, p->cd, p->wd,
+                                                              (cudnnConvolutionBwdFilterAlgo_t)algo, ws);
+    }
+}
+
+static cudnnStatus_t launch(gpu *g, gpu_problem *p, int algo, size_t ws)
+{
+    const float one = 1.0f, zero = 0.0f;
+    switch (p->cv.dir) {
+    case COLLECT_DIR_F:
+        return cudnnConvolutionForward(g->h, &one, p->xd, g->buf[0], p->wd, g->buf[2], p->cd,
+                                       (cudnnConvolutionFwdAlgo_t)algo, g->ws, ws, &zero, p->yd, g->buf[1]);
+    case COLLECT_DIR_B:
+        return cudnnConvolutionBackwardData(g->h, &one, p->wd, g->buf[2], p->yd, g->buf[1], p->cd,
+                                            (cudnnConvolutionBwdDataAlgo_t)algo, g->ws, ws, &zero, p->xd, g->buf[0]);
+    default:
+        return cudnnConvolutionBackwardFilter(g->h, &one, p->xd, g->buf[0], p->yd, g->buf[1], p->cd,
+                                              (cudnnConvolutionBwdFilterAlgo_t)algo, g->ws, ws, &zero, p->wd, g->buf[2]);
+    }
+}
+
+/* One launch timed by events; also the host time of the call. 0, 1 when cuDNN rejects it, <0 fatal. */
+static int time_once(gpu *g, gpu_problem *p, int algo, size_t ws, double *gpu_ms, double *host_ms)
+{
+    cudaEventRecord(g->ev[0], g->s);
+    double t0 = now_ms();
+    cudnnStatus_t st = launch(g, p, algo, ws);
+    *host_ms = now_ms() - t0;
+    cudaEventRecord(g->ev[1], g->s);
+    cudaError_t e = cudaEventSynchronize(g->ev[1]);
+    if (e) return cuda_fail(e, "candidate launch");
+    if (st != CUDNN_STATUS_SUCCESS) {
+        cudaGetLastError(); /* a rejected launch may leave a non-sticky error behind */
+        return 1;
+    }
+    float ms;
+    cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]);
+    *gpu_ms = ms;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
+             const char **why)
+{
+    if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) {
+        *why = "math type refused";
+        return 1;
+    }
+    size_t ws = 0;
+    if (workspace_size(g, p, algo, &ws) != CUDNN_STATUS_SUCCESS) {
+        cudaGetLastError();
+        *why = "workspace query failed";
+        return 1;
+    }
+    if (ws > g->ws_limit) {
+        *why = "workspace over the limit";
+        return 1;
+    }
+    if (ensure(&g->ws, &g->ws_cap, ws ? ws : 1)) {
+        *why = "workspace does not fit the GPU's memory";
+        return 1;
+    }
+    *workspace = ws;
+    double t_w, h_w;
+    int rc = time_once(g, p, algo, ws, &t_w, &h_w);
+    if (rc) {
+        if (rc > 0) *why = "launch failed";
+        return rc;
+    }
+    if (bound_ms > 0 && t_w > 5 * bound_ms) {
+        /* the first launch may have paid for loading its kernels: look once more before giving up on it */
+        if ((rc = time_once(g, p, algo, ws, &t_w, &h_w))) {
+            if (rc > 0) *why = "launch failed";
+            return rc;
+        }
+        if (t_w > 5 * bound_ms) {
+            *ms = t_w;
+            return 0;
+        }
+    }
+    int n = (int)ceil(g->min_repeat_ms / fmax(t_w, 1e-4));
+    if (n < 1) n = 1;
+    if (n > 1000) n = 1000;
+    /* hold the stream long enough for the host to queue every launch (twice the warm-up's host cost
+     * each, at least 10 us), at most 50 ms */
+    double spin_us = fmin(50e3, 20.0 + 2.0 * fmax(h_w * 1e3, 10.0) * n * g->repeats);
+    if (gpu_spin(g->s, spin_us)) return collect_error(COLLECT_EIO, "CUDA: spin kernel failed");
+    cudaEventRecord(g->ev[0], g->s);
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    for (int r = 0; r < g->repeats && st == CUDNN_STATUS_SUCCESS; r++) {
+        for (int i = 0; i < n && st == CUDNN_STATUS_SUCCESS; i++) st = launch(g, p, algo, ws);
+        cudaEventRecord(g->ev[r + 1], g->s);
+    }
+    cudaError_t e = cudaStreamSynchronize(g->s);
+    if (e) return cuda_fail(e, "timed launches");
+    if (st != CUDNN_STATUS_SUCCESS) {
+        cudaGetLastError();
+        *why = "launch failed";
+        return 1;
+    }
+    double t[GPU_MAX_REPEATS];
+    for (int r = 0; r < g->repeats; r++) {
+        float f;
+        cudaEventElapsedTime(&f, g->ev[r], g->ev[r + 1]);
+        t[r] = f / n;
+    }
+    qsort(t, (size_t)g->repeats, sizeof *t, cmp_double);
+    int R = g->repeats;
+    *ms = R % 2 ? t[R / 2] : 0.5 * (t[R / 2 - 1] + t[R / 2]);
+    return 0;
+}
+
+int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n)
+{
+    *n = 0;
+    if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) return 1;
+    int got = 0;
+    cudnnStatus_t st;
+    switch (p->cv.dir) {
+    case COLLECT_DIR_F: {
+        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        st = cudnnGetConvolutionForwardAlgorithm_v7(g->h, p->xd, p->wd, p->cd, p->yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                                                    &got, r);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && *n < max; i++)
+            if (r[i].status == CUDNN_STATUS_SUCCESS) {
+                algos[*n] = (int)r[i].algo;
+                maths[(*n)++] = (int)r[i].mathType;
+            }
+        break;
+    }
+    case COLLECT_DIR_B: {
+        cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        st = cudnnGetConvolutionBackwardDataAlgorithm_v7(g->h, p->wd, p->yd, p->cd, p->xd,
+                                                         CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, r);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && *n < max; i++)
+            if (r[i].status == CUDNN_STATUS_SUCCESS) {
+                algos[*n] = (int)r[i].algo;
+                maths[(*n)++] = (int)r[i].mathType;
+            }
+        break;
+    }
+    default: {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        st = cudnnGetConvolutionBackwardFilterAlgorithm_v7(g->h, p->xd, p->yd, p->cd, p->wd,
+                                                           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, r);
+        for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < got && *n < max; i++)
+            if (r[i].status == CUDNN_STATUS_SUCCESS) {
+                algos[*n] = (int)r[i].algo;
+                maths[(*n)++] = (int)r[i].mathType;
+            }
+        break;
+    }
+    }
+    return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
+}
+
+int gpu_find_ms(gpu *g, gpu_problem *p, double *ms)
+{
+    int got = 0;
+    cudnnStatus_t st;
+    cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)gpu_heuristic_math(p->cv.dtype));
+    cudaStreamSynchronize(g->s);
+    double t0 = now_ms();
+    switch (p->cv.dir) {
+    case COLLECT_DIR_F: {
+        cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        st = cudnnFindConvolutionForwardAlgorithm(g->h, p->xd, p->wd, p->cd, p->yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, r);
+        break;
+    }
+    case COLLECT_DIR_B: {
+        cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardDataAlgorithm(g->h, p->wd, p->yd, p->cd, p->xd,
+                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, r);
+        break;
+    }
+    default: {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        st = cudnnFindConvolutionBackwardFilterAlgorithm(g->h, p->xd, p->yd, p->cd, p->wd,
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, r);
+        break;
+    }
+    }
+    cudaStreamSynchronize(g->s);
+    *ms = now_ms() - t0;
+    cudaGetLastError();
+    return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
+}

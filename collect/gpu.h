@@ -1,0 +1,83 @@
+/* gpu: cuDNN convolutions built from collect_conv, and the timing method shared by conv and verify.
+ *
+ * Timing of one candidate (algorithm x math type): one warm-up launch timed with CUDA events; if a best
+ * time is known and the warm-up took more than 5x it, a second warm-up, and a candidate still that slow is
+ * given that single time (it cannot win; this bounds the cost of slow algorithms). Otherwise n back-to-back
+ * launches per repeat, n chosen so that a repeat lasts >= min_repeat_ms, R repeats queued behind a spin
+ * kernel that holds the stream until the host has queued them all, each repeat timed by a pair of events;
+ * the time is the median over repeats of (repeat time / n).
+ */
+#ifndef HEURIST_COLLECT_GPU_H
+#define HEURIST_COLLECT_GPU_H
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "cli.h"
+#include "collect.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPU_MAX_REPEATS 64
+
+typedef struct gpu {
+    cudnnHandle_t h;
+    cudaStream_t s;
+    cudaEvent_t ev[GPU_MAX_REPEATS + 1];
+    void *buf[3];           /* x, y, w (dx, dy, dw for the backward directions) */
+    size_t cap[3];          /* bytes */
+    void *ws;
+    size_t ws_cap, ws_limit;
+    int repeats;
+    double min_repeat_ms;
+    unsigned seed;
+} gpu;
+
+typedef struct gpu_problem {
+    collect_conv cv;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+} gpu_problem;
+
+/* Device kernels (spin.cu). */
+int gpu_spin(cudaStream_t s, double us);
+int gpu_fill(cudaStream_t s, void *p, size_t n, collect_dtype t, unsigned seed);
+
+int gpu_init(gpu *g, int repeats, double min_repeat_ms, size_t ws_limit);
+void gpu_free(gpu *g);
+/* Prints GPU, driver, runtime and cuDNN versions. */
+void gpu_describe(FILE *f);
+
+/* Descriptors and tensors for a problem (tensors filled with fresh uniform values). 0; 1 with *why when
+ * cuDNN refuses it or it does not fit; negative on a CUDA error that ends the run. */
+int gpu_problem_init(gpu *g, gpu_problem *p, const collect_conv *cv, const char **why);
+void gpu_problem_free(gpu_problem *p);
+
+/* Times one candidate (see above); bound_ms is the best median so far (0: none). 0 with ms and workspace;
+ * 1 with *why when cuDNN rejects it; negative on a CUDA error that ends the run. */
+int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
+             const char **why);
+
+/* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the
+ * successful entries in order, as (algo, math) pairs; *n set. 0, or 1 when the call fails. */
+int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n);
+
+/* Wall-clock milliseconds of cudnnFind*Algorithm for the problem (its decision cost). 0, or 1 on failure. */
+int gpu_find_ms(gpu *g, gpu_problem *p, double *ms);
+
+/* Times every algorithm x math type of the problem's direction, the pairs (first_algos, first_maths) first
+ * (the heuristic's order, so that the 5x bound applies early), and every other pair after them. res needs
+ * room for 8 x 4 results; rejected candidates are tallied in skips. 0, or negative on a fatal CUDA error. */
+int gpu_time_all(gpu *g, gpu_problem *p, const int *first_algos, const int *first_maths, int n_first,
+                 collect_result *res, int *n_res, cli_tally *skips);
+
+/* The math type cuDNN's heuristic is asked with: DEFAULT for FP32, TENSOR_OP for FP16 and BF16. */
+int gpu_heuristic_math(collect_dtype t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

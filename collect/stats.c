@@ -1,0 +1,107 @@
+/* Statistics of the noise pass and of the verify report. */
+#include "collect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double collect_percentile(double *v, int n, double p)
+{
+    if (n < 1) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double pos = p / 100.0 * (n - 1);
+    int lo = (int)floor(pos);
+    if (lo >= n - 1) return v[n - 1];
+    double frac = pos - lo;
+    return v[lo] + frac * (v[lo + 1] - v[lo]);
+}
+
+/* the fastest entry of a find-db line (lines are written fastest first, but do not rely on it) */
+static int line_best(const collect_line *l)
+{
+    int b = 0;
+    for (int i = 1; i < l->n; i++)
+        if (l->ms[i] < l->ms[b]) b = i;
+    return b;
+}
+
+int collect_noise_compute(const collect_file *a, const collect_file *b, collect_noise *out)
+{
+    memset(out, 0, sizeof *out);
+    double *r = malloc(((size_t)a->n + 1) * sizeof *r), *s = malloc(((size_t)a->n + 1) * sizeof *s);
+    if (!r || !s) {
+        free(r);
+        free(s);
+        return collect_error(COLLECT_ENOMEM, "noise: out of memory");
+    }
+    int n = 0, agree = 0;
+    for (int i = 0; i < a->n; i++) {
+        int j = collect_file_find(b, a->lines[i].key);
+        if (j < 0) continue;
+        const collect_line *la = &a->lines[i], *lb = &b->lines[j];
+        int ba = line_best(la), bb = line_best(lb);
+        agree += strcmp(la->names[ba], lb->names[bb]) == 0;
+        r[n] = lb->ms[bb] / la->ms[ba];
+        s[n] = r[n] >= 1 ? r[n] : 1 / r[n];
+        n++;
+    }
+    if (n == 0) {
+        free(r);
+        free(s);
+        return collect_error(COLLECT_EINVAL, "noise: the two files share no key");
+    }
+    out->n = n;
+    out->agree = (double)agree / n;
+    out->ratio_p10 = collect_percentile(r, n, 10);
+    out->ratio_p50 = collect_percentile(r, n, 50);
+    out->ratio_p90 = collect_percentile(r, n, 90);
+    out->noise_ratio = collect_percentile(s, n, 90);
+    free(r);
+    free(s);
+    return COLLECT_OK;
+}
+
+int collect_verify_summarize(const collect_verify_row *rows, int n, double noise_ratio, collect_verify_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1) return collect_error(COLLECT_EINVAL, "verify: no problem to summarize");
+    if (!(noise_ratio >= 1)) return collect_error(COLLECT_EINVAL, "verify: noise ratio %g is below 1", noise_ratio);
+    double *sp = malloc((size_t)n * sizeof *sp);
+    if (!sp) return collect_error(COLLECT_ENOMEM, "verify: out of memory");
+    double log_sum = 0;
+    for (int i = 0; i < n; i++) {
+        const collect_verify_row *r = &rows[i];
+        if (!(r->t_model > 0 && r->t_heur > 0 && r->t_best > 0)) {
+            free(sp);
+            return collect_error(COLLECT_EINVAL, "verify: problem %d has a non-positive time", i);
+        }
+        double best = fmin(r->t_best, fmin(r->t_model, r->t_heur));
+        sp[i] = r->t_heur / r->t_model;
+        log_sum += log(sp[i]);
+        out->efficiency_mean += best / r->t_model;
+        out->heur_efficiency_mean += best / r->t_heur;
+        out->share_slower += r->t_model > r->t_heur * noise_ratio;
+        out->share_faster += r->t_heur > r->t_model * noise_ratio;
+        out->decide_us_mean += r->decide_us;
+        out->find_ms_mean += r->find_ms;
+    }
+    out->n = n;
+    out->speedup_geomean = exp(log_sum / n);
+    out->efficiency_mean /= n;
+    out->heur_efficiency_mean /= n;
+    out->share_slower /= n;
+    out->share_faster /= n;
+    out->decide_us_mean /= n;
+    out->find_ms_mean /= n;
+    out->speedup_p10 = collect_percentile(sp, n, 10);
+    out->speedup_p50 = collect_percentile(sp, n, 50);
+    out->speedup_p90 = collect_percentile(sp, n, 90);
+    free(sp);
+    return COLLECT_OK;
+}
