@@ -24,9 +24,8 @@ static const char *const objective_names[] = {"softmax", "rank", NULL};
 static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
 
 #define P(field) offsetof(gbdt_cfg, p.field)
-/* lr 0.2 and min_data_in_leaf 10: on gfx90878 (random 80/20) the same accuracy as 0.1 / 20 in half the rounds;
- * lambda_l2 1 and feature_fraction 0.8: +0.3 point top-1 over 0 / 1.0; softmax labels over -t/tau (tau 0.1)
- * beat runtime-ratio and one-hot labels (docs/BENCHMARKS.md, section gbdt). */
+/* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
+ * L2 and feature sampling, softmax labels over -t/tau); the measurements behind each are in docs/experiments.md. */
 static const hr_config_option gbdt_options[] = {
     {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
      .names = objective_names, .values = objective_values,
