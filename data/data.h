@@ -106,12 +106,6 @@ const char *data_feature_name(int j);
 void data_features_compute(const data_problem *p, float *x);
 /* X (n, n_features) for many problems. */
 void data_features_compute_all(const data_problem *p, int n, float *X);
-/* Index of the first categorical one-hot feature groups, for models that treat them natively. */
-typedef struct data_feature_info {
-    int n_features;
-    int n_numeric;          /* the first n_numeric features are numeric */
-} data_feature_info;
-data_feature_info data_features_info(void);
 
 /* z-score statistics fitted on rows (mean, std with std floor 1e-6 -> 1). */
 void data_zscore_fit(const float *X, int n_cols, const int *rows, int n_rows, float *mean, float *std);

@@ -27,12 +27,6 @@ const char *data_feature_name(int j)
     return feature_names[j];
 }
 
-data_feature_info data_features_info(void)
-{
-    data_feature_info info = {DATA_N_FEATURES, DATA_N_NUMERIC};
-    return info;
-}
-
 void data_features_compute(const data_problem *p, float *x)
 {
     data_portable_features(p, x);
