@@ -134,7 +134,7 @@ typedef struct fdb_builder {
 static int builder_reserve(fdb_builder *b, size_t more_entries)
 {
     if (b->n == b->cap) {
-        int cap = b->cap ? b->cap * 2 : 4096;
+        int cap = b->cap ? b->cap * 2 : 64;
         data_problem *p = realloc(b->problems, (size_t)cap * sizeof *p);
         if (!p) return HR_ENOMEM;
         b->problems = p;
@@ -150,7 +150,7 @@ static int builder_reserve(fdb_builder *b, size_t more_entries)
         b->cap = cap;
     }
     if (b->n_entries + more_entries > b->cap_entries) {
-        size_t cap = b->cap_entries ? b->cap_entries * 2 : 16384;
+        size_t cap = b->cap_entries ? b->cap_entries * 2 : 256;
         while (cap < b->n_entries + more_entries) cap *= 2;
         fdb_entry *e = realloc(b->entries, cap * sizeof *e);
         if (!e) return HR_ENOMEM;
