@@ -1,6 +1,7 @@
-/* The C API (include/heurist.h) as another program uses it: this test includes only heurist.h and links only
- * libheurist. Models are trained with the heurist command; the API's answers are checked against
- * `heurist predict`, between one problem and a batch, and between one thread and several. */
+/* The C API (include/heurist.h) as another program uses it: of heurist's headers this test includes only
+ * heurist.h (beside the tests' own helpers), and it links only libheurist. Models are trained with the heurist
+ * command; the API's answers are checked against `heurist predict`, between one problem and a batch, and
+ * between one thread and several. */
 #define _POSIX_C_SOURCE 200809L /* popen, getpid: this test sees only heurist.h, not the library's build flags */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -10,24 +11,13 @@
 #include <unistd.h>
 
 #include "heurist.h"
+#include "helpers/testutil.h"
 
 #define MIOPEN HEURIST_DATASETS_DIR "/miopen/"
 
-/* Runs the heurist command; its stdout in *out (malloc'd); returns its exit status. */
 static int run(const char *args, char **out)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s 2>/dev/null", HEURIST_BINARY, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0)
-        if ((n += got) + 1 == cap) buf = realloc(buf, cap *= 2);
-    buf[n] = '\0';
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return test_run_heurist(args, 0, out);
 }
 
 static char *tmp_model(void)

@@ -30,20 +30,7 @@
 
 static int run(const char *args, char **out)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", HEURIST_BINARY, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap);
-    while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
-        n += got;
-        if (n + 1 == cap) buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return test_run_heurist(args, 1, out);
 }
 
 static int count_lines(const char *s)

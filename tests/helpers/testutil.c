@@ -3,6 +3,7 @@
 #include "testutil.h"
 
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,4 +41,21 @@ const char *test_miopen(const char *name)
     char *b = buf[k++ % 8];
     snprintf(b, 512, "%s/miopen/%s", HEURIST_DATASETS_DIR, name);
     return b;
+}
+
+int test_run_heurist(const char *args, int with_stderr, char **out)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s", HEURIST_BINARY, args, with_stderr ? "2>&1" : "2>/dev/null");
+    FILE *p = popen(cmd, "r");
+    if (!p) abort();
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + n, 1, cap - n - 1, p)) > 0)
+        if ((n += got) + 1 == cap) buf = realloc(buf, cap *= 2);
+    if (!buf) abort();
+    buf[n] = '\0';
+    int st = pclose(p);
+    *out = buf;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
