@@ -174,8 +174,10 @@ typedef struct boost_state {
     boost_worker *workers;       /* (nworkers) */
     double *F, *Fv;  /* (n, K), (nv, K) raw scores */
     double *gh;      /* (K, n, 2) */
+    gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
+    int nroots;      /* entries of roots */
 } boost_state;
 
 static void boost_state_free(boost_state *s)
@@ -190,6 +192,8 @@ static void boost_state_free(boost_state *s)
     free(s->F);
     free(s->Fv);
     free(s->gh);
+    for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
+    free(s->roots);
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
@@ -219,7 +223,7 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     hr_rng rng;
     hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
     boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
-    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, t);
+    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL, t);
     if (rc) return rc;
     if (p->objective == GBDT_OBJECTIVE_SOFTMAX)
         for (int l = 0; l < t->num_leaves; l++) {
@@ -261,6 +265,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             rows = s->bag_rows;
         }
         if ((rc = gbdt_objective_gradients(p, train, s->F, nthreads, s->gh))) break;
+        if (s->roots && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
         int first = b->num_trees;
         for (int k = 0; k < K && rc == HR_OK; k++)
             if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
@@ -343,6 +348,14 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.bag_rows = hr_malloc(n * sizeof(int));
         s.status = hr_calloc((size_t)K, sizeof(int));
         if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status) rc = HR_ENOMEM;
+    }
+    /* the K trees of an iteration start from the same rows: their root histograms are built in one pass */
+    if (rc == HR_OK && K >= 2) {
+        s.roots = hr_calloc((size_t)K, sizeof *s.roots);
+        s.nroots = s.roots ? K : 0;
+        for (int k = 0; k < s.nroots && rc == HR_OK; k++)
+            if (!(s.roots[k] = hr_malloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
+        if (!s.roots) rc = HR_ENOMEM;
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;
