@@ -175,6 +175,7 @@ typedef struct boost_state {
     double *F, *Fv;  /* (n, K), (nv, K) raw scores */
     double *gh;      /* (K, n, 2) */
     gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL */
+    uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
     int nroots;      /* entries of roots */
@@ -194,6 +195,7 @@ static void boost_state_free(boost_state *s)
     free(s->gh);
     for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
     free(s->roots);
+    free(s->leaf_of);
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
@@ -233,12 +235,38 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
             double step = gbdt_objective_softmax_step(p, train, gh, k, lr, cnt, newton);
             if (step != newton) t->leaf_value[l] = p->learning_rate * step;
         }
-    if (job->nrows == n)
+    if (job->nrows == n && s->leaf_of)
+        gbdt_grower_leaf_ids(w->grower, t->num_leaves, s->leaf_of + (size_t)k * n); /* added by boost_add_leaves */
+    else if (job->nrows == n)
         gbdt_grower_add_scores(w->grower, t, K, k, s->F);
     else
         rc = boost_add_tree(t, train, K, k, s->inner_threads, s->F);
     if (rc == HR_OK && job->valid) rc = boost_add_tree(t, job->valid, K, k, s->inner_threads, s->Fv);
     return rc;
+}
+
+typedef struct leaves_job {
+    const gbdt_tree *trees; /* (K) */
+    const uint8_t *leaf_of; /* (K, n) */
+    size_t n;
+    int K;
+    double *F;              /* (n, K) */
+} leaves_job;
+
+static void leaves_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const leaves_job *job = ctx;
+    for (size_t r = begin; r < end; r++)
+        for (int k = 0; k < job->K; k++)
+            job->F[r * (size_t)job->K + (size_t)k] += job->trees[k].leaf_value[job->leaf_of[(size_t)k * job->n + r]];
+}
+
+/* F += the leaf values of an iteration's K trees, a row at a time (a tree at a time would touch a cache line of
+ * F per row and tree) */
+static int boost_add_leaves(const gbdt_tree *trees, const uint8_t *leaf_of, size_t n, int K, int nthreads, double *F)
+{
+    leaves_job job = {trees, leaf_of, n, K, F};
+    return hr_parallel_for(nthreads, n, leaves_range, &job);
 }
 
 static void class_range(void *ctx, size_t begin, size_t end, int tid)
@@ -273,6 +301,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows};
             rc = hr_parallel_for(s->nworkers, (size_t)K, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
+            if (rc == HR_OK && s->leaf_of && nrows == n)
+                rc = boost_add_leaves(b->trees + first, s->leaf_of, n, K, nthreads, s->F);
         }
         if (rc) {
             gbdt_booster_truncate(b, first);
@@ -356,6 +386,7 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         for (int k = 0; k < s.nroots && rc == HR_OK; k++)
             if (!(s.roots[k] = hr_malloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
         if (!s.roots) rc = HR_ENOMEM;
+        if (rc == HR_OK && p->num_leaves <= 256 && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;

@@ -177,6 +177,8 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
 /* rows of leaf l of the last grown tree; *count gets their number */
 const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count);
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
+/* leaf_of[r] = the leaf of each row r the last grown tree was fit on (num_leaves <= 256) */
+void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of);
 /* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
 double gbdt_leaf_output(double g, double h, double l1, double l2);
 double gbdt_leaf_gain(double g, double h, double l1, double l2);

@@ -511,6 +511,14 @@ const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count)
     return g->rows + g->begin[leaf];
 }
 
+void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of)
+{
+    for (int l = 0; l < num_leaves; l++) {
+        const int *rows = g->rows + g->begin[l];
+        for (size_t i = 0; i < g->count[l]; i++) leaf_of[rows[i]] = (uint8_t)l;
+    }
+}
+
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F)
 {
     for (int l = 0; l < t->num_leaves; l++) {
