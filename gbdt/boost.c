@@ -384,7 +384,7 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.roots = hr_calloc((size_t)K, sizeof *s.roots);
         s.nroots = s.roots ? K : 0;
         for (int k = 0; k < s.nroots && rc == HR_OK; k++)
-            if (!(s.roots[k] = hr_malloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
+            if (!(s.roots[k] = gbdt_hist_alloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
         if (!s.roots) rc = HR_ENOMEM;
         if (rc == HR_OK && p->num_leaves <= 256 && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
     }

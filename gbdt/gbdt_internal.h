@@ -141,6 +141,9 @@ typedef struct gbdt_hist_bin {
 /* bytes of one histogram of `total` bins (a gbdt_binned's hist_total) */
 #define GBDT_HIST_BYTES(total) ((size_t)(total) * sizeof(gbdt_hist_bin))
 
+/* A histogram buffer on a cache-line boundary (a 32-byte bin never straddles two lines); free() frees it. */
+void *gbdt_hist_alloc(size_t bytes);
+
 /* Reusable buffers of gbdt_hist_build: per-block partial histograms and the list of used features. */
 typedef struct gbdt_hist_scratch {
     gbdt_hist_bin *blocks; /* (GBDT_HIST_MAX_BLOCKS - 1) histograms of GBDT_HIST_BYTES(total bins) */

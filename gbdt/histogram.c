@@ -31,12 +31,19 @@ typedef double hist_v4 __attribute__((vector_size(32), aligned(8), may_alias));
 #define HIST_TARGET
 #endif
 
+void *gbdt_hist_alloc(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!p) hr_error(HR_ENOMEM, "gbdt: out of memory for %zu bytes of histograms", bytes);
+    return p;
+}
+
 int gbdt_hist_scratch_init(gbdt_hist_scratch *s, const gbdt_binned *bd)
 {
     size_t total = bd->hist_total;
     size_t blocks = bd->n / HIST_MIN_BLOCK_ROWS;
     if (blocks > GBDT_HIST_MAX_BLOCKS) blocks = GBDT_HIST_MAX_BLOCKS;
-    s->blocks = hr_malloc((blocks + 1) * GBDT_HIST_BYTES(total));
+    s->blocks = gbdt_hist_alloc((blocks + 1) * GBDT_HIST_BYTES(total));
     s->features = hr_malloc(((size_t)bd->d + 1) * sizeof *s->features);
     s->offsets = hr_malloc(((size_t)bd->d + 1) * sizeof *s->offsets);
     if (!s->blocks || !s->features || !s->offsets) {
@@ -283,7 +290,7 @@ int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows
     double **J = hr_calloc((size_t)nt, sizeof *J);
     int rc = counts && J ? HR_OK : HR_ENOMEM;
     for (int t = 0; t < nt && rc == HR_OK; t++)
-        if (!(J[t] = hr_malloc((bd->hist_total + 1) * HIST_GROUP_LANES * sizeof(double)))) rc = HR_ENOMEM;
+        if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * HIST_GROUP_LANES * sizeof(double)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
         classes_job job = {bd, rows, nrows, gh, K, (2 * K) / HIST_GROUP_LANES, (2 * K) % HIST_GROUP_LANES,
                            J, counts, hists};

@@ -168,7 +168,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
 static gbdt_hist_bin *grower_hist_get(gbdt_grower *g)
 {
     if (g->pool_n > 0) return g->pool[--g->pool_n];
-    return hr_malloc(GBDT_HIST_BYTES(g->total_bins));
+    return gbdt_hist_alloc(GBDT_HIST_BYTES(g->total_bins));
 }
 
 static void grower_hist_release(gbdt_grower *g, int leaf)
@@ -316,16 +316,21 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
+/* whether a leaf may have children at all: enough rows, hessian and depth left for two */
+static int grower_splittable(const gbdt_grower *g, int leaf)
+{
+    const gbdt_params *p = g->p;
+    return g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
+           (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) && g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
+}
+
 /* Sets best[leaf], releasing the leaf's histogram when it cannot be split any further. */
 static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
 {
     const gbdt_params *p = g->p;
     gbdt_split *best = &g->best[leaf];
     best->gain = -INFINITY;
-    int splittable = g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
-                     (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) &&
-                     g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
-    if (splittable) {
+    if (grower_splittable(g, leaf)) {
         double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
         find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, (int64_t)g->count[leaf]};
@@ -396,21 +401,21 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     const gbdt_binned *bd = g->bd;
     if (bd->bin_bytes == 1) {
         const uint8_t *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n;
-        for (size_t i = 0; i < n; i++) {
-            int r = rows[i];
-            if (g->goes_left[col[r]])
-                rows[nl++] = r;
-            else
-                g->scratch_rows[nr++] = r;
+        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
+            int r = rows[i], left = g->goes_left[col[r]];
+            rows[nl] = r;
+            g->scratch_rows[nr] = r;
+            nl += (size_t)left;
+            nr += (size_t)(1 - left);
         }
     } else {
         const uint16_t *col = (const uint16_t *)bd->cols + (size_t)s->feature * bd->n;
-        for (size_t i = 0; i < n; i++) {
-            int r = rows[i];
-            if (g->goes_left[col[r]])
-                rows[nl++] = r;
-            else
-                g->scratch_rows[nr++] = r;
+        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
+            int r = rows[i], left = g->goes_left[col[r]];
+            rows[nl] = r;
+            g->scratch_rows[nr] = r;
+            nl += (size_t)left;
+            nr += (size_t)(1 - left);
         }
     }
     memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
@@ -483,6 +488,13 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
         rc = grower_apply_split(g, leaf, right, right - 1);
         if (rc) break;
         int small = g->count[leaf] <= g->count[right] ? leaf : right, large = small == leaf ? right : leaf;
+        /* the histograms of children that will never be split are never needed: not after the last
+         * split, nor where both children are too small */
+        if (num_leaves == g->max_leaves || (!grower_splittable(g, leaf) && !grower_splittable(g, right))) {
+            g->best[leaf].gain = g->best[right].gain = -INFINITY;
+            grower_hist_release(g, leaf);
+            continue;
+        }
         gbdt_hist_bin *parent = g->hist[leaf], *buf = grower_hist_get(g);
         if (!buf) {
             rc = HR_ENOMEM;
