@@ -4,6 +4,7 @@
 #include "gbdt/gbdt_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,6 +212,8 @@ typedef struct class_job {
     int it;
     const int *rows;
     size_t nrows;
+    int K;
+    atomic_int next; /* the next class to grow */
 } class_job;
 
 static int boost_grow_class(const class_job *job, boost_worker *w, int k)
@@ -269,10 +272,13 @@ static int boost_add_leaves(const gbdt_tree *trees, const uint8_t *leaf_of, size
     return hr_parallel_for(nthreads, n, leaves_range, &job);
 }
 
+/* Each worker takes the next class not yet taken: trees differ in cost (a rare class's tree stops early),
+ * so a fixed share of the classes per worker would leave one waiting. */
 static void class_range(void *ctx, size_t begin, size_t end, int tid)
 {
-    const class_job *job = ctx;
-    for (size_t k = begin; k < end; k++) job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], (int)k);
+    class_job *job = ctx;
+    for (int k; (k = atomic_fetch_add(&job->next, 1)) < job->K;)
+        job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], k);
 }
 
 static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
@@ -298,8 +304,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         for (int k = 0; k < K && rc == HR_OK; k++)
             if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
         if (rc == HR_OK) {
-            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows};
-            rc = hr_parallel_for(s->nworkers, (size_t)K, class_range, &job);
+            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0};
+            rc = hr_parallel_for(s->nworkers, (size_t)s->nworkers, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
             if (rc == HR_OK && s->leaf_of && nrows == n)
                 rc = boost_add_leaves(b->trees + first, s->leaf_of, n, K, nthreads, s->F);

@@ -217,7 +217,7 @@ typedef struct classes_job {
     const int *rows;
     size_t nrows;
     const double *gh; /* (K, n, 2) */
-    int K, count_group, count_lane;
+    int K, per_group, count_group, count_lane; /* classes per group; the row count's group and lane */
     double **J;       /* (nthreads) group histograms, (hist_total, HIST_GROUP_LANES) */
     double *counts;   /* (hist_total) row counts */
     gbdt_hist_bin *const *hists;
@@ -230,8 +230,9 @@ static void classes_range(void *ctx, size_t begin, size_t end, int tid)
     size_t n = bd->n;
     double *J = job->J[tid];
     for (size_t grp = begin; grp < end; grp++) {
-        int k0 = (int)grp * HIST_GROUP_CLASSES, nk = job->K - k0;
-        if (nk > HIST_GROUP_CLASSES) nk = HIST_GROUP_CLASSES;
+        int k0 = (int)grp * job->per_group, nk = job->K - k0;
+        if (nk > job->per_group) nk = job->per_group;
+        if (nk < 0) nk = 0;
         const double *ghk[HIST_GROUP_CLASSES];
         for (int k = 0; k < nk; k++) ghk[k] = job->gh + 2 * (size_t)(k0 + k) * n;
         int count_lane = (int)grp == job->count_group ? job->count_lane : -1;
@@ -282,9 +283,17 @@ static void expand_range(void *ctx, size_t begin, size_t end, int tid)
 int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh, int K,
                             int nthreads, gbdt_hist_bin *const *hists)
 {
-    /* the row count rides in the first free lane after the last class's (g, h) */
-    int ngroups = (2 * K + 1 + HIST_GROUP_LANES - 1) / HIST_GROUP_LANES;
+    /* as few groups as the lanes allow, rounded up to a multiple of the threads so that they share the
+     * groups evenly (a class's sums are the same in any group); the row count rides in the lane after the
+     * last class's (g, h), in a group of its own if the last group is full */
     nthreads = hr_threads_resolve(nthreads);
+    int ngroups = (2 * K + HIST_GROUP_LANES - 1) / HIST_GROUP_LANES;
+    if (ngroups > nthreads) ngroups = (ngroups + nthreads - 1) / nthreads * nthreads;
+    else if (nthreads <= K) ngroups = nthreads;
+    int per_group = (K + ngroups - 1) / ngroups;
+    ngroups = (K + per_group - 1) / per_group;
+    int last = K - (ngroups - 1) * per_group, count_group = ngroups - 1, count_lane = 2 * last;
+    if (count_lane >= HIST_GROUP_LANES) count_group = ngroups++, count_lane = 0;
     int nt = nthreads < ngroups ? nthreads : ngroups;
     double *counts = hr_malloc((bd->hist_total + 1) * sizeof *counts);
     double **J = hr_calloc((size_t)nt, sizeof *J);
@@ -292,8 +301,7 @@ int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows
     for (int t = 0; t < nt && rc == HR_OK; t++)
         if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * HIST_GROUP_LANES * sizeof(double)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
-        classes_job job = {bd, rows, nrows, gh, K, (2 * K) / HIST_GROUP_LANES, (2 * K) % HIST_GROUP_LANES,
-                           J, counts, hists};
+        classes_job job = {bd, rows, nrows, gh, K, per_group, count_group, count_lane, J, counts, hists};
         rc = hr_parallel_for(nt, (size_t)ngroups, classes_range, &job);
     }
     if (rc == HR_OK) {
