@@ -1,8 +1,10 @@
 /* Quantile binning: each numeric feature is cut into at most max_bin value bins holding about equal
  * numbers of rows (distinct values never share a cut), plus one bin for NaN; each categorical feature gets
  * one bin per category (the max_bin most frequent) plus an "other" bin that always goes right. Training
- * then works on small integers, stored row-major so that a histogram pass over a leaf's scattered rows
- * reads one cache line per row rather than one per (row, feature). */
+ * then works on small integers, stored twice: column-major (a split partitions a leaf's rows by one
+ * feature), and packed row-major for histograms, where features whose bins occur in few values share a
+ * column as one mixed-radix number (bin_pack), so that a pass over a leaf's scattered rows reads one cache
+ * line per row and makes one histogram update per column rather than per feature. */
 #include "gbdt/gbdt_internal.h"
 
 #include <math.h>

@@ -1,7 +1,8 @@
 /* Gradient histograms: for each feature j and bin b, the sums of g, h and the row count over a leaf's
- * rows whose bin is b. Features whose rows all share one bin are left out. The bin matrix is row-major, so
- * one pass over the leaf's rows reads each row's bins from one cache line and adds the row's (g, h, 1, 0)
- * to every feature's bin as one 4-double vector. Large leaves are cut into row blocks (boundaries depend
+ * rows whose bin is b. Features whose rows all share one bin are left out. The packed bin matrix is
+ * row-major, so one pass over the leaf's rows reads each row's bins from one cache line and adds the row's
+ * (g, h, 1, 0) to every column's bin as one 4-double vector; a bundle column's joint bins are then summed
+ * into its features' histograms (hist_expand). Large leaves are cut into row blocks (boundaries depend
  * only on the row count); blocks run in parallel into private histograms which are then merged in block
  * order, so every sum has one fixed order whatever the thread count.
  * The K root histograms of a softmax iteration share their rows: gbdt_hist_build_classes reads each row's
