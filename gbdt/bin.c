@@ -30,17 +30,16 @@ int gbdt_bin_value(const gbdt_bin_mapper *m, float v)
         return m->num_bins - 1;
     }
     if (isnan(v)) return m->num_bins - 1;
-    /* first b with v <= upper[b]; the last value bin's upper is +inf */
-    int lo = 0, hi = m->num_bins - 2;
+    /* first b with v <= upper[b] (the last value bin's upper is +inf), by a binary search whose steps are
+     * conditional moves: a branch per step would be mispredicted half the time */
+    const double *base = m->upper;
     double x = v;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (x <= m->upper[mid])
-            hi = mid;
-        else
-            lo = mid + 1;
+    for (int len = m->num_bins - 1; len > 1;) {
+        int half = len / 2;
+        base = base[half - 1] < x ? base + half : base;
+        len -= half;
     }
-    return lo;
+    return (int)(base - m->upper);
 }
 
 /* Cuts for sorted values vals[0..m): greedy equal-count bins, cut midway between distinct values. */
@@ -100,6 +99,7 @@ typedef struct bin_job {
     int max_bin;
     size_t sample_n;
     float **scratch;  /* per thread (2 * sample_n) */
+    const float *sample; /* (d, sample_n) the sampled rows' values, column-major */
     gbdt_binned *bd;
     int *status;      /* (d) */
 } bin_job;
@@ -156,19 +156,36 @@ static int bin_feature_numeric(const bin_job *job, int j, int tid)
     const gbdt_data *data = job->data;
     gbdt_bin_mapper *m = &job->bd->mappers[j];
     float *vals = job->scratch[tid];
+    const float *col = job->sample + (size_t)j * job->sample_n;
     size_t nv = 0;
-    for (size_t s = 0; s < job->sample_n; s++) {
-        size_t i = job->sample_n == data->n ? s : s * data->n / job->sample_n;
-        float v = data->x[i * (size_t)data->d + (size_t)j];
-        if (!isnan(v)) vals[nv++] = v;
-    }
+    for (size_t s = 0; s < job->sample_n; s++)
+        if (!isnan(col[s])) vals[nv++] = col[s];
     hr_sort_floats(vals, vals + job->sample_n, nv);
-    int rc = bin_numeric_cuts(vals, nv, job->max_bin, m);
-    if (rc) return rc;
-    for (size_t i = 0; i < data->n; i++) {
-        bin_store(job->bd, i, j, gbdt_bin_value(m, data->x[i * (size_t)data->d + (size_t)j]));
+    (void)data;
+    return bin_numeric_cuts(vals, nv, job->max_bin, m); /* bins are assigned row by row (assign_range) */
+}
+
+/* the sampled rows (evenly strided), transposed so that each feature's values are contiguous */
+static void sample_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const bin_job *job = ctx;
+    const gbdt_data *data = job->data;
+    float *out = (float *)job->sample;
+    for (size_t s = begin; s < end; s++) {
+        size_t i = job->sample_n == data->n ? s : s * data->n / job->sample_n;
+        for (int j = 0; j < data->d; j++) out[(size_t)j * job->sample_n + s] = data->x[i * (size_t)data->d + (size_t)j];
     }
-    return HR_OK;
+}
+
+/* numeric bins of rows [begin, end), a row at a time: the row-major values are read once, in order */
+static void assign_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const bin_job *job = ctx;
+    const gbdt_data *data = job->data;
+    for (size_t i = begin; i < end; i++)
+        for (int j = 0; j < data->d; j++)
+            if (!job->bd->mappers[j].is_categorical)
+                bin_store(job->bd, i, j, gbdt_bin_value(&job->bd->mappers[j], data->x[i * (size_t)data->d + (size_t)j]));
 }
 
 static void bin_range(void *ctx, size_t begin, size_t end, int tid)
@@ -302,14 +319,18 @@ int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_bin
     out->hist_offset = hr_calloc((size_t)data->d + 1, sizeof *out->hist_offset);
     int *status = hr_calloc((size_t)data->d, sizeof *status);
     float **scratch = hr_calloc((size_t)nthreads, sizeof *scratch);
-    int rc = (!out->cols || !out->mappers || !out->hist_offset || !status || !scratch) ? HR_ENOMEM : HR_OK;
+    float *sample = hr_malloc(sample_n * (size_t)data->d * sizeof *sample + 1);
+    int rc = (!out->cols || !out->mappers || !out->hist_offset || !status || !scratch || !sample) ? HR_ENOMEM : HR_OK;
     for (int t = 0; t < nthreads && rc == HR_OK; t++)
         if (!(scratch[t] = hr_malloc((2 * sample_n + 1) * sizeof(float)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
-        bin_job job = {data, max_bin, sample_n, scratch, out, status};
-        rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);
+        bin_job job = {data, max_bin, sample_n, scratch, sample, out, status};
+        rc = hr_parallel_for(nthreads, sample_n, sample_range, &job);
+        if (rc == HR_OK) rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);
         for (int j = 0; j < data->d && rc == HR_OK; j++) rc = status[j];
+        if (rc == HR_OK) rc = hr_parallel_for(nthreads, data->n, assign_range, &job);
     }
+    free(sample);
     for (int j = 0; j < data->d && rc == HR_OK; j++) {
         out->hist_offset[j + 1] = out->hist_offset[j] + (size_t)out->mappers[j].num_bins;
         int first = gbdt_binned_get(out, j, 0), trivial = 1;
