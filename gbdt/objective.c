@@ -69,7 +69,7 @@ typedef int64_t obj_i4 __attribute__((vector_size(32), aligned(8), may_alias));
 #endif
 
 /* p[k] = softmax(F)[k], k < K, with e^x evaluated four classes at a time: x = F_k - max F <= 0 is split as
- * x = j ln2 + r, |r| <= ln2 / 2, e^r comes from its Taylor series to degree 13 (relative error below
+ * x = j ln2 + r, j an integer, |r| <= ln2 / 2, e^r comes from its Taylor series to degree 13 (relative error below
  * 1e-16 there) and 2^j from the exponent bits; below x = -700 (e^x < 1e-304) it is 0. tmp holds K + 3
  * doubles. The sum over classes runs in class order, as in gbdt_softmax. */
 OBJ_TARGET static void obj_softmax(const double *F, int K, double *p, double *tmp)
@@ -84,15 +84,17 @@ OBJ_TARGET static void obj_softmax(const double *F, int K, double *p, double *tm
                           6.93147180369123816490e-01};
     const obj_v4 ln2lo = {1.90821492927058770002e-10, 1.90821492927058770002e-10, 1.90821492927058770002e-10,
                           1.90821492927058770002e-10};
-    const obj_v4 lo = {-700.0, -700.0, -700.0, -700.0}, half = {0.5, 0.5, 0.5, 0.5};
+    const obj_v4 lo = {-700.0, -700.0, -700.0, -700.0};
+    const obj_v4 shifter = {6755399441055744.0, 6755399441055744.0, 6755399441055744.0, 6755399441055744.0};
     for (int k = 0; k < K4; k += 4) {
         obj_v4 x = *(obj_v4 *)&tmp[k];
         obj_i4 under = x < lo;
         x = (obj_v4)((obj_i4)x & ~under) + (obj_v4)((obj_i4)lo & under); /* max(x, -700) */
-        obj_v4 y = x * log2e + half;
-        obj_i4 j = __builtin_convertvector(y, obj_i4); /* truncates toward 0 ... */
-        j -= (obj_i4)(__builtin_convertvector(j, obj_v4) > y) & 1; /* ... so this makes j = floor(y) */
-        obj_v4 jd = __builtin_convertvector(j, obj_v4);
+        /* j = x log2e rounded to the nearest integer: adding 1.5 2^52 leaves it in the low mantissa bits
+         * (integer operations only, which every SIMD level has) */
+        obj_v4 t = x * log2e + shifter;
+        obj_v4 jd = t - shifter;
+        obj_i4 j = (obj_i4)t - (obj_i4)shifter;
         obj_v4 r = (x - jd * ln2hi) - jd * ln2lo;
         obj_v4 e = {1.0 / 6227020800.0, 1.0 / 6227020800.0, 1.0 / 6227020800.0, 1.0 / 6227020800.0};
         static const double c[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
