@@ -465,9 +465,16 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
     g->depth[0] = 0;
     g->parent_node[0] = -1;
     double G = 0, H = 0;
-    for (size_t i = 0; i < nrows; i++) {
-        G += gh[2 * (size_t)rows[i]];
-        H += gh[2 * (size_t)rows[i] + 1];
+    if (root && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
+        for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++) {
+            G += root[b].g;
+            H += root[b].h;
+        }
+    } else {
+        for (size_t i = 0; i < nrows; i++) {
+            G += gh[2 * (size_t)rows[i]];
+            H += gh[2 * (size_t)rows[i] + 1];
+        }
     }
     g->sum_g[0] = G, g->sum_h[0] = H;
     g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
