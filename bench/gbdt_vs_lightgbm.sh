@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # heurist's gbdt against LightGBM, side by side: the same rows (float32 arrays written by gbdt_select_bench),
 # matched settings, each trainer in its own process, back to back in one run. Prints per run the training
-# time, accuracy, single-row and batch prediction time and peak memory of both, and the time ratio.
+# time, accuracy, single-row and batch prediction time and peak memory of both, and the time ratio (wall clock,
+# and CPU time of training: with one thread the CPU-time ratio is the one other load on the machine disturbs least).
 #
 # Cases:
 #   a  the 70-class softmax on a find-db (default datasets/miopen/gfx90878.HIP.fdb.txt.bz2, 80/20 random split
@@ -93,8 +94,11 @@ side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...
   if [ "$case" = a ]; then acc="top1 %s / %s  eff %s / %s"; else acc="valid_l2 %s / %s"; fi
   local ot lt
   ot=$(kv "$o" train_s); lt=$(kv "$l" train_s)
-  printf "[%s t=%s #%s] train heurist %7.2f s  LightGBM %7.2f s (binning %.2f)  ratio %.3f  " "$case" "$t" "$rep" \
-    "$ot" "$lt" "$(kv "$l" construct_s)" "$(echo "$ot / $lt" | bc -l)"
+  local ocpu lcpu
+  ocpu=$(kv "$o" cpu_s); lcpu=$(kv "$l" cpu_s)
+  printf "[%s t=%s #%s] train heurist %7.2f s  LightGBM %7.2f s (binning %.2f)  ratio %.3f  cpu %.2f / %.2f s" \
+    "$case" "$t" "$rep" "$ot" "$lt" "$(kv "$l" construct_s)" "$(echo "$ot / $lt" | bc -l)" "$ocpu" "$lcpu"
+  printf " (ratio %.3f)  " "$(echo "$ocpu / $lcpu" | bc -l)"
   if [ "$case" = a ]; then
     printf "$acc" "$(kv "$o" top1)" "$(kv "$l" top1)" "$(kv "$o" eff)" "$(kv "$l" eff)"
   else
