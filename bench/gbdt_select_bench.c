@@ -1,13 +1,22 @@
-/* Kernel-selection data for the gbdt vs XGBoost benchmark (bench/gbdt_vs_xgboost.py).
+/* Data and heurist's side of the gbdt benchmarks against XGBoost (bench/gbdt_vs_xgboost.py) and LightGBM
+ * (bench/gbdt_vs_lightgbm.sh).
  *
  *   gbdt_select_bench export DATA DIR [test_fraction] [seed]
  *       loads a find-db, computes the features, splits rows at random (as `--split random:F:seed=S`) and
  *       writes little-endian raw arrays into DIR: x_train.f32 (n_train, d), y_train.i32 (argmin runtime),
  *       p_train.f32 (n_train, K) soft runtime-ratio labels, x_test.f32, y_test.i32, t_test.f32 (n_test, K)
  *       runtimes (+inf: unmeasured), and meta.txt "n_train n_test d K".
- *   gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads label [max_depth [min_data [log]]]
+ *   gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads label [max_depth [min_data [log
+ *                     [min_sum_hessian]]]]
  *       trains our softmax booster on the exported training rows (label "onehot" or "soft"), predicts the
- *       test rows, writes DIR/pred_gbdt.i32 and prints one line of key=value timings.
+ *       test rows, writes DIR/pred_gbdt.i32 and prints one line of key=value: timings, top1 and eff (mean
+ *       efficiency t_best / t_predicted, 0 when unmeasured), predict_us (median single-row prediction, one
+ *       thread), batch_us (the whole test set with `threads` threads, per row), peak_rss_mb.
+ *   gbdt_select_bench synth DIR n d seed [n_valid]
+ *       writes a synthetic L2 regression (below) as x_train.f32 (n, d), y_train.f32, x_valid.f32, y_valid.f32
+ *       and meta.txt "n n_valid d 1" (n_valid default n / 10).
+ *   gbdt_select_bench l2 DIR rounds leaves learning_rate max_bin threads min_data min_sum_hessian
+ *       trains an L2 booster on it and prints the same key=value line with valid_l2 for the accuracy.
  */
 #include <math.h>
 #include <stdio.h>
@@ -99,6 +108,38 @@ static int cmd_export(const char *data, const char *dir, double frac, uint64_t s
     return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* median wall time (us) of single-row predictions of the first rows of x (n, d), and the time per row of
+ * predicting all n rows at once with `threads` threads */
+static int predict_timing(const gbdt_booster *b, const float *x, size_t n, int d, int threads, double *single_us,
+                          double *batch_us)
+{
+    int K = gbdt_booster_num_class(b);
+    size_t calls = n < 2000 ? n : 2000;
+    double *t = malloc(calls * sizeof *t), *out = malloc(n * (size_t)K * sizeof *out);
+    if (!t || !out) {
+        free(t), free(out);
+        return HR_ENOMEM;
+    }
+    for (size_t i = 0; i < calls; i++) {
+        double t0 = hr_now();
+        gbdt_booster_predict_row(b, x + i * (size_t)d, out);
+        t[i] = hr_now() - t0;
+    }
+    qsort(t, calls, sizeof *t, cmp_double);
+    *single_us = 1e6 * t[calls / 2];
+    double t0 = hr_now();
+    int rc = gbdt_booster_predict(b, x, n, 0, threads, out);
+    *batch_us = 1e6 * (hr_now() - t0) / (double)n;
+    free(t), free(out);
+    return rc;
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *dir = argv[0];
@@ -124,6 +165,7 @@ static int cmd_train(int argc, char **argv)
     if (argc > 7) p.max_depth = atoi(argv[7]);
     if (argc > 8) p.min_data_in_leaf = atoi(argv[8]);
     if (argc > 9) p.log_every = atoi(argv[9]);
+    if (argc > 10) p.min_sum_hessian_in_leaf = atof(argv[10]);
     hr_log log = {stderr, HR_LOG_INFO};
     float *x = read_raw(dir, "x_train.f32", (size_t)ntr * d * sizeof(float));
     float *xt = read_raw(dir, "x_test.f32", (size_t)nte * d * sizeof(float));
@@ -149,11 +191,105 @@ static int cmd_train(int argc, char **argv)
     }
     double t2 = hr_now();
     rc = write_raw(dir, "pred_gbdt.i32", pred, (size_t)nte * sizeof *pred);
-    printf("train_s=%.3f cpu_s=%.3f cpu_ms_per_tree=%.3f ms_per_tree=%.3f predict_us=%.3f trees=%d peak_rss_mb=%.1f\n", t1 - t0, c1 - c0,
-           1e3 * (c1 - c0) / gbdt_booster_num_trees(b), 1e3 * (t1 - t0) / gbdt_booster_num_trees(b), 1e6 * (t2 - t1) / nte, gbdt_booster_num_trees(b),
+    float *tt = rc == HR_OK ? read_raw(dir, "t_test.f32", (size_t)nte * K * sizeof(float)) : NULL;
+    double top1 = 0, eff = 0, single_us = 0, batch_us = 0;
+    if (rc == HR_OK && !tt) rc = HR_EIO;
+    for (int i = 0; rc == HR_OK && i < nte; i++) {
+        const float *t = tt + (size_t)i * K;
+        float tbest = INFINITY;
+        for (int k = 0; k < K; k++)
+            if (t[k] < tbest) tbest = t[k];
+        top1 += t[pred[i]] == tbest;
+        eff += isfinite(t[pred[i]]) ? tbest / t[pred[i]] : 0.0;
+    }
+    if (rc == HR_OK) rc = predict_timing(b, xt, (size_t)nte, d, p.num_threads, &single_us, &batch_us);
+    printf("train_s=%.3f cpu_s=%.3f cpu_ms_per_tree=%.3f ms_per_tree=%.3f predict_loop_us=%.3f trees=%d top1=%.4f "
+           "eff=%.4f predict_us=%.3f batch_us=%.3f peak_rss_mb=%.1f\n",
+           t1 - t0, c1 - c0, 1e3 * (c1 - c0) / gbdt_booster_num_trees(b), 1e3 * (t1 - t0) / gbdt_booster_num_trees(b),
+           1e6 * (t2 - t1) / nte, gbdt_booster_num_trees(b), top1 / nte, eff / nte, single_us, batch_us,
            (double)hr_peak_rss() / 1048576.0);
+    free(tt);
     gbdt_booster_free(b);
     free(x), free(xt), free(y), free(prob), free(yf), free(pred), free(out);
+    return rc;
+}
+
+/* The synthetic regression: x_ij ~ U[0, 1), and
+ *   y = sum_j a_j sin(2 pi (1 + j mod 3) x_j) + 2 x_0 x_1 + [x_2 > 0.5] (x_3 - 0.5) + 0.3 e,  a_j = 1 / (1 + j / 10),
+ * e ~ N(0, 1): smooth effects of every feature, an interaction and a step, so trees keep improving for
+ * hundreds of rounds. Rows come from one generator seeded with `seed`, training rows first. */
+static int cmd_synth(const char *dir, size_t n, int d, uint64_t seed, size_t nv)
+{
+    hr_rng rng;
+    hr_rng_seed(&rng, seed);
+    int rc = HR_OK;
+    for (int part = 0; part < 2 && rc == HR_OK; part++) {
+        size_t m = part ? nv : n;
+        float *x = malloc(m * (size_t)d * sizeof *x), *y = malloc(m * sizeof *y);
+        if (!x || !y) rc = HR_ENOMEM;
+        for (size_t i = 0; rc == HR_OK && i < m; i++) {
+            float *xi = x + i * (size_t)d;
+            double v = 0;
+            for (int j = 0; j < d; j++) xi[j] = hr_rng_uniform(&rng);
+            for (int j = 0; j < d; j++) v += sin(6.283185307179586 * (1 + j % 3) * xi[j]) / (1.0 + j / 10.0);
+            if (d >= 4) v += 2.0 * xi[0] * xi[1] + (xi[2] > 0.5f ? xi[3] - 0.5 : 0.0);
+            y[i] = (float)(v + 0.3 * hr_rng_normal(&rng));
+        }
+        if (rc == HR_OK) rc = write_raw(dir, part ? "x_valid.f32" : "x_train.f32", x, m * (size_t)d * sizeof *x);
+        if (rc == HR_OK) rc = write_raw(dir, part ? "y_valid.f32" : "y_train.f32", y, m * sizeof *y);
+        free(x), free(y);
+    }
+    if (rc == HR_OK) {
+        char meta[128];
+        int len = snprintf(meta, sizeof meta, "%zu %zu %d 1\n", n, nv, d);
+        rc = write_raw(dir, "meta.txt", meta, (size_t)len);
+    }
+    return rc;
+}
+
+static int cmd_l2(char **argv)
+{
+    const char *dir = argv[0];
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meta.txt", dir);
+    FILE *f = fopen(path, "r");
+    int ntr = 0, nv = 0, d = 0, K = 0;
+    if (!f || fscanf(f, "%d %d %d %d", &ntr, &nv, &d, &K) != 4) {
+        if (f) fclose(f);
+        return hr_error(HR_EIO, "cannot read %s", path);
+    }
+    fclose(f);
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.num_rounds = atoi(argv[1]);
+    p.num_leaves = atoi(argv[2]);
+    p.learning_rate = atof(argv[3]);
+    p.max_bin = atoi(argv[4]);
+    p.num_threads = atoi(argv[5]);
+    p.min_data_in_leaf = atoi(argv[6]);
+    p.min_sum_hessian_in_leaf = atof(argv[7]);
+    float *x = read_raw(dir, "x_train.f32", (size_t)ntr * d * sizeof(float));
+    float *y = read_raw(dir, "y_train.f32", (size_t)ntr * sizeof(float));
+    float *xv = read_raw(dir, "x_valid.f32", (size_t)nv * d * sizeof(float));
+    float *yv = read_raw(dir, "y_valid.f32", (size_t)nv * sizeof(float));
+    double *out = malloc((size_t)nv * sizeof *out);
+    int rc = x && y && xv && yv && out ? HR_OK : HR_ENOMEM;
+    gbdt_booster *b = NULL;
+    double t0 = hr_now(), c0 = cpu_now(), t1 = t0, c1 = c0, l2 = 0, single_us = 0, batch_us = 0;
+    if (rc == HR_OK) {
+        gbdt_data tr = {.x = x, .n = (size_t)ntr, .d = d, .y = y};
+        rc = gbdt_booster_train(&p, &tr, NULL, NULL, NULL, &b);
+        t1 = hr_now(), c1 = cpu_now();
+    }
+    if (rc == HR_OK) rc = gbdt_booster_predict(b, xv, (size_t)nv, 0, p.num_threads, out);
+    for (int i = 0; rc == HR_OK && i < nv; i++) l2 += (out[i] - yv[i]) * (out[i] - yv[i]);
+    if (rc == HR_OK) rc = predict_timing(b, xv, (size_t)nv, d, p.num_threads, &single_us, &batch_us);
+    if (rc == HR_OK)
+        printf("train_s=%.3f cpu_s=%.3f trees=%d valid_l2=%.6f predict_us=%.3f batch_us=%.3f peak_rss_mb=%.1f\n",
+               t1 - t0, c1 - c0, gbdt_booster_num_trees(b), l2 / nv, single_us, batch_us,
+               (double)hr_peak_rss() / 1048576.0);
+    gbdt_booster_free(b);
+    free(x), free(y), free(xv), free(yv), free(out);
     return rc;
 }
 
@@ -164,10 +300,18 @@ int main(int argc, char **argv)
         rc = cmd_export(argv[2], argv[3], argc > 4 ? atof(argv[4]) : 0.2, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
     else if (argc >= 9 && strcmp(argv[1], "train") == 0)
         rc = cmd_train(argc - 2, argv + 2);
+    else if (argc >= 6 && strcmp(argv[1], "synth") == 0)
+        rc = cmd_synth(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]), strtoull(argv[5], NULL, 10),
+                       argc > 6 ? strtoull(argv[6], NULL, 10) : strtoull(argv[3], NULL, 10) / 10);
+    else if (argc == 10 && strcmp(argv[1], "l2") == 0)
+        rc = cmd_l2(argv + 2);
     else {
         fprintf(stderr, "usage: gbdt_select_bench export DATA DIR [test_fraction] [seed]\n"
                         "       gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads "
-                        "onehot|soft [max_depth [min_data_in_leaf [log_every]]]\n");
+                        "onehot|soft [max_depth [min_data_in_leaf [log_every [min_sum_hessian]]]]\n"
+                        "       gbdt_select_bench synth DIR n d seed [n_valid]\n"
+                        "       gbdt_select_bench l2 DIR rounds leaves learning_rate max_bin threads min_data_in_leaf "
+                        "min_sum_hessian\n");
         return 2;
     }
     if (rc) fprintf(stderr, "gbdt_select_bench: %s\n", hr_last_error());

@@ -4,6 +4,7 @@
 #include "gbdt/gbdt_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,8 +175,11 @@ typedef struct boost_state {
     boost_worker *workers;       /* (nworkers) */
     double *F, *Fv;  /* (n, K), (nv, K) raw scores */
     double *gh;      /* (K, n, 2) */
+    gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL */
+    uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
+    int nroots;      /* entries of roots */
 } boost_state;
 
 static void boost_state_free(boost_state *s)
@@ -190,6 +194,9 @@ static void boost_state_free(boost_state *s)
     free(s->F);
     free(s->Fv);
     free(s->gh);
+    for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
+    free(s->roots);
+    free(s->leaf_of);
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
@@ -205,6 +212,8 @@ typedef struct class_job {
     int it;
     const int *rows;
     size_t nrows;
+    int K;
+    atomic_int next; /* the next class to grow */
 } class_job;
 
 static int boost_grow_class(const class_job *job, boost_worker *w, int k)
@@ -219,7 +228,7 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     hr_rng rng;
     hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
     boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
-    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, t);
+    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL, t);
     if (rc) return rc;
     if (p->objective == GBDT_OBJECTIVE_SOFTMAX)
         for (int l = 0; l < t->num_leaves; l++) {
@@ -229,7 +238,9 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
             double step = gbdt_objective_softmax_step(p, train, gh, k, lr, cnt, newton);
             if (step != newton) t->leaf_value[l] = p->learning_rate * step;
         }
-    if (job->nrows == n)
+    if (job->nrows == n && s->leaf_of)
+        gbdt_grower_leaf_ids(w->grower, t->num_leaves, s->leaf_of + (size_t)k * n); /* added by boost_add_leaves */
+    else if (job->nrows == n)
         gbdt_grower_add_scores(w->grower, t, K, k, s->F);
     else
         rc = boost_add_tree(t, train, K, k, s->inner_threads, s->F);
@@ -237,10 +248,37 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     return rc;
 }
 
+typedef struct leaves_job {
+    const gbdt_tree *trees; /* (K) */
+    const uint8_t *leaf_of; /* (K, n) */
+    size_t n;
+    int K;
+    double *F;              /* (n, K) */
+} leaves_job;
+
+static void leaves_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const leaves_job *job = ctx;
+    for (size_t r = begin; r < end; r++)
+        for (int k = 0; k < job->K; k++)
+            job->F[r * (size_t)job->K + (size_t)k] += job->trees[k].leaf_value[job->leaf_of[(size_t)k * job->n + r]];
+}
+
+/* F += the leaf values of an iteration's K trees, a row at a time (a tree at a time would touch a cache line of
+ * F per row and tree) */
+static int boost_add_leaves(const gbdt_tree *trees, const uint8_t *leaf_of, size_t n, int K, int nthreads, double *F)
+{
+    leaves_job job = {trees, leaf_of, n, K, F};
+    return hr_parallel_for(nthreads, n, leaves_range, &job);
+}
+
+/* Each worker takes the next class not yet taken: trees differ in cost (a rare class's tree stops early),
+ * so a fixed share of the classes per worker would leave one waiting. */
 static void class_range(void *ctx, size_t begin, size_t end, int tid)
 {
-    const class_job *job = ctx;
-    for (size_t k = begin; k < end; k++) job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], (int)k);
+    class_job *job = ctx;
+    for (int k; (k = atomic_fetch_add(&job->next, 1)) < job->K;)
+        job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], k);
 }
 
 static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
@@ -261,13 +299,16 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             rows = s->bag_rows;
         }
         if ((rc = gbdt_objective_gradients(p, train, s->F, nthreads, s->gh))) break;
+        if (s->roots && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
         int first = b->num_trees;
         for (int k = 0; k < K && rc == HR_OK; k++)
             if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
         if (rc == HR_OK) {
-            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows};
-            rc = hr_parallel_for(s->nworkers, (size_t)K, class_range, &job);
+            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0};
+            rc = hr_parallel_for(s->nworkers, (size_t)s->nworkers, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
+            if (rc == HR_OK && s->leaf_of && nrows == n)
+                rc = boost_add_leaves(b->trees + first, s->leaf_of, n, K, nthreads, s->F);
         }
         if (rc) {
             gbdt_booster_truncate(b, first);
@@ -343,6 +384,15 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.bag_rows = hr_malloc(n * sizeof(int));
         s.status = hr_calloc((size_t)K, sizeof(int));
         if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status) rc = HR_ENOMEM;
+    }
+    /* the K trees of an iteration start from the same rows: their root histograms are built in one pass */
+    if (rc == HR_OK && K >= 2) {
+        s.roots = hr_calloc((size_t)K, sizeof *s.roots);
+        s.nroots = s.roots ? K : 0;
+        for (int k = 0; k < s.nroots && rc == HR_OK; k++)
+            if (!(s.roots[k] = gbdt_hist_alloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
+        if (!s.roots) rc = HR_ENOMEM;
+        if (rc == HR_OK && p->num_leaves <= 256 && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;

@@ -4,13 +4,13 @@
  * (K = 1 for L2 regression, K = num_class for softmax); predictions are F (L2) or softmax(F) (multiclass).
  * Training is LightGBM-style: features are quantile-binned once (bin.c), each tree grows leaf-wise (best
  * first, tree.c) from gradient/hessian histograms (histogram.c; the smaller child is built, the larger is
- * parent - smaller), with numeric splits "x <= threshold" that learn where NaN goes and categorical
+ * parent - smaller; a softmax iteration's K root histograms come from one pass over the bins), with numeric splits "x <= threshold" that learn where NaN goes and categorical
  * splits "int(x) in set" (bitset). The split gain and leaf value follow second-order boosting:
  *   gain = T(G_L)^2/(H_L+l2) + T(G_R)^2/(H_R+l2) - T(G)^2/(H+l2),  leaf = -lr * T(G)/(H+l2),
  *   T(G) = sign(G) max(0, |G| - l1)   (G, H: sums of gradients and hessians over a node's rows).
  * Softmax leaves keep that Newton step unless it overshoots the exact minimiser of the leaf's loss (tiny
  * hessians p (1 - p) of rare or saturated classes), which then replaces it (objective.c).
- * Multiclass iterations grow their K trees in parallel, one per thread.
+ * Multiclass iterations grow their K trees in parallel, one per thread, each thread taking the next class.
  * Nodes use LightGBM's tree layout and decision rules, so models round-trip through its text format
  * (lightgbm.c); our own format is HDF5 (io.c). Once the trees are final (trained, loaded, imported) they
  * are also laid out for prediction as 16-byte records in one array (pack.c), with the same decisions.

@@ -91,13 +91,35 @@ typedef struct gbdt_bin_mapper {
     int trivial;         /* every row falls in one bin: never split on, and left out of histograms */
 } gbdt_bin_mapper;
 
+/* The histogram matrix packs the non-trivial features into columns: a column holds one feature's bin, or
+ * the bins of a bundle of small features as one mixed-radix number (product of their radices <= 256),
+ * whose joint histogram is summed into each feature's histogram after a build. A row then costs one
+ * histogram update per column, not per feature. */
+#define GBDT_BUNDLE_MAX_FEATURES 8
+#define GBDT_BUNDLE_MAX_BINS 256
+typedef struct gbdt_bundle {
+    size_t offset; /* its joint bins in a histogram buffer: [offset, offset + nbins) */
+    int nbins;     /* product of the radices */
+    int nfeatures;
+    int feature[GBDT_BUNDLE_MAX_FEATURES];
+    int radix[GBDT_BUNDLE_MAX_FEATURES];  /* bins of the feature that occur: its largest bin + 1 */
+    int stride[GBDT_BUNDLE_MAX_FEATURES]; /* joint bin = sum of bin * stride over the features */
+} gbdt_bundle;
+
 typedef struct gbdt_binned {
     size_t n;
     int d;
     int bin_bytes;            /* 1 (uint8) when every feature has <= 256 bins, else 2 (uint16) */
-    void *bins;               /* (n, d) row-major: row i's bins are contiguous, i * d + j */
+    void *cols;               /* (d, n) column-major bins, j * n + i (partitioning a leaf's rows) */
     gbdt_bin_mapper *mappers; /* (d) */
     size_t *hist_offset;      /* (d + 1): feature j's histogram is [hist_offset[j], hist_offset[j+1]) */
+    int ncols, pack_bytes;    /* columns of the histogram matrix; 1 (uint8) or 2 (uint16) bytes each */
+    void *packed;             /* (n, ncols) row-major: row i adds to bin col_offset[c] + packed[i, c] */
+    size_t *col_offset;       /* (ncols) where column c's bins start in a histogram */
+    int *col_nbins;           /* (ncols) and how many there are */
+    int nbundles;
+    gbdt_bundle *bundles;     /* (nbundles) */
+    size_t hist_total;        /* bins of a histogram buffer: hist_offset[d], then the bundles' joint bins */
 } gbdt_binned;
 
 /* Bins every feature; cuts come from all rows, or an evenly strided 200000-row sample of larger data. */
@@ -106,24 +128,21 @@ void gbdt_binned_free(gbdt_binned *bd);
 int gbdt_bin_value(const gbdt_bin_mapper *m, float v);
 static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 {
-    size_t k = i * (size_t)bd->d + (size_t)j;
-    return bd->bin_bytes == 1 ? ((const uint8_t *)bd->bins)[k] : ((const uint16_t *)bd->bins)[k];
+    size_t k = (size_t)j * bd->n + i;
+    return bd->bin_bytes == 1 ? ((const uint8_t *)bd->cols)[k] : ((const uint16_t *)bd->cols)[k];
 }
 
 /* ---- histogram.c ---- */
-/* A histogram is one buffer: (total bins) gbdt_hist_bin (g, h) pairs, then (total bins) uint32 row counts,
- * kept apart so that the hot loop adds one 16-byte pair and one counter per (row, feature). */
+/* One bin of a histogram: sums of gradients, hessians and the row count (a double: exact to 2^53 rows),
+ * padded to 32 bytes so that a row adds its (g, h, 1, 0) to a bin as one 4-double vector. */
 typedef struct gbdt_hist_bin {
-    double g, h; /* sums of gradients and hessians */
+    double g, h, n, pad;
 } gbdt_hist_bin;
-/* bytes of one histogram (bins, then counts), rounded up to 16 so that histograms laid end to end keep the
- * bins' doubles aligned whatever the bin count's parity */
-#define GBDT_HIST_BYTES(total) (((size_t)(total) * (sizeof(gbdt_hist_bin) + sizeof(uint32_t)) + 15) & ~(size_t)15)
-/* the counts of a histogram of `total` bins (const-agnostic, like strchr) */
-static inline uint32_t *gbdt_hist_counts(const gbdt_hist_bin *hist, size_t total)
-{
-    return (uint32_t *)(uintptr_t)(hist + total);
-}
+/* bytes of one histogram of `total` bins (a gbdt_binned's hist_total) */
+#define GBDT_HIST_BYTES(total) ((size_t)(total) * sizeof(gbdt_hist_bin))
+
+/* A histogram buffer on a cache-line boundary (a 32-byte bin never straddles two lines); free() frees it. */
+void *gbdt_hist_alloc(size_t bytes);
 
 /* Reusable buffers of gbdt_hist_build: per-block partial histograms and the list of used features. */
 typedef struct gbdt_hist_scratch {
@@ -139,6 +158,11 @@ void gbdt_hist_scratch_free(gbdt_hist_scratch *s);
  * merged in block order, so the result is bit-identical for any thread count. */
 int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
                     const uint8_t *used, int nthreads, gbdt_hist_scratch *scratch, gbdt_hist_bin *hist);
+/* hists[k] (K histograms of every non-trivial feature) = gbdt_hist_build of class k's gh + 2 k n over
+ * rows[0..nrows), all K in one pass over the bins per group of 8 classes (gh is (K, n, 2)). Each sum runs
+ * over the rows in order whatever nthreads is. */
+int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh, int K,
+                            int nthreads, gbdt_hist_bin *const *hists);
 /* larger = parent - smaller, in place in parent (the sibling's histogram). */
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used);
@@ -148,14 +172,16 @@ typedef struct gbdt_grower gbdt_grower;
 int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, gbdt_grower **out);
 void gbdt_grower_free(gbdt_grower *g);
 /* Grows one tree on gh (n, 2) over rows[0..nrows) with the features used[j]; leaf values include the
- * learning rate. */
+ * learning rate. root (or NULL: built here) is the histogram of those rows, from gbdt_hist_build_classes. */
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
-                     gbdt_tree *out);
+                     const gbdt_hist_bin *root, gbdt_tree *out);
 /* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
  * from x: bin b <= t exactly when x <= upper[t]). */
 /* rows of leaf l of the last grown tree; *count gets their number */
 const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count);
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
+/* leaf_of[r] = the leaf of each row r the last grown tree was fit on (num_leaves <= 256) */
+void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of);
 /* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
 double gbdt_leaf_output(double g, double h, double l1, double l2);
 double gbdt_leaf_gain(double g, double h, double l1, double l2);

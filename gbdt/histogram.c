@@ -1,8 +1,13 @@
 /* Gradient histograms: for each feature j and bin b, the sums of g, h and the row count over a leaf's
- * rows whose bin is b. Features whose rows all share one bin are left out. The bin matrix is row-major, so one pass over the leaf's rows reads each row's
- * bins from one cache line and adds its (g, h) to every feature's histogram. Large leaves are cut into
- * row blocks (boundaries depend only on the row count); blocks run in parallel into private histograms
- * which are then merged in block order, so every sum has one fixed order whatever the thread count. */
+ * rows whose bin is b. Features whose rows all share one bin are left out. The packed bin matrix is
+ * row-major, so one pass over the leaf's rows reads each row's bins from one cache line and adds the row's
+ * (g, h, 1, 0) to every column's bin as one 4-double vector; a bundle column's joint bins are then summed
+ * into its features' histograms (hist_expand). Large leaves are cut into row blocks (boundaries depend
+ * only on the row count); blocks run in parallel into private histograms which are then merged in block
+ * order, so every sum has one fixed order whatever the thread count.
+ * The K root histograms of a softmax iteration share their rows: gbdt_hist_build_classes reads each row's
+ * bins once per group of 8 classes and adds 16 doubles (8 classes' g, h) to each of its bins, which costs
+ * about what one class's pass costs. */
 #include "gbdt/gbdt_internal.h"
 
 #include <stdlib.h>
@@ -10,13 +15,36 @@
 
 /* a block below this many rows costs more to merge than it saves */
 #define HIST_MIN_BLOCK_ROWS 16384
+/* a leaf's rows are scattered: the bins and gradients of the row this far ahead are fetched early */
+#define HIST_PREFETCH_ROWS 8
+/* doubles per bin in a class-group histogram: (g, h) of HIST_GROUP_CLASSES classes, 4 vectors */
+#define HIST_GROUP_CLASSES 8
+#define HIST_GROUP_LANES (2 * HIST_GROUP_CLASSES)
+
+/* Four doubles added as one vector (AVX where the CPU has it, two SSE2 halves elsewhere: the same IEEE
+ * additions in the same order either way). may_alias: it reads and writes the doubles of gbdt_hist_bin. */
+typedef double hist_v4 __attribute__((vector_size(32), aligned(8), may_alias));
+
+/* The hot loops are compiled twice, for AVX2 and for the baseline ISA, and picked at load time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define HIST_TARGET __attribute__((target_clones("avx2", "default")))
+#else
+#define HIST_TARGET
+#endif
+
+void *gbdt_hist_alloc(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!p) hr_error(HR_ENOMEM, "gbdt: out of memory for %zu bytes of histograms", bytes);
+    return p;
+}
 
 int gbdt_hist_scratch_init(gbdt_hist_scratch *s, const gbdt_binned *bd)
 {
-    size_t total = bd->hist_offset[bd->d];
+    size_t total = bd->hist_total;
     size_t blocks = bd->n / HIST_MIN_BLOCK_ROWS;
     if (blocks > GBDT_HIST_MAX_BLOCKS) blocks = GBDT_HIST_MAX_BLOCKS;
-    s->blocks = hr_malloc((blocks + 1) * GBDT_HIST_BYTES(total));
+    s->blocks = gbdt_hist_alloc((blocks + 1) * GBDT_HIST_BYTES(total));
     s->features = hr_malloc(((size_t)bd->d + 1) * sizeof *s->features);
     s->offsets = hr_malloc(((size_t)bd->d + 1) * sizeof *s->offsets);
     if (!s->blocks || !s->features || !s->offsets) {
@@ -36,56 +64,52 @@ void gbdt_hist_scratch_free(gbdt_hist_scratch *s)
     s->offsets = NULL;
 }
 
+/* h[coff[c] + column c of the row] += (g, h, 1, 0) of each row in rows[begin..end) of the packed matrix */
+#define HIST_ROWS(name, bin_t)                                                                                  \
+    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
+                                 const double *gh, const size_t *coff, gbdt_hist_bin *h)                        \
+    {                                                                                                           \
+        for (size_t i = begin; i < end; i++) {                                                                  \
+            size_t r = (size_t)rows[i];                                                                         \
+            if (i + HIST_PREFETCH_ROWS < end) {                                                                 \
+                size_t ahead = (size_t)rows[i + HIST_PREFETCH_ROWS];                                            \
+                __builtin_prefetch(packed + ahead * nc);                                                        \
+                __builtin_prefetch(packed + ahead * nc + nc - 1);                                               \
+                __builtin_prefetch(gh + 2 * ahead);                                                             \
+            }                                                                                                   \
+            hist_v4 v = {gh[2 * r], gh[2 * r + 1], 1.0, 0.0};                                                   \
+            const bin_t *row = packed + r * nc;                                                                 \
+            for (size_t c = 0; c < nc; c++) *(hist_v4 *)&h[coff[c] + row[c]] += v;                              \
+        }                                                                                                       \
+    }
+HIST_ROWS(hist_rows8, uint8_t)
+HIST_ROWS(hist_rows16, uint16_t)
+
 typedef struct hist_job {
     const gbdt_binned *bd;
     const int *rows;
     size_t nrows, nblocks;
     const double *gh;  /* (n, 2) */
-    const int *features;
-    const size_t *feat_offset; /* (nfeatures) histogram offset of each listed feature */
-    int nfeatures;
     gbdt_hist_bin *hist;   /* block 0 */
     gbdt_hist_bin *blocks; /* blocks 1.. */
 } hist_job;
 
+/* zeroes the bins that columns add to */
+static void hist_zero_columns(const gbdt_binned *bd, gbdt_hist_bin *h)
+{
+    for (int c = 0; c < bd->ncols; c++) memset(h + bd->col_offset[c], 0, (size_t)bd->col_nbins[c] * sizeof *h);
+}
+
 static void hist_block(const hist_job *job, size_t blk)
 {
     const gbdt_binned *bd = job->bd;
-    size_t total = bd->hist_offset[bd->d], d = (size_t)bd->d;
-    gbdt_hist_bin *h = blk == 0 ? job->hist
-                                : (gbdt_hist_bin *)((char *)job->blocks + (blk - 1) * GBDT_HIST_BYTES(total));
-    uint32_t *cnt = gbdt_hist_counts(h, total);
-    const size_t *off = bd->hist_offset;
-    const int *feats = job->features;
-    int nf = job->nfeatures;
-    for (int k = 0; k < nf; k++) {
-        size_t o = off[feats[k]], nb = off[feats[k] + 1] - o;
-        memset(h + o, 0, nb * sizeof *h);
-        memset(cnt + o, 0, nb * sizeof *cnt);
-    }
+    gbdt_hist_bin *h = blk == 0 ? job->hist : job->blocks + (blk - 1) * bd->hist_total;
+    hist_zero_columns(bd, h);
     size_t begin = job->nrows * blk / job->nblocks, end = job->nrows * (blk + 1) / job->nblocks;
-    const size_t *foff = job->feat_offset;
-    for (size_t i = begin; i < end; i++) {
-        size_t r = (size_t)job->rows[i];
-        double g = job->gh[2 * r], hh = job->gh[2 * r + 1];
-        if (bd->bin_bytes == 1) {
-            const uint8_t *row = (const uint8_t *)bd->bins + r * d;
-            for (int k = 0; k < nf; k++) {
-                size_t b = foff[k] + row[feats[k]];
-                h[b].g += g;
-                h[b].h += hh;
-                cnt[b]++;
-            }
-        } else {
-            const uint16_t *row = (const uint16_t *)bd->bins + r * d;
-            for (int k = 0; k < nf; k++) {
-                size_t b = foff[k] + row[feats[k]];
-                h[b].g += g;
-                h[b].h += hh;
-                cnt[b]++;
-            }
-        }
-    }
+    if (bd->pack_bytes == 1)
+        hist_rows8(bd->packed, (size_t)bd->ncols, job->rows, begin, end, job->gh, bd->col_offset, h);
+    else
+        hist_rows16(bd->packed, (size_t)bd->ncols, job->rows, begin, end, job->gh, bd->col_offset, h);
 }
 
 static void hist_range(void *ctx, size_t begin, size_t end, int tid)
@@ -93,52 +117,200 @@ static void hist_range(void *ctx, size_t begin, size_t end, int tid)
     for (size_t blk = begin; blk < end; blk++) hist_block(ctx, blk);
 }
 
+HIST_TARGET static void hist_add(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
+{
+    for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] += *(const hist_v4 *)&src[b];
+}
+
+HIST_TARGET static void hist_sub(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
+{
+    for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] -= *(const hist_v4 *)&src[b];
+}
+
+/* the bundled features' histograms from their bundles' joint bins: feature f's bin b sums the joint bins
+ * whose digit for f is b */
+static void hist_expand(const gbdt_binned *bd, gbdt_hist_bin *h)
+{
+    for (int b = 0; b < bd->nbundles; b++) {
+        const gbdt_bundle *bu = &bd->bundles[b];
+        for (int f = 0; f < bu->nfeatures; f++) {
+            size_t o = bd->hist_offset[bu->feature[f]];
+            memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
+        }
+        for (int v = 0; v < bu->nbins; v++) {
+            const gbdt_hist_bin *e = &h[bu->offset + (size_t)v];
+            if (e->n == 0) continue;
+            for (int f = 0; f < bu->nfeatures; f++) {
+                size_t t = bd->hist_offset[bu->feature[f]] + (size_t)((v / bu->stride[f]) % bu->radix[f]);
+                h[t].g += e->g;
+                h[t].h += e->h;
+                h[t].n += e->n;
+            }
+        }
+    }
+}
+
 int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh,
                     const uint8_t *used, int nthreads, gbdt_hist_scratch *scratch, gbdt_hist_bin *hist)
 {
-    int nf = 0;
-    for (int j = 0; j < bd->d; j++)
-        if ((!used || used[j]) && !bd->mappers[j].trivial) {
-            scratch->offsets[nf] = bd->hist_offset[j];
-            scratch->features[nf++] = j;
-        }
     size_t nblocks = nrows / HIST_MIN_BLOCK_ROWS;
     size_t cap = bd->n / HIST_MIN_BLOCK_ROWS;
     if (cap > GBDT_HIST_MAX_BLOCKS) cap = GBDT_HIST_MAX_BLOCKS;
     if (nblocks > cap) nblocks = cap;
     if (nblocks < 1) nblocks = 1;
-    hist_job job = {bd, rows, nrows, nblocks, gh, scratch->features, scratch->offsets, nf, hist, scratch->blocks};
+    hist_job job = {bd, rows, nrows, nblocks, gh, hist, scratch->blocks};
     int rc = hr_parallel_for(nthreads, nblocks, hist_range, &job);
     if (rc) return rc;
-    size_t total = bd->hist_offset[bd->d];
-    uint32_t *cnt = gbdt_hist_counts(hist, total);
     for (size_t blk = 1; blk < nblocks; blk++) {
-        const gbdt_hist_bin *src = (const gbdt_hist_bin *)((const char *)scratch->blocks + (blk - 1) * GBDT_HIST_BYTES(total));
-        const uint32_t *scnt = gbdt_hist_counts(src, total);
-        for (int k = 0; k < nf; k++) {
-            int j = scratch->features[k];
-            for (size_t b = bd->hist_offset[j]; b < bd->hist_offset[j + 1]; b++) {
-                hist[b].g += src[b].g;
-                hist[b].h += src[b].h;
-                cnt[b] += scnt[b];
-            }
-        }
+        const gbdt_hist_bin *src = scratch->blocks + (blk - 1) * bd->hist_total;
+        for (int c = 0; c < bd->ncols; c++)
+            hist_add(hist + bd->col_offset[c], src + bd->col_offset[c], (size_t)bd->col_nbins[c]);
     }
+    hist_expand(bd, hist);
     return HR_OK;
 }
 
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used)
 {
-    size_t total = bd->hist_offset[bd->d];
-    uint32_t *pc = gbdt_hist_counts(parent, total);
-    const uint32_t *sc = gbdt_hist_counts(smaller, total);
     for (int j = 0; j < bd->d; j++) {
         if ((used && !used[j]) || bd->mappers[j].trivial) continue;
-        for (size_t b = bd->hist_offset[j]; b < bd->hist_offset[j + 1]; b++) {
-            parent[b].g -= smaller[b].g;
-            parent[b].h -= smaller[b].h;
-            pc[b] -= sc[b];
-        }
+        size_t o = bd->hist_offset[j];
+        hist_sub(parent + o, smaller + o, bd->hist_offset[j + 1] - o);
     }
+}
+
+/* ---- the K histograms of one row set ---- */
+
+/* J[(coff[c] + column c of the row) * 16 + lane] += the row's 16 lanes: (g, h) of the group's classes
+ * ghk[k] (n, 2), and when count_lane >= 0 a 1 in that lane; lanes past them stay 0 */
+#define HIST_GROUP_ROWS(name, bin_t)                                                                            \
+    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
+                                 const double *const *ghk, int nk, int count_lane, const size_t *coff,          \
+                                 double *J)                                                                     \
+    {                                                                                                           \
+        double lane[HIST_GROUP_LANES];                                                                          \
+        memset(lane, 0, sizeof lane);                                                                           \
+        if (count_lane >= 0) lane[count_lane] = 1.0;                                                            \
+        for (size_t i = 0; i < nrows; i++) {                                                                    \
+            size_t r = (size_t)rows[i];                                                                         \
+            for (int k = 0; k < nk; k++) {                                                                      \
+                lane[2 * k] = ghk[k][2 * r];                                                                    \
+                lane[2 * k + 1] = ghk[k][2 * r + 1];                                                            \
+            }                                                                                                   \
+            hist_v4 v0 = *(const hist_v4 *)&lane[0], v1 = *(const hist_v4 *)&lane[4];                           \
+            hist_v4 v2 = *(const hist_v4 *)&lane[8], v3 = *(const hist_v4 *)&lane[12];                          \
+            const bin_t *row = packed + r * nc;                                                                 \
+            for (size_t c = 0; c < nc; c++) {                                                                   \
+                hist_v4 *p = (hist_v4 *)(J + (coff[c] + row[c]) * HIST_GROUP_LANES);                            \
+                p[0] += v0;                                                                                     \
+                p[1] += v1;                                                                                     \
+                p[2] += v2;                                                                                     \
+                p[3] += v3;                                                                                     \
+            }                                                                                                   \
+        }                                                                                                       \
+    }
+HIST_GROUP_ROWS(hist_group_rows8, uint8_t)
+HIST_GROUP_ROWS(hist_group_rows16, uint16_t)
+
+typedef struct classes_job {
+    const gbdt_binned *bd;
+    const int *rows;
+    size_t nrows;
+    const double *gh; /* (K, n, 2) */
+    int K, per_group, count_group, count_lane; /* classes per group; the row count's group and lane */
+    double **J;       /* (nthreads) group histograms, (hist_total, HIST_GROUP_LANES) */
+    double *counts;   /* (hist_total) row counts */
+    gbdt_hist_bin *const *hists;
+} classes_job;
+
+static void classes_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const classes_job *job = ctx;
+    const gbdt_binned *bd = job->bd;
+    size_t n = bd->n;
+    double *J = job->J[tid];
+    for (size_t grp = begin; grp < end; grp++) {
+        int k0 = (int)grp * job->per_group, nk = job->K - k0;
+        if (nk > job->per_group) nk = job->per_group;
+        if (nk < 0) nk = 0;
+        const double *ghk[HIST_GROUP_CLASSES];
+        for (int k = 0; k < nk; k++) ghk[k] = job->gh + 2 * (size_t)(k0 + k) * n;
+        int count_lane = (int)grp == job->count_group ? job->count_lane : -1;
+        for (int c = 0; c < bd->ncols; c++)
+            memset(J + bd->col_offset[c] * HIST_GROUP_LANES, 0,
+                   (size_t)bd->col_nbins[c] * HIST_GROUP_LANES * sizeof *J);
+        if (bd->pack_bytes == 1)
+            hist_group_rows8(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, ghk, nk, count_lane,
+                             bd->col_offset, J);
+        else
+            hist_group_rows16(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, ghk, nk, count_lane,
+                              bd->col_offset, J);
+        for (int k = 0; k < nk; k++) {
+            gbdt_hist_bin *h = job->hists[k0 + k];
+            for (int c = 0; c < bd->ncols; c++)
+                for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++) {
+                    h[b].g = J[b * HIST_GROUP_LANES + 2 * k];
+                    h[b].h = J[b * HIST_GROUP_LANES + 2 * k + 1];
+                    h[b].pad = 0;
+                }
+        }
+        if (count_lane >= 0)
+            for (int c = 0; c < bd->ncols; c++)
+                for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++)
+                    job->counts[b] = J[b * HIST_GROUP_LANES + count_lane];
+    }
+}
+
+typedef struct expand_job {
+    const gbdt_binned *bd;
+    const double *counts;
+    gbdt_hist_bin *const *hists;
+} expand_job;
+
+static void expand_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const expand_job *job = ctx;
+    const gbdt_binned *bd = job->bd;
+    for (size_t k = begin; k < end; k++) {
+        gbdt_hist_bin *h = job->hists[k];
+        for (int c = 0; c < bd->ncols; c++)
+            for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++)
+                h[b].n = job->counts[b];
+        hist_expand(bd, h);
+    }
+}
+
+int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh, int K,
+                            int nthreads, gbdt_hist_bin *const *hists)
+{
+    /* as few groups as the lanes allow, rounded up to a multiple of the threads so that they share the
+     * groups evenly (a class's sums are the same in any group); the row count rides in the lane after the
+     * last class's (g, h), in a group of its own if the last group is full */
+    nthreads = hr_threads_resolve(nthreads);
+    int ngroups = (2 * K + HIST_GROUP_LANES - 1) / HIST_GROUP_LANES;
+    if (ngroups > nthreads) ngroups = (ngroups + nthreads - 1) / nthreads * nthreads;
+    else if (nthreads <= K) ngroups = nthreads;
+    int per_group = (K + ngroups - 1) / ngroups;
+    ngroups = (K + per_group - 1) / per_group;
+    int last = K - (ngroups - 1) * per_group, count_group = ngroups - 1, count_lane = 2 * last;
+    if (count_lane >= HIST_GROUP_LANES) count_group = ngroups++, count_lane = 0;
+    int nt = nthreads < ngroups ? nthreads : ngroups;
+    double *counts = hr_malloc((bd->hist_total + 1) * sizeof *counts);
+    double **J = hr_calloc((size_t)nt, sizeof *J);
+    int rc = counts && J ? HR_OK : HR_ENOMEM;
+    for (int t = 0; t < nt && rc == HR_OK; t++)
+        if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * HIST_GROUP_LANES * sizeof(double)))) rc = HR_ENOMEM;
+    if (rc == HR_OK) {
+        classes_job job = {bd, rows, nrows, gh, K, per_group, count_group, count_lane, J, counts, hists};
+        rc = hr_parallel_for(nt, (size_t)ngroups, classes_range, &job);
+    }
+    if (rc == HR_OK) {
+        expand_job job = {bd, counts, hists};
+        rc = hr_parallel_for(nthreads, (size_t)K, expand_range, &job);
+    }
+    for (int t = 0; J && t < nt; t++) free(J[t]);
+    free(J);
+    free(counts);
+    return rc;
 }

@@ -133,7 +133,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     g->nthreads = hr_threads_resolve(nthreads);
     g->max_leaves = p->num_leaves;
     g->cat_cap = p->max_cat_threshold > 1 ? p->max_cat_threshold : 1;
-    g->total_bins = bd->hist_offset[bd->d];
+    g->total_bins = bd->hist_total;
     for (int j = 0; j < bd->d; j++)
         if (bd->mappers[j].num_bins > g->max_bins) g->max_bins = bd->mappers[j].num_bins;
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
@@ -168,7 +168,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
 static gbdt_hist_bin *grower_hist_get(gbdt_grower *g)
 {
     if (g->pool_n > 0) return g->pool[--g->pool_n];
-    return hr_malloc(GBDT_HIST_BYTES(g->total_bins));
+    return gbdt_hist_alloc(GBDT_HIST_BYTES(g->total_bins));
 }
 
 static void grower_hist_release(gbdt_grower *g, int leaf)
@@ -178,19 +178,19 @@ static void grower_hist_release(gbdt_grower *g, int leaf)
 }
 
 /* Best "value bins <= t go left" split, trying the NaN bin on each side when the leaf has NaNs. */
-static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, const uint32_t *cnt, int nb,
+static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int nb,
                                double G, double H, int64_t N, double shift, gbdt_split *s)
 {
     const gbdt_params *p = g->p;
     const gbdt_hist_bin *nan = &h[nb - 1];
-    int ndir = cnt[nb - 1] > 0 ? 2 : 1;
+    int ndir = nan->n > 0 ? 2 : 1;
     for (int dir = 0; dir < ndir; dir++) {
         double lg = dir ? nan->g : 0, lh = dir ? nan->h : 0;
-        int64_t ln = dir ? cnt[nb - 1] : 0;
+        int64_t ln = dir ? (int64_t)nan->n : 0;
         for (int t = 0; t < nb - 2; t++) {
             lg += h[t].g;
             lh += h[t].h;
-            ln += cnt[t];
+            ln += (int64_t)h[t].n;
             if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
@@ -212,17 +212,17 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, con
 /* LightGBM's categorical split: with few categories, one category against the rest; otherwise
  * categories (with enough rows) sorted by g / (h + cat_smooth) and a prefix of that order from either
  * end, up to max_cat_threshold categories, goes left. The "other" bin (last) always goes right. */
-static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h, const uint32_t *cnt, int nb,
+static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h, int nb,
                                    double G, double H, int64_t N, double shift, int tid, gbdt_split *s)
 {
     const gbdt_params *p = g->p;
     int used = 0;
-    for (int b = 0; b < nb - 1; b++) used += cnt[b] > 0;
+    for (int b = 0; b < nb - 1; b++) used += h[b].n > 0;
     if (used <= p->max_cat_to_onehot) {
         for (int b = 0; b < nb - 1; b++) {
-            if (cnt[b] == 0) continue;
+            if (h[b].n == 0) continue;
             double lg = h[b].g, lh = h[b].h, rg = G - lg, rh = H - lh;
-            int64_t ln = cnt[b], rn = N - ln;
+            int64_t ln = (int64_t)h[b].n, rn = N - ln;
             if (ln < p->min_data_in_leaf || rn < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf ||
                 rh < p->min_sum_hessian_in_leaf || lh <= 0 || rh <= 0)
                 continue;
@@ -243,7 +243,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
     double *ctr = g->ctr_scratch[tid];
     int m = 0;
     for (int b = 0; b < nb - 1; b++)
-        if (cnt[b] > 0 && (double)cnt[b] >= p->cat_smooth) {
+        if (h[b].n > 0 && h[b].n >= p->cat_smooth) {
             order[m] = b;
             ctr[b] = h[b].g / (h[b].h + p->cat_smooth);
             m++;
@@ -266,8 +266,8 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
             int b = order[dir ? m - 1 - i : i];
             lg += h[b].g;
             lh += h[b].h;
-            ln += cnt[b];
-            group += cnt[b];
+            ln += (int64_t)h[b].n;
+            group += (int64_t)h[b].n;
             if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
@@ -308,13 +308,20 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
         if ((job->used && !job->used[j]) || m->trivial) continue;
         size_t o = g->bd->hist_offset[j];
         const gbdt_hist_bin *h = job->hist + o;
-        const uint32_t *cnt = gbdt_hist_counts(job->hist, g->total_bins) + o;
         if (m->is_categorical)
-            split_find_categorical(g, h, cnt, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
+            split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
         else
-            split_find_numeric(g, h, cnt, m->num_bins, job->G, job->H, job->N, job->shift, s);
+            split_find_numeric(g, h, m->num_bins, job->G, job->H, job->N, job->shift, s);
         s->feature = (int)j;
     }
+}
+
+/* whether a leaf may have children at all: enough rows, hessian and depth left for two */
+static int grower_splittable(const gbdt_grower *g, int leaf)
+{
+    const gbdt_params *p = g->p;
+    return g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
+           (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) && g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
 }
 
 /* Sets best[leaf], releasing the leaf's histogram when it cannot be split any further. */
@@ -323,10 +330,7 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
     const gbdt_params *p = g->p;
     gbdt_split *best = &g->best[leaf];
     best->gain = -INFINITY;
-    int splittable = g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
-                     (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) &&
-                     g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
-    if (splittable) {
+    if (grower_splittable(g, leaf)) {
         double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
         find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, (int64_t)g->count[leaf]};
@@ -394,12 +398,25 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     /* stable partition of the leaf's rows: left ones first, in their original order */
     int *rows = g->rows + g->begin[leaf];
     size_t n = g->count[leaf], nl = 0, nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        int r = rows[i];
-        if (g->goes_left[gbdt_binned_get(g->bd, s->feature, (size_t)r)])
-            rows[nl++] = r;
-        else
-            g->scratch_rows[nr++] = r;
+    const gbdt_binned *bd = g->bd;
+    if (bd->bin_bytes == 1) {
+        const uint8_t *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n;
+        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
+            int r = rows[i], left = g->goes_left[col[r]];
+            rows[nl] = r;
+            g->scratch_rows[nr] = r;
+            nl += (size_t)left;
+            nr += (size_t)(1 - left);
+        }
+    } else {
+        const uint16_t *col = (const uint16_t *)bd->cols + (size_t)s->feature * bd->n;
+        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
+            int r = rows[i], left = g->goes_left[col[r]];
+            rows[nl] = r;
+            g->scratch_rows[nr] = r;
+            nl += (size_t)left;
+            nr += (size_t)(1 - left);
+        }
     }
     memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
     g->begin[right] = g->begin[leaf] + nl;
@@ -434,7 +451,7 @@ static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
 }
 
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
-                     gbdt_tree *out)
+                     const gbdt_hist_bin *root, gbdt_tree *out)
 {
     const gbdt_params *p = g->p;
     memset(out, 0, sizeof *out);
@@ -448,14 +465,25 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
     g->depth[0] = 0;
     g->parent_node[0] = -1;
     double G = 0, H = 0;
-    for (size_t i = 0; i < nrows; i++) {
-        G += gh[2 * (size_t)rows[i]];
-        H += gh[2 * (size_t)rows[i] + 1];
+    if (root && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
+        for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++) {
+            G += root[b].g;
+            H += root[b].h;
+        }
+    } else {
+        for (size_t i = 0; i < nrows; i++) {
+            G += gh[2 * (size_t)rows[i]];
+            H += gh[2 * (size_t)rows[i] + 1];
+        }
     }
     g->sum_g[0] = G, g->sum_h[0] = H;
     g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
     if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
-    int rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0]);
+    int rc = HR_OK;
+    if (root)
+        memcpy(g->hist[0], root, GBDT_HIST_BYTES(g->total_bins));
+    else
+        rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -467,6 +495,13 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
         rc = grower_apply_split(g, leaf, right, right - 1);
         if (rc) break;
         int small = g->count[leaf] <= g->count[right] ? leaf : right, large = small == leaf ? right : leaf;
+        /* the histograms of children that will never be split are never needed: not after the last
+         * split, nor where both children are too small */
+        if (num_leaves == g->max_leaves || (!grower_splittable(g, leaf) && !grower_splittable(g, right))) {
+            g->best[leaf].gain = g->best[right].gain = -INFINITY;
+            grower_hist_release(g, leaf);
+            continue;
+        }
         gbdt_hist_bin *parent = g->hist[leaf], *buf = grower_hist_get(g);
         if (!buf) {
             rc = HR_ENOMEM;
@@ -493,6 +528,14 @@ const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count)
 {
     *count = g->count[leaf];
     return g->rows + g->begin[leaf];
+}
+
+void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of)
+{
+    for (int l = 0; l < num_leaves; l++) {
+        const int *rows = g->rows + g->begin[l];
+        for (size_t i = 0; i < g->count[l]; i++) leaf_of[rows[i]] = (uint8_t)l;
+    }
 }
 
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F)

@@ -82,15 +82,14 @@ Test(gbdt_core, histogram_subtraction_equals_direct_build)
         if (x[i * d] < -0.3f) left[nl++] = (int)i;
         else right[nr++] = (int)i;
     }
-    size_t T = bd.hist_offset[d];
+    size_t T = bd.hist_total;
     gbdt_hist_bin *hp = malloc(GBDT_HIST_BYTES(T)), *hl = malloc(GBDT_HIST_BYTES(T)), *hr = malloc(GBDT_HIST_BYTES(T));
     cr_assert_eq(gbdt_hist_build(&bd, all, n, gh, NULL, 2, &ord, hp), 0);
     cr_assert_eq(gbdt_hist_build(&bd, left, nl, gh, NULL, 1, &ord, hl), 0);
     cr_assert_eq(gbdt_hist_build(&bd, right, nr, gh, NULL, 3, &ord, hr), 0);
     gbdt_hist_subtract(hp, hl, &bd, NULL);
-    const uint32_t *cp = gbdt_hist_counts(hp, T), *cr = gbdt_hist_counts(hr, T);
     for (size_t b = 0; b < T; b++) {
-        cr_assert_eq(cp[b], cr[b]);
+        cr_assert_eq(hp[b].n, hr[b].n);
         cr_assert_float_eq(hp[b].g, hr[b].g, 1e-9);
         cr_assert_float_eq(hp[b].h, hr[b].h, 1e-9);
     }
@@ -100,6 +99,61 @@ Test(gbdt_core, histogram_subtraction_equals_direct_build)
     cr_assert_eq(memcmp(h1, hr, GBDT_HIST_BYTES(T)), 0);
     free(h1), free(hp), free(hl), free(hr), free(all), free(left), free(right), gbdt_hist_scratch_free(&ord);
     free(gh), free(x), free(y);
+    gbdt_binned_free(&bd);
+}
+
+Test(gbdt_core, class_group_roots_and_bundles_equal_per_class_direct_counts)
+{
+    /* features of 2..6 values are bundled into shared columns, the continuous ones keep their own; the K
+     * root histograms of one pass must equal, bin by bin, sums taken directly from each row's bins */
+    size_t n = 5000;
+    int d = 7, K = 11;
+    float *x = malloc(n * d * sizeof *x);
+    hr_rng r;
+    hr_rng_seed(&r, 5);
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < d; j++)
+            x[i * d + j] = j < 5 ? (float)hr_rng_below(&r, (uint64_t)(2 + j)) : hr_rng_normal(&r);
+    gbdt_data data = {.x = x, .n = n, .d = d};
+    gbdt_binned bd;
+    cr_assert_eq(gbdt_binned_build(&data, 63, 1, &bd), 0);
+    cr_assert_gt(bd.nbundles, 0);
+    cr_assert_lt(bd.ncols, d);
+    double *gh = malloc(2 * n * (size_t)K * sizeof *gh);
+    for (size_t i = 0; i < 2 * n * (size_t)K; i++) gh[i] = i % 2 ? hr_rng_uniform(&r) : hr_rng_normal(&r);
+    int *rows = malloc(n * sizeof *rows);
+    for (size_t i = 0; i < n; i++) rows[i] = (int)i;
+    size_t T = bd.hist_total, F = bd.hist_offset[d];
+    gbdt_hist_bin *roots[11], *want = calloc(F, sizeof *want);
+    for (int k = 0; k < K; k++) roots[k] = gbdt_hist_alloc(GBDT_HIST_BYTES(T));
+    for (int threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(gbdt_hist_build_classes(&bd, rows, n, gh, K, threads, roots), 0);
+        for (int k = 0; k < K; k++) {
+            memset(want, 0, F * sizeof *want);
+            for (size_t i = 0; i < n; i++)
+                for (int j = 0; j < d; j++) {
+                    gbdt_hist_bin *e = &want[bd.hist_offset[j] + (size_t)gbdt_binned_get(&bd, j, i)];
+                    e->g += gh[2 * (k * n + i)];
+                    e->h += gh[2 * (k * n + i) + 1];
+                    e->n += 1;
+                }
+            for (int j = 0; j < d; j++)
+                for (size_t b = bd.hist_offset[j]; b < bd.hist_offset[j + 1]; b++) {
+                    cr_assert_eq(roots[k][b].n, want[b].n, "class %d feature %d bin %zu", k, j, b);
+                    cr_assert_float_eq(roots[k][b].g, want[b].g, 1e-9);
+                    cr_assert_float_eq(roots[k][b].h, want[b].h, 1e-9);
+                }
+        }
+    }
+    /* one class's root from the group pass equals the single-class build (both sum rows in order) */
+    gbdt_hist_scratch sc;
+    cr_assert_eq(gbdt_hist_scratch_init(&sc, &bd), 0);
+    gbdt_hist_bin *one = gbdt_hist_alloc(GBDT_HIST_BYTES(T));
+    cr_assert_eq(gbdt_hist_build(&bd, rows, n, gh + 2 * 3 * n, NULL, 1, &sc, one), 0);
+    for (size_t b = 0; b < F; b++) cr_assert_eq(one[b].g, roots[3][b].g, "bin %zu", b);
+    free(one), gbdt_hist_scratch_free(&sc);
+    for (int k = 0; k < K; k++) free(roots[k]);
+    free(want), free(rows), free(gh), free(x);
     gbdt_binned_free(&bd);
 }
 
@@ -122,7 +176,7 @@ Test(gbdt_core, one_tree_reduces_squared_error)
     double before = 0, after = 0;
     for (size_t i = 0; i < n; i++) gh[2 * i] = -y[i], gh[2 * i + 1] = 1, rows[i] = (int)i, before += y[i] * y[i];
     gbdt_tree t;
-    cr_assert_eq(gbdt_grower_grow(g, gh, rows, n, NULL, &t), 0);
+    cr_assert_eq(gbdt_grower_grow(g, gh, rows, n, NULL, NULL, &t), 0);
     cr_assert_eq(t.num_leaves, 31);
     int leaf_rows = 0;
     for (int l = 0; l < t.num_leaves; l++) leaf_rows += t.leaf_count[l];
@@ -251,6 +305,39 @@ Test(gbdt_core, softmax_gradient_and_hessian_match_finite_differences)
     for (int i = 0; i < N; i++) {
         cr_assert_float_eq(gh[2 * i], w[i] * (F[i] - yl[i]), 1e-12);
         cr_assert_eq(gh[2 * i + 1], (double)w[i]);
+    }
+}
+
+Test(gbdt_core, softmax_gradients_match_libm_softmax_over_a_wide_range_of_scores)
+{
+    /* the gradient path evaluates e^x itself; p must agree with exp()-based softmax within 1e-15 (relative), also
+     * where scores differ by hundreds (p underflows) and for class counts that are not multiples of 4 */
+    enum { N = 400 };
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.objective = GBDT_OBJECTIVE_SOFTMAX;
+    hr_rng r;
+    hr_rng_seed(&r, 12);
+    for (int K = 2; K <= 71; K += 23) {
+        p.num_class = K;
+        double *F = malloc(N * (size_t)K * sizeof *F), *gh = malloc(2 * N * (size_t)K * sizeof *gh), prob[71];
+        float *y = malloc(N * sizeof *y), x[N] = {0};
+        for (int i = 0; i < N; i++) {
+            double scale = i % 3 == 0 ? 400.0 : 8.0;
+            for (int k = 0; k < K; k++) F[i * K + k] = scale * hr_rng_normal(&r);
+            y[i] = (float)(i % K);
+        }
+        gbdt_data data = {.x = x, .n = N, .d = 1, .y = y};
+        cr_assert_eq(gbdt_objective_gradients(&p, &data, F, 2, gh), 0);
+        for (int i = 0; i < N; i++) {
+            gbdt_softmax(F + i * K, K, prob);
+            for (int k = 0; k < K; k++) {
+                double g = gh[2 * ((size_t)k * N + i)], want = prob[k] - (y[i] == k);
+                double tol = 1e-15 * fabs(prob[k]) + 1e-300 + (y[i] == k ? 2.3e-16 : 0);
+                cr_assert(fabs(g - want) <= tol, "K %d row %d class %d: %.17g vs %.17g", K, i, k, g, want);
+            }
+        }
+        free(F), free(gh), free(y);
     }
 }
 
