@@ -14,14 +14,12 @@
 #   Prediction (single row, one thread, median of 2,000 calls; whole test set with the run's threads) is
 #   measured on every run's model.
 #
-# LightGBM is built from a source snapshot you pass (never vendored here), into a cache folder:
-#   git clone https://github.com/microsoft/LightGBM && git -C LightGBM submodule update --init \
-#       external_libs/fmt external_libs/fast_double_parser
-# (external_libs/eigen may stay empty: Debian's libeigen3-dev serves it; LightGBM's CMakeLists asks for
-# CMake 3.28, and the cache copy's minimum is lowered to the installed CMake, which builds it.)
+# LightGBM is not built here: pass --lightgbm DIR, a LightGBM source tree you built yourself (its C API
+# library, DIR/lib_lightgbm.so, and headers, DIR/include/LightGBM/c_api.h; OpenMP on). lgbm_bench, the small
+# driver that feeds it the same float32 rows through that C API, is compiled against it into the cache folder.
 #
 # usage (from the repository root, after building gbdt_select_bench into BUILD):
-#   bash bench/gbdt_vs_lightgbm.sh --build build --lightgbm-src ~/src/LightGBM [--cases a,b] [--threads "1 2"]
+#   bash bench/gbdt_vs_lightgbm.sh --build build --lightgbm ~/src/LightGBM [--cases a,b] [--threads "1 2"]
 #        [--repeat 2] [--cache ~/.cache/heurist-bench] [--data FDB] [--rows 2000000]
 set -euo pipefail
 
@@ -36,7 +34,7 @@ rows=2000000
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
-    --lightgbm-src) lgb_src=$2; shift 2 ;;
+    --lightgbm) lgb_src=$2; shift 2 ;;
     --cases) cases=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
@@ -49,25 +47,16 @@ done
 ours="$build/gbdt_select_bench"
 [ -x "$ours" ] || { echo "gbdt_vs_lightgbm.sh: $ours not built" >&2; exit 2; }
 
-# ---- LightGBM: a patched copy of the snapshot, built once (lib_lightgbm) ----
+# ---- LightGBM: the user's build, and our driver compiled against its C API ----
+[ -n "$lgb_src" ] && [ -f "$lgb_src/lib_lightgbm.so" ] && [ -f "$lgb_src/include/LightGBM/c_api.h" ] ||
+  { echo "gbdt_vs_lightgbm.sh: pass --lightgbm DIR, a LightGBM tree you built (DIR/lib_lightgbm.so, DIR/include)" >&2; exit 2; }
+lgb_src=$(cd "$lgb_src" && pwd)
 lgb="$cache/lightgbm"
-if [ ! -f "$lgb/src/lib_lightgbm.so" ]; then
-  [ -n "$lgb_src" ] && [ -f "$lgb_src/CMakeLists.txt" ] ||
-    { echo "gbdt_vs_lightgbm.sh: pass --lightgbm-src DIR (a LightGBM source snapshot with its submodules)" >&2; exit 2; }
-  rm -rf "$lgb/src" && mkdir -p "$lgb" && cp -r "$lgb_src" "$lgb/src"
-  if [ ! -e "$lgb/src/external_libs/eigen/Eigen" ]; then
-    rm -rf "$lgb/src/external_libs/eigen" && ln -s /usr/include/eigen3 "$lgb/src/external_libs/eigen"
-  fi
-  have=$(cmake --version | head -1 | awk '{print $3}' | cut -d. -f1,2)
-  sed -i -E "s/cmake_minimum_required\(VERSION 3\.(2[6-9]|[3-9][0-9])\)/cmake_minimum_required(VERSION $have)/" \
-    "$lgb/src/CMakeLists.txt"
-  cmake -S "$lgb/src" -B "$lgb/build" -DCMAKE_BUILD_TYPE=Release -DUSE_OPENMP=ON -DBUILD_CLI=OFF >"$lgb/cmake.log"
-  cmake --build "$lgb/build" -j"$(nproc)" --target _lightgbm >"$lgb/build.log"
-fi
+mkdir -p "$lgb"
 lgb_bench="$lgb/lgbm_bench"
 if [ ! -x "$lgb_bench" ] || [ bench/lightgbm/lgbm_bench.c -nt "$lgb_bench" ]; then
-  cc -O2 -w -I"$lgb/src/include" bench/lightgbm/lgbm_bench.c -o "$lgb_bench" -L"$lgb/src" -l_lightgbm \
-    -Wl,-rpath,"$lgb/src" -lm
+  cc -O2 -w -I"$lgb_src/include" bench/lightgbm/lgbm_bench.c -o "$lgb_bench" -L"$lgb_src" -l_lightgbm \
+    -Wl,-rpath,"$lgb_src" -lm
 fi
 
 kv() { # kv LINE KEY -> value
@@ -80,7 +69,7 @@ peak() { # the peak RSS /usr/bin/time saw, MB
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gbdt_vs_lgb.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(lscpu | awk -F': +' '/Model name/ {print $2}'), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ);" \
-  "heurist $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LightGBM $(cat "$lgb/src/VERSION.txt")"
+  "heurist $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LightGBM $(cat "$lgb_src/VERSION.txt" 2>/dev/null || echo '?')"
 
 side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...
   local case=$1 t=$2 rep=$3; shift 3
