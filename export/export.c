@@ -88,6 +88,22 @@ static int write_header(FILE *h, const model *m, const char *prefix)
     return HR_OK;
 }
 
+/* A name table of the runtime and its two accessors: `#define COUNT n`, `static const char *const
+ * table[COUNT]`, `int <prefix>_<count_fn>(void)` and `const char *<prefix>_<name_fn>(int i)` (0 out of range). */
+static void emit_vocabulary(FILE *c, const char *prefix, const char *count, const char *table, const char *count_fn,
+                            const char *name_fn, const char *i, char *const *names, int n)
+{
+    fprintf(c, "#define %s %d\n\nstatic const char *const %s[%s] = {\n", count, n, table, count);
+    for (int k = 0; k < n; k++) {
+        fprintf(c, "    ");
+        export_c_string(c, names[k]);
+        fprintf(c, ",\n");
+    }
+    fprintf(c, "};\n\nint %s_%s(void)\n{\n    return %s;\n}\n\n", prefix, count_fn, count);
+    fprintf(c, "const char *%s_%s(int %s)\n{\n    return %s >= 0 && %s < %s ? %s[%s] : 0;\n}\n\n", prefix, name_fn, i, i, i,
+            count, table, i);
+}
+
 static int write_source(FILE *c, const model *m, const char *prefix)
 {
     fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
@@ -107,15 +123,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     fprintf(c, "\n/* ---- API ---- */\n");
     export_section(c, api, "problem");
     if (m->task == MODEL_TASK_SELECT) {
-        fprintf(c, "#define HM_N_KERNELS %d\n\nstatic const char *const hm_kernels[HM_N_KERNELS] = {\n", m->n_kernels);
-        for (int k = 0; k < m->n_kernels; k++) {
-            fprintf(c, "    ");
-            export_c_string(c, m->kernels[k]);
-            fprintf(c, ",\n");
-        }
-        fprintf(c, "};\n\nint %s_n_kernels(void)\n{\n    return HM_N_KERNELS;\n}\n\n", prefix);
-        fprintf(c, "const char *%s_kernel_name(int k)\n{\n    return k >= 0 && k < HM_N_KERNELS ? hm_kernels[k] : 0;\n}\n\n",
-                prefix);
+        emit_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
         export_section(c, api, "select");
         fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
                    "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
@@ -123,15 +131,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
     } else {
-        fprintf(c, "#define HM_LENGTH %d\n\nstatic const char *const hm_params[HM_LENGTH] = {\n", m->length);
-        for (int j = 0; j < m->length; j++) {
-            fprintf(c, "    ");
-            export_c_string(c, m->param_names[j]);
-            fprintf(c, ",\n");
-        }
-        fprintf(c, "};\n\nint %s_length(void)\n{\n    return HM_LENGTH;\n}\n\n", prefix);
-        fprintf(c, "const char *%s_param_name(int j)\n{\n    return j >= 0 && j < HM_LENGTH ? hm_params[j] : 0;\n}\n\n",
-                prefix);
+        emit_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
         export_section(c, api, "tune");
         fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
                    "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
