@@ -63,6 +63,7 @@ typedef struct data_select {
     data_skips skips;
     long lines;          /* lines read, including skipped ones */
     char *source;        /* basename of the file it came from */
+    struct data_table *table; /* a benchmark table's schema and column values (data/table.h); NULL for a find-db */
 } data_select;
 
 typedef struct data_load_opts {

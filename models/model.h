@@ -99,6 +99,9 @@ struct model {
     /* select */
     int n_kernels;
     char **kernels;            /* (n_kernels) */
+    struct data_table_spec *table; /* a model of a benchmark table: its schema and vocabularies (data/table.h);
+                                    * NULL for a find-db model */
+    double *kernel_values;     /* (n_kernels, table->n_kernel) each configuration's fields; NULL without table */
     unsigned char *applicable; /* (n_kernels, MODEL_APPLICABILITY_COMBOS): 1 where the training rows measured
                                 * kernel k for a problem of that direction, data type and layout; NULL when the
                                 * model file records none */

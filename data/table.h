@@ -1,0 +1,127 @@
+/* table: benchmark tables, one row per (problem, kernel configuration) measurement, as a selection dataset.
+ *
+ * A table is a CSV (`.csv`, `.tsv` by extension; plain, gzip or bzip2 by content) with a header row, and a
+ * schema (`FILE.schema.json` beside it, or given) naming the columns' roles:
+ *   {"problem": ["M","N","K","dtype"], "kernel": ["tile_m","tile_n","tile_k","stages","split_k"],
+ *    "hardware": [], "categorical": ["dtype"], "measure": "time_us", "better": "lower",
+ *    "tiles": {"tile_m": "M", "tile_n": "N", "tile_k": "K"},
+ *    optional: "reduction": "K", "split": "split_k", "cus": "sms" (a hardware column or a number),
+ *              "vendor": "heuristic_rank", "duplicates": "median" | "min" | "mean" | "error"}
+ * It becomes a data_select whose problems are the distinct problem+hardware values (key "M=128,N=4096,..."),
+ * whose kernels are the distinct configurations (name "tile_m=128,tile_n=64,...", in schema order), and whose
+ * runtime matrix holds a cost: the measure itself when lower is better, 1 / measure when higher is better
+ * (so efficiency = cost_best / cost_pick = value_pick / value_best either way); INFINITY where a configuration
+ * was not measured for a problem. The table itself (schema, vocabularies, column values) hangs off
+ * data_select.table, so models can score configurations from their fields, including configurations never
+ * measured for a problem.
+ *
+ * Features (the formulas are in data/table_features.h, portable C copied into exported runtimes):
+ * - problem features x (n_problem_features): for every numeric problem and hardware column its value and
+ *   log2(1 + |v|); every categorical problem column one-hot over its vocabulary.
+ * - pair features (n_pair_features) of a problem x and a configuration kv: the kernel columns (numeric: value
+ *   and log2; categorical: one-hot), then per tiled dimension d with tile t: ceil(d / t), the waste
+ *   (ceil(d/t)*t - d) / (ceil(d/t)*t), log2(d / t); then output tiles (product over the non-reduction tiled
+ *   dimensions), output tiles x split / CUs (when the schema names CUs), and the problem's arithmetic
+ *   intensity 2MNK / (MK + KN + MN) when exactly two output dimensions and a reduction are tiled.
+ */
+#ifndef HEURIST_DATA_TABLE_H
+#define HEURIST_DATA_TABLE_H
+
+#include <stddef.h>
+
+#include "data/data.h"
+
+#define DATA_TABLE_MAX_COLUMNS 64
+
+typedef enum data_table_dup {
+    DATA_TABLE_DUP_MEDIAN = 0, /* default: the median of a (problem, configuration) pair's measurements */
+    DATA_TABLE_DUP_MIN,
+    DATA_TABLE_DUP_MEAN,
+    DATA_TABLE_DUP_ERROR,      /* a second measurement of a pair is an error */
+} data_table_dup;
+
+/* One column the schema uses. Values are doubles: the number, or for a categorical column the index of the
+ * string in `vocab` (sorted, fixed when the table is read and recorded by models). */
+typedef struct data_table_column {
+    char *name;
+    int categorical;
+    int n_vocab;
+    char **vocab;      /* (n_vocab) sorted distinct strings of a categorical column; NULL otherwise */
+} data_table_column;
+
+/* What a model needs to compute features and name problems and configurations: the schema with its
+ * vocabularies. Serialised to JSON (data_table_spec_to_json) inside models and caches. */
+typedef struct data_table_spec {
+    int n_problem;     /* problem columns, then hardware columns: the problem's values pv (n_problem + n_hardware) */
+    int n_hardware;
+    int n_kernel;      /* kernel columns: a configuration's values kv (n_kernel) */
+    data_table_column *problem;  /* (n_problem + n_hardware) */
+    data_table_column *kernel;   /* (n_kernel) */
+    int *tile_of;      /* (n_kernel) index into problem of the dimension the kernel column tiles, or -1 */
+    int reduction;     /* problem index of the reduction dimension, or -1 */
+    int split;         /* kernel index of the reduction split (split-K), or -1 */
+    int cus_column;    /* problem index (a hardware column) holding the compute-unit count, or -1 */
+    double cus;        /* a fixed compute-unit count when cus_column is -1 (0: none) */
+    char *measure;     /* the measured column */
+    int higher_better;
+    char *vendor;      /* column with the vendor heuristic's rank of the configuration (0 = its pick), or NULL */
+    data_table_dup duplicates;
+} data_table_spec;
+
+typedef struct data_table {
+    data_table_spec spec;
+    int n, n_kernels;  /* as the data_select's */
+    double *pv;        /* (n, n_problem + n_hardware) each problem's values */
+    double *kv;        /* (n_kernels, n_kernel) each configuration's values */
+    long duplicates;   /* (problem, configuration) pairs measured more than once, merged by the policy */
+} data_table;
+
+typedef struct data_table_opts {
+    const char *schema_path;   /* NULL: FILE.schema.json beside the table (its name without .gz/.bz2 and .csv/.tsv) */
+    const char *schema_json;   /* the schema as text (wins over schema_path) */
+    const hr_log *log;
+    int threads;
+} data_table_opts;
+
+/* True for names a table loader reads: .csv / .tsv, optionally followed by .gz or .bz2. */
+int data_table_is_table(const char *path);
+/* Loads a table into a selection dataset with ds->table set. Errors name file, line and column. */
+int data_table_load(const char *path, const data_table_opts *opts, data_select **out);
+/* The same from text in memory (already decompressed); `name` names it in errors; delim ',' or '\t'. */
+int data_table_parse(const char *name, const char *text, size_t len, char delim, const char *schema_json,
+                     const data_load_opts *opts, data_select **out);
+void data_table_free(data_table *t);
+
+/* Schema <-> JSON text (malloc'd); spec_from_json validates (unknown keys, missing roles, a tile that names no
+ * problem column, ...) and names the offending field. */
+int data_table_spec_from_json(const char *json, const char *name, data_table_spec *out);
+char *data_table_spec_to_json(const data_table_spec *s);
+void data_table_spec_free(data_table_spec *s);
+int data_table_spec_copy(const data_table_spec *s, data_table_spec *out);
+
+/* Feature counts and names ("M", "log2_M", "dtype=bf16", "tile_m", "tiles_M", "waste_M", ...). */
+int data_table_problem_feature_count(const data_table_spec *s);
+int data_table_pair_feature_count(const data_table_spec *s);
+/* name of problem feature j (0 <= j < problem count) or pair feature problem count + j; static or spec-owned */
+int data_table_feature_name(const data_table_spec *s, int j, char *buf, size_t size);
+/* x (n_problem_features) from a problem's values pv. */
+void data_table_problem_features(const data_table_spec *s, const double *pv, float *x);
+/* out (n_pair_features) from a problem's values pv and a configuration's values kv. */
+void data_table_pair_features(const data_table_spec *s, const double *pv, const double *kv, float *out);
+/* A problem's values pv from x, the inverse of problem_features for the numeric columns (categoricals from the
+ * one-hot), so a family that is handed only x can compute pair features. */
+void data_table_problem_values(const data_table_spec *s, const float *x, double *pv);
+
+/* Parses "M=128,N=4096,K=4096,dtype=bf16" (every problem and hardware column once, any order) into pv;
+ * an unknown column, a missing one or a category the vocabulary lacks is an error naming it. */
+int data_table_problem_parse(const data_table_spec *s, const char *text, double *pv);
+/* Parses a configuration name "tile_m=128,..." into kv the same way. */
+int data_table_config_parse(const data_table_spec *s, const char *text, double *kv);
+/* Canonical problem key / configuration name (schema order) into buf. */
+int data_table_problem_format(const data_table_spec *s, const double *pv, char *buf, size_t size);
+int data_table_config_format(const data_table_spec *s, const double *kv, char *buf, size_t size);
+
+/* GroupKFold groups of a table: problems that share every problem column (hardware aside) share a group. */
+int data_table_groups(const data_table *t, int *group, int *n_groups);
+
+#endif
