@@ -79,6 +79,10 @@ typedef struct model_family {
     /* select: scores (n_kernels); x is the feature vector of p, ws the family's scratch from ws_create.
      * Allocates nothing and writes only ws and scores, so threads with a workspace each may share m. */
     int (*predict_select)(const model *m, void *ws, const data_problem *p, const float *x, float *scores);
+    /* select on a benchmark table (m->table set): scores (n) of n candidate configurations kv (n, m->table->n_kernel),
+     * measured or not, for the problem whose features are x; as predict_select. NULL: the family scores only its
+     * kernel vocabulary, and model_predict_candidates maps candidates to it by name. */
+    int (*predict_candidates)(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
     /* tune: values (length), decoded with the constraint when the model has one; as predict_select. */
     int (*predict_tune)(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values);
     int (*save)(const model *m, hid_t group);
@@ -176,6 +180,10 @@ int model_ws_create(const model *m, model_ws **out);
 void model_ws_free(model_ws *ws);   /* NULL is fine */
 int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores);
 int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int32_t *values);
+/* A table model's scores (n) of any n candidate configurations kv (n, m->table->n_kernel) for the problem with
+ * features x: the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a
+ * configuration the model does not know). */
+int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores);
 /* The same from p's feature vector x (n_features, as data_features_compute writes it) when the caller has it. */
 int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores);
 int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values);
