@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds heurist-collect and collects cuDNN convolution timings on the GPU machine within a time budget.
 #   bash collect/device_collect.sh OUTDIR SECONDS PROBLEMS...
-# Writes OUTDIR/h100_cudnn_conv.fdb.txt (find-db lines), OUTDIR/h100_cudnn_conv.heuristic.txt (cuDNN's
+# Writes OUTDIR/NAME.fdb.txt (find-db lines; NAME is $COLLECT_NAME, h100_cudnn_conv by default), OUTDIR/NAME.heuristic.txt (cuDNN's
 # heuristic ranking), OUTDIR/collect.log and OUTDIR/env.txt (GPU, driver, versions). Reruns with --resume
 # after a CUDA error (the failed problem is skipped), until the problems are done or the budget is spent;
 # run it again with the same OUTDIR files to continue.
@@ -10,6 +10,7 @@ out=$1
 budget=$2
 shift 2
 start=$SECONDS
+name=${COLLECT_NAME:-h100_cudnn_conv}
 build=${BUILD_DIR:-/tmp/build-collect}
 mkdir -p "$out"
 { nvidia-smi; nvcc --version; date -u; } > "$out/env.txt" 2>&1
@@ -24,8 +25,8 @@ rc=3
 while [ $rc -eq 3 ]; do
     left=$((budget - (SECONDS - start)))
     [ $left -gt 20 ] || break
-    "$build/heurist-collect" conv --problems "$problems" --out "$out/h100_cudnn_conv.fdb.txt" \
-        --heuristic "$out/h100_cudnn_conv.heuristic.txt" --time-limit "$left" --resume ${COLLECT_ARGS:-} 2>&1 |
+    "$build/heurist-collect" conv --problems "$problems" --out "$out/$name.fdb.txt" \
+        --heuristic "$out/$name.heuristic.txt" --time-limit "$left" --resume ${COLLECT_ARGS:-} 2>&1 |
         tee -a "$out/collect.log"
     rc=${PIPESTATUS[0]}
 done
