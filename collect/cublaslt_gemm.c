@@ -111,11 +111,26 @@ void gemm_gpu_describe(FILE *f, char *name, size_t size, int *sms)
 
 /* ---- capabilities ---- */
 
-/* One scalar capability of the exact size cuBLASLt stores; left at 0 when the attribute is not readable. */
-static void cap_get(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoCapAttributes_t attr, void *v, size_t size)
+/* Scalar capabilities of the exact size cuBLASLt stores (int32, uint32, uint64); 0 when not readable. */
+static int32_t cap_i32(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoCapAttributes_t attr)
 {
+    int32_t v = 0;
     size_t written = 0;
-    if (cublasLtMatmulAlgoCapGetAttribute(algo, attr, v, size, &written) != CUBLAS_STATUS_SUCCESS) memset(v, 0, size);
+    return cublasLtMatmulAlgoCapGetAttribute(algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS ? v : 0;
+}
+
+static uint32_t cap_u32(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoCapAttributes_t attr)
+{
+    uint32_t v = 0;
+    size_t written = 0;
+    return cublasLtMatmulAlgoCapGetAttribute(algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS ? v : 0;
+}
+
+static uint64_t cap_u64(const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoCapAttributes_t attr)
+{
+    uint64_t v = 0;
+    size_t written = 0;
+    return cublasLtMatmulAlgoCapGetAttribute(algo, attr, &v, sizeof v, &written) == CUBLAS_STATUS_SUCCESS ? v : 0;
 }
 
 /* An array capability (tile or stages ids); NULL with *n 0 when there is none. */
@@ -158,26 +173,24 @@ int gemm_gpu_caps(gemm_gpu *g, collect_gemm_dtype t, collect_gemm_capset *out)
             continue;
         collect_gemm_caps *c = &out->algos[out->n_algos++];
         c->algo_id = ids[i];
-        int32_t i32;
-        uint32_t u32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &i32, 4), c->splitk_support = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &u32, 4), c->reduction_mask = u32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &u32, 4), c->swizzle_support = u32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_STRIDED_BATCH_SUPPORT, &i32, 4), c->strided_batch = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_OUT_OF_PLACE_RESULT_SUPPORT, &i32, 4), c->out_of_place = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_UPLO_SUPPORT, &i32, 4), c->uplo = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &i32, 4), c->custom_option_max = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_CUSTOM_MEMORY_ORDER, &i32, 4), c->custom_memory_order = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_POINTER_MODE_MASK, &u32, 4), c->pointer_mode_mask = u32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK, &u32, 4), c->epilogue_mask = u32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_LD_NEGATIVE, &i32, 4), c->ld_negative = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &c->numerical_impl_flags, 8);
-        cap_get(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES, &c->min_align[0], 4);
-        cap_get(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES, &c->min_align[1], 4);
-        cap_get(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES, &c->min_align[2], 4);
-        cap_get(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES, &c->min_align[3], 4);
-        cap_get(&algo, CUBLASLT_ALGO_CAP_POINTER_ARRAY_BATCH_SUPPORT, &i32, 4), c->pointer_array_batch = i32;
-        cap_get(&algo, CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT, &i32, 4), c->fp_emulation = i32;
+        c->splitk_support = cap_i32(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT);
+        c->reduction_mask = cap_u32(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK);
+        c->swizzle_support = cap_u32(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT);
+        c->strided_batch = cap_i32(&algo, CUBLASLT_ALGO_CAP_STRIDED_BATCH_SUPPORT);
+        c->out_of_place = cap_i32(&algo, CUBLASLT_ALGO_CAP_OUT_OF_PLACE_RESULT_SUPPORT);
+        c->uplo = cap_i32(&algo, CUBLASLT_ALGO_CAP_UPLO_SUPPORT);
+        c->custom_option_max = cap_i32(&algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX);
+        c->custom_memory_order = cap_i32(&algo, CUBLASLT_ALGO_CAP_CUSTOM_MEMORY_ORDER);
+        c->pointer_mode_mask = cap_u32(&algo, CUBLASLT_ALGO_CAP_POINTER_MODE_MASK);
+        c->epilogue_mask = cap_u32(&algo, CUBLASLT_ALGO_CAP_EPILOGUE_MASK);
+        c->ld_negative = cap_i32(&algo, CUBLASLT_ALGO_CAP_LD_NEGATIVE);
+        c->numerical_impl_flags = cap_u64(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS);
+        c->min_align[0] = cap_u32(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_A_BYTES);
+        c->min_align[1] = cap_u32(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_B_BYTES);
+        c->min_align[2] = cap_u32(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_C_BYTES);
+        c->min_align[3] = cap_u32(&algo, CUBLASLT_ALGO_CAP_MIN_ALIGNMENT_D_BYTES);
+        c->pointer_array_batch = cap_i32(&algo, CUBLASLT_ALGO_CAP_POINTER_ARRAY_BATCH_SUPPORT);
+        c->fp_emulation = cap_i32(&algo, CUBLASLT_ALGO_CAP_FLOATING_POINT_EMULATION_SUPPORT);
         if (cap_ids(&algo, CUBLASLT_ALGO_CAP_TILE_IDS, &c->tiles, &c->n_tiles) ||
             cap_ids(&algo, CUBLASLT_ALGO_CAP_STAGES_IDS, &c->stages, &c->n_stages)) {
             collect_gemm_capset_free(out);
