@@ -4,7 +4,7 @@ encode (CUBLASLT_MATMUL_TILE_128x256 -> tile_m 128, tile_n 256; CUBLASLT_MATMUL_
 stages 3, AUTO -> 0; CUBLASLT_CLUSTER_SHAPE_2x1x1 -> cluster 2 x 1), read from cublasLt.h, so that the CPU part
 names configurations by numbers without the CUDA headers.
 
-    python3 collect/gen_gemm_enums.py /usr/local/cuda/include/cublasLt.h > collect/gemm_enums.c
+    python3 collect/gen_gemm_enums.py "$CUDA_HOME/include/cublasLt.h" > collect/gemm_enums.c
 """
 import os
 import re
