@@ -34,5 +34,6 @@ int cmd_noise(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_conv(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "collect.h"
+#include "kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,10 +42,6 @@ typedef struct gpu_problem {
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
 } gpu_problem;
-
-/* Device kernels (spin.cu). */
-int gpu_spin(cudaStream_t s, double us);
-int gpu_fill(cudaStream_t s, void *p, size_t n, collect_dtype t, unsigned seed);
 
 int gpu_init(gpu *g, int repeats, double min_repeat_ms, size_t ws_limit);
 void gpu_free(gpu *g);

@@ -1,5 +1,5 @@
-/* heurist-collect: cuDNN convolution data for heurist (see collect.h). conv and verify need a build with
- * CUDA and cuDNN (HEURIST_COLLECT_CUDA); noise and summarize work anywhere. */
+/* heurist-collect: cuDNN convolution and cuBLASLt GEMM data for heurist (see collect.h, gemm.h). conv, verify
+ * and gemm need a build with CUDA, cuDNN and cuBLASLt (HEURIST_COLLECT_CUDA); noise and summarize work anywhere. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +13,10 @@ static const char usage[] =
     "                       [--repeats R] [--min-repeat-ms MS] [--workspace-mib MIB] [--resume]\n"
     "  heurist-collect verify --problems KEYS --out REPORT.tsv [--repeats R] [--rounds N] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--no-find]\n"
+    "  heurist-collect gemm --shapes FILE --out TABLE.csv.gz [--time-limit SEC] [--resume] [--limit N] [--verbose]\n"
+    "                       [--candidates N] [--heuristic-count N] [--repeats R] [--min-batch-us US] [--max-batch B]\n"
+    "                       [--workspace-mib MIB] [--slow-factor X] [--seed S]\n"
+    "  heurist-collect gemm --describe   (GPU, driver, runtime and cuBLASLt versions)\n"
     "  heurist-collect noise --a FIRST.fdb.txt --b SECOND.fdb.txt\n"
     "  heurist-collect summarize --report REPORT.tsv [--noise-ratio X]\n";
 
@@ -122,6 +126,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "summarize") == 0) return cmd_summarize(argc, argv);
 #ifdef HEURIST_COLLECT_CUDA
     if (strcmp(argv[1], "conv") == 0) return cmd_conv(argc, argv);
+    if (strcmp(argv[1], "gemm") == 0) return cmd_gemm(argc, argv);
 #ifdef HEURIST_COLLECT_MODEL
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
 #else
@@ -132,7 +137,7 @@ int main(int argc, char **argv)
     }
 #endif
 #else
-    if (strcmp(argv[1], "conv") == 0 || strcmp(argv[1], "verify") == 0) {
+    if (strcmp(argv[1], "conv") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "gemm") == 0) {
         fprintf(stderr, "heurist-collect %s: this build has no CUDA/cuDNN (configure with -DHEURIST_CUDA=ON)\n", argv[1]);
         return 2;
     }

@@ -5,7 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include "gpu.h"
+#include "kernels.h"
 
 __global__ void collect_spin_kernel(unsigned long long ns)
 {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds heurist-collect and times cuBLASLt GEMM configurations on the GPU machine within a time budget.
+#   bash collect/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
+# Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log and
+# OUTDIR/env.txt (GPU, driver, nvcc, cuBLASLt version). Reruns with --resume after a CUDA error (the failed
+# shape is skipped) until the shapes are done or the budget is spent; run it again with the same OUTDIR to
+# continue. Smoke test: bash collect/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
+set -u -o pipefail
+out=$1
+budget=$2
+shapes=$3
+shift 3
+start=$SECONDS
+build=${BUILD_DIR:-build-collect}
+mkdir -p "$out"
+if ! { cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON ${COLLECT_CMAKE_ARGS:-} &&
+       cmake --build "$build" -j"$(nproc)"; } > "$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    exit 1
+fi
+{
+    nvidia-smi
+    nvidia-smi -q -d CLOCK | sed -n '1,40p'
+    nvcc --version
+    "$build/heurist-collect" gemm --describe
+    ls -l "$(ldconfig -p | awk '/libcublasLt.so /{print $NF; exit}')" 2>/dev/null
+    date -u
+} > "$out/env.txt" 2>&1
+table=$out/h100_cublaslt_gemm.csv.gz
+rc=3
+while [ $rc -eq 3 ]; do
+    left=$((budget - (SECONDS - start)))
+    [ $left -gt 20 ] || break
+    "$build/heurist-collect" gemm --shapes "$shapes" --out "$table" --time-limit "$left" --resume "$@" 2>&1 |
+        tee -a "$out/gemm.log"
+    rc=${PIPESTATUS[0]}
+    # --limit stops with shapes left on purpose: one round only
+    case " $* " in *" --limit "*) break ;; esac
+done
+exit $rc

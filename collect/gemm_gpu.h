@@ -1,0 +1,88 @@
+/* gemm_gpu: cuBLASLt GEMMs built from collect_gemm_shape, configurations built from collect_gemm_config, and
+ * their timing (cublaslt_gemm.c).
+ *
+ * Timing of one candidate: one warm-up call timed with CUDA events; if a best time is known and the warm-up
+ * took more than slow_factor times it, a second warm-up, and a candidate still that slow is given that single
+ * time (it cannot win; this bounds the cost of slow configurations). Otherwise R repeats of a batch of B
+ * back-to-back calls, B chosen from the warm-up so that a batch lasts >= min_batch_us (at most max_batch),
+ * queued behind a spin kernel that holds the stream until the host has queued every call (checked: when the
+ * spin ended before the last call was queued, the measurement is repeated behind a four times longer spin);
+ * each batch timed by a pair of events; the time is the median over repeats of (batch time / B). The L2
+ * cache is not flushed between calls: a batch's calls after its first find A and B in L2 when they fit
+ * (50 MiB on an H100), as back-to-back layers of a model do not.
+ */
+#ifndef HEURIST_COLLECT_GEMM_GPU_H
+#define HEURIST_COLLECT_GEMM_GPU_H
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+
+#include "gemm.h"
+#include "kernels.h"
+
+#define GEMM_GPU_MAX_REPEATS 16
+
+typedef struct gemm_gpu {
+    cublasLtHandle_t lt;
+    cudaStream_t s;
+    cudaEvent_t ev[GEMM_GPU_MAX_REPEATS + 1];
+    void *a, *b, *d, *ws;     /* operands at the largest size of the run, and the workspace */
+    size_t a_cap, b_cap, d_cap, ws_size;
+    int repeats, max_batch;
+    double min_batch_us, slow_factor;
+    unsigned seed;
+} gemm_gpu;
+
+typedef struct gemm_problem {
+    collect_gemm_shape s;
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t la, lb, ld; /* ld: C and D */
+} gemm_problem;
+
+typedef struct gemm_candidate {
+    collect_gemm_config cfg;
+    cublasLtMatmulAlgo_t algo;
+    size_t workspace;
+    int heuristic_rank;  /* -1: not in the heuristic's list */
+} gemm_candidate;
+
+/* What one timing did, for the log's tallies. */
+typedef enum gemm_time_kind {
+    GEMM_TIME_REPEATS,    /* median of R batch means */
+    GEMM_TIME_SLOW,       /* a single warm-up (slower than slow_factor x the best) */
+} gemm_time_kind;
+
+int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, size_t ws_bytes, int repeats,
+                  double min_batch_us, int max_batch, double slow_factor);
+void gemm_gpu_free(gemm_gpu *g);
+/* Prints GPU, driver, runtime and cuBLASLt versions; the GPU's name and SM count through the last arguments. */
+void gemm_gpu_describe(FILE *f, char *name, size_t size, int *sms);
+long gemm_gpu_cublaslt_version(void);
+
+/* Every algorithm id cuBLASLt lists for the data type (cublasLtMatmulAlgoGetIds) with its capabilities.
+ * 0, or a negative code. */
+int gemm_gpu_caps(gemm_gpu *g, collect_gemm_dtype t, collect_gemm_capset *out);
+
+/* Descriptors for a shape, and A and B filled with fresh uniform values in [-1, 1]. 0; 1 with *why when
+ * cuBLASLt refuses it or it does not fit the buffers; negative on a CUDA error that ends the run. */
+int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s, const char **why);
+void gemm_problem_free(gemm_problem *p);
+
+/* cuBLASLt's heuristic list (cublasLtMatmulAlgoGetHeuristic, at most max entries, workspace <= the run's),
+ * each read back into a configuration, ranks 0.. in its order; host microseconds of the call in *us.
+ * 0, or 1 when the call fails. */
+int gemm_gpu_heuristic(gemm_gpu *g, gemm_problem *p, gemm_candidate *out, int max, int *n, double *us);
+
+/* A configuration as a cuBLASLt algorithm (cublasLtMatmulAlgoInit and every config attribute set), checked
+ * with cublasLtMatmulAlgoCheck. 0 when valid with workspace <= the run's; 1 with *why otherwise. */
+int gemm_gpu_build(gemm_gpu *g, gemm_problem *p, const collect_gemm_config *cfg, gemm_candidate *out,
+                   const char **why);
+
+/* Times a candidate (see above); bound_us is the best time so far (0: none). 0 with *us and *kind; 1 with
+ * *why when the call fails; negative on a CUDA error that ends the run. *respun counts re-measurements
+ * behind a longer spin. */
+int gemm_gpu_time(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, double bound_us, double *us,
+                  gemm_time_kind *kind, int *respun, const char **why);
+
+#endif

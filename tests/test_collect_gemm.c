@@ -1,0 +1,374 @@
+/* collect gemm: shape lines, configuration names and fields, the gzip table and its resume scan, the schema
+ * and capability JSON (checked with cJSON), the seeded draws. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "gemm.h"
+#include "helpers/testutil.h"
+
+Test(collect_gemm_shape, valid_lines_and_comments)
+{
+    collect_gemm_shape s;
+    cr_assert_eq(collect_gemm_shape_parse("4096 11008 4096 bf16 N T  # llm\n", &s), 0, "%s", collect_last_error());
+    cr_assert_eq(s.m, 4096);
+    cr_assert_eq(s.n, 11008);
+    cr_assert_eq(s.k, 4096);
+    cr_assert_eq(s.dtype, COLLECT_GEMM_BF16);
+    cr_assert_eq(s.trans_a, 'N');
+    cr_assert_eq(s.trans_b, 'T');
+    cr_assert_eq(collect_gemm_shape_parse("\t1 1 1 tf32 T N", &s), 0);
+    cr_assert_eq(s.dtype, COLLECT_GEMM_TF32);
+    cr_assert_eq(collect_gemm_shape_parse("# only a comment\n", &s), 1);
+    cr_assert_eq(collect_gemm_shape_parse("   \n", &s), 1);
+    char key[128];
+    cr_assert_eq(collect_gemm_shape_key(&s, key, sizeof key), 0);
+    cr_assert_str_eq(key, "1,1,1,tf32,T,N");
+    cr_assert_eq(collect_gemm_shape_key(&s, key, 5), COLLECT_EINVAL);
+}
+
+Test(collect_gemm_shape, malformed_lines_say_why)
+{
+    collect_gemm_shape s;
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "5 fields"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N extra", &s), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_shape_parse("0 2 3 bf16 N N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "M '0'"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2x 3 bf16 N N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "N '2x'"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 int8 N N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "int8"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 fp16 N C", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "TRANS_B"), "%s", collect_last_error());
+}
+
+Test(collect_gemm_shape, file_errors_name_the_line)
+{
+    static const char text[] = "# shapes\n8 8 8 fp32 N N\n\n16 16 x fp16 T T\n";
+    char *path = test_tmpfile("shapes", text, sizeof text - 1);
+    collect_gemm_shape *sh = NULL;
+    int n = -1;
+    cr_assert_eq(collect_gemm_shapes_read(path, &sh, &n), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), ":4: K 'x'"), "%s", collect_last_error());
+    cr_assert_null(sh);
+    cr_assert_eq(n, 0);
+    remove(path);
+    free(path);
+    static const char good[] = "8 8 8 fp32 N N\n# x\n16 32 64 fp16 T T # conv\n";
+    path = test_tmpfile("shapes", good, sizeof good - 1);
+    cr_assert_eq(collect_gemm_shapes_read(path, &sh, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert_eq(sh[1].n, 32);
+    free(sh);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_enum, tile_stage_and_cluster_names)
+{
+    int a, b, id;
+    /* CUBLASLT_MATMUL_TILE_128x256 = 23, _64x96 = 26, _512x1024 = 634 (cublasLt.h of CUDA 13) */
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_tiles, collect_gemm_n_tiles, 23, &a, &b), 0);
+    cr_assert(a == 128 && b == 256);
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_tiles, collect_gemm_n_tiles, 26, &a, &b), 0);
+    cr_assert(a == 64 && b == 96);
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_tiles, collect_gemm_n_tiles, 634, &a, &b), 0);
+    cr_assert(a == 512 && b == 1024);
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_tiles, collect_gemm_n_tiles, 0, &a, &b), 0);
+    cr_assert(a == 0 && b == 0, "undefined tile");
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_tiles, collect_gemm_n_tiles, 100000, &a, &b), COLLECT_EINVAL);
+    cr_assert_eq(collect_gemm_enum_id(collect_gemm_tiles, collect_gemm_n_tiles, 256, 128, &id), 0);
+    cr_assert_eq(id, 24);
+    /* CUBLASLT_MATMUL_STAGES_64x3 = 15, _64xAUTO = 35 */
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_stages, collect_gemm_n_stages, 15, &a, &b), 0);
+    cr_assert(a == 64 && b == 3);
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_stages, collect_gemm_n_stages, 35, &a, &b), 0);
+    cr_assert(a == 64 && b == 0);
+    /* CUBLASLT_CLUSTER_SHAPE_2x1x1 = 3, _1x2x1 = 5, AUTO = 0 */
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_clusters, collect_gemm_n_clusters, 3, &a, &b), 0);
+    cr_assert(a == 2 && b == 1);
+    cr_assert_eq(collect_gemm_enum_sizes(collect_gemm_clusters, collect_gemm_n_clusters, 5, &a, &b), 0);
+    cr_assert(a == 1 && b == 2);
+    cr_assert_gt(collect_gemm_tiles_end, 600);
+    for (int i = 1; i < collect_gemm_n_tiles; i++) cr_assert_lt(collect_gemm_tiles[i - 1].id, collect_gemm_tiles[i].id);
+}
+
+Test(collect_gemm_config, name_round_trip)
+{
+    collect_gemm_config c = {66, 23, 15, 4, 2, 1, 3, 6, 0}, d;
+    char name[256];
+    cr_assert_eq(collect_gemm_config_name(&c, name, sizeof name), 0, "%s", collect_last_error());
+    cr_assert_str_eq(name, "algo_id=66,tile_m=128,tile_n=256,stage_k=64,stages=3,split_k=4,reduction_scheme=2,"
+                           "swizzle=1,custom_option=3,cluster_m=2,cluster_n=2,inner_shape=0");
+    cr_assert_eq(collect_gemm_config_parse(name, &d), 0, "%s", collect_last_error());
+    cr_assert(collect_gemm_config_equal(&c, &d));
+    int f[COLLECT_GEMM_N_FIELDS];
+    cr_assert_eq(collect_gemm_config_fields(&c, f), 0);
+    cr_assert_eq(collect_gemm_config_from_fields(f, &d), 0);
+    cr_assert(collect_gemm_config_equal(&c, &d));
+    /* every tile, stages and cluster id survives the round trip */
+    for (int i = 0; i < collect_gemm_n_tiles; i++) {
+        c.tile_id = collect_gemm_tiles[i].id;
+        c.stages_id = collect_gemm_stages[i % collect_gemm_n_stages].id;
+        c.cluster_id = collect_gemm_clusters[i % collect_gemm_n_clusters].id;
+        cr_assert_eq(collect_gemm_config_name(&c, name, sizeof name), 0);
+        cr_assert_eq(collect_gemm_config_parse(name, &d), 0, "%s", collect_last_error());
+        cr_assert(collect_gemm_config_equal(&c, &d), "%s", name);
+    }
+    cr_assert_eq(collect_gemm_config_name(&c, name, 20), COLLECT_EINVAL);
+    c.tile_id = 99999;
+    cr_assert_eq(collect_gemm_config_name(&c, name, sizeof name), COLLECT_EINVAL);
+    cr_assert_eq(collect_gemm_config_parse("algo_id=1,tile_m=128", &d), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_config_parse("algo_id=66,tile_m=100,tile_n=256,stage_k=64,stages=3,split_k=4,"
+                                           "reduction_scheme=2,swizzle=1,custom_option=3,cluster_m=2,cluster_n=2,"
+                                           "inner_shape=0", &d), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "100 x 256"), "%s", collect_last_error());
+}
+
+/* the whole decompressed text of a gzip file (every member) */
+static char *gunzip_all(const char *path)
+{
+    gzFile gz = gzopen(path, "rb");
+    cr_assert_not_null(gz);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    int got;
+    while ((got = gzread(gz, buf + n, (unsigned)(cap - n - 1))) > 0) {
+        n += (size_t)got;
+        if (cap - n < 1024) buf = realloc(buf, cap *= 2);
+    }
+    cr_assert_geq(got, 0, "gzread: a damaged member");
+    gzclose(gz);
+    buf[n] = '\0';
+    return buf;
+}
+
+static const collect_gemm_shape shape_a = {64, 128, 256, COLLECT_GEMM_BF16, 'N', 'T'};
+static const collect_gemm_shape shape_b = {7, 9, 11, COLLECT_GEMM_FP32, 'T', 'N'};
+
+static void rows_make(collect_gemm_row r[2])
+{
+    r[0] = (collect_gemm_row){{66, 23, 15, 1, 0, 0, 0, 0, 0}, 12.3456789, 0, 0};
+    r[1] = (collect_gemm_row){{6, 20, 9, 2, 1, 1, 0, 3, 4}, 20.0, -1, 4096};
+}
+
+Test(collect_gemm_table, rows_and_gzip_members)
+{
+    collect_gemm_row r[2];
+    rows_make(r);
+    char line[512];
+    int len = collect_gemm_row_format(&shape_a, &r[0], line, sizeof line);
+    cr_assert_gt(len, 0, "%s", collect_last_error());
+    cr_assert_str_eq(line, "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0\n");
+    cr_assert_eq(collect_gemm_row_format(&shape_a, &r[1], line, sizeof line), (int)strlen(line));
+    cr_assert_str_eq(line, "64,128,256,bf16,N,T,6,128,128,32,3,2,1,1,0,2,1,4,20,,4096\n");
+    char *path = test_tmppath(".csv.gz");
+    collect_gemm_out o;
+    cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r, 1), 0);
+    cr_assert_eq(collect_gemm_out_close(&o), 0);
+    char *text = gunzip_all(path);
+    cr_assert(strncmp(text, collect_gemm_csv_header(), strlen(collect_gemm_csv_header())) == 0);
+    cr_assert(strstr(text, "\n7,9,11,fp32,T,N,66,"), "%s", text);
+    int lines = 0;
+    for (char *c = text; *c; c++) lines += *c == '\n';
+    cr_assert_eq(lines, 4);
+    free(text);
+    collect_gemm_done d;
+    cr_assert_eq(collect_gemm_done_scan(path, &d), 0, "%s", collect_last_error());
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(d.rows, 3);
+    cr_assert_eq(d.truncated, 0);
+    cr_assert(collect_gemm_done_has(&d, "64,128,256,bf16,N,T"));
+    cr_assert(collect_gemm_done_has(&d, "7,9,11,fp32,T,N"));
+    cr_assert_not(collect_gemm_done_has(&d, "7,9,11,fp32,T,T"));
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    cr_assert_eq(d.good_bytes, ftell(f));
+    fclose(f);
+    collect_gemm_done_free(&d);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_table, resume_drops_an_unfinished_shape_and_appends)
+{
+    collect_gemm_row r[2];
+    rows_make(r);
+    char *path = test_tmppath(".csv.gz");
+    collect_gemm_out o;
+    cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0);
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0);
+    cr_assert_eq(collect_gemm_out_close(&o), 0);
+    collect_gemm_done d;
+    cr_assert_eq(collect_gemm_done_scan(path, &d), 0);
+    long good = d.good_bytes;
+    collect_gemm_done_free(&d);
+    /* an interrupted run: shape_b's member begun (rows written, member not finished), then a kill */
+    gzFile gz = gzopen(path, "ab");
+    char line[512];
+    int len = collect_gemm_row_format(&shape_b, &r[0], line, sizeof line);
+    for (int i = 0; i < 200; i++) gzwrite(gz, line, (unsigned)len);
+    gzflush(gz, Z_SYNC_FLUSH); /* bytes on disk, no member end */
+    cr_assert_eq(collect_gemm_done_scan(path, &d), 0, "%s", collect_last_error());
+    cr_assert_eq(d.n, 1, "the unfinished shape is not done");
+    cr_assert(d.truncated);
+    cr_assert_eq(d.good_bytes, good);
+    cr_assert_not(collect_gemm_done_has(&d, "7,9,11,fp32,T,N"));
+    gzclose_w(gz); /* (finishes a member the scan above saw unfinished; the resume cuts it off anyway) */
+    /* the resumed run cuts the file back and appends the redone shape */
+    cr_assert_eq(collect_gemm_out_open(&o, path, d.good_bytes), 0, "%s", collect_last_error());
+    collect_gemm_done_free(&d);
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r, 2), 0);
+    cr_assert_eq(collect_gemm_out_close(&o), 0);
+    char *text = gunzip_all(path);
+    int b_rows = 0;
+    for (char *c = text; (c = strstr(c, "\n7,9,11,fp32,T,N,")); c++) b_rows++;
+    cr_assert_eq(b_rows, 2, "the redone shape's rows only: %s", text);
+    free(text);
+    cr_assert_eq(collect_gemm_done_scan(path, &d), 0);
+    cr_assert_eq(d.n, 2);
+    cr_assert_eq(d.rows, 4);
+    cr_assert_not(d.truncated);
+    collect_gemm_done_free(&d);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_table, missing_and_foreign_files)
+{
+    collect_gemm_done d;
+    char *path = test_tmppath(".csv.gz");
+    cr_assert_eq(collect_gemm_done_scan(path, &d), 0, "a missing file is an empty table");
+    cr_assert_eq(d.n, 0);
+    cr_assert_eq(d.good_bytes, 0);
+    free(path);
+    path = test_tmpfile("plain.csv.gz", "M,N\n1,2\n", 8);
+    cr_assert_eq(collect_gemm_done_scan(path, &d), COLLECT_EFORMAT, "not gzip");
+    remove(path);
+    free(path);
+    path = test_tmppath(".csv.gz");
+    gzFile gz = gzopen(path, "wb");
+    gzputs(gz, "a,b,c\n1,2,3\n");
+    gzclose(gz);
+    cr_assert_eq(collect_gemm_done_scan(path, &d), COLLECT_EFORMAT, "another table's header");
+    cr_assert(strstr(collect_last_error(), "header"), "%s", collect_last_error());
+    remove(path);
+    free(path);
+}
+
+static cJSON *json_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    cr_assert_not_null(j, "invalid JSON: %s", buf);
+    return j;
+}
+
+Test(collect_gemm_json, schema_and_sidecar_names)
+{
+    char p[256];
+    cr_assert_eq(collect_gemm_sidecar_path("out/h100_cublaslt_gemm.csv.gz", ".schema.json", p, sizeof p), 0);
+    cr_assert_str_eq(p, "out/h100_cublaslt_gemm.schema.json");
+    cr_assert_eq(collect_gemm_sidecar_path("t.csv", ".caps.json", p, sizeof p), 0);
+    cr_assert_str_eq(p, "t.caps.json");
+    char *path = test_tmppath(".schema.json");
+    cr_assert_eq(collect_gemm_schema_write(path, 132), 0, "%s", collect_last_error());
+    cJSON *j = json_read(path);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "problem")), 6);
+    cJSON *kernel = cJSON_GetObjectItem(j, "kernel");
+    cr_assert_eq(cJSON_GetArraySize(kernel), COLLECT_GEMM_N_FIELDS);
+    cr_assert_str_eq(cJSON_GetArrayItem(kernel, 1)->valuestring, "tile_m");
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "measure")->valuestring, "time_us");
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "vendor")->valuestring, "heuristic_rank");
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "tiles"), "tile_n")->valuestring, "N");
+    cr_assert_eq(cJSON_GetObjectItem(j, "cus")->valueint, 132);
+    /* every schema column is a header column */
+    const char *hdr = collect_gemm_csv_header();
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) cr_assert(strstr(hdr, cJSON_GetArrayItem(kernel, i)->valuestring));
+    cJSON_Delete(j);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_json, capabilities)
+{
+    int tiles[3] = {20, 23, 0}, stages[2] = {15, 35};
+    collect_gemm_caps c[2];
+    memset(c, 0, sizeof c);
+    c[0] = (collect_gemm_caps){.algo_id = 66, .n_tiles = 3, .n_stages = 2, .tiles = tiles, .stages = stages,
+                               .splitk_support = 1, .reduction_mask = 6, .swizzle_support = 1, .custom_option_max = 2,
+                               .numerical_impl_flags = 0x100000001ull, .min_align = {16, 16, 4, 4}};
+    c[1] = (collect_gemm_caps){.algo_id = 0};
+    collect_gemm_capset sets[2] = {{COLLECT_GEMM_BF16, 2, c}, {COLLECT_GEMM_TF32, 0, NULL}};
+    char *path = test_tmppath(".caps.json");
+    cr_assert_eq(collect_gemm_caps_write(path, "NVIDIA \"H100\"", 130100, sets, 2), 0, "%s", collect_last_error());
+    cJSON *j = json_read(path);
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "gpu")->valuestring, "NVIDIA \"H100\"");
+    cJSON *types = cJSON_GetObjectItem(j, "types");
+    cr_assert_eq(cJSON_GetArraySize(types), 2);
+    cJSON *bf16 = cJSON_GetArrayItem(types, 0);
+    cr_assert_str_eq(cJSON_GetObjectItem(bf16, "dtype")->valuestring, "bf16");
+    cJSON *a0 = cJSON_GetArrayItem(cJSON_GetObjectItem(bf16, "algos"), 0);
+    cr_assert_eq(cJSON_GetObjectItem(a0, "algo_id")->valueint, 66);
+    cJSON *t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(a0, "tiles"), 1);
+    cr_assert(cJSON_GetArrayItem(t1, 0)->valueint == 128 && cJSON_GetArrayItem(t1, 1)->valueint == 256);
+    cJSON *s1 = cJSON_GetArrayItem(cJSON_GetObjectItem(a0, "stages"), 1);
+    cr_assert(cJSON_GetArrayItem(s1, 0)->valueint == 64 && cJSON_GetArrayItem(s1, 1)->valueint == 0);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a0, "reduction_schemes")), 2);
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a0, "min_alignment_bytes"), "A")->valueint, 16);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(types, 1), "algos")), 0);
+    cJSON_Delete(j);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_draw, seeded_and_within_capabilities)
+{
+    int tiles[2] = {20, 23}, stages[3] = {13, 15, 35};
+    collect_gemm_caps cap = {.algo_id = 66, .n_tiles = 2, .n_stages = 3, .tiles = tiles, .stages = stages,
+                             .splitk_support = 1, .reduction_mask = 1, .swizzle_support = 1, .custom_option_max = 3};
+    collect_gemm_rng r1, r2, r3, r4;
+    collect_gemm_rng_seed(&r1, 7, "64,128,256,bf16,N,T");
+    collect_gemm_rng_seed(&r2, 7, "64,128,256,bf16,N,T");
+    collect_gemm_rng_seed(&r3, 8, "64,128,256,bf16,N,T");
+    collect_gemm_rng_seed(&r4, 9, "neighbours");
+    int differ = 0, split = 0;
+    for (int i = 0; i < 200; i++) {
+        collect_gemm_config a, b, c;
+        collect_gemm_config_draw(&cap, 256, &r1, &a);
+        collect_gemm_config_draw(&cap, 256, &r2, &b);
+        collect_gemm_config_draw(&cap, 256, &r3, &c);
+        cr_assert(collect_gemm_config_equal(&a, &b), "same seed and key, same draws");
+        differ += !collect_gemm_config_equal(&a, &c);
+        cr_assert(a.tile_id == 20 || a.tile_id == 23);
+        cr_assert(a.stages_id == 13 || a.stages_id == 15 || a.stages_id == 35);
+        cr_assert(a.split_k >= 1 && 256 / a.split_k >= 32, "split %d leaves < 32 of K", a.split_k);
+        cr_assert_eq(a.reduction_scheme, a.split_k > 1 ? 1 : 0);
+        cr_assert(a.custom_option >= 0 && a.custom_option <= 3);
+        split += a.split_k > 1;
+        collect_gemm_config n;
+        collect_gemm_config_neighbour(&cap, 256, &a, &r4, &n);
+        int changed = (n.tile_id != a.tile_id) + (n.stages_id != a.stages_id) + (n.split_k != a.split_k) +
+                      (n.swizzle != a.swizzle) + (n.custom_option != a.custom_option) + (n.cluster_id != a.cluster_id);
+        cr_assert_leq(changed, 2, "a neighbour changes one field (split-K with its reduction scheme)");
+    }
+    cr_assert_gt(differ, 100, "another seed draws differently");
+    cr_assert_gt(split, 20);
+    collect_gemm_config a;
+    cap.splitk_support = 0;
+    for (int i = 0; i < 50; i++) {
+        collect_gemm_config_draw(&cap, 4096, &r1, &a);
+        cr_assert_eq(a.split_k, 1, "no split without support");
+    }
+}
