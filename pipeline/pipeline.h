@@ -51,6 +51,8 @@ typedef struct pipe_select_result {
     pipe_slice by_direction[DATA_DIR_COUNT];
     pipe_slice by_dtype[DATA_DTYPE_COUNT];
     double *efficiency;   /* (n_test) per-problem efficiency, for plots */
+    int *pick;            /* (n_test) each problem's pick, a column of the data's kernels; n_kernels for a kernel
+                           * the model knows and the data does not hold (heurist diff) */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */
