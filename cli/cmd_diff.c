@@ -176,6 +176,37 @@ static int diff_model_load(const char *path, const char *which, model **out)
     return HR_OK;
 }
 
+/* Compares the loaded models on the chosen rows of d, prints the comparison and writes the report: the exit
+ * status. */
+static int diff_run(const cli_args *a, const pipe_dataset *d, const model *old_m, const model *new_m,
+                    const char *const *pos, const pipe_diff_opts *o, long long seed, long long folds, long long fold)
+{
+    const char *rep = cli_get(a, "report");
+    data_split s;
+    int *all = NULL, n_rows = 0, rc;
+    const int *rows = NULL;
+    char desc[96];
+    pipe_diff df;
+    memset(&df, 0, sizeof df);
+    if (diff_rows(d, a, (uint64_t)seed, folds, fold, &s, &all, &rows, &n_rows, desc, sizeof desc) ||
+        pipe_diff_compute(d, old_m, new_m, rows, n_rows, o, &df)) {
+        hr_error_wrap(HR_EINVAL, "%s", cli_get(a, "data"));
+        rc = diff_error();
+    } else {
+        pipe_diff_print(d, &df, pos[0], pos[1], desc, stdout);
+        rc = df.pass ? DIFF_PASS : DIFF_FAIL;
+        if (rep) {
+            cJSON *j = pipe_diff_report(d, &df, pos[0], pos[1], desc);
+            if (!j || pipe_json_write(rep, j)) rc = diff_error();
+            cJSON_Delete(j);
+        }
+    }
+    pipe_diff_free(&df);
+    data_split_free(&s);
+    free(all);
+    return rc;
+}
+
 int cli_cmd_diff(int argc, char **argv)
 {
     const char *pos[2] = {NULL, NULL};
@@ -188,53 +219,26 @@ int cli_cmd_diff(int argc, char **argv)
     }
     cli_args a;
     int prc = cli_args_parse(n_rest, rest, &diff_spec, &a);
-    if (prc) {
-        free(rest);
-        return prc == CLI_HELP ? 0 : DIFF_ERROR;
-    }
-    const char *dpath = cli_need(&a, "diff", "data"), *rep = cli_get(&a, "report");
+    free(rest); /* a keeps pointers into argv, not into rest */
+    if (prc) return prc == CLI_HELP ? 0 : DIFF_ERROR;
+    const char *dpath = cli_need(&a, "diff", "data");
     pipe_diff_opts o;
     long long seed, folds, fold, threads;
-    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads) || cli_check_output("diff", "report", rep)) {
-        free(rest);
+    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads) ||
+        cli_check_output("diff", "report", cli_get(&a, "report")))
         return DIFF_ERROR;
-    }
     model *old_m = NULL, *new_m = NULL;
     pipe_dataset d;
     memset(&d, 0, sizeof d);
-    int rc = DIFF_ERROR;
     hr_log log = hr_log_stderr(HR_LOG_WARN);
+    int rc;
     if (diff_model_load(pos[0], "old", &old_m) || diff_model_load(pos[1], "new", &new_m) ||
-        pipe_dataset_load(dpath, "select", NULL, hr_threads_resolve((int)threads), &log, &d)) {
+        pipe_dataset_load(dpath, "select", NULL, hr_threads_resolve((int)threads), &log, &d))
         rc = diff_error();
-        goto done;
-    }
-    data_split s;
-    int *all = NULL, n_rows = 0;
-    const int *rows = NULL;
-    char desc[96];
-    pipe_diff df;
-    memset(&df, 0, sizeof df);
-    if (diff_rows(&d, &a, (uint64_t)seed, folds, fold, &s, &all, &rows, &n_rows, desc, sizeof desc) ||
-        pipe_diff_compute(&d, old_m, new_m, rows, n_rows, &o, &df)) {
-        hr_error_wrap(HR_EINVAL, "%s", dpath);
-        rc = diff_error();
-    } else {
-        pipe_diff_print(&d, &df, pos[0], pos[1], desc, stdout);
-        rc = df.pass ? DIFF_PASS : DIFF_FAIL;
-        if (rep) {
-            cJSON *j = pipe_diff_report(&d, &df, pos[0], pos[1], desc);
-            if (!j || pipe_json_write(rep, j)) rc = diff_error();
-            cJSON_Delete(j);
-        }
-    }
-    pipe_diff_free(&df);
-    data_split_free(&s);
-    free(all);
-done:
+    else
+        rc = diff_run(&a, &d, old_m, new_m, pos, &o, seed, folds, fold);
     pipe_dataset_free(&d);
     model_free(old_m);
     model_free(new_m);
-    free(rest);
     return rc;
 }

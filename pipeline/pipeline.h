@@ -10,6 +10,7 @@
  * What differs between the tasks (the evaluation, the metrics a result holds, the report's metrics, the
  * tables and figures) lives in one table per task, select.c and tune.c; a pipe_result holds the figures of
  * its own task (sel or tune) and the shared ones.
+ * diff.h compares two saved selection models on the same rows (heurist diff, the acceptance gate).
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
