@@ -165,7 +165,8 @@ static int diff_rows(const pipe_dataset *d, const cli_args *a, uint64_t seed, lo
 
 static int diff_model_load(const char *path, const char *which, model **out)
 {
-    if (model_load(path, out)) return hr_error_wrap(HR_EINVAL, "%s model %s", which, path);
+    /* model_load's message names the path */
+    if (model_load(path, out)) return hr_error_wrap(HR_EINVAL, "%s model", which);
     if ((*out)->task != MODEL_TASK_SELECT) {
         int rc = hr_error(HR_EINVAL, "%s model %s is a %s model (%s parameters): diff compares kernel-selection models",
                           which, path, model_task_name((*out)->task), (*out)->solver ? (*out)->solver : "tuning");
