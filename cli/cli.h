@@ -107,5 +107,6 @@ int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_predict(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
+int cli_cmd_diff(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const command commands[] = {
     {"compare", cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)"},
     {"eval", cli_cmd_eval, "evaluate a saved model (--model --data [--split] --report)"},
     {"predict", cli_cmd_predict, "rank kernels or predict parameters for one problem key"},
+    {"diff", cli_cmd_diff, "acceptance gate: OLD NEW --data FILE [--split]; exit 0 pass, 1 fail, 2 error"},
     {"export", cli_cmd_export, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)"},
 };
 

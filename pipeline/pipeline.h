@@ -10,6 +10,7 @@
  * What differs between the tasks (the evaluation, the metrics a result holds, the report's metrics, the
  * tables and figures) lives in one table per task, select.c and tune.c; a pipe_result holds the figures of
  * its own task (sel or tune) and the shared ones.
+ * diff.h compares two saved selection models on the same rows (heurist diff, the acceptance gate).
  */
 #ifndef HEURIST_PIPELINE_H
 #define HEURIST_PIPELINE_H
@@ -51,6 +52,8 @@ typedef struct pipe_select_result {
     pipe_slice by_direction[DATA_DIR_COUNT];
     pipe_slice by_dtype[DATA_DTYPE_COUNT];
     double *efficiency;   /* (n_test) per-problem efficiency, for plots */
+    int *pick;            /* (n_test) each problem's pick, a column of the data's kernels; n_kernels for a kernel
+                           * the model knows and the data does not hold (heurist diff) */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */

@@ -23,8 +23,9 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     float *rt = hr_malloc((size_t)n_rows * (size_t)KX * sizeof *rt);
     float *ms = hr_malloc((size_t)m->n_kernels * sizeof *ms);
     sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
+    sr->pick = hr_malloc((size_t)n_rows * sizeof *sr->pick);
     int rc = HR_OK;
-    if (!col || !known || !scores || !rt || !ms || !sr->efficiency) rc = HR_ENOMEM;
+    if (!col || !known || !scores || !rt || !ms || !sr->efficiency || !sr->pick) rc = HR_ENOMEM;
     for (int k = 0; !rc && k < m->n_kernels; k++)
         if ((col[k] = data_select_kernel_index(s, m->kernels[k])) >= 0) known[col[k]] = 1;
     for (int k = 0, unknown = 0; !rc && k < K; k++) {
@@ -55,7 +56,8 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     for (int i = 0; !rc && i < n_rows; i++) {
         const data_problem *p = &s->problems[rows[i]];
         const float *t = rt + (size_t)i * KX;
-        int hit = eval_select_hit(t, KX, eval_select_argmax(scores + (size_t)i * KX, KX));
+        sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
+        int hit = eval_select_hit(t, KX, sr->pick[i]);
         sr->by_direction[p->direction].n++;
         sr->by_direction[p->direction].top1 += hit;
         sr->by_dtype[p->dtype].n++;
@@ -176,7 +178,9 @@ static void select_md_tables(FILE *f, int nm, const char *const *names, const pi
 static void select_result_free(pipe_result *r)
 {
     free(r->sel.efficiency);
+    free(r->sel.pick);
     r->sel.efficiency = NULL;
+    r->sel.pick = NULL;
 }
 
 const pipe_task pipe_task_select = {
