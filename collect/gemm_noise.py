@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Run-to-run noise of a cuBLASLt GEMM table: a second collection of a prefix of the shapes (same seed, so the
+same candidates) against the first. Times of candidates within 5x of their shape's best (the ones timed by
+repeats) are compared per configuration, and the best time and fastest configuration per shape.
+
+  python3 collect/gemm_noise.py datasets/h100/h100_cublaslt_gemm.csv.gz datasets/h100/h100_cublaslt_gemm.noise.csv.gz
+Python 3 standard library only."""
+import gzip, csv, sys
+def load(p):
+    d = {}
+    with gzip.open(p, 'rt') as f:
+        for r in csv.DictReader(f):
+            shape = tuple(r[c] for c in ('M','N','K','dtype','trans_a','trans_b'))
+            cfg = tuple(r[c] for c in ('algo_id','tile_m','tile_n','stage_k','stages','split_k','reduction_scheme','swizzle','custom_option','cluster_m','cluster_n','inner_shape'))
+            d.setdefault(shape, {})[cfg] = float(r['time_us'])
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+ratios, best_ratio, same_best, common = [], [], 0, 0
+for s, cb in b.items():
+    ca = a[s]
+    ks = set(ca) & set(cb)
+    common += len(ks)
+    ba, bb = min(ca.values()), min(cb.values())
+    # only the candidates timed by repeats (within 5x of the best) have median times
+    ratios += [cb[k] / ca[k] for k in ks if ca[k] < 5 * ba and cb[k] < 5 * bb]
+    best_ratio.append(bb / ba)
+    same_best += min(ca, key=ca.get) == min(cb, key=cb.get)
+def q(v, p): v = sorted(v); return v[int(p * (len(v) - 1))]
+print('shapes', len(b), 'common configurations', common, 'of', sum(len(v) for v in b.values()))
+print('per-configuration time ratio run2/run1 p10 %.3f p50 %.3f p90 %.3f' % (q(ratios,.1), q(ratios,.5), q(ratios,.9)))
+print('best time ratio p10 %.3f p50 %.3f p90 %.3f; same fastest configuration %.3f' % (q(best_ratio,.1), q(best_ratio,.5), q(best_ratio,.9), same_best/len(b)))
+r90 = sorted(max(x, 1/x) for x in best_ratio)[int(.9*(len(best_ratio)-1))]
+print('90%% of shapes: best time moved by less than x%.4f' % r90)
