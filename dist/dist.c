@@ -150,23 +150,6 @@ int dist_comm_gather(const dist_comm *c, const void *buf, size_t len, char **all
 #endif
 }
 
-int dist_comm_allreduce_i64(const dist_comm *c, int64_t *buf, size_t n)
-{
-    if (!c || !c->mpi || n == 0) return HR_OK;
-#ifdef HEURIST_HAVE_MPI
-    /* in pieces: MPI counts are ints */
-    for (size_t at = 0; at < n;) {
-        size_t m = n - at < (size_t)(INT_MAX / 2) ? n - at : (size_t)(INT_MAX / 2);
-        int err = MPI_Allreduce(MPI_IN_PLACE, buf + at, (int)m, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-        if (err != MPI_SUCCESS) return dist_mpi_error(err, "MPI_Allreduce");
-        at += m;
-    }
-    return HR_OK;
-#else
-    return hr_error(HR_ESTATE, "dist: built without MPI");
-#endif
-}
-
 void dist_comm_abort(const dist_comm *c, int code)
 {
 #ifdef HEURIST_HAVE_MPI

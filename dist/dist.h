@@ -11,7 +11,6 @@
 #define HEURIST_DIST_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 typedef struct dist_comm dist_comm;
 
@@ -29,8 +28,6 @@ int dist_comm_is_mpi(const dist_comm *c);
  * free with free()) with lens[r] (size entries) the bytes of rank r; other ranks get *all = NULL and lens
  * untouched. A rank's len must be below 2^31 (MPI counts are ints). */
 int dist_comm_gather(const dist_comm *c, const void *buf, size_t len, char **all, size_t *lens);
-/* Collective: buf[0..n) = the sum of every rank's buf (integers: exact whatever the order). */
-int dist_comm_allreduce_i64(const dist_comm *c, int64_t *buf, size_t n);
 /* Ends every rank of the job with exit status code (MPI_Abort); returns only for the serial implementation,
  * whose one process ends by returning from main. */
 void dist_comm_abort(const dist_comm *c, int code);

@@ -11,13 +11,16 @@
 #include "helpers/testutil.h"
 
 /* Runs "[env] mpirun -np 2 heurist args" (ranks > 0) or "heurist args" (ranks 0); *out gets stdout and stderr.
- * `timeout` ends a job that would hang, which the tests then see as a failure. */
+ * `timeout` ends a job that would hang, which the tests then see as a failure. In a sanitizer build the ranks
+ * keep AddressSanitizer's checks but not its leak report: OpenMPI unloads its components at MPI_Finalize,
+ * and what they keep for the life of the process is then reported from an unknown module, which no
+ * suppression can name (the one-process runs here keep the leak check). */
 static int run_ranks(int ranks, const char *env, const char *args, char **out)
 {
     char cmd[8192];
     if (ranks > 0)
-        snprintf(cmd, sizeof cmd, "%s timeout 300 %s -np %d --oversubscribe %s %s 2>&1", env ? env : "", HEURIST_MPIEXEC,
-                 ranks, HEURIST_BINARY, args);
+        snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" %s timeout 300 %s -np %d --oversubscribe %s %s 2>&1",
+                 env ? env : "", HEURIST_MPIEXEC, ranks, HEURIST_BINARY, args);
     else
         snprintf(cmd, sizeof cmd, "%s %s 2>&1", HEURIST_BINARY, args);
     FILE *p = popen(cmd, "r");
