@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "dist/dist.h"
 #include "pipeline/pipeline.h"
 
 #define CLI_MAX_OPTS 32
@@ -97,13 +98,20 @@ void cli_print_result(const char *name, const pipe_result *r);
 /* A pipe_fold_fn printing each fold's result line. */
 void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_result *r);
 
+/* The pipeline's view of the job's ranks (rank, size, a gather through comm); comm must outlive it. */
+pipe_ranks cli_ranks_of(const dist_comm *comm);
+/* pipe_dataset_load of the shared options' data, on every rank (each holds the whole dataset). */
+int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d);
+
 /* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
 
 int cli_cmd_data(int argc, char **argv);
-int cli_cmd_train(int argc, char **argv);
-int cli_cmd_cv(int argc, char **argv);
-int cli_cmd_compare(int argc, char **argv);
+/* The commands that every rank of an MPI job runs (the others run on rank 0 alone): their reports record
+ * "ranks", the job's size (1 without mpirun). */
+int cli_cmd_train(int argc, char **argv, const dist_comm *comm);
+int cli_cmd_cv(int argc, char **argv, const dist_comm *comm);
+int cli_cmd_compare(int argc, char **argv, const dist_comm *comm);
 int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_predict(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);

@@ -79,7 +79,7 @@ static int parse_configs(const cJSON *cfg, pipe_compare_spec *s)
     return 0;
 }
 
-int cli_cmd_compare(int argc, char **argv)
+int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
     int prc = cli_args_parse(argc, argv, &compare_spec, &a);
@@ -123,8 +123,10 @@ int cli_cmd_compare(int argc, char **argv)
         return 2;
     }
     pipe_opts o = cli_train_opts_pipe(&c);
+    pipe_ranks rk = cli_ranks_of(comm);
+    o.ranks = &rk;
     pipe_dataset d;
-    if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
+    if (cli_ranks_load(comm, &c, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("compare");
     }
@@ -139,7 +141,7 @@ int cli_cmd_compare(int argc, char **argv)
     char *summary = NULL;
     int rc = 0;
     if (pipe_compare(&d, &s, &o, out, cli_print_fold, NULL, &summary)) rc = cli_fail("compare");
-    if (!rc) printf("\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
+    if (!rc && summary) printf("\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
     free(summary);
     pipe_dataset_free(&d);
     cli_train_opts_free(&c);

@@ -29,7 +29,7 @@ static const cli_spec cv_spec = {
     NULL,
 };
 
-int cli_cmd_cv(int argc, char **argv)
+int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
     cli_train_opts c;
@@ -44,8 +44,10 @@ int cli_cmd_cv(int argc, char **argv)
     }
     pipe_opts o = cli_train_opts_pipe(&c);
     o.config = c.config;
+    pipe_ranks rk = cli_ranks_of(comm);
+    o.ranks = &rk;
     pipe_dataset d;
-    if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
+    if (cli_ranks_load(comm, &c, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("cv");
     }
@@ -53,8 +55,9 @@ int cli_cmd_cv(int argc, char **argv)
     int rc = 0;
     if (!folds || pipe_run_folds(&d, c.fam, (int)k, &o, folds, cli_print_fold, NULL)) {
         rc = cli_fail("cv");
-    } else {
+    } else if (pipe_ranks_is_root(&rk)) {
         cJSON *j = pipe_report_cv(&d, c.fam->name, (int)k, c.seed, folds);
+        cJSON_AddNumberToObject(j, "ranks", rk.size);
         char *mean = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "metrics"));
         printf("%s %d-fold GroupKFold mean: %s\n", c.fam->name, (int)k, mean);
         free(mean);

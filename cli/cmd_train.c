@@ -31,7 +31,7 @@ static const cli_spec train_spec = {
     NULL,
 };
 
-int cli_cmd_train(int argc, char **argv)
+int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
     cli_train_opts c;
@@ -58,8 +58,13 @@ int cli_cmd_train(int argc, char **argv)
         cli_train_opts_free(&c);
         return cli_fail("train");
     }
+    /* training is not spread over the ranks: under mpirun rank 0 trains and writes, the others stop here */
+    if (dist_comm_rank(comm) != 0) {
+        cli_train_opts_free(&c);
+        return 0;
+    }
     pipe_dataset d;
-    if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
+    if (cli_ranks_load(comm, &c, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("train");
     }
@@ -81,6 +86,7 @@ int cli_cmd_train(int argc, char **argv)
         printf("model written to %s\n", out);
         if (rep) {
             cJSON *j = pipe_report_object(&d, c.fam->name, desc, &r);
+            cJSON_AddNumberToObject(j, "ranks", dist_comm_size(comm));
             if (pipe_json_write(rep, j)) rc = cli_fail("train");
             cJSON_Delete(j);
         }

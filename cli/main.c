@@ -5,21 +5,23 @@
 #include "cli/cli.h"
 #include "core/h5.h"
 
+/* A command runs on rank 0 alone (run), or on every rank of an MPI job (run_ranks). */
 typedef struct command {
     const char *name;
     int (*run)(int argc, char **argv);
+    int (*run_ranks)(int argc, char **argv, const dist_comm *comm);
     const char *summary;
 } command;
 
 static const command commands[] = {
-    {"data", cli_cmd_data, "data info|cache --data FILE: summarise a database or write its HDF5 cache"},
-    {"train", cli_cmd_train, "train a model on a split and save it (--data --task --model --out)"},
-    {"cv", cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)"},
-    {"compare", cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)"},
-    {"eval", cli_cmd_eval, "evaluate a saved model (--model --data [--split] --report)"},
-    {"predict", cli_cmd_predict, "rank kernels or predict parameters for one problem key"},
-    {"diff", cli_cmd_diff, "acceptance gate: OLD NEW --data FILE [--split]; exit 0 pass, 1 fail, 2 error"},
-    {"export", cli_cmd_export, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)"},
+    {"data", cli_cmd_data, NULL, "data info|cache --data FILE: summarise a database or write its HDF5 cache"},
+    {"train", NULL, cli_cmd_train, "train a model on a split and save it (--data --task --model --out)"},
+    {"cv", NULL, cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)"},
+    {"compare", NULL, cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)"},
+    {"eval", cli_cmd_eval, NULL, "evaluate a saved model (--model --data [--split] --report)"},
+    {"predict", cli_cmd_predict, NULL, "rank kernels or predict parameters for one problem key"},
+    {"diff", cli_cmd_diff, NULL, "acceptance gate: OLD NEW --data FILE [--split]; exit 0 pass, 1 fail, 2 error"},
+    {"export", cli_cmd_export, NULL, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)"},
 };
 
 static void usage(FILE *f)
@@ -30,9 +32,8 @@ static void usage(FILE *f)
     fprintf(f, "\nheurist CMD --help (or heurist help CMD) lists a command's options and defaults.\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv, const dist_comm *comm)
 {
-    hr_h5_quiet();
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -46,12 +47,33 @@ int main(int argc, char **argv)
     const char *name = help ? argv[2] : argv[1];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(name, commands[i].name) != 0) continue;
-        if (help) {
-            char *h[] = {(char *)"--help", NULL};
-            return commands[i].run(1, h);
-        }
-        return commands[i].run(argc - 2, argv + 2);
+        char *h[] = {(char *)"--help", NULL};
+        int cargc = help ? 1 : argc - 2;
+        char **cargv = help ? h : argv + 2;
+        if (commands[i].run_ranks) return commands[i].run_ranks(cargc, cargv, comm);
+        /* a one-process command under mpirun: rank 0 does it, the others have nothing to do */
+        return dist_comm_rank(comm) == 0 ? commands[i].run(cargc, cargv) : 0;
     }
     fprintf(stderr, "heurist: unknown command '%s' (see heurist --help)\n", name);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    hr_h5_quiet();
+    dist_comm *comm = NULL;
+    if (dist_comm_init(&argc, &argv, &comm)) {
+        fprintf(stderr, "heurist: %s\n", hr_last_error());
+        return 1;
+    }
+    int rc = dispatch(argc, argv, comm);
+    if (rc != 0 && dist_comm_size(comm) > 1) {
+        /* the other ranks may be waiting for this one in a collective: end them all, never hang */
+        fprintf(stderr, "heurist: rank %d of %d failed (exit status %d): ending every rank\n", dist_comm_rank(comm),
+                dist_comm_size(comm), rc);
+        fflush(stderr);
+        dist_comm_abort(comm, rc);
+    }
+    dist_comm_free(comm);
+    return rc;
 }

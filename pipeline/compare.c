@@ -77,35 +77,27 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
     }
     for (int m = 0; m < nm && !rc; m++) {
         names[m] = s->fams[m]->name;
-        res[m] = hr_calloc((size_t)nfold, sizeof *res[m]);
-        if (!res[m]) {
-            rc = HR_ENOMEM;
-            break;
-        }
-        pipe_opts om = *o;
-        om.config = s->configs[m];
-        om.save_path = NULL;
-        om.keep_model = 0;
-        if (s->folds) {
-            rc = pipe_run_folds(d, s->fams[m], nfold, &om, res[m], on_result, ctx);
-            if (!rc) cJSON_AddItemToArray(report, pipe_report_cv(d, names[m], nfold, o->seed, res[m]));
-        } else {
-            hr_log_printf(o->log, HR_LOG_INFO, "compare: training %s (%d train / %d test)\n", names[m], split.n_train,
-                          split.n_test);
-            rc = pipe_run(d, &split, s->fams[m], &om, &res[m][0], NULL);
-            if (!rc) {
-                cJSON_AddItemToArray(report, pipe_report_object(d, names[m], desc, &res[m][0]));
-                if (on_result) on_result(ctx, names[m], 0, 1, &res[m][0]);
-            }
-        }
-        nres[m] = rc ? 0 : nfold;
+        if (!(res[m] = hr_calloc((size_t)nfold, sizeof *res[m]))) rc = HR_ENOMEM;
     }
-    if (!rc) {
+    pipe_opts om = *o;
+    om.save_path = NULL;
+    om.keep_model = 0;
+    if (!rc) rc = pipe_jobs_run(d, nm, s->fams, s->configs, s->folds, s->folds ? NULL : &split, &om, res, on_result, ctx);
+    int root = pipe_ranks_is_root(o->ranks), nranks = o->ranks ? o->ranks->size : 1;
+    for (int m = 0; m < nm && !rc && root; m++) {
+        cJSON *obj = s->folds ? pipe_report_cv(d, names[m], nfold, o->seed, res[m])
+                              : pipe_report_object(d, names[m], desc, &res[m][0]);
+        cJSON_AddNumberToObject(obj, "ranks", nranks);
+        cJSON_AddItemToArray(report, obj);
+        nres[m] = nfold;
+    }
+    /* the results and the reports are rank 0's */
+    if (!rc && root) {
         char path[4096];
         snprintf(path, sizeof path, "%s/report.json", dir);
         rc = pipe_json_write(path, report);
     }
-    if (!rc) {
+    if (!rc && root) {
         const pipe_result *cres[PIPE_COMPARE_MAX];
         for (int m = 0; m < nm; m++) cres[m] = res[m];
         char *text = NULL;

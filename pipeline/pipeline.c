@@ -274,16 +274,6 @@ int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const 
 {
     memset(folds, 0, (size_t)(k > 0 ? k : 0) * sizeof *folds);
     if (k < 2) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", k);
-    for (int f = 0; f < k; f++) {
-        data_split s;
-        int rc = data_split_group_kfold(d->group, d->n, d->n_groups, k, o->seed, f, &s);
-        if (rc) return rc;
-        hr_log_printf(o->log, HR_LOG_INFO, "%s fold %d/%d: %d train / %d test problems\n", fam->name, f + 1, k,
-                      s.n_train, s.n_test);
-        rc = pipe_run(d, &s, fam, o, &folds[f], NULL);
-        data_split_free(&s);
-        if (rc) return rc;
-        if (on_result) on_result(ctx, fam->name, f, k, &folds[f]);
-    }
-    return HR_OK;
+    pipe_result *const res[1] = {folds};
+    return pipe_jobs_run(d, 1, &fam, NULL, k, NULL, o, res, on_result, ctx);
 }

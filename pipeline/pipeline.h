@@ -81,6 +81,18 @@ typedef struct pipe_result {
 
 void pipe_result_free(pipe_result *r);
 
+/* The processes of a distributed run (cli/ fills it from dist/, so that the pipeline knows nothing of MPI).
+ * The (family, fold) jobs of pipe_run_folds and pipe_compare are spread over the ranks by a fixed rule (job
+ * j = family * folds + fold runs on rank j % size); every rank holds the whole dataset, a job's result does
+ * not depend on the rank that computes it, and rank 0 gathers the results and alone writes the reports. */
+typedef struct pipe_ranks {
+    int rank, size;
+    /* Collective: rank 0 receives every rank's len bytes concatenated in rank order into *all (malloc'd),
+     * lens[r] (size entries) from rank r; other ranks get *all NULL. */
+    int (*gather)(void *ctx, const void *buf, size_t len, char **all, size_t *lens);
+    void *ctx;
+} pipe_ranks;
+
 typedef struct pipe_opts {
     uint64_t seed;
     int threads;
@@ -92,6 +104,7 @@ typedef struct pipe_opts {
     const char *init_model;
     int keep_model;          /* return the model through *out_model */
     double valid_fraction;   /* share of the training rows held back for early stopping: 0 = 0.1, < 0 = none */
+    const pipe_ranks *ranks; /* NULL: one process runs every job */
 } pipe_opts;
 
 /* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed); desc (n bytes)
@@ -113,7 +126,9 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
 typedef void (*pipe_result_fn)(void *ctx, const char *model_name, int fold, int k, const pipe_result *r);
 
 /* k GroupKFold folds of one family (grouped by problem geometry, seeded by o->seed): results into
- * folds (k), each passed to on_result (may be NULL) when its fold is done. */
+ * folds (k), each passed to on_result (may be NULL) when its fold is done. Under o->ranks the folds are
+ * spread over the ranks; rank 0 gets every fold's result (and calls on_result for each once all are in),
+ * the other ranks none (folds left zeroed). */
 int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const pipe_opts *o, pipe_result *folds,
                    pipe_result_fn on_result, void *ctx);
 
@@ -128,9 +143,10 @@ typedef struct pipe_compare_spec {
     const char *split;     /* folds == 0: "random:F[:seed=S]" (seed defaults to pipe_opts.seed) */
 } pipe_compare_spec;
 
-/* Runs the comparison (o: seed, threads, log, valid_fraction; o->config is ignored for s->configs) and
- * writes dir/report.json (one report object per family), dir/report.md (tables and figure links) and
- * the figures; *summary (malloc'd) is report.md's text without the figures, for a terminal. */
+/* Runs the comparison (o: seed, threads, log, valid_fraction, ranks; o->config is ignored for s->configs) and
+ * writes dir/report.json (one report object per family, each with "ranks"), dir/report.md (tables and figure
+ * links) and the figures; *summary (malloc'd) is report.md's text without the figures, for a terminal. Under
+ * o->ranks only rank 0 writes, and the other ranks get *summary NULL. */
 int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_opts *o, const char *dir,
                  pipe_result_fn on_result, void *ctx, char **summary);
 
@@ -142,6 +158,16 @@ cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const c
                           const pipe_result *r);
 /* Mean of fold results into a report object with a "folds" array. */
 cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint64_t seed, const pipe_result *folds);
+/* Runs the jobs (family m, fold f) of nm families on `folds` GroupKFold folds, or on `split` when folds is 0
+ * (one job per family), that belong to this rank (pipe_ranks); configs[m] (or o->config when configs is NULL)
+ * configures family m. On rank 0 res[m] (nfold entries each) receives every job's result, passed to on_result
+ * in (family, fold) order; other ranks' res stay zeroed. */
+int pipe_jobs_run(const pipe_dataset *d, int nm, const model_family *const *fams, const cJSON *const *configs,
+                  int folds, const data_split *split, const pipe_opts *o, pipe_result *const *res,
+                  pipe_result_fn on_result, void *ctx);
+/* 1 when this process writes reports: no ranks, or rank 0. */
+int pipe_ranks_is_root(const pipe_ranks *r);
+
 /* Writes JSON atomically (pretty-printed). */
 int pipe_json_write(const char *path, const cJSON *json);
 

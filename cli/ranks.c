@@ -1,0 +1,27 @@
+/* What the commands that run on every rank of an MPI job (train, cv, compare) share: the pipeline's view of
+ * the ranks, built from dist/, and the dataset load, where a test can make one rank fail. */
+#include <stdlib.h>
+
+#include "cli/cli.h"
+
+static int cli_ranks_gather(void *ctx, const void *buf, size_t len, char **all, size_t *lens)
+{
+    return dist_comm_gather((const dist_comm *)ctx, buf, len, all, lens);
+}
+
+pipe_ranks cli_ranks_of(const dist_comm *comm)
+{
+    pipe_ranks r = {dist_comm_rank(comm), dist_comm_size(comm), cli_ranks_gather, (void *)comm};
+    return r;
+}
+
+int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d)
+{
+    /* for tests only: HEURIST_TEST_FAIL_RANK=R makes rank R's load fail, as a rank with an unreadable shard
+     * would, to check that the whole job then ends with that rank's message and a non-zero status */
+    const char *fail = getenv("HEURIST_TEST_FAIL_RANK");
+    if (fail && *fail && atoi(fail) == dist_comm_rank(comm))
+        return hr_error(HR_EIO, "%s: rank %d of %d: load failed on purpose (HEURIST_TEST_FAIL_RANK, a test hook)",
+                        c->data, dist_comm_rank(comm), dist_comm_size(comm));
+    return pipe_dataset_load(c->data, c->task, c->solver, c->threads, &c->log, d);
+}

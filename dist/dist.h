@@ -1,0 +1,35 @@
+/* dist: the processes of one heurist run, over MPI when heurist was built with it and started by mpirun
+ * (or another MPI launcher), otherwise one process with the same calls.
+ *
+ * This is the only place that includes <mpi.h>: cli/ hands the pipeline what it needs (rank, size and a
+ * gather) as plain values and a function pointer, so the libraries below know nothing of MPI.
+ * Collectives run on the calling (main) thread only (MPI_THREAD_FUNNELED); worker threads never call here.
+ * A failing rank does not report its failure to the others: main() ends the whole job with
+ * dist_comm_abort, so no rank waits forever in a collective that the failed rank will never join.
+ */
+#ifndef HEURIST_DIST_H
+#define HEURIST_DIST_H
+
+#include <stddef.h>
+
+typedef struct dist_comm dist_comm;
+
+/* *out = the run's processes: MPI's world when started by an MPI launcher (MPI_Init here), else one
+ * process (rank 0 of 1). argc and argv may be rewritten by MPI_Init. */
+int dist_comm_init(int *argc, char ***argv, dist_comm **out);
+/* MPI_Finalize (when MPI was initialised) and frees c; NULL is fine. */
+void dist_comm_free(dist_comm *c);
+int dist_comm_rank(const dist_comm *c);
+int dist_comm_size(const dist_comm *c);
+/* 1 when the processes talk through MPI (even a job of one rank), 0 for the serial implementation. */
+int dist_comm_is_mpi(const dist_comm *c);
+
+/* Collective. Rank 0 receives the len bytes of every rank, concatenated in rank order into *all (malloc'd,
+ * free with free()) with lens[r] (size entries) the bytes of rank r; other ranks get *all = NULL and lens
+ * untouched. A rank's len must be below 2^31 (MPI counts are ints). */
+int dist_comm_gather(const dist_comm *c, const void *buf, size_t len, char **all, size_t *lens);
+/* Ends every rank of the job with exit status code (MPI_Abort); returns only for the serial implementation,
+ * whose one process ends by returning from main. */
+void dist_comm_abort(const dist_comm *c, int code);
+
+#endif
