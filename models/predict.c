@@ -11,7 +11,7 @@
 struct model_ws {
     const model *m;  /* the model the scratch was sized for */
     void *family;    /* the family's scratch (NULL when it needs none) */
-    /* a table model whose family scores only its vocabulary: model_predict_candidates maps names through these */
+    /* a table model that scores only its vocabulary: model_predict_candidates maps names through these */
     float *vocab_scores; /* (n_kernels) */
     int *by_name;        /* (n_kernels) kernel indices in strcmp order of their names, for bsearch */
 };
@@ -59,7 +59,7 @@ int model_ws_create(const model *m, model_ws **out)
     if (!ws) return HR_ENOMEM;
     ws->m = m;
     int rc = HR_OK;
-    if (m->table && m->task == MODEL_TASK_SELECT && !m->family->predict_candidates) rc = ws_by_name_create(m, ws);
+    if (m->table && m->task == MODEL_TASK_SELECT) rc = ws_by_name_create(m, ws);
     if (!rc && m->family->ws_create) rc = m->family->ws_create(m, &ws->family);
     if (rc) {
         ws_release(ws);
@@ -136,7 +136,10 @@ int model_predict_candidates(const model *m, model_ws *ws, const float *x, const
     if (!m->table)
         return hr_error(HR_EINVAL, "%s model: scoring candidate configurations needs a model of a benchmark table",
                         m->family->name);
-    if (m->family->predict_candidates) return m->family->predict_candidates(m, ws->family, x, kv, n, scores);
+    if (m->family->predict_candidates) {
+        rc = m->family->predict_candidates(m, ws->family, x, kv, n, scores);
+        if (rc != MODEL_CANDIDATES_BY_NAME) return rc;
+    }
     /* a table problem has no convolution fields: families that read p see zeros */
     data_problem p;
     memset(&p, 0, sizeof p);
@@ -150,4 +153,19 @@ int model_predict_candidates(const model *m, model_ws *ws, const float *x, const
         scores[i] = k >= 0 ? ws->vocab_scores[k] : -INFINITY;
     }
     return HR_OK;
+}
+
+double model_target_value(int target, double cost, double cost_best)
+{
+    switch (target) {
+    case MODEL_TARGET_RELATIVE: return -log(cost / cost_best);
+    case MODEL_TARGET_ABSOLUTE: return -log(cost);
+    case MODEL_TARGET_LOG1P: return log1p(1.0 / cost);
+    default: return NAN;
+    }
+}
+
+int model_score_target(const model *m)
+{
+    return m->task == MODEL_TASK_SELECT && m->family->score_target ? m->family->score_target(m) : MODEL_TARGET_NONE;
 }
