@@ -186,7 +186,8 @@ static int reformer_input_stats(reformer *r, const input_cols *c, int bins)
                 !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd))))
         rc = HR_ENOMEM;
     for (int i = 0; !rc && i < longest; i++) idx[i] = i;
-    for (int j = 0; !rc && j < nf; j++) data_zscore_fit(c->cols + c->off[j], 1, idx, c->len[j], &r->zmean[j], &r->zstd[j]);
+    for (int j = 0; !rc && j < nf; j++)
+        data_zscore_fit(c->cols + c->off[j], 1, idx, c->len[j], &r->zmean[j], &r->zstd[j]);
     for (int k = 0; !rc && k < r->n_ple; k++) {
         const int src = r->ple_src[k], n = c->len[src];
         const float *col = c->cols + c->off[src];

@@ -1,7 +1,8 @@
 /* The Reformer's pairs mode on a small benchmark table written by the test from a known cost model (a GEMM
  * on 108 compute units: waves of output tiles times split-K, larger tiles faster per element, split-K paying
- * a reduction), each problem measuring about three quarters of the configurations: it recovers the cost model's best configuration, its files
- * give identical scores, predict_candidates agrees with predict_select, and the mode is checked. */
+ * a reduction), each problem measuring about three quarters of the configurations: it recovers the cost
+ * model's best configuration, its files give identical scores, predict_candidates agrees with
+ * predict_select, and the mode is checked. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,9 +72,10 @@ static table_fixture table_fixture_make(int n, uint64_t seed)
     cr_assert_not_null(f.sel->table);
     f.nf = data_table_problem_feature_count(&f.sel->table->spec);
     f.X = malloc((size_t)f.sel->n * f.nf * sizeof *f.X);
+    const data_table_spec *spec = &f.sel->table->spec;
+    const int npv = spec->n_problem + spec->n_hardware;
     for (int i = 0; i < f.sel->n; i++)
-        data_table_problem_features(&f.sel->table->spec, f.sel->table->pv + (size_t)i * (f.sel->table->spec.n_problem + f.sel->table->spec.n_hardware),
-                                    f.X + (size_t)i * f.nf);
+        data_table_problem_features(spec, f.sel->table->pv + (size_t)i * npv, f.X + (size_t)i * f.nf);
     f.train = malloc((size_t)f.sel->n * sizeof(int));
     f.valid = malloc((size_t)f.sel->n * sizeof(int));
     f.test = malloc((size_t)f.sel->n * sizeof(int));
@@ -200,14 +202,16 @@ Test(models_reformer_pairs, save_load_round_trip_gives_identical_scores, .timeou
 Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout = 120)
 {
     table_fixture f = table_fixture_make(120, 5);
-    model *m = train_on(&f, "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}", 3);
+    model *m =
+        train_on(&f, "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}", 3);
     const int K = m->n_kernels, nk = m->table->n_kernel;
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     float *sel = malloc((size_t)K * sizeof *sel), *cand = malloc((size_t)K * sizeof *cand);
     float *rev = malloc((size_t)K * sizeof *rev);
     double *kv_rev = malloc((size_t)K * nk * sizeof *kv_rev);
-    for (int k = 0; k < K; k++) memcpy(kv_rev + (size_t)k * nk, m->kernel_values + (size_t)(K - 1 - k) * nk, (size_t)nk * sizeof *kv_rev);
+    for (int k = 0; k < K; k++)
+        memcpy(kv_rev + (size_t)k * nk, m->kernel_values + (size_t)(K - 1 - k) * nk, (size_t)nk * sizeof *kv_rev);
     data_problem p;
     memset(&p, 0, sizeof p);
     for (int i = 0; i < f.n_test; i++) {
