@@ -45,7 +45,7 @@ int cli_cmd_cv(int argc, char **argv)
     pipe_opts o = cli_train_opts_pipe(&c);
     o.config = c.config;
     pipe_dataset d;
-    if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
+    if (pipe_dataset_load_schema(c.data, c.task, c.solver, c.schema, c.threads, &c.log, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("cv");
     }

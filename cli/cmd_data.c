@@ -175,7 +175,7 @@ int cli_cmd_data(int argc, char **argv)
     if (strcmp(argv[0], "cache") == 0 && (!(out = cli_need(&a, "data cache", "out")) || cli_check_output("data cache", "out", out)))
         return 2;
     hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_ERROR : HR_LOG_WARN);
-    data_load_opts opts = {cli_has(&a, "strict"), &log, 0};
+    data_load_opts opts = {cli_has(&a, "strict"), &log, 0, cli_get(&a, "schema")};
     data_select *sel;
     data_tune *tune;
     double t0 = hr_now();

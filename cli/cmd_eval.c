@@ -39,7 +39,7 @@ int cli_cmd_eval(int argc, char **argv)
     model *m;
     if (model_load(mpath, &m)) return cli_fail("eval");
     pipe_dataset d;
-    if (pipe_dataset_load(dpath, NULL, m->solver ? m->solver : cli_get(&a, "solver"), 0, &log, &d)) {
+    if (pipe_dataset_load_schema(dpath, NULL, m->solver ? m->solver : cli_get(&a, "solver"), cli_get(&a, "schema"), 0, &log, &d)) {
         model_free(m);
         return cli_fail("eval");
     }

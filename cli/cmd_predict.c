@@ -4,10 +4,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "data/table.h"
 
 static const cli_opt predict_opts[] = {
     {"model", "MODEL.h5", "the saved model (required)"},
-    {"problem", "KEY", "a find-db problem key, or a whole find-db line (required)"},
+    {"problem", "KEY", "a find-db problem key or a whole find-db line; for a benchmark-table model \"M=128,N=4096,...\" (required)"},
     {"top", "N", "kernels to list, 1..100000 (default 10)"},
     CLI_OPT_END,
 };
@@ -20,8 +21,40 @@ static const cli_spec predict_spec = {
     "data type and layout (recorded in the model file at training time). When no training problem had this\n"
     "data type and layout, the kernels measured for its direction are ranked; a model file without the table\n"
     "(written by an older heurist) ranks every kernel. Probabilities are the softmax of the model's scores\n"
-    "over the ranked kernels.",
+    "over the ranked kernels.\n"
+    "A model of a benchmark table takes the problem as column=value pairs, every problem and hardware column\n"
+    "of its schema once, and ranks every configuration it knows, with its score.",
 };
+
+/* A benchmark-table model: the problem as "col=value,..." and every configuration ranked. */
+static int predict_table(const model *m, model_ws *ws, const char *key, long long top)
+{
+    double pv[DATA_TABLE_MAX_COLUMNS];
+    if (data_table_problem_parse(m->table, key, pv)) {
+        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
+        return 2;
+    }
+    float *x = hr_malloc((size_t)m->n_features * sizeof *x), *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
+    model_ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
+    data_problem p;
+    memset(&p, 0, sizeof p);
+    int n = -1;
+    if (x && s && r) {
+        data_table_problem_features(m->table, pv, x);
+        if (!model_predict_select_x(m, ws, &p, x, s)) n = model_rank(m, &p, s, r, NULL);
+    }
+    char canon[1024];
+    if (n >= 0 && data_table_problem_format(m->table, pv, canon, sizeof canon)) n = -1;
+    if (n >= 0) {
+        printf("%s: %d configurations ranked\nrank  probability       score  configuration\n", canon, n);
+        for (int i = 0; i < n && i < top; i++)
+            printf("%4d  %10.2f%%  %10.4f  %s\n", i + 1, 100.0 * r[i].prob, r[i].score, m->kernels[r[i].kernel]);
+    }
+    free(x);
+    free(s);
+    free(r);
+    return n < 0 ? cli_fail("predict") : 0;
+}
 
 static int predict_select(const model *m, model_ws *ws, const data_problem *p, long long top)
 {
@@ -73,22 +106,24 @@ int cli_cmd_predict(int argc, char **argv)
     const char *mpath = cli_need(&a, "predict", "model"), *key = cli_need(&a, "predict", "problem");
     long long top;
     if (!mpath || !key || cli_get_int(&a, "top", 10, 1, 100000, &top)) return 2;
+    model *m;
+    if (model_load(mpath, &m)) return cli_fail("predict");
     data_problem p;
     const char *why;
     /* a whole find-db line is accepted too: the key is what precedes '=' */
     const char *eq = strchr(key, '=');
-    if (data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) {
+    if (!m->table && data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) {
         fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
+        model_free(m);
         return 2;
     }
-    model *m;
-    if (model_load(mpath, &m)) return cli_fail("predict");
     model_ws *ws = NULL;
     if (model_ws_create(m, &ws)) {
         model_free(m);
         return cli_fail("predict");
     }
-    int rc = m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
+    int rc = m->table ? predict_table(m, ws, key, top)
+             : m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
     model_ws_free(ws);
     model_free(m);
     return rc;

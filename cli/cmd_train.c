@@ -59,7 +59,7 @@ int cli_cmd_train(int argc, char **argv)
         return cli_fail("train");
     }
     pipe_dataset d;
-    if (pipe_dataset_load(c.data, c.task, c.solver, c.threads, &c.log, &d)) {
+    if (pipe_dataset_load_schema(c.data, c.task, c.solver, c.schema, c.threads, &c.log, &d)) {
         cli_train_opts_free(&c);
         return cli_fail("train");
     }

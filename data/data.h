@@ -70,6 +70,8 @@ typedef struct data_load_opts {
     int strict;          /* nonzero: the first bad line is an error instead of a skip */
     const hr_log *log;   /* progress and skip summary; may be NULL */
     int threads;         /* decompression and parsing threads (<= 0: all cores; a NULL opts means all too) */
+    const char *schema;  /* a benchmark table's schema: inline JSON (starting with '{') or a file holding it;
+                          * NULL: FILE.schema.json beside the table (data/table.h) */
 } data_load_opts;
 
 /* Loads a find-db: plain text, or bzip2 (detected by content). */
@@ -176,8 +178,8 @@ int data_cache_write_tune(const char *path, const data_tune *dt);
 int data_cache_read(const char *path, data_select **sel, data_tune **tune);
 
 /* ---- any input ---- */
-typedef enum data_source_kind { DATA_SOURCE_FDB, DATA_SOURCE_PERFDB, DATA_SOURCE_CACHE } data_source_kind;
-/* By file name: .h5 cache, .db[.bz2] perf-db, anything else a find-db. */
+typedef enum data_source_kind { DATA_SOURCE_FDB, DATA_SOURCE_PERFDB, DATA_SOURCE_CACHE, DATA_SOURCE_TABLE } data_source_kind;
+/* By file name: .h5 cache, .db[.bz2] perf-db, .csv/.tsv[.gz|.bz2] benchmark table, anything else a find-db. */
 data_source_kind data_source_kind_of(const char *path);
 /* Loads any input; a perf-db needs `solver`. Exactly one of *sel / *tune is set on success. */
 int data_load(const char *path, const char *solver, const data_load_opts *opts, data_select **sel,

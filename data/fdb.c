@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "data/table.h"
 
 void data_skips_add(data_skips *s, const char *reason, long line)
 {
@@ -606,6 +607,7 @@ void data_select_free(data_select *ds)
     free(ds->runtime);
     free(ds->vendor_rank);
     free(ds->source);
+    data_table_free(ds->table);
     free(ds);
 }
 

@@ -1,7 +1,8 @@
-/* One entry point for every input the command line accepts: find-db, perf-db or dataset cache. */
+/* One entry point for every input the command line accepts: find-db, perf-db, benchmark table or dataset cache. */
 #include <string.h>
 
 #include "data/data.h"
+#include "data/table.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -13,6 +14,7 @@ data_source_kind data_source_kind_of(const char *path)
 {
     if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return DATA_SOURCE_CACHE;
     if (ends_with(path, ".db") || ends_with(path, ".db.bz2")) return DATA_SOURCE_PERFDB;
+    if (data_table_is_table(path)) return DATA_SOURCE_TABLE;
     return DATA_SOURCE_FDB;
 }
 
@@ -26,6 +28,15 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
         if (!solver || !*solver)
             return hr_error(HR_EINVAL, "%s: a perf-db needs a solver name (--solver ConvAsm1x1U)", path);
         return data_perfdb_load(path, solver, opts, tune);
+    case DATA_SOURCE_TABLE: {
+        const char *schema = opts ? opts->schema : NULL;
+        while (schema && (*schema == ' ' || *schema == '\t' || *schema == '\n')) schema++;
+        data_table_opts to = {.log = opts ? opts->log : NULL, .threads = opts ? opts->threads : 0,
+                              .strict = opts ? opts->strict : 0};
+        if (schema && *schema == '{') to.schema_json = schema;
+        else if (schema) to.schema_path = schema;
+        return data_table_load(path, &to, sel);
+    }
     case DATA_SOURCE_FDB: {
         int found, rc = data_fdb_load(path, opts, sel);
         if (!rc && (rc = data_vendor_attach(*sel, path, opts ? opts->threads : 0, &found))) {

@@ -81,6 +81,7 @@ typedef struct data_table_opts {
     const char *schema_json;   /* the schema as text (wins over schema_path) */
     const hr_log *log;
     int threads;
+    int strict;                /* as data_load_opts.strict: the first bad row is an error instead of a skip */
 } data_table_opts;
 
 /* True for names a table loader reads: .csv / .tsv, optionally followed by .gz or .bz2. */

@@ -57,7 +57,8 @@ model_applies model_applicable(const model *m, const data_problem *p, unsigned c
 {
     if (!m->applicable) {
         memset(ok, 1, (size_t)m->n_kernels);
-        return MODEL_APPLIES_UNRECORDED;
+        /* a table model: every configuration, the problem's candidate list decides */
+        return m->table ? MODEL_APPLIES_ALL : MODEL_APPLIES_UNRECORDED;
     }
     const unsigned char *t = m->applicable;
     int c = problem_combo(p), any = 0;

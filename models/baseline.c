@@ -7,7 +7,9 @@
  * vendor: the vendor's own heuristic, replayed from the ranking recorded beside the data (data/vendor.c):
  *   score_k = -(position of k in the vendor's ranking), kernels it does not rank -inf. It learns nothing:
  *   "training" stores the ranking of every problem of the data by its canonical key, and a problem it does
- *   not hold gets no pick (every score -inf).
+ *   not hold gets no pick (every score -inf). A table model keys its problems by the canonical key of the
+ *   values its features hold (data_table_problem_values), on both sides, so the keys match whatever the
+ *   features round.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "core/h5.h"
 #include "models/model.h"
+#include "data/table.h"
 
 #define N_COMBOS MODEL_APPLICABILITY_COMBOS
 
@@ -158,6 +161,18 @@ typedef struct keyed {
     int row;
 } keyed;
 
+/* The key the vendor model files a problem under: its find-db key, or on a table the key of its features' values. */
+static void vendor_key(const model *m, const data_problem *p, const float *x, char *buf, size_t size)
+{
+    if (!m->table) {
+        data_key_format(p, buf, size);
+        return;
+    }
+    double pv[DATA_TABLE_MAX_COLUMNS];
+    data_table_problem_values(m->table, x, pv);
+    if (data_table_problem_format(m->table, pv, buf, size)) buf[0] = '\0';
+}
+
 static int cmp_keyed(const void *a, const void *b)
 {
     return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
@@ -178,8 +193,8 @@ static int vendor_train(const model_train_data *d, const model_ctx *ctx, model *
     keyed *k = rc ? NULL : hr_calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *k);
     if (!rc && !k) rc = HR_ENOMEM;
     for (int i = 0; !rc && i < s->n; i++) {
-        char buf[256];
-        data_key_format(&s->problems[i], buf, sizeof buf);
+        char buf[1024];
+        vendor_key(&v->base, &s->problems[i], d->X + (size_t)i * d->n_features, buf, sizeof buf);
         if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
         k[i].row = i;
     }
@@ -217,8 +232,8 @@ static int vendor_predict(const model *mb, void *ws, const data_problem *p, cons
     (void)ws; /* needs no scratch */
     const vendor *v = (const vendor *)mb;
     int K = mb->n_kernels;
-    char buf[256];
-    data_key_format(p, buf, sizeof buf);
+    char buf[1024];
+    vendor_key(mb, p, x, buf, sizeof buf);
     const char *probe = buf;
     char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
     for (int k = 0; k < K; k++) scores[k] = -INFINITY;

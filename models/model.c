@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "data/table.h"
 #include "models/models_internal.h"
 #include "train/train.h"
 
@@ -22,6 +23,32 @@ static char **strv_dup(char *const *s, int n)
     return out;
 }
 
+/* A table model's configurations as field values, parsed from its kernel names with its schema. */
+static int table_kernel_values(model *m)
+{
+    int nk = m->table->n_kernel;
+    free(m->kernel_values);
+    m->kernel_values = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1) * (size_t)nk * sizeof *m->kernel_values);
+    if (!m->kernel_values) return HR_ENOMEM;
+    for (int k = 0; k < m->n_kernels; k++) {
+        int rc = data_table_config_parse(m->table, m->kernels[k], m->kernel_values + (size_t)k * nk);
+        if (rc) return hr_error_wrap(rc, "kernel %d", k);
+    }
+    return HR_OK;
+}
+
+/* The schema of a table model (a copy of spec) and its feature names. */
+static int table_attach(model *m, const data_table_spec *spec)
+{
+    if (!(m->table = hr_calloc(1, sizeof *m->table))) return HR_ENOMEM;
+    int rc = data_table_spec_copy(spec, m->table);
+    if (rc) {
+        free(m->table);
+        m->table = NULL;
+    }
+    return rc;
+}
+
 int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
@@ -31,8 +58,19 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
     m->n_features = d->n_features;
     m->feature_names = hr_calloc((size_t)d->n_features, sizeof *m->feature_names);
     if (!m->feature_names) return HR_ENOMEM;
-    for (int j = 0; j < d->n_features; j++)
-        if (!(m->feature_names[j] = hr_strdup(data_feature_name(j)))) return HR_ENOMEM;
+    const data_table *table = d->task == MODEL_TASK_SELECT ? d->sel->table : NULL;
+    if (table) {
+        int rc = table_attach(m, &table->spec);
+        if (rc) return rc;
+        if (d->n_features != data_table_problem_feature_count(m->table))
+            return hr_error(HR_EINVAL, "%d features for a table with %d problem features", d->n_features,
+                            data_table_problem_feature_count(m->table));
+    }
+    for (int j = 0; j < d->n_features; j++) {
+        char name[256];
+        if (table && data_table_feature_name(m->table, j, name, sizeof name)) return HR_EINVAL;
+        if (!(m->feature_names[j] = hr_strdup(table ? name : data_feature_name(j)))) return HR_ENOMEM;
+    }
     char *cfg = ctx->config ? cJSON_PrintUnformatted(ctx->config) : NULL;
     m->config_json = hr_strdup(cfg ? cfg : "{}");
     free(cfg);
@@ -40,6 +78,8 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
     if (d->task == MODEL_TASK_SELECT) {
         m->n_kernels = d->sel->n_kernels;
         if (!(m->kernels = strv_dup(d->sel->kernels, m->n_kernels))) return HR_ENOMEM;
+        /* on a table every configuration applies: each problem's candidates are what was measured for it */
+        if (table) return table_kernel_values(m);
         const int *const rows[2] = {d->train, d->valid};
         const int n_rows[2] = {d->n_train, d->n_valid};
         int rc = model_applicability_compute(m, d->sel, rows, n_rows);
@@ -68,6 +108,9 @@ void model_base_free(model *m)
     hr_h5_free_strings(m->feature_names, m->feature_names ? (size_t)m->n_features : 0);
     hr_h5_free_strings(m->kernels, m->kernels ? (size_t)m->n_kernels : 0);
     free(m->applicable);
+    data_table_spec_free(m->table);
+    free(m->table);
+    free(m->kernel_values);
     hr_h5_free_strings(m->param_names, m->param_names ? (size_t)m->length : 0);
     if (m->vocab)
         for (int j = 0; j < m->length; j++) free(m->vocab[j]);
@@ -117,6 +160,17 @@ int model_save(const model *m, const char *path)
     if (m->task == MODEL_TASK_SELECT) {
         if ((rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels))) goto done;
         if (m->applicable && (rc = model_applicability_write(m, f))) goto done;
+        if (m->table) {
+            /* a table model keeps its schema and vocabularies, by name (data_table_spec_to_json) */
+            char *json = data_table_spec_to_json(m->table);
+            if (!json) {
+                rc = HR_ENOMEM;
+                goto done;
+            }
+            rc = hr_h5_attr_write_str(f, "table", json);
+            free(json);
+            if (rc) goto done;
+        }
     } else {
         if ((rc = hr_h5_attr_write_str(f, "solver", m->solver))) goto done;
         if ((rc = hr_h5_write_strings(f, "param_names", m->param_names, (size_t)m->length))) goto done;
@@ -172,16 +226,32 @@ static int load_base(hid_t f, const char *path, model *m)
     if ((rc = hr_h5_attr_read_double(f, "train_seconds", &m->train_seconds))) return rc;
     if ((rc = hr_h5_read_strings(f, "feature_names", &m->feature_names, &n))) return rc;
     m->n_features = (int)n;
+    if (m->task == MODEL_TASK_SELECT && hr_h5_attr_exists(f, "table") > 0) {
+        char *json = NULL;
+        data_table_spec spec;
+        if ((rc = hr_h5_attr_read_str(f, "table", &json))) return rc;
+        rc = data_table_spec_from_json(json, path, &spec);
+        free(json);
+        if (!rc) rc = table_attach(m, &spec);
+        data_table_spec_free(&spec);
+        if (rc) return rc;
+    }
     /* features are matched by name: a model trained on another feature list cannot be fed ours */
-    if (m->n_features != data_features_count()) return hr_error(HR_EFORMAT, "%s: model has %d features, this heurist computes %d", path, m->n_features, data_features_count());
-    for (int j = 0; j < m->n_features; j++)
-        if (strcmp(m->feature_names[j], data_feature_name(j)) != 0)
+    int n_ours = m->table ? data_table_problem_feature_count(m->table) : data_features_count();
+    if (m->n_features != n_ours) return hr_error(HR_EFORMAT, "%s: model has %d features, this heurist computes %d", path, m->n_features, n_ours);
+    for (int j = 0; j < m->n_features; j++) {
+        char ours[256];
+        if (m->table) data_table_feature_name(m->table, j, ours, sizeof ours);
+        else snprintf(ours, sizeof ours, "%s", data_feature_name(j));
+        if (strcmp(m->feature_names[j], ours) != 0)
             return hr_error(HR_EFORMAT, "%s: feature %d is '%s', this heurist computes '%s'", path, j,
-                            m->feature_names[j], data_feature_name(j));
+                            m->feature_names[j], ours);
+    }
     if (m->task == MODEL_TASK_SELECT) {
         if ((rc = hr_h5_read_strings(f, "kernels", &m->kernels, &n))) return rc;
         m->n_kernels = (int)n;
         if ((rc = model_applicability_read(m, f))) return hr_error_wrap(rc, "%s", path);
+        if (m->table && (rc = table_kernel_values(m))) return hr_error_wrap(rc, "%s", path);
     } else {
         if ((rc = hr_h5_attr_read_str(f, "solver", &m->solver))) return rc;
         if ((rc = hr_h5_read_strings(f, "param_names", &m->param_names, &n))) return rc;

@@ -1,5 +1,6 @@
 /* Split -> train -> evaluate, identical for every family. */
 #include "pipeline/pipeline_internal.h"
+#include "data/table.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,15 +12,31 @@
 int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
                       pipe_dataset *out)
 {
+    return pipe_dataset_load_schema(path, task, solver, NULL, threads, log, out);
+}
+
+/* A benchmark table's features and groups: its own problem features, grouped by problem columns. */
+static int dataset_table_fill(pipe_dataset *out)
+{
+    const data_table *t = out->sel->table;
+    int np = t->spec.n_problem + t->spec.n_hardware;
+    for (int i = 0; i < out->n; i++)
+        data_table_problem_features(&t->spec, t->pv + (size_t)i * np, out->X + (size_t)i * out->n_features);
+    return data_table_groups(t, out->group, &out->n_groups);
+}
+
+int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
+                             const hr_log *log, pipe_dataset *out)
+{
     memset(out, 0, sizeof *out);
-    data_load_opts opts = {.strict = 0, .log = log, .threads = threads};
+    data_load_opts opts = {.strict = 0, .log = log, .threads = threads, .schema = schema};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
     /* the data decides the task: a find-db selects, a perf-db tunes */
     const char *holds;
     if (out->sel) {
         out->task = MODEL_TASK_SELECT, out->n = out->sel->n, out->problems = out->sel->problems;
-        holds = "kernel-selection (find-db)";
+        holds = out->sel->table ? "kernel-selection (benchmark table)" : "kernel-selection (find-db)";
     } else {
         out->task = MODEL_TASK_TUNE, out->n = out->tune->n, out->problems = out->tune->problems;
         holds = "tuning (perf-db)";
@@ -34,7 +51,8 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
         pipe_dataset_free(out);
         return rc;
     }
-    out->n_features = data_features_count();
+    const data_table *table = out->sel ? out->sel->table : NULL;
+    out->n_features = table ? data_table_problem_feature_count(&table->spec) : data_features_count();
     out->X = hr_malloc((size_t)out->n * (size_t)out->n_features * sizeof *out->X);
     out->group = hr_malloc((size_t)out->n * sizeof *out->group);
     out->name = hr_strdup(hr_path_basename(path));
@@ -42,8 +60,13 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
         pipe_dataset_free(out);
         return HR_ENOMEM;
     }
-    data_features_compute_all(out->problems, out->n, out->X);
-    if ((rc = data_groups_compute(out->problems, out->n, out->group, &out->n_groups))) pipe_dataset_free(out);
+    if (table) {
+        rc = dataset_table_fill(out);
+    } else {
+        data_features_compute_all(out->problems, out->n, out->X);
+        rc = data_groups_compute(out->problems, out->n, out->group, &out->n_groups);
+    }
+    if (rc) pipe_dataset_free(out);
     return rc;
 }
 
@@ -100,10 +123,16 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const pi
         float scores[PIPE_PREDICT_MAX];
         int32_t values[PIPE_PREDICT_MAX];
     } out;
+    /* a table model's features are not a data_problem's: it predicts from the row's own */
+    int table = d->sel && d->sel->table;
+    if (table && m->n_kernels > PIPE_PREDICT_MAX) return NAN;
     for (int c = 0; c < CALLS; c++) {
-        const data_problem *p = pipe_dataset_problem(d, rows[c % n_rows]);
+        int r = rows[c % n_rows];
+        const data_problem *p = pipe_dataset_problem(d, r);
         double t0 = hr_now();
-        if (task->predict_one(m, ws, p, &out)) return NAN;
+        if (table ? model_predict_select_x(m, ws, p, d->X + (size_t)r * d->n_features, out.scores)
+                  : task->predict_one(m, ws, p, &out))
+            return NAN;
         t[c] = (hr_now() - t0) * 1e6;
     }
     return eval_median_inplace(t, CALLS);

@@ -37,6 +37,11 @@ typedef struct pipe_dataset {
  * `threads` threads (<= 0: all cores). */
 int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
                       pipe_dataset *out);
+/* The same with a benchmark table's schema (inline JSON or a file; NULL: FILE.schema.json beside the table). A
+ * table's rows are its problems, X their table problem features (data_table_problem_features) and its groups
+ * data_table_groups'. */
+int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
+                             const hr_log *log, pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
 const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row);
 

@@ -25,6 +25,7 @@ static cJSON *header(const pipe_dataset *d, const char *model_name, const char *
     cJSON_AddStringToObject(o, "task", model_task_name(d->task));
     cJSON_AddStringToObject(o, "model", model_name);
     cJSON_AddStringToObject(o, "data", d->name);
+    if (d->sel && d->sel->table) cJSON_AddStringToObject(o, "data_kind", "benchmark table");
     if (d->tune) cJSON_AddStringToObject(o, "solver", d->tune->solver);
     cJSON_AddStringToObject(o, "split", split_desc);
     return o;

@@ -10,7 +10,8 @@
 /* Scores of every row over the data's kernels, the model's vocabulary mapped by name, then eval/'s metrics and
  * the top-1 of each direction and data type. A kernel the data measures but the model does not know is an
  * error (the model cannot rank it); the kernels the model knows but the data lacks share one extra column
- * with no measurement, so a model that picks one of them is charged with an unmeasured pick. */
+ * with no measurement, so a model that picks one of them is charged with an unmeasured pick. On a benchmark table
+ * each problem's candidates are the configurations measured for it, and only those are ranked. */
 static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                            pipe_result *res)
 {
@@ -50,6 +51,9 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
             int c = col[k] >= 0 ? col[k] : K;
             if (ms[k] > sc[c]) sc[c] = ms[k];
         }
+        /* on a table a problem's candidates are the configurations measured for it: the model ranks only those */
+        for (int k = 0; s->table && k < KX; k++)
+            if (!isfinite(t[k])) sc[k] = -INFINITY;
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
     for (int i = 0; !rc && i < n_rows; i++) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages heurist needs to build, test and benchmark (as root; skips what is present).
 set -euo pipefail
-BUILD_PKGS="build-essential cmake pkg-config libopenblas-dev libhdf5-dev libcjson-dev libcriterion-dev libbz2-dev libsqlite3-dev libcairo2-dev zlib1g-dev clang"
+BUILD_PKGS="build-essential cmake pkg-config libopenblas-dev libhdf5-dev libcjson-dev libcriterion-dev libbz2-dev libsqlite3-dev libcairo2-dev zlib1g-dev libcsv-dev clang"
 missing=""
 for p in $BUILD_PKGS ${HEURIST_EXTRA_PKGS:-}; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
