@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "data/data.h"
+#include "data/table.h"
 
 static void print_skips(const data_skips *s)
 {
@@ -114,6 +115,75 @@ static void info_select(const char *path, const data_select *ds)
     free(applicable);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile (nearest rank below) of v (n), sorted in place. */
+static double quantile(double *v, int n, double q)
+{
+    if (n <= 0) return NAN;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[(int)(q * (n - 1))];
+}
+
+static void info_table(const char *path, const data_select *ds)
+{
+    const data_table *t = ds->table;
+    const data_table_spec *s = &t->spec;
+    printf("%s: benchmark table (kernel selection)\n", path);
+    printf("  lines            %ld\n", ds->lines);
+    printf("  problems         %d (%d problem and %d hardware columns)\n", ds->n, s->n_problem, s->n_hardware);
+    printf("  configurations   %d distinct (%d kernel columns)\n", ds->n_kernels, s->n_kernel);
+    printf("  measure          %s, %s is better (cost = %s)\n", s->measure, s->higher_better ? "higher" : "lower",
+           s->higher_better ? "1 / measure" : "measure");
+    printf("  duplicates       %ld pairs merged (policy %s)\n", t->duplicates,
+           (const char *const[]){"median", "min", "mean", "error"}[s->duplicates]);
+    print_skips(&ds->skips);
+    double *cand = malloc((size_t)ds->n * sizeof *cand), *spread = malloc((size_t)ds->n * sizeof *spread);
+    double *gap = malloc((size_t)ds->n * sizeof *gap);
+    kcount *kc = calloc((size_t)ds->n_kernels, sizeof *kc);
+    if (!cand || !spread || !gap || !kc) {
+        free(cand), free(spread), free(gap), free(kc);
+        return;
+    }
+    int n_gap = 0;
+    for (int k = 0; k < ds->n_kernels; k++) kc[k].k = k;
+    for (int i = 0; i < ds->n; i++) {
+        const float *c = ds->runtime + (size_t)i * (size_t)ds->n_kernels;
+        double best = INFINITY, second = INFINITY, worst = 0;
+        int m = 0;
+        for (int k = 0; k < ds->n_kernels; k++) {
+            if (!isfinite(c[k])) continue;
+            m++;
+            if (c[k] > worst) worst = c[k];
+            if (c[k] < best) second = best, best = c[k];
+            else if (c[k] < second) second = c[k];
+        }
+        cand[i] = m;
+        spread[i] = worst / best;
+        if (isfinite(second)) gap[n_gap++] = second / best;
+        int b = data_select_best(ds, i);
+        if (b >= 0) kc[b].wins++;
+    }
+    double lo = quantile(cand, ds->n, 0), med = quantile(cand, ds->n, 0.5), hi = quantile(cand, ds->n, 1);
+    printf("  candidates       min %.0f, median %.0f, max %.0f configurations measured per problem\n", lo, med, hi);
+    printf("  spread           worst / best cost per problem: median %.3g, p90 %.3g\n", quantile(spread, ds->n, 0.5),
+           quantile(spread, ds->n, 0.9));
+    if (n_gap)
+        printf("  runner-up gap    second-best / best cost: median %.4f, p10 %.4f\n", quantile(gap, n_gap, 0.5),
+               quantile(gap, n_gap, 0.1));
+    if (ds->vendor_rank) printf("  vendor ranking   column %s\n", s->vendor);
+    qsort(kc, (size_t)ds->n_kernels, sizeof *kc, cmp_kcount);
+    int top = ds->n_kernels < 8 ? ds->n_kernels : 8;
+    printf("  most often best:\n");
+    for (int r = 0; r < top; r++)
+        printf("    %-56s %7ld  %5.1f%%\n", ds->kernels[kc[r].k], kc[r].wins, 100.0 * kc[r].wins / ds->n);
+    free(cand), free(spread), free(gap), free(kc);
+}
+
 static void info_tune(const char *path, const data_tune *dt)
 {
     printf("%s: perf-db (tuning parameters of %s)\n", path, dt->solver);
@@ -183,7 +253,8 @@ int cli_cmd_data(int argc, char **argv)
     double secs = hr_now() - t0;
     int rc = 0;
     if (!out) {
-        if (sel) info_select(path, sel);
+        if (sel && sel->table) info_table(path, sel);
+        else if (sel) info_select(path, sel);
         else info_tune(path, tune);
         printf("  loaded in        %.2f s, peak memory %.0f MB\n", secs, hr_peak_rss() / 1e6);
     } else if (sel ? data_cache_write_select(out, sel) : data_cache_write_tune(out, tune)) {

@@ -106,13 +106,19 @@ int cli_cmd_predict(int argc, char **argv)
     const char *mpath = cli_need(&a, "predict", "model"), *key = cli_need(&a, "predict", "problem");
     long long top;
     if (!mpath || !key || cli_get_int(&a, "top", 10, 1, 100000, &top)) return 2;
-    model *m;
-    if (model_load(mpath, &m)) return cli_fail("predict");
     data_problem p;
     const char *why;
-    /* a whole find-db line is accepted too: the key is what precedes '=' */
+    /* a whole find-db line is accepted too: the key is what precedes '='; a key that does not parse and has no
+     * '=' (no table problem either) is an error before the model is read */
     const char *eq = strchr(key, '=');
-    if (!m->table && data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why)) {
+    int bad_key = data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why) != 0;
+    if (bad_key && !eq) {
+        fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
+        return 2;
+    }
+    model *m;
+    if (model_load(mpath, &m)) return cli_fail("predict");
+    if (!m->table && bad_key) {
         fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
         model_free(m);
         return 2;

@@ -8,13 +8,18 @@
  *   skips/reasons, skips/count, skips/first_line
  *   select: keys, kernels, runtime (n, K) float32 ms (inf = not measured), attr lines
  *   tune:   solver attr, param_names, values (n, L) int32
+ *   a benchmark table's select also: attr table (its schema as JSON, data_table_spec_to_json), attr
+ *   table_duplicates, table_pv (n, problem + hardware columns) float64, table_kv (K, kernel columns) float64 and,
+ *   with a vendor column, vendor_rank (n, K) int16; a cache without the attribute is a find-db's
  * Categoricals are stored with their names, and mapped back by name on reading.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/h5.h"
 #include "data/data.h"
+#include "data/table.h"
 
 static int write_problems(hid_t file, const data_problem *p, int n)
 {
@@ -89,6 +94,67 @@ done:
     return rc;
 }
 
+static int table_write(hid_t f, const data_select *ds)
+{
+    const data_table *t = ds->table;
+    char *json = data_table_spec_to_json(&t->spec);
+    if (!json) return HR_ENOMEM;
+    int rc = hr_h5_attr_write_str(f, "table", json);
+    free(json);
+    if (!rc) rc = hr_h5_attr_write_int(f, "table_duplicates", t->duplicates);
+    if (!rc)
+        rc = hr_h5_write(f, "table_pv", H5T_NATIVE_DOUBLE, (size_t)ds->n, (size_t)(t->spec.n_problem + t->spec.n_hardware), t->pv);
+    if (!rc) rc = hr_h5_write(f, "table_kv", H5T_NATIVE_DOUBLE, (size_t)ds->n_kernels, (size_t)t->spec.n_kernel, t->kv);
+    if (!rc && ds->vendor_rank)
+        rc = hr_h5_write(f, "vendor_rank", H5T_NATIVE_INT16, (size_t)ds->n, (size_t)ds->n_kernels, ds->vendor_rank);
+    return rc;
+}
+
+/* Every categorical value of a table is an index into its vocabulary. */
+static int table_values_check(const char *path, const char *what, const data_table_column *c, int ncol, const double *v, int nrow)
+{
+    for (int i = 0; i < nrow; i++)
+        for (int j = 0; j < ncol; j++) {
+            double x = v[(size_t)i * ncol + j];
+            if (!isfinite(x) || (c[j].categorical && (x < 0 || x >= c[j].n_vocab || x != (int)x)))
+                return hr_error(HR_EFORMAT, "%s: %s row %d column '%s': value %g out of range", path, what, i, c[j].name, x);
+        }
+    return HR_OK;
+}
+
+static int table_read(hid_t f, const char *path, data_select *ds)
+{
+    char *json = NULL;
+    long long dups = 0;
+    int rc = hr_h5_attr_read_str(f, "table", &json);
+    data_table *t = rc ? NULL : hr_calloc(1, sizeof *t);
+    if (!rc && !t) rc = HR_ENOMEM;
+    if (!rc) rc = data_table_spec_from_json(json, path, &t->spec);
+    free(json);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    ds->table = t;
+    t->n = ds->n, t->n_kernels = ds->n_kernels;
+    int np = t->spec.n_problem + t->spec.n_hardware, nk = t->spec.n_kernel;
+    if ((rc = hr_h5_attr_read_int(f, "table_duplicates", &dups))) return rc;
+    t->duplicates = (long)dups;
+    t->pv = hr_malloc((size_t)ds->n * (size_t)np * sizeof *t->pv);
+    t->kv = hr_malloc((size_t)ds->n_kernels * (size_t)nk * sizeof *t->kv);
+    if (!t->pv || !t->kv) return HR_ENOMEM;
+    if ((rc = hr_h5_read(f, "table_pv", H5T_NATIVE_DOUBLE, (size_t)ds->n, (size_t)np, t->pv)) ||
+        (rc = hr_h5_read(f, "table_kv", H5T_NATIVE_DOUBLE, (size_t)ds->n_kernels, (size_t)nk, t->kv)) ||
+        (rc = table_values_check(path, "table_pv", t->spec.problem, np, t->pv, ds->n)) ||
+        (rc = table_values_check(path, "table_kv", t->spec.kernel, nk, t->kv, ds->n_kernels)))
+        return rc;
+    if (hr_h5_exists(f, "vendor_rank") > 0) {
+        if (!(ds->vendor_rank = hr_malloc((size_t)ds->n * (size_t)ds->n_kernels * sizeof *ds->vendor_rank))) return HR_ENOMEM;
+        rc = hr_h5_read(f, "vendor_rank", H5T_NATIVE_INT16, (size_t)ds->n, (size_t)ds->n_kernels, ds->vendor_rank);
+    }
+    return rc;
+}
+
 int data_cache_write_select(const char *path, const data_select *ds)
 {
     if (ds->n <= 0 || ds->n_kernels <= 0)
@@ -103,6 +169,7 @@ int data_cache_write_select(const char *path, const data_select *ds)
     if ((rc = hr_h5_write_strings(f, "keys", ds->keys, (size_t)ds->n))) goto done;
     if ((rc = hr_h5_write_strings(f, "kernels", ds->kernels, (size_t)ds->n_kernels))) goto done;
     rc = hr_h5_write(f, "runtime", H5T_NATIVE_FLOAT, (size_t)ds->n, (size_t)ds->n_kernels, ds->runtime);
+    if (!rc && ds->table) rc = table_write(f, ds);
 done:
     return hr_h5_close(&out, rc == HR_OK) ? HR_EIO : rc;
 }
@@ -277,6 +344,7 @@ int data_cache_read(const char *path, data_select **sel, data_tune **tune)
                 ds->runtime = hr_malloc((size_t)n * nk * sizeof *ds->runtime);
                 rc = ds->runtime ? hr_h5_read(f, "runtime", H5T_NATIVE_FLOAT, (size_t)n, nk, ds->runtime) : HR_ENOMEM;
             }
+            if (!rc && hr_h5_attr_exists(f, "table")) rc = table_read(f, path, ds);
         } else if (ds->kernels == NULL) {
             ds->n_kernels = 0;
         }

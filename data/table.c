@@ -204,8 +204,33 @@ static int key_append(table_reader *r, size_t *at, const char *sep, const char *
         r->key = k;
         r->key_cap = cap;
     }
-    *at += (size_t)sprintf(r->key + *at, "%s%s=%s", sep, col, val);
+    /* "sep col=val", by hand: this runs for every cell of every row */
+    size_t ns = strlen(sep), nc = strlen(col), nv = strlen(val);
+    char *k = r->key + *at;
+    memcpy(k, sep, ns);
+    memcpy(k + ns, col, nc);
+    k[ns + nc] = '=';
+    memcpy(k + ns + nc + 1, val, nv + 1);
+    *at += ns + nc + 1 + nv;
     return HR_OK;
+}
+
+/* v as "%.15g" writes it; integers (the common case) without printf. */
+static void number_format(double v, char *buf, size_t size)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        char tmp[24];
+        long long x = (long long)(v < 0 ? -v : v);
+        int n = 0;
+        do tmp[n++] = (char)('0' + x % 10);
+        while ((x /= 10) > 0);
+        size_t o = 0;
+        if (v < 0) buf[o++] = '-';
+        while (n > 0) buf[o++] = tmp[--n];
+        buf[o] = '\0';
+        return;
+    }
+    snprintf(buf, size, "%.15g", v);
 }
 
 /* Reads the role columns of one side (0: problem+hardware, 1: kernel) into v (categoricals as first-appearance
@@ -237,7 +262,7 @@ static int side_read(table_reader *r, int side, double *v)
             if (end != cell + len || !isfinite(v[j]))
                 return row_bad(r, "not a number", "column '%s': '%s' is not a finite number", name, cell) ? -1 : 1;
             if (v[j] == 0) v[j] = 0; /* -0 and 0 are one value */
-            snprintf(num, sizeof num, "%.15g", v[j]);
+            number_format(v[j], num, sizeof num);
             if (key_append(r, &at, j ? "," : "", name, num)) return HR_ENOMEM;
         }
     }

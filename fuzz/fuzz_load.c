@@ -11,11 +11,12 @@
 #include "core/core.h"
 #include "core/h5.h"
 #include "data/data.h"
+#include "data/table.h"
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "train/train.h"
 
-const char *const fuzz_target_names[FUZZ_COUNT] = {"fdb", "key", "perfdb", "model", "cache", "config"};
+const char *const fuzz_target_names[FUZZ_COUNT] = {"fdb", "key", "perfdb", "model", "cache", "config", "table", "schema"};
 
 int fuzz_target_find(const char *name)
 {
@@ -152,6 +153,77 @@ static int load_config(const uint8_t *data, size_t size)
     return first;
 }
 
+#define FUZZ_TABLE_SCHEMA                                                                                    \
+    "{\"problem\":[\"M\",\"N\",\"K\",\"dtype\"],\"hardware\":[\"sms\"],\"kernel\":[\"tile_m\",\"tile_n\",\"tile_k\",\"split_k\"]," \
+    "\"categorical\":[\"dtype\"],\"measure\":\"time_us\",\"vendor\":\"rank\",\"tiles\":{\"tile_m\":\"M\",\"tile_n\":\"N\"," \
+    "\"tile_k\":\"K\"},\"reduction\":\"K\",\"split\":\"split_k\",\"cus\":\"sms\"}"
+
+/* Every feature of every (problem, configuration) pair of a loaded table, and every name: none may fault. */
+static int table_exercise(const data_select *ds)
+{
+    const data_table *t = ds->table;
+    int np = t->spec.n_problem + t->spec.n_hardware, nx = data_table_problem_feature_count(&t->spec);
+    int npair = data_table_pair_feature_count(&t->spec);
+    float *x = malloc((size_t)(nx + 1) * sizeof *x), *f = malloc((size_t)(npair + 1) * sizeof *f);
+    int rc = x && f ? HR_OK : HR_ENOMEM;
+    char buf[4096];
+    double pv[DATA_TABLE_MAX_COLUMNS];
+    for (int i = 0; !rc && i < ds->n; i++) {
+        data_table_problem_features(&t->spec, t->pv + (size_t)i * np, x);
+        data_table_problem_values(&t->spec, x, pv);
+        if (data_table_problem_format(&t->spec, t->pv + (size_t)i * np, buf, sizeof buf) == HR_OK)
+            rc = data_table_problem_parse(&t->spec, buf, pv);
+        for (int k = 0; !rc && k < ds->n_kernels && k < 64; k++)
+            data_table_pair_features(&t->spec, t->pv + (size_t)i * np, t->kv + (size_t)k * t->spec.n_kernel, f);
+    }
+    for (int j = 0; !rc && j < nx + npair; j++) rc = data_table_feature_name(&t->spec, j, buf, sizeof buf);
+    int *g = malloc((size_t)(ds->n + 1) * sizeof *g), ng;
+    if (!rc) rc = g ? data_table_groups(t, g, &ng) : HR_ENOMEM;
+    free(g);
+    free(x);
+    free(f);
+    return rc;
+}
+
+static int load_table(const uint8_t *data, size_t size)
+{
+    data_load_opts o = {0, NULL, 1, NULL};
+    data_select *ds = NULL;
+    int rc = data_table_parse("fuzz.csv", (const char *)data, size, ',', FUZZ_TABLE_SCHEMA, &o, &ds);
+    if (!rc) rc = table_exercise(ds);
+    data_select_free(ds);
+    return rc;
+}
+
+static int load_schema(const uint8_t *data, size_t size)
+{
+    char *json = malloc(size + 1);
+    if (!json) return HR_ENOMEM;
+    memcpy(json, data, size);
+    json[size] = '\0';
+    data_table_spec s, back;
+    int rc = data_table_spec_from_json(json, "fuzz.schema.json", &s);
+    free(json);
+    if (rc) return rc;
+    rc = data_table_spec_copy(&s, &back);
+    char buf[4096];
+    int n = rc ? 0 : data_table_problem_feature_count(&back) + data_table_pair_feature_count(&back);
+    for (int j = 0; !rc && j < n; j++) rc = data_table_feature_name(&back, j, buf, sizeof buf);
+    if (!rc) {
+        double pv[DATA_TABLE_MAX_COLUMNS] = {0}, kv[DATA_TABLE_MAX_COLUMNS] = {0};
+        float *x = malloc((size_t)(n + 1) * sizeof *x);
+        if (!x) rc = HR_ENOMEM;
+        else {
+            data_table_problem_features(&back, pv, x);
+            data_table_pair_features(&back, pv, kv, x);
+            free(x);
+        }
+    }
+    data_table_spec_free(&s);
+    data_table_spec_free(&back);
+    return rc;
+}
+
 int fuzz_load(int target, const uint8_t *data, size_t size)
 {
     hr_h5_quiet();
@@ -162,6 +234,8 @@ int fuzz_load(int target, const uint8_t *data, size_t size)
     case FUZZ_MODEL: return load_model(data, size);
     case FUZZ_CACHE: return load_cache(data, size);
     case FUZZ_CONFIG: return load_config(data, size);
+    case FUZZ_TABLE: return load_table(data, size);
+    case FUZZ_SCHEMA: return load_schema(data, size);
     default: return hr_error(HR_EINVAL, "unknown fuzz target %d", target);
     }
 }

@@ -18,6 +18,8 @@ typedef enum fuzz_target {
     FUZZ_MODEL,  /* model file (model_load and gbdt_booster_load; ok if one loads) */
     FUZZ_CACHE,  /* dataset cache (data_cache_read) */
     FUZZ_CONFIG, /* config JSON (cJSON, then the gbdt family's key and value checks) */
+    FUZZ_TABLE,  /* benchmark-table CSV under a fixed GEMM schema (data_table_parse, then every feature and name) */
+    FUZZ_SCHEMA, /* benchmark-table schema JSON (data_table_spec_from_json, its JSON round trip, feature names) */
     FUZZ_COUNT,
 } fuzz_target;
 
