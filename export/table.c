@@ -41,6 +41,7 @@ static void column_list(FILE *h, const data_table_spec *s, int from, int to)
 
 int export_table_write_header(FILE *h, const model *m, const char *prefix)
 {
+    static const char *const target_doc[] = {"", "-log(cost / the problem's best cost)", "-log(cost)", "log1p(1 / cost)"};
     const data_table_spec *s = m->table;
     int np = s->n_problem + s->n_hardware;
     fprintf(h, "/* %s.h: a gbdt rank model of a benchmark table exported by heurist. Needs only libc and libm.\n"
@@ -50,15 +51,16 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
     fprintf(h, " * and a configuration as its values kv, in this column order (%d values):\n", s->n_kernel);
     column_list(h, s, np, np + s->n_kernel);
     fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
-               " * The model predicts %s per (problem, configuration) pair (higher is better) and ranks the\n"
-               " * candidates by it. Every function is thread-safe and allocates nothing.\n */\n",
-            prefix, gbdt_table_target_names[((const gbdt_model *)m)->target - 1]);
+               " * The model predicts %s per (problem, configuration)\n"
+               " * pair, cost being %s (higher is better), and ranks the candidates by it. Every function is thread-safe and allocates nothing.\n */\n",
+            prefix, target_doc[((const gbdt_model *)m)->target], s->higher_better ? "1 / measure" : "the measure");
+    /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
     size_t i = 0;
     for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
-    memcpy(guard + i, "_H", 3);
-    fprintf(h, "#ifndef %s\n#define %s\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n", guard, guard, guard, np,
-            guard, s->n_kernel);
+    guard[i] = 0;
+    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n", guard, guard, guard,
+            np, guard, s->n_kernel);
     fprintf(h, "/* Column names: problem columns (j < %s_N_PROBLEM) and kernel columns (j < %s_N_KERNEL). */\n"
                "const char *%s_problem_column(int j);\nconst char *%s_kernel_column(int j);\n\n", guard, guard, prefix,
             prefix);

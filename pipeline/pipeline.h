@@ -56,6 +56,8 @@ typedef struct pipe_select_result {
     pipe_slice by_direction[DATA_DIR_COUNT];
     pipe_slice by_dtype[DATA_DTYPE_COUNT];
     double *efficiency;   /* (n_test) per-problem efficiency, for plots */
+    int table;            /* evaluated on a benchmark table: the report adds ndcg1 and r2, and has no slices */
+    double r2;            /* R^2 of the scores against the per-pair target the model regresses; NaN: none */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */
