@@ -6,6 +6,9 @@
  *   test metrics, the families' validation during training and gbdt's curve all count with it);
  *   efficiency = t_min / t_pred, 0 when t_pred = inf;  unmeasured = [t_pred = inf].
  *   Aggregates: mean, median, p10 (10th percentile), min of efficiency.
+ *   ndcg1 = mean of NDCG@1 with graded relevance rel_k = t_min / t_k (the efficiency of k, 0 when unmeasured)
+ *   and gain 2^rel - 1: the ideal first item has rel 1 (gain 1), so NDCG@1 = 2^efficiency(pred) - 1.
+ * Regression: r2 = 1 - sum (y - f)^2 / sum (y - mean y)^2 of predictions f against targets y.
  * Tuning (per problem, predicted and true sequences of length L):
  *   param_accuracy = mean over positions of exact matches; exact = whole sequence right;
  *   valid = the sequence satisfies the solver's rules (given by the caller).
@@ -23,6 +26,7 @@ typedef struct eval_select_metrics {
     double top1, top5;
     double efficiency_mean, efficiency_median, efficiency_p10, efficiency_min;
     double unmeasured_rate;
+    double ndcg1;      /* mean NDCG@1, above */
 } eval_select_metrics;
 
 /* Metrics of one problem. Ties in scores go to the lower kernel index (deterministic). */
@@ -41,6 +45,11 @@ int eval_select_in_topk(const float *runtime, const float *scores, int K, int k)
 /* runtime and scores are (n, K); efficiency (n) receives per-problem efficiencies when not NULL. */
 int eval_select_compute(const float *runtime, const float *scores, int n, int K, eval_select_metrics *out,
                         double *efficiency);
+
+/* NDCG@1 of one problem whose pick has this efficiency: (2^eff - 1) / (2^1 - 1). */
+double eval_select_ndcg1(double efficiency);
+/* Coefficient of determination of pred against truth (n); NaN when n < 2 or truth is constant. */
+double eval_r2(const double *pred, const double *truth, long n);
 
 typedef struct eval_tune_metrics {
     int n;

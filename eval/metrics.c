@@ -108,7 +108,7 @@ int eval_select_compute(const float *runtime, const float *scores, int n, int K,
     double *eff = efficiency ? efficiency : malloc((size_t)n * sizeof *eff);
     if (!eff) return hr_error(HR_ENOMEM, "out of memory");
     long top1 = 0, top5 = 0, unmeasured = 0;
-    double sum = 0, mn = INFINITY;
+    double sum = 0, mn = INFINITY, ndcg = 0;
     for (int i = 0; i < n; i++) {
         const float *t = runtime + (size_t)i * (size_t)K, *s = scores + (size_t)i * (size_t)K;
         int pred = eval_select_argmax(s, K);
@@ -117,8 +117,10 @@ int eval_select_compute(const float *runtime, const float *scores, int n, int K,
         top1 += eval_select_hit(t, K, pred);
         top5 += eval_select_in_topk(t, s, K, 5);
         sum += eff[i];
+        ndcg += eval_select_ndcg1(eff[i]);
         if (eff[i] < mn) mn = eff[i];
     }
+    out->ndcg1 = ndcg / n;
     out->top1 = (double)top1 / n;
     out->top5 = (double)top5 / n;
     out->unmeasured_rate = (double)unmeasured / n;
@@ -128,6 +130,25 @@ int eval_select_compute(const float *runtime, const float *scores, int n, int K,
     out->efficiency_median = eval_quantile(eff, n, 0.5);
     if (!efficiency) free(eff);
     return HR_OK;
+}
+
+double eval_select_ndcg1(double efficiency)
+{
+    return exp2(efficiency) - 1.0;
+}
+
+double eval_r2(const double *pred, const double *truth, long n)
+{
+    if (n < 2) return NAN;
+    double mean = 0;
+    for (long i = 0; i < n; i++) mean += truth[i];
+    mean /= (double)n;
+    double res = 0, tot = 0;
+    for (long i = 0; i < n; i++) {
+        res += (truth[i] - pred[i]) * (truth[i] - pred[i]);
+        tot += (truth[i] - mean) * (truth[i] - mean);
+    }
+    return tot > 0 ? 1.0 - res / tot : NAN;
 }
 
 void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned char *valid, int n, int L,

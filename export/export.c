@@ -88,22 +88,6 @@ static int write_header(FILE *h, const model *m, const char *prefix)
     return HR_OK;
 }
 
-/* A name table of the runtime and its two accessors: `#define COUNT n`, `static const char *const
- * table[COUNT]`, `int <prefix>_<count_fn>(void)` and `const char *<prefix>_<name_fn>(int i)` (0 out of range). */
-static void emit_vocabulary(FILE *c, const char *prefix, const char *count, const char *table, const char *count_fn,
-                            const char *name_fn, const char *i, char *const *names, int n)
-{
-    fprintf(c, "#define %s %d\n\nstatic const char *const %s[%s] = {\n", count, n, table, count);
-    for (int k = 0; k < n; k++) {
-        fprintf(c, "    ");
-        export_c_string(c, names[k]);
-        fprintf(c, ",\n");
-    }
-    fprintf(c, "};\n\nint %s_%s(void)\n{\n    return %s;\n}\n\n", prefix, count_fn, count);
-    fprintf(c, "const char *%s_%s(int %s)\n{\n    return %s >= 0 && %s < %s ? %s[%s] : 0;\n}\n\n", prefix, name_fn, i, i, i,
-            count, table, i);
-}
-
 static int write_source(FILE *c, const model *m, const char *prefix)
 {
     fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
@@ -123,7 +107,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     fprintf(c, "\n/* ---- API ---- */\n");
     export_section(c, api, "problem");
     if (m->task == MODEL_TASK_SELECT) {
-        emit_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
+        export_c_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
         export_section(c, api, "select");
         fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
                    "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
@@ -131,7 +115,7 @@ static int write_source(FILE *c, const model *m, const char *prefix)
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
     } else {
-        emit_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
+        export_c_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
         export_section(c, api, "tune");
         fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
                    "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
@@ -164,14 +148,16 @@ static int write_file(const char *dir, const char *prefix, const char *ext, writ
     return rc;
 }
 
+/* A table model's runtime takes the problem's values and candidate configurations (export/table.c); every other
+ * model's takes a problem key or its fields. */
 static int header_fn(FILE *f, const model *m, const char *prefix)
 {
-    return write_header(f, m, prefix);
+    return m->table ? export_table_write_header(f, m, prefix) : write_header(f, m, prefix);
 }
 
 static int source_fn(FILE *f, const model *m, const char *prefix)
 {
-    return write_source(f, m, prefix);
+    return m->table ? export_table_write_source(f, m, prefix) : write_source(f, m, prefix);
 }
 
 int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
@@ -182,7 +168,7 @@ int export_c_write(const model *m, const char *name, const char *dir, const char
         return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     for (const char *s = prefix; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
-    int rc = fam->check(m, name);
+    int rc = m->table ? export_table_check(m, name) : fam->check(m, name);
     if (!rc) rc = hr_mkdir_p(dir);
     if (!rc) rc = write_file(dir, prefix, ".h", header_fn, m);
     if (!rc) rc = write_file(dir, prefix, ".c", source_fn, m);

@@ -17,6 +17,11 @@ void export_c_ints(FILE *out, const char *type, const char *name, const int *v, 
 /* s as a C string literal, non-printable bytes as octal escapes. */
 void export_c_string(FILE *out, const char *s);
 
+/* A name table of the runtime and its two accessors: `#define COUNT n`, `static const char *const
+ * table[COUNT]`, `int <prefix>_<count_fn>(void)` and `const char *<prefix>_<name_fn>(int i)` (0 out of range). */
+void export_c_vocabulary(FILE *c, const char *prefix, const char *count, const char *table, const char *count_fn,
+                         const char *name_fn, const char *i, char *const *names, int n);
+
 /* The text of a file the build embeds (data/portable.h, nn/tanh_fast.h, the files in export/runtime/), by its path
  * in the source tree; aborts on a path that is not embedded (a programming error). */
 const char *export_source(const char *path);
@@ -37,6 +42,14 @@ int export_check_params(const char *name, const struct nn_params *p);
  * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
  * The check functions refuse a model with a non-finite weight before anything is written. */
 int export_gbdt_check(const model *m, const char *name);
+/* One booster's trees as arrays and `static void hm_b<idx>_raw(const float *x, double *out)`, its raw scores. */
+struct gbdt_booster;
+int export_gbdt_booster(FILE *out, const struct gbdt_booster *b, int idx);
+/* A model of a benchmark table (m->table): the check (gbdt rank only) and its header and source
+ * (export/table.c), in place of the problem-key runtime. */
+int export_table_check(const model *m, const char *name);
+int export_table_write_header(FILE *h, const model *m, const char *prefix);
+int export_table_write_source(FILE *c, const model *m, const char *prefix);
 int export_gbdt_write(const model *m, FILE *out);
 int export_reformer_check(const model *m, const char *name);
 int export_reformer_write(const model *m, FILE *out);

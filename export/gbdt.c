@@ -7,7 +7,7 @@
 #include "models/models_internal.h"
 
 /* One booster as arrays: per tree, offsets into node, leaf and category arrays. */
-static int export_booster(FILE *out, const gbdt_booster *b, int idx)
+int export_gbdt_booster(FILE *out, const gbdt_booster *b, int idx)
 {
     int T = gbdt_booster_num_trees(b), K = gbdt_booster_num_class(b);
     size_t nodes = 0, leaves = 0, cbound = 0, cwords = 0;
@@ -122,7 +122,7 @@ int export_gbdt_write(const model *m, FILE *out)
     const gbdt_model *g = (const gbdt_model *)m;
     export_section(out, "export/runtime/gbdt.h", "traversal");
     for (int i = 0; i < g->n_boosters; i++) {
-        int rc = export_booster(out, g->boosters[i], i);
+        int rc = export_gbdt_booster(out, g->boosters[i], i);
         if (rc) return rc;
     }
     int maxk = 1;

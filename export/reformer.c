@@ -156,6 +156,7 @@ static void export_forward(const reformer *r, FILE *out)
 int export_reformer_check(const model *mb, const char *name)
 {
     const reformer *r = (const reformer *)mb;
+    if (r->pairs) return hr_error(HR_EINVAL, "%s: a pairs-mode reformer cannot be exported to C yet", name);
     int rc = export_check_params(name, &r->p);
     if (!rc) rc = export_check_finite(name, "input mean", r->zmean, (size_t)r->n_in);
     if (!rc) rc = export_check_finite(name, "input std", r->zstd, (size_t)r->n_in);

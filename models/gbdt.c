@@ -3,6 +3,8 @@
  *   softmax(-t/(tau t_min)) (or "soft" runtime-ratio / "onehot" labels), scores = raw class scores.
  * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
  *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
+ *   On a benchmark table the kernel id gives way to the pair's features, so any configuration is scored
+ *   (models/gbdt_table.c).
  * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
  * This file holds the model, its prediction and its files; models/gbdt_train.c trains it.
  */
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "data/table.h"
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "models/models_internal.h"
@@ -37,10 +40,11 @@ int gbdt_model_rank_signature(const data_problem *p)
 
 static int gbdt_model_predict_select(const model *m, void *ws, const data_problem *p, const float *x, float *scores)
 {
-    (void)ws; /* a tree walk needs no scratch */
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
     int K = m->n_kernels;
+    if (g->mode == GBDT_MODE_RANK && m->table)
+        return gbdt_table_predict_candidates(m, ws, x, m->kernel_values, K, scores);
     if (g->mode == GBDT_MODE_SOFTMAX) {
         HR_ASSERT(gbdt_booster_num_class(g->boosters[0]) == K && K <= GBDT_MAX_OUT);
         gbdt_booster_predict_raw_row(g->boosters[0], x, out);
@@ -82,7 +86,9 @@ static int gbdt_model_save(const model *m, hid_t group)
     static const char *const modes[] = {"softmax", "rank", "tune"};
     int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
     if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
-    if (!rc && g->mode == GBDT_MODE_RANK)
+    if (!rc && g->mode == GBDT_MODE_RANK && m->table)
+        rc = hr_h5_attr_write_str(group, "rank_target", gbdt_table_target_names[g->target - 1]);
+    else if (!rc && g->mode == GBDT_MODE_RANK)
         rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
                          g->rank_cand);
     for (int i = 0; !rc && i < g->n_boosters; i++) {
@@ -120,7 +126,18 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
         H5Gclose(b);
         if (!rc) g->n_boosters = i + 1;
     }
-    if (!rc && g->mode == GBDT_MODE_RANK) {
+    if (!rc && g->mode == GBDT_MODE_RANK && base->table) {
+        char *target = NULL;
+        rc = hr_h5_attr_read_str(group, "rank_target", &target);
+        for (int i = 0; !rc && gbdt_table_target_names[i]; i++)
+            if (!strcmp(target, gbdt_table_target_names[i])) g->target = gbdt_table_target_values[i];
+        if (!rc && !g->target) rc = hr_error(HR_EFORMAT, "gbdt model: unknown rank_target '%s'", target);
+        free(target);
+        int want = base->n_features + data_table_pair_feature_count(base->table);
+        if (!rc && gbdt_booster_num_features(g->boosters[0]) != want)
+            rc = hr_error(HR_EFORMAT, "gbdt model: the booster reads %d features, the table's pairs have %d",
+                          gbdt_booster_num_features(g->boosters[0]), want);
+    } else if (!rc && g->mode == GBDT_MODE_RANK) {
         g->rank_cand = hr_malloc((size_t)GBDT_RANK_SIGNATURES * (size_t)base->n_kernels);
         rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES,
                                        (size_t)base->n_kernels, g->rank_cand)
@@ -145,6 +162,12 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
     return HR_OK;
 }
 
+static int gbdt_model_score_target(const model *m)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    return g->mode == GBDT_MODE_RANK && m->table ? g->target : MODEL_TARGET_NONE;
+}
+
 static long gbdt_model_n_params(const model *m)
 {
     const gbdt_model *g = (const gbdt_model *)m;
@@ -161,7 +184,11 @@ const model_family model_family_gbdt = {
     .name = "gbdt",
     .tasks = MODEL_TASK_SELECT | MODEL_TASK_TUNE,
     .train = gbdt_model_train,
+    .ws_create = gbdt_table_ws_create,
+    .ws_free = gbdt_table_ws_free,
     .predict_select = gbdt_model_predict_select,
+    .predict_candidates = gbdt_table_predict_candidates,
+    .score_target = gbdt_model_score_target,
     .predict_tune = gbdt_model_predict_tune,
     .save = gbdt_model_save,
     .load = gbdt_model_load,

@@ -18,6 +18,7 @@ typedef struct gbdt_cfg {
     int objective;  /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
     int label;      /* softmax objective: data_label_kind */
     float tau;
+    int rank_target; /* rank objective on a table: model_target */
 } gbdt_cfg;
 
 static const char *const objective_names[] = {"softmax", "rank", NULL};
@@ -29,7 +30,12 @@ static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
 static const hr_config_option gbdt_options[] = {
     {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
      .names = objective_names, .values = objective_values,
-     .doc = "select: softmax over kernels, or rank (L2 on log(t / t_fastest) per pair)"},
+     .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
+            "table rank_target from the pair's features)"},
+    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
+     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
+     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
+            "log1p(1/cost)"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
      .names = model_label_names, .values = model_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
@@ -236,6 +242,69 @@ static void softmax_round(void *ctx, int round, double valid_metric, const doubl
     if (!c->rc) c->rc = model_curve_add(c->m, pt);
 }
 
+/* The curve of a rank model on a table: after every round the validation L2 and the validation problems' top-1
+ * (the pair of highest prediction, ties to the first). */
+typedef struct table_curve_ctx {
+    model *m;
+    const data_select *sel;
+    const int *rows;               /* (n) validation problems */
+    int n;
+    const gbdt_table_pairs *pairs; /* their pairs */
+    double t0;
+    int rc;
+} table_curve_ctx;
+
+static void table_round(void *ctx, int round, double valid_metric, const double *scores)
+{
+    table_curve_ctx *c = ctx;
+    int K = c->sel->n_kernels;
+    long hit = 0;
+    for (int i = 0; i < c->n; i++) {
+        size_t b = c->pairs->start[i], e = c->pairs->start[i + 1], best = b;
+        for (size_t j = b + 1; j < e; j++)
+            if (scores[j] > scores[best]) best = j;
+        if (e > b) hit += eval_select_hit(c->sel->runtime + (size_t)c->rows[i] * K, K, c->pairs->kernel[best]);
+    }
+    model_curve_point pt = {round, NAN, (float)valid_metric, c->n ? (float)hit / (float)c->n : NAN,
+                            (float)(hr_now() - c->t0)};
+    if (!c->rc) c->rc = model_curve_add(c->m, pt);
+}
+
+/* Rank mode on a benchmark table: one L2 booster over every measured pair of the training problems. */
+static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx *ctx, const gbdt_cfg *cfg,
+                       const gbdt_booster *init)
+{
+    g->target = cfg->rank_target;
+    gbdt_params p = cfg->p;
+    p.objective = GBDT_OBJECTIVE_L2;
+    p.num_class = 1;
+    gbdt_table_pairs tr, va;
+    char **names = NULL;
+    int Fe = gbdt_table_feature_count(&g->base);
+    int rc = gbdt_table_rows(d, g->target, d->train, d->n_train, &tr);
+    if (!rc && (rc = gbdt_table_rows(d, g->target, d->valid, d->n_valid, &va))) gbdt_table_pairs_free(&tr);
+    if (rc) return rc;
+    if (!tr.n) rc = hr_error(HR_EINVAL, "gbdt rank: the training problems measure no configuration");
+    if (!rc) rc = gbdt_table_feature_names(&g->base, &names);
+    if (!rc) {
+        hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: rank on %zu training pairs, %zu validation pairs, %d features\n",
+                      tr.n, va.n, Fe);
+        gbdt_data dt = {tr.x, tr.n, Fe, tr.y, NULL, NULL, NULL, NULL, (const char *const *)names};
+        gbdt_data dv = {va.x, va.n, Fe, va.y, NULL, NULL, NULL, NULL, (const char *const *)names};
+        table_curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, &va, hr_now(), HR_OK};
+        p.on_round = table_round;
+        p.on_round_ctx = &curve;
+        rc = train_one(&p, &dt, va.n ? &dv : NULL, init, ctx->log, &g->boosters[0]);
+        if (!rc) rc = curve.rc;
+    }
+    if (names)
+        for (int j = 0; j < Fe; j++) free(names[j]);
+    free(names);
+    gbdt_table_pairs_free(&tr);
+    gbdt_table_pairs_free(&va);
+    return rc;
+}
+
 int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     gbdt_cfg cfg;
@@ -267,7 +336,14 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
     }
     for (int j = 0; j < F; j++) names[j] = g->base.feature_names[j];
     names[F] = "kernel";
-    if (g->mode == GBDT_MODE_RANK) {
+    if (g->mode == GBDT_MODE_RANK && d->sel->table) {
+        if (init && init->target != cfg.rank_target)
+            rc = hr_error(HR_EINVAL, "--init-model %s: a rank model of another rank_target", ctx->init_model);
+        else if (init && gbdt_booster_num_features(init->boosters[0]) != gbdt_table_feature_count(&g->base))
+            rc = hr_error(HR_EINVAL, "--init-model %s: %d features, this table gives %d", ctx->init_model,
+                          gbdt_booster_num_features(init->boosters[0]), gbdt_table_feature_count(&g->base));
+        else rc = train_table(g, d, ctx, &cfg, init ? init->boosters[0] : NULL);
+    } else if (g->mode == GBDT_MODE_RANK) {
         size_t nt, nv;
         unsigned char *cand = g->rank_cand = rank_candidates(d);
         rc = cand ? rank_rows(d, cand, d->train, d->n_train, &xt, &yt, &nt) : HR_ENOMEM;

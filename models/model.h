@@ -64,6 +64,9 @@ typedef struct model_curve_point {
 typedef struct model model;
 typedef struct model_ws model_ws; /* scratch for one prediction at a time; one per thread */
 
+/* predict_candidates' answer for a model that scores only its kernel vocabulary (not an error). */
+#define MODEL_CANDIDATES_BY_NAME 1
+
 typedef struct model_family {
     const char *name;
     int tasks; /* bitmask of model_task */
@@ -80,9 +83,13 @@ typedef struct model_family {
      * Allocates nothing and writes only ws and scores, so threads with a workspace each may share m. */
     int (*predict_select)(const model *m, void *ws, const data_problem *p, const float *x, float *scores);
     /* select on a benchmark table (m->table set): scores (n) of n candidate configurations kv (n, m->table->n_kernel),
-     * measured or not, for the problem whose features are x; as predict_select. NULL: the family scores only its
-     * kernel vocabulary, and model_predict_candidates maps candidates to it by name. */
+     * measured or not, for the problem whose features are x; as predict_select. NULL, or MODEL_CANDIDATES_BY_NAME
+     * returned (nothing written) by a model of the family that scores only its kernel vocabulary: model_predict_candidates
+     * maps the candidates to that vocabulary by name. */
     int (*predict_candidates)(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
+    /* What the model's select scores regress (a model_target; NULL or MODEL_TARGET_NONE: scores that are no
+     * regression of a per-pair target, so no R^2). */
+    int (*score_target)(const model *m);
     /* tune: values (length), decoded with the constraint when the model has one; as predict_select. */
     int (*predict_tune)(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values);
     int (*save)(const model *m, hid_t group);
@@ -184,6 +191,18 @@ int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int3
  * features x: the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a
  * configuration the model does not know). */
 int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores);
+/* Per-pair targets a table model's scores may regress (higher = better), from a pair's cost (time, or 1 / value for
+ * better=higher tables) and its problem's best cost:
+ *   RELATIVE -log(cost / cost_best),  ABSOLUTE -log(cost),  LOG1P log1p(1 / cost). */
+typedef enum model_target {
+    MODEL_TARGET_NONE = 0,
+    MODEL_TARGET_RELATIVE = 1,
+    MODEL_TARGET_ABSOLUTE = 2,
+    MODEL_TARGET_LOG1P = 3,
+} model_target;
+double model_target_value(int target, double cost, double cost_best);
+/* The family's score_target, MODEL_TARGET_NONE without one. */
+int model_score_target(const model *m);
 /* The same from p's feature vector x (n_features, as data_features_compute writes it) when the caller has it. */
 int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores);
 int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values);

@@ -14,7 +14,9 @@ typedef struct gbdt_model {
     int mode;
     int n_boosters;
     gbdt_booster **boosters; /* (n_boosters): 1 for select, length for tune */
-    unsigned char *rank_cand; /* rank mode: (GBDT_RANK_SIGNATURES, n_kernels) kernels measured in training per signature */
+    unsigned char *rank_cand; /* rank mode on a find-db: (GBDT_RANK_SIGNATURES, n_kernels) kernels measured in training
+                               * per signature; NULL on a table */
+    int target;               /* rank mode on a table: the model_target the booster regresses */
 } gbdt_model;
 
 /* Rank mode: a problem's signature (direction, data type, layout, 2-D/3-D, grouped) selects its candidate
@@ -35,5 +37,28 @@ int gbdt_model_rank_signature(const data_problem *p);
 void gbdt_model_free(model *m);
 int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t gbdt_model_config_options(hr_config_option *rows);
+
+/* The gbdt family on a benchmark table (models/gbdt_table.c): rank rows over (problem, configuration) pairs
+ * with the problem features then the pair features, and prediction of any candidate configurations. */
+typedef struct gbdt_table_pairs {
+    float *x;      /* (n, d) problem features then pair features */
+    float *y;      /* (n) the target */
+    int *kernel;   /* (n) each pair's configuration (data kernel index) */
+    size_t *start; /* (problems + 1) pairs of the i-th problem are start[i] .. start[i+1] */
+    size_t n;
+    int d;
+} gbdt_table_pairs;
+extern const char *const gbdt_table_target_names[]; /* "relative", "absolute", "log1p", NULL */
+extern const int gbdt_table_target_values[];
+/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target`. */
+int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int n, gbdt_table_pairs *out);
+void gbdt_table_pairs_free(gbdt_table_pairs *p);
+/* Features of one pair row of a table model: m->n_features + the pair features. */
+int gbdt_table_feature_count(const model *m);
+/* (feature count) malloc'd names for the trees. */
+int gbdt_table_feature_names(const model *m, char ***out);
+int gbdt_table_ws_create(const model *m, void **out);
+void gbdt_table_ws_free(void *ws);
+int gbdt_table_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
 
 #endif

@@ -1,14 +1,56 @@
 /* Single-problem prediction: the caller's workspace and the dispatch to the family.
  * A model is read-only while it predicts; everything a prediction writes besides its answer lives in a
  * model_ws, which wraps the family's own scratch (its ws_create hook) and remembers the model it fits. */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "data/table.h"
 #include "models/model.h"
 
 struct model_ws {
-    const model *m; /* the model the scratch was sized for */
-    void *family;   /* the family's scratch (NULL when it needs none) */
+    const model *m;  /* the model the scratch was sized for */
+    void *family;    /* the family's scratch (NULL when it needs none) */
+    /* a table model that scores only its vocabulary: model_predict_candidates maps names through these */
+    float *vocab_scores; /* (n_kernels) */
+    int *by_name;        /* (n_kernels) kernel indices in strcmp order of their names, for bsearch */
 };
+
+/* qsort's comparator has no context argument: sort (name, index) pairs instead of indices */
+typedef struct ws_named {
+    const char *name;
+    int index;
+} ws_named;
+
+static int ws_named_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ws_named *)a)->name, ((const ws_named *)b)->name);
+}
+
+/* The name lookup of model_predict_candidates, built once per workspace so a call allocates nothing. */
+static int ws_by_name_create(const model *m, model_ws *ws)
+{
+    int K = m->n_kernels;
+    ws_named *tmp = hr_malloc((size_t)(K ? K : 1) * sizeof *tmp);
+    ws->by_name = hr_malloc((size_t)(K ? K : 1) * sizeof *ws->by_name);
+    ws->vocab_scores = hr_malloc((size_t)(K ? K : 1) * sizeof *ws->vocab_scores);
+    if (!tmp || !ws->by_name || !ws->vocab_scores) {
+        free(tmp);
+        return HR_ENOMEM;
+    }
+    for (int k = 0; k < K; k++) tmp[k] = (ws_named){m->kernels[k], k};
+    qsort(tmp, (size_t)K, sizeof *tmp, ws_named_cmp);
+    for (int k = 0; k < K; k++) ws->by_name[k] = tmp[k].index;
+    free(tmp);
+    return HR_OK;
+}
+
+static void ws_release(model_ws *ws)
+{
+    free(ws->vocab_scores);
+    free(ws->by_name);
+    free(ws);
+}
 
 int model_ws_create(const model *m, model_ws **out)
 {
@@ -16,9 +58,11 @@ int model_ws_create(const model *m, model_ws **out)
     model_ws *ws = hr_calloc(1, sizeof *ws);
     if (!ws) return HR_ENOMEM;
     ws->m = m;
-    int rc = m->family->ws_create ? m->family->ws_create(m, &ws->family) : HR_OK;
+    int rc = HR_OK;
+    if (m->table && m->task == MODEL_TASK_SELECT) rc = ws_by_name_create(m, ws);
+    if (!rc && m->family->ws_create) rc = m->family->ws_create(m, &ws->family);
     if (rc) {
-        free(ws);
+        ws_release(ws);
         return rc;
     }
     *out = ws;
@@ -29,7 +73,7 @@ void model_ws_free(model_ws *ws)
 {
     if (!ws) return;
     if (ws->m->family->ws_free) ws->m->family->ws_free(ws->family);
-    free(ws);
+    ws_release(ws);
 }
 
 static int ws_check(const model *m, const model_ws *ws, model_task task)
@@ -70,4 +114,58 @@ int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int3
     HR_ASSERT(m->n_features <= 256);
     data_features_compute(p, x);
     return model_predict_tune_x(m, ws, p, x, values);
+}
+
+/* The vocabulary index of configuration name `name`, or -1. */
+static int ws_kernel_find(const model *m, const model_ws *ws, const char *name)
+{
+    int lo = 0, hi = m->n_kernels - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2, c = strcmp(name, m->kernels[ws->by_name[mid]]);
+        if (!c) return ws->by_name[mid];
+        if (c < 0) hi = mid - 1;
+        else lo = mid + 1;
+    }
+    return -1;
+}
+
+int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores)
+{
+    int rc = ws_check(m, ws, MODEL_TASK_SELECT);
+    if (rc) return rc;
+    if (!m->table)
+        return hr_error(HR_EINVAL, "%s model: scoring candidate configurations needs a model of a benchmark table",
+                        m->family->name);
+    if (m->family->predict_candidates) {
+        rc = m->family->predict_candidates(m, ws->family, x, kv, n, scores);
+        if (rc != MODEL_CANDIDATES_BY_NAME) return rc;
+    }
+    /* a table problem has no convolution fields: families that read p see zeros */
+    data_problem p;
+    memset(&p, 0, sizeof p);
+    if ((rc = m->family->predict_select(m, ws->family, &p, x, ws->vocab_scores))) return rc;
+    int nk = m->table->n_kernel;
+    for (int i = 0; i < n; i++) {
+        char name[4096];
+        /* a negative status, or the name's length */
+        if ((rc = data_table_config_format(m->table, kv + (size_t)i * nk, name, sizeof name)) < 0) return rc;
+        int k = ws_kernel_find(m, ws, name);
+        scores[i] = k >= 0 ? ws->vocab_scores[k] : -INFINITY;
+    }
+    return HR_OK;
+}
+
+double model_target_value(int target, double cost, double cost_best)
+{
+    switch (target) {
+    case MODEL_TARGET_RELATIVE: return -log(cost / cost_best);
+    case MODEL_TARGET_ABSOLUTE: return -log(cost);
+    case MODEL_TARGET_LOG1P: return log1p(1.0 / cost);
+    default: return NAN;
+    }
+}
+
+int model_score_target(const model *m)
+{
+    return m->task == MODEL_TASK_SELECT && m->family->score_target ? m->family->score_target(m) : MODEL_TARGET_NONE;
 }

@@ -20,6 +20,8 @@
  * Single-problem prediction allocates nothing: eval-mode BatchNorm is folded into A2 (A2' = diag(g r) A2,
  * b2' = g r (b2 - mu) + beta with r = 1/sqrt(var + eps)) and stacked under A1, so a block is two
  * matrix-vector products over the caller's workspace (reformer_ws, one per thread; the model is only read).
+ * On a benchmark table, mode "pairs" (the default there) replaces the head over the kernel vocabulary by one
+ * score per (problem, configuration) from the problem's and the pair's features: models/reformer_pairs.c.
  * This file holds the model, its inference and its files; models/reformer_train.c trains it.
  */
 #include <cblas.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "data/table.h"
 #include "models/model.h"
 #include "nn/nn.h"
 
@@ -71,8 +74,8 @@ int reformer_build(reformer *r)
         nn_gamma_layout(&r->blocks[l], &r->p, &r->state, name, l ? r->hidden : nf, r->expand, r->hidden, r->norm,
                         r->dropout);
     }
-    nn_linear_layout(&r->head, &r->p, "head", r->hidden, K);
-    if (r->app_weight > 0.0f) nn_linear_layout(&r->app, &r->p, "app", r->hidden, K);
+    nn_linear_layout(&r->head, &r->p, "head", r->hidden, r->pairs ? 1 : K);
+    if (r->app_weight > 0.0f && !r->pairs) nn_linear_layout(&r->app, &r->p, "app", r->hidden, K);
     int rc = nn_params_alloc(&r->p);
     if (!rc && r->state.n) rc = nn_params_alloc(&r->state);
     size_t nfold = 0;
@@ -82,7 +85,7 @@ int reformer_build(reformer *r)
         nfold += (size_t)(g->d_out + g->d_hidden) * (g->d_in + 1) + (size_t)g->d_out * g->d_hidden;
     }
     if (!rc && r->norm == NN_NORM_BATCH && !(r->fold = hr_calloc(nfold, sizeof *r->fold))) rc = HR_ENOMEM;
-    if (!rc && r->norm == NN_NORM_BATCH && r->n_ple > 0) {
+    if (!rc && r->norm == NN_NORM_BATCH && r->n_ple > 0 && !r->pairs) {
         const size_t o = (size_t)r->hidden + (size_t)r->expand;
         r->in_fold = hr_malloc(o * (1 + (size_t)nf_raw + 2 * (size_t)r->n_ple) * sizeof *r->in_fold);
         r->ple_group = hr_malloc(((size_t)r->n_ple + 1) * sizeof *r->ple_group);
@@ -91,19 +94,17 @@ int reformer_build(reformer *r)
     return rc;
 }
 
-/* A prediction's scratch: the input and two block outputs, the applicability logits, and for layer norm
- * the blocks' B = 1 caches. */
-typedef struct reformer_ws {
-    float *buf; /* x (n_in) | two (hidden + expand) buffers | a (n_kernels) */
-    nn_gamma_cache one[REFORMER_MAX_DEPTH];
-} reformer_ws;
-
 static void reformer_ws_free(void *vws)
 {
     reformer_ws *w = vws;
     if (!w) return;
     for (int l = 0; l < REFORMER_MAX_DEPTH; l++) nn_gamma_cache_free(&w->one[l]);
     free(w->buf);
+    free(w->pv);
+    free(w->in);
+    free(w->z);
+    free(w->y[0]);
+    free(w->y[1]);
     free(w);
 }
 
@@ -114,10 +115,15 @@ static int reformer_ws_create(const model *mb, void **out)
     reformer_ws *w = hr_calloc(1, sizeof *w);
     if (!w) return HR_ENOMEM;
     const size_t wide = (size_t)r->hidden + (size_t)r->expand;
-    int rc = (w->buf = hr_calloc((size_t)r->n_in + 2 * wide + (size_t)r->base.n_kernels, sizeof *w->buf)) ? HR_OK
-                                                                                                             : HR_ENOMEM;
-    for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
-        rc = nn_gamma_cache_init(&w->one[l], &r->blocks[l], 1);
+    int rc;
+    if (r->pairs) {
+        rc = reformer_pairs_ws_init(r, w);
+    } else {
+        rc = (w->buf = hr_calloc((size_t)r->n_in + 2 * wide + (size_t)r->base.n_kernels, sizeof *w->buf)) ? HR_OK
+                                                                                                          : HR_ENOMEM;
+        for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
+            rc = nn_gamma_cache_init(&w->one[l], &r->blocks[l], 1);
+    }
     if (rc) {
         reformer_ws_free(w);
         return rc;
@@ -175,6 +181,7 @@ static int reformer_predict(const model *mb, void *vws, const data_problem *prob
 {
     const reformer *r = (const reformer *)mb;
     reformer_ws *w = vws;
+    if (r->pairs) return reformer_pairs_predict_candidates(mb, vws, x, mb->kernel_values, mb->n_kernels, scores);
     const int nf = r->n_in, wide = r->hidden + r->expand;
     float *in = w->buf, *a = w->buf + nf, *b = a + wide;
     if (!r->ple_fast) reformer_input(r, x, in);
@@ -216,6 +223,14 @@ static int reformer_predict(const model *mb, void *vws, const data_problem *prob
     return HR_OK;
 }
 
+/* A table model's candidates: pairs mode scores their fields; classes mode scores its vocabulary, which
+ * model_predict_candidates maps them to by name. */
+static int reformer_candidates(const model *mb, void *vws, const float *x, const double *kv, int n, float *scores)
+{
+    if (!((const reformer *)mb)->pairs) return MODEL_CANDIDATES_BY_NAME;
+    return reformer_pairs_predict_candidates(mb, vws, x, kv, n, scores);
+}
+
 void reformer_free(model *mb)
 {
     reformer *r = (reformer *)mb;
@@ -253,6 +268,7 @@ static int reformer_save(const model *mb, hid_t g)
     if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
     if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
     if (!rc) rc = hr_h5_attr_write_str(g, "input", r->n_ple ? "ple" : r->input_log ? "log" : "zscore");
+    if (!rc) rc = hr_h5_attr_write_str(g, "mode", r->pairs ? "pairs" : "classes");
     if (!rc) rc = hr_h5_attr_write_double(g, "applicability", r->app_weight);
     if (!rc) rc = hr_h5_attr_write_str(g, "combine", reformer_combine_names[r->app_combine]);
     if (!rc) rc = hr_h5_attr_write_str(g, "app_target", r->app_eff ? "efficiency" : "measured");
@@ -272,7 +288,7 @@ static int reformer_ple_load(hid_t g, reformer *r)
 {
     size_t n = 0, cols = 0;
     int rc = hr_h5_shape(g, "ple_feature", &n, &cols);
-    if (!rc && (n < 1 || n > (size_t)r->base.n_features * 4096 || cols != 0))
+    if (!rc && (n < 1 || n > (size_t)r->n_raw * 4096 || cols != 0))
         rc = hr_error(HR_EFORMAT, "reformer: ple_feature: %zu entries", n);
     if (!rc && (!(r->ple_src = hr_malloc(n * sizeof *r->ple_src)) || !(r->ple_lo = hr_malloc(n * sizeof *r->ple_lo)) ||
                 !(r->ple_hi = hr_malloc(n * sizeof *r->ple_hi))))
@@ -281,7 +297,7 @@ static int reformer_ple_load(hid_t g, reformer *r)
     if (!rc) rc = hr_h5_read(g, "ple_lo", H5T_NATIVE_FLOAT, n, 0, r->ple_lo);
     if (!rc) rc = hr_h5_read(g, "ple_hi", H5T_NATIVE_FLOAT, n, 0, r->ple_hi);
     for (size_t c = 0; !rc && c < n; c++) {
-        if (r->ple_src[c] < 0 || r->ple_src[c] >= r->base.n_features)
+        if (r->ple_src[c] < 0 || r->ple_src[c] >= r->n_raw)
             rc = hr_error(HR_EFORMAT, "reformer: ple_feature[%zu] = %d: not a feature", c, r->ple_src[c]);
         else if (!(r->ple_lo[c] < r->ple_hi[c]) || !isfinite(r->ple_lo[c]) || !isfinite(r->ple_hi[c]))
             rc = hr_error(HR_EFORMAT, "reformer: ple bin %zu: [%g, %g] is not an interval", c, r->ple_lo[c],
@@ -345,8 +361,24 @@ static int reformer_load(hid_t g, model *base, model **out)
         rc = hr_h5_attr_read_double(g, "combine_weight", &v);
     r->app_beta = (float)v;
     if (!rc && !(r->app_beta >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: combine_weight %g < 0", v);
+    /* files before version 4 are classes mode */
+    s = NULL;
+    if (!rc && version >= 4) rc = hr_h5_attr_read_str(g, "mode", &s);
+    if (!rc && s && strcmp(s, "classes") && strcmp(s, "pairs"))
+        rc = hr_error(HR_EFORMAT, "reformer: unknown mode '%s'", s);
+    r->pairs = !rc && s && !strcmp(s, "pairs");
+    free(s);
+    if (!rc && r->pairs && !r->base.table)
+        rc = hr_error(HR_EFORMAT, "reformer: a pairs-mode model without its table's schema");
+    if (!rc && r->pairs && !r->base.kernel_values)
+        rc = hr_error(HR_EFORMAT, "reformer: a pairs-mode model without its configurations' values");
+    if (!rc && r->pairs) {
+        r->n_pair = data_table_pair_feature_count(r->base.table);
+        r->app_weight = 0.0f;
+    }
+    r->n_raw = r->base.n_features + r->n_pair;
     if (!rc && ple) rc = reformer_ple_load(g, r);
-    r->n_in = r->base.n_features + r->n_ple;
+    r->n_in = r->n_raw + r->n_ple;
     const size_t ni = (size_t)r->n_in;
     if (!rc && (!(r->zmean = hr_malloc(ni * sizeof *r->zmean)) || !(r->zstd = hr_malloc(ni * sizeof *r->zstd))))
         rc = HR_ENOMEM;
@@ -378,6 +410,7 @@ const model_family model_family_reformer = {
     .ws_create = reformer_ws_create,
     .ws_free = reformer_ws_free,
     .predict_select = reformer_predict,
+    .predict_candidates = reformer_candidates,
     .save = reformer_save,
     .load = reformer_load,
     .n_params = reformer_n_params,

@@ -8,6 +8,7 @@
 
 #include "core/core.h"
 #include "data/data.h"
+#include "data/table.h"
 
 #include "models/reformer_internal.h"
 
@@ -21,11 +22,11 @@ static inline float slog(float v)
     return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
 }
 
-/* in (n_in) = z-score of x, through slog when the model uses it, then (input "ple") the z-scored
- * piecewise-linear encoding columns of the slog features */
+/* in (n_in) = z-score of u, through slog when the model uses it, then (input "ple") the z-scored
+ * piecewise-linear encoding columns of the slog inputs */
 void reformer_input(const reformer *r, const float *x, float *in)
 {
-    const int nf = r->base.n_features;
+    const int nf = r->n_raw;
     if (!r->input_log) {
         for (int j = 0; j < nf; j++) in[j] = (x[j] - r->zmean[j]) / r->zstd[j];
         return;
@@ -116,17 +117,28 @@ void reformer_first_product(const reformer *r, const float *x, float *v, float *
     }
 }
 
-/* The piecewise-linear encoding's bins (input "ple"), from cols (n_features, n) of slog training values:
- * per feature, the distinct values among the order statistics v_(floor(i (n - 1) / B)), i = 0..B, of its
- * sorted column are the bin edges, so each bin holds about 1/B of the rows (fewer bins where values repeat).
- * A column with fewer than three distinct edges (a constant, a 0/1 flag or a one-hot code) gets no bins: its
- * own input already says everything. Feature j's bins are stored in order, ple_src = j. */
-static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
+/* Columns of raw training inputs, each of its own length: in classes mode every column holds the training
+ * rows; in pairs mode the problem features' columns hold the training rows and the pair features' columns
+ * the training pairs. Column j is cols[off[j] .. off[j] + len[j]). */
+typedef struct input_cols {
+    float *cols;
+    size_t *off;
+    int *len;
+} input_cols;
+
+/* The piecewise-linear encoding's bins (input "ple"), from the columns of slog training values: per raw
+ * input, the distinct values among the order statistics v_(floor(i (n - 1) / B)), i = 0..B, of its sorted
+ * column are the bin edges, so each bin holds about 1/B of the rows (fewer bins where values repeat). A
+ * column with fewer than three distinct edges (a constant, a 0/1 flag or a one-hot code) gets no bins: its
+ * own input already says everything. Input j's bins are stored in order, ple_src = j. */
+static int reformer_ple_fit(reformer *r, const input_cols *c, int bins)
 {
-    const int nf = r->base.n_features;
+    const int nf = r->n_raw;
     const size_t most = (size_t)nf * bins;
+    int longest = 1;
+    for (int j = 0; j < nf; j++) longest = c->len[j] > longest ? c->len[j] : longest;
     /* v: one column, then as much scratch for the sort */
-    float *v = hr_malloc(2 * (size_t)(n ? n : 1) * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
+    float *v = hr_malloc(2 * (size_t)longest * sizeof *v), *e = hr_malloc((size_t)(bins + 1) * sizeof *e);
     r->ple_src = hr_malloc(most * sizeof *r->ple_src);
     r->ple_lo = hr_malloc(most * sizeof *r->ple_lo);
     r->ple_hi = hr_malloc(most * sizeof *r->ple_hi);
@@ -136,8 +148,10 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
         return HR_ENOMEM;
     }
     r->n_ple = 0;
-    for (int j = 0; j < nf && n > 0; j++) {
-        memcpy(v, cols + (size_t)j * n, (size_t)n * sizeof *v);
+    for (int j = 0; j < nf; j++) {
+        const int n = c->len[j];
+        if (n <= 0) continue;
+        memcpy(v, c->cols + c->off[j], (size_t)n * sizeof *v);
         hr_sort_floats(v, v + n, (size_t)n);
         int ne = 0;
         for (int i = 0; i <= bins; i++) {
@@ -156,6 +170,56 @@ static int reformer_ple_fit(reformer *r, const float *cols, int n, int bins)
     return HR_OK;
 }
 
+/* The bins (bins > 0) and the z-score of every model input from the columns; sets n_ple, ple_*, n_in,
+ * zmean, zstd. */
+static int reformer_input_stats(reformer *r, const input_cols *c, int bins)
+{
+    const int nf = r->n_raw;
+    int longest = 1;
+    for (int j = 0; j < nf; j++) longest = c->len[j] > longest ? c->len[j] : longest;
+    int rc = bins > 0 ? reformer_ple_fit(r, c, bins) : HR_OK;
+    r->n_in = nf + r->n_ple;
+    const int ni = r->n_in;
+    float *enc = hr_malloc((size_t)longest * sizeof *enc); /* one encoding column */
+    int *idx = hr_malloc((size_t)longest * sizeof *idx);
+    if (!rc && (!enc || !idx || !(r->zmean = hr_malloc((size_t)ni * sizeof *r->zmean)) ||
+                !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd))))
+        rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < longest; i++) idx[i] = i;
+    for (int j = 0; !rc && j < nf; j++)
+        data_zscore_fit(c->cols + c->off[j], 1, idx, c->len[j], &r->zmean[j], &r->zstd[j]);
+    for (int k = 0; !rc && k < r->n_ple; k++) {
+        const int src = r->ple_src[k], n = c->len[src];
+        const float *col = c->cols + c->off[src];
+        for (int i = 0; i < n; i++) enc[i] = reformer_ple(col[i], r->ple_lo[k], r->ple_hi[k]);
+        data_zscore_fit(enc, 1, idx, n, &r->zmean[nf + k], &r->zstd[nf + k]);
+    }
+    free(enc);
+    free(idx);
+    return rc;
+}
+
+static int input_cols_alloc(input_cols *c, int nf, const int *len)
+{
+    size_t total = 0;
+    c->off = hr_malloc((size_t)nf * sizeof *c->off);
+    c->len = hr_malloc((size_t)nf * sizeof *c->len);
+    if (!c->off || !c->len) return HR_ENOMEM;
+    for (int j = 0; j < nf; j++) {
+        c->off[j] = total;
+        c->len[j] = len[j];
+        total += (size_t)len[j];
+    }
+    return (c->cols = hr_malloc((total ? total : 1) * sizeof *c->cols)) ? HR_OK : HR_ENOMEM;
+}
+
+static void input_cols_free(input_cols *c)
+{
+    free(c->cols);
+    free(c->off);
+    free(c->len);
+}
+
 #define REFORMER_FIT_ROWS 64 /* rows of inputs written at a time in reformer_input_fit */
 
 /* Fits the input transform on the training rows' features (slog with input "log" or "ple", the encoding's
@@ -166,29 +230,21 @@ int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float *
 {
     const int nf = r->base.n_features, n = d->n_train;
     const size_t nn = (size_t)(n ? n : 1);
-    float *cols = hr_malloc(nn * nf * sizeof *cols); /* (n_features, n_train) */
-    float *enc = hr_malloc(nn * sizeof *enc);        /* one encoding column */
-    int *idx = hr_malloc(nn * sizeof *idx);
-    int rc = cols && enc && idx ? HR_OK : HR_ENOMEM;
+    input_cols c = {0};
+    int *len = hr_malloc((size_t)nf * sizeof *len);
+    int rc = len ? HR_OK : HR_ENOMEM;
+    for (int j = 0; !rc && j < nf; j++) len[j] = n;
+    if (!rc) rc = input_cols_alloc(&c, nf, len);
+    free(len);
     *in = NULL;
+    float *cols = c.cols; /* (n_features, n_train) */
     for (int i = 0; !rc && i < n; i++) {
-        idx[i] = i;
         const float *x = d->X + (size_t)d->train[i] * nf;
         for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? slog(x[j]) : x[j];
     }
-    if (!rc && bins > 0) rc = reformer_ple_fit(r, cols, n, bins);
-    r->n_in = nf + r->n_ple;
+    if (!rc) rc = reformer_input_stats(r, &c, bins);
     const int ni = r->n_in;
-    if (!rc && (!(r->zmean = hr_malloc((size_t)ni * sizeof *r->zmean)) ||
-                !(r->zstd = hr_malloc((size_t)ni * sizeof *r->zstd)) || !(*in = hr_malloc(nn * ni * sizeof **in))))
-        rc = HR_ENOMEM;
-    /* the statistics, column by column */
-    for (int j = 0; !rc && j < nf; j++) data_zscore_fit(cols + (size_t)j * n, 1, idx, n, &r->zmean[j], &r->zstd[j]);
-    for (int c = 0; !rc && c < r->n_ple; c++) {
-        const float *col = cols + (size_t)r->ple_src[c] * n;
-        for (int i = 0; i < n; i++) enc[i] = reformer_ple(col[i], r->ple_lo[c], r->ple_hi[c]);
-        data_zscore_fit(enc, 1, idx, n, &r->zmean[nf + c], &r->zstd[nf + c]);
-    }
+    if (!rc && !(*in = hr_malloc(nn * ni * sizeof **in))) rc = HR_ENOMEM;
     /* then the rows, a block of REFORMER_FIT_ROWS at a time so that the block's rows stay in cache while each
      * column is written into them (row by row over all of n, a 647-input row is a cache miss per value); the
      * same float expressions as reformer_input, so training and prediction see identical inputs */
@@ -198,18 +254,69 @@ int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float *
             const float *col = cols + (size_t)j * n;
             for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + j] = (col[i] - r->zmean[j]) / r->zstd[j];
         }
-        for (int c = 0; c < r->n_ple; c++) {
-            const float *col = cols + (size_t)r->ple_src[c] * n;
-            const float lo = r->ple_lo[c], hi = r->ple_hi[c], m = r->zmean[nf + c], sd = r->zstd[nf + c];
-            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + nf + c] = (reformer_ple(col[i], lo, hi) - m) / sd;
+        for (int k = 0; k < r->n_ple; k++) {
+            const float *col = cols + (size_t)r->ple_src[k] * n;
+            const float lo = r->ple_lo[k], hi = r->ple_hi[k], m = r->zmean[nf + k], sd = r->zstd[nf + k];
+            for (int i = i0; i < i1; i++) (*in)[(size_t)i * ni + nf + k] = (reformer_ple(col[i], lo, hi) - m) / sd;
         }
     }
-    free(cols);
-    free(enc);
-    free(idx);
+    input_cols_free(&c);
     if (rc) {
         free(*in);
         *in = NULL;
     }
+    return rc;
+}
+
+void reformer_pair_raw(const reformer *r, const float *x, const double *pv, const double *kv, float *u)
+{
+    const int nf = r->base.n_features;
+    memcpy(u, x, (size_t)nf * sizeof *u);
+    data_table_pair_features(r->base.table, pv, kv, u + nf);
+}
+
+int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
+{
+    const data_select *sel = d->sel;
+    const data_table_spec *spec = r->base.table;
+    const int nf = r->base.n_features, np = r->n_pair, K = sel->n_kernels, nk = spec->n_kernel;
+    long total = 0;
+    for (int i = 0; i < d->n_train; i++) {
+        const float *t = sel->runtime + (size_t)d->train[i] * K;
+        for (int k = 0; k < K; k++) total += isfinite(t[k]) != 0;
+    }
+    /* every stride-th pair, so that the fit's cost stays bounded on large tables */
+    const long stride = total > REFORMER_FIT_PAIRS ? (total + REFORMER_FIT_PAIRS - 1) / REFORMER_FIT_PAIRS : 1;
+    const int m = (int)((total + stride - 1) / stride);
+    input_cols c = {0};
+    int *len = hr_malloc((size_t)r->n_raw * sizeof *len);
+    double *pv = hr_malloc((size_t)(spec->n_problem + spec->n_hardware + 1) * sizeof *pv);
+    float *pf = hr_malloc((size_t)(np ? np : 1) * sizeof *pf);
+    int rc = len && pv && pf ? HR_OK : HR_ENOMEM;
+    for (int j = 0; !rc && j < r->n_raw; j++) len[j] = j < nf ? d->n_train : m;
+    if (!rc) rc = input_cols_alloc(&c, r->n_raw, len);
+    for (int i = 0; !rc && i < d->n_train; i++) {
+        const float *x = d->X + (size_t)d->train[i] * nf;
+        for (int j = 0; j < nf; j++) c.cols[c.off[j] + i] = r->input_log ? slog(x[j]) : x[j];
+    }
+    long seen = 0;
+    int e = 0;
+    for (int i = 0; !rc && i < d->n_train; i++) {
+        const int row = d->train[i];
+        const float *t = sel->runtime + (size_t)row * K;
+        data_table_problem_values(spec, d->X + (size_t)row * nf, pv);
+        for (int k = 0; k < K; k++) {
+            if (!isfinite(t[k])) continue;
+            if (seen++ % stride) continue;
+            data_table_pair_features(spec, pv, sel->table->kv + (size_t)k * nk, pf);
+            for (int j = 0; j < np; j++) c.cols[c.off[nf + j] + e] = r->input_log ? slog(pf[j]) : pf[j];
+            e++;
+        }
+    }
+    if (!rc) rc = reformer_input_stats(r, &c, bins);
+    input_cols_free(&c);
+    free(len);
+    free(pv);
+    free(pf);
     return rc;
 }

@@ -6,11 +6,15 @@
 
 #include "models/model.h"
 #include "nn/nn.h"
+#include "train/train.h"
 
-#define REFORMER_VERSION 3 /* 2: the applicability head; 3: the "ple" input */
+#define REFORMER_VERSION 4 /* 2: the applicability head; 3: the "ple" input; 4: the "pairs" mode */
 #define REFORMER_MAX_DEPTH 16
 #define REFORMER_EVAL_CHUNK 1024
 #define REFORMER_MAX_PARTS 8 /* batch_parts */
+#define REFORMER_PAIR_BATCH 32  /* default batch of pairs mode, in problems */
+#define REFORMER_PAIR_CHUNK 256 /* candidates a pairs-mode prediction scores in one pass */
+#define REFORMER_FIT_PAIRS (1 << 18) /* training pairs the pair features' transform is fitted on, at most */
 
 typedef struct reformer {
     model base;
@@ -19,10 +23,14 @@ typedef struct reformer {
     float dropout;
     data_label_kind label;
     float tau;
-    int input_log;        /* features pass through slog first (input "log" or "ple") */
-    int n_in;             /* model inputs: n_features, plus n_ple with input "ple" */
+    int pairs;            /* mode "pairs" (benchmark tables): one score per (problem, configuration) from the raw
+                           * input u = [x | data_table_pair_features(pv, kv)], the head hidden -> 1 */
+    int n_pair;           /* pair features (pairs mode; 0 otherwise) */
+    int n_raw;            /* raw inputs u: n_features + n_pair */
+    int input_log;        /* raw inputs pass through slog first (input "log" or "ple") */
+    int n_in;             /* model inputs: n_raw, plus n_ple with input "ple" */
     int n_ple;            /* piecewise-linear encoding columns (input "ple"; 0 otherwise) */
-    int *ple_src;         /* (n_ple) the feature column c encodes */
+    int *ple_src;         /* (n_ple) the raw input column c encodes */
     float *ple_lo, *ple_hi; /* (n_ple) its bin: value clamp((slog x - lo) / (hi - lo), 0, 1) */
     float app_weight;     /* lambda of the applicability loss; 0: no applicability head */
     int app_combine;      /* reformer_combine: how predict ranks kernels from the two heads */
@@ -32,7 +40,7 @@ typedef struct reformer {
     nn_params p;          /* learnable: blocks then head */
     nn_params state;      /* BatchNorm running statistics */
     nn_gamma blocks[REFORMER_MAX_DEPTH];
-    nn_linear head;       /* "head": hidden -> n_kernels */
+    nn_linear head;       /* "head": hidden -> n_kernels (classes) or 1 (pairs) */
     nn_linear app;        /* "app": hidden -> n_kernels, when app_weight > 0 */
     /* single-problem inference */
     float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
@@ -43,6 +51,18 @@ typedef struct reformer {
     int *ple_group;       /* (n_ple_groups + 1) first encoding column of each feature's bins, then n_ple */
     float *in_fold;       /* [b (o) | W_x (n_features, o) | W_e (n_ple, o) | C_e (n_ple, o)], o = d_out + d_hidden */
 } reformer;
+
+/* A prediction's scratch: the input and two block outputs, the applicability logits, and for layer norm
+ * the blocks' caches (B = 1, or REFORMER_PAIR_CHUNK in pairs mode). Pairs mode: a chunk's raw inputs and
+ * model inputs, the stacked block products and the block outputs. */
+typedef struct reformer_ws {
+    float *buf; /* x (n_in) | two (hidden + expand) buffers | a (n_kernels); pairs: u (n_raw) */
+    nn_gamma_cache one[REFORMER_MAX_DEPTH];
+    double *pv;  /* pairs: (n_problem + n_hardware) the problem's values */
+    float *in;   /* pairs: (REFORMER_PAIR_CHUNK, n_in) */
+    float *z;    /* pairs: (REFORMER_PAIR_CHUNK, hidden + expand) */
+    float *y[2]; /* pairs: (REFORMER_PAIR_CHUNK, hidden) */
+} reformer_ws;
 
 /* Ranking from the two heads: log softmax(z) + log sigmoid(a); log softmax(z) with kernels whose
  * sigmoid(a) < 1/2 vetoed; or sigmoid(a) alone (with the efficiency target, the expected efficiency). */
@@ -72,12 +92,23 @@ void reformer_free(model *mb);
 int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
 int reformer_train_blas_threads(const cJSON *config, int threads);
 
-/* models/reformer_input.c. in (n_in) = the model input of features x: z-score of x, through slog when the
- * model uses it, then the z-scored encoding columns. */
-void reformer_input(const reformer *r, const float *x, float *in);
+/* models/reformer_input.c. in (n_in) = the model input of raw inputs u (n_raw; the features x in classes
+ * mode): z-score of u, through slog when the model uses it, then the z-scored encoding columns. */
+void reformer_input(const reformer *r, const float *u, float *in);
 /* Fits slog / bins (bins > 0: input "ple") / z-score on the training rows and returns their inputs
  * (n_train, n_in) in *in; sets n_ple, ple_*, n_in, zmean, zstd. */
 int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float **in);
+/* Pairs mode: the same fit, the problem features' columns on the training rows and the pair features' on
+ * the training rows' measured configurations (at most REFORMER_FIT_PAIRS of them, evenly spaced). */
+int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins);
+/* Pairs mode: u (n_raw) = [x | pair features of the problem's values pv and configuration kv] */
+void reformer_pair_raw(const reformer *r, const float *x, const double *pv, const double *kv, float *u);
+
+/* models/reformer_pairs.c: pairs-mode training (after reformer_train set the model up), scratch and scores */
+int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o);
+int reformer_pairs_ws_init(const reformer *r, reformer_ws *w);
+int reformer_pairs_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
+                                      float *scores);
 /* Fills in_fold and ple_group from the folded first block (after reformer_fold); ple_fast says whether the
  * single-problem path can use them. */
 void reformer_fold_input(reformer *r);

@@ -10,6 +10,7 @@
 #include "models/model.h"
 #include "nn/nn.h"
 #include "nn/parts.h"
+#include "data/table.h"
 #include "train/train.h"
 
 #include "models/reformer_internal.h"
@@ -20,16 +21,22 @@ typedef struct reformer_cfg {
     float dropout, tau, app_weight, app_beta;
     int input, input_bins, app_combine, app_eff;
     int batch_parts;
+    int mode;  /* reformer_mode */
     int norm;  /* nn_norm_kind */
     int label; /* data_label_kind */
 } reformer_cfg;
 
 enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
+enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS };
+static const char *const mode_names[] = {"auto", "classes", "pairs", NULL};
 static const char *const input_names[] = {"zscore", "log", "ple", NULL};
 static const char *const app_target_names[] = {"measured", "efficiency", NULL};
 
 #define C(field) offsetof(reformer_cfg, field)
 static const hr_config_option reformer_options[] = {
+    {.name = "mode", .type = HR_CONFIG_ENUM, .offset = C(mode), .def_name = "auto", .names = mode_names,
+     .doc = "classes: scores over the kernel vocabulary; pairs (tables): one score per problem and configuration;"
+            " auto: pairs for a benchmark table, else classes"},
     {.name = "hidden", .type = HR_CONFIG_INT, .offset = C(hidden), .def = 92, .min = 1, .max = 8192,
      .doc = "width of each Gamma-block"},
     {.name = "depth", .type = HR_CONFIG_INT, .offset = C(depth), .def = 3, .min = 1, .max = REFORMER_MAX_DEPTH,
@@ -58,7 +65,8 @@ static const hr_config_option reformer_options[] = {
      .names = app_target_names, .doc = "applicability head's target: measured or not, or the efficiency"},
     /* two parts by default, so that a second core can share a batch (docs/experiments.md: the two-thread runs) */
     {.name = "batch_parts", .type = HR_CONFIG_INT, .offset = C(batch_parts), .def = 2, .min = 1,
-     .max = REFORMER_MAX_PARTS, .doc = "parts a batch is split into, one per thread (default 1 below batch 4)"},
+     .max = REFORMER_MAX_PARTS,
+     .doc = "parts a batch is split into, one per thread (default 1 below batch 4; classes mode)"},
 };
 #undef C
 
@@ -89,6 +97,8 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     int rc = hr_config_read(&t, c, o);
     if (rc) return rc;
     train_config_finish(&o->train);
+    /* pairs mode: a batch is that many problems with all their candidates */
+    if (o->mode == REFORMER_MODE_PAIRS && !hr_config_has(c, "batch_size")) o->train.batch_size = REFORMER_PAIR_BATCH;
     if (!hr_config_has(c, "batch_parts") && o->train.batch_size < 4) o->batch_parts = 1;
     if (o->batch_parts > o->train.batch_size / 2)
         return hr_error(HR_EINVAL, "reformer config: \"batch_parts\" must be at most batch_size / 2 (%d), got %d",
@@ -550,6 +560,7 @@ int reformer_train_blas_threads(const cJSON *config, int threads)
 {
     reformer_cfg cfg;
     if (reformer_cfg_parse(config, &cfg)) return threads;
+    if (cfg.mode == REFORMER_MODE_PAIRS) return threads; /* one pass over the batch, threads inside OpenBLAS */
     return cfg.batch_parts > 1 && hr_threads_resolve(threads) > 1 ? 1 : threads;
 }
 
@@ -560,6 +571,13 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     reformer_cfg cfg;
     int rc = reformer_cfg_parse(ctx->config, &cfg);
     if (rc) return rc;
+    const data_table *table = d->sel ? d->sel->table : NULL;
+    if (cfg.mode == REFORMER_MODE_PAIRS && !table)
+        return hr_error(HR_EINVAL, "reformer config: \"mode\": \"pairs\" needs a benchmark table (--data FILE.csv)");
+    if (cfg.mode == REFORMER_MODE_AUTO && table) {
+        cfg.mode = REFORMER_MODE_PAIRS;
+        if (!hr_config_has(ctx->config, "batch_size")) cfg.train.batch_size = REFORMER_PAIR_BATCH;
+    }
     reformer *r = hr_calloc(1, sizeof *r);
     if (!r) return HR_ENOMEM;
     if ((rc = model_base_init(&r->base, &model_family_reformer, d, ctx))) goto fail;
@@ -575,6 +593,30 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     r->app_eff = cfg.app_eff;
     r->app_beta = cfg.app_beta;
     r->input_log = cfg.input != REFORMER_INPUT_ZSCORE;
+    r->n_raw = r->base.n_features;
+    if (cfg.mode == REFORMER_MODE_PAIRS) {
+        if (!r->base.table || !r->base.kernel_values) {
+            rc = hr_error(HR_EINVAL, "reformer: the model records no table schema (pairs mode)");
+            goto fail;
+        }
+        r->pairs = 1;
+        r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
+        r->n_pair = data_table_pair_feature_count(r->base.table);
+        r->n_raw += r->n_pair;
+        if ((rc = reformer_input_fit_pairs(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0))) goto fail;
+        if ((rc = reformer_build(r))) goto fail;
+        hr_rng init;
+        hr_rng_derive(&init, ctx->seed, 1);
+        for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
+        nn_linear_reset(&r->head, &r->p, &init);
+        train_opts o = cfg.train;
+        model_loop_opts(&o, ctx, "reformer");
+        o.metric_name = model_task_metric(MODEL_TASK_SELECT);
+        if ((rc = reformer_pairs_fit(r, d, ctx, &o))) goto fail;
+        reformer_fold(r);
+        *out = &r->base;
+        return HR_OK;
+    }
     float *train_in = NULL;
     if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
     if ((rc = reformer_build(r))) {

@@ -146,6 +146,33 @@ void nn_xent_backward(const float *prob, const float *y, float *dz, int B, int C
     xent_grad(dz, prob, y, B, C, scale / (float)B);
 }
 
+/* Softmax cross-entropy over segments: the Reformer's pair mode scores every candidate of a problem with one
+ * logit, and a problem's candidates (their number varies) are one softmax. */
+float nn_xent_seg_forward(const float *z, const float *y, const int *off, int S, float *prob)
+{
+    double loss = 0.0;
+    for (int s = 0; s < S; s++) {
+        const int a = off[s], n = off[s + 1] - a;
+        if (n <= 0) continue;
+        float lse = softmax_row(z + a, prob + a, n);
+        for (int i = a; i < a + n; i++)
+            if (y[i] != 0.0f) loss -= (double)y[i] * (z[i] - lse);
+    }
+    return S > 0 ? (float)(loss / S) : 0.0f;
+}
+
+void nn_xent_seg_backward(const float *prob, const float *y, const int *off, int S, float *dz, float scale)
+{
+    if (S <= 0) return;
+    const float s = scale / (float)S;
+    for (int g = 0; g < S; g++) {
+        const int a = off[g], b = off[g + 1];
+        float ysum = 0.0f;
+        for (int i = a; i < b; i++) ysum += y[i];
+        for (int i = a; i < b; i++) dz[i] += s * (prob[i] * ysum - y[i]);
+    }
+}
+
 /* softplus(z) = log(1 + e^z) = max(z, 0) + log1p(e^-|z|) */
 static float softplus(float z)
 {

@@ -134,6 +134,13 @@ float nn_xent_forward(const float *z, const float *y, float *prob, int B, int C)
 /* dz (B, C) += scale (prob sum_i y_i - y) / B   (= scale (prob - y) / B for targets summing to 1) */
 void nn_xent_backward(const float *prob, const float *y, float *dz, int B, int C, float scale);
 
+/* ---- softmax cross-entropy over segments of variable length (a problem's candidates) ----
+ * Segment s holds entries off[s] .. off[s+1] of z, y, prob (N = off[S]); an empty segment adds nothing. */
+/* Returns loss = -(1/S) sum_s sum_{i in s} y_i log softmax_s(z)_i and writes prob = softmax_s(z) per segment. */
+float nn_xent_seg_forward(const float *z, const float *y, const int *off, int S, float *prob);
+/* dz_i += scale (prob_i sum_{j in s} y_j - y_i) / S for i in segment s */
+void nn_xent_seg_backward(const float *prob, const float *y, const int *off, int S, float *dz, float scale);
+
 /* ---- per-class binary cross-entropy on logits (independent sigmoids, targets y in [0, 1]) ---- */
 /* Returns loss = (1/B) sum_b sum_i [softplus(z_bi) - y_bi z_bi] (= -y log s - (1-y) log(1-s), s = sigmoid(z),
  * without overflow) and writes prob (B, C) = sigmoid(z). */

@@ -59,6 +59,8 @@ typedef struct pipe_select_result {
     double *efficiency;   /* (n_test) per-problem efficiency, for plots */
     int *pick;            /* (n_test) each problem's pick, a column of the data's kernels; n_kernels for a kernel
                            * the model knows and the data does not hold (heurist diff) */
+    int table;            /* evaluated on a benchmark table: the report adds ndcg1 and r2, and has no slices */
+    double r2;            /* R^2 of the scores against the per-pair target the model regresses; NaN: none */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */

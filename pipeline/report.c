@@ -72,7 +72,7 @@ cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint
     const cJSON *it;
     cJSON_ArrayForEach(it, first)
     {
-        if (!cJSON_IsNumber(it)) continue;
+        if (!cJSON_IsNumber(it) && !cJSON_IsNull(it)) continue; /* a null (r2 of a model with none) stays null */
         double s = 0;
         int cnt = 0;
         for (int f = 0; f < k; f++) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/table.h"
 #include "pipeline/pipeline_internal.h"
 #include "pipeline/plot.h"
 
@@ -12,9 +13,71 @@
  * error (the model cannot rank it); the kernels the model knows but the data lacks share one extra column
  * with no measurement, so a model that picks one of them is charged with an unmeasured pick. On a benchmark table
  * each problem's candidates are the configurations measured for it, and only those are ranked. */
+/* A model that scores configurations from their fields (model_predict_candidates) on a table: each problem's
+ * measured configurations scored by their values, so one the model never saw is ranked like any other; and, for
+ * scores that regress a per-pair target, R^2 of the scores against that target over the measured pairs. */
+static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                                 pipe_result *res)
+{
+    const data_select *s = d->sel;
+    const data_table *t = s->table;
+    pipe_select_result *sr = &res->sel;
+    int K = s->n_kernels, nk = t->spec.n_kernel, target = model_score_target(m);
+    if (nk != m->table->n_kernel)
+        return hr_error(HR_EINVAL, "the data's configurations have %d kernel columns, the model's %d", nk,
+                        m->table->n_kernel);
+    long pairs = 0;
+    for (int i = 0; i < n_rows; i++)
+        for (int k = 0; k < K; k++) pairs += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
+    float *scores = hr_malloc((size_t)n_rows * (size_t)K * sizeof *scores);
+    float *rt = hr_malloc((size_t)n_rows * (size_t)K * sizeof *rt);
+    double *kv = hr_malloc((size_t)K * (size_t)nk * sizeof *kv);
+    float *cs = hr_malloc((size_t)K * sizeof *cs);
+    int *cand = hr_malloc((size_t)K * sizeof *cand);
+    double *pred = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *pred) : NULL;
+    double *truth = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *truth) : NULL;
+    sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
+    int rc = HR_OK;
+    if (!scores || !rt || !kv || !cs || !cand || !sr->efficiency || (target && (!pred || !truth))) rc = HR_ENOMEM;
+    long at = 0;
+    for (int i = 0; !rc && i < n_rows; i++) {
+        int r = rows[i], n = 0;
+        float *ti = rt + (size_t)i * K, *si = scores + (size_t)i * K;
+        memcpy(ti, s->runtime + (size_t)r * K, (size_t)K * sizeof *ti);
+        double best = INFINITY;
+        for (int k = 0; k < K; k++) {
+            si[k] = -INFINITY;
+            if (!isfinite(ti[k])) continue;
+            best = ti[k] < best ? ti[k] : best;
+            memcpy(kv + (size_t)n * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+            cand[n++] = k;
+        }
+        rc = model_predict_candidates(m, ws, d->X + (size_t)r * d->n_features, kv, n, cs);
+        for (int j = 0; !rc && j < n; j++) {
+            si[cand[j]] = cs[j];
+            if (!target) continue;
+            pred[at] = cs[j];
+            truth[at++] = model_target_value(target, ti[cand[j]], best);
+        }
+    }
+    if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
+    sr->table = 1;
+    sr->r2 = target && !rc ? eval_r2(pred, truth, at) : NAN;
+    free(scores);
+    free(rt);
+    free(kv);
+    free(cs);
+    free(cand);
+    free(pred);
+    free(truth);
+    return rc;
+}
+
 static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                            pipe_result *res)
 {
+    if (d->sel->table && m->table && m->family->predict_candidates)
+        return select_evaluate_pairs(d, m, ws, rows, n_rows, res);
     const data_select *s = d->sel;
     pipe_select_result *sr = &res->sel;
     int K = s->n_kernels, KX = K + 1;
@@ -57,7 +120,9 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
             if (!isfinite(t[k])) sc[k] = -INFINITY;
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
-    for (int i = 0; !rc && i < n_rows; i++) {
+    sr->table = s->table != NULL;
+    sr->r2 = NAN;
+    for (int i = 0; !rc && !s->table && i < n_rows; i++) {
         const data_problem *p = &s->problems[rows[i]];
         const float *t = rt + (size_t)i * KX;
         sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
@@ -96,6 +161,11 @@ static void select_metrics_json(cJSON *o, const pipe_result *r)
     pipe_json_num(o, "efficiency_p10", m->efficiency_p10);
     pipe_json_num(o, "efficiency_min", m->efficiency_min);
     pipe_json_num(o, "unmeasured_rate", m->unmeasured_rate);
+    if (r->sel.table) {
+        /* eval.h defines NDCG@1; R^2 only for scores that regress a per-pair target (null otherwise) */
+        pipe_json_num(o, "ndcg1", m->ndcg1);
+        pipe_json_num(o, "r2", r->sel.r2);
+    }
     cJSON *dir = cJSON_AddObjectToObject(o, "top1_by_direction");
     for (int i = 0; i < DATA_DIR_COUNT; i++)
         if (r->sel.by_direction[i].n)
@@ -114,24 +184,42 @@ static void select_format(const char *model_name, const pipe_result *r, char *bu
              "  train %.1f s  predict %.2f us  params %ld  bytes %ld",
              model_name, m->top1, m->top5, m->efficiency_mean, m->efficiency_median, m->efficiency_p10,
              m->efficiency_min, m->unmeasured_rate, r->train_seconds, r->predict_us, r->params, r->model_bytes);
+    size_t len = strlen(buf);
+    if (r->sel.table && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %.4f", m->ndcg1, r->sel.r2);
 }
 
+/* 1 when every result was evaluated on a benchmark table. */
+static int md_all_tables(int nm, const pipe_result *const *res, const int *nres)
+{
+    for (int m = 0; m < nm; m++)
+        for (int i = 0; i < nres[m]; i++)
+            if (!res[m][i].sel.table) return 0;
+    return nm > 0;
+}
+
+/* On a table the table gains NDCG@1 and R^2 (eval.h; "-" for a model whose scores regress no target). */
 static void md_metrics_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
 {
-    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured | train s | predict us | params | model bytes |\n");
-    fprintf(f, "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    int table = md_all_tables(nm, res, nres);
+    fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured |%s train s | predict us "
+               "| params | model bytes |\n", table ? " NDCG@1 | R^2 |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|%s---|---|---|---|\n", table ? "---|---|" : "");
     for (int m = 0; m < nm; m++) {
-        double v[11] = {0};
+        double v[13] = {0};
         for (int i = 0; i < nres[m]; i++) {
             const pipe_result *r = &res[m][i];
             const eval_select_metrics *e = &r->sel.m;
-            double x[11] = {e->top1, e->top5, e->efficiency_mean, e->efficiency_median, e->efficiency_p10,
+            double x[13] = {e->top1, e->top5, e->efficiency_mean, e->efficiency_median, e->efficiency_p10,
                             e->efficiency_min, e->unmeasured_rate, r->train_seconds, r->predict_us,
-                            (double)r->params, (double)r->model_bytes};
-            for (int j = 0; j < 11; j++) v[j] += x[j] / nres[m];
+                            (double)r->params, (double)r->model_bytes, e->ndcg1, r->sel.r2};
+            for (int j = 0; j < 13; j++) v[j] += x[j] / nres[m];
         }
-        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.1f | %.2f | %.0f | %.0f |\n", names[m], v[0], v[1],
-                v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |", names[m], v[0], v[1], v[2], v[3], v[4],
+                v[5], v[6]);
+        if (table) fprintf(f, " %.4f |", v[11]);
+        if (table && isfinite(v[12])) fprintf(f, " %.4f |", v[12]);
+        else if (table) fprintf(f, " - |");
+        fprintf(f, " %.1f | %.2f | %.0f | %.0f |\n", v[7], v[8], v[9], v[10]);
     }
 }
 
@@ -176,7 +264,8 @@ static void md_slices(FILE *f, int nm, const char *const *names, const pipe_resu
 static void select_md_tables(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
 {
     md_metrics_table(f, nm, names, res, nres);
-    md_slices(f, nm, names, res, nres);
+    /* a table's problems have no direction or convolution data type */
+    if (!md_all_tables(nm, res, nres)) md_slices(f, nm, names, res, nres);
 }
 
 static void select_result_free(pipe_result *r)

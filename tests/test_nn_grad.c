@@ -299,6 +299,47 @@ Test(nn_grad, softmax_xent_soft_targets)
     op_free(&o);
 }
 
+/* ---- softmax cross-entropy over segments of variable length (o->ids holds the B + 1 offsets) ---- */
+static void xent_seg_fwd(op *o, float *y) { y[0] = nn_xent_seg_forward(o->x, o->target, o->ids, o->B, o->prob); }
+static void xent_seg_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    nn_xent_seg_backward(o->prob, o->target, o->ids, o->B, dx, dy[0]);
+}
+
+Test(nn_grad, segmented_softmax_xent)
+{
+    op o = {0};
+    op_params_ready(&o, 8);
+    /* segments of 3, 1, 0 (a problem with no candidates) and 6 entries, with zero targets inside */
+    static const int off[] = {0, 3, 4, 4, 10};
+    o.B = 4;
+    o.nx = 10;
+    o.ny = 1;
+    o.ids = malloc(sizeof off);
+    memcpy(o.ids, off, sizeof off);
+    o.x = randn(&o.rng, o.nx, 2.0f);
+    o.prob = calloc(o.nx, sizeof(float));
+    o.target = calloc(o.nx, sizeof(float));
+    for (int s = 0; s < o.B; s++) {
+        float sum = 0.0f;
+        for (int i = off[s]; i < off[s + 1]; i++) sum += (o.target[i] = i % 4 == 1 ? 0.0f : hr_rng_uniform(&o.rng));
+        for (int i = off[s]; i < off[s + 1]; i++) o.target[i] /= sum;
+    }
+    o.fwd = xent_seg_fwd;
+    o.bwd = xent_seg_bwd;
+    grad_check(&o, "xent_seg.z");
+    /* one segment of all entries is the row softmax cross-entropy */
+    float y[10], one_p[10], seg_p[10];
+    const int whole[2] = {0, 10};
+    float s = 0.0f;
+    for (int i = 0; i < 10; i++) s += (y[i] = (float)(i + 1));
+    for (int i = 0; i < 10; i++) y[i] /= s;
+    float a = nn_xent_forward(o.x, y, one_p, 1, 10), b = nn_xent_seg_forward(o.x, y, whole, 1, seg_p);
+    cr_assert_float_eq(a, b, 1e-6f);
+    for (int i = 0; i < 10; i++) cr_assert_float_eq(one_p[i], seg_p[i], 1e-7f);
+    op_free(&o);
+}
+
 /* ---- per-class binary cross-entropy on logits (the loss itself is the output) ---- */
 static void bce_fwd(op *o, float *y) { y[0] = nn_bce_logits_forward(o->x, o->target, o->prob, o->B, 5); }
 static void bce_bwd(op *o, const float *y, const float *dy, float *dx)

@@ -1,0 +1,171 @@
+/* A gbdt rank model of a benchmark table as a standalone C runtime: the problem's values and any candidate
+ * configurations in, their scores and ranking out (export/runtime/table.h), with the feature formulas of
+ * data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/table.h"
+#include "export/export_internal.h"
+#include "models/models_internal.h"
+
+int export_table_check(const model *m, const char *name)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    if (m->family != &model_family_gbdt || g->mode != GBDT_MODE_RANK)
+        return hr_error(HR_EINVAL, "%s: a %s model of a benchmark table cannot be exported to C: only gbdt with "
+                        "objective rank scores configurations from their fields", name, m->family->name);
+    return export_gbdt_check(m, name);
+}
+
+/* The problem then hardware columns (j < n_problem + n_hardware) or, past them, the kernel columns. */
+static const data_table_column *column_at(const data_table_spec *s, int j)
+{
+    int np = s->n_problem + s->n_hardware;
+    return j < np ? &s->problem[j] : &s->kernel[j - np];
+}
+
+static void column_list(FILE *h, const data_table_spec *s, int from, int to)
+{
+    for (int j = from; j < to; j++) {
+        const data_table_column *c = column_at(s, j);
+        fprintf(h, " *   %d %s", j - from, c->name);
+        if (c->categorical) {
+            fprintf(h, " (categorical:");
+            for (int v = 0; v < c->n_vocab; v++) fprintf(h, " %d %s%s", v, c->vocab[v], v + 1 < c->n_vocab ? "," : "");
+            fprintf(h, ")");
+        }
+        fprintf(h, "\n");
+    }
+}
+
+int export_table_write_header(FILE *h, const model *m, const char *prefix)
+{
+    static const char *const target_doc[] = {"", "-log(cost / the problem's best cost)", "-log(cost)", "log1p(1 / cost)"};
+    const data_table_spec *s = m->table;
+    int np = s->n_problem + s->n_hardware;
+    fprintf(h, "/* %s.h: a gbdt rank model of a benchmark table exported by heurist. Needs only libc and libm.\n"
+               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix, prefix);
+    fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
+    column_list(h, s, 0, np);
+    fprintf(h, " * and a configuration as its values kv, in this column order (%d values):\n", s->n_kernel);
+    column_list(h, s, np, np + s->n_kernel);
+    fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
+               " * The model predicts %s per (problem, configuration)\n"
+               " * pair, cost being %s (higher is better), and ranks the candidates by it. Every function is thread-safe and allocates nothing.\n */\n",
+            prefix, target_doc[((const gbdt_model *)m)->target], s->higher_better ? "1 / measure" : "the measure");
+    /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
+    char guard[128];
+    size_t i = 0;
+    for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
+    guard[i] = 0;
+    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n", guard, guard, guard,
+            np, guard, s->n_kernel);
+    fprintf(h, "/* Column names: problem columns (j < %s_N_PROBLEM) and kernel columns (j < %s_N_KERNEL). */\n"
+               "const char *%s_problem_column(int j);\nconst char *%s_kernel_column(int j);\n\n", guard, guard, prefix,
+            prefix);
+    fprintf(h, "/* The value of category `value` of the problem or kernel column named `column`, -1 when either is\n"
+               " * unknown. */\ndouble %s_category(const char *column, const char *value);\n\n", prefix);
+    fprintf(h, "/* Scores (n) of n candidate configurations kv (n, %s_N_KERNEL) for the problem pv (%s_N_PROBLEM), and\n"
+               " * ranking (n), when not NULL, their indices best first (ties to the lower index). Returns 0, -1 when n < 0. */\n"
+               "int %s_rank(const double *pv, const double *kv, int n, float *scores, int *ranking);\n\n",
+            guard, guard, prefix);
+    fprintf(h, "/* The configurations the model was trained on: how many, each one's name and values (%s_N_KERNEL),\n"
+               " * and %s_rank over all of them (scores and ranking sized %s_n_configs()). */\n"
+               "int %s_n_configs(void);\nconst char *%s_config_name(int k);\nconst double *%s_config_values(int k);\n"
+               "int %s_rank_known(const double *pv, float *scores, int *ranking);\n\n#endif\n",
+            guard, prefix, prefix, prefix, prefix, prefix, prefix);
+    return HR_OK;
+}
+
+/* hm_shape: the schema as data/table_features.h's data_table_shape, and the sizes the rank section reads. */
+static int write_shape(FILE *c, const model *m)
+{
+    const data_table_spec *s = m->table;
+    int np = s->n_problem + s->n_hardware;
+    int *pvoc = malloc((size_t)(np ? np : 1) * sizeof *pvoc), *kvoc = malloc((size_t)(s->n_kernel ? s->n_kernel : 1) * sizeof *kvoc);
+    if (!pvoc || !kvoc) {
+        free(pvoc);
+        free(kvoc);
+        return hr_error(HR_ENOMEM, "out of memory exporting the table's shape");
+    }
+    for (int j = 0; j < np; j++) pvoc[j] = s->problem[j].categorical ? s->problem[j].n_vocab : 0;
+    for (int k = 0; k < s->n_kernel; k++) kvoc[k] = s->kernel[k].categorical ? s->kernel[k].n_vocab : 0;
+    export_c_ints(c, "int", "hm_problem_vocab", pvoc, (size_t)np);
+    export_c_ints(c, "int", "hm_kernel_vocab", kvoc, (size_t)s->n_kernel);
+    export_c_ints(c, "int", "hm_tile_of", s->tile_of, (size_t)s->n_kernel);
+    fprintf(c, "static const data_table_shape hm_shape = {%d, %d, %d, hm_problem_vocab, hm_kernel_vocab, hm_tile_of, "
+               "%d, %d, %d, %.17g};\n", s->n_problem, s->n_hardware, s->n_kernel, s->reduction, s->split, s->cus_column,
+            s->cus);
+    fprintf(c, "#define HM_NP %d\n#define HM_NK %d\n#define HM_NX %d\n#define HM_NF %d\n\n", np, s->n_kernel,
+            m->n_features, gbdt_table_feature_count(m));
+    free(pvoc);
+    free(kvoc);
+    return HR_OK;
+}
+
+/* Every column's name and vocabulary, for <prefix>_category. */
+static void write_columns(FILE *c, const data_table_spec *s, const char *prefix)
+{
+    int np = s->n_problem + s->n_hardware, n = np + s->n_kernel;
+    for (int j = 0; j < n; j++) {
+        const data_table_column *col = column_at(s, j);
+        if (!col->categorical) continue;
+        fprintf(c, "static const char *const hm_vocab_%d[%d] = {", j, col->n_vocab ? col->n_vocab : 1);
+        for (int v = 0; v < col->n_vocab; v++) {
+            fprintf(c, "%s", v ? ", " : "");
+            export_c_string(c, col->vocab[v]);
+        }
+        fprintf(c, "%s};\n", col->n_vocab ? "" : "0");
+    }
+    fprintf(c, "static const struct {\n    const char *name;\n    int n_vocab;\n    const char *const *vocab;\n} "
+               "hm_columns[%d] = {\n", n);
+    for (int j = 0; j < n; j++) {
+        const data_table_column *col = column_at(s, j);
+        fprintf(c, "    {");
+        export_c_string(c, col->name);
+        if (col->categorical) fprintf(c, ", %d, hm_vocab_%d},\n", col->n_vocab, j);
+        else fprintf(c, ", 0, 0},\n");
+    }
+    fprintf(c, "};\n\n");
+    fprintf(c, "const char *%s_problem_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[j].name : 0;\n}\n\n",
+            prefix, np);
+    fprintf(c, "const char *%s_kernel_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[%d + j].name : 0;\n}\n\n",
+            prefix, s->n_kernel, np);
+    fprintf(c, "double %s_category(const char *column, const char *value)\n{\n"
+               "    for (int j = 0; j < %d; j++) {\n"
+               "        if (strcmp(hm_columns[j].name, column)) continue;\n"
+               "        for (int v = 0; v < hm_columns[j].n_vocab; v++)\n"
+               "            if (!strcmp(hm_columns[j].vocab[v], value)) return v;\n"
+               "    }\n    return -1;\n}\n\n",
+            prefix, n);
+}
+
+int export_table_write_source(FILE *c, const model *m, const char *prefix)
+{
+    const gbdt_model *g = (const gbdt_model *)m;
+    fprintf(c, "/* %s.c: a gbdt rank model of a benchmark table exported by heurist; see %s.h. Generated code: do not "
+               "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <string.h>\n\n",
+            prefix, prefix, prefix);
+    fprintf(c, "/* ---- data/table_features.h, verbatim ---- */\n%s\n/* ---- model ---- */\n",
+            export_source("data/table_features.h"));
+    int rc = write_shape(c, m);
+    if (rc) return rc;
+    export_section(c, "export/runtime/gbdt.h", "traversal");
+    rc = export_gbdt_booster(c, g->boosters[0], 0);
+    if (rc) return rc;
+    export_section(c, "export/runtime/table.h", "rank");
+    fprintf(c, "\n/* ---- API ---- */\n");
+    write_columns(c, m->table, prefix);
+    export_c_vocabulary(c, prefix, "HM_N_CONFIGS", "hm_config_names", "n_configs", "config_name", "k", m->kernels,
+                        m->n_kernels);
+    export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)m->table->n_kernel);
+    fprintf(c, "\nconst double *%s_config_values(int k)\n{\n    return k >= 0 && k < HM_N_CONFIGS ? hm_configs + "
+               "(size_t)k * HM_NK : 0;\n}\n\n", prefix);
+    fprintf(c, "int %s_rank(const double *pv, const double *kv, int n, float *scores, int *ranking)\n{\n"
+               "    if (n < 0) return -1;\n    hm_table_scores(pv, kv, n, scores);\n"
+               "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n\n", prefix);
+    fprintf(c, "int %s_rank_known(const double *pv, float *scores, int *ranking)\n{\n"
+               "    return %s_rank(pv, hm_configs, HM_N_CONFIGS, scores, ranking);\n}\n", prefix, prefix);
+    return HR_OK;
+}

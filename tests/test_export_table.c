@@ -1,0 +1,160 @@
+/* The exported runtime of a gbdt rank model of a benchmark table, compiled with cc: on 200 problems of a generated
+ * table it gives the library's scores (to 1e-5 relative) and ranking for each problem's measured configurations and
+ * three it never measured, ranks the model's own configurations as predict_select does, and looks categories up. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval.h"
+#include "export/export.h"
+#include "helpers/table_fixture.h"
+#include "helpers/testutil.h"
+
+/* per problem on input: n, the problem's values, n configurations' values; on output: the scores, the ranking,
+ * then the best of the model's own configurations */
+static const char *driver =
+    "#include <stdio.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  static double pv[HM_N_PROBLEM], kv[4096 * HM_N_KERNEL];\n"
+    "  static float s[4096];\n  static int r[4096];\n  int n;\n"
+    "  if (!in || !out || argc != 3) return 1;\n"
+    "  fprintf(out, \"%g %g %g\\n\", hm_category(\"dtype\", \"fp32\"), hm_category(\"dtype\", \"fp64\"),\n"
+    "          hm_category(\"nope\", \"fp32\"));\n"
+    "  while (fscanf(in, \"%d\", &n) == 1 && n <= 4096) {\n"
+    "    for (int j = 0; j < HM_N_PROBLEM; j++) if (fscanf(in, \"%lf\", &pv[j]) != 1) return 1;\n"
+    "    for (int i = 0; i < n * HM_N_KERNEL; i++) if (fscanf(in, \"%lf\", &kv[i]) != 1) return 1;\n"
+    "    if (hm_rank(pv, kv, n, s, r)) return 1;\n"
+    "    for (int i = 0; i < n; i++) fprintf(out, \"%.9g \", s[i]);\n"
+    "    for (int i = 0; i < n; i++) fprintf(out, \"%d \", r[i]);\n"
+    "    if (hm_rank_known(pv, s, r)) return 1;\n"
+    "    fprintf(out, \"%d\\n\", r[0]);\n"
+    "  }\n  fclose(out);\n  return 0;\n}\n";
+
+/* ranking (n) best first by score, ties to the lower index: the order the runtime documents */
+static const float *cmp_scores;
+static int cmp_rank(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    if (cmp_scores[i] != cmp_scores[j]) return cmp_scores[i] > cmp_scores[j] ? -1 : 1;
+    return i - j;
+}
+
+Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
+{
+    table_fixture f = table_fixture_make(200, 13, 0.05);
+    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rounds\": 60, \"log_every\": 0}");
+    const data_table *t = f.sel->table;
+    int K = f.sel->n_kernels, nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
+    char *dir = test_tmppath("_export_table");
+    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
+    char path[1024], cmd[4096];
+    snprintf(path, sizeof path, "%s/driver.c", dir);
+    FILE *fd = fopen(path, "w");
+    fputs(driver, fd);
+    fclose(fd);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+
+    /* candidates of problem i: its measured configurations, then three no problem measured */
+    double *kv = malloc(((size_t)K + 3) * nk * sizeof *kv);
+    float *lib = malloc(((size_t)K + 3) * sizeof *lib), *known = malloc((size_t)K * sizeof *known);
+    int *rank = malloc(((size_t)K + 3) * sizeof *rank), *ncand = malloc((size_t)f.sel->n * sizeof *ncand);
+    snprintf(path, sizeof path, "%s/in.txt", dir);
+    FILE *in = fopen(path, "w");
+    for (int p = 0; p < f.sel->n; p++) {
+        int n = 0;
+        for (int k = 0; k < K; k++)
+            if (isfinite(f.sel->runtime[(size_t)p * K + k])) {
+                memcpy(kv + (size_t)n * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+                n++;
+            }
+        for (int u = 0; u < 3; u++, n++) {
+            memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
+            kv[(size_t)n * nk] = 24 + 8 * u; /* tile_m 24, 32, 40 */
+        }
+        ncand[p] = n;
+        fprintf(in, "%d", n);
+        for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
+        for (int i = 0; i < n * nk; i++) fprintf(in, " %.17g", kv[i]);
+        fprintf(in, "\n");
+    }
+    fclose(in);
+    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    FILE *out = fopen(path, "r");
+    cr_assert_not_null(out);
+    double fp32, unknown_value, unknown_column;
+    cr_assert_eq(fscanf(out, "%lf %lf %lf", &fp32, &unknown_value, &unknown_column), 3);
+    const data_table_column *dtype = &m->table->problem[3];
+    cr_assert_str_eq(dtype->name, "dtype");
+    cr_assert_str_eq(dtype->vocab[(int)fp32], "fp32");
+    cr_assert_eq(unknown_value, -1);
+    cr_assert_eq(unknown_column, -1);
+    model_ws *ws;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
+    data_problem dp;
+    memset(&dp, 0, sizeof dp);
+    for (int p = 0; p < f.sel->n; p++) {
+        int n = 0;
+        for (int k = 0; k < K; k++)
+            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
+                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        for (int u = 0; u < 3; u++, n++) {
+            memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
+            kv[(size_t)n * nk] = 24 + 8 * u;
+        }
+        cr_assert_eq(n, ncand[p]);
+        const float *x = f.X + (size_t)p * f.F;
+        cr_assert_eq(model_predict_candidates(m, ws, x, kv, n, lib), HR_OK, "%s", hr_last_error());
+        for (int i = 0; i < n; i++) {
+            float s;
+            cr_assert_eq(fscanf(out, "%f", &s), 1);
+            cr_assert(isfinite(lib[i]));
+            cr_assert_leq(fabsf(s - lib[i]), 1e-5f * fmaxf(1.0f, fabsf(lib[i])), "problem %d candidate %d: %.9g vs %.9g",
+                          p, i, (double)s, (double)lib[i]);
+        }
+        for (int i = 0; i < n; i++) rank[i] = i;
+        cmp_scores = lib;
+        qsort(rank, (size_t)n, sizeof *rank, cmp_rank);
+        for (int i = 0; i < n; i++) {
+            int r;
+            cr_assert_eq(fscanf(out, "%d", &r), 1);
+            cr_assert_eq(r, rank[i], "problem %d place %d", p, i);
+        }
+        int best;
+        cr_assert_eq(fscanf(out, "%d", &best), 1);
+        cr_assert_eq(model_predict_select_x(m, ws, &dp, x, known), HR_OK);
+        cr_assert_eq(best, eval_select_argmax(known, K), "problem %d", p);
+    }
+    fclose(out);
+    model_ws_free(ws);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    free(kv);
+    free(lib);
+    free(known);
+    free(rank);
+    free(ncand);
+    model_free(m);
+    table_fixture_free(&f);
+}
+
+/* Only a model that scores configurations from their fields has a table runtime: a softmax model of a table is
+ * refused with the reason. */
+Test(export_table, a_softmax_table_model_is_refused, .timeout = 300)
+{
+    table_fixture f = table_fixture_make(40, 17, 0.05);
+    model *m = table_fixture_train(&f, "gbdt", "{\"rounds\": 3, \"log_every\": 0}");
+    char *dir = test_tmppath("_export_table_softmax");
+    cr_assert_eq(export_c_write(m, "model.h5", dir, "hm"), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "only gbdt with objective rank"), "%s", hr_last_error());
+    free(dir);
+    model_free(m);
+    table_fixture_free(&f);
+}
