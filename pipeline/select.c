@@ -37,8 +37,10 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     double *pred = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *pred) : NULL;
     double *truth = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *truth) : NULL;
     sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
+    sr->pick = hr_malloc((size_t)n_rows * sizeof *sr->pick);
     int rc = HR_OK;
-    if (!scores || !rt || !kv || !cs || !cand || !sr->efficiency || (target && (!pred || !truth))) rc = HR_ENOMEM;
+    if (!scores || !rt || !kv || !cs || !cand || !sr->efficiency || !sr->pick || (target && (!pred || !truth)))
+        rc = HR_ENOMEM;
     long at = 0;
     for (int i = 0; !rc && i < n_rows; i++) {
         int r = rows[i], n = 0;
@@ -61,6 +63,7 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
         }
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
+    for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * K, K);
     sr->table = 1;
     sr->r2 = target && !rc ? eval_r2(pred, truth, at) : NAN;
     free(scores);
@@ -122,10 +125,11 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
     sr->table = s->table != NULL;
     sr->r2 = NAN;
+    for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
+    /* the direction and data-type slices are a find-db's; a table's problems have neither */
     for (int i = 0; !rc && !s->table && i < n_rows; i++) {
         const data_problem *p = &s->problems[rows[i]];
         const float *t = rt + (size_t)i * KX;
-        sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
         int hit = eval_select_hit(t, KX, sr->pick[i]);
         sr->by_direction[p->direction].n++;
         sr->by_direction[p->direction].top1 += hit;
