@@ -25,6 +25,9 @@ static void ranks_pack(FILE *f, int m, int fold, const pipe_result *r)
     uint8_t has_eff = r->task == MODEL_TASK_SELECT && r->sel.efficiency != NULL;
     fwrite(&has_eff, 1, 1, f);
     if (has_eff && r->n_test > 0) fwrite(r->sel.efficiency, sizeof(double), (size_t)r->n_test, f);
+    uint8_t has_pick = r->task == MODEL_TASK_SELECT && r->sel.pick != NULL;
+    fwrite(&has_pick, 1, 1, f);
+    if (has_pick && r->n_test > 0) fwrite(r->sel.pick, sizeof(int), (size_t)r->n_test, f);
     if (r->n_curve > 0 && r->curve) fwrite(r->curve, sizeof *r->curve, (size_t)r->n_curve, f);
 }
 
@@ -57,12 +60,20 @@ static int ranks_unpack(const char *buf, size_t len, int nm, int nfold, pipe_res
             return hr_error(HR_EFORMAT, "ranks: result record %u names job (%d, %d) of %d x %d", i, jf[0], jf[1], nm, nfold);
         pipe_result *dst = &res[jf[0]][jf[1]];
         r.curve = NULL;
-        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL;
+        /* the record's pointers are the sending rank's: every array travels after the record */
+        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL, r.sel.pick = NULL;
         *dst = r;
         if (has_eff) {
             size_t n = (size_t)r.n_test * sizeof(double);
             if (!(dst->sel.efficiency = hr_malloc(n ? n : 1))) return HR_ENOMEM;
             if ((rc = ranks_read(buf, len, &at, dst->sel.efficiency, n))) return rc;
+        }
+        uint8_t has_pick = 0;
+        if ((rc = ranks_read(buf, len, &at, &has_pick, 1))) return rc;
+        if (has_pick) {
+            size_t n = (size_t)r.n_test * sizeof(int);
+            if (!(dst->sel.pick = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+            if ((rc = ranks_read(buf, len, &at, dst->sel.pick, n))) return rc;
         }
         if (r.n_curve > 0) {
             size_t n = (size_t)r.n_curve * sizeof *r.curve;
