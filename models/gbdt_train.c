@@ -19,6 +19,7 @@ typedef struct gbdt_cfg {
     int label;      /* softmax objective: data_label_kind */
     float tau;
     int rank_target; /* rank objective on a table: model_target */
+    int rank_weight; /* rank objective on a table: GBDT_TABLE_WEIGHT_* */
 } gbdt_cfg;
 
 static const char *const objective_names[] = {"softmax", "rank", NULL};
@@ -36,6 +37,9 @@ static const hr_config_option gbdt_options[] = {
      .names = gbdt_table_target_names, .values = gbdt_table_target_values,
      .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
             "log1p(1/cost)"},
+    {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
+     .names = gbdt_table_weight_names, .values = NULL,
+     .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
      .names = model_label_names, .values = model_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
@@ -281,16 +285,17 @@ static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx
     gbdt_table_pairs tr, va;
     char **names = NULL;
     int Fe = gbdt_table_feature_count(&g->base);
-    int rc = gbdt_table_rows(d, g->target, d->train, d->n_train, &tr);
-    if (!rc && (rc = gbdt_table_rows(d, g->target, d->valid, d->n_valid, &va))) gbdt_table_pairs_free(&tr);
+    int rc = gbdt_table_rows(d, g->target, cfg->rank_weight, d->train, d->n_train, &tr);
+    if (!rc && (rc = gbdt_table_rows(d, g->target, cfg->rank_weight, d->valid, d->n_valid, &va)))
+        gbdt_table_pairs_free(&tr);
     if (rc) return rc;
     if (!tr.n) rc = hr_error(HR_EINVAL, "gbdt rank: the training problems measure no configuration");
     if (!rc) rc = gbdt_table_feature_names(&g->base, &names);
     if (!rc) {
         hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: rank on %zu training pairs, %zu validation pairs, %d features\n",
                       tr.n, va.n, Fe);
-        gbdt_data dt = {tr.x, tr.n, Fe, tr.y, NULL, NULL, NULL, NULL, (const char *const *)names};
-        gbdt_data dv = {va.x, va.n, Fe, va.y, NULL, NULL, NULL, NULL, (const char *const *)names};
+        gbdt_data dt = {tr.x, tr.n, Fe, tr.y, NULL, tr.w, NULL, NULL, (const char *const *)names};
+        gbdt_data dv = {va.x, va.n, Fe, va.y, NULL, va.w, NULL, NULL, (const char *const *)names};
         table_curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, &va, hr_now(), HR_OK};
         p.on_round = table_round;
         p.on_round_ctx = &curve;

@@ -43,6 +43,7 @@ size_t gbdt_model_config_options(hr_config_option *rows);
 typedef struct gbdt_table_pairs {
     float *x;      /* (n, d) problem features then pair features */
     float *y;      /* (n) the target */
+    float *w;      /* (n) the weight: 1, or the pair's efficiency cost_best / cost */
     int *kernel;   /* (n) each pair's configuration (data kernel index) */
     size_t *start; /* (problems + 1) pairs of the i-th problem are start[i] .. start[i+1] */
     size_t n;
@@ -50,8 +51,12 @@ typedef struct gbdt_table_pairs {
 } gbdt_table_pairs;
 extern const char *const gbdt_table_target_names[]; /* "relative", "absolute", "log1p", NULL */
 extern const int gbdt_table_target_values[];
-/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target`. */
-int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int n, gbdt_table_pairs *out);
+/* Weights of the pairs in the L2 loss: none (1) or the pair's efficiency, so the fit spends its leaves on the
+ * configurations near a problem's best, where a ranking is decided. */
+enum { GBDT_TABLE_WEIGHT_NONE = 0, GBDT_TABLE_WEIGHT_EFFICIENCY = 1 };
+extern const char *const gbdt_table_weight_names[]; /* "none", "efficiency", NULL */
+/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target` and `weight`. */
+int gbdt_table_rows(const model_train_data *d, int target, int weight, const int *rows, int n, gbdt_table_pairs *out);
 void gbdt_table_pairs_free(gbdt_table_pairs *p);
 /* Features of one pair row of a table model: m->n_features + the pair features. */
 int gbdt_table_feature_count(const model *m);
