@@ -24,7 +24,7 @@
 #include "pipeline/pipeline.h"
 
 static const char *driver =
-    "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n#include \"hm.h\"\n"
+    "#define _POSIX_C_SOURCE 200809L\n#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\n#include \"hm.h\"\n"
     "static int cmp(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b;"
     " return (x > y) - (x < y); }\n"
     "int main(int argc, char **argv) {\n"
@@ -158,7 +158,7 @@ static int bench_run(const char *data, const char *config, int threads, int call
         if (system(cmd) != 0) fprintf(stderr, "table_rank_bench: could not remove %s\n", dir);
     }
     if (!rc)
-        printf("problems=%d configurations=%d pairs_features=%d train_threads=%d train_seconds=%.2f trees=%ld "
+        printf("problems=%d configurations=%d pairs_features=%d train_threads=%d train_seconds=%.2f tree_nodes=%ld "
                "candidates=%d calls=%d library_rank_us=%.1f library_scores_us=%.1f runtime_rank_us=%.1f cc=%s sink=%g\n",
                d.n, m->n_kernels, m->n_features + data_table_pair_feature_count(m->table), threads, train_s,
                model_n_params(m), n_cand, calls, eval_median_inplace(us, calls), eval_median_inplace(us_scores, calls),
