@@ -33,13 +33,6 @@ static const hr_config_option gbdt_options[] = {
      .names = objective_names, .values = objective_values,
      .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
             "table rank_target from the pair's features)"},
-    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
-     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
-     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
-            "log1p(1/cost)"},
-    {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
-     .names = gbdt_table_weight_names, .values = NULL,
-     .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
      .names = model_label_names, .values = model_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
@@ -75,6 +68,13 @@ static const hr_config_option gbdt_options[] = {
      .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
     {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
      .doc = "progress line every this many rounds (0: none)"},
+    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
+     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
+     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
+            "log1p(1/cost)"},
+    {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
+     .names = gbdt_table_weight_names, .values = NULL,
+     .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
 };
 #undef P
 
