@@ -24,7 +24,8 @@ int gbdt_table_feature_count(const model *m)
     return m->n_features + data_table_pair_feature_count(m->table);
 }
 
-int gbdt_table_rows(const model_train_data *d, int target, int weight, const int *rows, int n, gbdt_table_pairs *out)
+int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
+                           gbdt_table_pairs *out)
 {
     const data_select *s = d->sel;
     const data_table *t = s->table;
@@ -79,7 +80,7 @@ void gbdt_table_pairs_free(gbdt_table_pairs *p)
 }
 
 /* The feature names the trees carry: the problem features', then the pair features'. */
-int gbdt_table_feature_names(const model *m, char ***out)
+int gbdt_table_names_create(const model *m, char ***out)
 {
     int Fe = gbdt_table_feature_count(m);
     char **names = hr_calloc((size_t)Fe, sizeof *names);

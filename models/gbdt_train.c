@@ -285,12 +285,12 @@ static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx
     gbdt_table_pairs tr, va;
     char **names = NULL;
     int Fe = gbdt_table_feature_count(&g->base);
-    int rc = gbdt_table_rows(d, g->target, cfg->rank_weight, d->train, d->n_train, &tr);
-    if (!rc && (rc = gbdt_table_rows(d, g->target, cfg->rank_weight, d->valid, d->n_valid, &va)))
+    int rc = gbdt_table_pairs_build(d, g->target, cfg->rank_weight, d->train, d->n_train, &tr);
+    if (!rc && (rc = gbdt_table_pairs_build(d, g->target, cfg->rank_weight, d->valid, d->n_valid, &va)))
         gbdt_table_pairs_free(&tr);
     if (rc) return rc;
     if (!tr.n) rc = hr_error(HR_EINVAL, "gbdt rank: the training problems measure no configuration");
-    if (!rc) rc = gbdt_table_feature_names(&g->base, &names);
+    if (!rc) rc = gbdt_table_names_create(&g->base, &names);
     if (!rc) {
         hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: rank on %zu training pairs, %zu validation pairs, %d features\n",
                       tr.n, va.n, Fe);

@@ -56,12 +56,13 @@ extern const int gbdt_table_target_values[];
 enum { GBDT_TABLE_WEIGHT_NONE = 0, GBDT_TABLE_WEIGHT_EFFICIENCY = 1 };
 extern const char *const gbdt_table_weight_names[]; /* "none", "efficiency", NULL */
 /* Every measured pair of rows[0..n) of d->sel (which has a table) with `target` and `weight`. */
-int gbdt_table_rows(const model_train_data *d, int target, int weight, const int *rows, int n, gbdt_table_pairs *out);
+int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
+                           gbdt_table_pairs *out);
 void gbdt_table_pairs_free(gbdt_table_pairs *p);
 /* Features of one pair row of a table model: m->n_features + the pair features. */
 int gbdt_table_feature_count(const model *m);
 /* (feature count) malloc'd names for the trees. */
-int gbdt_table_feature_names(const model *m, char ***out);
+int gbdt_table_names_create(const model *m, char ***out);
 int gbdt_table_ws_create(const model *m, void **out);
 void gbdt_table_ws_free(void *ws);
 int gbdt_table_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
