@@ -18,6 +18,7 @@
 const char *const gbdt_table_target_names[] = {"relative", "absolute", "log1p", NULL};
 const int gbdt_table_target_values[] = {MODEL_TARGET_RELATIVE, MODEL_TARGET_ABSOLUTE, MODEL_TARGET_LOG1P};
 const char *const gbdt_table_weight_names[] = {"none", "efficiency", NULL};
+const char *const gbdt_table_loss_names[] = {"l2", "lambdarank", NULL};
 
 int gbdt_table_feature_count(const model *m)
 {

@@ -145,3 +145,27 @@ Test(models_table, vocabulary_models_map_candidates_by_name, .timeout = 300)
     model_free(m);
     table_fixture_free(&f);
 }
+
+/* rank_loss lambdarank: scores that order a problem's candidates but regress no target (no R^2), kept with the
+ * loss through a model file. */
+Test(models_table, lambdarank_scores_regress_no_target_and_round_trip, .timeout = 300)
+{
+    table_fixture f = table_fixture_make(60, 19, 0.05);
+    model *m = table_fixture_train(&f, "gbdt",
+                                   "{\"objective\": \"rank\", \"rank_loss\": \"lambdarank\", \"rounds\": 10, \"log_every\": 0}");
+    cr_assert_eq(model_score_target(m), MODEL_TARGET_NONE);
+    char *path = test_tmppath("_table_lambdarank.h5");
+    cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
+    model *l = NULL;
+    cr_assert_eq(model_load(path, &l), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_score_target(l), MODEL_TARGET_NONE);
+    float *a = table_fixture_test_scores(&f, m), *b = table_fixture_test_scores(&f, l);
+    cr_assert_eq(memcmp(a, b, (size_t)f.n_test * f.sel->n_kernels * sizeof *a), 0);
+    remove(path);
+    free(path);
+    free(a);
+    free(b);
+    model_free(m);
+    model_free(l);
+    table_fixture_free(&f);
+}
