@@ -127,3 +127,58 @@ Test(pipeline_table, report_has_ndcg1_and_r2_recomputed_from_the_scores, .timeou
     table_remove(path);
     free(path);
 }
+
+/* A model evaluated on another table whose vocabularies differ (only the fp16 rows of its training table, so
+ * "fp16" is category 0 there and 1 in the model): the data's values are read in the model's terms, and the
+ * figures equal those of the same problems in the training table. */
+Test(pipeline_table, another_tables_categories_are_read_by_name, .timeout = 300)
+{
+    char *path = test_tmppath("_pipe_table_a.csv"), *sub = test_tmppath("_pipe_table_b.csv");
+    table_generate(path, 120);
+    /* B: the header and the fp16 rows of A, with A's schema */
+    FILE *in = fopen(path, "r"), *out = fopen(sub, "w");
+    cr_assert(in && out);
+    char line[512];
+    for (int i = 0; fgets(line, sizeof line, in); i++)
+        if (!i || strstr(line, ",fp16,")) fputs(line, out);
+    fclose(in);
+    fclose(out);
+    char sa[1024], sb[1024], cmd[2200];
+    snprintf(sa, sizeof sa, "%.*s.schema.json", (int)strlen(path) - 4, path);
+    snprintf(sb, sizeof sb, "%.*s.schema.json", (int)strlen(sub) - 4, sub);
+    snprintf(cmd, sizeof cmd, "cp %s %s", sa, sb);
+    cr_assert_eq(system(cmd), 0);
+    hr_log silent = hr_log_silent();
+    pipe_dataset a, b;
+    cr_assert_eq(pipe_dataset_load(path, "select", NULL, 1, &silent, &a), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(pipe_dataset_load(sub, "select", NULL, 1, &silent, &b), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(b.sel->table->spec.problem[3].n_vocab, 1);
+    cr_assert_str_eq(a.sel->table->spec.problem[3].vocab[1], "fp16");
+    pipe_result r;
+    model *m = run(&a, "{\"objective\": \"rank\", \"rounds\": 30, \"log_every\": 0}", &r);
+    pipe_result_free(&r);
+    int *rows = malloc((size_t)a.n * sizeof *rows), n = 0, np = a.sel->table->spec.n_problem;
+    for (int i = 0; i < a.n; i++)
+        if (a.sel->table->pv[(size_t)i * np + 3] == 1) rows[n++] = i;
+    cr_assert_eq(n, b.n);
+    int *all = malloc((size_t)b.n * sizeof *all);
+    for (int i = 0; i < b.n; i++) all[i] = i;
+    pipe_result ra, rb;
+    cr_assert_eq(pipe_evaluate(&a, m, rows, n, &ra), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(pipe_evaluate(&b, m, all, b.n, &rb), HR_OK, "%s", hr_last_error());
+    cr_assert_float_eq(ra.sel.m.efficiency_mean, rb.sel.m.efficiency_mean, 1e-12);
+    cr_assert_float_eq(ra.sel.m.top1, rb.sel.m.top1, 1e-12);
+    cr_assert_float_eq(ra.sel.m.ndcg1, rb.sel.m.ndcg1, 1e-12);
+    cr_assert_float_eq(ra.sel.r2, rb.sel.r2, 1e-9);
+    pipe_result_free(&ra);
+    pipe_result_free(&rb);
+    model_free(m);
+    free(rows);
+    free(all);
+    pipe_dataset_free(&a);
+    pipe_dataset_free(&b);
+    table_remove(path);
+    table_remove(sub);
+    free(path);
+    free(sub);
+}
