@@ -54,7 +54,10 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
                " * The model predicts %s per (problem, configuration)\n"
                " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
                " * Every function is thread-safe and allocates nothing.\n */\n",
-            prefix, target_doc[((const gbdt_model *)m)->target], s->higher_better ? "1 / measure" : "the measure");
+            prefix,
+            ((const gbdt_model *)m)->loss == GBDT_TABLE_LOSS_LAMBDARANK ? "a LambdaRank score (no target)"
+                                                                        : target_doc[((const gbdt_model *)m)->target],
+            s->higher_better ? "1 / measure" : "the measure");
     /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
     size_t i = 0;
