@@ -52,8 +52,12 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
     column_list(h, s, np, np + s->n_kernel);
     fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
                " * The model predicts %s per (problem, configuration)\n"
-               " * pair, cost being %s (higher is better), and ranks the candidates by it. Every function is thread-safe and allocates nothing.\n */\n",
-            prefix, target_doc[((const gbdt_model *)m)->target], s->higher_better ? "1 / measure" : "the measure");
+               " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
+               " * Every function is thread-safe and allocates nothing.\n */\n",
+            prefix,
+            ((const gbdt_model *)m)->loss == GBDT_TABLE_LOSS_LAMBDARANK ? "a LambdaRank score (no target)"
+                                                                        : target_doc[((const gbdt_model *)m)->target],
+            s->higher_better ? "1 / measure" : "the measure");
     /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
     size_t i = 0;
@@ -66,8 +70,9 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
             prefix);
     fprintf(h, "/* The value of category `value` of the problem or kernel column named `column`, -1 when either is\n"
                " * unknown. */\ndouble %s_category(const char *column, const char *value);\n\n", prefix);
-    fprintf(h, "/* Scores (n) of n candidate configurations kv (n, %s_N_KERNEL) for the problem pv (%s_N_PROBLEM), and\n"
-               " * ranking (n), when not NULL, their indices best first (ties to the lower index). Returns 0, -1 when n < 0. */\n"
+    fprintf(h, "/* Scores (n) of n candidate configurations kv (n, %s_N_KERNEL) for the problem pv (%s_N_PROBLEM),\n"
+               " * and ranking (n), when not NULL, their indices best first (ties to the lower index).\n"
+               " * Returns 0, -1 when n < 0. */\n"
                "int %s_rank(const double *pv, const double *kv, int n, float *scores, int *ranking);\n\n",
             guard, guard, prefix);
     fprintf(h, "/* The configurations the model was trained on: how many, each one's name and values (%s_N_KERNEL),\n"
@@ -83,7 +88,8 @@ static int write_shape(FILE *c, const model *m)
 {
     const data_table_spec *s = m->table;
     int np = s->n_problem + s->n_hardware;
-    int *pvoc = malloc((size_t)(np ? np : 1) * sizeof *pvoc), *kvoc = malloc((size_t)(s->n_kernel ? s->n_kernel : 1) * sizeof *kvoc);
+    int *pvoc = malloc((size_t)(np ? np : 1) * sizeof *pvoc);
+    int *kvoc = malloc((size_t)(s->n_kernel ? s->n_kernel : 1) * sizeof *kvoc);
     if (!pvoc || !kvoc) {
         free(pvoc);
         free(kvoc);

@@ -36,7 +36,8 @@ void gbdt_params_default(gbdt_params *p)
 
 int gbdt_params_check(const gbdt_params *p)
 {
-    if (p->objective != GBDT_OBJECTIVE_L2 && p->objective != GBDT_OBJECTIVE_SOFTMAX)
+    if (p->objective != GBDT_OBJECTIVE_L2 && p->objective != GBDT_OBJECTIVE_SOFTMAX &&
+        p->objective != GBDT_OBJECTIVE_LAMBDARANK)
         return hr_error(HR_EINVAL, "gbdt: unknown objective %d", (int)p->objective);
     if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (p->num_class < 2 || p->num_class > 256))
         return hr_error(HR_EINVAL, "gbdt: softmax needs num_class in 2..256, got %d", p->num_class);
@@ -288,7 +289,9 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
     size_t n = train->n;
     int first_tree = b->num_trees, best_iter = 0, stopped = 0;
     double best_metric = INFINITY;
-    const char *metric_name = p->objective == GBDT_OBJECTIVE_L2 ? "l2" : "multi_logloss";
+    const char *metric_name = p->objective == GBDT_OBJECTIVE_L2           ? "l2"
+                              : p->objective == GBDT_OBJECTIVE_LAMBDARANK ? "1-ndcg@1"
+                                                                          : "multi_logloss";
     const int *rows = s->all_rows;
     size_t nrows = n;
     for (int it = 0; it < p->num_rounds && rc == HR_OK; it++) {

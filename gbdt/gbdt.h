@@ -30,6 +30,11 @@
 typedef enum gbdt_objective {
     GBDT_OBJECTIVE_L2 = 0,      /* loss = w (F - y)^2 / 2:  g = F - y,  h = 1 */
     GBDT_OBJECTIVE_SOFTMAX = 1, /* loss = -w sum_k y_k log p_k, p = softmax(F):  g_k = p_k - y_k,  h_k = p_k (1 - p_k) */
+    /* LambdaRank (Burges 2010) over the rows of each query (gbdt_data.query): every pair i, j with y_i > y_j
+     * adds |dNDCG_ij| log(1 + exp(-(F_i - F_j))), dNDCG_ij the change in the query's NDCG (gain 2^y - 1,
+     * discount 1 / log2(2 + position by F)) if i and j swapped places:  with r = 1 / (1 + exp(F_i - F_j)),
+     * g_i -= |dNDCG| r, g_j += |dNDCG| r, h_i, h_j += |dNDCG| r (1 - r). Validation metric 1 - mean NDCG@1. */
+    GBDT_OBJECTIVE_LAMBDARANK = 2,
 } gbdt_objective;
 
 typedef enum gbdt_importance {
@@ -80,6 +85,9 @@ typedef struct gbdt_data {
     const double *init_score;        /* (n, K) raw scores added before the first tree, or NULL */
     const uint8_t *is_categorical;   /* (d) 1: feature holds non-negative integer categories; NULL: none */
     const char *const *feature_names;/* (d) or NULL ("f0", "f1", ...) */
+    const size_t *query;             /* lambdarank: (n_query + 1) row boundaries, query q = rows query[q] ..
+                                      * query[q+1] - 1 (query[0] = 0, query[n_query] = n); NULL otherwise */
+    size_t n_query;
 } gbdt_data;
 
 /* One tree in LightGBM's layout: internal node i splits on split_feature[i]; a child c >= 0 is a node,
@@ -144,6 +152,9 @@ double gbdt_tree_predict(const gbdt_tree *t, const float *x);
 
 /* out (d) = per-feature importance summed over all trees. */
 void gbdt_booster_importance(const gbdt_booster *b, gbdt_importance type, double *out);
+
+/* The objective's name in files: "l2", "softmax", "lambdarank". */
+const char *gbdt_objective_name(gbdt_objective o);
 
 /* Our format: HDF5 with attributes format="heurist-gbdt", version, objective, num_class, params, and
  * datasets feature_names, is_categorical, base_score and trees as struct-of-arrays (see io.c). */

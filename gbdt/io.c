@@ -1,5 +1,5 @@
 /* Our model format, in HDF5. A booster group holds
- *   attributes  format = "heurist-gbdt", version, objective ("l2" | "softmax"), num_class, num_features,
+ *   attributes  format = "heurist-gbdt", version, objective ("l2" | "softmax" | "lambdarank"), num_class, num_features,
  *               num_trees, best_iteration
  *   params/     one attribute per gbdt_params field, by name
  *   datasets    feature_names (d fixed-length strings), is_categorical (d), base_score (K)
@@ -31,7 +31,7 @@ static int io_write_params(hid_t g, const gbdt_params *p)
     hid_t pg;
     int rc = hr_h5_group_create(g, "params", &pg);
     if (rc) return rc;
-    rc = hr_h5_attr_write_str(pg, "objective", p->objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
+    rc = hr_h5_attr_write_str(pg, "objective", gbdt_objective_name(p->objective));
 #define WRITE_INT(f) if (rc == HR_OK) rc = hr_h5_attr_write_int(pg, #f, p->f);
 #define WRITE_DOUBLE(f) if (rc == HR_OK) rc = hr_h5_attr_write_double(pg, #f, p->f);
     PARAM_INTS(WRITE_INT)
@@ -243,7 +243,7 @@ int gbdt_booster_write_h5(const gbdt_booster *b, hid_t g)
     int rc = hr_h5_attr_write_str(g, "format", GBDT_FORMAT_NAME);
     if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "version", GBDT_FORMAT_VERSION);
     if (rc == HR_OK)
-        rc = hr_h5_attr_write_str(g, "objective", b->params.objective == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : "l2");
+        rc = hr_h5_attr_write_str(g, "objective", gbdt_objective_name(b->params.objective));
     if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_class", b->num_class);
     if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_features", b->num_features);
     if (rc == HR_OK) rc = hr_h5_attr_write_int(g, "num_trees", b->num_trees);
@@ -290,7 +290,8 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
     if (version < 1) return hr_error(HR_EFORMAT, "bad format version %lld", version);
     if ((rc = hr_h5_attr_read_str(g, "objective", &objective))) return rc;
     int softmax = strcmp(objective, "softmax") == 0, l2 = strcmp(objective, "l2") == 0;
-    if (!softmax && !l2) rc = hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
+    int lambdarank = strcmp(objective, "lambdarank") == 0;
+    if (!softmax && !l2 && !lambdarank) rc = hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
     free(objective);
     if (rc == HR_OK) rc = hr_h5_attr_read_int_in(g, "booster", "num_class", 1, 256, &num_class);
     if (rc == HR_OK && !softmax && num_class != 1)
@@ -307,7 +308,7 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
     if ((rc = gbdt_booster_alloc(num_features, num_class, &b))) return rc;
     b->best_iteration = best;
     rc = io_read_params(g, &b->params);
-    b->params.objective = softmax ? GBDT_OBJECTIVE_SOFTMAX : GBDT_OBJECTIVE_L2;
+    b->params.objective = softmax ? GBDT_OBJECTIVE_SOFTMAX : lambdarank ? GBDT_OBJECTIVE_LAMBDARANK : GBDT_OBJECTIVE_L2;
     b->params.num_class = num_class;
     if (rc == HR_OK) rc = io_read_names(g, b);
     if (rc == HR_OK) rc = hr_h5_read(g, "is_categorical", H5T_NATIVE_UINT8, (size_t)num_features, 0, b->is_categorical);

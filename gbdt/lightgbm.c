@@ -477,7 +477,7 @@ int gbdt_lightgbm_save(const gbdt_booster *b, const char *path)
     if (softmax)
         lgb_printf(&out, "objective=multiclass num_class:%d\n", K);
     else
-        lgb_printf(&out, "objective=regression\n");
+        lgb_printf(&out, "objective=%s\n", b->params.objective == GBDT_OBJECTIVE_LAMBDARANK ? "lambdarank" : "regression");
     lgb_printf(&out, "feature_names=");
     for (int j = 0; j < b->num_features; j++) {
         lgb_printf(&out, j ? " " : "");

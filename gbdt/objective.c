@@ -2,6 +2,8 @@
  * validation metric, and the base score.
  *   L2:       loss = w (F - y)^2 / 2,              g = w (F - y),    h = w
  *   softmax:  loss = -w sum_k y_k log p_k,          g_k = w (p_k - y_k), h_k = w p_k (1 - p_k)
+ *   lambdarank: pairwise logistic loss inside each query weighted by |dNDCG| (gbdt.h); each query's rows are
+ *             one thread's, in a fixed order, so the gradients do not depend on the thread count
  * where p = softmax(F) and y is one-hot (hard labels) or a probability row (soft labels); with
  * sum_k y_k = 1 the gradient is exact and h_k is the exact diagonal of the Hessian.
  * A softmax leaf's Newton step can overshoot by orders of magnitude where p_k is near 0 or 1 (see
@@ -45,9 +47,18 @@ int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *wha
             float c = data->y[i];
             if (!(c >= 0 && c < K) || c != floorf(c))
                 return hr_error(HR_EINVAL, "gbdt: %s row %zu label %g is not a class 0..%d", what, i, c, K - 1);
-        } else if (!isfinite(data->y[i])) {
-            return hr_error(HR_EINVAL, "gbdt: %s row %zu label is not finite", what, i);
+        } else if (!isfinite(data->y[i]) || (p->objective == GBDT_OBJECTIVE_LAMBDARANK && !(data->y[i] >= 0))) {
+            return hr_error(HR_EINVAL, "gbdt: %s row %zu label is not finite%s", what, i,
+                            p->objective == GBDT_OBJECTIVE_LAMBDARANK ? " and >= 0" : "");
         }
+    }
+    if (p->objective == GBDT_OBJECTIVE_LAMBDARANK) {
+        if (!data->query || !data->n_query || data->query[0] != 0 || data->query[data->n_query] != data->n)
+            return hr_error(HR_EINVAL, "gbdt: %s data: lambdarank needs query boundaries from row 0 to row %zu", what,
+                            data->n);
+        for (size_t q = 0; q < data->n_query; q++)
+            if (data->query[q + 1] < data->query[q])
+                return hr_error(HR_EINVAL, "gbdt: %s data: query %zu ends before it begins", what, q);
     }
     return HR_OK;
 }
@@ -144,17 +155,124 @@ static void grad_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
+const char *gbdt_objective_name(gbdt_objective o)
+{
+    return o == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : o == GBDT_OBJECTIVE_LAMBDARANK ? "lambdarank" : "l2";
+}
+
+/* ---- LambdaRank ---- */
+
+/* A row of a query by its score, for sorting without a context argument. */
+typedef struct obj_ranked {
+    double key;
+    size_t row;
+} obj_ranked;
+
+/* higher key first, ties to the lower row: the order a ranking by F would show */
+static int obj_ranked_cmp(const void *a, const void *b)
+{
+    const obj_ranked *x = a, *y = b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+typedef struct lambda_job {
+    const gbdt_data *data;
+    const double *F;
+    double *gh;
+    obj_ranked *scratch; /* (threads, longest query) */
+    size_t longest;
+} lambda_job;
+
+static double obj_gain(float y)
+{
+    return exp2((double)y) - 1.0;
+}
+
+static void lambda_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const lambda_job *job = ctx;
+    const gbdt_data *data = job->data;
+    obj_ranked *r = job->scratch + (size_t)tid * job->longest;
+    for (size_t q = begin; q < end; q++) {
+        size_t b = data->query[q], m = data->query[q + 1] - b;
+        for (size_t i = 0; i < m; i++) {
+            job->gh[2 * (b + i)] = 0;
+            job->gh[2 * (b + i) + 1] = 0;
+        }
+        if (m < 2) continue;
+        /* ideal DCG: the gains in decreasing order */
+        for (size_t i = 0; i < m; i++) r[i] = (obj_ranked){data->y[b + i], b + i};
+        qsort(r, m, sizeof *r, obj_ranked_cmp);
+        double idcg = 0;
+        for (size_t i = 0; i < m; i++) idcg += obj_gain((float)r[i].key) / log2(2.0 + (double)i);
+        if (!(idcg > 0)) continue;
+        /* positions by the current scores: r[pos].row; the discount of a row is read through its position */
+        for (size_t i = 0; i < m; i++) r[i] = (obj_ranked){job->F[b + i], b + i};
+        qsort(r, m, sizeof *r, obj_ranked_cmp);
+        for (size_t pi = 0; pi < m; pi++)
+            for (size_t pj = pi + 1; pj < m; pj++) {
+                size_t i = r[pi].row, j = r[pj].row;
+                float yi = data->y[i], yj = data->y[j];
+                if (yi == yj) continue;
+                size_t hi = yi > yj ? i : j, lo = yi > yj ? j : i;
+                double dndcg = fabs((obj_gain(yi) - obj_gain(yj)) *
+                                    (1.0 / log2(2.0 + (double)pi) - 1.0 / log2(2.0 + (double)pj))) / idcg;
+                double rho = 1.0 / (1.0 + exp(job->F[hi] - job->F[lo]));
+                job->gh[2 * hi] -= dndcg * rho;
+                job->gh[2 * lo] += dndcg * rho;
+                double h = dndcg * rho * (1.0 - rho);
+                job->gh[2 * hi + 1] += h;
+                job->gh[2 * lo + 1] += h;
+            }
+    }
+}
+
+static int lambda_gradients(const gbdt_data *data, const double *F, int nthreads, double *gh)
+{
+    lambda_job job = {data, F, gh, NULL, 1};
+    for (size_t q = 0; q < data->n_query; q++)
+        if (data->query[q + 1] - data->query[q] > job.longest) job.longest = data->query[q + 1] - data->query[q];
+    int threads = hr_threads_resolve(nthreads);
+    job.scratch = hr_malloc((size_t)threads * job.longest * sizeof *job.scratch);
+    if (!job.scratch) return HR_ENOMEM;
+    int rc = hr_parallel_for(threads, data->n_query, lambda_range, &job);
+    free(job.scratch);
+    return rc;
+}
+
+/* 1 - mean NDCG@1 over the queries: the gain of the row of highest F (ties to the first) over the best gain. */
+static double lambda_metric(const gbdt_data *data, const double *F)
+{
+    double sum = 0;
+    size_t counted = 0;
+    for (size_t q = 0; q < data->n_query; q++) {
+        size_t b = data->query[q], e = data->query[q + 1], pick = b;
+        if (e == b) continue;
+        double best = 0;
+        for (size_t i = b; i < e; i++) {
+            if (F[i] > F[pick]) pick = i;
+            if (obj_gain(data->y[i]) > best) best = obj_gain(data->y[i]);
+        }
+        sum += best > 0 ? obj_gain(data->y[pick]) / best : 1.0;
+        counted++;
+    }
+    return counted ? 1.0 - sum / (double)counted : 0.0;
+}
+
 int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
                              double *gh)
 {
     if (p->objective == GBDT_OBJECTIVE_SOFTMAX && p->num_class > OBJ_MAX_STACK_CLASSES)
         return hr_error(HR_EINVAL, "gbdt: at most %d classes", OBJ_MAX_STACK_CLASSES);
+    if (p->objective == GBDT_OBJECTIVE_LAMBDARANK) return lambda_gradients(data, F, nthreads, gh);
     grad_job job = {p, data, F, gh};
     return hr_parallel_for(nthreads, data->n, grad_range, &job);
 }
 
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F)
 {
+    if (p->objective == GBDT_OBJECTIVE_LAMBDARANK) return lambda_metric(data, F);
     double loss = 0, wsum = 0;
     int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
     double prob[OBJ_MAX_STACK_CLASSES];
@@ -179,6 +297,11 @@ double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const 
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base)
 {
     int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
+    /* a ranking is unchanged by a constant */
+    if (p->objective == GBDT_OBJECTIVE_LAMBDARANK) {
+        base[0] = 0;
+        return;
+    }
     if (!p->boost_from_average) {
         for (int k = 0; k < K; k++) base[k] = p->base_score;
         return;

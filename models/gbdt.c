@@ -86,8 +86,10 @@ static int gbdt_model_save(const model *m, hid_t group)
     static const char *const modes[] = {"softmax", "rank", "tune"};
     int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
     if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
-    if (!rc && g->mode == GBDT_MODE_RANK && m->table)
+    if (!rc && g->mode == GBDT_MODE_RANK && m->table) {
         rc = hr_h5_attr_write_str(group, "rank_target", gbdt_table_target_names[g->target - 1]);
+        if (!rc) rc = hr_h5_attr_write_str(group, "rank_loss", gbdt_table_loss_names[g->loss]);
+    }
     else if (!rc && g->mode == GBDT_MODE_RANK)
         rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
                          g->rank_cand);
@@ -133,6 +135,14 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
             if (!strcmp(target, gbdt_table_target_names[i])) g->target = gbdt_table_target_values[i];
         if (!rc && !g->target) rc = hr_error(HR_EFORMAT, "gbdt model: unknown rank_target '%s'", target);
         free(target);
+        char *loss = NULL;
+        if (!rc && (rc = hr_h5_attr_read_str(group, "rank_loss", &loss)) == HR_OK) {
+            g->loss = -1;
+            for (int i = 0; gbdt_table_loss_names[i]; i++)
+                if (!strcmp(loss, gbdt_table_loss_names[i])) g->loss = i;
+            if (g->loss < 0) rc = hr_error(HR_EFORMAT, "gbdt model: unknown rank_loss '%s'", loss);
+        }
+        free(loss);
         int want = base->n_features + data_table_pair_feature_count(base->table);
         if (!rc && gbdt_booster_num_features(g->boosters[0]) != want)
             rc = hr_error(HR_EFORMAT, "gbdt model: the booster reads %d features, the table's pairs have %d",
@@ -165,7 +175,8 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
 static int gbdt_model_score_target(const model *m)
 {
     const gbdt_model *g = (const gbdt_model *)m;
-    return g->mode == GBDT_MODE_RANK && m->table ? g->target : MODEL_TARGET_NONE;
+    /* a lambdarank booster's scores order candidates but regress no target */
+    return g->mode == GBDT_MODE_RANK && m->table && g->loss == GBDT_TABLE_LOSS_L2 ? g->target : MODEL_TARGET_NONE;
 }
 
 static long gbdt_model_n_params(const model *m)

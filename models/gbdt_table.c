@@ -17,13 +17,16 @@
 
 const char *const gbdt_table_target_names[] = {"relative", "absolute", "log1p", NULL};
 const int gbdt_table_target_values[] = {MODEL_TARGET_RELATIVE, MODEL_TARGET_ABSOLUTE, MODEL_TARGET_LOG1P};
+const char *const gbdt_table_weight_names[] = {"none", "efficiency", NULL};
+const char *const gbdt_table_loss_names[] = {"l2", "lambdarank", NULL};
 
 int gbdt_table_feature_count(const model *m)
 {
     return m->n_features + data_table_pair_feature_count(m->table);
 }
 
-int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int n, gbdt_table_pairs *out)
+int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
+                           gbdt_table_pairs *out)
 {
     const data_select *s = d->sel;
     const data_table *t = s->table;
@@ -35,9 +38,10 @@ int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int 
         for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
     out->x = hr_malloc((cnt ? cnt : 1) * (size_t)Fe * sizeof *out->x);
     out->y = hr_malloc((cnt ? cnt : 1) * sizeof *out->y);
+    out->w = hr_malloc((cnt ? cnt : 1) * sizeof *out->w);
     out->kernel = hr_malloc((cnt ? cnt : 1) * sizeof *out->kernel);
     out->start = hr_malloc(((size_t)n + 1) * sizeof *out->start);
-    if (!out->x || !out->y || !out->kernel || !out->start) {
+    if (!out->x || !out->y || !out->w || !out->kernel || !out->start) {
         gbdt_table_pairs_free(out);
         return HR_ENOMEM;
     }
@@ -55,6 +59,7 @@ int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int 
             memcpy(xr, d->X + (size_t)rows[i] * F, (size_t)F * sizeof *xr);
             data_table_pair_features(&t->spec, pv, t->kv + (size_t)k * nk, xr + F);
             out->y[at] = (float)model_target_value(target, rt[k], best);
+            out->w[at] = weight == GBDT_TABLE_WEIGHT_EFFICIENCY ? (float)(best / rt[k]) : 1.0f;
             out->kernel[at] = k;
             at++;
         }
@@ -69,13 +74,14 @@ void gbdt_table_pairs_free(gbdt_table_pairs *p)
 {
     free(p->x);
     free(p->y);
+    free(p->w);
     free(p->kernel);
     free(p->start);
     memset(p, 0, sizeof *p);
 }
 
 /* The feature names the trees carry: the problem features', then the pair features'. */
-int gbdt_table_feature_names(const model *m, char ***out)
+int gbdt_table_names_create(const model *m, char ***out)
 {
     int Fe = gbdt_table_feature_count(m);
     char **names = hr_calloc((size_t)Fe, sizeof *names);

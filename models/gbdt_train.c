@@ -19,6 +19,8 @@ typedef struct gbdt_cfg {
     int label;      /* softmax objective: data_label_kind */
     float tau;
     int rank_target; /* rank objective on a table: model_target */
+    int rank_weight; /* rank objective on a table: GBDT_TABLE_WEIGHT_* */
+    int rank_loss;   /* rank objective on a table: GBDT_TABLE_LOSS_* */
 } gbdt_cfg;
 
 static const char *const objective_names[] = {"softmax", "rank", NULL};
@@ -32,10 +34,6 @@ static const hr_config_option gbdt_options[] = {
      .names = objective_names, .values = objective_values,
      .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
             "table rank_target from the pair's features)"},
-    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
-     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
-     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
-            "log1p(1/cost)"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
      .names = model_label_names, .values = model_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
@@ -71,6 +69,17 @@ static const hr_config_option gbdt_options[] = {
      .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
     {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
      .doc = "progress line every this many rounds (0: none)"},
+    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
+     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
+     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
+            "log1p(1/cost)"},
+    {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
+     .names = gbdt_table_weight_names, .values = NULL,
+     .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
+    {.name = "rank_loss", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_loss), .def_name = "l2",
+     .names = gbdt_table_loss_names, .values = NULL,
+     .doc = "rank objective on a benchmark table: l2 on rank_target, or lambdarank over each problem's pairs "
+            "(relevance = efficiency)"},
 };
 #undef P
 
@@ -275,22 +284,33 @@ static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx
                        const gbdt_booster *init)
 {
     g->target = cfg->rank_target;
+    g->loss = cfg->rank_loss;
+    int lambdarank = g->loss == GBDT_TABLE_LOSS_LAMBDARANK;
     gbdt_params p = cfg->p;
-    p.objective = GBDT_OBJECTIVE_L2;
+    p.objective = lambdarank ? GBDT_OBJECTIVE_LAMBDARANK : GBDT_OBJECTIVE_L2;
     p.num_class = 1;
     gbdt_table_pairs tr, va;
     char **names = NULL;
     int Fe = gbdt_table_feature_count(&g->base);
-    int rc = gbdt_table_rows(d, g->target, d->train, d->n_train, &tr);
-    if (!rc && (rc = gbdt_table_rows(d, g->target, d->valid, d->n_valid, &va))) gbdt_table_pairs_free(&tr);
+    /* lambdarank's relevance is the pair's efficiency: built as the weight, then moved into the label */
+    int weight = lambdarank ? GBDT_TABLE_WEIGHT_EFFICIENCY : cfg->rank_weight;
+    int rc = gbdt_table_pairs_build(d, g->target, weight, d->train, d->n_train, &tr);
+    if (!rc && (rc = gbdt_table_pairs_build(d, g->target, weight, d->valid, d->n_valid, &va)))
+        gbdt_table_pairs_free(&tr);
     if (rc) return rc;
+    if (lambdarank) {
+        memcpy(tr.y, tr.w, tr.n * sizeof *tr.y);
+        memcpy(va.y, va.w, va.n * sizeof *va.y);
+    }
     if (!tr.n) rc = hr_error(HR_EINVAL, "gbdt rank: the training problems measure no configuration");
-    if (!rc) rc = gbdt_table_feature_names(&g->base, &names);
+    if (!rc) rc = gbdt_table_names_create(&g->base, &names);
     if (!rc) {
         hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: rank on %zu training pairs, %zu validation pairs, %d features\n",
                       tr.n, va.n, Fe);
-        gbdt_data dt = {tr.x, tr.n, Fe, tr.y, NULL, NULL, NULL, NULL, (const char *const *)names};
-        gbdt_data dv = {va.x, va.n, Fe, va.y, NULL, NULL, NULL, NULL, (const char *const *)names};
+        gbdt_data dt = {tr.x, tr.n, Fe, tr.y, NULL, lambdarank ? NULL : tr.w, NULL, NULL,
+                        (const char *const *)names, tr.start, (size_t)d->n_train};
+        gbdt_data dv = {va.x, va.n, Fe, va.y, NULL, lambdarank ? NULL : va.w, NULL, NULL,
+                        (const char *const *)names, va.start, (size_t)d->n_valid};
         table_curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, &va, hr_now(), HR_OK};
         p.on_round = table_round;
         p.on_round_ctx = &curve;
@@ -355,8 +375,8 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
                 cat[F] = 1;
                 p.objective = GBDT_OBJECTIVE_L2;
                 p.num_class = 1;
-                gbdt_data tr = {xt, nt, F + 1, yt, NULL, NULL, NULL, cat, names};
-                gbdt_data va = {xv, nv, F + 1, yv, NULL, NULL, NULL, cat, names};
+                gbdt_data tr = {xt, nt, F + 1, yt, NULL, NULL, NULL, cat, names, NULL, 0};
+                gbdt_data va = {xv, nv, F + 1, yv, NULL, NULL, NULL, cat, names, NULL, 0};
                 rc = train_one(&p, &tr, nv ? &va : NULL, init ? init->boosters[0] : NULL, ctx->log, &g->boosters[0]);
                 free(cat);
             }
@@ -377,8 +397,8 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
                 float tau = cfg.tau;
                 data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
                 data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
-                gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names};
-                gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names};
+                gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names, NULL, 0};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names, NULL, 0};
                 curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, K, hr_now(), HR_OK};
                 p.on_round = softmax_round;
                 p.on_round_ctx = &curve;
@@ -397,8 +417,8 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
                 for (int i = 0; i < d->n_train; i++) yt[i] = (float)t->tokens[(size_t)d->train[i] * t->length + j];
                 for (int i = 0; i < d->n_valid; i++) yv[i] = (float)t->tokens[(size_t)d->valid[i] * t->length + j];
                 p.num_class = t->vocab_size[j] > 1 ? t->vocab_size[j] : 2;
-                gbdt_data tr = {xt, (size_t)d->n_train, F, yt, NULL, NULL, NULL, NULL, names};
-                gbdt_data va = {xv, (size_t)d->n_valid, F, yv, NULL, NULL, NULL, NULL, names};
+                gbdt_data tr = {xt, (size_t)d->n_train, F, yt, NULL, NULL, NULL, NULL, names, NULL, 0};
+                gbdt_data va = {xv, (size_t)d->n_valid, F, yv, NULL, NULL, NULL, NULL, names, NULL, 0};
                 rc = train_one(&p, &tr, d->n_valid ? &va : NULL, init ? init->boosters[j] : NULL, ctx->log,
                                &g->boosters[j]);
             }

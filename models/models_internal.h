@@ -16,7 +16,8 @@ typedef struct gbdt_model {
     gbdt_booster **boosters; /* (n_boosters): 1 for select, length for tune */
     unsigned char *rank_cand; /* rank mode on a find-db: (GBDT_RANK_SIGNATURES, n_kernels) kernels measured in training
                                * per signature; NULL on a table */
-    int target;               /* rank mode on a table: the model_target the booster regresses */
+    int target;               /* rank mode on a table: the model_target the booster regresses (l2 loss) */
+    int loss;                 /* rank mode on a table: GBDT_TABLE_LOSS_* */
 } gbdt_model;
 
 /* Rank mode: a problem's signature (direction, data type, layout, 2-D/3-D, grouped) selects its candidate
@@ -42,7 +43,8 @@ size_t gbdt_model_config_options(hr_config_option *rows);
  * with the problem features then the pair features, and prediction of any candidate configurations. */
 typedef struct gbdt_table_pairs {
     float *x;      /* (n, d) problem features then pair features */
-    float *y;      /* (n) the target */
+    float *y;      /* (n) the target, or with lambdarank the relevance: the pair's efficiency cost_best / cost */
+    float *w;      /* (n) the weight: 1, or the pair's efficiency cost_best / cost */
     int *kernel;   /* (n) each pair's configuration (data kernel index) */
     size_t *start; /* (problems + 1) pairs of the i-th problem are start[i] .. start[i+1] */
     size_t n;
@@ -50,13 +52,22 @@ typedef struct gbdt_table_pairs {
 } gbdt_table_pairs;
 extern const char *const gbdt_table_target_names[]; /* "relative", "absolute", "log1p", NULL */
 extern const int gbdt_table_target_values[];
-/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target`. */
-int gbdt_table_rows(const model_train_data *d, int target, const int *rows, int n, gbdt_table_pairs *out);
+/* Weights of the pairs in the L2 loss: none (1) or the pair's efficiency, so the fit spends its leaves on the
+ * configurations near a problem's best, where a ranking is decided. */
+enum { GBDT_TABLE_WEIGHT_NONE = 0, GBDT_TABLE_WEIGHT_EFFICIENCY = 1 };
+/* The loss: l2 regression of the target, or LambdaRank over each problem's pairs with relevance the pair's
+ * efficiency (gbdt.h's GBDT_OBJECTIVE_LAMBDARANK), whose scores order candidates but regress nothing. */
+enum { GBDT_TABLE_LOSS_L2 = 0, GBDT_TABLE_LOSS_LAMBDARANK = 1 };
+extern const char *const gbdt_table_loss_names[]; /* "l2", "lambdarank", NULL */
+extern const char *const gbdt_table_weight_names[]; /* "none", "efficiency", NULL */
+/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target` and `weight`. */
+int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
+                           gbdt_table_pairs *out);
 void gbdt_table_pairs_free(gbdt_table_pairs *p);
 /* Features of one pair row of a table model: m->n_features + the pair features. */
 int gbdt_table_feature_count(const model *m);
 /* (feature count) malloc'd names for the trees. */
-int gbdt_table_feature_names(const model *m, char ***out);
+int gbdt_table_names_create(const model *m, char ***out);
 int gbdt_table_ws_create(const model *m, void **out);
 void gbdt_table_ws_free(void *ws);
 int gbdt_table_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);

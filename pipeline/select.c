@@ -13,8 +13,69 @@
  * error (the model cannot rank it); the kernels the model knows but the data lacks share one extra column
  * with no measurement, so a model that picks one of them is charged with an unmeasured pick. On a benchmark table
  * each problem's candidates are the configurations measured for it, and only those are ranked. */
+/* Where the values of `to`'s columns come from in `from`'s: src[j] is the column of `from` named as column j of
+ * `to` (the problem then hardware columns, or the kernel columns); a column the data lacks is an error. */
+static int table_columns_map(const data_table_column *from, int n_from, const data_table_column *to, int n_to,
+                             const char *role, int *src)
+{
+    for (int j = 0; j < n_to; j++) {
+        src[j] = -1;
+        for (int i = 0; i < n_from && src[j] < 0; i++)
+            if (!strcmp(from[i].name, to[j].name)) src[j] = i;
+        if (src[j] < 0) return hr_error(HR_EINVAL, "the model's %s column '%s' is not in the data", role, to[j].name);
+    }
+    return HR_OK;
+}
+
+/* Value v of data column fc in model column tc's terms: a category by its string in the model's vocabulary (-1, no
+ * category, for one the model never saw), since the two tables may have read different vocabularies. */
+static double table_value_map(const data_table_column *fc, const data_table_column *tc, double v)
+{
+    if (!tc->categorical) return v;
+    int i = (int)v;
+    if (!fc->categorical || i < 0 || i >= fc->n_vocab) return -1;
+    for (int k = 0; k < tc->n_vocab; k++)
+        if (!strcmp(tc->vocab[k], fc->vocab[i])) return k;
+    return -1;
+}
+
+/* The data's configurations (K, model kernel columns) and problem values (n, model problem columns) in the
+ * model's columns and vocabularies. */
+static int table_values_map(const data_table *t, const data_table_spec *ms, double **kv_out, double **pv_out)
+{
+    const data_table_spec *ds = &t->spec;
+    int dnp = ds->n_problem + ds->n_hardware, mnp = ms->n_problem + ms->n_hardware, mnk = ms->n_kernel;
+    int *psrc = hr_malloc((size_t)(mnp ? mnp : 1) * sizeof *psrc);
+    int *ksrc = hr_malloc((size_t)(mnk ? mnk : 1) * sizeof *ksrc);
+    double *kv = hr_malloc((size_t)(t->n_kernels ? t->n_kernels : 1) * (size_t)(mnk ? mnk : 1) * sizeof *kv);
+    double *pv = hr_malloc((size_t)(t->n ? t->n : 1) * (size_t)(mnp ? mnp : 1) * sizeof *pv);
+    int rc = psrc && ksrc && kv && pv ? HR_OK : HR_ENOMEM;
+    if (!rc) rc = table_columns_map(ds->problem, dnp, ms->problem, mnp, "problem", psrc);
+    if (!rc) rc = table_columns_map(ds->kernel, ds->n_kernel, ms->kernel, mnk, "kernel", ksrc);
+    for (int k = 0; !rc && k < t->n_kernels; k++)
+        for (int j = 0; j < mnk; j++)
+            kv[(size_t)k * mnk + j] = table_value_map(&ds->kernel[ksrc[j]], &ms->kernel[j],
+                                                      t->kv[(size_t)k * ds->n_kernel + ksrc[j]]);
+    for (int i = 0; !rc && i < t->n; i++)
+        for (int j = 0; j < mnp; j++)
+            pv[(size_t)i * mnp + j] = table_value_map(&ds->problem[psrc[j]], &ms->problem[j],
+                                                      t->pv[(size_t)i * dnp + psrc[j]]);
+    free(psrc);
+    free(ksrc);
+    if (rc) {
+        free(kv);
+        free(pv);
+        return rc;
+    }
+    *kv_out = kv;
+    *pv_out = pv;
+    return HR_OK;
+}
+
 /* A model that scores configurations from their fields (model_predict_candidates) on a table: each problem's
- * measured configurations scored by their values, so one the model never saw is ranked like any other; and, for
+ * measured configurations scored by their values, so one the model never saw is ranked like any other (the
+ * data's columns and categories read in the model's schema, so another table with other vocabularies can be
+ * evaluated); and, for
  * scores that regress a per-pair target, R^2 of the scores against that target over the measured pairs. */
 static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                                  pipe_result *res)
@@ -22,10 +83,15 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     const data_select *s = d->sel;
     const data_table *t = s->table;
     pipe_select_result *sr = &res->sel;
-    int K = s->n_kernels, nk = t->spec.n_kernel, target = model_score_target(m);
-    if (nk != m->table->n_kernel)
-        return hr_error(HR_EINVAL, "the data's configurations have %d kernel columns, the model's %d", nk,
-                        m->table->n_kernel);
+    const data_table_spec *ms = m->table;
+    int K = s->n_kernels, nk = ms->n_kernel, np = ms->n_problem + ms->n_hardware, target = model_score_target(m);
+    if (data_table_problem_feature_count(ms) != m->n_features)
+        return hr_error(HR_EINVAL, "the model has %d features, its schema gives %d", m->n_features,
+                        data_table_problem_feature_count(ms));
+    /* the data's values in the model's columns and vocabularies, and the problem features from those */
+    double *mkv = NULL, *mpv = NULL;
+    int rc = table_values_map(t, ms, &mkv, &mpv);
+    if (rc) return rc;
     long pairs = 0;
     for (int i = 0; i < n_rows; i++)
         for (int k = 0; k < K; k++) pairs += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
@@ -36,10 +102,10 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     int *cand = hr_malloc((size_t)K * sizeof *cand);
     double *pred = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *pred) : NULL;
     double *truth = target ? hr_malloc((size_t)(pairs ? pairs : 1) * sizeof *truth) : NULL;
+    float *x = hr_malloc((size_t)m->n_features * sizeof *x);
     sr->efficiency = hr_malloc((size_t)n_rows * sizeof *sr->efficiency);
     sr->pick = hr_malloc((size_t)n_rows * sizeof *sr->pick);
-    int rc = HR_OK;
-    if (!scores || !rt || !kv || !cs || !cand || !sr->efficiency || !sr->pick || (target && (!pred || !truth)))
+    if (!scores || !rt || !kv || !cs || !cand || !x || !sr->efficiency || !sr->pick || (target && (!pred || !truth)))
         rc = HR_ENOMEM;
     long at = 0;
     for (int i = 0; !rc && i < n_rows; i++) {
@@ -51,10 +117,11 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
             si[k] = -INFINITY;
             if (!isfinite(ti[k])) continue;
             best = ti[k] < best ? ti[k] : best;
-            memcpy(kv + (size_t)n * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+            memcpy(kv + (size_t)n * nk, mkv + (size_t)k * nk, (size_t)nk * sizeof *kv);
             cand[n++] = k;
         }
-        rc = model_predict_candidates(m, ws, d->X + (size_t)r * d->n_features, kv, n, cs);
+        data_table_problem_features(ms, mpv + (size_t)r * np, x);
+        rc = model_predict_candidates(m, ws, x, kv, n, cs);
         for (int j = 0; !rc && j < n; j++) {
             si[cand[j]] = cs[j];
             if (!target) continue;
@@ -73,6 +140,9 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     free(cand);
     free(pred);
     free(truth);
+    free(x);
+    free(mkv);
+    free(mpv);
     return rc;
 }
 

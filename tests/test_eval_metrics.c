@@ -114,3 +114,35 @@ Test(eval, tune_metrics_hand_computed)
     cr_assert_float_eq(m.exact, 0.5, 1e-12);
     cr_assert_float_eq(m.valid, 0.5, 1e-12);
 }
+
+/* NDCG@1 with graded relevance rel = efficiency and gain 2^rel - 1 (eval.h) on three problems: a pick at half the
+ * best speed, a pick tied with the best, an unmeasured pick. */
+Test(eval, ndcg1_hand_computed_on_three_problems)
+{
+    const float I = INFINITY;
+    float rt[9] = {2, 1, 4,   /* picks 0: eff 1/2, NDCG@1 2^0.5 - 1 */
+                   3, I, 3,   /* picks 2: tied with the best, eff 1, NDCG@1 1 */
+                   I, 5, 4};  /* picks 0: unmeasured, eff 0, NDCG@1 0 */
+    float sc[9] = {3, 2, 1, 0, 0, 1, 9, 1, 2};
+    eval_select_metrics m;
+    cr_assert_eq(eval_select_compute(rt, sc, 3, 3, &m, NULL), HR_OK);
+    cr_assert_float_eq(m.ndcg1, (0.41421356237309503 + 1.0 + 0.0) / 3, 1e-12);
+    cr_assert_float_eq(eval_select_ndcg1(0.5), 0.41421356237309503, 1e-15);
+    cr_assert_float_eq(eval_select_ndcg1(1.0), 1.0, 1e-15);
+    cr_assert_float_eq(eval_select_ndcg1(0.0), 0.0, 1e-15);
+}
+
+/* R^2 = 1 - SS_res / SS_tot: truth (1, 2, 3, 4) has SS_tot 5; predictions (1, 2, 3, 5) leave SS_res 1. */
+Test(eval, r2_hand_computed)
+{
+    const double truth[4] = {1, 2, 3, 4}, pred[4] = {1, 2, 3, 5}, mean[4] = {2.5, 2.5, 2.5, 2.5};
+    cr_assert_float_eq(eval_r2(pred, truth, 4), 0.8, 1e-12);
+    cr_assert_float_eq(eval_r2(truth, truth, 4), 1.0, 1e-12);
+    cr_assert_float_eq(eval_r2(mean, truth, 4), 0.0, 1e-12);
+    /* worse than the mean: negative */
+    const double bad[4] = {4, 3, 2, 1};
+    cr_assert_float_eq(eval_r2(bad, truth, 4), 1.0 - 20.0 / 5.0, 1e-12);
+    /* undefined: one value, or a constant target */
+    cr_assert(isnan(eval_r2(pred, truth, 1)));
+    cr_assert(isnan(eval_r2(pred, mean, 4)));
+}
