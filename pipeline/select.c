@@ -131,6 +131,24 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
     for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * K, K);
+    /* predict_us of a pair model is what a library pays to decide: one problem's features and the scores of
+     * its measured candidates (the median of >= 1000 such calls, one thread) */
+    enum { CALLS = 1000 };
+    int calls = n_rows > CALLS ? n_rows : CALLS;
+    double *us = rc ? NULL : hr_malloc((size_t)calls * sizeof *us);
+    if (!rc && !us) rc = HR_ENOMEM;
+    for (int c = 0; !rc && c < calls; c++) {
+        int r = rows[c % n_rows], n = 0;
+        for (int k = 0; k < K; k++)
+            if (isfinite(s->runtime[(size_t)r * K + k]))
+                memcpy(kv + (size_t)n++ * nk, mkv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        double t0 = hr_now();
+        data_table_problem_features(ms, mpv + (size_t)r * np, x);
+        rc = model_predict_candidates(m, ws, x, kv, n, cs);
+        us[c] = (hr_now() - t0) * 1e6;
+    }
+    if (!rc) res->predict_us = eval_median_inplace(us, calls);
+    free(us);
     sr->table = 1;
     sr->r2 = target && !rc ? eval_r2(pred, truth, at) : NAN;
     free(scores);
