@@ -126,6 +126,8 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const pi
     /* a table model's features are not a data_problem's: it predicts from the row's own */
     int table = d->sel && d->sel->table;
     if (table && m->n_kernels > PIPE_PREDICT_MAX) return NAN;
+    /* a table with other vocabularies than the model's has rows of another width: nothing to time them with */
+    if (table && d->n_features != m->n_features) return NAN;
     for (int c = 0; c < CALLS; c++) {
         int r = rows[c % n_rows];
         const data_problem *p = pipe_dataset_problem(d, r);

@@ -169,6 +169,10 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
 {
     if (d->sel->table && m->table && m->family->predict_candidates)
         return select_evaluate_pairs(d, m, ws, rows, n_rows, res);
+    if (d->sel->table && d->n_features != m->n_features)
+        return hr_error(HR_EINVAL, "the data has %d problem features, the %s model %d: its table has other columns or "
+                        "categories, which only a model scoring configurations by their fields reads by name",
+                        d->n_features, m->family->name, m->n_features);
     const data_select *s = d->sel;
     pipe_select_result *sr = &res->sel;
     int K = s->n_kernels, KX = K + 1;

@@ -60,6 +60,7 @@ Test(pipeline_table, report_has_ndcg1_and_r2_recomputed_from_the_scores, .timeou
     const data_table *t = d.sel->table;
     cr_assert_not_null(t);
     pipe_result r;
+    memset(&r, 0, sizeof r);
     model *m = run(&d, "{\"objective\": \"rank\", \"rounds\": 40, \"log_every\": 0}", &r);
     cr_assert(r.sel.table);
     int K = d.sel->n_kernels, target = model_score_target(m);
@@ -155,6 +156,7 @@ Test(pipeline_table, another_tables_categories_are_read_by_name, .timeout = 300)
     cr_assert_eq(b.sel->table->spec.problem[3].n_vocab, 1);
     cr_assert_str_eq(a.sel->table->spec.problem[3].vocab[1], "fp16");
     pipe_result r;
+    memset(&r, 0, sizeof r);
     model *m = run(&a, "{\"objective\": \"rank\", \"rounds\": 30, \"log_every\": 0}", &r);
     pipe_result_free(&r);
     int *rows = malloc((size_t)a.n * sizeof *rows), n = 0, np = a.sel->table->spec.n_problem;
@@ -164,6 +166,8 @@ Test(pipeline_table, another_tables_categories_are_read_by_name, .timeout = 300)
     int *all = malloc((size_t)b.n * sizeof *all);
     for (int i = 0; i < b.n; i++) all[i] = i;
     pipe_result ra, rb;
+    memset(&ra, 0, sizeof ra);
+    memset(&rb, 0, sizeof rb);
     cr_assert_eq(pipe_evaluate(&a, m, rows, n, &ra), HR_OK, "%s", hr_last_error());
     cr_assert_eq(pipe_evaluate(&b, m, all, b.n, &rb), HR_OK, "%s", hr_last_error());
     cr_assert_float_eq(ra.sel.m.efficiency_mean, rb.sel.m.efficiency_mean, 1e-12);
