@@ -144,14 +144,17 @@ typedef struct vendor {
     model base;
     int n;          /* problems */
     char **keys;    /* (n) canonical problem keys, sorted */
-    int32_t *rank;  /* (n, n_kernels) position in the vendor's ranking, -1 where unranked */
+    int32_t *off;   /* (n + 1) problem i's ranked kernels are ranked[off[i] .. off[i + 1]) */
+    int32_t *ranked; /* (off[n], 2) a ranked kernel and its position in the vendor's ranking (0 = its pick): a
+                      * heuristic ranks a handful of a table's thousands of configurations, so only those are kept */
 } vendor;
 
 static void vendor_free(model *mb)
 {
     vendor *v = (vendor *)mb;
     hr_h5_free_strings(v->keys, v->keys ? (size_t)v->n : 0);
-    free(v->rank);
+    free(v->off);
+    free(v->ranked);
     model_base_free(&v->base);
     free(v);
 }
@@ -192,25 +195,37 @@ static int vendor_train(const model_train_data *d, const model_ctx *ctx, model *
     int rc = model_base_init(&v->base, &model_family_vendor, d, ctx), K = s->n_kernels;
     keyed *k = rc ? NULL : hr_calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *k);
     if (!rc && !k) rc = HR_ENOMEM;
+    size_t nnz = 0;
     for (int i = 0; !rc && i < s->n; i++) {
         char buf[1024];
         vendor_key(&v->base, &s->problems[i], d->X + (size_t)i * d->n_features, buf, sizeof buf);
         if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
         k[i].row = i;
+        for (int j = 0; j < K; j++) nnz += s->vendor_rank[(size_t)i * K + j] >= 0;
     }
     if (!rc) {
         qsort(k, (size_t)s->n, sizeof *k, cmp_keyed);
         v->keys = hr_calloc((size_t)(s->n > 0 ? s->n : 1), sizeof *v->keys);
-        v->rank = hr_malloc((size_t)(s->n > 0 ? s->n : 1) * (size_t)(K > 0 ? K : 1) * sizeof *v->rank);
-        if (!v->keys || !v->rank) rc = HR_ENOMEM;
+        v->off = hr_malloc((size_t)(s->n + 1) * sizeof *v->off);
+        v->ranked = hr_malloc((nnz ? nnz : 1) * 2 * sizeof *v->ranked);
+        if (!v->keys || !v->off || !v->ranked) rc = HR_ENOMEM;
+        else if (nnz > INT32_MAX) rc = hr_error(HR_EINVAL, "vendor: %zu ranked kernels, more than a model keeps", nnz);
     }
     /* one entry per distinct key: a key met twice keeps its first row */
+    size_t at = 0;
+    if (!rc) v->off[0] = 0;
     for (int i = 0; !rc && i < s->n; i++) {
         if (v->n && strcmp(v->keys[v->n - 1], k[i].key) == 0) continue;
         v->keys[v->n] = k[i].key;
         k[i].key = NULL;
-        for (int j = 0; j < K; j++) v->rank[(size_t)v->n * K + j] = s->vendor_rank[(size_t)k[i].row * K + j];
-        v->n++;
+        for (int j = 0; j < K; j++) {
+            int16_t r = s->vendor_rank[(size_t)k[i].row * K + j];
+            if (r < 0) continue;
+            v->ranked[2 * at] = j;
+            v->ranked[2 * at + 1] = r;
+            at++;
+        }
+        v->off[++v->n] = (int32_t)at;
     }
     for (int i = 0; k && i < s->n; i++) free(k[i].key);
     free(k);
@@ -238,9 +253,8 @@ static int vendor_predict(const model *mb, void *ws, const data_problem *p, cons
     char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
     for (int k = 0; k < K; k++) scores[k] = -INFINITY;
     if (!hit) return HR_OK;
-    const int32_t *r = v->rank + (size_t)(hit - v->keys) * (size_t)K;
-    for (int k = 0; k < K; k++)
-        if (r[k] >= 0) scores[k] = -(float)r[k];
+    size_t i = (size_t)(hit - v->keys);
+    for (int32_t e = v->off[i]; e < v->off[i + 1]; e++) scores[v->ranked[2 * e]] = -(float)v->ranked[2 * e + 1];
     return HR_OK;
 }
 
@@ -248,7 +262,8 @@ static int vendor_save(const model *mb, hid_t g)
 {
     const vendor *v = (const vendor *)mb;
     int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
-    if (!rc) rc = hr_h5_write(g, "rank", H5T_NATIVE_INT32, (size_t)v->n, (size_t)mb->n_kernels, v->rank);
+    if (!rc) rc = hr_h5_write(g, "offsets", H5T_NATIVE_INT32, (size_t)v->n + 1, 1, v->off);
+    if (!rc) rc = hr_h5_write(g, "ranked", H5T_NATIVE_INT32, (size_t)v->off[v->n], 2, v->ranked);
     return rc;
 }
 
@@ -256,17 +271,27 @@ static int vendor_load(hid_t g, model *base, model **out)
 {
     vendor *v = hr_calloc(1, sizeof *v);
     if (!v) return HR_ENOMEM;
-    size_t n = 0;
-    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n);
+    size_t n = 0, rows = 0, cols = 0, nnz = 0, c2 = 0;
+    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n), K = base->n_kernels;
     v->n = (int)n;
-    if (!rc && !(v->rank = hr_malloc((n ? n : 1) * (size_t)(base->n_kernels > 0 ? base->n_kernels : 1) * sizeof *v->rank)))
-        rc = HR_ENOMEM;
-    if (!rc) rc = hr_h5_read(g, "rank", H5T_NATIVE_INT32, n, (size_t)base->n_kernels, v->rank);
+    if (!rc) rc = hr_h5_read_alloc(g, "offsets", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->off);
+    if (!rc && (rows != n + 1 || cols != 1)) rc = hr_error(HR_EFORMAT, "vendor model: offsets are not one per key");
+    if (!rc) rc = hr_h5_read_alloc(g, "ranked", H5T_NATIVE_INT32, &nnz, &c2, (void **)&v->ranked);
+    if (!rc && c2 != 2 && nnz > 0) rc = hr_error(HR_EFORMAT, "vendor model: ranked entries are not pairs");
+    /* a corrupted file must not index out of bounds: offsets rise within the entries, kernels in the vocabulary */
+    for (size_t i = 0; !rc && i < n; i++)
+        if (v->off[i] < 0 || v->off[i] > v->off[i + 1] || (size_t)v->off[i + 1] > nnz)
+            rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order at key %zu", i);
+    if (!rc && n == 0 && v->off[0] != 0) rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order");
+    for (size_t e = 0; !rc && e < nnz; e++)
+        if (v->ranked[2 * e] < 0 || v->ranked[2 * e] >= K || v->ranked[2 * e + 1] < 0)
+            rc = hr_error(HR_EFORMAT, "vendor model: ranked entry %zu names no kernel of the model", e);
     for (size_t i = 1; !rc && i < n; i++)
         if (strcmp(v->keys[i - 1], v->keys[i]) >= 0) rc = hr_error(HR_EFORMAT, "vendor model: keys are not sorted");
     if (rc) {
         hr_h5_free_strings(v->keys, v->keys ? n : 0);
-        free(v->rank);
+        free(v->off);
+        free(v->ranked);
         free(v);
         return rc;
     }

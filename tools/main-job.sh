@@ -3,7 +3,9 @@
 # for every family:
 #   1. cuDNN convolution algorithm selection on an NVIDIA H100 (datasets/h100/, collected by heurist-collect),
 #      beside cuDNN's own heuristic and the most frequent fastest algorithm -> out/compare-h100/
-#   2. MIOpen solver selection on an AMD MI100 (datasets/miopen/gfx90878 find-db) -> out/compare/
+#   2. cuBLASLt GEMM configuration selection on the H100 (a benchmark table: every configuration scored from its
+#      fields), beside cuBLASLt's own heuristic -> out/compare-gemm/
+#   3. MIOpen solver selection on an AMD MI100 (datasets/miopen/gfx90878 find-db) -> out/compare/
 # Each writes report.{md,json} and plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +22,13 @@ echo "== H100, cuDNN: heurist's families beside cuDNN's heuristic (vendor) and t
 ./build/heurist data info --data "$H100" --quiet
 ./build/heurist compare --data "$H100" --task select --models "$MODELS" --split random:0.2:seed=0 \
   --config "$H100_CONFIG" --out out/compare-h100
+
+GEMM=datasets/h100/h100_cublaslt_gemm.csv.gz
+GEMM_CONFIG=${HEURIST_GEMM_CONFIG:-'{"gbdt":{"objective":"rank","rank_loss":"lambdarank","rounds":300,"learning_rate":0.1,"log_every":50},"reformer":{"mode":"pairs","epochs":5}}'}
+echo "== H100, cuBLASLt: GEMM configurations scored from their fields, beside cuBLASLt's heuristic (vendor)"
+./build/heurist data info --data "$GEMM" --quiet
+./build/heurist compare --data "$GEMM" --task select --models gbdt,reformer --split random:0.2:seed=0 \
+  --config "$GEMM_CONFIG" --out out/compare-gemm
 
 MI100=datasets/miopen/gfx90878.HIP.fdb.txt.bz2
 echo "== MI100, MIOpen: heurist's families beside the most frequent fastest solver"
