@@ -109,6 +109,8 @@ int collect_sidecar_write_line(FILE *f, const char *key, const char *const *name
 /* ---- statistics ---- */
 /* p-th percentile (0..100) of v[0..n), linear interpolation between order statistics (sorts v). */
 double collect_percentile(double *v, int n, double p);
+/* The median of v[0..n), n >= 1: the middle order statistic, or the mean of the two middle ones (sorts v). */
+double collect_median(double *v, int n);
 
 /* Two collections of the same keys: how often they agree on the fastest kernel and how the best time moves
  * (ratio b/a of each problem's best time). */

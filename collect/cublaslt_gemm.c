@@ -367,12 +367,6 @@ static int time_once(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, doub
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* R batches of n calls behind a spin of spin_us; *covered: the host queued every call before the spin ended */
 static int time_batches(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, int n, double spin_us, double *us,
                         int *covered, const char **why)
@@ -398,9 +392,7 @@ static int time_batches(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, i
         cudaEventElapsedTime(&f, g->ev[r], g->ev[r + 1]);
         t[r] = f * 1e3 / n;
     }
-    qsort(t, (size_t)g->repeats, sizeof *t, cmp_double);
-    int R = g->repeats;
-    *us = R % 2 ? t[R / 2] : 0.5 * (t[R / 2 - 1] + t[R / 2]);
+    *us = collect_median(t, g->repeats);
     return 0;
 }
 

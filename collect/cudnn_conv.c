@@ -202,12 +202,6 @@ static int time_once(gpu *g, gpu_problem *p, int algo, size_t ws, double *gpu_ms
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
              const char **why)
 {
@@ -273,9 +267,7 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
         cudaEventElapsedTime(&f, g->ev[r], g->ev[r + 1]);
         t[r] = f / n;
     }
-    qsort(t, (size_t)g->repeats, sizeof *t, cmp_double);
-    int R = g->repeats;
-    *ms = R % 2 ? t[R / 2] : 0.5 * (t[R / 2 - 1] + t[R / 2]);
+    *ms = collect_median(t, g->repeats);
     return 0;
 }
 

@@ -22,6 +22,12 @@ double collect_percentile(double *v, int n, double p)
     return v[lo] + frac * (v[lo + 1] - v[lo]);
 }
 
+double collect_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /* the fastest entry of a find-db line (lines are written fastest first, but do not rely on it) */
 static int line_best(const collect_line *l)
 {

@@ -19,6 +19,14 @@ Test(collect_stats, percentile_interpolates)
     cr_assert(isnan(collect_percentile(one, 0, 50)));
 }
 
+Test(collect_stats, median_of_odd_and_even_counts)
+{
+    double odd[3] = {5, 1, 3}, even[4] = {4, 1, 3, 2}, one[1] = {7};
+    cr_assert_eq(collect_median(odd, 3), 3.0);
+    cr_assert_eq(collect_median(even, 4), 2.5);
+    cr_assert_eq(collect_median(one, 1), 7.0);
+}
+
 static collect_file read_text(const char *text)
 {
     char *path = test_tmpfile(".fdb.txt", text, strlen(text));
