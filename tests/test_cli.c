@@ -10,46 +10,34 @@
 #include "core/core.h"
 #include "helpers/testutil.h"
 
-static int run(const char *args, char **out)
-{
-    return test_run_heurist(args, 1, out);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 Test(cli, usage_errors_are_one_line_and_nonzero)
 {
     char *out;
-    cr_assert_neq(run("frobnicate", &out), 0);
+    cr_assert_neq(test_cli_run("frobnicate", &out), 0);
     cr_assert(strstr(out, "unknown command 'frobnicate'") != NULL, "%s", out);
-    cr_assert_eq(count_lines(out), 1);
+    cr_assert_eq(test_lines_count(out), 1);
     free(out);
-    cr_assert_neq(run("data info --bogus 1", &out), 0);
+    cr_assert_neq(test_cli_run("data info --bogus 1", &out), 0);
     cr_assert(strstr(out, "unknown option '--bogus'") != NULL, "%s", out);
-    cr_assert_eq(count_lines(out), 1);
+    cr_assert_eq(test_lines_count(out), 1);
     free(out);
-    cr_assert_neq(run("data info", &out), 0);
+    cr_assert_neq(test_cli_run("data info", &out), 0);
     cr_assert(strstr(out, "--data is required") != NULL, "%s", out);
     free(out);
-    cr_assert_neq(run("data info --data /nonexistent/file.fdb.txt", &out), 0);
+    cr_assert_neq(test_cli_run("data info --data /nonexistent/file.fdb.txt", &out), 0);
     cr_assert(strstr(out, "/nonexistent/file.fdb.txt") != NULL, "%s", out);
-    cr_assert_eq(count_lines(out), 1);
+    cr_assert_eq(test_lines_count(out), 1);
     free(out);
     char args[600], *never = test_tmppath(".h5"); /* the command fails before it would write this */
     snprintf(args, sizeof args, "train --data x.fdb.txt --model nosuchmodel --out %s", never);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "unknown --model 'nosuchmodel'") != NULL, "%s", out);
     free(out);
     free(never);
-    cr_assert_neq(run("predict --model /nonexistent.h5 --problem 1-2-3", &out), 0);
+    cr_assert_neq(test_cli_run("predict --model /nonexistent.h5 --problem 1-2-3", &out), 0);
     cr_assert(strstr(out, "too few key fields") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(run("--help", &out), 0);
+    cr_assert_eq(test_cli_run("--help", &out), 0);
     cr_assert(strstr(out, "usage: heurist") != NULL);
     free(out);
 }
@@ -58,12 +46,12 @@ Test(cli, data_info_reports_the_perf_db, .timeout = 120)
 {
     char *out, args[1024];
     snprintf(args, sizeof args, "data info --data %s --solver ConvAsm1x1U", test_miopen("gfx906_60.db.bz2"));
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "problems         17314") != NULL, "%s", out);
     cr_assert(strstr(out, "17314 of 17314 sequences valid") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "data info --data %s", test_miopen("gfx906_60.db.bz2"));
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "needs a solver name") != NULL, "%s", out);
     free(out);
 }
@@ -77,19 +65,19 @@ Test(cli, data_info_and_cache_of_a_find_db, .timeout = 120)
     char *h5 = test_tmppath(".h5");
     char *out, args[1024];
     snprintf(args, sizeof args, "data info --data %s", path);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "problems         2") != NULL, "%s", out);
     cr_assert(strstr(out, "non-positive or infinite time") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "data info --data %s --strict", path);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, ":2: non-positive or infinite time") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "data cache --data %s --out %s", path, h5);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     snprintf(args, sizeof args, "data info --data %s", h5);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "problems         2") != NULL, "%s", out);
     free(out);
     remove(path);
@@ -98,29 +86,9 @@ Test(cli, data_info_and_cache_of_a_find_db, .timeout = 120)
     free(h5);
 }
 
-/* A small find-db whose fastest kernel follows a rule of the problem's sizes. */
-static char *synthetic_fdb(int n)
-{
-    size_t cap = (size_t)n * 176, len = 0;
-    char *t = malloc(cap);
-    for (int i = 0; i < n; i++) {
-        int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
-        int bwd = (i / 288) % 2;
-        double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
-        /* KD runs backward problems only (and is never the fastest) */
-        len += (size_t)snprintf(t + len, cap - len,
-                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a%s\n", c,
-                                hw, hw, 2 * c, hw, hw, nb, bwd ? "B" : "F", ta * nb, tb * nb, tc * nb,
-                                bwd ? ";KD:9,0,a" : "");
-    }
-    char *path = test_tmpfile(".fdb.txt", t, len);
-    free(t);
-    return path;
-}
-
 Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
 {
-    char *data = synthetic_fdb(576);
+    char *data = test_fdb_synthetic_write(576, 1);
     char *model = test_tmppath(".h5"), *report = test_tmppath(".json"), *lgb = test_tmppath(".txt");
     char *outdir = test_tmppath("_cmp");
     char *out, args[4096];
@@ -128,7 +96,7 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
              "train --data %s --task select --model gbdt --config '{\"rounds\": 20, \"log_every\": 0, \"min_data_in_leaf\": 5}'"
              " --split random:0.25:seed=1 --out %s --report %s",
              data, model, report);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     char *json;
     size_t len;
@@ -144,7 +112,7 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     free(json);
     /* predict: KA is fastest for C < 32 */
     snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP32-F", model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "   1  ") != NULL && strstr(strstr(out, "   1  "), "KA") != NULL, "%s", out);
     /* only the kernels measured for forward FP32 NCHW problems, with probabilities that sum to 100% */
     cr_assert(strstr(out, "3 of 4 kernels can run it") != NULL, "%s", out);
@@ -158,19 +126,19 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     cr_assert(total > 99.9 && total < 100.1, "probabilities sum to %g:\n%s", total, out);
     free(out);
     snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP32-B", model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "4 of 4 kernels can run it") != NULL && strstr(out, "KD") != NULL, "%s", out);
     free(out);
     /* a data type no training problem had: the kernels of its direction */
     snprintf(args, sizeof args, "predict --model %s --problem 4-14-14-1x1-8-14-14-2-0x0-1x1-1x1-0-NCHW-FP16-F", model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "3 of 4 kernels") != NULL && strstr(out, "measured for its direction") != NULL, "%s", out);
     free(out);
     snprintf(args, sizeof args, "eval --model %s --data %s --split random:0.25:seed=1 --report %s", model, data, report);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     snprintf(args, sizeof args, "export --model %s --format lightgbm --out %s", model, lgb);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     cr_assert_eq(hr_file_read_all(lgb, &json, &len), HR_OK);
     cr_assert(strstr(json, "version=v4") != NULL);
@@ -184,7 +152,7 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     snprintf(args, sizeof args,
              "cv --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 0}' --folds 3 --report %s",
              data, report);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     cr_assert_eq(hr_file_read_all(report, &json, &len), HR_OK);
     cr_assert(strstr(json, "\"folds\"") != NULL && strstr(json, "groupkfold:3") != NULL, "%s", json);
@@ -193,7 +161,7 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
              "compare --data %s --task select --models gbdt,reformer --split random:0.25 --out %s --quiet"
              " --config '{\"gbdt\": {\"rounds\": 10, \"log_every\": 0}, \"reformer\": {\"epochs\": 3, \"batch_size\": 64}}'",
              data, outdir);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "| gbdt |") != NULL && strstr(out, "| reformer |") != NULL, "%s", out);
     free(out);
     const char *files[] = {"report.json", "report.md", "efficiency_cdf.png", "top1_slices.png", "tradeoff.png"};
@@ -206,12 +174,12 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     cr_assert_eq(system(args), 0);
     /* configuration errors are one line naming the key */
     snprintf(args, sizeof args, "train --data %s --model gbdt --config '{\"roundz\": 3}' --out %s --quiet", data, model);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "gbdt config: unknown option \"roundz\"") != NULL, "%s", out);
-    cr_assert_eq(count_lines(out), 1, "%s", out);
+    cr_assert_eq(test_lines_count(out), 1, "%s", out);
     free(out);
     snprintf(args, sizeof args, "train --data %s --model gbdt --config '{not json' --out %s", data, model);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "--config") != NULL, "%s", out);
     free(out);
     remove(data);
@@ -227,14 +195,14 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
 
 Test(cli, valid_fraction_zero_fits_every_training_row, .timeout = 300)
 {
-    char *data = synthetic_fdb(576);
+    char *data = test_fdb_synthetic_write(576, 1);
     char *model = test_tmppath(".h5");
     char *out, args[4096];
     /* default: 10% of the training rows are held back and scored every 5 rounds */
     snprintf(args, sizeof args,
              "train --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 5}' --out %s",
              data, model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "valid multi_logloss") != NULL, "%s", out);
     free(out);
     /* 0: no validation slice, so no validation loss and all rounds trained */
@@ -242,7 +210,7 @@ Test(cli, valid_fraction_zero_fits_every_training_row, .timeout = 300)
              "train --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 5}' --out %s"
              " --valid-fraction 0",
              data, model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "valid multi_logloss") == NULL, "%s", out);
     cr_assert(strstr(out, "[10] train multi_logloss") != NULL, "%s", out);
     free(out);
@@ -250,15 +218,15 @@ Test(cli, valid_fraction_zero_fits_every_training_row, .timeout = 300)
              "train --data %s --task select --model reformer --config '{\"epochs\": 2, \"batch_size\": 64}' --out %s"
              " --valid-fraction 0",
              data, model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "epoch   2/2  train loss") != NULL && strstr(out, "valid loss") == NULL, "%s", out);
     free(out);
     const char *bad[] = {"1", "-0.1", "x", "0.5x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(args, sizeof args, "train --data %s --model gbdt --out %s --valid-fraction %s", data, model, bad[i]);
-        cr_assert_neq(run(args, &out), 0);
+        cr_assert_neq(test_cli_run(args, &out), 0);
         cr_assert(strstr(out, "--valid-fraction") != NULL, "%s", out);
-        cr_assert_eq(count_lines(out), 1, "%s", out);
+        cr_assert_eq(test_lines_count(out), 1, "%s", out);
         free(out);
     }
     remove(data);
@@ -277,28 +245,28 @@ Test(cli, every_command_answers_help)
         const char *forms[] = {"%s --help", "help %s", "%s -h"};
         for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
             snprintf(args, sizeof args, forms[f], cmds[i]);
-            cr_assert_eq(run(args, &out), 0, "heurist %s: %s", args, out);
+            cr_assert_eq(test_cli_run(args, &out), 0, "heurist %s: %s", args, out);
             cr_assert(strstr(out, usage) != NULL, "heurist %s: %s", args, out);
             cr_assert(strstr(out, "--help") != NULL, "heurist %s: %s", args, out);
             free(out);
         }
     }
     /* options with their defaults */
-    cr_assert_eq(run("train --help", &out), 0);
+    cr_assert_eq(test_cli_run("train --help", &out), 0);
     cr_assert(strstr(out, "--split random:F[:seed=S]") != NULL && strstr(out, "default random:0.2") != NULL, "%s", out);
     cr_assert(strstr(out, "--checkpoint PATH") != NULL && strstr(out, "--init-model") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(run("cv --folds 3 --help", &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run("cv --folds 3 --help", &out), 0, "%s", out);
     cr_assert(strstr(out, "(default 5)") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(run("data info --help", &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run("data info --help", &out), 0, "%s", out);
     cr_assert(strstr(out, "--strict") != NULL, "%s", out);
     free(out);
-    cr_assert_eq(run("help", &out), 0);
+    cr_assert_eq(test_cli_run("help", &out), 0);
     cr_assert(strstr(out, "heurist help CMD") != NULL, "%s", out);
     free(out);
-    cr_assert_neq(run("help frobnicate", &out), 0);
-    cr_assert(strstr(out, "unknown command 'frobnicate'") != NULL && count_lines(out) == 1, "%s", out);
+    cr_assert_neq(test_cli_run("help frobnicate", &out), 0);
+    cr_assert(strstr(out, "unknown command 'frobnicate'") != NULL && test_lines_count(out) == 1, "%s", out);
     free(out);
 }
 
@@ -306,16 +274,16 @@ Test(cli, every_command_answers_help)
 static void expect_one_line_error(const char *args, const char *want)
 {
     char *out;
-    int rc = run(args, &out);
+    int rc = test_cli_run(args, &out);
     cr_assert_neq(rc, 0, "heurist %s exited 0:\n%s", args, out);
     cr_assert(strstr(out, want) != NULL, "heurist %s: expected '%s' in:\n%s", args, want, out);
-    cr_assert_eq(count_lines(out), 1, "heurist %s: not one line:\n%s", args, out);
+    cr_assert_eq(test_lines_count(out), 1, "heurist %s: not one line:\n%s", args, out);
     free(out);
 }
 
 Test(cli, hostile_options_are_one_line_errors, .timeout = 300)
 {
-    char *data = synthetic_fdb(72);
+    char *data = test_fdb_synthetic_write(72, 1);
     char *model = test_tmppath(".h5"), *report = test_tmppath(".json"), *outdir = test_tmppath("_cmp");
     char args[4096];
     /* --folds out of range: nothing trained, nothing written */
@@ -376,7 +344,7 @@ Test(cli, hostile_options_are_one_line_errors, .timeout = 300)
 
 Test(cli, outputs_are_checked_before_training, .timeout = 300)
 {
-    char *data = synthetic_fdb(72);
+    char *data = test_fdb_synthetic_write(72, 1);
     char *model = test_tmppath(".h5");
     char args[4096];
     /* a report into a missing folder: refused before loading or training, no model written */

@@ -11,40 +11,6 @@
 #include "helpers/testutil.h"
 #include "pipeline/diff.h"
 
-static int run(const char *args, char **out)
-{
-    return test_run_heurist(args, 1, out);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* A find-db whose fastest kernel follows the problem's sizes (KA for few channels, else KC for large images,
- * else KB), so a tree learns it and the most-frequent baseline does not; with_backward adds backward problems
- * and a kernel KD that only they measure. */
-static char *synthetic_fdb(int n, int with_backward)
-{
-    size_t cap = (size_t)n * 176, len = 0;
-    char *t = malloc(cap);
-    cr_assert(t);
-    for (int i = 0; i < n; i++) {
-        int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
-        int bwd = with_backward && (i / 288) % 2;
-        double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
-        len += (size_t)snprintf(t + len, cap - len,
-                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a%s\n", c,
-                                hw, hw, 2 * c, hw, hw, nb, bwd ? "B" : "F", ta * nb, tb * nb, tc * nb,
-                                bwd ? ";KD:9,0,a" : "");
-    }
-    char *path = test_tmpfile(".fdb.txt", t, len);
-    free(t);
-    return path;
-}
-
 /* The data, a gbdt that learns it and the frequent baseline, trained on the same split. */
 typedef struct diff_fixture {
     char *data, *gbdt, *weak;
@@ -55,13 +21,13 @@ static void train(const char *data, const char *family, const char *config, cons
     char args[2048], *out;
     snprintf(args, sizeof args, "train --data %s --task select --model %s %s --split random:0.25:seed=1 --quiet --out %s",
              data, family, config, out_path);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
 }
 
 static diff_fixture fixture_make(void)
 {
-    diff_fixture f = {synthetic_fdb(576, 1), test_tmppath(".h5"), test_tmppath(".h5")};
+    diff_fixture f = {test_fdb_synthetic_write(576, 1), test_tmppath(".h5"), test_tmppath(".h5")};
     train(f.data, "gbdt", "--config '{\"rounds\": 20, \"log_every\": 0, \"min_data_in_leaf\": 5}'", f.gbdt);
     train(f.data, "frequent", "", f.weak);
     return f;
@@ -108,7 +74,7 @@ Test(cli_diff, a_model_against_itself_passes, .timeout = 300)
     diff_fixture f = fixture_make();
     char *rep = test_tmppath(".json"), args[2048], *out;
     snprintf(args, sizeof args, "diff %s %s --data %s --report %s", f.gbdt, f.gbdt, f.data, rep);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "agreement  1.0000  (576 of 576"), "%s", out);
     cr_assert(strstr(out, "improved 0  same 576  degraded 0"), "%s", out);
     cr_assert(strstr(out, "\nPASS: 4 of 4 checks pass\n"), "%s", out);
@@ -125,7 +91,7 @@ Test(cli_diff, a_model_against_itself_passes, .timeout = 300)
     cJSON_Delete(j);
     /* a GroupKFold fold's test rows: fewer problems, the same verdict */
     snprintf(args, sizeof args, "diff %s %s --data %s --folds 3 --fold 1 --report %s", f.gbdt, f.gbdt, f.data, rep);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     j = read_json(rep);
     cr_assert(num(j, "n_problems", NULL) > 0 && num(j, "n_problems", NULL) < 576);
@@ -141,7 +107,7 @@ Test(cli_diff, a_weak_model_fails_and_loose_thresholds_pass_it, .timeout = 300)
     diff_fixture f = fixture_make();
     char *rep = test_tmppath(".json"), args[2048], *out;
     snprintf(args, sizeof args, "diff %s %s --data %s --split random:0.25:seed=1 --report %s", f.gbdt, f.weak, f.data, rep);
-    cr_assert_eq(run(args, &out), 1, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
     cJSON *j = read_json(rep);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "decision")->valuestring, "fail");
     cr_assert(num(j, "deltas", "efficiency_mean") < -0.005, "%s", out);
@@ -170,12 +136,12 @@ Test(cli_diff, a_weak_model_fails_and_loose_thresholds_pass_it, .timeout = 300)
              "diff %s %s --data %s --split random:0.25:seed=1 --max-mean-drop 1 --max-median-drop 1 --max-p10-drop 1 "
              "--max-problem-loss 1",
              f.gbdt, f.weak, f.data);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "\nPASS: "), "%s", out);
     free(out);
     /* and the other way round, the weak model as the old one, passes the defaults */
     snprintf(args, sizeof args, "diff %s %s --data %s --split random:0.25:seed=1", f.weak, f.gbdt, f.data);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     remove(rep);
     free(rep);
@@ -189,7 +155,7 @@ Test(cli_diff, the_worst_list_is_sorted_and_matches_the_evaluation, .timeout = 3
     diff_fixture f = fixture_make();
     char *rep = test_tmppath(".json"), args[2048], *out;
     snprintf(args, sizeof args, "diff %s %s --data %s --worst 5 --report %s", f.gbdt, f.weak, f.data, rep);
-    cr_assert_eq(run(args, &out), 1, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
     free(out);
     cJSON *j = read_json(rep);
     pipe_dataset d;
@@ -261,7 +227,7 @@ Test(cli_diff, the_report_has_the_documented_keys, .timeout = 300)
     diff_fixture f = fixture_make();
     char *rep = test_tmppath(".json"), args[2048], *out;
     snprintf(args, sizeof args, "diff %s %s --data %s --tolerance 0.01 --report %s", f.weak, f.gbdt, f.data, rep);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     cJSON *j = read_json(rep);
     const char *top[] = {"task", "data", "split", "n_problems", "old", "new", "deltas", "agreement", "counts",
@@ -297,10 +263,10 @@ Test(cli_diff, the_report_has_the_documented_keys, .timeout = 300)
 static void expect_error(const char *args, const char *want)
 {
     char *out;
-    int rc = run(args, &out);
+    int rc = test_cli_run(args, &out);
     cr_assert_eq(rc, 2, "heurist %s exited %d:\n%s", args, rc, out);
     cr_assert(strstr(out, want), "heurist %s: expected '%s' in:\n%s", args, want, out);
-    cr_assert_eq(count_lines(out), 1, "heurist %s: not one line:\n%s", args, out);
+    cr_assert_eq(test_lines_count(out), 1, "heurist %s: not one line:\n%s", args, out);
     free(out);
 }
 
@@ -336,23 +302,23 @@ Test(cli_diff, errors_exit_2_with_one_line, .timeout = 300)
              "train --data %s/fuzz/corpus/cache/tune_small.h5 --task tune --model gbdt --config '{\"rounds\": 2}' "
              "--valid-fraction 0 --quiet --out %s",
              HEURIST_SOURCE_DIR, tune);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     snprintf(args, sizeof args, "diff %s %s --data %s", f.gbdt, tune, f.data);
     expect_error(args, "is a tune model");
     /* a kernel the data measures that the model does not know: the pipeline's message */
-    char *fwd = synthetic_fdb(288, 0), *fwd_model = test_tmppath(".h5");
+    char *fwd = test_fdb_synthetic_write(288, 0), *fwd_model = test_tmppath(".h5");
     train(fwd, "frequent", "", fwd_model);
     snprintf(args, sizeof args, "diff %s %s --data %s", fwd_model, f.gbdt, f.data);
     expect_error(args, "the data measures kernel 'KD'");
     /* help lists every option with the defaults */
-    cr_assert_eq(run("diff --help", &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run("diff --help", &out), 0, "%s", out);
     const char *opts[] = {"--data", "--split", "--folds", "--fold", "--seed", "--tolerance", "--max-mean-drop",
                           "--max-median-drop", "--max-p10-drop", "--max-problem-loss", "--worst", "--report",
                           "--threads", "(default 0.005", "(default 0.02)", "(default 0.1)", "(default 10)"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) cr_assert(strstr(out, opts[i]), "no %s in %s", opts[i], out);
     free(out);
-    cr_assert_eq(run("help diff", &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run("help diff", &out), 0, "%s", out);
     cr_assert(strstr(out, "usage: heurist diff"), "%s", out);
     free(out);
     char *p[] = {tune, fwd, fwd_model};

@@ -28,25 +28,13 @@
 #define KEY "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F"
 #define REPRO HEURIST_SOURCE_DIR "/tests/fixtures/repro/"
 
-static int run(const char *args, char **out)
-{
-    return test_run_heurist(args, 1, out);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
 /* A command on a reproducer: non-zero exit, exactly one line, naming the file and containing `why`. */
 static void expect_one_line_error(const char *args, const char *file, const char *why)
 {
     char *out;
-    int rc = run(args, &out);
+    int rc = test_cli_run(args, &out);
     cr_assert(rc > 0, "exit %d for: %s\n%s", rc, args, out);
-    cr_assert_eq(count_lines(out), 1, "not one line for: %s\n%s", args, out);
+    cr_assert_eq(test_lines_count(out), 1, "not one line for: %s\n%s", args, out);
     cr_assert(strstr(out, file), "does not name %s: %s", file, out);
     cr_assert(strstr(out, why), "does not say '%s': %s", why, out);
     free(out);

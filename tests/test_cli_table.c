@@ -8,11 +8,6 @@
 #include "core/core.h"
 #include "helpers/testutil.h"
 
-static int run(const char *args, char **out)
-{
-    return test_run_heurist(args, 1, out);
-}
-
 /* Writes a generated table of n problems under a fresh folder; returns the CSV path (malloc'd). */
 static char *gen_table(int n, const char *name)
 {
@@ -45,18 +40,18 @@ Test(cli_table, train_eval_cv_predict_end_to_end, .timeout = 300)
     char *csv = gen_table(200, "g.csv.gz"), *model = test_tmppath(".h5"), *rep = test_tmppath(".json");
     char *cache = test_tmppath(".h5"), args[4096], *out = NULL;
     snprintf(args, sizeof args, "data info --data '%s'", csv);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "benchmark table"), "%s", out);
     cr_assert(strstr(out, "problems         200"), "%s", out);
     cr_assert(strstr(out, "runner-up gap"), "%s", out);
     free(out);
     snprintf(args, sizeof args, "data cache --data '%s' --out '%s'", csv, cache);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
     snprintf(args, sizeof args,
              "train --data '%s' --model gbdt --config '{\"rounds\":10}' --threads 2 --out '%s' --report '%s' --quiet", csv,
              model, rep);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "top1"), "%s", out);
     free(out);
     char *report;
@@ -68,24 +63,24 @@ Test(cli_table, train_eval_cv_predict_end_to_end, .timeout = 300)
     /* eval on the cache gives the figures it gives on the table */
     char *o1, *o2;
     snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", model, csv, rep);
-    cr_assert_eq(run(args, &o1), 0, "%s", o1);
+    cr_assert_eq(test_cli_run(args, &o1), 0, "%s", o1);
     snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", model, cache, rep);
-    cr_assert_eq(run(args, &o2), 0, "%s", o2);
+    cr_assert_eq(test_cli_run(args, &o2), 0, "%s", o2);
     cr_assert_eq(strncmp(o1, o2, strstr(o1, "train") - o1), 0, "%s\n%s", o1, o2);
     free(o1), free(o2);
     snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=4096,K=4096,dtype=bf16' --top 3", model);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "M=128,N=4096,K=4096,dtype=bf16: 140 configurations ranked"), "%s", out);
     cr_assert(strstr(out, "   1  "), "%s", out);
     cr_assert(strstr(out, "tile_m="), "%s", out);
     cr_assert_null(strstr(out, "   4  "), "%s", out);
     free(out);
     snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=4096,dtype=bf16'", model);
-    cr_assert_neq(run(args, &out), 0, "%s", out);
+    cr_assert_neq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "'K' is missing"), "%s", out);
     free(out);
     snprintf(args, sizeof args, "cv --data '%s' --model frequent --folds 3 --report '%s' --quiet", cache, rep);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "frequent"), "%s", out);
     free(out);
     remove(model), remove(rep), remove(cache);
@@ -101,17 +96,17 @@ Test(cli_table, schema_option_and_errors)
     const char *text = "M,t,us\n1,16,4\n1,32,3\n2,16,x\n";
     cr_assert_eq(hr_file_write_atomic(path, text, strlen(text)), HR_OK);
     snprintf(args, sizeof args, "data info --data '%s'", path);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "t.schema.json"), "%s", out);
     free(out);
     snprintf(args, sizeof args,
              "data info --data '%s' --strict --schema '{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\"}'", path);
-    cr_assert_neq(run(args, &out), 0);
+    cr_assert_neq(test_cli_run(args, &out), 0);
     cr_assert(strstr(out, "t.csv:4: column 'us'"), "%s", out);
     free(out);
     snprintf(args, sizeof args, "data info --data '%s' --schema '{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\"}'",
              path);
-    cr_assert_eq(run(args, &out), 0, "%s", out);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "measure not a positive number"), "%s", out);
     free(out);
     free(dir);

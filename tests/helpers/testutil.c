@@ -59,3 +59,34 @@ int test_run_heurist(const char *args, int with_stderr, char **out)
     *out = buf;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+int test_cli_run(const char *args, char **out)
+{
+    return test_run_heurist(args, 1, out);
+}
+
+int test_lines_count(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+char *test_fdb_synthetic_write(int n, int with_backward)
+{
+    size_t cap = (size_t)n * 176, len = 0;
+    char *t = malloc(cap);
+    if (!t) abort();
+    for (int i = 0; i < n; i++) {
+        int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
+        int bwd = with_backward && (i / 288) % 2;
+        double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
+        len += (size_t)snprintf(t + len, cap - len,
+                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a%s\n", c,
+                                hw, hw, 2 * c, hw, hw, nb, bwd ? "B" : "F", ta * nb, tb * nb, tc * nb,
+                                bwd ? ";KD:9,0,a" : "");
+    }
+    char *path = test_tmpfile(".fdb.txt", t, len);
+    free(t);
+    return path;
+}

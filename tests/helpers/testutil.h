@@ -13,6 +13,15 @@ char *test_tmppath(const char *suffix);
 /* Runs the built heurist command with args (a shell word list); *out (malloc'd) receives its stdout, and its
  * stderr too when with_stderr; returns its exit status (-1 when it did not exit). */
 int test_run_heurist(const char *args, int with_stderr, char **out);
+/* test_run_heurist with stderr in *out: the command line tests check the one-line errors it carries. */
+int test_cli_run(const char *args, char **out);
+/* The number of newlines in s. */
+int test_lines_count(const char *s);
+/* Writes a find-db of n problems whose fastest kernel follows the problem's sizes (KA for few channels, else KC
+ * for large images, else KB), so a tree learns it and the most-frequent baseline does not; with_backward makes
+ * problems 288 to 575 (mod 576) backward, measuring a kernel KD (never the fastest) that no forward problem
+ * has. Returns its malloc'd path. */
+char *test_fdb_synthetic_write(int n, int with_backward);
 /* Path of a shipped MIOpen file under datasets/miopen/ of the source tree. */
 const char *test_miopen(const char *name);
 
