@@ -69,17 +69,29 @@ static int flag(const cJSON *o, const char *check)
     return cJSON_IsTrue(x);
 }
 
+/* Runs "diff OLD NEW --data DATA EXTRA --report R" expecting exit status `status` and returns the report R;
+ * *out gets the command's output (stdout and stderr). */
+static cJSON *diff_report_run(const char *old_model, const char *new_model, const char *data, const char *extra,
+                              int status, char **out)
+{
+    char *rep = test_tmppath(".json"), args[2048];
+    snprintf(args, sizeof args, "diff %s %s --data %s %s --report %s", old_model, new_model, data, extra, rep);
+    cr_assert_eq(test_cli_run(args, out), status, "%s", *out);
+    cJSON *j = read_json(rep);
+    remove(rep);
+    free(rep);
+    return j;
+}
+
 Test(cli_diff, a_model_against_itself_passes, .timeout = 300)
 {
     diff_fixture f = fixture_make();
-    char *rep = test_tmppath(".json"), args[2048], *out;
-    snprintf(args, sizeof args, "diff %s %s --data %s --report %s", f.gbdt, f.gbdt, f.data, rep);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    char *out;
+    cJSON *j = diff_report_run(f.gbdt, f.gbdt, f.data, "", 0, &out);
     cr_assert(strstr(out, "agreement  1.0000  (576 of 576"), "%s", out);
     cr_assert(strstr(out, "improved 0  same 576  degraded 0"), "%s", out);
     cr_assert(strstr(out, "\nPASS: 4 of 4 checks pass\n"), "%s", out);
     free(out);
-    cJSON *j = read_json(rep);
     cr_assert_eq(num(j, "agreement", NULL), 1.0);
     cr_assert_eq(num(j, "n_problems", NULL), 576);
     cr_assert_eq(num(j, "counts", "same"), 576);
@@ -90,25 +102,19 @@ Test(cli_diff, a_model_against_itself_passes, .timeout = 300)
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "decision")->valuestring, "pass");
     cJSON_Delete(j);
     /* a GroupKFold fold's test rows: fewer problems, the same verdict */
-    snprintf(args, sizeof args, "diff %s %s --data %s --folds 3 --fold 1 --report %s", f.gbdt, f.gbdt, f.data, rep);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    j = diff_report_run(f.gbdt, f.gbdt, f.data, "--folds 3 --fold 1", 0, &out);
     free(out);
-    j = read_json(rep);
     cr_assert(num(j, "n_problems", NULL) > 0 && num(j, "n_problems", NULL) < 576);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "split")->valuestring, "groupkfold:3:seed=0:fold=1");
     cJSON_Delete(j);
-    remove(rep);
-    free(rep);
     fixture_remove(&f);
 }
 
 Test(cli_diff, a_weak_model_fails_and_loose_thresholds_pass_it, .timeout = 300)
 {
     diff_fixture f = fixture_make();
-    char *rep = test_tmppath(".json"), args[2048], *out;
-    snprintf(args, sizeof args, "diff %s %s --data %s --split random:0.25:seed=1 --report %s", f.gbdt, f.weak, f.data, rep);
-    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
-    cJSON *j = read_json(rep);
+    char args[2048], *out;
+    cJSON *j = diff_report_run(f.gbdt, f.weak, f.data, "--split random:0.25:seed=1", 1, &out);
     cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "decision")->valuestring, "fail");
     cr_assert(num(j, "deltas", "efficiency_mean") < -0.005, "%s", out);
     /* every failing check is named on the FAIL line and flagged in the report, and only those */
@@ -143,8 +149,6 @@ Test(cli_diff, a_weak_model_fails_and_loose_thresholds_pass_it, .timeout = 300)
     snprintf(args, sizeof args, "diff %s %s --data %s --split random:0.25:seed=1", f.weak, f.gbdt, f.data);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
-    remove(rep);
-    free(rep);
     fixture_remove(&f);
 }
 
@@ -153,11 +157,9 @@ Test(cli_diff, a_weak_model_fails_and_loose_thresholds_pass_it, .timeout = 300)
 Test(cli_diff, the_worst_list_is_sorted_and_matches_the_evaluation, .timeout = 300)
 {
     diff_fixture f = fixture_make();
-    char *rep = test_tmppath(".json"), args[2048], *out;
-    snprintf(args, sizeof args, "diff %s %s --data %s --worst 5 --report %s", f.gbdt, f.weak, f.data, rep);
-    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
+    char *out;
+    cJSON *j = diff_report_run(f.gbdt, f.weak, f.data, "--worst 5", 1, &out);
     free(out);
-    cJSON *j = read_json(rep);
     pipe_dataset d;
     cr_assert_eq(pipe_dataset_load(f.data, "select", NULL, 1, NULL, &d), HR_OK, "%s", hr_last_error());
     model *mo, *mn;
@@ -217,19 +219,15 @@ Test(cli_diff, the_worst_list_is_sorted_and_matches_the_evaluation, .timeout = 3
     model_free(mn);
     pipe_dataset_free(&d);
     cJSON_Delete(j);
-    remove(rep);
-    free(rep);
     fixture_remove(&f);
 }
 
 Test(cli_diff, the_report_has_the_documented_keys, .timeout = 300)
 {
     diff_fixture f = fixture_make();
-    char *rep = test_tmppath(".json"), args[2048], *out;
-    snprintf(args, sizeof args, "diff %s %s --data %s --tolerance 0.01 --report %s", f.weak, f.gbdt, f.data, rep);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    char *out;
+    cJSON *j = diff_report_run(f.weak, f.gbdt, f.data, "--tolerance 0.01", 0, &out);
     free(out);
-    cJSON *j = read_json(rep);
     const char *top[] = {"task", "data", "split", "n_problems", "old", "new", "deltas", "agreement", "counts",
                          "tolerance", "thresholds", "checks", "worst", "pass", "decision"};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
@@ -254,8 +252,6 @@ Test(cli_diff, the_report_has_the_documented_keys, .timeout = 300)
     cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "pass")));
     cr_assert_eq(num(j, "counts", "improved") + num(j, "counts", "same") + num(j, "counts", "degraded"), 576);
     cJSON_Delete(j);
-    remove(rep);
-    free(rep);
     fixture_remove(&f);
 }
 
