@@ -42,6 +42,21 @@ static int cmp_rank(const void *a, const void *b)
     return i - j;
 }
 
+/* candidates of problem p into kv (n, nk): its measured configurations, then three no problem measured; returns n */
+static int export_candidates_fill(const table_fixture *f, int p, double *kv)
+{
+    const data_table *t = f->sel->table;
+    int K = f->sel->n_kernels, nk = t->spec.n_kernel, n = 0;
+    for (int k = 0; k < K; k++)
+        if (isfinite(f->sel->runtime[(size_t)p * K + k]))
+            memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+    for (int u = 0; u < 3; u++, n++) {
+        memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
+        kv[(size_t)n * nk] = 24 + 8 * u; /* tile_m 24, 32, 40 */
+    }
+    return n;
+}
+
 Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
 {
     table_fixture f = table_fixture_make(200, 13, 0.05);
@@ -58,23 +73,13 @@ Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
     snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
 
-    /* candidates of problem i: its measured configurations, then three no problem measured */
     double *kv = malloc(((size_t)K + 3) * nk * sizeof *kv);
     float *lib = malloc(((size_t)K + 3) * sizeof *lib), *known = malloc((size_t)K * sizeof *known);
     int *rank = malloc(((size_t)K + 3) * sizeof *rank), *ncand = malloc((size_t)f.sel->n * sizeof *ncand);
     snprintf(path, sizeof path, "%s/in.txt", dir);
     FILE *in = fopen(path, "w");
     for (int p = 0; p < f.sel->n; p++) {
-        int n = 0;
-        for (int k = 0; k < K; k++)
-            if (isfinite(f.sel->runtime[(size_t)p * K + k])) {
-                memcpy(kv + (size_t)n * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
-                n++;
-            }
-        for (int u = 0; u < 3; u++, n++) {
-            memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
-            kv[(size_t)n * nk] = 24 + 8 * u; /* tile_m 24, 32, 40 */
-        }
+        int n = export_candidates_fill(&f, p, kv);
         ncand[p] = n;
         fprintf(in, "%d", n);
         for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
@@ -100,14 +105,7 @@ Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
     data_problem dp;
     memset(&dp, 0, sizeof dp);
     for (int p = 0; p < f.sel->n; p++) {
-        int n = 0;
-        for (int k = 0; k < K; k++)
-            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
-                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
-        for (int u = 0; u < 3; u++, n++) {
-            memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
-            kv[(size_t)n * nk] = 24 + 8 * u;
-        }
+        int n = export_candidates_fill(&f, p, kv);
         cr_assert_eq(n, ncand[p]);
         const float *x = f.X + (size_t)p * f.F;
         cr_assert_eq(model_predict_candidates(m, ws, x, kv, n, lib), HR_OK, "%s", hr_last_error());

@@ -14,6 +14,23 @@
 static const char *rank_cfg =
     "{\"objective\": \"rank\", \"rounds\": 300, \"min_data_in_leaf\": 3, \"early_stopping_rounds\": 0, \"log_every\": 0}";
 
+/* m saved to a model file and loaded back: asserts the copy gives m's test scores, bit for bit, and returns it;
+ * *scores gets m's test scores (malloc'd). */
+static model *table_model_reload(const table_fixture *f, const model *m, const char *suffix, float **scores)
+{
+    char *path = test_tmppath(suffix);
+    cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
+    model *l = NULL;
+    cr_assert_eq(model_load(path, &l), HR_OK, "%s", hr_last_error());
+    remove(path);
+    free(path);
+    float *a = table_fixture_test_scores(f, m), *b = table_fixture_test_scores(f, l);
+    cr_assert_eq(memcmp(a, b, (size_t)f->n_test * f->sel->n_kernels * sizeof *a), 0);
+    free(b);
+    *scores = a;
+    return l;
+}
+
 /* With no noise the best configuration is a function of the problem and configuration fields, which the pair
  * features encode up to the cost model's wave and K-loop rounding (tiles, waste, unrounded waves): on problems it
  * never saw the regression picks the best configuration or one close to it. Measured on 300-problem tables of
@@ -93,22 +110,15 @@ Test(models_table, save_load_round_trip_keeps_the_scores, .timeout = 300)
     table_fixture f = table_fixture_make(100, 7, 0.05);
     model *m = table_fixture_train(&f, "gbdt",
                                    "{\"objective\": \"rank\", \"rank_target\": \"absolute\", \"rounds\": 20, \"log_every\": 0}");
-    char *path = test_tmppath("_table_model.h5");
-    cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
-    model *l = NULL;
-    cr_assert_eq(model_load(path, &l), HR_OK, "%s", hr_last_error());
+    float *a;
+    model *l = table_model_reload(&f, m, "_table_model.h5", &a);
     cr_assert_not_null(l->table);
     cr_assert_eq(model_score_target(l), MODEL_TARGET_ABSOLUTE);
-    float *a = table_fixture_test_scores(&f, m), *b = table_fixture_test_scores(&f, l);
     size_t n = (size_t)f.n_test * f.sel->n_kernels;
-    cr_assert_eq(memcmp(a, b, n * sizeof *a), 0);
     int finite = 0;
     for (size_t i = 0; i < n; i++) finite += isfinite(a[i]) != 0;
     cr_assert_gt(finite, f.n_test);
-    remove(path);
-    free(path);
     free(a);
-    free(b);
     model_free(m);
     model_free(l);
     table_fixture_free(&f);
@@ -154,17 +164,10 @@ Test(models_table, lambdarank_scores_regress_no_target_and_round_trip, .timeout 
     model *m = table_fixture_train(&f, "gbdt",
                                    "{\"objective\": \"rank\", \"rank_loss\": \"lambdarank\", \"rounds\": 10, \"log_every\": 0}");
     cr_assert_eq(model_score_target(m), MODEL_TARGET_NONE);
-    char *path = test_tmppath("_table_lambdarank.h5");
-    cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
-    model *l = NULL;
-    cr_assert_eq(model_load(path, &l), HR_OK, "%s", hr_last_error());
+    float *a;
+    model *l = table_model_reload(&f, m, "_table_lambdarank.h5", &a);
     cr_assert_eq(model_score_target(l), MODEL_TARGET_NONE);
-    float *a = table_fixture_test_scores(&f, m), *b = table_fixture_test_scores(&f, l);
-    cr_assert_eq(memcmp(a, b, (size_t)f.n_test * f.sel->n_kernels * sizeof *a), 0);
-    remove(path);
-    free(path);
     free(a);
-    free(b);
     model_free(m);
     model_free(l);
     table_fixture_free(&f);
