@@ -13,6 +13,7 @@
 
 #include "core/h5.h"
 #include "data/table.h"
+#include "helpers/table_fixture.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
 
@@ -38,16 +39,8 @@ static double cost(int M, int N, int K, int tm, int tn, int s)
     return 3.0 + compute + (s > 1 ? 2.0 + s * (double)M * N * 4e-6 : 0.0);
 }
 
-typedef struct table_fixture {
-    data_select *sel;
-    float *X;
-    int nf;
-    int *train, *valid, *test;
-    int n_train, n_valid, n_test;
-} table_fixture;
-
 /* n problems (seeded), each measuring the configurations a hash keeps */
-static table_fixture table_fixture_make(int n, uint64_t seed)
+static table_fixture pairs_table_make(int n, uint64_t seed)
 {
     hr_rng rng;
     hr_rng_seed(&rng, seed);
@@ -65,42 +58,18 @@ static table_fixture table_fixture_make(int n, uint64_t seed)
                                             tiles[b], splits[c], cost(M, N, K, tiles[a], tiles[b], splits[c]));
                 }
     }
-    table_fixture f = {0};
     data_load_opts opts = {.strict = 1, .threads = 1};
-    cr_assert_eq(data_table_parse("gemm.csv", csv, len, ',', SCHEMA, &opts, &f.sel), HR_OK);
+    data_select *sel = NULL;
+    cr_assert_eq(data_table_parse("gemm.csv", csv, len, ',', SCHEMA, &opts, &sel), HR_OK);
     free(csv);
-    cr_assert_not_null(f.sel->table);
-    f.nf = data_table_problem_feature_count(&f.sel->table->spec);
-    f.X = malloc((size_t)f.sel->n * f.nf * sizeof *f.X);
-    const data_table_spec *spec = &f.sel->table->spec;
-    const int npv = spec->n_problem + spec->n_hardware;
-    for (int i = 0; i < f.sel->n; i++)
-        data_table_problem_features(spec, f.sel->table->pv + (size_t)i * npv, f.X + (size_t)i * f.nf);
-    f.train = malloc((size_t)f.sel->n * sizeof(int));
-    f.valid = malloc((size_t)f.sel->n * sizeof(int));
-    f.test = malloc((size_t)f.sel->n * sizeof(int));
-    for (int i = 0; i < f.sel->n; i++) {
-        if (i % 5 == 0) f.test[f.n_test++] = i;
-        else if (i % 10 == 1) f.valid[f.n_valid++] = i;
-        else f.train[f.n_train++] = i;
-    }
-    return f;
-}
-
-static void table_fixture_free(table_fixture *f)
-{
-    data_select_free(f->sel);
-    free(f->X);
-    free(f->train);
-    free(f->valid);
-    free(f->test);
+    return table_fixture_from_select(sel);
 }
 
 static model *train_on(const table_fixture *f, const char *config, uint64_t seed)
 {
     cJSON *cfg = cJSON_Parse(config);
     cr_assert_not_null(cfg, "bad JSON %s", config);
-    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .X = f->X, .n_features = f->nf,
+    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .X = f->X, .n_features = f->F,
                           .train = f->train, .n_train = f->n_train, .valid = f->valid, .n_valid = f->n_valid};
     model_ctx ctx = {.seed = seed, .threads = 1, .config = cfg};
     model *m = NULL;
@@ -118,7 +87,7 @@ static float *scores_of(const model *m, const table_fixture *f, const int *rows,
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < n; i++)
-        cr_assert_eq(model_predict_candidates(m, ws, f->X + (size_t)rows[i] * f->nf, m->kernel_values, K,
+        cr_assert_eq(model_predict_candidates(m, ws, f->X + (size_t)rows[i] * f->F, m->kernel_values, K,
                                               s + (size_t)i * K),
                      HR_OK, "%s", hr_last_error());
     model_ws_free(ws);
@@ -146,7 +115,7 @@ static double efficiency_mean(const table_fixture *f, const float *scores, const
 
 Test(models_reformer_pairs, recovers_the_cost_models_best_configuration, .timeout = 120)
 {
-    table_fixture f = table_fixture_make(400, 3);
+    table_fixture f = pairs_table_make(400, 3);
     model *m = train_on(&f, PAIRS_CFG, 1);
     cr_assert_not_null(m->table);
     float *s = scores_of(m, &f, f.test, f.n_test);
@@ -171,7 +140,7 @@ Test(models_reformer_pairs, recovers_the_cost_models_best_configuration, .timeou
 
 Test(models_reformer_pairs, save_load_round_trip_gives_identical_scores, .timeout = 120)
 {
-    table_fixture f = table_fixture_make(120, 4);
+    table_fixture f = pairs_table_make(120, 4);
     const char *cfgs[] = {
         "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}",
         "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8, \"norm\": \"layer\","
@@ -201,7 +170,7 @@ Test(models_reformer_pairs, save_load_round_trip_gives_identical_scores, .timeou
  * list (reversed, one configuration alone) scores each configuration the same up to rounding. */
 Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout = 120)
 {
-    table_fixture f = table_fixture_make(120, 5);
+    table_fixture f = pairs_table_make(120, 5);
     model *m =
         train_on(&f, "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}", 3);
     const int K = m->n_kernels, nk = m->table->n_kernel;
@@ -215,7 +184,7 @@ Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout =
     data_problem p;
     memset(&p, 0, sizeof p);
     for (int i = 0; i < f.n_test; i++) {
-        const float *x = f.X + (size_t)f.test[i] * f.nf;
+        const float *x = f.X + (size_t)f.test[i] * f.F;
         cr_assert_eq(model_predict_select_x(m, ws, &p, x, sel), HR_OK, "%s", hr_last_error());
         cr_assert_eq(model_predict_candidates(m, ws, x, m->kernel_values, K, cand), HR_OK);
         cr_assert(memcmp(sel, cand, (size_t)K * sizeof *sel) == 0, "problem %d: predict_select differs", i);
@@ -239,7 +208,7 @@ Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout =
 /* auto picks pairs on a table (a head of one score), classes stays available there and records its mode */
 Test(models_reformer_pairs, mode_auto_classes_and_files, .timeout = 120)
 {
-    table_fixture f = table_fixture_make(120, 6);
+    table_fixture f = pairs_table_make(120, 6);
     const char *base = "\"epochs\": 2, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8, \"applicability\": 0";
     char cfg[256];
     snprintf(cfg, sizeof cfg, "{%s}", base);

@@ -11,15 +11,23 @@
 
 table_fixture table_fixture_make(int problems, int seed, double noise)
 {
-    table_fixture f = {0};
-    f.path = test_tmppath("_table.csv");
-    char cmd[2048];
+    char *path = test_tmppath("_table.csv"), cmd[2048];
     snprintf(cmd, sizeof cmd, "%s --problems %d --seed %d --noise %g --out %s", HEURIST_GEN_GEMM_TABLE, problems, seed,
-             noise, f.path);
+             noise, path);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     data_table_opts o = {0};
     o.threads = 1;
-    cr_assert_eq(data_table_load(f.path, &o, &f.sel), HR_OK, "%s", hr_last_error());
+    data_select *sel = NULL;
+    cr_assert_eq(data_table_load(path, &o, &sel), HR_OK, "%s", hr_last_error());
+    table_fixture f = table_fixture_from_select(sel);
+    f.path = path;
+    return f;
+}
+
+table_fixture table_fixture_from_select(data_select *sel)
+{
+    table_fixture f = {0};
+    f.sel = sel;
     cr_assert_not_null(f.sel->table);
     const data_table *t = f.sel->table;
     int n = f.sel->n, np = t->spec.n_problem + t->spec.n_hardware;
@@ -40,11 +48,13 @@ table_fixture table_fixture_make(int problems, int seed, double noise)
 
 void table_fixture_free(table_fixture *f)
 {
-    char schema[1024];
-    snprintf(schema, sizeof schema, "%.*s.schema.json", (int)strlen(f->path) - 4, f->path);
-    remove(f->path);
-    remove(schema);
-    free(f->path);
+    if (f->path) {
+        char schema[1024];
+        snprintf(schema, sizeof schema, "%.*s.schema.json", (int)strlen(f->path) - 4, f->path);
+        remove(f->path);
+        remove(schema);
+        free(f->path);
+    }
     data_select_free(f->sel);
     free(f->X);
     free(f->train);

@@ -7,7 +7,7 @@
 #include "models/model.h"
 
 typedef struct table_fixture {
-    char *path;        /* the CSV (its schema beside it) */
+    char *path;        /* the CSV (its schema beside it); NULL from table_fixture_from_select */
     data_select *sel;  /* with sel->table */
     float *X;          /* (n, F) problem features */
     int F;
@@ -18,6 +18,9 @@ typedef struct table_fixture {
 /* Generates a table of `problems` problems (seed, noise) with gen_gemm_table and loads it; problem i is a test
  * problem when i % 5 == 0, a validation one when i % 10 == 1, a training one otherwise. */
 table_fixture table_fixture_make(int problems, int seed, double noise);
+/* The fixture of a table already loaded (sel->table set; the fixture owns sel from then on): its problem features
+ * and the partition above, and no file (path NULL). */
+table_fixture table_fixture_from_select(data_select *sel);
 void table_fixture_free(table_fixture *f);
 /* Trains family `family` with JSON config `config` (seed 1, one thread) on the fixture's partition. */
 model *table_fixture_train(const table_fixture *f, const char *family, const char *config);
