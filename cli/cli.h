@@ -100,6 +100,8 @@ void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_res
 
 /* The pipeline's view of the job's ranks (rank, size, a gather through comm); comm must outlive it. */
 pipe_ranks cli_ranks_of(const dist_comm *comm);
+/* The ranks as the collectives that data-parallel training calls (an all-reduce through comm). */
+hr_comm cli_ranks_comm(const dist_comm *comm);
 /* pipe_dataset_load of the shared options' data, on every rank (each holds the whole dataset). */
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d);
 

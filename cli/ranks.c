@@ -15,6 +15,17 @@ pipe_ranks cli_ranks_of(const dist_comm *comm)
     return r;
 }
 
+static int cli_ranks_allreduce(void *ctx, int64_t *buf, size_t n, hr_reduce_op op)
+{
+    return dist_comm_allreduce_i64((const dist_comm *)ctx, buf, n, op == HR_REDUCE_MAX);
+}
+
+hr_comm cli_ranks_comm(const dist_comm *comm)
+{
+    hr_comm c = {dist_comm_rank(comm), dist_comm_size(comm), cli_ranks_allreduce, (void *)comm};
+    return c;
+}
+
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d)
 {
     /* for tests only: HEURIST_TEST_FAIL_RANK=R makes rank R's load fail, as a rank with an unreadable shard

@@ -11,6 +11,7 @@
 #define HEURIST_DIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct dist_comm dist_comm;
 
@@ -28,6 +29,10 @@ int dist_comm_is_mpi(const dist_comm *c);
  * free with free()) with lens[r] (size entries) the bytes of rank r; other ranks get *all = NULL and lens
  * untouched. A rank's len must be below 2^31 (MPI counts are ints). */
 int dist_comm_gather(const dist_comm *c, const void *buf, size_t len, char **all, size_t *lens);
+/* Collective: buf (n) = the sum (op 0) or the maximum (op 1) over every rank of its buf (n), in place
+ * (MPI_Allreduce on MPI_INT64_T: integer sums are exact, so the result does not depend on the order in which
+ * the ranks' values meet). The serial implementation leaves buf as it is. */
+int dist_comm_allreduce_i64(const dist_comm *c, int64_t *buf, size_t n, int op);
 /* Ends every rank of the job with exit status code (MPI_Abort); returns only for the serial implementation,
  * whose one process ends by returning from main. */
 void dist_comm_abort(const dist_comm *c, int code);

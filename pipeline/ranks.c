@@ -57,7 +57,7 @@ static int ranks_unpack(const char *buf, size_t len, int nm, int nfold, pipe_res
             return hr_error(HR_EFORMAT, "ranks: result record %u names job (%d, %d) of %d x %d", i, jf[0], jf[1], nm, nfold);
         pipe_result *dst = &res[jf[0]][jf[1]];
         r.curve = NULL;
-        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL;
+        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL, r.sel.pick = NULL; /* the sender's pointers */
         *dst = r;
         if (has_eff) {
             size_t n = (size_t)r.n_test * sizeof(double);
