@@ -61,7 +61,8 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
     /* gbdt spreads its training rows over the ranks (every rank loads the data, splits it the same way and
      * trains on its share; rank 0 evaluates and writes); the other families train on rank 0 alone */
     int rank = dist_comm_rank(comm), shared = dist_comm_size(comm) > 1 && pipe_family_shares_rows(c.fam);
-    hr_comm shard = cli_ranks_comm(comm);
+    cli_reduce_stats stats = {comm, 0, 0, 0};
+    hr_comm shard = cli_ranks_comm(&stats);
     if (shared) o.shard = &shard;
     if (rank != 0 && !shared) {
         cli_train_opts_free(&c);
@@ -89,6 +90,9 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
     if (pipe_run(&d, &s, c.fam, &o, &r, NULL)) {
         rc = cli_fail("train");
     } else if (rank == 0) {
+        if (shared)
+            hr_log_printf(o.log, HR_LOG_INFO, "train: rank 0: %ld all-reduces of %.1f MB in all, %.1f s in them\n",
+                          stats.calls, stats.values * 8 / 1e6, stats.seconds);
         cli_print_result(c.fam->name, &r);
         printf("model written to %s\n", out);
         if (rep) {

@@ -17,12 +17,18 @@ pipe_ranks cli_ranks_of(const dist_comm *comm)
 
 static int cli_ranks_allreduce(void *ctx, int64_t *buf, size_t n, hr_reduce_op op)
 {
-    return dist_comm_allreduce_i64((const dist_comm *)ctx, buf, n, op == HR_REDUCE_MAX);
+    cli_reduce_stats *st = ctx;
+    double t0 = hr_now();
+    int rc = dist_comm_allreduce_i64(st->comm, buf, n, op == HR_REDUCE_MAX);
+    st->seconds += hr_now() - t0;
+    st->calls++;
+    st->values += (double)n;
+    return rc;
 }
 
-hr_comm cli_ranks_comm(const dist_comm *comm)
+hr_comm cli_ranks_comm(cli_reduce_stats *st)
 {
-    hr_comm c = {dist_comm_rank(comm), dist_comm_size(comm), cli_ranks_allreduce, (void *)comm};
+    hr_comm c = {dist_comm_rank(st->comm), dist_comm_size(st->comm), cli_ranks_allreduce, st};
     return c;
 }
 

@@ -193,6 +193,12 @@ typedef struct boost_state {
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
     int nroots;      /* entries of roots */
+    /* softmax over several processes: the rows of each leaf of this iteration's K trees, kept so that all K x
+     * num_leaves leaf steps are searched together (one exchange of sums per search step, not one per tree) */
+    int *round_rows;      /* (K, n) class k's rows grouped by leaf; else NULL */
+    size_t *round_begin;  /* (K, num_leaves) where leaf l of tree k starts in round_rows + k n */
+    size_t *round_count;  /* (K, num_leaves) */
+    int round_stride;     /* num_leaves */
 } boost_state;
 
 static void boost_state_free(boost_state *s)
@@ -214,6 +220,9 @@ static void boost_state_free(boost_state *s)
     free(s->bag_rows);
     free(s->status);
     free(s->ue);
+    free(s->round_rows);
+    free(s->round_begin);
+    free(s->round_count);
 }
 
 /* The trees of one iteration: tree k fits class k's gradients. A tree depends only on (data, params,
@@ -230,27 +239,87 @@ typedef struct class_job {
     atomic_int next; /* the next class to grow */
 } class_job;
 
-/* The softmax leaves of t, their Newton steps replaced where they overshoot (gbdt_objective_softmax_steps). */
-static int boost_softmax_leaves(const gbdt_params *p, const boost_state *s, const gbdt_grower *g, const double *gh,
-                                int k, gbdt_tree *t)
+/* The leaves of the softmax trees t[0..nk) (classes k0..k0+nk), their Newton steps replaced where they
+ * overshoot (gbdt_objective_softmax_steps): leaf l of tree i holds rows[at + l][0..cnt[at + l]), at the number
+ * of leaves of the trees before it. */
+static int boost_softmax_leaves(const gbdt_params *p, const boost_state *s, gbdt_tree *t, int k0, int nk,
+                                const int *const *rows, const size_t *cnt)
+{
+    int L = 0;
+    for (int i = 0; i < nk; i++) L += t[i].num_leaves;
+    int *cls = hr_malloc((size_t)L * sizeof *cls);
+    double *newton = hr_malloc((size_t)L * sizeof *newton), *step = hr_malloc((size_t)L * sizeof *step);
+    int rc = cls && newton && step ? HR_OK : HR_ENOMEM;
+    for (int i = 0, at = 0; i < nk && rc == HR_OK; i++)
+        for (int l = 0; l < t[i].num_leaves; l++, at++) {
+            cls[at] = k0 + i;
+            newton[at] = t[i].leaf_value[l] / p->learning_rate;
+        }
+    if (rc == HR_OK)
+        rc = gbdt_objective_softmax_steps(p, &s->shard, s->gh, cls, L, rows, cnt, newton, s->ue ? s->ue_w : INT_MIN, step);
+    for (int i = 0, at = 0; i < nk && rc == HR_OK; i++)
+        for (int l = 0; l < t[i].num_leaves; l++, at++)
+            if (step[at] != newton[at]) t[i].leaf_value[l] = p->learning_rate * step[at];
+    free(cls);
+    free(newton);
+    free(step);
+    return rc;
+}
+
+/* The leaves of one tree just grown by g. */
+static int boost_softmax_tree(const gbdt_params *p, const boost_state *s, const gbdt_grower *g, int k, gbdt_tree *t)
 {
     int L = t->num_leaves;
     const int **rows = hr_malloc((size_t)L * sizeof *rows);
     size_t *cnt = hr_malloc((size_t)L * sizeof *cnt);
-    double *newton = hr_malloc((size_t)L * sizeof *newton), *step = hr_malloc((size_t)L * sizeof *step);
-    int rc = rows && cnt && newton && step ? HR_OK : HR_ENOMEM;
-    for (int l = 0; l < L && rc == HR_OK; l++) {
-        rows[l] = gbdt_grower_leaf_rows(g, l, &cnt[l]);
-        newton[l] = t->leaf_value[l] / p->learning_rate;
-    }
-    if (rc == HR_OK)
-        rc = gbdt_objective_softmax_steps(p, &s->shard, gh, k, L, rows, cnt, newton, s->ue ? s->ue_w : INT_MIN, step);
-    for (int l = 0; l < L && rc == HR_OK; l++)
-        if (step[l] != newton[l]) t->leaf_value[l] = p->learning_rate * step[l];
+    int rc = rows && cnt ? HR_OK : HR_ENOMEM;
+    for (int l = 0; l < L && rc == HR_OK; l++) rows[l] = gbdt_grower_leaf_rows(g, l, &cnt[l]);
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, k, 1, rows, cnt);
     free(rows);
     free(cnt);
-    free(newton);
-    free(step);
+    return rc;
+}
+
+/* Keeps the rows of each leaf of tree k (just grown by g) for boost_round_finish. */
+static void boost_round_keep(boost_state *s, const gbdt_grower *g, int k, const gbdt_tree *t)
+{
+    size_t n = s->shard.n, at = 0, L = (size_t)t->num_leaves;
+    int *dst = s->round_rows + (size_t)k * n;
+    size_t stride = (size_t)s->round_stride;
+    for (size_t l = 0; l < L; l++) {
+        size_t c;
+        const int *rows = gbdt_grower_leaf_rows(g, (int)l, &c);
+        memcpy(dst + at, rows, c * sizeof *rows);
+        s->round_begin[(size_t)k * stride + l] = at;
+        s->round_count[(size_t)k * stride + l] = c;
+        at += c;
+    }
+}
+
+/* The K softmax trees of an iteration over several processes, once all are grown: every leaf step searched
+ * together, then the scores of the training rows (from the kept rows when the trees were fit on all of them,
+ * bagged == 0) and of the validation rows. */
+static int boost_round_finish(const gbdt_params *p, boost_state *s, gbdt_tree *t, int K, int bagged,
+                              const gbdt_data *valid)
+{
+    size_t n = s->shard.n, stride = (size_t)s->round_stride, L = 0;
+    for (int k = 0; k < K; k++) L += (size_t)t[k].num_leaves;
+    const int **rows = hr_malloc((L + 1) * sizeof *rows);
+    size_t *cnt = hr_malloc((L + 1) * sizeof *cnt);
+    int rc = rows && cnt ? HR_OK : HR_ENOMEM;
+    for (int k = 0, at = 0; k < K && rc == HR_OK; k++)
+        for (int l = 0; l < t[k].num_leaves; l++, at++) {
+            rows[at] = s->round_rows + (size_t)k * n + s->round_begin[(size_t)k * stride + (size_t)l];
+            cnt[at] = s->round_count[(size_t)k * stride + (size_t)l];
+        }
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, 0, K, rows, cnt);
+    for (int k = 0, at = 0; k < K && rc == HR_OK && !bagged; k++)
+        for (int l = 0; l < t[k].num_leaves; l++, at++)
+            for (size_t i = 0; i < cnt[at]; i++) s->F[(size_t)rows[at][i] * (size_t)K + (size_t)k] += t[k].leaf_value[l];
+    for (int k = 0; k < K && rc == HR_OK && bagged; k++) rc = boost_add_tree(&t[k], &s->shard, K, k, s->inner_threads, s->F);
+    for (int k = 0; k < K && rc == HR_OK && valid; k++) rc = boost_add_tree(&t[k], valid, K, k, s->inner_threads, s->Fv);
+    free(rows);
+    free(cnt);
     return rc;
 }
 
@@ -269,7 +338,11 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     int rc = gbdt_grower_grow_exact(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL,
                                     s->ue ? s->ue + 2 * k : NULL, t);
     if (rc) return rc;
-    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (rc = boost_softmax_leaves(p, s, w->grower, gh, k, t))) return rc;
+    if (s->round_rows) { /* the leaf steps and scores wait for the iteration's other trees */
+        boost_round_keep(s, w->grower, k, t);
+        return HR_OK;
+    }
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (rc = boost_softmax_tree(p, s, w->grower, k, t))) return rc;
     if (job->nrows == n && s->leaf_of)
         gbdt_grower_leaf_ids(w->grower, t->num_leaves, s->leaf_of + (size_t)k * n); /* added by boost_add_leaves */
     else if (job->nrows == n)
@@ -341,7 +414,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0};
             rc = hr_parallel_for(s->nworkers, (size_t)s->nworkers, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
-            if (rc == HR_OK && s->leaf_of && nrows == n)
+            if (rc == HR_OK && s->round_rows) rc = boost_round_finish(p, s, b->trees + first, K, nrows != n, valid);
+            else if (rc == HR_OK && s->leaf_of && nrows == n)
                 rc = boost_add_leaves(b->trees + first, s->leaf_of, n, K, nthreads, s->F);
         }
         if (rc) {
@@ -424,6 +498,14 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.ue_w = gbdt_quant_exponent(wmax, gbdt_quant_bits(train->n));
         if (!(s.ue = hr_calloc(2 * (size_t)K, sizeof *s.ue))) rc = HR_ENOMEM;
     }
+    if (rc == HR_OK && dist) {
+        int used = 0;
+        for (int j = 0; j < train->d; j++) used += !s.bd.mappers[j].trivial;
+        hr_log_printf(log, HR_LOG_INFO,
+                      "gbdt: process %d of %d fits rows [%zu, %zu) of %zu; a histogram all-reduce sends %zu bins "
+                      "(%d features) x 24 bytes\n",
+                      rank, size, s.lo, s.lo + n, train->n, s.bd.hist_total, used);
+    }
     /* many classes: one tree per thread at a time; one class: every thread inside the tree. Over several
      * processes the trees grow one after the other, every process in the same order, since each exchanges
      * its sums with the others (from this thread: the collectives are not thread-safe) */
@@ -453,7 +535,14 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         for (int k = 0; k < s.nroots && rc == HR_OK; k++)
             if (!(s.roots[k] = gbdt_hist_alloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
         if (!s.roots) rc = HR_ENOMEM;
-        if (rc == HR_OK && p->num_leaves <= 256 && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
+        if (rc == HR_OK && p->num_leaves <= 256 && !dist && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
+        if (rc == HR_OK && dist) {
+            s.round_stride = p->num_leaves;
+            s.round_rows = hr_malloc(n * (size_t)K * sizeof *s.round_rows);
+            s.round_begin = hr_malloc((size_t)K * (size_t)p->num_leaves * sizeof *s.round_begin);
+            s.round_count = hr_malloc((size_t)K * (size_t)p->num_leaves * sizeof *s.round_count);
+            if (!s.round_rows || !s.round_begin || !s.round_count) rc = HR_ENOMEM;
+        }
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;

@@ -206,12 +206,13 @@ int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const 
 /* Weighted mean loss (L2: w (F-y)^2, softmax: multi_logloss) of raw scores F (n, K). */
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F);
 /* steps[l] (l < L): the step (before the learning rate) of a softmax leaf holding rows[l][0..nrows[l]) of class
- * k: the Newton step newton[l], or the exact minimiser of the leaf's loss when the Newton step overshoots it.
+ * cls[l] (gh: (K, n, 2)): the Newton step newton[l], or the exact minimiser of the leaf's loss when the Newton
+ * step overshoots it.
  * The leaves iterate together, so that with p->comm (rows: this process's share) each iteration sums every
  * leaf's terms over the processes at once. ue == INT_MIN: plain double sums in row order; otherwise each
  * row's terms are rounded to the grid 2^ue (exact sums, quant.c). */
-int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, int k, int L,
-                                 const int *const *rows, const size_t *nrows, const double *newton, int ue,
+int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
+                                 int L, const int *const *rows, const size_t *nrows, const double *newton, int ue,
                                  double *steps);
 /* Base raw score per class from the labels (mean, or log class priors). */
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
@@ -228,6 +229,15 @@ int gbdt_quant_bits(size_t n_total);
 int gbdt_quant_exponent(double maxabs, int bits);
 /* v rounded to the nearest multiple of 2^ue */
 double gbdt_quant_round(double v, int ue);
+/* the same with scale = 2^-ue and unit = 2^ue given, for |v| scale <= 2^51 (always so for values of the magnitude
+ * the grid was fitted to): adding and taking away 1.5 2^52 rounds to an integer (to even, as nearbyint does) in
+ * two additions, which are exact, as are the products by powers of two */
+static inline double gbdt_quant_round_scaled(double v, double scale, double unit)
+{
+    double t = v * scale;
+    t = (t + 6755399441055744.0) - 6755399441055744.0;
+    return t * unit;
+}
 /* 1 when comm joins several processes */
 int gbdt_comm_active(const hr_comm *comm);
 /* v (n) summed over the processes, exactly: v[i] is a multiple of 2^ue[i % period] below 2^53 of them */

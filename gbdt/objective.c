@@ -211,6 +211,7 @@ static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const
     int K = p->num_class;
     /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
     double e = exp(-fabs(delta)), s = 0, c = 0;
+    double scale = ue == INT_MIN ? 1.0 : ldexp(1.0, -ue), unit = ue == INT_MIN ? 1.0 : ldexp(1.0, ue);
     for (size_t i = 0; i < nrows; i++) {
         size_t r = (size_t)rows[i];
         double w = data->weight ? data->weight[r] : 1.0;
@@ -222,8 +223,8 @@ static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const
             s += w * (q - y);
             c += w * q * (1.0 - q);
         } else {
-            s += gbdt_quant_round(w * (q - y), ue);
-            c += gbdt_quant_round(w * q * (1.0 - q), ue);
+            s += gbdt_quant_round_scaled(w * (q - y), scale, unit);
+            c += gbdt_quant_round_scaled(w * q * (1.0 - q), scale, unit);
         }
     }
     sums[0] = s, sums[1] = c;
@@ -248,8 +249,8 @@ typedef struct step_state {
  * move its raw score by thousands, which is right for its training rows and ruinous for any new row that
  * lands there. Each leaf's search depends on its own sums only, so searching all leaves in lockstep (one
  * exchange of sums per iteration) gives each the step it would get alone. */
-int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, int k, int L,
-                                 const int *const *rows, const size_t *nrows, const double *newton, int ue,
+int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
+                                 int L, const int *const *rows, const size_t *nrows, const double *newton, int ue,
                                  double *steps)
 {
     step_state *st = hr_calloc((size_t)L + 1, sizeof *st);
@@ -277,7 +278,9 @@ int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, co
     do {                                                                                                        \
         for (int l = 0; l < L; l++) {                                                                           \
             sums[2 * l] = sums[2 * l + 1] = 0;                                                                  \
-            if (st[l].active) softmax_step_sums(p, data, gh, k, rows[l], nrows[l], st[l].x, ue, sums + 2 * l); \
+            if (st[l].active)                                                                                   \
+                softmax_step_sums(p, data, gh + 2 * (size_t)cls[l] * data->n, cls[l], rows[l], nrows[l], st[l].x, \
+                                  ue, sums + 2 * l);                                                            \
         }                                                                                                       \
         if (ue != INT_MIN) rc = gbdt_quant_allreduce(p->comm, sums, 2 * (size_t)L, units, 1);                   \
         for (int l = 0; l < L; l++) {                                                                           \

@@ -29,7 +29,7 @@ int gbdt_quant_exponent(double maxabs, int bits)
 
 double gbdt_quant_round(double v, int ue)
 {
-    return ldexp(nearbyint(ldexp(v, -ue)), ue);
+    return gbdt_quant_round_scaled(v, ldexp(1.0, -ue), ldexp(1.0, ue));
 }
 
 int gbdt_comm_active(const hr_comm *c)
@@ -88,9 +88,11 @@ int gbdt_quant_gradients(const gbdt_params *p, size_t n, int K, size_t n_total, 
         ue[2 * k] = gbdt_quant_exponent(mx[2 * k], bits);
         ue[2 * k + 1] = gbdt_quant_exponent(mx[2 * k + 1], bits);
         double *e = gh + 2 * (size_t)k * n;
+        double sg = ldexp(1.0, -ue[2 * k]), ig = ldexp(1.0, ue[2 * k]);
+        double sh = ldexp(1.0, -ue[2 * k + 1]), ih = ldexp(1.0, ue[2 * k + 1]);
         for (size_t i = 0; i < n; i++) {
-            e[2 * i] = gbdt_quant_round(e[2 * i], ue[2 * k]);
-            e[2 * i + 1] = gbdt_quant_round(e[2 * i + 1], ue[2 * k + 1]);
+            e[2 * i] = gbdt_quant_round_scaled(e[2 * i], sg, ig);
+            e[2 * i + 1] = gbdt_quant_round_scaled(e[2 * i + 1], sh, ih);
         }
     }
     free(mx);
