@@ -1,8 +1,9 @@
 /* dist: the processes of one heurist run, over MPI when heurist was built with it and started by mpirun
  * (or another MPI launcher), otherwise one process with the same calls.
  *
- * This is the only place that includes <mpi.h>: cli/ hands the pipeline what it needs (rank, size and a
- * gather) as plain values and a function pointer, so the libraries below know nothing of MPI.
+ * This is the only place that includes <mpi.h>: cli/ hands the pipeline what it needs (rank, size, a gather,
+ * and for data-parallel gbdt an int64 all-reduce) as plain values and function pointers, so the libraries
+ * below know nothing of MPI.
  * Collectives run on the calling (main) thread only (MPI_THREAD_FUNNELED); worker threads never call here.
  * A failing rank does not report its failure to the others: main() ends the whole job with
  * dist_comm_abort, so no rank waits forever in a collective that the failed rank will never join.

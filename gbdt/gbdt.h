@@ -16,6 +16,8 @@
  * are also laid out for prediction as 16-byte records in one array (pack.c), with the same decisions.
  * Matrices are row-major: x is (n, d), x[i * d + j].
  * Everything is deterministic: same data, params and seed give a bit-identical model for any thread count.
+ * With histogram INT (gradients on a fixed-point grid, exact sums; quant.c) also for any row order and for
+ * training spread over processes (params.comm: each fits a block of the rows, histograms summed by all-reduce).
  * Errors: functions return 0 or a negative hr_status with hr_last_error() set; nothing is printed.
  */
 #ifndef HEURIST_GBDT_H
