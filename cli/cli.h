@@ -104,6 +104,16 @@ void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_res
 
 /* The pipeline's view of the job's ranks (rank, size, a gather through comm); comm must outlive it. */
 pipe_ranks cli_ranks_of(const dist_comm *comm);
+/* What the all-reduces of a data-parallel training run cost this rank: calls, int64 values, and seconds inside
+ * them (waiting for the other ranks included). */
+typedef struct cli_reduce_stats {
+    const dist_comm *comm;
+    long calls;
+    double values, seconds;
+} cli_reduce_stats;
+/* The ranks as the collectives that data-parallel training calls: an all-reduce through st->comm that adds
+ * to *st; st must outlive the result. */
+hr_comm cli_ranks_comm(cli_reduce_stats *st);
 /* pipe_dataset_load of the shared options' data, on every rank (each holds the whole dataset). */
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d);
 

@@ -58,11 +58,18 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("train");
     }
-    /* training is not spread over the ranks: under mpirun rank 0 trains and writes, the others stop here */
-    if (dist_comm_rank(comm) != 0) {
+    /* gbdt spreads its training rows over the ranks (every rank loads the data, splits it the same way and
+     * trains on its share; rank 0 evaluates and writes); the other families train on rank 0 alone */
+    int rank = dist_comm_rank(comm), shared = dist_comm_size(comm) > 1 && pipe_family_shares_rows(c.fam);
+    cli_reduce_stats stats = {comm, 0, 0, 0};
+    hr_comm shard = cli_ranks_comm(&stats);
+    if (shared) o.shard = &shard;
+    if (rank != 0 && !shared) {
         cli_train_opts_free(&c);
         return 0;
     }
+    hr_log quiet = hr_log_silent();
+    if (rank != 0) o.log = &quiet;
     pipe_dataset d;
     if (cli_ranks_load(comm, &c, &d)) {
         cli_train_opts_free(&c);
@@ -76,12 +83,16 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("train");
     }
-    hr_log_printf(&c.log, HR_LOG_INFO, "train: %s on %s, %d training / %d test problems (%s), %d threads\n",
-                  c.fam->name, d.name, s.n_train, s.n_test, desc, c.threads);
+    hr_log_printf(o.log, HR_LOG_INFO, "train: %s on %s, %d training / %d test problems (%s), %d threads%s\n",
+                  c.fam->name, d.name, s.n_train, s.n_test, desc, c.threads,
+                  shared ? ", the training rows shared by the ranks" : "");
     pipe_result r;
     if (pipe_run(&d, &s, c.fam, &o, &r, NULL)) {
         rc = cli_fail("train");
-    } else {
+    } else if (rank == 0) {
+        if (shared)
+            hr_log_printf(o.log, HR_LOG_INFO, "train: rank 0: %ld all-reduces of %.1f MB in all, %.1f s in them\n",
+                          stats.calls, stats.values * 8 / 1e6, stats.seconds);
         cli_print_result(c.fam->name, &r);
         printf("model written to %s\n", out);
         if (rep) {

@@ -15,6 +15,23 @@ pipe_ranks cli_ranks_of(const dist_comm *comm)
     return r;
 }
 
+static int cli_ranks_allreduce(void *ctx, int64_t *buf, size_t n, hr_reduce_op op)
+{
+    cli_reduce_stats *st = ctx;
+    double t0 = hr_now();
+    int rc = dist_comm_allreduce_i64(st->comm, buf, n, op == HR_REDUCE_MAX);
+    st->seconds += hr_now() - t0;
+    st->calls++;
+    st->values += (double)n;
+    return rc;
+}
+
+hr_comm cli_ranks_comm(cli_reduce_stats *st)
+{
+    hr_comm c = {dist_comm_rank(st->comm), dist_comm_size(st->comm), cli_ranks_allreduce, st};
+    return c;
+}
+
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d)
 {
     /* for tests only: HEURIST_TEST_FAIL_RANK=R makes rank R's load fail, as a rank with an unreadable shard

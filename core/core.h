@@ -66,6 +66,22 @@ hr_log hr_log_stderr(int level);
 hr_log hr_log_silent(void);
 void hr_log_printf(const hr_log *log, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ---- the processes of one computation ---- */
+/* Collective operations over the processes that share one computation (data-parallel training), as plain
+ * function pointers: dist/ implements them over MPI, and nothing below it knows MPI. Every process calls
+ * them in the same order with the same n. */
+typedef enum hr_reduce_op {
+    HR_REDUCE_SUM = 0, /* int64 sums: exact, whatever the order of the processes */
+    HR_REDUCE_MAX = 1,
+} hr_reduce_op;
+
+typedef struct hr_comm {
+    int rank, size;
+    /* buf (n) = op over every process of its buf (n), in place; returns 0 or a negative hr_status */
+    int (*allreduce_i64)(void *ctx, int64_t *buf, size_t n, hr_reduce_op op);
+    void *ctx;
+} hr_comm;
+
 /* ---- random numbers: xoshiro256**, seeded by splitmix64 ---- */
 typedef struct hr_rng {
     uint64_t s[4];

@@ -96,12 +96,14 @@ static void bin_store(gbdt_binned *bd, size_t i, int j, int b)
 
 typedef struct bin_job {
     const gbdt_data *data;
+    size_t begin;     /* the rows kept: [begin, begin + bd->n) of data */
     int max_bin;
     size_t sample_n;
     float **scratch;  /* per thread (2 * sample_n) */
     const float *sample; /* (d, sample_n) the sampled rows' values, column-major */
     gbdt_binned *bd;
     int *status;      /* (d) */
+    int *minb, *maxb; /* (d) the smallest and largest bin of each feature over all of data's rows */
 } bin_job;
 
 static int bin_feature_categorical(const bin_job *job, int j)
@@ -142,10 +144,14 @@ static int bin_feature_categorical(const bin_job *job, int j)
         m->category[b] = counts[b].category;
         lookup[counts[b].category] = (int)b;
     }
+    int lo = (int)used, hi = 0;
     for (size_t i = 0; i < data->n; i++) {
-        int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]);
-        bin_store(job->bd, i, j, c >= 0 ? lookup[c] : (int)used);
+        int c = bin_category_of(data->x[i * (size_t)data->d + (size_t)j]), b = c >= 0 ? lookup[c] : (int)used;
+        lo = b < lo ? b : lo;
+        hi = b > hi ? b : hi;
+        if (i >= job->begin && i - job->begin < job->bd->n) bin_store(job->bd, i - job->begin, j, b);
     }
+    job->minb[j] = lo, job->maxb[j] = hi;
     free(counts);
     free(lookup);
     return HR_OK;
@@ -177,15 +183,35 @@ static void sample_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
-/* numeric bins of rows [begin, end), a row at a time: the row-major values are read once, in order */
+/* numeric bins of kept rows [begin, end), a row at a time: the row-major values are read once, in order */
 static void assign_range(void *ctx, size_t begin, size_t end, int tid)
 {
     const bin_job *job = ctx;
     const gbdt_data *data = job->data;
-    for (size_t i = begin; i < end; i++)
+    for (size_t i = begin; i < end; i++) {
+        const float *x = data->x + (job->begin + i) * (size_t)data->d;
         for (int j = 0; j < data->d; j++)
-            if (!job->bd->mappers[j].is_categorical)
-                bin_store(job->bd, i, j, gbdt_bin_value(&job->bd->mappers[j], data->x[i * (size_t)data->d + (size_t)j]));
+            if (!job->bd->mappers[j].is_categorical) bin_store(job->bd, i, j, gbdt_bin_value(&job->bd->mappers[j], x[j]));
+    }
+}
+
+/* minb, maxb of numeric features [begin, end): from the stored bins when every row is kept, else from all
+ * of data's rows (the bins of rows kept elsewhere decide the histogram layout too) */
+static void range_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const bin_job *job = ctx;
+    const gbdt_data *data = job->data;
+    const gbdt_binned *bd = job->bd;
+    for (size_t j = begin; j < end; j++) {
+        if (bd->mappers[j].is_categorical) continue;
+        int lo = INT32_MAX, hi = 0, all = bd->n == data->n;
+        for (size_t i = 0; i < data->n; i++) {
+            int b = all ? gbdt_binned_get(bd, (int)j, i) : gbdt_bin_value(&bd->mappers[j], data->x[i * (size_t)data->d + j]);
+            lo = b < lo ? b : lo;
+            hi = b > hi ? b : hi;
+        }
+        job->minb[j] = lo, job->maxb[j] = hi;
+    }
 }
 
 static void bin_range(void *ctx, size_t begin, size_t end, int tid)
@@ -238,7 +264,7 @@ static void pack_range(void *ctx, size_t begin, size_t end, int tid)
 
 /* Chooses the columns: features sorted by radix are bundled greedily while the product of radices stays
  * within GBDT_BUNDLE_MAX_BINS; a feature left alone is a column of its own. Then writes the packed matrix. */
-static int bin_pack(gbdt_binned *bd, int nthreads)
+static int bin_pack(gbdt_binned *bd, const int *maxb, int nthreads)
 {
     int d = bd->d, nr = 0, rc = HR_OK;
     bin_radix *rad = hr_calloc((size_t)d + 1, sizeof *rad);
@@ -249,13 +275,8 @@ static int bin_pack(gbdt_binned *bd, int nthreads)
     if (!rad || !col_feature || !col_bundle || !bd->bundles || !bd->col_offset || !bd->col_nbins) rc = HR_ENOMEM;
     for (int j = 0; j < d && rc == HR_OK; j++) {
         if (bd->mappers[j].trivial) continue;
-        int maxb = 0;
-        for (size_t i = 0; i < bd->n; i++) {
-            int b = gbdt_binned_get(bd, j, i);
-            if (b > maxb) maxb = b;
-        }
         rad[nr].feature = j;
-        rad[nr++].radix = maxb + 1;
+        rad[nr++].radix = maxb[j] + 1;
     }
     if (rc == HR_OK) qsort(rad, (size_t)nr, sizeof *rad, bin_radix_cmp);
     size_t next = bd->hist_offset[d];
@@ -307,37 +328,49 @@ static int bin_pack(gbdt_binned *bd, int nthreads)
 
 int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_binned *out)
 {
+    return gbdt_binned_build_shard(data, max_bin, nthreads, 0, data->n, out);
+}
+
+int gbdt_binned_build_shard(const gbdt_data *data, int max_bin, int nthreads, size_t begin, size_t end,
+                            gbdt_binned *out)
+{
     memset(out, 0, sizeof *out);
     if (max_bin < 2 || max_bin > 65535) return hr_error(HR_EINVAL, "gbdt: max_bin %d outside 2..65535", max_bin);
+    if (begin > end || end > data->n)
+        return hr_error(HR_EINVAL, "gbdt: rows [%zu, %zu) of %zu to bin", begin, end, data->n);
     nthreads = hr_threads_resolve(nthreads);
-    out->n = data->n;
+    out->n = end - begin;
     out->d = data->d;
     out->bin_bytes = max_bin + 1 <= 256 ? 1 : 2;
     size_t sample_n = data->n < BIN_SAMPLE_ROWS ? data->n : BIN_SAMPLE_ROWS;
-    out->cols = hr_malloc(data->n * (size_t)data->d * (size_t)out->bin_bytes + 1);
+    out->cols = hr_malloc(out->n * (size_t)data->d * (size_t)out->bin_bytes + 1);
     out->mappers = hr_calloc((size_t)data->d, sizeof *out->mappers);
     out->hist_offset = hr_calloc((size_t)data->d + 1, sizeof *out->hist_offset);
     int *status = hr_calloc((size_t)data->d, sizeof *status);
+    int *minb = hr_calloc((size_t)data->d + 1, sizeof *minb), *maxb = hr_calloc((size_t)data->d + 1, sizeof *maxb);
     float **scratch = hr_calloc((size_t)nthreads, sizeof *scratch);
     float *sample = hr_malloc(sample_n * (size_t)data->d * sizeof *sample + 1);
-    int rc = (!out->cols || !out->mappers || !out->hist_offset || !status || !scratch || !sample) ? HR_ENOMEM : HR_OK;
+    int rc = (!out->cols || !out->mappers || !out->hist_offset || !status || !scratch || !sample || !minb || !maxb)
+                 ? HR_ENOMEM
+                 : HR_OK;
     for (int t = 0; t < nthreads && rc == HR_OK; t++)
         if (!(scratch[t] = hr_malloc((2 * sample_n + 1) * sizeof(float)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
-        bin_job job = {data, max_bin, sample_n, scratch, sample, out, status};
+        bin_job job = {data, begin, max_bin, sample_n, scratch, sample, out, status, minb, maxb};
         rc = hr_parallel_for(nthreads, sample_n, sample_range, &job);
         if (rc == HR_OK) rc = hr_parallel_for(nthreads, (size_t)data->d, bin_range, &job);
         for (int j = 0; j < data->d && rc == HR_OK; j++) rc = status[j];
-        if (rc == HR_OK) rc = hr_parallel_for(nthreads, data->n, assign_range, &job);
+        if (rc == HR_OK) rc = hr_parallel_for(nthreads, out->n, assign_range, &job);
+        if (rc == HR_OK) rc = hr_parallel_for(nthreads, (size_t)data->d, range_range, &job);
     }
     free(sample);
     for (int j = 0; j < data->d && rc == HR_OK; j++) {
         out->hist_offset[j + 1] = out->hist_offset[j] + (size_t)out->mappers[j].num_bins;
-        int first = gbdt_binned_get(out, j, 0), trivial = 1;
-        for (size_t i = 1; i < data->n && trivial; i++) trivial = gbdt_binned_get(out, j, i) == first;
-        out->mappers[j].trivial = trivial;
+        out->mappers[j].trivial = minb[j] == maxb[j];
     }
-    if (rc == HR_OK) rc = bin_pack(out, nthreads);
+    if (rc == HR_OK) rc = bin_pack(out, maxb, nthreads);
+    free(minb);
+    free(maxb);
     if (scratch)
         for (int t = 0; t < nthreads; t++) free(scratch[t]);
     free(scratch);

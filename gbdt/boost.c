@@ -3,6 +3,7 @@
  * Randomness comes from generators derived from (seed, iteration, class), never from thread timing. */
 #include "gbdt/gbdt_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -57,6 +58,10 @@ int gbdt_params_check(const gbdt_params *p)
     if (p->max_cat_threshold < 1) return hr_error(HR_EINVAL, "gbdt: max_cat_threshold must be >= 1");
     if (p->early_stopping_rounds < 0 || p->log_every < 0)
         return hr_error(HR_EINVAL, "gbdt: early_stopping_rounds and log_every must be >= 0");
+    if (p->histogram != GBDT_HISTOGRAM_FLOAT && p->histogram != GBDT_HISTOGRAM_INT)
+        return hr_error(HR_EINVAL, "gbdt: unknown histogram kind %d", (int)p->histogram);
+    if (gbdt_comm_active(p->comm) && p->histogram != GBDT_HISTOGRAM_INT)
+        return hr_error(HR_EINVAL, "gbdt: training over %d processes needs histogram int (exact sums)", p->comm->size);
     return HR_OK;
 }
 
@@ -89,15 +94,19 @@ static int boost_init_scores(const gbdt_booster *b, const gbdt_data *data, int n
     return rc;
 }
 
-/* m = round(fraction n) rows chosen uniformly without replacement, in increasing order (selection
- * sampling, Knuth's algorithm S), so the bag depends only on the generator. */
-static size_t boost_bag(hr_rng *rng, size_t n, double fraction, int *rows)
+/* m = round(fraction n) of the rows 0..n-1 chosen uniformly without replacement, in increasing order
+ * (selection sampling, Knuth's algorithm S), so the bag depends only on the generator; rows gets those in
+ * [lo, hi) (this process's share), less lo, and their number is returned. */
+static size_t boost_bag(hr_rng *rng, size_t n, double fraction, size_t lo, size_t hi, int *rows)
 {
-    size_t m = (size_t)llround(fraction * (double)n), got = 0;
+    size_t m = (size_t)llround(fraction * (double)n), got = 0, kept = 0;
     if (m < 1) m = 1;
     for (size_t i = 0; i < n && got < m; i++)
-        if (hr_rng_uniform_d(rng) * (double)(n - i) < (double)(m - got)) rows[got++] = (int)i;
-    return got;
+        if (hr_rng_uniform_d(rng) * (double)(n - i) < (double)(m - got)) {
+            got++;
+            if (i >= lo && i < hi) rows[kept++] = (int)(i - lo);
+        }
+    return kept;
 }
 
 static void boost_features(hr_rng *rng, int d, double fraction, int *perm, uint8_t *used)
@@ -171,6 +180,10 @@ typedef struct boost_worker {
 } boost_worker;
 
 typedef struct boost_state {
+    gbdt_data shard;             /* this process's rows of the training data (all of them with one process) */
+    size_t lo, n_total;          /* the share is rows [lo, lo + shard.n) of n_total */
+    int *ue;                     /* (K, 2) histogram INT: this round's grids of g and h per class; else NULL */
+    int ue_w;                    /* histogram INT: the grid of softmax leaf-step terms */
     gbdt_binned bd;
     int nworkers, inner_threads; /* trees grown at once, threads inside each tree */
     boost_worker *workers;       /* (nworkers) */
@@ -181,6 +194,12 @@ typedef struct boost_state {
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
     int nroots;      /* entries of roots */
+    /* softmax over several processes: the rows of each leaf of this iteration's K trees, kept so that all K x
+     * num_leaves leaf steps are searched together (one exchange of sums per search step, not one per tree) */
+    int *round_rows;      /* (K, n) class k's rows grouped by leaf; else NULL */
+    size_t *round_begin;  /* (K, num_leaves) where leaf l of tree k starts in round_rows + k n */
+    size_t *round_count;  /* (K, num_leaves) */
+    int round_stride;     /* num_leaves */
 } boost_state;
 
 static void boost_state_free(boost_state *s)
@@ -201,6 +220,10 @@ static void boost_state_free(boost_state *s)
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
+    free(s->ue);
+    free(s->round_rows);
+    free(s->round_begin);
+    free(s->round_count);
 }
 
 /* The trees of one iteration: tree k fits class k's gradients. A tree depends only on (data, params,
@@ -217,10 +240,94 @@ typedef struct class_job {
     atomic_int next; /* the next class to grow */
 } class_job;
 
+/* The leaves of the softmax trees t[0..nk) (classes k0..k0+nk), their Newton steps replaced where they
+ * overshoot (gbdt_objective_softmax_steps): leaf l of tree i holds rows[at + l][0..cnt[at + l]), at the number
+ * of leaves of the trees before it. */
+static int boost_softmax_leaves(const gbdt_params *p, const boost_state *s, gbdt_tree *t, int k0, int nk,
+                                const int *const *rows, const size_t *cnt)
+{
+    int L = 0;
+    for (int i = 0; i < nk; i++) L += t[i].num_leaves;
+    int *cls = hr_malloc((size_t)L * sizeof *cls);
+    double *newton = hr_malloc((size_t)L * sizeof *newton), *step = hr_malloc((size_t)L * sizeof *step);
+    int rc = cls && newton && step ? HR_OK : HR_ENOMEM;
+    for (int i = 0, at = 0; i < nk && rc == HR_OK; i++)
+        for (int l = 0; l < t[i].num_leaves; l++, at++) {
+            cls[at] = k0 + i;
+            newton[at] = t[i].leaf_value[l] / p->learning_rate;
+        }
+    if (rc == HR_OK)
+        rc = gbdt_objective_softmax_steps(p, &s->shard, s->gh, cls, L, rows, cnt, newton, s->ue ? s->ue_w : INT_MIN, step);
+    for (int i = 0, at = 0; i < nk && rc == HR_OK; i++)
+        for (int l = 0; l < t[i].num_leaves; l++, at++)
+            if (step[at] != newton[at]) t[i].leaf_value[l] = p->learning_rate * step[at];
+    free(cls);
+    free(newton);
+    free(step);
+    return rc;
+}
+
+/* The leaves of one tree just grown by g. */
+static int boost_softmax_tree(const gbdt_params *p, const boost_state *s, const gbdt_grower *g, int k, gbdt_tree *t)
+{
+    int L = t->num_leaves;
+    const int **rows = hr_malloc((size_t)L * sizeof *rows);
+    size_t *cnt = hr_malloc((size_t)L * sizeof *cnt);
+    int rc = rows && cnt ? HR_OK : HR_ENOMEM;
+    for (int l = 0; l < L && rc == HR_OK; l++) rows[l] = gbdt_grower_leaf_rows(g, l, &cnt[l]);
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, k, 1, rows, cnt);
+    free(rows);
+    free(cnt);
+    return rc;
+}
+
+/* Keeps the rows of each leaf of tree k (just grown by g) for boost_round_finish. */
+static void boost_round_keep(boost_state *s, const gbdt_grower *g, int k, const gbdt_tree *t)
+{
+    size_t n = s->shard.n, at = 0, L = (size_t)t->num_leaves;
+    int *dst = s->round_rows + (size_t)k * n;
+    size_t stride = (size_t)s->round_stride;
+    for (size_t l = 0; l < L; l++) {
+        size_t c;
+        const int *rows = gbdt_grower_leaf_rows(g, (int)l, &c);
+        memcpy(dst + at, rows, c * sizeof *rows);
+        s->round_begin[(size_t)k * stride + l] = at;
+        s->round_count[(size_t)k * stride + l] = c;
+        at += c;
+    }
+}
+
+/* The K softmax trees of an iteration over several processes, once all are grown: every leaf step searched
+ * together, then the scores of the training rows (from the kept rows when the trees were fit on all of them,
+ * bagged == 0) and of the validation rows. */
+static int boost_round_finish(const gbdt_params *p, boost_state *s, gbdt_tree *t, int K, int bagged,
+                              const gbdt_data *valid)
+{
+    size_t n = s->shard.n, stride = (size_t)s->round_stride, L = 0;
+    for (int k = 0; k < K; k++) L += (size_t)t[k].num_leaves;
+    const int **rows = hr_malloc((L + 1) * sizeof *rows);
+    size_t *cnt = hr_malloc((L + 1) * sizeof *cnt);
+    int rc = rows && cnt ? HR_OK : HR_ENOMEM;
+    for (int k = 0, at = 0; k < K && rc == HR_OK; k++)
+        for (int l = 0; l < t[k].num_leaves; l++, at++) {
+            rows[at] = s->round_rows + (size_t)k * n + s->round_begin[(size_t)k * stride + (size_t)l];
+            cnt[at] = s->round_count[(size_t)k * stride + (size_t)l];
+        }
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, 0, K, rows, cnt);
+    for (int k = 0, at = 0; k < K && rc == HR_OK && !bagged; k++)
+        for (int l = 0; l < t[k].num_leaves; l++, at++)
+            for (size_t i = 0; i < cnt[at]; i++) s->F[(size_t)rows[at][i] * (size_t)K + (size_t)k] += t[k].leaf_value[l];
+    for (int k = 0; k < K && rc == HR_OK && bagged; k++) rc = boost_add_tree(&t[k], &s->shard, K, k, s->inner_threads, s->F);
+    for (int k = 0; k < K && rc == HR_OK && valid; k++) rc = boost_add_tree(&t[k], valid, K, k, s->inner_threads, s->Fv);
+    free(rows);
+    free(cnt);
+    return rc;
+}
+
 static int boost_grow_class(const class_job *job, boost_worker *w, int k)
 {
     const gbdt_params *p = job->p;
-    const gbdt_data *train = job->train;
+    const gbdt_data *train = &job->s->shard;
     boost_state *s = job->s;
     size_t n = train->n;
     int K = p->objective == GBDT_OBJECTIVE_SOFTMAX ? p->num_class : 1;
@@ -229,16 +336,14 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     hr_rng rng;
     hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
     boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
-    int rc = gbdt_grower_grow(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL, t);
+    int rc = gbdt_grower_grow_exact(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL,
+                                    s->ue ? s->ue + 2 * k : NULL, t);
     if (rc) return rc;
-    if (p->objective == GBDT_OBJECTIVE_SOFTMAX)
-        for (int l = 0; l < t->num_leaves; l++) {
-            size_t cnt;
-            const int *lr = gbdt_grower_leaf_rows(w->grower, l, &cnt);
-            double newton = t->leaf_value[l] / p->learning_rate;
-            double step = gbdt_objective_softmax_step(p, train, gh, k, lr, cnt, newton);
-            if (step != newton) t->leaf_value[l] = p->learning_rate * step;
-        }
+    if (s->round_rows) { /* the leaf steps and scores wait for the iteration's other trees */
+        boost_round_keep(s, w->grower, k, t);
+        return HR_OK;
+    }
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (rc = boost_softmax_tree(p, s, w->grower, k, t))) return rc;
     if (job->nrows == n && s->leaf_of)
         gbdt_grower_leaf_ids(w->grower, t->num_leaves, s->leaf_of + (size_t)k * n); /* added by boost_add_leaves */
     else if (job->nrows == n)
@@ -286,7 +391,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
                       int nthreads, boost_state *s, gbdt_booster *b)
 {
     int K = b->num_class, rc = HR_OK;
-    size_t n = train->n;
+    size_t n = s->shard.n;
     int first_tree = b->num_trees, best_iter = 0, stopped = 0;
     double best_metric = INFINITY;
     const char *metric_name = p->objective == GBDT_OBJECTIVE_L2           ? "l2"
@@ -298,11 +403,13 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if (p->bagging_freq > 0 && p->bagging_fraction < 1 && it % p->bagging_freq == 0) {
             hr_rng rng;
             hr_rng_derive(&rng, p->seed, STREAM_BAGGING + (uint64_t)it);
-            nrows = boost_bag(&rng, n, p->bagging_fraction, s->bag_rows);
+            nrows = boost_bag(&rng, s->n_total, p->bagging_fraction, s->lo, s->lo + n, s->bag_rows);
             rows = s->bag_rows;
         }
-        if ((rc = gbdt_objective_gradients(p, train, s->F, nthreads, s->gh))) break;
+        if ((rc = gbdt_objective_gradients(p, &s->shard, s->F, nthreads, s->gh))) break;
+        if (s->ue && (rc = gbdt_quant_gradients(p, n, K, s->n_total, s->gh, s->ue))) break;
         if (s->roots && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
+        if (s->roots && s->ue && (rc = gbdt_hist_allreduce(p->comm, &s->bd, s->roots, K, s->ue))) break;
         int first = b->num_trees;
         for (int k = 0; k < K && rc == HR_OK; k++)
             if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
@@ -310,7 +417,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0};
             rc = hr_parallel_for(s->nworkers, (size_t)s->nworkers, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
-            if (rc == HR_OK && s->leaf_of && nrows == n)
+            if (rc == HR_OK && s->round_rows) rc = boost_round_finish(p, s, b->trees + first, K, nrows != n, valid);
+            else if (rc == HR_OK && s->leaf_of && nrows == n)
                 rc = boost_add_leaves(b->trees + first, s->leaf_of, n, K, nthreads, s->F);
         }
         if (rc) {
@@ -336,7 +444,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             stopped = 1;
         }
         if (p->log_every > 0 && ((it + 1) % p->log_every == 0 || stopped)) {
-            double tm = gbdt_objective_metric(p, train, s->F);
+            double tm;
+            if ((rc = gbdt_objective_metric_all(p, &s->shard, s->F, &tm))) break;
             if (valid)
                 hr_log_printf(log, HR_LOG_INFO, "gbdt: [%d] train %s %.6g, valid %s %.6g\n", it + 1, metric_name, tm,
                               metric_name, vm);
@@ -364,12 +473,46 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     int rc = boost_setup(p, train, valid, init, &b);
     if (rc) return rc;
     int nthreads = hr_threads_resolve(p->num_threads), K = b->num_class;
-    size_t n = train->n;
     boost_state s;
     memset(&s, 0, sizeof s);
-    rc = gbdt_binned_build(train, p->max_bin, nthreads, &s.bd);
-    /* many classes: one tree per thread at a time; one class: every thread inside the tree */
-    s.nworkers = K >= 2 ? (nthreads < K ? nthreads : K) : 1;
+    /* this process's share of the rows: a contiguous block, so that a global row index is lo + a local one */
+    int dist = gbdt_comm_active(p->comm), rank = dist ? p->comm->rank : 0, size = dist ? p->comm->size : 1;
+    s.n_total = train->n;
+    s.lo = train->n * (size_t)rank / (size_t)size;
+    size_t n = train->n * (size_t)(rank + 1) / (size_t)size - s.lo;
+    if (n == 0) {
+        gbdt_booster_free(b);
+        return hr_error(HR_EINVAL, "gbdt: %zu training rows for %d processes: process %d gets none", train->n, size, rank);
+    }
+    s.shard = *train;
+    s.shard.n = n;
+    s.shard.x = train->x + s.lo * (size_t)train->d;
+    if (train->y) s.shard.y = train->y + s.lo;
+    if (train->y_prob) s.shard.y_prob = train->y_prob + s.lo * (size_t)K;
+    if (train->weight) s.shard.weight = train->weight + s.lo;
+    if (train->init_score) s.shard.init_score = train->init_score + s.lo * (size_t)K;
+    rc = gbdt_binned_build_shard(train, p->max_bin, nthreads, s.lo, s.lo + n, &s.bd);
+    if (rc == HR_OK && p->histogram == GBDT_HISTOGRAM_INT) {
+        double wmax = 1.0;
+        if (train->weight) {
+            wmax = 0;
+            for (size_t i = 0; i < train->n; i++) wmax = train->weight[i] > wmax ? train->weight[i] : wmax;
+        }
+        s.ue_w = gbdt_quant_exponent(wmax, gbdt_quant_bits(train->n));
+        if (!(s.ue = hr_calloc(2 * (size_t)K, sizeof *s.ue))) rc = HR_ENOMEM;
+    }
+    if (rc == HR_OK && dist) {
+        int used = 0;
+        for (int j = 0; j < train->d; j++) used += !s.bd.mappers[j].trivial;
+        hr_log_printf(log, HR_LOG_INFO,
+                      "gbdt: process %d of %d fits rows [%zu, %zu) of %zu; a histogram all-reduce sends %zu bins "
+                      "(%d features) x 24 bytes\n",
+                      rank, size, s.lo, s.lo + n, train->n, s.bd.hist_total, used);
+    }
+    /* many classes: one tree per thread at a time; one class: every thread inside the tree. Over several
+     * processes the trees grow one after the other, every process in the same order, since each exchanges
+     * its sums with the others (from this thread: the collectives are not thread-safe) */
+    s.nworkers = K >= 2 && !dist ? (nthreads < K ? nthreads : K) : 1;
     s.inner_threads = s.nworkers > 1 ? 1 : nthreads;
     s.workers = hr_calloc((size_t)s.nworkers, sizeof *s.workers);
     if (rc == HR_OK && !s.workers) rc = HR_ENOMEM;
@@ -395,11 +538,18 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         for (int k = 0; k < s.nroots && rc == HR_OK; k++)
             if (!(s.roots[k] = gbdt_hist_alloc(GBDT_HIST_BYTES(s.bd.hist_total)))) rc = HR_ENOMEM;
         if (!s.roots) rc = HR_ENOMEM;
-        if (rc == HR_OK && p->num_leaves <= 256 && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
+        if (rc == HR_OK && p->num_leaves <= 256 && !dist && !(s.leaf_of = hr_malloc(n * (size_t)K))) rc = HR_ENOMEM;
+        if (rc == HR_OK && dist) {
+            s.round_stride = p->num_leaves;
+            s.round_rows = hr_malloc(n * (size_t)K * sizeof *s.round_rows);
+            s.round_begin = hr_malloc((size_t)K * (size_t)p->num_leaves * sizeof *s.round_begin);
+            s.round_count = hr_malloc((size_t)K * (size_t)p->num_leaves * sizeof *s.round_count);
+            if (!s.round_rows || !s.round_begin || !s.round_count) rc = HR_ENOMEM;
+        }
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;
-        rc = boost_init_scores(b, train, nthreads, s.F);
+        rc = boost_init_scores(b, &s.shard, nthreads, s.F);
         if (rc == HR_OK && valid) rc = boost_init_scores(b, valid, nthreads, s.Fv);
     }
     if (rc == HR_OK) rc = boost_loop(p, train, valid, log, nthreads, &s, b);

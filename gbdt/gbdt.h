@@ -16,6 +16,8 @@
  * are also laid out for prediction as 16-byte records in one array (pack.c), with the same decisions.
  * Matrices are row-major: x is (n, d), x[i * d + j].
  * Everything is deterministic: same data, params and seed give a bit-identical model for any thread count.
+ * With histogram INT (gradients on a fixed-point grid, exact sums; quant.c) also for any row order and for
+ * training spread over processes (params.comm: each fits a block of the rows, histograms summed by all-reduce).
  * Errors: functions return 0 or a negative hr_status with hr_last_error() set; nothing is printed.
  */
 #ifndef HEURIST_GBDT_H
@@ -41,6 +43,15 @@ typedef enum gbdt_importance {
     GBDT_IMPORTANCE_SPLIT = 0, /* number of splits on the feature */
     GBDT_IMPORTANCE_GAIN = 1,  /* total gain of splits on the feature */
 } gbdt_importance;
+
+/* How histograms sum gradients and hessians. */
+typedef enum gbdt_histogram {
+    GBDT_HISTOGRAM_FLOAT = 0, /* the doubles as computed: sums depend (in the last bits) on the row order */
+    /* each round's gradients and hessians rounded to a fixed-point grid, per class a power of two 2^-q so fine
+     * that any sum over the rows stays below 2^53 grid steps: every sum is then exact in double, so it does not
+     * depend on the row order nor on how the rows are split over processes (see quant.c) */
+    GBDT_HISTOGRAM_INT = 1,
+} gbdt_histogram;
 
 typedef struct gbdt_params {
     gbdt_objective objective;
@@ -71,6 +82,14 @@ typedef struct gbdt_params {
      * set: not called. For training curves; it must not change anything the trainer reads. */
     void (*on_round)(void *ctx, int round, double valid_metric, const double *valid_scores);
     void *on_round_ctx;
+    gbdt_histogram histogram;
+    /* Data-parallel training (NULL or size 1: one process). Every process calls gbdt_booster_train with the
+     * same data and params; process r bins and fits the contiguous block [n r / size, n (r + 1) / size) of
+     * the training rows, histograms and the other sums over rows are added up through comm, and every
+     * process grows the same trees: the booster is the one a single process trains with histogram INT
+     * (which comm requires). Bin boundaries, the base score and the validation metric come from the whole
+     * data on every process. Calls comm from the calling thread only. */
+    const hr_comm *comm;
 } gbdt_params;
 
 /* Training or validation data. Labels: y (n) regression targets or class indices 0..K-1, or

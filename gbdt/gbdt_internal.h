@@ -124,6 +124,10 @@ typedef struct gbdt_binned {
 
 /* Bins every feature; cuts come from all rows, or an evenly strided 200000-row sample of larger data. */
 int gbdt_binned_build(const gbdt_data *data, int max_bin, int nthreads, gbdt_binned *out);
+/* The same bins (cuts, bundles and histogram layout from all of data's rows) kept for rows [begin, end) only:
+ * out->n = end - begin, and out's row i is data's row begin + i. */
+int gbdt_binned_build_shard(const gbdt_data *data, int max_bin, int nthreads, size_t begin, size_t end,
+                            gbdt_binned *out);
 void gbdt_binned_free(gbdt_binned *bd);
 int gbdt_bin_value(const gbdt_bin_mapper *m, float v);
 static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
@@ -163,6 +167,10 @@ int gbdt_hist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const 
  * over the rows in order whatever nthreads is. */
 int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const double *gh, int K,
                             int nthreads, gbdt_hist_bin *const *hists);
+/* hists[0..nh) summed over the processes of comm (a no-op without one): every bin's g and h are on the
+ * grids 2^ue[2 h], 2^ue[2 h + 1] of histogram h (quant.c), its count an integer. */
+int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bin *const *hists, int nh,
+                        const int *ue);
 /* larger = parent - smaller, in place in parent (the sibling's histogram). */
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used);
@@ -175,6 +183,11 @@ void gbdt_grower_free(gbdt_grower *g);
  * learning rate. root (or NULL: built here) is the histogram of those rows, from gbdt_hist_build_classes. */
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                      const gbdt_hist_bin *root, gbdt_tree *out);
+/* The same with gh on the grids 2^ue[0] (g) and 2^ue[1] (h) (histogram INT, gbdt_quant_gradients), or ue
+ * NULL; with p->comm the rows are this process's share, every histogram and count is summed over the
+ * processes, and a root histogram passed in must already be. */
+int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                           const gbdt_hist_bin *root, const int *ue, gbdt_tree *out);
 /* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
  * from x: bin b <= t exactly when x <= upper[t]). */
 /* rows of leaf l of the last grown tree; *count gets their number */
@@ -192,14 +205,47 @@ int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const 
                              double *gh);
 /* Weighted mean loss (L2: w (F-y)^2, softmax: multi_logloss) of raw scores F (n, K). */
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F);
-/* The step (before the learning rate) of a softmax leaf holding rows[0..nrows) of class k: the Newton
- * step `newton`, or the exact minimiser of the leaf's loss when the Newton step overshoots it. */
-double gbdt_objective_softmax_step(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                                   const int *rows, size_t nrows, double newton);
+/* steps[l] (l < L): the step (before the learning rate) of a softmax leaf holding rows[l][0..nrows[l]) of class
+ * cls[l] (gh: (K, n, 2)): the Newton step newton[l], or the exact minimiser of the leaf's loss when the Newton
+ * step overshoots it.
+ * The leaves iterate together, so that with p->comm (rows: this process's share) each iteration sums every
+ * leaf's terms over the processes at once. ue == INT_MIN: plain double sums in row order; otherwise each
+ * row's terms are rounded to the grid 2^ue (exact sums, quant.c). */
+int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
+                                 int L, const int *const *rows, const size_t *nrows, const double *newton, int ue,
+                                 double *steps);
 /* Base raw score per class from the labels (mean, or log class priors). */
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
+/* Mean loss as gbdt_objective_metric, summed over the processes of p->comm (rows: this process's share). */
+int gbdt_objective_metric_all(const gbdt_params *p, const gbdt_data *data, const double *F, double *out);
 /* p = softmax(F) over K values, numerically stable. */
 void gbdt_softmax(const double *F, int K, double *p);
 int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *what);
+
+/* ---- quant.c: exact sums ---- */
+/* B for n_total rows: values of magnitude <= 2^e on the grid 2^(e - B) sum exactly over any n_total of them */
+int gbdt_quant_bits(size_t n_total);
+/* the grid exponent e - B for values of magnitude <= maxabs (0 when maxabs is 0) */
+int gbdt_quant_exponent(double maxabs, int bits);
+/* v rounded to the nearest multiple of 2^ue */
+double gbdt_quant_round(double v, int ue);
+/* the same with scale = 2^-ue and unit = 2^ue given, for |v| scale <= 2^51 (always so for values of the magnitude
+ * the grid was fitted to): adding and taking away 1.5 2^52 rounds to an integer (to even, as nearbyint does) in
+ * two additions, which are exact, as are the products by powers of two */
+static inline double gbdt_quant_round_scaled(double v, double scale, double unit)
+{
+    double t = v * scale;
+    t = (t + 6755399441055744.0) - 6755399441055744.0;
+    return t * unit;
+}
+/* 1 when comm joins several processes */
+int gbdt_comm_active(const hr_comm *comm);
+/* v (n) summed over the processes, exactly: v[i] is a multiple of 2^ue[i % period] below 2^53 of them */
+int gbdt_quant_allreduce(const hr_comm *comm, double *v, size_t n, const int *ue, size_t period);
+/* v (n) = the largest over the processes of each max(v[i], 0) */
+int gbdt_quant_allmax(const hr_comm *comm, double *v, size_t n);
+/* Rounds gh (K, n, 2) in place to per-class grids fitted to the largest |g| and h over every process's rows
+ * (n_total in all): ue (K, 2) gets the grid exponents of g and h. */
+int gbdt_quant_gradients(const gbdt_params *p, size_t n, int K, size_t n_total, double *gh, int *ue);
 
 #endif

@@ -10,6 +10,7 @@
  * about what one class's pass costs. */
 #include "gbdt/gbdt_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,5 +313,35 @@ int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows
     for (int t = 0; J && t < nt; t++) free(J[t]);
     free(J);
     free(counts);
+    return rc;
+}
+
+int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bin *const *hists, int nh,
+                        const int *ue)
+{
+    if (!gbdt_comm_active(comm) || nh <= 0) return HR_OK;
+    /* (g, h, n) of every bin as counts of grid steps, in one message; the padding lane stays home */
+    size_t nb = bd->hist_total, n = 3 * nb * (size_t)nh;
+    int64_t *v = hr_malloc((n + 1) * sizeof *v);
+    if (!v) return HR_ENOMEM;
+    /* products by powers of two: exact, and far cheaper than ldexp */
+    for (int k = 0; k < nh; k++) {
+        const gbdt_hist_bin *h = hists[k];
+        double sg = ldexp(1.0, -ue[2 * k]), sh = ldexp(1.0, -ue[2 * k + 1]);
+        for (size_t b = 0; b < nb; b++) {
+            int64_t *o = v + 3 * ((size_t)k * nb + b);
+            o[0] = (int64_t)(h[b].g * sg), o[1] = (int64_t)(h[b].h * sh), o[2] = (int64_t)h[b].n;
+        }
+    }
+    int rc = comm->allreduce_i64(comm->ctx, v, n, HR_REDUCE_SUM);
+    for (int k = 0; k < nh && rc == HR_OK; k++) {
+        gbdt_hist_bin *h = hists[k];
+        double ug = ldexp(1.0, ue[2 * k]), uh = ldexp(1.0, ue[2 * k + 1]);
+        for (size_t b = 0; b < nb; b++) {
+            const int64_t *o = v + 3 * ((size_t)k * nb + b);
+            h[b].g = (double)o[0] * ug, h[b].h = (double)o[1] * uh, h[b].n = (double)o[2];
+        }
+    }
+    free(v);
     return rc;
 }

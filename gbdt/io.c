@@ -39,6 +39,7 @@ static int io_write_params(hid_t g, const gbdt_params *p)
 #undef WRITE_INT
 #undef WRITE_DOUBLE
     if (rc == HR_OK) rc = hr_h5_attr_write_uint64(pg, "seed", p->seed);
+    if (rc == HR_OK) rc = hr_h5_attr_write_str(pg, "histogram", p->histogram == GBDT_HISTOGRAM_INT ? "int" : "float");
     H5Gclose(pg);
     return rc;
 }
@@ -59,6 +60,12 @@ static int io_read_params(hid_t g, gbdt_params *p)
 #undef READ_INT
 #undef READ_DOUBLE
     if (rc == HR_OK && hr_h5_attr_exists(pg, "seed")) rc = hr_h5_attr_read_uint64(pg, "seed", &p->seed);
+    char *hist = NULL;
+    if (rc == HR_OK && hr_h5_attr_exists(pg, "histogram") && (rc = hr_h5_attr_read_str(pg, "histogram", &hist)) == HR_OK) {
+        if (strcmp(hist, "int") == 0) p->histogram = GBDT_HISTOGRAM_INT;
+        else if (strcmp(hist, "float") != 0) rc = hr_error(HR_EFORMAT, "gbdt: params/histogram is '%s' (float or int)", hist);
+    }
+    free(hist);
     H5Gclose(pg);
     return rc;
 }

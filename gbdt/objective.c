@@ -10,6 +10,7 @@
  * gbdt_objective_softmax_step), so it is capped at the exact minimiser of the leaf's loss. */
 #include "gbdt/gbdt_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,15 +324,17 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
     }
 }
 
-/* phi'(delta) of the leaf loss along class k, phi(delta) = sum_i w_i (-y_i delta + log(1 - p_i + p_i e^delta))
- * + l1 |delta| + l2 delta^2 / 2 (the softmax loss of rows whose class-k score moves by delta), with
- * q_i = p_i e^delta / (1 - p_i + p_i e^delta) the moved probability; *curv gets phi''(delta). */
-static double softmax_step_slope(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                                 const int *rows, size_t nrows, double delta, double sign, double *curv)
+/* The sums of phi'(delta) and phi''(delta) over a leaf's rows, phi(delta) = sum_i w_i (-y_i delta + log(1 - p_i +
+ * p_i e^delta)) (the softmax loss of rows whose class-k score moves by delta), with q_i = p_i e^delta / (1 - p_i +
+ * p_i e^delta) the moved probability: sums[0] = sum w (q - y), sums[1] = sum w q (1 - q), each term rounded to
+ * the grid 2^ue unless ue is INT_MIN. */
+static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                              const int *rows, size_t nrows, double delta, int ue, double *sums)
 {
     int K = p->num_class;
     /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
     double e = exp(-fabs(delta)), s = 0, c = 0;
+    double scale = ue == INT_MIN ? 1.0 : ldexp(1.0, -ue), unit = ue == INT_MIN ? 1.0 : ldexp(1.0, ue);
     for (size_t i = 0; i < nrows; i++) {
         size_t r = (size_t)rows[i];
         double w = data->weight ? data->weight[r] : 1.0;
@@ -339,49 +342,122 @@ static double softmax_step_slope(const gbdt_params *p, const gbdt_data *data, co
         double y = obj_target(data, K, r, k), pk = gh[2 * r] / w + y; /* g = w (p - y) */
         pk = pk < 0 ? 0 : pk > 1 ? 1 : pk;
         double q = pk <= 0 ? 0.0 : pk >= 1 ? 1.0 : delta >= 0 ? pk / (pk + (1.0 - pk) * e) : pk * e / (1.0 - pk + pk * e);
-        s += w * (q - y);
-        c += w * q * (1.0 - q);
+        if (ue == INT_MIN) {
+            s += w * (q - y);
+            c += w * q * (1.0 - q);
+        } else {
+            s += gbdt_quant_round_scaled(w * (q - y), scale, unit);
+            c += gbdt_quant_round_scaled(w * q * (1.0 - q), scale, unit);
+        }
     }
-    *curv = c + p->lambda_l2;
-    return s + p->lambda_l2 * delta + p->lambda_l1 * sign;
+    sums[0] = s, sums[1] = c;
 }
+
+/* One leaf's search for its step: the Newton step (clamped), the bracket [lo, hi] around the root of phi' and
+ * the current point x with phi'(x) (slope) and phi''(x) (curv). */
+typedef struct step_state {
+    double newton, sign, lo, hi, x, slope, curv;
+    int active;
+} step_state;
 
 /* The second-order leaf value -T(G)/(H + l2) uses h = p (1 - p), which vanishes where p is near 0 or 1,
  * while the loss there is nearly linear, not quadratic: a leaf holding a few rows of a rare class
  * (p ~ 1e-5, y ~ 0.3) gets a step ~ y/p ~ 1e4 where the exact minimiser is ~ log(y/p) ~ 10, and the
  * rows of other classes that share the leaf are then predicted with certainty; their hessians vanish in
  * turn and training diverges. The step is therefore replaced by the exact minimiser of the convex leaf
- * loss phi (above) when that lies between 0 and the Newton step (the Newton step overshoots); when the
- * Newton step falls short it is kept, as LightGBM does. Either way the leaf loss decreases for any
- * learning rate in (0, 1]. Steps are also capped at +-GBDT_SOFTMAX_MAX_STEP: a leaf that is pure for
- * class k (minimiser at infinity) and holds rows with tiny hessians would otherwise move its raw score
- * by thousands, which is right for its training rows and ruinous for any new row that lands there.
- * newton is the step before the learning rate. */
-double gbdt_objective_softmax_step(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                                   const int *rows, size_t nrows, double newton)
+ * loss phi (above, plus l1 |delta| + l2 delta^2 / 2) when that lies between 0 and the Newton step (the
+ * Newton step overshoots); when the Newton step falls short it is kept, as LightGBM does. Either way the
+ * leaf loss decreases for any learning rate in (0, 1]. Steps are also capped at +-GBDT_SOFTMAX_MAX_STEP: a
+ * leaf that is pure for class k (minimiser at infinity) and holds rows with tiny hessians would otherwise
+ * move its raw score by thousands, which is right for its training rows and ruinous for any new row that
+ * lands there. Each leaf's search depends on its own sums only, so searching all leaves in lockstep (one
+ * exchange of sums per iteration) gives each the step it would get alone. */
+int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
+                                 int L, const int *const *rows, const size_t *nrows, const double *newton, int ue,
+                                 double *steps)
 {
-    if (!(newton != 0) || !isfinite(newton)) return isfinite(newton) ? newton : 0.0;
-    /* a leaf whose rows all agree (every y_k = 0, or every y_k = 1) has its minimiser at infinity */
-    if (newton > GBDT_SOFTMAX_MAX_STEP) newton = GBDT_SOFTMAX_MAX_STEP;
-    if (newton < -GBDT_SOFTMAX_MAX_STEP) newton = -GBDT_SOFTMAX_MAX_STEP;
-    double sign = newton > 0 ? 1.0 : -1.0, curv;
-    double slope = softmax_step_slope(p, data, gh, k, rows, nrows, newton, sign, &curv);
-    if (slope * sign <= 0) return newton; /* the minimiser is at or beyond the Newton step */
-    /* the root of phi' lies strictly between 0 and newton: safeguarded Newton on [lo, hi] */
-    double lo = 0, hi = newton, x = newton;
-    for (int it = 0; it < 60; it++) {
-        /* keep the bracket: phi' has the opposite sign of `sign` at lo and the same sign at hi */
-        if (slope * sign > 0) hi = x;
-        else lo = x;
-        double next = curv > 0 ? x - slope / curv : NAN;
-        if (!(fabs(next - lo) < fabs(hi - lo)) || !(fabs(next - hi) < fabs(hi - lo)))
-            next = 0.5 * (lo + hi); /* Newton left the bracket: bisect */
-        if (fabs(next - x) <= 1e-9 * (1.0 + fabs(x)) || fabs(hi - lo) <= 1e-9 * (1.0 + fabs(x))) {
-            x = next;
-            break;
-        }
-        x = next;
-        slope = softmax_step_slope(p, data, gh, k, rows, nrows, x, sign, &curv);
+    step_state *st = hr_calloc((size_t)L + 1, sizeof *st);
+    double *sums = hr_malloc((2 * (size_t)L + 1) * sizeof *sums);
+    if (!st || !sums) {
+        free(st);
+        free(sums);
+        return HR_ENOMEM;
     }
-    return x;
+    int units[1] = {ue == INT_MIN ? 0 : ue};
+    int active = 0, rc = HR_OK;
+    for (int l = 0; l < L; l++) {
+        double nt = newton[l];
+        steps[l] = isfinite(nt) ? nt : 0.0;
+        if (!(nt != 0) || !isfinite(nt)) continue;
+        /* a leaf whose rows all agree (every y_k = 0, or every y_k = 1) has its minimiser at infinity */
+        if (nt > GBDT_SOFTMAX_MAX_STEP) nt = GBDT_SOFTMAX_MAX_STEP;
+        if (nt < -GBDT_SOFTMAX_MAX_STEP) nt = -GBDT_SOFTMAX_MAX_STEP;
+        steps[l] = nt;
+        st[l] = (step_state){nt, nt > 0 ? 1.0 : -1.0, 0, nt, nt, 0, 0, 1};
+        active++;
+    }
+    /* phi' and phi'' at each active leaf's x, summed over the processes */
+#define STEP_SLOPES()                                                                                           \
+    do {                                                                                                        \
+        for (int l = 0; l < L; l++) {                                                                           \
+            sums[2 * l] = sums[2 * l + 1] = 0;                                                                  \
+            if (st[l].active)                                                                                   \
+                softmax_step_sums(p, data, gh + 2 * (size_t)cls[l] * data->n, cls[l], rows[l], nrows[l], st[l].x, \
+                                  ue, sums + 2 * l);                                                            \
+        }                                                                                                       \
+        if (ue != INT_MIN) rc = gbdt_quant_allreduce(p->comm, sums, 2 * (size_t)L, units, 1);                   \
+        for (int l = 0; l < L; l++) {                                                                           \
+            st[l].curv = sums[2 * l + 1] + p->lambda_l2;                                                        \
+            st[l].slope = sums[2 * l] + p->lambda_l2 * st[l].x + p->lambda_l1 * st[l].sign;                     \
+        }                                                                                                       \
+    } while (0)
+    if (active) STEP_SLOPES();
+    for (int l = 0; l < L && rc == HR_OK; l++)
+        if (st[l].active && st[l].slope * st[l].sign <= 0) { /* the minimiser is at or beyond the Newton step */
+            st[l].active = 0;
+            active--;
+        }
+    /* the root of phi' lies strictly between 0 and newton: safeguarded Newton on [lo, hi] */
+    for (int it = 0; it < 60 && active && rc == HR_OK; it++) {
+        for (int l = 0; l < L; l++) {
+            step_state *a = &st[l];
+            if (!a->active) continue;
+            /* keep the bracket: phi' has the opposite sign of `sign` at lo and the same sign at hi */
+            if (a->slope * a->sign > 0) a->hi = a->x;
+            else a->lo = a->x;
+            double next = a->curv > 0 ? a->x - a->slope / a->curv : NAN;
+            if (!(fabs(next - a->lo) < fabs(a->hi - a->lo)) || !(fabs(next - a->hi) < fabs(a->hi - a->lo)))
+                next = 0.5 * (a->lo + a->hi); /* Newton left the bracket: bisect */
+            int done = fabs(next - a->x) <= 1e-9 * (1.0 + fabs(a->x)) || fabs(a->hi - a->lo) <= 1e-9 * (1.0 + fabs(a->x));
+            a->x = next;
+            steps[l] = next;
+            if (done || it == 59) {
+                a->active = 0;
+                active--;
+            }
+        }
+        if (active) STEP_SLOPES();
+    }
+#undef STEP_SLOPES
+    free(st);
+    free(sums);
+    return rc;
+}
+
+int gbdt_objective_metric_all(const gbdt_params *p, const gbdt_data *data, const double *F, double *out)
+{
+    *out = gbdt_objective_metric(p, data, F);
+    if (!gbdt_comm_active(p->comm)) return HR_OK;
+    /* a progress figure, not a decision: the mean over the processes' rows of each share's weighted loss sum,
+     * rounded to a grid that the sum over the shares fits (its last bits depend on the number of processes) */
+    double ws = 0;
+    for (size_t i = 0; i < data->n; i++) ws += data->weight ? data->weight[i] : 1.0;
+    double loss = *out * ws, mx = loss > ws ? loss : ws;
+    int rc = gbdt_quant_allmax(p->comm, &mx, 1);
+    if (rc) return rc;
+    int units[1] = {gbdt_quant_exponent(mx, gbdt_quant_bits((size_t)p->comm->size))};
+    double v[2] = {gbdt_quant_round(loss, units[0]), gbdt_quant_round(ws, units[0])};
+    rc = gbdt_quant_allreduce(p->comm, v, 2, units, 1);
+    if (rc == HR_OK) *out = v[1] > 0 ? v[0] / v[1] : 0.0;
+    return rc;
 }

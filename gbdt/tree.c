@@ -31,6 +31,9 @@ struct gbdt_grower {
     int *scratch_rows;       /* (n) */
     gbdt_hist_scratch scratch;
     size_t *begin, *count;   /* (max_leaves) a leaf's slice of rows */
+    int64_t *gcount;         /* (max_leaves) a leaf's rows over every process (count with one process) */
+    const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
+    const int *ue;           /* (2) the grids of g and h then */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -86,6 +89,7 @@ void gbdt_grower_free(gbdt_grower *g)
     gbdt_hist_scratch_free(&g->scratch);
     free(g->begin);
     free(g->count);
+    free(g->gcount);
     free(g->depth);
     free(g->sum_g);
     free(g->sum_h);
@@ -139,7 +143,8 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
     int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
              (gbdt_hist_scratch_init(&g->scratch, bd) == HR_OK) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
-             (g->count = hr_calloc(L, sizeof(size_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
+             (g->count = hr_calloc(L, sizeof(size_t))) &&
+             (g->gcount = hr_calloc(L, sizeof(int64_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
              (g->sum_g = hr_calloc(L, sizeof(double))) && (g->sum_h = hr_calloc(L, sizeof(double))) &&
              (g->out = hr_calloc(L, sizeof(double))) && (g->parent_node = hr_calloc(L, sizeof(int))) &&
              (g->parent_side = hr_calloc(L, sizeof(int))) && (g->hist = hr_calloc(L, sizeof(void *))) &&
@@ -320,7 +325,7 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
 static int grower_splittable(const gbdt_grower *g, int leaf)
 {
     const gbdt_params *p = g->p;
-    return g->count[leaf] >= 2 * (size_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
+    return g->gcount[leaf] >= 2 * (int64_t)(p->min_data_in_leaf > 1 ? p->min_data_in_leaf : 1) &&
            (p->max_depth <= 0 || g->depth[leaf] < p->max_depth) && g->sum_h[leaf] >= 2 * p->min_sum_hessian_in_leaf;
 }
 
@@ -333,7 +338,7 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
     if (grower_splittable(g, leaf)) {
         double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
-        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, (int64_t)g->count[leaf]};
+        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
         /* a search over few bins is faster than starting threads */
         int nt = g->total_bins >= 8192 ? g->nthreads : 1;
         int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
@@ -422,6 +427,9 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     g->begin[right] = g->begin[leaf] + nl;
     g->count[right] = nr;
     g->count[leaf] = nl;
+    /* the histograms' counts are every process's rows */
+    g->gcount[leaf] = gbdt_comm_active(g->comm) ? s->ln : (int64_t)nl;
+    g->gcount[right] = gbdt_comm_active(g->comm) ? s->rn : (int64_t)nr;
     g->depth[right] = ++g->depth[leaf];
     g->sum_g[leaf] = s->lg, g->sum_h[leaf] = s->lh, g->out[leaf] = s->lout;
     g->sum_g[right] = s->rg, g->sum_h[right] = s->rh, g->out[right] = s->rout;
@@ -445,15 +453,29 @@ static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
     for (int l = 0; l < num_leaves; l++) {
         out->leaf_value[l] = g->p->learning_rate * g->out[l];
         out->leaf_weight[l] = g->sum_h[l];
-        out->leaf_count[l] = (int)g->count[l];
+        out->leaf_count[l] = (int)g->gcount[l];
     }
     return HR_OK;
+}
+
+/* a histogram of this process's rows summed over every process */
+static int grower_hist_reduce(const gbdt_grower *g, gbdt_hist_bin *h)
+{
+    return gbdt_hist_allreduce(g->comm, g->bd, &h, 1, g->ue);
 }
 
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                      const gbdt_hist_bin *root, gbdt_tree *out)
 {
+    return gbdt_grower_grow_exact(g, gh, rows, nrows, used, root, NULL, out);
+}
+
+int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                           const gbdt_hist_bin *root, const int *ue, gbdt_tree *out)
+{
     const gbdt_params *p = g->p;
+    g->ue = ue;
+    g->comm = ue ? p->comm : NULL;
     memset(out, 0, sizeof *out);
     memcpy(g->rows, rows, nrows * sizeof(int));
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
@@ -476,14 +498,28 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
             H += gh[2 * (size_t)rows[i] + 1];
         }
     }
+    g->gcount[0] = (int64_t)nrows;
+    if (gbdt_comm_active(g->comm)) {
+        if (root && g->bd->ncols > 0) { /* the root histogram is every process's already */
+            g->gcount[0] = 0;
+            for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
+                g->gcount[0] += (int64_t)root[b].n;
+        } else {
+            double ghn[3] = {G, H, (double)nrows};
+            int units[3] = {ue[0], ue[1], 0};
+            int rc = gbdt_quant_allreduce(g->comm, ghn, 3, units, 3);
+            if (rc) return rc;
+            G = ghn[0], H = ghn[1], g->gcount[0] = (int64_t)ghn[2];
+        }
+    }
     g->sum_g[0] = G, g->sum_h[0] = H;
     g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
     if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
     int rc = HR_OK;
     if (root)
         memcpy(g->hist[0], root, GBDT_HIST_BYTES(g->total_bins));
-    else
-        rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0]);
+    else if ((rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0])) == HR_OK)
+        rc = grower_hist_reduce(g, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -494,7 +530,7 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
         int right = num_leaves++;
         rc = grower_apply_split(g, leaf, right, right - 1);
         if (rc) break;
-        int small = g->count[leaf] <= g->count[right] ? leaf : right, large = small == leaf ? right : leaf;
+        int small = g->gcount[leaf] <= g->gcount[right] ? leaf : right, large = small == leaf ? right : leaf;
         /* the histograms of children that will never be split are never needed: not after the last
          * split, nor where both children are too small */
         if (num_leaves == g->max_leaves || (!grower_splittable(g, leaf) && !grower_splittable(g, right))) {
@@ -509,6 +545,7 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
         }
         rc = gbdt_hist_build(g->bd, g->rows + g->begin[small], g->count[small], gh, used, g->nthreads,
                              &g->scratch, buf);
+        if (rc == HR_OK) rc = grower_hist_reduce(g, buf);
         if (rc) {
             free(buf);
             break;

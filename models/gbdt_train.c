@@ -25,6 +25,8 @@ typedef struct gbdt_cfg {
 
 static const char *const objective_names[] = {"softmax", "rank", NULL};
 static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
+static const char *const histogram_names[] = {"float", "int", NULL};
+static const int histogram_values[] = {GBDT_HISTOGRAM_FLOAT, GBDT_HISTOGRAM_INT};
 
 #define P(field) offsetof(gbdt_cfg, p.field)
 /* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
@@ -67,6 +69,9 @@ static const hr_config_option gbdt_options[] = {
      .doc = "value bins per feature"},
     {.name = "early_stopping_rounds", .type = HR_CONFIG_INT, .offset = P(early_stopping_rounds), .def = 20,
      .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
+    {.name = "histogram", .type = HR_CONFIG_ENUM, .offset = P(histogram), .def_name = "float",
+     .names = histogram_names, .values = histogram_values,
+     .doc = "gradient sums: float, or int (fixed-point, exact: the same model for any number of MPI ranks)"},
     {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
      .doc = "progress line every this many rounds (0: none)"},
     {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
@@ -97,6 +102,13 @@ static int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c)
     int rc = hr_config_read(&t, ctx->config, c);
     c->p.seed = ctx->seed;
     c->p.num_threads = ctx->threads;
+    c->p.comm = ctx->comm;
+    /* several processes share the rows: only exact (int) sums give every process, and one process, the same trees */
+    if (rc == HR_OK && ctx->comm && ctx->comm->size > 1 && c->p.histogram != GBDT_HISTOGRAM_INT) {
+        c->p.histogram = GBDT_HISTOGRAM_INT;
+        hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: histogram int over %d ranks (one process gives the same model with "
+                      "{\"histogram\": \"int\"})\n", ctx->comm->size);
+    }
     return rc;
 }
 

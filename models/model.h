@@ -45,6 +45,9 @@ typedef struct model_ctx {
     const char *checkpoint;  /* path for periodic checkpoints (NULL: none) */
     int resume;              /* continue from `checkpoint` if it exists */
     const char *init_model;  /* warm start from a saved model (gbdt) */
+    /* the processes that share this training run's rows (data-parallel gbdt; each calls train with the same
+     * data and ctx), or NULL: one process */
+    const hr_comm *comm;
 } model_ctx;
 
 /* What a task is called ("select", "tune") and the name of its validation metric, the curve's valid_metric

@@ -184,16 +184,24 @@ static const struct family_caps {
     const char *family;
     int checkpoint; /* trains in train/'s loop, which writes and resumes checkpoints */
     int init_model; /* can start from a saved model of its own family */
+    int shares_rows; /* trains data-parallel over pipe_opts.shard */
 } family_caps[] = {
-    {"gbdt", 0, 1},
-    {"reformer", 1, 0},
-    {"transformer", 1, 0},
-    {"seq2seq", 1, 0},
+    {"gbdt", 0, 1, 1},
+    {"reformer", 1, 0, 0},
+    {"transformer", 1, 0, 0},
+    {"seq2seq", 1, 0, 0},
 };
+
+int pipe_family_shares_rows(const model_family *fam)
+{
+    for (size_t i = 0; i < sizeof family_caps / sizeof family_caps[0]; i++)
+        if (strcmp(family_caps[i].family, fam->name) == 0) return family_caps[i].shares_rows;
+    return 0;
+}
 
 int pipe_opts_check(const model_family *fam, const pipe_opts *o)
 {
-    struct family_caps caps = {fam->name, 0, 0};
+    struct family_caps caps = {fam->name, 0, 0, 0};
     for (size_t i = 0; i < sizeof family_caps / sizeof family_caps[0]; i++)
         if (strcmp(family_caps[i].family, fam->name) == 0) caps = family_caps[i];
     if (o->resume && !o->checkpoint) return hr_error(HR_EINVAL, "--resume needs --checkpoint PATH");
@@ -266,7 +274,9 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
         }
     }
     model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
-    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model};
+    if (o->shard && o->shard->size > 1 && !pipe_family_shares_rows(fam))
+        return hr_error(HR_EINVAL, "model family '%s' does not train over several processes' rows (gbdt does)", fam->name);
+    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model, o->shard};
     model *m = NULL;
     blas_threads_for_training(fam, o);
     double t0 = hr_now();
@@ -278,6 +288,10 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     m->train_seconds = secs;
     res->train_seconds = secs;
     res->n_train = split->n_train;
+    if (o->shard && o->shard->rank != 0) { /* the same model as rank 0's, which evaluates and saves it */
+        model_free(m);
+        return HR_OK;
+    }
     if (m->n_curve) {
         res->curve = hr_malloc((size_t)m->n_curve * sizeof *res->curve);
         if (res->curve) {

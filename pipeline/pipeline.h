@@ -112,6 +112,10 @@ typedef struct pipe_opts {
     int keep_model;          /* return the model through *out_model */
     double valid_fraction;   /* share of the training rows held back for early stopping: 0 = 0.1, < 0 = none */
     const pipe_ranks *ranks; /* NULL: one process runs every job */
+    /* pipe_run: the processes that share the training rows of this one run (data-parallel, for the families
+     * where pipe_family_shares_rows), each calling pipe_run with the same data and options; rank 0 alone
+     * evaluates and saves, the others return once trained (res: train_seconds only). NULL: one process. */
+    const hr_comm *shard;
 } pipe_opts;
 
 /* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed); desc (n bytes)
@@ -122,6 +126,8 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
 /* Checks a run's options against the family before any data is loaded: --resume needs --checkpoint,
  * --checkpoint and --init-model only for the families that use them, --init-model must exist. */
 int pipe_opts_check(const model_family *fam, const pipe_opts *o);
+/* 1 when the family trains one model over several processes' shares of the rows (pipe_opts.shard): gbdt */
+int pipe_family_shares_rows(const model_family *fam);
 
 /* Trains `fam` on split->train and evaluates on split->test; sets OpenBLAS's thread count for each phase. */
 int pipe_run(const pipe_dataset *d, const data_split *split, const model_family *fam, const pipe_opts *o,

@@ -1,5 +1,6 @@
-/* heurist under `mpirun -np 2` (registered only where CMake finds MPI and its launcher): the same reports as
- * one process, timings aside, with "ranks": 2; a rank that fails ends the whole job with its message. */
+/* heurist under `mpirun -np 2` (registered only where CMake finds MPI and its launcher): the same reports and
+ * gbdt models as one process, timings aside, with "ranks": 2; a rank that fails ends the whole job with its
+ * message. */
 #include <cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -176,7 +177,7 @@ Test(cli_mpi, train_under_mpirun_writes_one_model, .timeout = 600)
              "train --data %s --task select --model gbdt --config '" GBDT_CFG "' --threads 1 --out %s --report %s --quiet",
              data, model, rep);
     cr_assert_eq(run_ranks(2, NULL, args, &out), 0, "%s", out);
-    /* rank 0 alone trains and reports */
+    /* both ranks train (gbdt shares its rows), rank 0 alone writes and reports */
     const char *w = strstr(out, "model written to");
     cr_assert(w && !strstr(w + 1, "model written to"), "%s", out);
     free(out);
@@ -189,6 +190,75 @@ Test(cli_mpi, train_under_mpirun_writes_one_model, .timeout = 600)
     remove(data);
     free(model);
     free(rep);
+    free(data);
+}
+
+/* trains cfg on data alone and under `mpirun -np ranks`, and checks that the two models export to the same
+ * LightGBM text, byte for byte, and that the report records the ranks */
+static void check_train_spread(const char *data, const char *cfg, int ranks)
+{
+    char *m1 = test_tmppath(".h5"), *m2 = test_tmppath(".h5"), *t1 = test_tmppath(".txt"), *t2 = test_tmppath(".txt");
+    char *rep = test_tmppath(".json"), *out, args[4096];
+    const char *cmd = "train --data %s --task select --model gbdt --config '%s' --threads 1 --out %s --quiet";
+    snprintf(args, sizeof args, cmd, data, cfg, m1);
+    cr_assert_eq(run_ranks(0, NULL, args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train --data %s --task select --model gbdt --config '%s' --threads 1 --out %s --report %s --quiet",
+             data, cfg, m2, rep);
+    cr_assert_eq(run_ranks(ranks, NULL, args, &out), 0, "%s", out);
+    const char *w = strstr(out, "model written to");
+    cr_assert(w && !strstr(w + 1, "model written to"), "rank 0 alone writes: %s", out);
+    free(out);
+    cJSON *j = read_json(rep);
+    cr_assert_eq(ranks_of(j), ranks);
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "export --model %s --format lightgbm --out %s", m1, t1);
+    cr_assert_eq(run_ranks(0, NULL, args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "export --model %s --format lightgbm --out %s", m2, t2);
+    cr_assert_eq(run_ranks(0, NULL, args, &out), 0, "%s", out);
+    free(out);
+    char *a, *b;
+    size_t la, lb;
+    cr_assert_eq(hr_file_read_all(t1, &a, &la), HR_OK);
+    cr_assert_eq(hr_file_read_all(t2, &b, &lb), HR_OK);
+    cr_assert(strstr(a, "Tree=1") != NULL, "too few trees:\n%s", a);
+    cr_assert(la == lb && memcmp(a, b, la) == 0, "%s: %d ranks trained another model than one process", cfg, ranks);
+    free(a);
+    free(b);
+    const char *paths[] = {m1, m2, t1, t2, rep};
+    for (int i = 0; i < 5; i++) remove(paths[i]);
+    free(m1);
+    free(m2);
+    free(t1);
+    free(t2);
+    free(rep);
+}
+
+Test(cli_mpi, gbdt_train_over_two_ranks_is_the_one_process_model, .timeout = 600)
+{
+    char *data = synthetic_fdb(576);
+    check_train_spread(data, "{\"rounds\": 12, \"log_every\": 0, \"min_data_in_leaf\": 5, \"histogram\": \"int\"}", 2);
+    check_train_spread(data, "{\"rounds\": 12, \"log_every\": 0, \"min_data_in_leaf\": 5, \"histogram\": \"int\", "
+                             "\"bagging_fraction\": 0.7, \"bagging_freq\": 2, \"feature_fraction\": 0.6}", 2);
+    check_train_spread(data, "{\"rounds\": 6, \"log_every\": 0, \"objective\": \"rank\", \"histogram\": \"int\"}", 2);
+    remove(data);
+    free(data);
+}
+
+Test(cli_mpi, a_failing_rank_ends_a_spread_training, .timeout = 600)
+{
+    char *data = synthetic_fdb(576), *model = test_tmppath(".h5"), *out, args[4096];
+    snprintf(args, sizeof args, "train --data %s --task select --model gbdt --config '" GBDT_CFG "' --threads 1 --out %s",
+             data, model);
+    /* rank 1 fails while rank 0 goes on to train and waits for it in the first all-reduce */
+    int rc = run_ranks(2, "HEURIST_TEST_FAIL_RANK=1", args, &out);
+    cr_assert(rc != 0 && rc != 124, "exit status %d:\n%s", rc, out);
+    cr_assert(strstr(out, "rank 1 of 2: load failed on purpose") != NULL, "%s", out);
+    cr_assert(!hr_file_exists(model), "a failed job wrote its model");
+    free(out);
+    remove(data);
+    free(model);
     free(data);
 }
 
