@@ -96,7 +96,7 @@ static int bench_run(const char *data, const char *config, int threads, int call
     if (!cJSON_GetObjectItem(cfg, "objective")) cJSON_AddStringToObject(cfg, "objective", "rank");
     model_train_data td = {MODEL_TASK_SELECT, d.sel, NULL, d.X, d.n_features, order + n_valid, d.n - n_valid,
                            order, n_valid};
-    model_ctx ctx = {seed, threads, &silent, cfg, NULL, 0, NULL};
+    model_ctx ctx = {.seed = seed, .threads = threads, .log = &silent, .config = cfg};
     model *m = NULL;
     double t0 = hr_now();
     rc = model_family_gbdt.train(&td, &ctx, &m);

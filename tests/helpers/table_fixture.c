@@ -70,7 +70,7 @@ model *table_fixture_train(const table_fixture *f, const char *family, const cha
     cr_assert_not_null(cfg, "%s", config);
     hr_log silent = hr_log_silent();
     model_train_data d = {MODEL_TASK_SELECT, f->sel, NULL, f->X, f->F, f->train, f->n_train, f->valid, f->n_valid};
-    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL};
+    model_ctx ctx = {.seed = 1, .threads = 1, .log = &silent, .config = cfg};
     model *m = NULL;
     cr_assert_eq(fam->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
     cJSON_Delete(cfg);
