@@ -7,7 +7,7 @@
  * where p = softmax(F) and y is one-hot (hard labels) or a probability row (soft labels); with
  * sum_k y_k = 1 the gradient is exact and h_k is the exact diagonal of the Hessian.
  * A softmax leaf's Newton step can overshoot by orders of magnitude where p_k is near 0 or 1 (see
- * gbdt_objective_softmax_step), so it is capped at the exact minimiser of the leaf's loss. */
+ * gbdt_objective_softmax_steps), so it is capped at the exact minimiser of the leaf's loss. */
 #include "gbdt/gbdt_internal.h"
 
 #include <limits.h>

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include "gbdt/gbdt_internal.h"
+#include "helpers/testutil.h"
 #include "test_gbdt_util.h"
 
 /* gh (K, n, 2) of the softmax loss at raw scores drawn around 0, for labels y */
@@ -160,6 +161,15 @@ Test(gbdt_hist_int, a_booster_on_shuffled_rows_is_the_same)
     cr_assert_eq(gbdt_booster_num_trees(ba), gbdt_booster_num_trees(bb));
     double *pa = predict_all(ba, x, n), *pb = predict_all(bb, x, n);
     cr_assert_eq(memcmp(pa, pb, n * K * sizeof *pa), 0, "the row order changed the model");
+    /* the file says how its sums were made */
+    char *path = test_tmppath(".h5");
+    gbdt_booster *back;
+    cr_assert_eq(gbdt_booster_save(ba, path), 0);
+    cr_assert_eq(gbdt_booster_load(path, &back), 0);
+    cr_assert_eq(gbdt_booster_params(back)->histogram, GBDT_HISTOGRAM_INT);
+    gbdt_booster_free(back);
+    remove(path);
+    free(path);
     free(pa);
     free(pb);
     gbdt_booster_free(ba);
