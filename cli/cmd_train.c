@@ -59,8 +59,9 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         return cli_fail("train");
     }
     /* gbdt spreads its training rows over the ranks (every rank loads the data, splits it the same way and
-     * trains on its share; rank 0 evaluates and writes); the other families train on rank 0 alone */
-    int rank = dist_comm_rank(comm), shared = dist_comm_size(comm) > 1 && pipe_family_shares_rows(c.fam);
+     * trains on its share; rank 0 evaluates and writes); the other families train on rank 0 alone. Under mpirun
+     * a single rank takes the same path, so the model is the same for every N, 1 included. */
+    int rank = dist_comm_rank(comm), shared = dist_comm_is_mpi(comm) && pipe_family_shares_rows(c.fam);
     cli_reduce_stats stats = {comm, 0, 0, 0};
     hr_comm shard = cli_ranks_comm(&stats);
     if (shared) o.shard = &shard;

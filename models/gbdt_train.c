@@ -104,7 +104,7 @@ static int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c)
     c->p.num_threads = ctx->threads;
     c->p.comm = ctx->comm;
     /* several processes share the rows: only exact (int) sums give every process, and one process, the same trees */
-    if (rc == HR_OK && ctx->comm && ctx->comm->size > 1 && c->p.histogram != GBDT_HISTOGRAM_INT) {
+    if (rc == HR_OK && ctx->comm && c->p.histogram != GBDT_HISTOGRAM_INT) {
         c->p.histogram = GBDT_HISTOGRAM_INT;
         hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: histogram int over %d ranks (one process gives the same model with "
                       "{\"histogram\": \"int\"})\n", ctx->comm->size);
