@@ -194,6 +194,8 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         if (!c || !c->categorical || !cJSON_IsArray(e))
             return hr_error(HR_EFORMAT, "%s: schema: vocab: '%s' must be a categorical column with an array of values",
                             name, e->string);
+        if (c->vocab) /* a JSON object may repeat a key */
+            return hr_error(HR_EFORMAT, "%s: schema: vocab: '%s' is given twice", name, e->string);
         int n = cJSON_GetArraySize(e);
         if (!(c->vocab = hr_calloc((size_t)(n ? n : 1), sizeof *c->vocab))) return HR_ENOMEM;
         const cJSON *v;
