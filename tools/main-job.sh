@@ -24,7 +24,7 @@ echo "== H100, cuDNN: heurist's families beside cuDNN's heuristic (vendor) and t
   --config "$H100_CONFIG" --out out/compare-h100
 
 GEMM=datasets/h100/h100_cublaslt_gemm.csv.gz
-GEMM_CONFIG=${HEURIST_GEMM_CONFIG:-'{"gbdt":{"objective":"rank","rank_loss":"lambdarank","rounds":300,"learning_rate":0.1,"log_every":50},"reformer":{"mode":"pairs","epochs":5}}'}
+GEMM_CONFIG=${HEURIST_GEMM_CONFIG:-'{"gbdt":{"objective":"rank","rank_loss":"lambdarank","rounds":300,"learning_rate":0.1,"log_every":50},"reformer":{"mode":"pairs","epochs":15}}'}
 echo "== H100, cuBLASLt: GEMM configurations scored from their fields, beside cuBLASLt's heuristic (vendor)"
 ./build/heurist data info --data "$GEMM" --quiet
 ./build/heurist compare --data "$GEMM" --task select --models gbdt,reformer --split random:0.2:seed=0 \
