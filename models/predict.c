@@ -102,6 +102,10 @@ int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, co
 
 int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores)
 {
+    /* a convolution key says nothing of a table's columns: scoring its features would answer for another problem */
+    if (m->table)
+        return hr_error(HR_EINVAL, "a benchmark-table model ranks a problem given by its column values "
+                        "(model_predict_candidates, heurist predict --problem 'col=value,...'), not by a problem key");
     float x[256];
     HR_ASSERT(m->n_features <= 256);
     data_features_compute(p, x);

@@ -97,6 +97,9 @@ Test(models_table, candidates_equal_select_and_score_unseen_configurations, .tim
     /* the first is configuration 0 of the model: its score from the vocabulary path too */
     cr_assert_eq(model_predict_select_x(m, ws, &p, f.X, b), HR_OK);
     cr_assert_eq(s2[0], b[0]);
+    /* a problem key's features are a convolution's: a table model refuses them instead of answering */
+    cr_assert_eq(model_predict_select(m, ws, &p, b), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "column values"), "%s", hr_last_error());
     model_ws_free(ws);
     free(a);
     free(b);
