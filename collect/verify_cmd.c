@@ -15,12 +15,6 @@
 #include "gpu.h"
 #include "heurist_model.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct model_vocab {
     int n;
     collect_dir *dir;   /* (n): direction of each model kernel, -1 if not a cuDNN name */
@@ -190,10 +184,7 @@ int cmd_verify(int argc, char **argv)
         gpu_problem_free(&p);
         if (fatal) goto fail;
         double med[3];
-        for (int u = 0; u < nu; u++) {
-            qsort(t[u], (size_t)nrounds, sizeof(double), cmp_double);
-            med[u] = nrounds % 2 ? t[u][nrounds / 2] : 0.5 * (t[u][nrounds / 2 - 1] + t[u][nrounds / 2]);
-        }
+        for (int u = 0; u < nu; u++) med[u] = collect_median(t[u], nrounds);
         double tp[3];
         for (int a = 0; a < 3; a++)
             for (int u = 0; u < nu; u++)
