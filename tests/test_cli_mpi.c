@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "core/core.h"
 #include "helpers/testutil.h"
@@ -24,36 +23,7 @@ static int run_ranks(int ranks, const char *env, const char *args, char **out)
                  env ? env : "", HEURIST_MPIEXEC, ranks, HEURIST_BINARY, args);
     else
         snprintf(cmd, sizeof cmd, "%s %s 2>&1", HEURIST_BINARY, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t cap = 1 << 16, n = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + n, 1, cap - n - 1, p)) > 0)
-        if ((n += got) + 1 == cap) buf = realloc(buf, cap *= 2);
-    cr_assert_not_null(buf);
-    buf[n] = '\0';
-    int st = pclose(p);
-    *out = buf;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* A small find-db whose fastest kernel follows a rule of the problem's sizes (as test_cli.c's). */
-static char *synthetic_fdb(int n)
-{
-    size_t cap = (size_t)n * 176, len = 0;
-    char *t = malloc(cap);
-    for (int i = 0; i < n; i++) {
-        int c = 1 << (i % 9), hw = 7 << (i / 9 % 4), nb = 1 + i / 36 % 8;
-        int bwd = (i / 288) % 2;
-        double ta = c < 32 ? 1.0 : 3.0, tb = 2.0, tc = hw > 20 ? 1.5 : 4.0;
-        len += (size_t)snprintf(t + len, cap - len,
-                                "%d-%d-%d-1x1-%d-%d-%d-%d-0x0-1x1-1x1-0-NCHW-FP32-%s=KA:%g,0,a;KB:%g,0,a;KC:%g,0,a%s\n", c,
-                                hw, hw, 2 * c, hw, hw, nb, bwd ? "B" : "F", ta * nb, tb * nb, tc * nb,
-                                bwd ? ";KD:9,0,a" : "");
-    }
-    char *path = test_tmpfile(".fdb.txt", t, len);
-    free(t);
-    return path;
+    return test_run_shell(cmd, out);
 }
 
 static cJSON *read_json(const char *path)
@@ -96,7 +66,7 @@ static int ranks_of(const cJSON *o)
 
 Test(cli_mpi, cv_two_ranks_equals_one_process, .timeout = 600)
 {
-    char *data = synthetic_fdb(576), *r1 = test_tmppath(".json"), *r2 = test_tmppath(".json"), *out, args[4096];
+    char *data = test_fdb_synthetic_write(576, 1), *r1 = test_tmppath(".json"), *r2 = test_tmppath(".json"), *out, args[4096];
     const char *cmd = "cv --data %s --task select --model gbdt --config '" GBDT_CFG "' --folds 3 --threads 1 --report %s";
     snprintf(args, sizeof args, cmd, data, r1);
     cr_assert_eq(run_ranks(0, NULL, args, &out), 0, "%s", out);
@@ -134,7 +104,7 @@ Test(cli_mpi, cv_two_ranks_equals_one_process, .timeout = 600)
 
 Test(cli_mpi, compare_two_ranks_equals_one_process, .timeout = 600)
 {
-    char *data = synthetic_fdb(576), *d1 = test_tmppath("_cmp1"), *d2 = test_tmppath("_cmp2"), *out, args[4096];
+    char *data = test_fdb_synthetic_write(576, 1), *d1 = test_tmppath("_cmp1"), *d2 = test_tmppath("_cmp2"), *out, args[4096];
     const char *cmd = "compare --data %s --task select --models gbdt --config '{\"gbdt\": " GBDT_CFG "}' --folds 3"
                       " --threads 1 --quiet --out %s";
     snprintf(args, sizeof args, cmd, data, d1);
@@ -172,7 +142,7 @@ Test(cli_mpi, compare_two_ranks_equals_one_process, .timeout = 600)
 
 Test(cli_mpi, train_under_mpirun_writes_one_model, .timeout = 600)
 {
-    char *data = synthetic_fdb(576), *model = test_tmppath(".h5"), *rep = test_tmppath(".json"), *out, args[4096];
+    char *data = test_fdb_synthetic_write(576, 1), *model = test_tmppath(".h5"), *rep = test_tmppath(".json"), *out, args[4096];
     snprintf(args, sizeof args,
              "train --data %s --task select --model gbdt --config '" GBDT_CFG "' --threads 1 --out %s --report %s --quiet",
              data, model, rep);
@@ -237,7 +207,7 @@ static void check_train_spread(const char *data, const char *cfg, int ranks)
 
 Test(cli_mpi, gbdt_train_over_two_ranks_is_the_one_process_model, .timeout = 600)
 {
-    char *data = synthetic_fdb(576);
+    char *data = test_fdb_synthetic_write(576, 1);
     check_train_spread(data, "{\"rounds\": 12, \"log_every\": 0, \"min_data_in_leaf\": 5, \"histogram\": \"int\"}", 2);
     check_train_spread(data, "{\"rounds\": 12, \"log_every\": 0, \"min_data_in_leaf\": 5, \"histogram\": \"int\", "
                              "\"bagging_fraction\": 0.7, \"bagging_freq\": 2, \"feature_fraction\": 0.6}", 2);
@@ -248,7 +218,7 @@ Test(cli_mpi, gbdt_train_over_two_ranks_is_the_one_process_model, .timeout = 600
 
 Test(cli_mpi, a_failing_rank_ends_a_spread_training, .timeout = 600)
 {
-    char *data = synthetic_fdb(576), *model = test_tmppath(".h5"), *out, args[4096];
+    char *data = test_fdb_synthetic_write(576, 1), *model = test_tmppath(".h5"), *out, args[4096];
     snprintf(args, sizeof args, "train --data %s --task select --model gbdt --config '" GBDT_CFG "' --threads 1 --out %s",
              data, model);
     /* rank 1 fails while rank 0 goes on to train and waits for it in the first all-reduce */
@@ -264,7 +234,7 @@ Test(cli_mpi, a_failing_rank_ends_a_spread_training, .timeout = 600)
 
 Test(cli_mpi, a_failing_rank_ends_the_job, .timeout = 600)
 {
-    char *data = synthetic_fdb(576), *rep = test_tmppath(".json"), *out, args[4096];
+    char *data = test_fdb_synthetic_write(576, 1), *rep = test_tmppath(".json"), *out, args[4096];
     snprintf(args, sizeof args, "cv --data %s --task select --model gbdt --config '" GBDT_CFG "' --folds 3 --threads 1 --report %s",
              data, rep);
     int rc = run_ranks(2, "HEURIST_TEST_FAIL_RANK=1", args, &out);

@@ -43,10 +43,8 @@ const char *test_miopen(const char *name)
     return b;
 }
 
-int test_run_heurist(const char *args, int with_stderr, char **out)
+int test_run_shell(const char *cmd, char **out)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s %s", HEURIST_BINARY, args, with_stderr ? "2>&1" : "2>/dev/null");
     FILE *p = popen(cmd, "r");
     if (!p) abort();
     size_t cap = 1 << 16, n = 0, got;
@@ -58,6 +56,13 @@ int test_run_heurist(const char *args, int with_stderr, char **out)
     int st = pclose(p);
     *out = buf;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int test_run_heurist(const char *args, int with_stderr, char **out)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s %s", HEURIST_BINARY, args, with_stderr ? "2>&1" : "2>/dev/null");
+    return test_run_shell(cmd, out);
 }
 
 int test_cli_run(const char *args, char **out)

@@ -13,6 +13,9 @@ char *test_tmppath(const char *suffix);
 /* Runs the built heurist command with args (a shell word list); *out (malloc'd) receives its stdout, and its
  * stderr too when with_stderr; returns its exit status (-1 when it did not exit). */
 int test_run_heurist(const char *args, int with_stderr, char **out);
+/* Runs a shell command line; *out (malloc'd) receives its stdout; returns its exit status (-1 when it did not
+ * exit). */
+int test_run_shell(const char *cmd, char **out);
 /* test_run_heurist with stderr in *out: the command line tests check the one-line errors it carries. */
 int test_cli_run(const char *args, char **out);
 /* The number of newlines in s. */
