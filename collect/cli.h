@@ -34,6 +34,7 @@ int cmd_noise(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_conv(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_verify_gemm(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 
 #endif

@@ -135,6 +135,9 @@ const char *const collect_gemm_kernel_columns[COLLECT_GEMM_N_FIELDS] = {
     "algo_id", "tile_m", "tile_n", "stage_k", "stages", "split_k", "reduction_scheme", "swizzle", "custom_option",
     "cluster_m", "cluster_n", "inner_shape"};
 
+const char *const collect_gemm_categorical_columns[COLLECT_GEMM_N_CATEGORICAL] = {
+    "dtype", "trans_a", "trans_b", "algo_id", "reduction_scheme", "inner_shape"};
+
 int collect_gemm_enum_sizes(const collect_gemm_enum *tab, int n, int id, int *a, int *b)
 {
     int lo = 0, hi = n - 1;

@@ -69,6 +69,9 @@ typedef struct collect_gemm_config {
  * 0 x 0, stages 0 x 0, cluster 0 x 0); AUTO stage counts give stages 0 with the stage's K size. */
 #define COLLECT_GEMM_N_FIELDS 12
 extern const char *const collect_gemm_kernel_columns[COLLECT_GEMM_N_FIELDS];
+/* The categorical columns of the table (problem and kernel), as its schema lists them. */
+#define COLLECT_GEMM_N_CATEGORICAL 6
+extern const char *const collect_gemm_categorical_columns[COLLECT_GEMM_N_CATEGORICAL];
 
 /* Configuration -> field values; COLLECT_EINVAL naming an id the enum tables do not know. */
 int collect_gemm_config_fields(const collect_gemm_config *c, int f[COLLECT_GEMM_N_FIELDS]);
@@ -151,6 +154,36 @@ typedef struct collect_gemm_row {
 
 /* One CSV row with its newline into buf; its length, or COLLECT_EINVAL (unknown id, buf too small). */
 int collect_gemm_row_format(const collect_gemm_shape *s, const collect_gemm_row *r, char *buf, size_t size);
+
+/* ---- reading a table back ---- */
+/* A shape and the configurations timed for it, in the file's order. */
+typedef struct collect_gemm_measured {
+    collect_gemm_shape s;
+    int n, cap;
+    collect_gemm_row *rows; /* (n) */
+} collect_gemm_measured;
+
+/* Every shape of a table this command wrote (plain or gzip), with its rows; fails naming the file and line of
+ * the first malformed row, or a shape whose rows are not consecutive. */
+int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, int *n);
+void collect_gemm_measured_free(collect_gemm_measured *p, int n);
+/* 1 for the table's categorical columns (the schema's "categorical" list), else 0. */
+int collect_gemm_is_categorical(const char *column);
+
+/* What verify needs of an exported table model's runtime (export/runtime/table.h, prefix heurist_model): its
+ * column order and its categorical vocabularies. */
+typedef struct collect_gemm_model_api {
+    int n_problem, n_kernel;
+    const char *(*problem_column)(int j);
+    const char *(*kernel_column)(int j);
+    double (*category)(const char *column, const char *value); /* -1: a value the model never saw */
+} collect_gemm_model_api;
+
+/* A shape's values pv (n_problem) and n configurations' values kv (n, n_kernel) in the model's column order,
+ * categorical columns through api->category (dtype "bf16", trans "N", ids as their decimal text).
+ * COLLECT_EINVAL naming a model column the gemm table does not have. */
+int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
+                              const collect_gemm_config *cfg, int n, double *pv, double *kv);
 
 /* TABLE.csv.gz -> TABLE<suffix> (".schema.json", ".caps.json"): the name without .gz and .csv. */
 int collect_gemm_sidecar_path(const char *table, const char *suffix, char *buf, size_t size);

@@ -93,8 +93,6 @@ static void json_names(FILE *f, const char *const *names, int n)
 int collect_gemm_schema_write(const char *path, int cus)
 {
     static const char *const problem[] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
-    static const char *const categorical[] = {"dtype", "trans_a", "trans_b", "algo_id", "reduction_scheme",
-                                              "inner_shape"};
     char tmp[4200];
     FILE *f = tmp_open(path, tmp, sizeof tmp);
     if (!f) return COLLECT_EIO;
@@ -103,7 +101,7 @@ int collect_gemm_schema_write(const char *path, int cus)
     fputs(",\n \"kernel\": ", f);
     json_names(f, collect_gemm_kernel_columns, COLLECT_GEMM_N_FIELDS);
     fputs(",\n \"hardware\": [],\n \"categorical\": ", f);
-    json_names(f, categorical, 6);
+    json_names(f, collect_gemm_categorical_columns, COLLECT_GEMM_N_CATEGORICAL);
     fprintf(f, ",\n \"measure\": \"time_us\", \"better\": \"lower\",\n \"tiles\": {\"tile_m\": \"M\", \"tile_n\": \"N\"}, "
                "\"reduction\": \"K\", \"split\": \"split_k\", \"cus\": %d,\n \"vendor\": \"heuristic_rank\", "
                "\"duplicates\": \"error\"}\n", cus);

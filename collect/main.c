@@ -13,6 +13,8 @@ static const char usage[] =
     "                       [--repeats R] [--min-repeat-ms MS] [--workspace-mib MIB] [--resume]\n"
     "  heurist-collect verify --problems KEYS --out REPORT.tsv [--repeats R] [--rounds N] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--no-find]\n"
+    "  heurist-collect verify --table HELDOUT.csv.gz --out REPORT.tsv [--rounds N] [--repeats R] [--noise-ratio X]\n"
+    "                       [--time-limit SEC] [--limit N] [--heuristic-count N]   (built with a GEMM table model)\n"
     "  heurist-collect gemm --shapes FILE --out TABLE.csv.gz [--time-limit SEC] [--resume] [--limit N] [--verbose]\n"
     "                       [--candidates N] [--heuristic-count N] [--repeats R] [--min-batch-us US] [--max-batch B]\n"
     "                       [--workspace-mib MIB] [--slow-factor X] [--seed S]\n"
@@ -127,7 +129,9 @@ int main(int argc, char **argv)
 #ifdef HEURIST_COLLECT_CUDA
     if (strcmp(argv[1], "conv") == 0) return cmd_conv(argc, argv);
     if (strcmp(argv[1], "gemm") == 0) return cmd_gemm(argc, argv);
-#ifdef HEURIST_COLLECT_MODEL
+#if defined(HEURIST_COLLECT_MODEL_TABLE)
+    if (strcmp(argv[1], "verify") == 0) return cmd_verify_gemm(argc, argv);
+#elif defined(HEURIST_COLLECT_MODEL)
     if (strcmp(argv[1], "verify") == 0) return cmd_verify(argc, argv);
 #else
     if (strcmp(argv[1], "verify") == 0) {

@@ -262,6 +262,129 @@ Test(collect_gemm_table, missing_and_foreign_files)
     free(path);
 }
 
+Test(collect_gemm_read, the_rows_written_come_back)
+{
+    collect_gemm_row r[2];
+    rows_make(r);
+    char *path = test_tmppath(".csv.gz");
+    collect_gemm_out o;
+    cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0);
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0);
+    cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r + 1, 1), 0);
+    cr_assert_eq(collect_gemm_out_close(&o), 0);
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert_eq(m[0].n, 2);
+    cr_assert_eq(m[1].n, 1);
+    cr_assert(m[0].s.m == 64 && m[0].s.n == 128 && m[0].s.k == 256 && m[0].s.dtype == COLLECT_GEMM_BF16);
+    cr_assert(m[0].s.trans_a == 'N' && m[0].s.trans_b == 'T');
+    cr_assert(m[1].s.m == 7 && m[1].s.dtype == COLLECT_GEMM_FP32 && m[1].s.trans_a == 'T');
+    cr_assert(collect_gemm_config_equal(&m[0].rows[0].cfg, &r[0].cfg));
+    cr_assert(collect_gemm_config_equal(&m[0].rows[1].cfg, &r[1].cfg));
+    cr_assert(collect_gemm_config_equal(&m[1].rows[0].cfg, &r[1].cfg));
+    cr_assert_float_eq(m[0].rows[0].time_us, 12.3457, 1e-9, "six significant digits as written");
+    cr_assert_eq(m[0].rows[0].heuristic_rank, 0);
+    cr_assert_eq(m[0].rows[1].heuristic_rank, -1, "an empty rank: not in the heuristic's list");
+    cr_assert_eq(m[0].rows[1].workspace, 4096);
+    collect_gemm_measured_free(m, n);
+    remove(path);
+    free(path);
+}
+
+/* A plain-text table with one data row replaced; the read fails naming the line and the field. */
+static void read_bad(const char *row, const char *expect)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s%s\n%s", collect_gemm_csv_header(),
+             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0", row);
+    char *path = test_tmpfile("bad.csv", text, strlen(text));
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT, "accepted: %s", row);
+    cr_assert(strstr(collect_last_error(), expect), "'%s' -> %s", row, collect_last_error());
+    cr_assert(strstr(collect_last_error(), "bad.csv"), "%s", collect_last_error());
+    cr_assert_null(m);
+    remove(path);
+    free(path);
+}
+
+Test(collect_gemm_read, malformed_rows_name_line_and_field)
+{
+    read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0\n", ":3: expected 21");
+    read_bad("64,128,256,bf17,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: data type 'bf17'");
+    read_bad("64,128,256,bf16,N,T,66,128,x,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: tile_n 'x'");
+    read_bad("64,128,256,bf16,N,T,66,128,250,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: the configuration's fields");
+    read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,0,0,0\n", ":3: time_us '0'");
+    read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,-2,0\n", ":3: heuristic_rank '-2'");
+    read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,-5\n", ":3: workspace '-5'");
+    read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0,7\n", ":3: expected 21");
+    read_bad("7,9,11,fp32,T,N,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n"
+             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,2,,0\n", "64,128,256,bf16,N,T appears in two");
+    /* another table's header */
+    char *path = test_tmpfile("other.csv", "M,N,K\n1,2,3\n", 12);
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "other.csv:1: not the header row"), "%s", collect_last_error());
+    remove(path);
+    free(path);
+    cr_assert_eq(collect_gemm_measured_read("no/such/table.csv.gz", &m, &n), COLLECT_EIO);
+    cr_assert(strstr(collect_last_error(), "no/such/table.csv.gz"), "%s", collect_last_error());
+}
+
+Test(collect_gemm_read, categorical_columns_as_the_schema_lists_them)
+{
+    cr_assert(collect_gemm_is_categorical("dtype"));
+    cr_assert(collect_gemm_is_categorical("algo_id"));
+    cr_assert(collect_gemm_is_categorical("inner_shape"));
+    cr_assert_not(collect_gemm_is_categorical("tile_m"));
+    cr_assert_not(collect_gemm_is_categorical("M"));
+}
+
+/* A stand-in for an exported runtime: kernel columns in another order than the table's, and vocabularies. */
+static const char *fake_problem_column(int j)
+{
+    static const char *const c[] = {"trans_b", "M", "dtype", "K", "N", "trans_a"};
+    return c[j];
+}
+static const char *fake_kernel_column(int j)
+{
+    static const char *const c[] = {"split_k", "algo_id", "tile_n", "inner_shape"};
+    return c[j];
+}
+static double fake_category(const char *column, const char *value)
+{
+    if (!strcmp(column, "dtype")) return !strcmp(value, "bf16") ? 0 : !strcmp(value, "fp32") ? 2 : -1;
+    if (!strcmp(column, "trans_a") || !strcmp(column, "trans_b")) return value[0] == 'T';
+    if (!strcmp(column, "algo_id")) return !strcmp(value, "66") ? 5 : !strcmp(value, "6") ? 1 : -1;
+    if (!strcmp(column, "inner_shape")) return atoi(value) + 10;
+    return -1;
+}
+
+Test(collect_gemm_read, model_values_in_the_model_column_order)
+{
+    collect_gemm_model_api api = {6, 4, fake_problem_column, fake_kernel_column, fake_category};
+    collect_gemm_row r[2];
+    rows_make(r);
+    collect_gemm_config cfg[2] = {r[0].cfg, r[1].cfg};
+    double pv[6], kv[8];
+    cr_assert_eq(collect_gemm_model_values(&api, &shape_a, cfg, 2, pv, kv), 0, "%s", collect_last_error());
+    double epv[6] = {1, 64, 0, 256, 128, 0};
+    for (int j = 0; j < 6; j++) cr_assert_eq(pv[j], epv[j], "pv[%d] = %g", j, pv[j]);
+    /* r[0]: algo 66, tile 128x256, split 1, inner 0; r[1]: algo 6, tile 128x128, split 2, inner 4 */
+    double ekv[8] = {1, 5, 256, 10, 2, 1, 128, 14};
+    for (int j = 0; j < 8; j++) cr_assert_eq(kv[j], ekv[j], "kv[%d] = %g", j, kv[j]);
+    cr_assert_eq(collect_gemm_model_values(&api, &shape_b, cfg, 0, pv, kv), 0);
+    cr_assert_eq(pv[2], 2, "fp32");
+    cr_assert_eq(pv[0], 0, "trans_b N");
+    /* a runtime whose first kernel column is "trans_b": not a kernel column of the gemm table */
+    collect_gemm_model_api wrong = {6, 1, fake_problem_column, fake_problem_column, fake_category};
+    cr_assert_eq(collect_gemm_model_values(&wrong, &shape_a, cfg, 1, pv, kv), COLLECT_EINVAL);
+    cr_assert(strstr(collect_last_error(), "'trans_b'"), "%s", collect_last_error());
+}
+
 static cJSON *json_read(const char *path)
 {
     FILE *f = fopen(path, "rb");

@@ -1,0 +1,235 @@
+/* Reading a table `heurist-collect gemm` wrote back into shapes and their timed configurations (gemm.h): the
+ * candidate lists `heurist-collect verify` ranks with a table model on held-out shapes. */
+#include "gemm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+int collect_gemm_is_categorical(const char *column)
+{
+    for (int i = 0; i < COLLECT_GEMM_N_CATEGORICAL; i++)
+        if (strcmp(collect_gemm_categorical_columns[i], column) == 0) return 1;
+    return 0;
+}
+
+void collect_gemm_measured_free(collect_gemm_measured *p, int n)
+{
+    for (int i = 0; p && i < n; i++) free(p[i].rows);
+    free(p);
+}
+
+/* One data row: the shape (its first six fields), the configuration, time, rank and workspace. */
+static int row_parse(char *line, collect_gemm_shape *s, collect_gemm_row *r)
+{
+    char *fld[21];
+    int nf = 0;
+    for (char *c = line;;) {
+        char *comma = strchr(c, ',');
+        if (nf == 21) return collect_error(COLLECT_EFORMAT, "expected 21 comma-separated fields, found more");
+        fld[nf++] = c;
+        if (!comma) break;
+        *comma = '\0';
+        c = comma + 1;
+    }
+    if (nf != 21) return collect_error(COLLECT_EFORMAT, "expected 21 comma-separated fields, found %d", nf);
+    char shape[512];
+    snprintf(shape, sizeof shape, "%s %s %s %s %s %s", fld[0], fld[1], fld[2], fld[3], fld[4], fld[5]);
+    int rc = collect_gemm_shape_parse(shape, s);
+    if (rc) return rc < 0 ? rc : collect_error(COLLECT_EFORMAT, "empty shape fields");
+    int f[COLLECT_GEMM_N_FIELDS];
+    for (int j = 0; j < COLLECT_GEMM_N_FIELDS; j++) {
+        char *end;
+        errno = 0;
+        long v = strtol(fld[6 + j], &end, 10);
+        if (end == fld[6 + j] || *end || errno || v < -1000000 || v > 1000000)
+            return collect_error(COLLECT_EFORMAT, "%s '%s': expected an integer", collect_gemm_kernel_columns[j],
+                                 fld[6 + j]);
+        f[j] = (int)v;
+    }
+    if (collect_gemm_config_from_fields(f, &r->cfg))
+        return collect_error(COLLECT_EFORMAT, "the configuration's fields name no cuBLASLt tile, stages or cluster id");
+    char *end;
+    r->time_us = strtod(fld[18], &end);
+    if (end == fld[18] || *end || !(r->time_us > 0) || r->time_us > 1e12)
+        return collect_error(COLLECT_EFORMAT, "time_us '%s': expected a positive number", fld[18]);
+    r->heuristic_rank = -1;
+    if (fld[19][0]) {
+        long v = strtol(fld[19], &end, 10);
+        if (*end || v < 0 || v > 1000000)
+            return collect_error(COLLECT_EFORMAT, "heuristic_rank '%s': expected empty or an integer >= 0", fld[19]);
+        r->heuristic_rank = (int)v;
+    }
+    char *ws = fld[20];
+    ws[strcspn(ws, "\r\n")] = '\0';
+    unsigned long long w = strtoull(ws, &end, 10);
+    if (end == ws || *end || ws[0] == '-') return collect_error(COLLECT_EFORMAT, "workspace '%s': expected bytes", ws);
+    r->workspace = (size_t)w;
+    return COLLECT_OK;
+}
+
+static int shape_equal(const collect_gemm_shape *a, const collect_gemm_shape *b)
+{
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->dtype == b->dtype && a->trans_a == b->trans_a &&
+           a->trans_b == b->trans_b;
+}
+
+static int cmp_shape(const void *pa, const void *pb)
+{
+    const collect_gemm_shape *a = &((const collect_gemm_measured *)pa)->s, *b = &((const collect_gemm_measured *)pb)->s;
+    long d[6] = {a->m - b->m, a->n - b->n, a->k - b->k, (long)a->dtype - (long)b->dtype, a->trans_a - b->trans_a,
+                 a->trans_b - b->trans_b};
+    for (int i = 0; i < 6; i++)
+        if (d[i]) return d[i] < 0 ? -1 : 1;
+    return 0;
+}
+
+static int append(collect_gemm_measured **p, int *n, int *cap, const collect_gemm_shape *s)
+{
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 64;
+        collect_gemm_measured *np = realloc(*p, (size_t)nc * sizeof *np);
+        if (!np) return COLLECT_ENOMEM;
+        *p = np;
+        *cap = nc;
+    }
+    (*p)[*n] = (collect_gemm_measured){*s, 0, 0, NULL};
+    (*n)++;
+    return COLLECT_OK;
+}
+
+static int row_append(collect_gemm_measured *m, const collect_gemm_row *r)
+{
+    if (m->n == m->cap) {
+        int nc = m->cap ? 2 * m->cap : 32;
+        collect_gemm_row *nr = realloc(m->rows, (size_t)nc * sizeof *nr);
+        if (!nr) return COLLECT_ENOMEM;
+        m->rows = nr;
+        m->cap = nc;
+    }
+    m->rows[m->n++] = *r;
+    return COLLECT_OK;
+}
+
+int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, int *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    gzFile f = gzopen(path, "rb");
+    if (!f) return collect_error(COLLECT_EIO, "%s: %s", path, errno ? strerror(errno) : "cannot open");
+    collect_gemm_measured *p = NULL;
+    int n = 0, cap = 0, rc = COLLECT_OK;
+    long lineno = 0;
+    char line[1024];
+    while (gzgets(f, line, sizeof line)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            rc = collect_error(COLLECT_EFORMAT, "%s:%ld: line longer than %zu characters", path, lineno, sizeof line - 2);
+            break;
+        }
+        if (lineno == 1) {
+            if (strcmp(line, collect_gemm_csv_header()) != 0) {
+                rc = collect_error(COLLECT_EFORMAT, "%s:1: not the header row of a table heurist-collect gemm writes "
+                                                    "(%.*s)", path, (int)strcspn(collect_gemm_csv_header(), "\n"),
+                                   collect_gemm_csv_header());
+                break;
+            }
+            continue;
+        }
+        if (line[0] == '\n' || line[0] == '\r') continue;
+        collect_gemm_shape s;
+        collect_gemm_row r;
+        if ((rc = row_parse(line, &s, &r))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", collect_last_error());
+            rc = collect_error(COLLECT_EFORMAT, "%s:%ld: %s", path, lineno, why);
+            break;
+        }
+        if ((n == 0 || !shape_equal(&p[n - 1].s, &s)) && append(&p, &n, &cap, &s)) {
+            rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        if (row_append(&p[n - 1], &r)) {
+            rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+    }
+    int gz_err = 0;
+    const char *gz_msg = gzerror(f, &gz_err);
+    if (!rc && gz_err != Z_OK && gz_err != Z_STREAM_END)
+        rc = collect_error(COLLECT_EFORMAT, "%s:%ld: %s", path, lineno, gz_msg);
+    gzclose(f);
+    if (!rc && lineno == 0) rc = collect_error(COLLECT_EFORMAT, "%s: empty file", path);
+    if (!rc && n > 1) {
+        /* a shape's rows are consecutive: a shape seen twice is a damaged or concatenated table */
+        collect_gemm_measured *sorted = malloc((size_t)n * sizeof *sorted);
+        if (!sorted) rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+        else {
+            memcpy(sorted, p, (size_t)n * sizeof *sorted);
+            qsort(sorted, (size_t)n, sizeof *sorted, cmp_shape);
+            for (int i = 1; i < n && !rc; i++)
+                if (cmp_shape(&sorted[i - 1], &sorted[i]) == 0) {
+                    char key[128];
+                    collect_gemm_shape_key(&sorted[i].s, key, sizeof key);
+                    rc = collect_error(COLLECT_EFORMAT, "%s: shape %s appears in two separate runs of rows", path, key);
+                }
+            free(sorted);
+        }
+    }
+    if (rc) {
+        collect_gemm_measured_free(p, n);
+        return rc;
+    }
+    *out = p;
+    *n_out = n;
+    return COLLECT_OK;
+}
+
+static const char *const problem_columns[6] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
+
+int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
+                              const collect_gemm_config *cfg, int n, double *pv, double *kv)
+{
+    char text[6][32];
+    snprintf(text[0], sizeof text[0], "%ld", s->m);
+    snprintf(text[1], sizeof text[1], "%ld", s->n);
+    snprintf(text[2], sizeof text[2], "%ld", s->k);
+    snprintf(text[3], sizeof text[3], "%s", collect_gemm_dtype_name(s->dtype));
+    snprintf(text[4], sizeof text[4], "%c", s->trans_a);
+    snprintf(text[5], sizeof text[5], "%c", s->trans_b);
+    for (int j = 0; j < api->n_problem; j++) {
+        const char *name = api->problem_column(j);
+        int c = 0;
+        while (c < 6 && strcmp(problem_columns[c], name) != 0) c++;
+        if (c == 6) return collect_error(COLLECT_EINVAL, "the model's problem column '%s' is not a gemm table column", name);
+        pv[j] = collect_gemm_is_categorical(name) ? api->category(name, text[c]) : strtod(text[c], NULL);
+    }
+    int col[64];
+    if (api->n_kernel > 64) return collect_error(COLLECT_EINVAL, "the model has %d kernel columns", api->n_kernel);
+    for (int j = 0; j < api->n_kernel; j++) {
+        const char *name = api->kernel_column(j);
+        col[j] = 0;
+        while (col[j] < COLLECT_GEMM_N_FIELDS && strcmp(collect_gemm_kernel_columns[col[j]], name) != 0) col[j]++;
+        if (col[j] == COLLECT_GEMM_N_FIELDS)
+            return collect_error(COLLECT_EINVAL, "the model's kernel column '%s' is not a gemm table column", name);
+    }
+    for (int i = 0; i < n; i++) {
+        int f[COLLECT_GEMM_N_FIELDS];
+        int rc = collect_gemm_config_fields(&cfg[i], f);
+        if (rc) return rc;
+        for (int j = 0; j < api->n_kernel; j++) {
+            const char *name = collect_gemm_kernel_columns[col[j]];
+            double v = f[col[j]];
+            if (collect_gemm_is_categorical(name)) {
+                char t[16];
+                snprintf(t, sizeof t, "%d", f[col[j]]);
+                v = api->category(name, t);
+            }
+            kv[(size_t)i * api->n_kernel + j] = v;
+        }
+    }
+    return COLLECT_OK;
+}

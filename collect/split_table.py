@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Splits a table heurist-collect gemm wrote by shape: a seeded share of the shapes is held out. Writes the
+training table and the held-out table (gzip CSV, the same header and row order), each with a copy of the
+schema (and capability file, when present) beside it, so heurist trains on the first and
+`heurist-collect verify --table` times the second.
+
+  python3 collect/split_table.py --table datasets/h100/h100_cublaslt_gemm.csv.gz --share 0.2 --seed 0 \\
+      --out-prefix /tmp/gemm
+  -> /tmp/gemm.train.csv.gz (+ .schema.json, .caps.json), /tmp/gemm.test.csv.gz (+ .schema.json, .caps.json)
+Python 3 standard library only."""
+import argparse
+import gzip
+import os
+import random
+import shutil
+import sys
+
+SHAPE_FIELDS = 6
+
+
+def sidecar(table, suffix):
+    base = table[:-3] if table.endswith('.gz') else table
+    base = base[:-4] if base.endswith('.csv') else base
+    return base + suffix
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--table', required=True)
+    ap.add_argument('--share', type=float, default=0.2)
+    ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--out-prefix', required=True)
+    a = ap.parse_args()
+    if not 0 < a.share < 1:
+        sys.exit('--share %g: expected a number in (0, 1)' % a.share)
+    opener = gzip.open if a.table.endswith('.gz') else open
+    with opener(a.table, 'rt') as f:
+        header = f.readline()
+        rows = [l for l in f if l.strip()]
+    if not header.startswith('M,N,K,dtype,trans_a,trans_b,'):
+        sys.exit('%s:1: not a table heurist-collect gemm wrote' % a.table)
+    shapes = []
+    seen = set()
+    for i, l in enumerate(rows):
+        key = ','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+        if key not in seen:
+            seen.add(key)
+            shapes.append(key)
+    rng = random.Random(a.seed)
+    test = set(rng.sample(shapes, int(len(shapes) * a.share)))
+    for part, keep in (('train', lambda k: k not in test), ('test', lambda k: k in test)):
+        path = '%s.%s.csv.gz' % (a.out_prefix, part)
+        tmp = path + '.tmp'
+        with gzip.open(tmp, 'wt') as f:
+            f.write(header)
+            for l in rows:
+                if keep(','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])):
+                    f.write(l)
+        os.replace(tmp, path)
+        for suffix in ('.schema.json', '.caps.json'):
+            src = sidecar(a.table, suffix)
+            if os.path.exists(src):
+                shutil.copyfile(src, sidecar(path, suffix))
+    print('%d shapes: %d training, %d held out (seed %d)' % (len(shapes), len(shapes) - len(test), len(test), a.seed))
+
+
+if __name__ == '__main__':
+    main()
