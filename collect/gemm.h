@@ -180,10 +180,13 @@ typedef struct collect_gemm_model_api {
 } collect_gemm_model_api;
 
 /* A shape's values pv (n_problem) and n configurations' values kv (n, n_kernel) in the model's column order,
- * categorical columns through api->category (dtype "bf16", trans "N", ids as their decimal text).
- * COLLECT_EINVAL naming a model column the gemm table does not have. */
+ * categorical columns through api->category (dtype "bf16", trans "N", ids as their decimal text); a model with
+ * the kernel column "vendor_rank" (a table read with "vendor_feature") gets vendor_rank[i], cuBLASLt's rank of
+ * configuration i (COLLECT_GEMM_UNLISTED when not in its list). COLLECT_EINVAL naming a model column the gemm
+ * table does not have, or "vendor_rank" when vendor_rank is NULL. */
+#define COLLECT_GEMM_UNLISTED 1024
 int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
-                              const collect_gemm_config *cfg, int n, double *pv, double *kv);
+                              const collect_gemm_config *cfg, const int *vendor_rank, int n, double *pv, double *kv);
 
 /* TABLE.csv.gz -> TABLE<suffix> (".schema.json", ".caps.json"): the name without .gz and .csv. */
 int collect_gemm_sidecar_path(const char *table, const char *suffix, char *buf, size_t size);

@@ -191,7 +191,7 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
 static const char *const problem_columns[6] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
 
 int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
-                              const collect_gemm_config *cfg, int n, double *pv, double *kv)
+                              const collect_gemm_config *cfg, const int *vendor_rank, int n, double *pv, double *kv)
 {
     char text[6][32];
     snprintf(text[0], sizeof text[0], "%ld", s->m);
@@ -213,7 +213,12 @@ int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_g
         const char *name = api->kernel_column(j);
         col[j] = 0;
         while (col[j] < COLLECT_GEMM_N_FIELDS && strcmp(collect_gemm_kernel_columns[col[j]], name) != 0) col[j]++;
-        if (col[j] == COLLECT_GEMM_N_FIELDS)
+        if (col[j] == COLLECT_GEMM_N_FIELDS && strcmp(name, "vendor_rank") == 0) {
+            if (!vendor_rank)
+                return collect_error(COLLECT_EINVAL, "the model reads the vendor's rank of each candidate (kernel "
+                                                     "column 'vendor_rank'): pass cuBLASLt's ranks");
+            col[j] = -1;
+        } else if (col[j] == COLLECT_GEMM_N_FIELDS)
             return collect_error(COLLECT_EINVAL, "the model's kernel column '%s' is not a gemm table column", name);
     }
     for (int i = 0; i < n; i++) {
@@ -221,6 +226,10 @@ int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_g
         int rc = collect_gemm_config_fields(&cfg[i], f);
         if (rc) return rc;
         for (int j = 0; j < api->n_kernel; j++) {
+            if (col[j] < 0) {
+                kv[(size_t)i * api->n_kernel + j] = vendor_rank[i] >= 0 ? vendor_rank[i] : COLLECT_GEMM_UNLISTED;
+                continue;
+            }
             const char *name = collect_gemm_kernel_columns[col[j]];
             double v = f[col[j]];
             if (collect_gemm_is_categorical(name)) {

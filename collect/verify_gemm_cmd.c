@@ -6,10 +6,11 @@
  * table heurist-collect gemm wrote, holding the held-out shapes (collect/split_table.py); each shape's rows are
  * its candidates, the configurations the collector's enumeration found valid (cublasLtMatmulAlgoCheck) and timed.
  * Per shape:
- *   - the model's decision: its runtime ranks the candidates (decide_us: the mean over repeated calls); its pick
- *     is the best-ranked one cuBLASLt still accepts (rebuilt from its fields and checked);
  *   - cuBLASLt's heuristic, called fresh: its first pick, and its whole list, whose fastest entry is what
- *     autotuning over the list gets;
+ *     autotuning over the list gets; list entries missing from the shape's rows join the candidates;
+ *   - the model's decision: its runtime ranks the candidates (decide_us: the mean over repeated calls), given
+ *     each one's rank in the heuristic's list when the model reads it (a table read with "vendor_feature"); its
+ *     pick is the best-ranked one cuBLASLt still accepts (rebuilt from its fields and checked);
  *   - the table's fastest configuration;
  * then every distinct configuration among them is timed again, interleaved, --rounds times (median per
  * configuration; the collector's method, gemm_gpu.h). The best is the fastest of those re-timed.
@@ -51,8 +52,8 @@ static void summary_print(FILE *f, const collect_verify_summary *s, const collec
             "# efficiency against the best re-timed: model %.4f, heuristic %.4f, best of the heuristic's list %.4f\n"
             "# autotuning over the heuristic's list: speed-up over its first pick %.4f (geometric mean)\n"
             "# slower than the heuristic by more than x%.4f: %.4f; faster by more: %.4f\n"
-            "# decision: model %.2f us a shape (%.1f candidates ranked); heuristic call %.1f us; autotuning the list "
-            "%.2f ms\n",
+            "# decision: model %.2f us a shape (%.1f candidates ranked; a model reading cuBLASLt's ranks needs the "
+            "heuristic call too); heuristic call %.1f us; autotuning the list %.2f ms\n",
             s->n, s->speedup_geomean, s->speedup_p10, s->speedup_p50, s->speedup_p90, s->efficiency_mean,
             s->heur_efficiency_mean, tune->efficiency_mean, tune->speedup_geomean, noise, s->share_slower,
             s->share_faster, s->decide_us_mean, cands, heur_us, s->find_ms_mean);
@@ -89,7 +90,7 @@ int cmd_verify_gemm(int argc, char **argv)
     gemm_gpu g;
     double *pv = NULL, *kv = NULL;
     float *scores = NULL;
-    int *ranking = NULL;
+    int *ranking = NULL, *vrank = NULL;
     collect_gemm_config *cfgs = NULL;
     if (collect_gemm_measured_read(table, &shapes, &n_read)) goto fail;
     n_shapes = n_read;
@@ -104,14 +105,16 @@ int cmd_verify_gemm(int argc, char **argv)
         dmax = d > dmax ? d : dmax;
         if (shapes[i].n > max_c) max_c = shapes[i].n;
     }
+    max_c += MAX_HEUR;
     pv = malloc(HEURIST_MODEL_N_PROBLEM * sizeof *pv);
+    vrank = malloc((size_t)max_c * sizeof *vrank);
     kv = malloc((size_t)max_c * HEURIST_MODEL_N_KERNEL * sizeof *kv);
     scores = malloc((size_t)max_c * sizeof *scores);
     ranking = malloc((size_t)max_c * sizeof *ranking);
     cfgs = malloc((size_t)max_c * sizeof *cfgs);
     rows = calloc((size_t)n_shapes + 1, sizeof *rows);
     tune_rows = calloc((size_t)n_shapes + 1, sizeof *tune_rows);
-    if (!pv || !kv || !scores || !ranking || !cfgs || !rows || !tune_rows) {
+    if (!pv || !vrank || !kv || !scores || !ranking || !cfgs || !rows || !tune_rows) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
     }
@@ -152,31 +155,44 @@ int cmd_verify_gemm(int argc, char **argv)
             cli_tally_add(&skipped, why);
             continue;
         }
-        /* the model's decision over the shape's candidates, as a deployed runtime makes it */
-        for (int c = 0; c < sh->n; c++) cfgs[c] = sh->rows[c].cfg;
-        if (collect_gemm_model_values(&model_api, &sh->s, cfgs, sh->n, pv, kv)) {
+        /* cuBLASLt's heuristic, fresh */
+        gemm_candidate heur[MAX_HEUR];
+        int nh = 0;
+        double hus = 0;
+        if (gemm_gpu_heuristic(&g, &p, heur, n_heur, &nh, &hus)) nh = 0;
+        /* the candidates: the shape's timed configurations and any list entry missing from them, each with its
+         * rank in the list */
+        int nc = 0;
+        for (int c = 0; c < sh->n; c++) cfgs[nc++] = sh->rows[c].cfg;
+        for (int k = 0; k < nh; k++) {
+            int c = 0;
+            while (c < nc && !collect_gemm_config_equal(&cfgs[c], &heur[k].cfg)) c++;
+            if (c == nc) cfgs[nc++] = heur[k].cfg;
+        }
+        for (int c = 0; c < nc; c++) {
+            vrank[c] = -1;
+            for (int k = 0; k < nh && vrank[c] < 0; k++)
+                if (collect_gemm_config_equal(&cfgs[c], &heur[k].cfg)) vrank[c] = k;
+        }
+        /* the model's decision over them, as a deployed runtime makes it */
+        if (collect_gemm_model_values(&model_api, &sh->s, cfgs, vrank, nc, pv, kv)) {
             gemm_problem_free(&p);
             goto fail;
         }
         int reps = 200;
         double d0 = cli_now_s();
-        for (int r = 0; r < reps; r++) heurist_model_rank(pv, kv, sh->n, scores, ranking);
+        for (int r = 0; r < reps; r++) heurist_model_rank(pv, kv, nc, scores, ranking);
         double decide_us = (cli_now_s() - d0) * 1e6 / reps;
         gemm_candidate set[MAX_TIMED];
         int n_set = 0, im = -1, fallbacks = 0;
-        for (int r = 0; r < sh->n && im < 0; r++) {
+        for (int r = 0; r < nc && im < 0; r++) {
             gemm_candidate c;
-            if (gemm_gpu_build(&g, &p, &sh->rows[ranking[r]].cfg, &c, &why)) {
+            if (gemm_gpu_build(&g, &p, &cfgs[ranking[r]], &c, &why)) {
                 fallbacks++;
                 continue;
             }
             im = set_add(set, &n_set, &c);
         }
-        /* cuBLASLt's heuristic, fresh */
-        gemm_candidate heur[MAX_HEUR];
-        int nh = 0;
-        double hus = 0;
-        if (gemm_gpu_heuristic(&g, &p, heur, n_heur, &nh, &hus) || nh == 0) nh = 0;
         int hidx[MAX_HEUR];
         for (int k = 0; k < nh; k++) hidx[k] = set_add(set, &n_set, &heur[k]);
         /* the table's fastest */
@@ -225,13 +241,13 @@ int cmd_verify_gemm(int argc, char **argv)
         tune_rows[n_rows] = (collect_verify_row){med[il], med[ih], med[ib], 0, autotune_ms};
         n_rows++;
         heur_us_sum += hus;
-        cand_sum += sh->n;
+        cand_sum += nc;
         char nm[4][256];
         int pick[4] = {im, ih, ib, il};
         for (int a = 0; a < 4; a++) collect_gemm_config_name(&set[pick[a]].cfg, nm[a], sizeof nm[a]);
         fprintf(fo, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%.3f\t%s\t%.6g\t%d\t%d\t%d\n", key, nm[0],
                 nm[1], nm[2], med[im], med[ih], med[ib], med[ih] / med[im], med[ib] / med[im], decide_us, hus,
-                autotune_ms, nm[3], med[il], sh->n, nh, fallbacks);
+                autotune_ms, nm[3], med[il], nc, nh, fallbacks);
         fflush(fo);
         double dt = cli_now_s() - t0;
         if (dt > longest) longest = dt;
@@ -262,6 +278,7 @@ cleanup:
     free(kv);
     free(scores);
     free(ranking);
+    free(vrank);
     free(cfgs);
     return rc;
 }

@@ -181,6 +181,7 @@ static int header_read(table_reader *r)
     int np = s->n_problem + s->n_hardware;
     for (int c = 0; c < np + s->n_kernel + 2; c++) {
         const char *want = c < np ? s->problem[c].name : c < np + s->n_kernel ? s->kernel[c - np].name : c == np + s->n_kernel ? s->measure : s->vendor;
+        if (s->vendor_feature && c == np + s->n_kernel - 1) want = s->vendor; /* the derived rank column */
         int *slot = c < np ? &r->pcol[c] : c < np + s->n_kernel ? &r->kcol[c - np] : c == np + s->n_kernel ? &r->mcol : &r->vcol;
         *slot = -1;
         if (!want) continue;
@@ -247,6 +248,19 @@ static int side_read(table_reader *r, int side, double *v)
         const char *cell = field(r, col[j]), *name = cols[j].name;
         size_t len = r->fsize[col[j]];
         char num[32];
+        if (side && s->vendor_feature && j == n - 1) {
+            /* the vendor's rank as a feature: an empty cell is a configuration the vendor did not list */
+            char *end;
+            long rank = len ? strtol(cell, &end, 10) : -1;
+            if (len && (end != cell + len || rank < -1 || rank >= DATA_TABLE_VENDOR_UNLISTED))
+                return row_bad(r, "vendor rank out of range", "column '%s': rank '%s' is not an integer from -1 to 1023 "
+                               "(\"vendor_feature\")", s->vendor, cell) ? -1 : 1;
+            if (rank < 0) rank = DATA_TABLE_VENDOR_UNLISTED;
+            v[j] = (double)rank;
+            number_format(v[j], num, sizeof num);
+            if (key_append(r, &at, j ? "," : "", name, num)) return HR_ENOMEM;
+            continue;
+        }
         if (len == 0) return row_bad(r, "empty cell", "column '%s': empty cell", name, "") ? -1 : 1;
         if (cols[j].categorical) {
             if (strlen(cell) != len || strpbrk(cell, ",="))

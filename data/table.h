@@ -6,7 +6,8 @@
  *    "hardware": [], "categorical": ["dtype"], "measure": "time_us", "better": "lower",
  *    "tiles": {"tile_m": "M", "tile_n": "N", "tile_k": "K"},
  *    optional: "reduction": "K", "split": "split_k", "cus": "sms" (a hardware column or a number),
- *              "vendor": "heuristic_rank", "duplicates": "median" | "min" | "mean" | "error"}
+ *              "vendor": "heuristic_rank", "vendor_feature": true (the rank as a kernel column, below),
+ *              "duplicates": "median" | "min" | "mean" | "error"}
  * It becomes a data_select whose problems are the distinct problem+hardware values (key "M=128,N=4096,..."),
  * whose kernels are the distinct configurations (name "tile_m=128,tile_n=64,...", in schema order), and whose
  * runtime matrix holds a cost: the measure itself when lower is better, 1 / measure when higher is better
@@ -32,6 +33,11 @@
 #include "data/data.h"
 
 #define DATA_TABLE_MAX_COLUMNS 64
+/* With "vendor_feature": true the vendor's rank of each measured pair becomes a numeric kernel column of this
+ * name, the last one (DATA_TABLE_VENDOR_UNLISTED where the vendor did not list the configuration; ranks must be
+ * below it), so every family scores a candidate knowing where the vendor's heuristic put it. */
+#define DATA_TABLE_VENDOR_FEATURE "vendor_rank"
+#define DATA_TABLE_VENDOR_UNLISTED 1024
 
 typedef enum data_table_dup {
     DATA_TABLE_DUP_MEDIAN = 0, /* default: the median of a (problem, configuration) pair's measurements */
@@ -65,6 +71,7 @@ typedef struct data_table_spec {
     char *measure;     /* the measured column */
     int higher_better;
     char *vendor;      /* column with the vendor heuristic's rank of the configuration (0 = its pick), or NULL */
+    int vendor_feature; /* the vendor's rank is also the last kernel column, DATA_TABLE_VENDOR_FEATURE */
     data_table_dup duplicates;
 } data_table_spec;
 

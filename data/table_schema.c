@@ -9,7 +9,8 @@
 #include "data/table_features.h"
 
 static const char *const schema_keys[] = {"problem", "kernel", "hardware", "categorical", "measure", "better", "tiles",
-                                          "reduction", "split", "cus", "vendor", "duplicates", "vocab", NULL};
+                                          "reduction", "split", "cus", "vendor", "vendor_feature", "duplicates", "vocab",
+                                          NULL};
 static const char *const dup_names[] = {"median", "min", "mean", "error"};
 
 void data_table_spec_free(data_table_spec *s)
@@ -87,13 +88,20 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         for (int k = 0; schema_keys[k] && !known; k++) known = strcmp(e->string, schema_keys[k]) == 0;
         if (!known)
             return hr_error(HR_EFORMAT, "%s: schema: unknown key \"%s\" (known: problem, kernel, hardware, categorical, "
-                            "measure, better, tiles, reduction, split, cus, vendor, duplicates, vocab)", name, e->string);
+                            "measure, better, tiles, reduction, split, cus, vendor, vendor_feature, duplicates, vocab)", name,
+                            e->string);
     }
     if ((rc = names_array(j, name, "problem", 1, &np)) || (rc = names_array(j, name, "hardware", 0, &nh)) ||
         (rc = names_array(j, name, "kernel", 1, &nk)) || (rc = names_array(j, name, "categorical", 0, &nc)))
         return rc;
     if (np == 0) return hr_error(HR_EFORMAT, "%s: schema: \"problem\" names no column", name);
     if (nk == 0) return hr_error(HR_EFORMAT, "%s: schema: \"kernel\" names no column", name);
+    const cJSON *vf = cJSON_GetObjectItemCaseSensitive(j, "vendor_feature");
+    if (vf && !cJSON_IsBool(vf)) return hr_error(HR_EFORMAT, "%s: schema: \"vendor_feature\" must be true or false", name);
+    int vendor_feature = cJSON_IsTrue(vf);
+    if (vendor_feature && !cJSON_GetObjectItemCaseSensitive(j, "vendor"))
+        return hr_error(HR_EFORMAT, "%s: schema: \"vendor_feature\" needs \"vendor\", the column of the vendor's ranks", name);
+    nk += vendor_feature; /* the derived kernel column DATA_TABLE_VENDOR_FEATURE, last */
     if (np + nh > DATA_TABLE_MAX_COLUMNS)
         return hr_error(HR_EFORMAT, "%s: schema: %d problem and hardware columns, at most %d", name, np + nh, DATA_TABLE_MAX_COLUMNS);
     s->n_problem = np, s->n_hardware = nh, s->n_kernel = nk;
@@ -107,6 +115,8 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         (rc = columns_read(cJSON_GetObjectItemCaseSensitive(j, "hardware"), name, "hardware", s->problem, np)) ||
         (rc = columns_read(cJSON_GetObjectItemCaseSensitive(j, "kernel"), name, "kernel", s->kernel, 0)))
         return rc;
+    s->vendor_feature = vendor_feature;
+    if (vendor_feature && !(s->kernel[nk - 1].name = hr_strdup(DATA_TABLE_VENDOR_FEATURE))) return HR_ENOMEM;
     const char *measure = string_item(j, "measure"), *vendor = string_item(j, "vendor");
     if (!measure || !*measure) return hr_error(HR_EFORMAT, "%s: schema: \"measure\" (the measured column's name) is required", name);
     if (cJSON_GetObjectItemCaseSensitive(j, "vendor") && (!vendor || !*vendor))
@@ -236,7 +246,7 @@ char *data_table_spec_to_json(const data_table_spec *s)
     if (!j) return NULL;
     cJSON_AddItemToObject(j, "problem", names_json(s->problem, s->n_problem));
     cJSON_AddItemToObject(j, "hardware", names_json(s->problem + s->n_problem, s->n_hardware));
-    cJSON_AddItemToObject(j, "kernel", names_json(s->kernel, s->n_kernel));
+    cJSON_AddItemToObject(j, "kernel", names_json(s->kernel, s->n_kernel - s->vendor_feature));
     cJSON *cat = cJSON_AddArrayToObject(j, "categorical"), *vocab = cJSON_CreateObject();
     for (int side = 0; side < 2; side++) {
         const data_table_column *c = side ? s->kernel : s->problem;
@@ -258,6 +268,7 @@ char *data_table_spec_to_json(const data_table_spec *s)
     if (s->cus_column >= 0) cJSON_AddStringToObject(j, "cus", s->problem[s->cus_column].name);
     else if (s->cus > 0) cJSON_AddNumberToObject(j, "cus", s->cus);
     if (s->vendor) cJSON_AddStringToObject(j, "vendor", s->vendor);
+    if (s->vendor_feature) cJSON_AddBoolToObject(j, "vendor_feature", 1);
     cJSON_AddStringToObject(j, "duplicates", dup_names[s->duplicates]);
     cJSON_AddItemToObject(j, "vocab", vocab);
     char *text = cJSON_PrintUnformatted(j);

@@ -354,6 +354,11 @@ static const char *fake_kernel_column(int j)
     static const char *const c[] = {"split_k", "algo_id", "tile_n", "inner_shape"};
     return c[j];
 }
+static const char *fake_ranked_column(int j)
+{
+    static const char *const c[] = {"split_k", "vendor_rank"};
+    return c[j];
+}
 static double fake_category(const char *column, const char *value)
 {
     if (!strcmp(column, "dtype")) return !strcmp(value, "bf16") ? 0 : !strcmp(value, "fp32") ? 2 : -1;
@@ -370,19 +375,27 @@ Test(collect_gemm_read, model_values_in_the_model_column_order)
     rows_make(r);
     collect_gemm_config cfg[2] = {r[0].cfg, r[1].cfg};
     double pv[6], kv[8];
-    cr_assert_eq(collect_gemm_model_values(&api, &shape_a, cfg, 2, pv, kv), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_model_values(&api, &shape_a, cfg, NULL, 2, pv, kv), 0, "%s", collect_last_error());
     double epv[6] = {1, 64, 0, 256, 128, 0};
     for (int j = 0; j < 6; j++) cr_assert_eq(pv[j], epv[j], "pv[%d] = %g", j, pv[j]);
     /* r[0]: algo 66, tile 128x256, split 1, inner 0; r[1]: algo 6, tile 128x128, split 2, inner 4 */
     double ekv[8] = {1, 5, 256, 10, 2, 1, 128, 14};
     for (int j = 0; j < 8; j++) cr_assert_eq(kv[j], ekv[j], "kv[%d] = %g", j, kv[j]);
-    cr_assert_eq(collect_gemm_model_values(&api, &shape_b, cfg, 0, pv, kv), 0);
+    cr_assert_eq(collect_gemm_model_values(&api, &shape_b, cfg, NULL, 0, pv, kv), 0);
     cr_assert_eq(pv[2], 2, "fp32");
     cr_assert_eq(pv[0], 0, "trans_b N");
     /* a runtime whose first kernel column is "trans_b": not a kernel column of the gemm table */
     collect_gemm_model_api wrong = {6, 1, fake_problem_column, fake_problem_column, fake_category};
-    cr_assert_eq(collect_gemm_model_values(&wrong, &shape_a, cfg, 1, pv, kv), COLLECT_EINVAL);
+    cr_assert_eq(collect_gemm_model_values(&wrong, &shape_a, cfg, NULL, 1, pv, kv), COLLECT_EINVAL);
     cr_assert(strstr(collect_last_error(), "'trans_b'"), "%s", collect_last_error());
+    /* a model that reads cuBLASLt's rank of each candidate */
+    collect_gemm_model_api ranked = {6, 2, fake_problem_column, fake_ranked_column, fake_category};
+    cr_assert_eq(collect_gemm_model_values(&ranked, &shape_a, cfg, NULL, 2, pv, kv), COLLECT_EINVAL, "ranks needed");
+    cr_assert(strstr(collect_last_error(), "vendor_rank"), "%s", collect_last_error());
+    int rank[2] = {3, -1};
+    cr_assert_eq(collect_gemm_model_values(&ranked, &shape_a, cfg, rank, 2, pv, kv), 0, "%s", collect_last_error());
+    cr_assert(kv[0] == 1 && kv[1] == 3 && kv[2] == 2 && kv[3] == COLLECT_GEMM_UNLISTED, "%g %g %g %g", kv[0], kv[1],
+              kv[2], kv[3]);
 }
 
 static cJSON *json_read(const char *path)
