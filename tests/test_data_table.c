@@ -219,6 +219,48 @@ Test(data_table, vendor_column)
     parse_fails("M,t,us,h\n1,16,4,x\n", schema, "t.csv:2:", "column 'h'");
 }
 
+Test(data_table, vendor_rank_as_a_kernel_column)
+{
+    const char *schema = "{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"vendor\":\"h\","
+                         "\"vendor_feature\":true}";
+    data_select *ds = parse_ok("M,t,us,h\n1,16,4,1\n1,32,8,0\n2,16,4,\n2,32,5,-1\n", schema, &strict_opts);
+    const data_table_spec *s = &ds->table->spec;
+    cr_assert_eq(s->n_kernel, 2);
+    cr_assert_str_eq(s->kernel[1].name, DATA_TABLE_VENDOR_FEATURE);
+    cr_assert_not(s->kernel[1].categorical);
+    /* (t, rank): (16, 1), (32, 0), and both unlisted in problem 2: four configurations */
+    cr_assert_eq(ds->n_kernels, 4);
+    int seen_unlisted = 0, seen_rank1 = 0;
+    for (int k = 0; k < ds->n_kernels; k++) {
+        double t = ds->table->kv[2 * k], r = ds->table->kv[2 * k + 1];
+        seen_unlisted += r == DATA_TABLE_VENDOR_UNLISTED;
+        seen_rank1 += t == 16 && r == 1;
+    }
+    cr_assert_eq(seen_unlisted, 2);
+    cr_assert_eq(seen_rank1, 1);
+    cr_assert_not_null(ds->vendor_rank, "the vendor baseline still reads the column");
+    /* the JSON names the table's own kernel columns and the option, and reads back to the same spec */
+    char *json = data_table_spec_to_json(s);
+    cr_assert(strstr(json, "\"kernel\":[\"t\"]"), "%s", json);
+    cr_assert(strstr(json, "\"vendor_feature\":true"), "%s", json);
+    data_table_spec back;
+    cr_assert_eq(data_table_spec_from_json(json, "x", &back), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(back.n_kernel, 2);
+    cr_assert_str_eq(back.kernel[1].name, DATA_TABLE_VENDOR_FEATURE);
+    char *again = data_table_spec_to_json(&back);
+    cr_assert_str_eq(json, again);
+    free(json);
+    free(again);
+    data_table_spec_free(&back);
+    data_select_free(ds);
+    parse_fails("M,t,us,h\n1,16,4,1024\n", schema, "t.csv:2:", "column 'h'");
+    parse_fails("M,t,us,h\n1,16,4,x\n", schema, "t.csv:2:", "column 'h'");
+    schema_fails("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"vendor_feature\":true}",
+                 "\"vendor_feature\" needs \"vendor\"");
+    schema_fails("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"vendor\":\"h\",\"vendor_feature\":1}",
+                 "true or false");
+}
+
 /* Two problems (M,N,K) = (100,64,32) and (8,64,32) with configurations (tm,tn,tk,split) = (64,32,32,1) and
  * (32,32,32,2), CUs 4: the features computed by hand. */
 Test(data_table, features_by_hand)
