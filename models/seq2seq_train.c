@@ -45,7 +45,7 @@ static const hr_config_option s2s_options[] = {
     {.name = "space", .type = HR_CONFIG_ENUM, .offset = A(space), .def_name = "measured", .names = s2s_space_names,
      .doc = "on a table, what constrained decoding keeps to: caps (the capability rules) or measured (the problem's "
             "measured configurations, the rules where none are given)"},
-    {.name = "bins", .type = HR_CONFIG_INT, .offset = A(bins), .def = 4, .min = 1, .max = 1024,
+    {.name = "bins", .type = HR_CONFIG_INT, .offset = A(bins), .def = 2, .min = 1, .max = 1024,
      .doc = "on a table, encoder bins an octave of a numeric problem column"},
 };
 #undef A
