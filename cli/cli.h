@@ -36,7 +36,8 @@ typedef struct cli_spec {
 #define CLI_OPT_DATA                                                                                             \
     {"data", "FILE", "find-db (.fdb.txt[.bz2]), perf-db (.db[.bz2]), benchmark table (.csv/.tsv[.gz|.bz2]) or dataset cache (.h5)"}, \
     {"schema", "JSON", "a benchmark table's schema, inline JSON or a file (default: FILE.schema.json beside the table)"}
-#define CLI_OPT_TASK {"task", "select|tune", "the task; checked against the data (default: the data's own)"}
+#define CLI_OPT_TASK {"task", "select|tune", "the task; checked against the data (default: the data's own; a table tunes when asked)"}
+#define CLI_OPT_CAPS {"caps", "FILE", "--task tune on a table: its capability file (default: FILE.caps.json beside the table)"}
 #define CLI_OPT_SOLVER {"solver", "S", "solver whose tuned parameters a perf-db provides (tune)"}
 #define CLI_OPT_CONFIG {"config", "JSON", "family options, inline JSON or a file holding it (default {}; listed below)"}
 #define CLI_OPT_SEED {"seed", "N", "seed of the split, the validation rows and training (default 0)"}
@@ -83,6 +84,7 @@ int cli_check_output(const char *cmd, const char *opt, const char *path);
 typedef struct cli_train_opts {
     const char *data, *task, *solver;
     const char *schema;      /* --schema: a benchmark table's schema, or NULL */
+    const char *caps;        /* --caps: a table's capability file for --task tune, or NULL */
     const model_family *fam; /* --model, when asked for */
     cJSON *config;           /* owned */
     uint64_t seed;

@@ -9,6 +9,7 @@
 static const cli_opt compare_opts[] = {
     CLI_OPT_DATA,
     CLI_OPT_TASK,
+    CLI_OPT_CAPS,
     CLI_OPT_SOLVER,
     {"models", "M1,M2,...", "model families to compare, at most 8 (required)"},
     {"config", "JSON", "options keyed by family, {\"gbdt\": {...}, \"reformer\": {...}} (default {})"},
@@ -28,7 +29,8 @@ static const cli_spec compare_spec = {
     "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.\n"
     "Selection comparisons add two baseline rows: frequent (the most frequent fastest kernel of the\n"
     "problem's direction, data type and layout) and vendor (the vendor heuristic's pick, where a\n"
-    "FILE.heuristic.txt[.bz2] beside the find-db records it, as heurist-collect writes).",
+    "FILE.heuristic.txt[.bz2] beside the find-db records it, as heurist-collect writes). Tune comparisons on\n"
+    "a benchmark table with a vendor column add the vendor row: the configuration the vendor ranks first.",
     compare_opts,
     NULL,
 };
@@ -133,7 +135,10 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
     /* the baselines are rows of every selection comparison: the most frequent fastest kernel, and the vendor's
      * own heuristic where one is recorded beside the data */
     const model_family *baselines[2] = {&model_family_frequent, d.sel && d.sel->vendor_rank ? &model_family_vendor : NULL};
-    for (int b = 0; d.sel && b < 2; b++) {
+    /* a table's tune comparison has the vendor's pick as its baseline row */
+    const data_select *tsel = d.tune ? d.tune->sel : NULL;
+    if (tsel) baselines[0] = NULL, baselines[1] = tsel->vendor_rank ? &model_family_vendor : NULL;
+    for (int b = 0; (d.sel || tsel) && b < 2; b++) {
         int listed = !baselines[b];
         for (int m = 0; m < s.n_models; m++) listed |= s.fams[m] == baselines[b];
         if (!listed && s.n_models < PIPE_COMPARE_MAX) s.fams[s.n_models++] = baselines[b];

@@ -23,7 +23,9 @@ static const cli_spec predict_spec = {
     "(written by an older heurist) ranks every kernel. Probabilities are the softmax of the model's scores\n"
     "over the ranked kernels.\n"
     "A model of a benchmark table takes the problem as column=value pairs, every problem and hardware column\n"
-    "of its schema once, and ranks every configuration it knows, with its score.",
+    "of its schema once, and ranks every configuration it knows, with its score; a tune model of a table prints\n"
+    "the configuration it predicts, decoded within the capability rules its file keeps (a seq2seq model of the\n"
+    "measured space has no measured configurations here: it decodes within the rules).",
 };
 
 /* A benchmark-table model: the problem as "col=value,..." and every configuration ranked. */
@@ -54,6 +56,41 @@ static int predict_table(const model *m, model_ws *ws, const char *key, long lon
     free(s);
     free(r);
     return n < 0 ? cli_fail("predict") : 0;
+}
+
+/* A benchmark-table tune model: the problem as "col=value,..." and the configuration it predicts, field by field. */
+static int predict_table_tune(const model *m, model_ws *ws, const char *key)
+{
+    double pv[DATA_TABLE_MAX_COLUMNS], kv[DATA_TABLE_MAX_COLUMNS];
+    int32_t v[DATA_TABLE_MAX_COLUMNS];
+    if (data_table_problem_parse(m->table, key, pv)) {
+        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
+        return 2;
+    }
+    float *x = hr_malloc((size_t)m->n_features * sizeof *x);
+    if (!x) return cli_fail("predict");
+    data_table_problem_features(m->table, pv, x);
+    data_tune_problem q = {NULL, pv, NULL, 0, m->length};
+    int rc = model_predict_tune_q(m, ws, &q, x, v);
+    free(x);
+    if (rc) return cli_fail("predict");
+    char canon[1024], name[2048];
+    for (int j = 0; j < m->length; j++) kv[j] = v[j];
+    data_table_problem_format(m->table, pv, canon, sizeof canon);
+    /* a value outside a categorical field's vocabulary (the vendor baseline's "no pick") has no name */
+    int named = 1;
+    for (int j = 0; j < m->length; j++)
+        if (m->table->kernel[j].categorical && (v[j] < 0 || v[j] >= m->table->kernel[j].n_vocab)) named = 0;
+    if (!named || data_table_config_format(m->table, kv, name, sizeof name) < 0) snprintf(name, sizeof name, "(none)");
+    printf("%s: %s\n", canon, name);
+    for (int j = 0; j < m->length && named; j++) {
+        const data_table_column *c = &m->table->kernel[j];
+        if (c->categorical) printf("  %-18s %s\n", c->name, c->vocab[v[j]]);
+        else printf("  %-18s %d\n", c->name, v[j]);
+    }
+    if (m->constraint)
+        printf("  valid under the capability rules: %s\n", data_constraint_check(m->constraint, &q, v, m->length) ? "yes" : "no");
+    return 0;
 }
 
 static int predict_select(const model *m, model_ws *ws, const data_problem *p, long long top)
@@ -128,7 +165,8 @@ int cli_cmd_predict(int argc, char **argv)
         model_free(m);
         return cli_fail("predict");
     }
-    int rc = m->table ? predict_table(m, ws, key, top)
+    int rc = m->table && m->task == MODEL_TASK_TUNE ? predict_table_tune(m, ws, key)
+             : m->table ? predict_table(m, ws, key, top)
              : m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
     model_ws_free(ws);
     model_free(m);

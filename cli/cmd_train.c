@@ -7,6 +7,7 @@
 static const cli_opt train_opts[] = {
     CLI_OPT_DATA,
     CLI_OPT_TASK,
+    CLI_OPT_CAPS,
     CLI_OPT_SOLVER,
     {"model", "M", "model family: gbdt, reformer, transformer or seq2seq (required)"},
     CLI_OPT_CONFIG,

@@ -1,14 +1,16 @@
 /* Validity rules of tuning-parameter sequences, per solver, checked prefix by prefix.
- * A new solver adds a rule function and a row in `registry`; decoders only see data_constraint. */
+ * A new solver adds a rule function and a row in `registry`; decoders only see data_constraint.
+ * A benchmark table's rules come from its capability file (data/table_caps.c) through the same struct. */
 #include <string.h>
 
 #include "data/data.h"
+#include "data/table.h"
 
 static const char *const asm1x1u_names[8] = {"read_size", "k_mult", "chunks_per_wave", "chunk_size",
                                              "n_mult", "c_mult", "waves_c_in_group", "waves_k_in_group"};
 
 static const data_constraint registry[] = {
-    {"ConvAsm1x1U", 8, asm1x1u_names, data_portable_asm1x1u_valid},
+    {"ConvAsm1x1U", 8, asm1x1u_names, data_portable_asm1x1u_valid, NULL, NULL},
 };
 
 const data_constraint *data_constraint_find(const char *solver)
@@ -16,4 +18,36 @@ const data_constraint *data_constraint_find(const char *solver)
     for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++)
         if (strcmp(registry[i].solver, solver) == 0) return &registry[i];
     return NULL;
+}
+
+int data_constraint_check(const data_constraint *c, const data_tune_problem *q, const int32_t *values, int len)
+{
+    if (q->cand) {
+        size_t L = (size_t)q->length;
+        for (int i = 0; i < q->n_cand; i++)
+            if (!memcmp(q->cand + (size_t)i * L, values, (size_t)len * sizeof *values)) return 1;
+        return 0;
+    }
+    if (!c) return 1;
+    if (c->valid_prefix) return q->conv ? c->valid_prefix(q->conv, values, len) : 1;
+    return c->valid_prefix_pv && q->pv ? c->valid_prefix_pv(c->rules, q->pv, values, len) : 1;
+}
+
+data_tune_problem data_tune_problem_of(const data_tune *dt, int i, int measured)
+{
+    data_tune_problem q = {&dt->problems[i], NULL, NULL, 0, dt->length};
+    if (!dt->sel) return q;
+    const data_table *t = dt->sel->table;
+    q.conv = NULL;
+    q.pv = t->pv + (size_t)i * (size_t)(t->spec.n_problem + t->spec.n_hardware);
+    if (measured) {
+        q.cand = dt->cand + (size_t)dt->cand_off[i] * (size_t)dt->length;
+        q.n_cand = dt->cand_off[i + 1] - dt->cand_off[i];
+    }
+    return q;
+}
+
+const data_constraint *data_tune_constraint(const data_tune *dt)
+{
+    return dt->sel ? dt->constraint : data_constraint_find(dt->solver);
 }

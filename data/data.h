@@ -5,14 +5,17 @@
  * - A find-db (`.fdb.txt[.bz2]`) becomes a data_select: problems x kernels runtimes (ms, +inf where a
  *   kernel was not measured). Lines that do not parse are skipped and counted by reason.
  * - A perf-db (SQLite, `.db[.bz2]`) and a solver name become a data_tune: per problem the tuned
- *   parameter sequence, with a per-position value vocabulary.
+ *   parameter sequence, with a per-position value vocabulary. A benchmark table becomes one too
+ *   (data_table_tune, data/table.h): per problem the kernel fields of its fastest measured configuration,
+ *   with the table's runtimes kept to score any predicted configuration.
  * - Features: raw key fields, derived sizes (FLOPs, bytes, intensity, log2 sizes) and one-hot
  *   categoricals, each named; normalisation is fitted on training rows only.
  * - Labels for selection: hard argmin_k t_k; soft runtime-ratio p_k = (1/t_k) / sum_j (1/t_j);
  *   one-hot; softmax over -t/tau.
  * - Splits: seeded random hold-out; GroupKFold grouped by geometry (every numeric key field).
  * - Dataset cache: a self-describing, versioned HDF5 file so a database is parsed once.
- * - Constraints: valid_prefix(problem, values, length) per solver, for constrained decoding.
+ * - Constraints: valid_prefix(problem, values, length) per solver, or a table's capability rules
+ *   (data/table.h), asked through data_constraint_check for constrained decoding.
  */
 #ifndef HEURIST_DATA_H
 #define HEURIST_DATA_H
@@ -113,8 +116,9 @@ void data_features_compute_all(const data_problem *p, int n, float *X);
 /* z-score statistics fitted on rows (mean, std with std floor 1e-6 -> 1). */
 void data_zscore_fit(const float *X, int n_cols, const int *rows, int n_rows, float *mean, float *std);
 
-/* ---- tuning parameters (perf-db) ---- */
+/* ---- tuning parameters (perf-db, or a benchmark table) ---- */
 typedef struct data_constraint data_constraint;
+struct data_table_rules;
 
 typedef struct data_tune {
     int n;                  /* problems */
@@ -128,6 +132,14 @@ typedef struct data_tune {
     int *tokens;            /* (n, length) index of values[i, j] in vocab[j] */
     data_skips skips;
     char *source;
+    /* a benchmark table's tuning data (data_table_tune); all NULL for a perf-db, whose problems are convolutions */
+    data_select *sel;       /* the table as a selection dataset: runtimes, schema, problem values (owned) */
+    int *best;              /* (n) the configuration (column of sel) each problem's sequence is */
+    int *cand_off;          /* (n + 1) problem i's measured configurations are rows cand_off[i] .. cand_off[i+1] of cand */
+    int32_t *cand;          /* (cand_off[n], length) their sequences, in configuration order */
+    int *cand_kernel;       /* (cand_off[n]) the configuration (column of sel) of each */
+    struct data_table_rules *rules; /* the capability rules, or NULL without a capability file (owned) */
+    data_constraint *constraint;    /* the constraint over rules, or NULL (owned) */
 } data_tune;
 
 /* Loads every row of `solver` from a perf-db (SQLite file, plain or bzip2). */
@@ -146,9 +158,31 @@ struct data_constraint {
     /* Returns 1 when values[0..len) can still be part of a valid sequence for problem p, else 0.
      * len == length checks the whole sequence. */
     int (*valid_prefix)(const data_problem *p, const int32_t *values, int len);
+    /* Rules with state, about a table problem's values pv (used where valid_prefix is NULL): the same answer
+     * from `rules` (a data_table_rules). */
+    int (*valid_prefix_pv)(const void *rules, const double *pv, const int32_t *values, int len);
+    const void *rules;
 };
 /* The rules of a solver, or NULL when none are known. */
 const data_constraint *data_constraint_find(const char *solver);
+
+/* One problem as a constraint sees it: a perf-db row's convolution, or a table problem's values; with the
+ * sequences it may take when they are known (the configurations measured for it: the "measured" space). */
+typedef struct data_tune_problem {
+    const data_problem *conv; /* a perf-db problem, or NULL */
+    const double *pv;         /* a table problem's values (n_problem + n_hardware), or NULL */
+    const int32_t *cand;      /* (n_cand, length) the sequences it may take, or NULL: any the rules allow */
+    int n_cand;
+    int length;               /* values per candidate sequence */
+} data_tune_problem;
+
+/* 1 when values[0..len) can still be part of a valid sequence for q: with q->cand, a prefix of one of them;
+ * otherwise c's rules (c NULL: any). */
+int data_constraint_check(const data_constraint *c, const data_tune_problem *q, const int32_t *values, int len);
+/* Problem i of a tune dataset as data_constraint_check takes it; measured: with its measured sequences. */
+data_tune_problem data_tune_problem_of(const data_tune *dt, int i, int measured);
+/* The constraint a tune dataset's sequences are checked with: its table's rules, or its solver's; NULL: none. */
+const data_constraint *data_tune_constraint(const data_tune *dt);
 
 /* ---- splits ---- */
 typedef struct data_split {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "data/table.h"
 
 #define TUNE_MAX_LENGTH 64
 
@@ -319,5 +320,12 @@ void data_tune_free(data_tune *dt)
     free(dt->problems);
     free(dt->solver);
     free(dt->source);
+    data_select_free(dt->sel);
+    free(dt->best);
+    free(dt->cand_off);
+    free(dt->cand);
+    free(dt->cand_kernel);
+    free(dt->constraint);
+    data_table_rules_free(dt->rules);
     free(dt);
 }

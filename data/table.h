@@ -132,4 +132,43 @@ int data_table_config_format(const data_table_spec *s, const double *kv, char *b
 /* GroupKFold groups of a table: problems that share every problem column (hardware aside) share a group. */
 int data_table_groups(const data_table *t, int *group, int *n_groups);
 
+/* ---- tuning on a table (data/table_tune.c, data/table_caps.c) ----
+ * `--task tune` on a table: per problem the target sequence is the kernel fields of its fastest measured
+ * configuration (ties: the lowest configuration index), in schema order, as int32 (a numeric field's value, which
+ * must be an integer; a categorical field's vocabulary index). The problem's measured configurations stay
+ * reachable (data_tune.cand) to score a prediction by its runtime and to decode within them.
+ * Validity rules come from a capability file in the format heurist-collect writes ("format": "heurist-collect gemm
+ * capabilities", FILE.caps.json beside the table or given): per (dtype, algo_id)
+ *   tile (tile_m, tile_n) and stage (stage_k, stages) pairs from its lists (an empty list: the pairs the table
+ *   measured for that algo); split_k 1, or > 1 with splitk_support and K / split_k >= the algo's minimum (32, the
+ *   collector's draws, or lower where the table holds cuBLASLt's own lower picks), or a code <= 0 (cuBLASLt's
+ *   automatic split) with a reduction scheme the table pairs with it; reduction_scheme 0 iff split_k 1, else a bit
+ *   of reduction_scheme_mask; swizzle 0 or with cta_swizzling_support; 0 <= custom_option <= custom_option_max;
+ *   (cluster_m, cluster_n) from cluster_shapes_tried or the shapes the table measured for that algo; inner_shape
+ *   among the values the table measured for that algo.
+ * A rule is checked as soon as the prefix holds one of its fields (a pair by the half it holds), so a beam search
+ * prunes early. The rules name the kernel columns above and the problem columns dtype and K (the reduction). */
+typedef struct data_table_rules data_table_rules;
+
+/* Compiles a capability file's JSON against a schema: with ds (the table, its spec `spec`), the values the table
+ * measured fill the lists the file leaves empty; without, the file is taken as written (a model's own rules, from
+ * data_table_rules_to_json). Errors name `name` and the offending field ("types[0].algos[2].tiles[1]"). */
+int data_table_rules_parse(const char *json, const char *name, const data_table_spec *spec, const data_select *ds,
+                           data_table_rules **out);
+/* The compiled rules as capability JSON (every list filled), which data_table_rules_parse reads back. */
+char *data_table_rules_to_json(const data_table_rules *r);
+void data_table_rules_free(data_table_rules *r);
+/* The rules' valid_prefix_pv (data_constraint): 1 when values[0..len) of a problem with values pv can still be
+ * a valid configuration. */
+int data_table_rules_valid(const void *rules, const double *pv, const int32_t *values, int len);
+/* A constraint over rules (owned by the caller, freed with free; rules must outlive it), param names from spec. */
+data_constraint *data_table_rules_constraint(const data_table_rules *r, const data_table_spec *spec);
+
+/* Turns a loaded table (ds, taken over: freed on error too) into a tune dataset. caps: a capability file; NULL:
+ * FILE.caps.json beside the table at `path` when it exists (else no rules, logged). */
+int data_table_tune(const char *path, data_select *ds, const char *caps, const hr_log *log, data_tune **out);
+/* The sequence of configuration values kv (n_kernel) into v (n_kernel); an error names a numeric field that is
+ * no int32 integer. */
+int data_table_config_sequence(const data_table_spec *s, const double *kv, int32_t *v);
+
 #endif

@@ -12,6 +12,9 @@
  * Tuning (per problem, predicted and true sequences of length L):
  *   param_accuracy = mean over positions of exact matches; exact = whole sequence right;
  *   valid = the sequence satisfies the solver's rules (given by the caller).
+ *   Where runtimes exist (a benchmark table): efficiency = t_best / t_pred when the predicted configuration was
+ *   measured for the problem and is valid, else 0; measured = share of predictions that were measured;
+ *   aggregates efficiency_mean and efficiency_p10.
  * Knows nothing of data formats or models: arrays in, numbers out.
  */
 #ifndef HEURIST_EVAL_H
@@ -54,11 +57,17 @@ double eval_r2(const double *pred, const double *truth, long n);
 typedef struct eval_tune_metrics {
     int n;
     double param_accuracy, exact, valid;
+    double efficiency_mean, efficiency_p10, measured; /* eval_tune_efficiency; 0 until it runs */
 } eval_tune_metrics;
 
 /* pred and truth are (n, L) values; valid (n) is 1 where pred satisfies the rules (NULL: all valid). */
 void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned char *valid, int n, int L,
                        eval_tune_metrics *out);
+/* The runtime figures of n predictions: t_best (n) each problem's fastest measured time, t_pred (n) the predicted
+ * configuration's (inf: not measured), valid (n) as above (NULL: all valid); efficiency (n) receives each problem's
+ * when not NULL. Sets out's efficiency_mean, efficiency_p10 and measured. */
+void eval_tune_efficiency(const double *t_best, const double *t_pred, const unsigned char *valid, int n,
+                          eval_tune_metrics *out, double *efficiency);
 
 /* q-quantile (0..1) of v (n), linear interpolation; sorts a copy. */
 double eval_quantile(const double *v, int n, double q);

@@ -172,3 +172,24 @@ void eval_tune_compute(const int32_t *pred, const int32_t *truth, const unsigned
     out->exact = (double)exact / n;
     out->valid = (double)ok / n;
 }
+
+void eval_tune_efficiency(const double *t_best, const double *t_pred, const unsigned char *valid, int n,
+                          eval_tune_metrics *out, double *efficiency)
+{
+    out->efficiency_mean = out->efficiency_p10 = out->measured = 0.0;
+    if (n <= 0) return;
+    double *e = efficiency ? efficiency : hr_malloc((size_t)n * sizeof *e);
+    if (!e) return;
+    double sum = 0.0;
+    long measured = 0;
+    for (int i = 0; i < n; i++) {
+        int m = isfinite(t_pred[i]) && t_pred[i] > 0;
+        measured += m;
+        e[i] = m && (!valid || valid[i]) ? t_best[i] / t_pred[i] : 0.0;
+        sum += e[i];
+    }
+    out->efficiency_mean = sum / n;
+    out->efficiency_p10 = eval_quantile(e, n, 0.10);
+    out->measured = (double)measured / n;
+    if (e != efficiency) free(e);
+}

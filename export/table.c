@@ -12,6 +12,10 @@
 int export_table_check(const model *m, const char *name)
 {
     const gbdt_model *g = (const gbdt_model *)m;
+    if (m->task == MODEL_TASK_TUNE)
+        return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: the exported "
+                        "runtimes encode a convolution and check a solver's portable rules, not a table's problem "
+                        "columns and capability rules", name, m->family->name);
     if (m->family != &model_family_gbdt || g->mode != GBDT_MODE_RANK)
         return hr_error(HR_EINVAL, "%s: a %s model of a benchmark table cannot be exported to C: only gbdt with "
                         "objective rank scores configurations from their fields", name, m->family->name);

@@ -16,7 +16,8 @@
 #include "models/model.h"
 #include "train/train.h"
 
-const char *const fuzz_target_names[FUZZ_COUNT] = {"fdb", "key", "perfdb", "model", "cache", "config", "table", "schema"};
+const char *const fuzz_target_names[FUZZ_COUNT] = {"fdb", "key", "perfdb", "model", "cache", "config", "table", "schema",
+                                                      "caps"};
 
 int fuzz_target_find(const char *name)
 {
@@ -224,6 +225,45 @@ static int load_schema(const uint8_t *data, size_t size)
     return rc;
 }
 
+#define FUZZ_CAPS_SCHEMA                                                                                     \
+    "{\"problem\":[\"M\",\"N\",\"K\",\"dtype\"],\"kernel\":[\"algo_id\",\"tile_m\",\"tile_n\",\"stage_k\",\"stages\"," \
+    "\"split_k\",\"reduction_scheme\",\"swizzle\",\"custom_option\",\"cluster_m\",\"cluster_n\",\"inner_shape\"]," \
+    "\"categorical\":[\"dtype\",\"algo_id\",\"reduction_scheme\",\"inner_shape\"],\"measure\":\"time_us\"," \
+    "\"reduction\":\"K\",\"split\":\"split_k\",\"vocab\":{\"dtype\":[\"bf16\",\"fp32\"],\"algo_id\":[\"5\",\"21\",\"x\"]," \
+    "\"reduction_scheme\":[\"0\",\"2\"],\"inner_shape\":[\"0\",\"1\"]}}"
+
+/* A capability file compiled against a fixed schema, written back and read again, and its rules asked about every
+ * prefix of a few configurations (categories in and out of range included): none may fault. */
+static int load_caps(const uint8_t *data, size_t size)
+{
+    char *json = malloc(size + 1);
+    if (!json) return HR_ENOMEM;
+    memcpy(json, data, size);
+    json[size] = '\0';
+    data_table_spec spec;
+    int rc = data_table_spec_from_json(FUZZ_CAPS_SCHEMA, "fuzz.schema.json", &spec);
+    data_table_rules *r = NULL, *back = NULL;
+    if (!rc) rc = data_table_rules_parse(json, "fuzz.caps.json", &spec, NULL, &r);
+    free(json);
+    char *text = rc ? NULL : data_table_rules_to_json(r);
+    if (!rc && !text) rc = HR_ENOMEM;
+    if (!rc) rc = data_table_rules_parse(text, "fuzz.caps.json (written back)", &spec, NULL, &back);
+    static const int32_t seqs[3][12] = {{0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+                                        {1, 64, 128, 32, 3, 2, 1, 1, 1, 1, 1, 1},
+                                        {2, -1, 7, 64, 0, -1, 5, 9, 2, 4, 2, -3}};
+    const double pv[2][4] = {{128, 64, 256, 0}, {1, 1, 8, 1}};
+    for (int i = 0; !rc && i < 3; i++)
+        for (int p = 0; p < 2; p++)
+            for (int len = 0; len <= 12; len++)
+                if (data_table_rules_valid(r, pv[p], seqs[i], len) != data_table_rules_valid(back, pv[p], seqs[i], len))
+                    abort(); /* the written rules must answer as the read ones */
+    free(text);
+    data_table_rules_free(r);
+    data_table_rules_free(back);
+    data_table_spec_free(&spec);
+    return rc;
+}
+
 int fuzz_load(int target, const uint8_t *data, size_t size)
 {
     hr_h5_quiet();
@@ -236,6 +276,7 @@ int fuzz_load(int target, const uint8_t *data, size_t size)
     case FUZZ_CONFIG: return load_config(data, size);
     case FUZZ_TABLE: return load_table(data, size);
     case FUZZ_SCHEMA: return load_schema(data, size);
+    case FUZZ_CAPS: return load_caps(data, size);
     default: return hr_error(HR_EINVAL, "unknown fuzz target %d", target);
     }
 }

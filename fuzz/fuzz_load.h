@@ -20,6 +20,8 @@ typedef enum fuzz_target {
     FUZZ_CONFIG, /* config JSON (cJSON, then the gbdt family's key and value checks) */
     FUZZ_TABLE,  /* benchmark-table CSV under a fixed GEMM schema (data_table_parse, then every feature and name) */
     FUZZ_SCHEMA, /* benchmark-table schema JSON (data_table_spec_from_json, its JSON round trip, feature names) */
+    FUZZ_CAPS,   /* capability file JSON under a fixed cuBLASLt schema (data_table_rules_parse, its JSON round trip,
+                  * the rules on a few configurations) */
     FUZZ_COUNT,
 } fuzz_target;
 

@@ -9,7 +9,8 @@
  *   "training" stores the ranking of every problem of the data by its canonical key, and a problem it does
  *   not hold gets no pick (every score -inf). A table model keys its problems by the canonical key of the
  *   values its features hold (data_table_problem_values), on both sides, so the keys match whatever the
- *   features round.
+ *   features round. On a table's tune task it replays the sequence of the vendor's pick (the configuration it
+ *   ranks first) for every problem of the data, INT32_MIN throughout for a problem it does not hold.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -147,6 +148,7 @@ typedef struct vendor {
     int32_t *off;   /* (n + 1) problem i's ranked kernels are ranked[off[i] .. off[i + 1]) */
     int32_t *ranked; /* (off[n], 2) a ranked kernel and its position in the vendor's ranking (0 = its pick): a
                       * heuristic ranks a handful of a table's thousands of configurations, so only those are kept */
+    int32_t *picks; /* tune: (n, length) the sequence of each problem's pick (INT32_MIN throughout: none) */
 } vendor;
 
 static void vendor_free(model *mb)
@@ -155,6 +157,7 @@ static void vendor_free(model *mb)
     hr_h5_free_strings(v->keys, v->keys ? (size_t)v->n : 0);
     free(v->off);
     free(v->ranked);
+    free(v->picks);
     model_base_free(&v->base);
     free(v);
 }
@@ -181,11 +184,55 @@ static int cmp_keyed(const void *a, const void *b)
     return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
 }
 
+/* Tune on a table: each problem's key and the sequence of the vendor's pick (the configuration it ranks 0). */
+static int vendor_train_tune(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    const data_tune *t = d->tune;
+    const data_select *s = t->sel;
+    if (!s || !s->vendor_rank)
+        return hr_error(HR_EINVAL, "%s: no vendor heuristic is recorded in this data (a benchmark table's \"vendor\" "
+                        "column)", t->source ? t->source : "data");
+    vendor *v = hr_calloc(1, sizeof *v);
+    if (!v) return HR_ENOMEM;
+    int rc = model_base_init(&v->base, &model_family_vendor, d, ctx), K = s->n_kernels, L = t->length, n = t->n;
+    const data_table *tb = s->table;
+    keyed *k = rc ? NULL : hr_calloc((size_t)(n > 0 ? n : 1), sizeof *k);
+    v->keys = rc ? NULL : hr_calloc((size_t)(n > 0 ? n : 1), sizeof *v->keys);
+    v->picks = rc ? NULL : hr_malloc((size_t)(n > 0 ? n : 1) * (size_t)L * sizeof *v->picks);
+    if (!rc && (!k || !v->keys || !v->picks)) rc = HR_ENOMEM;
+    for (int i = 0; !rc && i < n; i++) {
+        char buf[1024];
+        vendor_key(&v->base, NULL, d->X + (size_t)i * d->n_features, buf, sizeof buf);
+        if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
+        k[i].row = i;
+    }
+    if (!rc) qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+    for (int i = 0; !rc && i < n; i++) {
+        if (v->n && strcmp(v->keys[v->n - 1], k[i].key) == 0) continue;
+        int32_t *seq = v->picks + (size_t)v->n * L;
+        for (int j = 0; j < L; j++) seq[j] = INT32_MIN;
+        for (int c = 0; c < K; c++)
+            if (s->vendor_rank[(size_t)k[i].row * K + c] == 0)
+                rc = data_table_config_sequence(&tb->spec, tb->kv + (size_t)c * L, seq);
+        v->keys[v->n++] = k[i].key;
+        k[i].key = NULL;
+    }
+    for (int i = 0; k && i < n; i++) free(k[i].key);
+    free(k);
+    if (rc) {
+        vendor_free(&v->base);
+        return rc;
+    }
+    *out = &v->base;
+    return HR_OK;
+}
+
 static int vendor_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
     if (ctx->config && cJSON_GetArraySize(ctx->config) > 0)
         return hr_error(HR_EINVAL, "vendor config: the baseline has no options");
+    if (d->task == MODEL_TASK_TUNE) return vendor_train_tune(d, ctx, out);
     const data_select *s = d->sel;
     if (!s->vendor_rank)
         return hr_error(HR_EINVAL, "%s: no vendor heuristic is recorded beside this data (FILE.heuristic.txt next to "
@@ -258,9 +305,26 @@ static int vendor_predict(const model *mb, void *ws, const data_problem *p, cons
     return HR_OK;
 }
 
+/* tune: the pick of the problem, or INT32_MIN throughout for a problem the vendor was not asked about */
+static int vendor_predict_tune(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
+{
+    (void)ws;
+    const vendor *v = (const vendor *)mb;
+    char buf[1024];
+    vendor_key(mb, p, x, buf, sizeof buf);
+    const char *probe = buf;
+    char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
+    for (int j = 0; j < mb->length; j++) values[j] = hit ? v->picks[(size_t)(hit - v->keys) * mb->length + j] : INT32_MIN;
+    return HR_OK;
+}
+
 static int vendor_save(const model *mb, hid_t g)
 {
     const vendor *v = (const vendor *)mb;
+    if (mb->task == MODEL_TASK_TUNE) {
+        int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
+        return rc ? rc : hr_h5_write(g, "picks", H5T_NATIVE_INT32, (size_t)v->n, (size_t)mb->length, v->picks);
+    }
     int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
     if (!rc) rc = hr_h5_write(g, "offsets", H5T_NATIVE_INT32, (size_t)v->n + 1, 1, v->off);
     if (!rc) rc = hr_h5_write(g, "ranked", H5T_NATIVE_INT32, (size_t)v->off[v->n], 2, v->ranked);
@@ -272,11 +336,17 @@ static int vendor_load(hid_t g, model *base, model **out)
     vendor *v = hr_calloc(1, sizeof *v);
     if (!v) return HR_ENOMEM;
     size_t n = 0, rows = 0, cols = 0, nnz = 0, c2 = 0;
-    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n), K = base->n_kernels;
+    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n), K = base->n_kernels, tune = base->task == MODEL_TASK_TUNE;
     v->n = (int)n;
-    if (!rc) rc = hr_h5_read_alloc(g, "offsets", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->off);
-    if (!rc && (rows != n + 1 || cols != 1)) rc = hr_error(HR_EFORMAT, "vendor model: offsets are not one per key");
-    if (!rc) rc = hr_h5_read_alloc(g, "ranked", H5T_NATIVE_INT32, &nnz, &c2, (void **)&v->ranked);
+    if (!rc && tune) {
+        rc = hr_h5_read_alloc(g, "picks", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->picks);
+        if (!rc && n && (rows != n || cols != (size_t)base->length))
+            rc = hr_error(HR_EFORMAT, "vendor model: picks are not one sequence per key");
+        if (!rc) v->off = hr_calloc(n + 1, sizeof *v->off); /* no ranked entries */
+        if (!rc && !v->off) rc = HR_ENOMEM;
+    } else if (!rc) rc = hr_h5_read_alloc(g, "offsets", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->off);
+    if (!rc && !tune && (rows != n + 1 || cols != 1)) rc = hr_error(HR_EFORMAT, "vendor model: offsets are not one per key");
+    if (!rc && !tune) rc = hr_h5_read_alloc(g, "ranked", H5T_NATIVE_INT32, &nnz, &c2, (void **)&v->ranked);
     if (!rc && c2 != 2 && nnz > 0) rc = hr_error(HR_EFORMAT, "vendor model: ranked entries are not pairs");
     /* a corrupted file must not index out of bounds: offsets rise within the entries, kernels in the vocabulary */
     for (size_t i = 0; !rc && i < n; i++)
@@ -292,6 +362,7 @@ static int vendor_load(hid_t g, model *base, model **out)
         hr_h5_free_strings(v->keys, v->keys ? n : 0);
         free(v->off);
         free(v->ranked);
+        free(v->picks);
         free(v);
         return rc;
     }
@@ -308,9 +379,10 @@ static long vendor_n_params(const model *mb)
 
 const model_family model_family_vendor = {
     .name = "vendor",
-    .tasks = MODEL_TASK_SELECT,
+    .tasks = MODEL_TASK_SELECT | MODEL_TASK_TUNE,
     .train = vendor_train,
     .predict_select = vendor_predict,
+    .predict_tune = vendor_predict_tune,
     .save = vendor_save,
     .load = vendor_load,
     .n_params = vendor_n_params,

@@ -49,6 +49,25 @@ static int table_attach(model *m, const data_table_spec *spec)
     return rc;
 }
 
+/* A table tune model's own rules, from their JSON (what its file keeps) read against its schema. */
+static int rules_attach(model *m, const char *json, const char *name)
+{
+    int rc = data_table_rules_parse(json, name, m->table, NULL, &m->rules);
+    if (rc) return rc;
+    if (!(m->rules_constraint = data_table_rules_constraint(m->rules, m->table))) return HR_ENOMEM;
+    m->constraint = m->rules_constraint;
+    return HR_OK;
+}
+
+static int rules_copy(model *m, const data_table_rules *r)
+{
+    char *json = data_table_rules_to_json(r);
+    if (!json) return HR_ENOMEM;
+    int rc = rules_attach(m, json, "the data's capability rules");
+    free(json);
+    return rc;
+}
+
 int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
@@ -58,7 +77,7 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
     m->n_features = d->n_features;
     m->feature_names = hr_calloc((size_t)d->n_features, sizeof *m->feature_names);
     if (!m->feature_names) return HR_ENOMEM;
-    const data_table *table = d->task == MODEL_TASK_SELECT ? d->sel->table : NULL;
+    const data_table *table = d->task == MODEL_TASK_SELECT ? d->sel->table : d->tune->sel ? d->tune->sel->table : NULL;
     if (table) {
         int rc = table_attach(m, &table->spec);
         if (rc) return rc;
@@ -99,6 +118,7 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
             memcpy(m->vocab[j], t->vocab[j], (size_t)t->vocab_size[j] * sizeof **m->vocab);
         }
         m->constraint = data_constraint_find(t->solver);
+        if (t->rules) return rules_copy(m, t->rules);
     }
     return HR_OK;
 }
@@ -111,6 +131,8 @@ void model_base_free(model *m)
     data_table_spec_free(m->table);
     free(m->table);
     free(m->kernel_values);
+    free(m->rules_constraint);
+    data_table_rules_free(m->rules);
     hr_h5_free_strings(m->param_names, m->param_names ? (size_t)m->length : 0);
     if (m->vocab)
         for (int j = 0; j < m->length; j++) free(m->vocab[j]);
@@ -157,20 +179,31 @@ int model_save(const model *m, const char *path)
     if ((rc = hr_h5_attr_write_int(f, "seed", (long long)m->seed))) goto done;
     if ((rc = hr_h5_attr_write_double(f, "train_seconds", m->train_seconds))) goto done;
     if ((rc = hr_h5_write_strings(f, "feature_names", m->feature_names, (size_t)m->n_features))) goto done;
+    if (m->table) {
+        /* a table model keeps its schema and vocabularies, by name (data_table_spec_to_json) */
+        char *json = data_table_spec_to_json(m->table);
+        if (!json) {
+            rc = HR_ENOMEM;
+            goto done;
+        }
+        rc = hr_h5_attr_write_str(f, "table", json);
+        free(json);
+        if (rc) goto done;
+    }
+    if (m->rules) {
+        /* and a tune model its capability rules, every list filled (data_table_rules_to_json) */
+        char *json = data_table_rules_to_json(m->rules);
+        if (!json) {
+            rc = HR_ENOMEM;
+            goto done;
+        }
+        rc = hr_h5_attr_write_str(f, "rules", json);
+        free(json);
+        if (rc) goto done;
+    }
     if (m->task == MODEL_TASK_SELECT) {
         if ((rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels))) goto done;
         if (m->applicable && (rc = model_applicability_write(m, f))) goto done;
-        if (m->table) {
-            /* a table model keeps its schema and vocabularies, by name (data_table_spec_to_json) */
-            char *json = data_table_spec_to_json(m->table);
-            if (!json) {
-                rc = HR_ENOMEM;
-                goto done;
-            }
-            rc = hr_h5_attr_write_str(f, "table", json);
-            free(json);
-            if (rc) goto done;
-        }
     } else {
         if ((rc = hr_h5_attr_write_str(f, "solver", m->solver))) goto done;
         if ((rc = hr_h5_write_strings(f, "param_names", m->param_names, (size_t)m->length))) goto done;
@@ -226,7 +259,7 @@ static int load_base(hid_t f, const char *path, model *m)
     if ((rc = hr_h5_attr_read_double(f, "train_seconds", &m->train_seconds))) return rc;
     if ((rc = hr_h5_read_strings(f, "feature_names", &m->feature_names, &n))) return rc;
     m->n_features = (int)n;
-    if (m->task == MODEL_TASK_SELECT && hr_h5_attr_exists(f, "table") > 0) {
+    if (hr_h5_attr_exists(f, "table") > 0) {
         char *json = NULL;
         data_table_spec spec;
         if ((rc = hr_h5_attr_read_str(f, "table", &json))) return rc;
@@ -269,6 +302,13 @@ static int load_base(hid_t f, const char *path, model *m)
         H5Gclose(vg);
         if (rc) return rc;
         m->constraint = data_constraint_find(m->solver);
+        if (m->table && hr_h5_attr_exists(f, "rules") > 0) {
+            char *json = NULL;
+            if ((rc = hr_h5_attr_read_str(f, "rules", &json))) return rc;
+            rc = rules_attach(m, json, path);
+            free(json);
+            if (rc) return rc;
+        }
     }
     size_t rows, cols;
     float *curve;

@@ -95,6 +95,9 @@ typedef struct model_family {
     int (*score_target)(const model *m);
     /* tune: values (length), decoded with the constraint when the model has one; as predict_select. */
     int (*predict_tune)(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values);
+    /* tune, for a problem as the constraint sees it (q: a table problem's values, and its candidate sequences
+     * when known); NULL: predict_tune with q->conv. */
+    int (*predict_tune_q)(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
     int (*save)(const model *m, hid_t group);
     int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
@@ -113,8 +116,8 @@ struct model {
     /* select */
     int n_kernels;
     char **kernels;            /* (n_kernels) */
-    struct data_table_spec *table; /* a model of a benchmark table: its schema and vocabularies (data/table.h);
-                                    * NULL for a find-db model */
+    struct data_table_spec *table; /* a model of a benchmark table (select or tune): its schema and vocabularies
+                                    * (data/table.h); NULL for a find-db or perf-db model */
     double *kernel_values;     /* (n_kernels, table->n_kernel) each configuration's fields; NULL without table */
     unsigned char *applicable; /* (n_kernels, MODEL_APPLICABILITY_COMBOS): 1 where the training rows measured
                                 * kernel k for a problem of that direction, data type and layout; NULL when the
@@ -126,6 +129,8 @@ struct model {
     int *vocab_size;           /* (length) */
     int32_t **vocab;           /* (length)[vocab_size] */
     const data_constraint *constraint;
+    struct data_table_rules *rules; /* a table tune model's capability rules (data/table.h), or NULL */
+    data_constraint *rules_constraint; /* the constraint over them (constraint points to it), or NULL */
     /* provenance */
     char *config_json;         /* the config that produced the model */
     uint64_t seed;
@@ -209,6 +214,9 @@ int model_score_target(const model *m);
 /* The same from p's feature vector x (n_features, as data_features_compute writes it) when the caller has it. */
 int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores);
 int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values);
+/* The same for a problem as the constraint sees it (a table problem: its values, and its candidate sequences when
+ * known); x its features. */
+int model_predict_tune_q(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values);
 
 /* The family's config table (config_options) printed one option a line: name, type, default, range, doc. */
 void model_config_print(const model_family *fam, FILE *out);

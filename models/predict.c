@@ -100,6 +100,16 @@ int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, co
     return rc ? rc : m->family->predict_tune(m, ws->family, p, x, values);
 }
 
+int model_predict_tune_q(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values)
+{
+    int rc = ws_check(m, ws, MODEL_TASK_TUNE);
+    if (rc) return rc;
+    if (m->family->predict_tune_q) return m->family->predict_tune_q(m, ws->family, q, x, values);
+    data_problem none;
+    memset(&none, 0, sizeof none);
+    return m->family->predict_tune(m, ws->family, q->conv ? q->conv : &none, x, values);
+}
+
 int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores)
 {
     /* a convolution key says nothing of a table's columns: scoring its features would answer for another problem */
@@ -114,6 +124,9 @@ int model_predict_select(const model *m, model_ws *ws, const data_problem *p, fl
 
 int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int32_t *values)
 {
+    if (m->table)
+        return hr_error(HR_EINVAL, "a benchmark-table model tunes a problem given by its column values "
+                        "(model_predict_tune_q, heurist predict --problem 'col=value,...'), not by a problem key");
     float x[256];
     HR_ASSERT(m->n_features <= 256);
     data_features_compute(p, x);

@@ -14,6 +14,7 @@
 
 #include "core/h5.h"
 #include "models/models_internal.h"
+#include "data/table.h"
 #include "models/seq2seq_internal.h"
 
 /* numeric descriptor fields that become encoder tokens, then direction, dtype, layout */
@@ -56,6 +57,24 @@ void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids)
     for (int f = 0; f < S2S_N_FIELDS; f++) ids[f] = m->emb_off[f] + field_token(m, f, s2s_field_value(p, f));
 }
 
+int64_t s2s_table_value(const seq2seq *m, const double *pv, int f)
+{
+    double v = pv[f];
+    if (m->base.table->problem[f].categorical) return (int64_t)v;
+    double b = floor(m->a.bins * log2(1.0 + fabs(v)) + 0.5);
+    if (!(b < 1e15)) b = 1e15; /* inf or NaN: one bin past every size */
+    return v < 0 ? -(int64_t)b : (int64_t)b;
+}
+
+void s2s_encode_ids_q(const seq2seq *m, const data_tune_problem *q, int *ids)
+{
+    if (!m->base.table) {
+        s2s_encode_ids(m, q->conv, ids);
+        return;
+    }
+    for (int f = 0; f < m->n_fields; f++) ids[f] = m->emb_off[f] + field_token(m, f, s2s_table_value(m, q->pv, f));
+}
+
 int s2s_enc_width(const seq2seq *m)
 {
     int w = m->a.embed;
@@ -66,6 +85,7 @@ int s2s_enc_width(const seq2seq *m)
 /* ---- names ---- */
 
 const char *const s2s_decode_names[] = {"greedy", "beam", "constrained", NULL};
+const char *const s2s_space_names[] = {"caps", "measured", NULL};
 
 static int parse_decode(const char *s, s2s_decode_kind *k)
 {
@@ -85,7 +105,7 @@ int s2s_build(seq2seq *m)
     const s2s_arch *a = &m->a;
     const int L = m->base.length;
     m->n_emb = 0;
-    for (int f = 0; f < S2S_N_FIELDS; f++) {
+    for (int f = 0; f < m->n_fields; f++) {
         m->emb_off[f] = m->n_emb;
         m->n_emb += m->n_vals[f] + 1;
     }
@@ -124,7 +144,7 @@ void s2s_free(model *mb)
     seq2seq *m = (seq2seq *)mb;
     if (!m) return;
     nn_params_free(&m->p);
-    for (int f = 0; f < S2S_N_FIELDS; f++) free(m->vals[f]);
+    for (int f = 0; f < S2S_MAX_FIELDS; f++) free(m->vals[f]);
     free(m->vb);
     free(m->ve);
     model_base_free(&m->base);
@@ -143,11 +163,25 @@ static void s2s_ws_free(void *ws)
     s2s_infer_free(ws);
 }
 
-static int s2s_predict(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
+/* A problem as the decoder takes it: a table problem's values from x when q has none, and its candidates only
+ * when the model decodes in the measured space. */
+static int s2s_predict_q(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
     const seq2seq *m = (const seq2seq *)mb;
-    (void)x;
-    return s2s_decode(m, ws, p, m->a.decode, m->a.beam, values, NULL);
+    data_tune_problem own = *q;
+    double pv[S2S_MAX_FIELDS];
+    if (m->base.table && !own.pv) {
+        data_table_problem_values(m->base.table, x, pv);
+        own.pv = pv;
+    }
+    if (m->a.space != S2S_SPACE_MEASURED) own.cand = NULL, own.n_cand = 0;
+    return s2s_decode_q(m, ws, &own, m->a.decode, m->a.beam, values, NULL);
+}
+
+static int s2s_predict(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
+{
+    data_tune_problem q = {p, NULL, NULL, 0, mb->length};
+    return s2s_predict_q(mb, ws, &q, x, values);
 }
 
 static long s2s_n_params(const model *mb)
@@ -171,10 +205,15 @@ static int s2s_save(const model *mb, hid_t g)
     if (!rc) rc = hr_h5_attr_write_int(g, "attn", a->attn);
     if (!rc) rc = hr_h5_attr_write_str(g, "decode", s2s_decode_names[a->decode]);
     if (!rc) rc = hr_h5_attr_write_int(g, "beam", a->beam);
-    /* encoder vocabularies by field name: numbers, or the category names */
+    if (!rc && m->base.table) rc = hr_h5_attr_write_str(g, "space", s2s_space_names[a->space]);
+    if (!rc && m->base.table) rc = hr_h5_attr_write_int(g, "bins", a->bins);
+    /* encoder vocabularies by field name: numbers, or the category names; a table's by column name, its values
+     * (bins, or indices into the categories the model's schema records) */
     hid_t vg = -1;
     if (!rc) rc = hr_h5_group_create(g, "encoder_vocab", &vg);
-    for (int f = 0; f < S2S_N_FIELDS && !rc; f++) {
+    for (int f = 0; f < m->n_fields && !rc && m->base.table; f++)
+        rc = hr_h5_write(vg, m->base.table->problem[f].name, H5T_NATIVE_INT64, (size_t)m->n_vals[f], 0, m->vals[f]);
+    for (int f = 0; f < S2S_N_FIELDS && !rc && !m->base.table; f++) {
         if (f < N_NUMERIC) {
             rc = hr_h5_write(vg, s2s_field_names[f], H5T_NATIVE_INT64, (size_t)m->n_vals[f], 0, m->vals[f]);
             continue;
@@ -194,7 +233,16 @@ static int s2s_save(const model *mb, hid_t g)
 static int load_vocab(hid_t vg, seq2seq *m)
 {
     int rc = HR_OK;
-    for (int f = 0; f < S2S_N_FIELDS && !rc; f++) {
+    for (int f = 0; f < m->n_fields && !rc && m->base.table; f++) {
+        const char *name = m->base.table->problem[f].name;
+        size_t r = 0, c = 0;
+        rc = hr_h5_read_alloc(vg, name, H5T_NATIVE_INT64, &r, &c, (void **)&m->vals[f]);
+        m->n_vals[f] = (int)r;
+        for (size_t i = 1; !rc && i < r; i++)
+            if (m->vals[f][i] <= m->vals[f][i - 1])
+                rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", name);
+    }
+    for (int f = 0; f < S2S_N_FIELDS && !rc && !m->base.table; f++) {
         size_t r = 0, c = 0;
         if (f < N_NUMERIC) {
             rc = hr_h5_read_alloc(vg, s2s_field_names[f], H5T_NATIVE_INT64, &r, &c, (void **)&m->vals[f]);
@@ -254,6 +302,19 @@ static int s2s_load(hid_t g, model *base, model **out)
     if (!rc) rc = hr_h5_attr_read_str(g, "decode", &s);
     if (!rc) rc = parse_decode(s, &a->decode);
     free(s);
+    s = NULL;
+    m->n_fields = S2S_N_FIELDS;
+    a->bins = 4;
+    if (!rc && m->base.table) {
+        m->n_fields = m->base.table->n_problem + m->base.table->n_hardware;
+        if (m->n_fields > S2S_MAX_FIELDS)
+            rc = hr_error(HR_EFORMAT, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
+        if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "bins", 1, 1024, &a->bins);
+        if (!rc) rc = hr_h5_attr_read_str(g, "space", &s);
+        if (!rc && !strcmp(s, "measured")) a->space = S2S_SPACE_MEASURED;
+        else if (!rc && strcmp(s, "caps")) rc = hr_error(HR_EFORMAT, "seq2seq: unknown space '%s'", s);
+        free(s);
+    }
     hid_t vg = -1;
     if (!rc) rc = hr_h5_group_open(g, "encoder_vocab", &vg);
     if (!rc) rc = load_vocab(vg, m);
@@ -276,6 +337,7 @@ const model_family model_family_seq2seq = {
     .ws_create = s2s_ws_create,
     .ws_free = s2s_ws_free,
     .predict_tune = s2s_predict,
+    .predict_tune_q = s2s_predict_q,
     .save = s2s_save,
     .load = s2s_load,
     .n_params = s2s_n_params,

@@ -73,7 +73,7 @@ void s2s_beam_ws_free(s2s_beam_ws *bw)
  * (hypothesis, token), so the search is deterministic. Validity is only asked of extensions that
  * would enter the list. Returns n_c. */
 static int beam_select(s2s_beam_ws *bw, int k, int n_act, int j, int V, const int32_t *vocab_j,
-                       const data_constraint *con, const data_problem *p)
+                       const data_constraint *con, const data_tune_problem *q)
 {
     int n_c = 0;
     const int L = bw->L;
@@ -85,7 +85,7 @@ static int beam_select(s2s_beam_ws *bw, int k, int n_act, int j, int V, const in
             if (n_c == k && !(s > bw->cand_score[k - 1])) continue;
             if (con) {
                 row[j] = vocab_j[v];
-                if (!con->valid_prefix(p, row, j + 1)) continue;
+                if (!data_constraint_check(con, q, row, j + 1)) continue;
             }
             int pos = n_c < k ? n_c++ : k - 1;
             while (pos > 0 && s > bw->cand_score[pos - 1]) {
@@ -106,6 +106,14 @@ void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int3
                      const data_constraint *con, const data_problem *p, s2s_step_fn step, void *ctx,
                      int32_t *out, int *fallback)
 {
+    data_tune_problem q = {p, NULL, NULL, 0, L};
+    s2s_beam_search_q(bw, k, L, vsize, vocab, con, &q, step, ctx, out, fallback);
+}
+
+void s2s_beam_search_q(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
+                       const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
+                       int32_t *out, int *fallback)
+{
     HR_ASSERT(k >= 1 && k <= bw->k && L == bw->L);
     int n_act = 1, fell = 0;
     bw->score[0] = 0.0f;
@@ -113,10 +121,10 @@ void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int3
     for (int j = 0; j < L; j++) {
         HR_ASSERT(vsize[j] <= bw->vmax);
         step(ctx, j, k, j ? bw->parent : NULL, bw->prev, bw->logp);
-        int n_c = beam_select(bw, k, n_act, j, vsize[j], vocab[j], fell ? NULL : con, p);
+        int n_c = beam_select(bw, k, n_act, j, vsize[j], vocab[j], fell ? NULL : con, q);
         if (n_c == 0) { /* no valid extension of any hypothesis: give up on the rules */
             fell = 1;
-            n_c = beam_select(bw, k, n_act, j, vsize[j], vocab[j], NULL, p);
+            n_c = beam_select(bw, k, n_act, j, vsize[j], vocab[j], NULL, q);
         }
         for (int c = 0; c < n_c; c++) {
             int b = bw->cand_beam[c];
@@ -141,11 +149,11 @@ void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int3
 
 /* ---- encoder ---- */
 
-/* keys row 0 (S, Dk) = encoder(p) */
-static void infer_encode(const seq2seq *m, s2s_infer *w, const data_problem *p)
+/* keys row 0 (S, Dk) = encoder(q) */
+static void infer_encode(const seq2seq *m, s2s_infer *w, const data_tune_problem *q)
 {
-    const int S = S2S_N_FIELDS;
-    s2s_encode_ids(m, p, w->ids);
+    const int S = m->n_fields;
+    s2s_encode_ids_q(m, q, w->ids);
     nn_embedding_forward(&m->emb, &m->p, w->ids, w->x0, S);
     float *x = w->x0, *y = w->x1;
     for (int l = 0; l < m->a.conv_layers; l++) {
@@ -200,7 +208,7 @@ static void model_step(void *vctx, int j, int rows, const int *parent, const int
 /* Depth-first search over positions j.. in descending model probability, skipping values the rules
  * reject; the decoder state after step j-1 stays at index j of the workspace, so backtracking is
  * rewinding ws->steps. Returns 1 with v (L) valid, 0 when the budget of steps runs out first. */
-static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_problem *p, const data_constraint *con, int j,
+static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, const data_constraint *con, int j,
                      int prev, int32_t *v, long *budget)
 {
     const int L = m->base.length;
@@ -218,8 +226,8 @@ static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_problem *p, cons
         if (best < 0) break;
         z[best] = -INFINITY;
         v[j] = m->base.vocab[j][best];
-        if (!con->valid_prefix(p, v, j + 1)) continue;
-        if (dfs_valid(m, w, p, con, j + 1, best, v, budget)) return 1;
+        if (!data_constraint_check(con, q, v, j + 1)) continue;
+        if (dfs_valid(m, w, q, con, j + 1, best, v, budget)) return 1;
         if (*budget < 0) return 0;
     }
     return 0;
@@ -228,11 +236,18 @@ static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_problem *p, cons
 int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
                int *fallback)
 {
-    const int S = S2S_N_FIELDS, L = m->base.length, Dk = m->key;
+    data_tune_problem q = {p, NULL, NULL, 0, m->base.length};
+    return s2s_decode_q(m, w, &q, kind, k, values, fallback);
+}
+
+int s2s_decode_q(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
+                 int32_t *values, int *fallback)
+{
+    const int S = m->n_fields, L = m->base.length, Dk = m->key;
     if (fallback) *fallback = 0;
     if (kind == S2S_DECODE_GREEDY) k = 1;
     if (k < 1 || k > w->cap_k) return hr_error(HR_EINVAL, "seq2seq: beam width %d outside [1, %d]", k, w->cap_k);
-    infer_encode(m, w, p);
+    infer_encode(m, w, q);
     for (int r = 1; r < k; r++) memcpy(w->keys + (size_t)r * S * Dk, w->keys, (size_t)S * Dk * sizeof(float));
     nn_decoder_begin(&m->dec, &m->p, &w->dec, k, S, w->keys, NULL, NULL, NULL);
     if (kind == S2S_DECODE_GREEDY) {
@@ -250,17 +265,20 @@ int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode
     }
     const data_constraint *con = kind == S2S_DECODE_CONSTRAINED ? m->base.constraint : NULL;
     if (con && con->length != L) con = NULL; /* rules for another parameter list: not applicable */
+    /* candidates without rules: a constraint of the model's length that only they make */
+    data_constraint only_cand = {"measured", L, NULL, NULL, NULL, NULL};
+    if (kind == S2S_DECODE_CONSTRAINED && !con && q->cand) con = &only_cand;
     step_ctx c = {m, w};
     int fell = 0;
     const int32_t *const *vocab = (const int32_t *const *)m->base.vocab;
-    s2s_beam_search(&w->beam, k, L, m->base.vocab_size, vocab, con, p, model_step, &c, values, &fell);
+    s2s_beam_search_q(&w->beam, k, L, m->base.vocab_size, vocab, con, q, model_step, &c, values, &fell);
     if (fell && con) {
         /* every hypothesis ran into a dead end (a valid prefix with no valid completion): find the
          * first valid sequence in the model's order by depth-first search with backtracking */
         int32_t *v = w->beam.vals_new; /* free between searches */
         long budget = S2S_DFS_BUDGET;
         nn_decoder_begin(&m->dec, &m->p, &w->dec, 1, S, w->keys, NULL, NULL, NULL);
-        if (dfs_valid(m, w, p, con, 0, 0, v, &budget)) {
+        if (dfs_valid(m, w, q, con, 0, 0, v, &budget)) {
             memcpy(values, v, (size_t)L * sizeof *values);
             fell = 0;
         }
@@ -301,7 +319,7 @@ int s2s_infer_create(const seq2seq *m, s2s_infer **out)
     *out = NULL;
     s2s_infer *w = hr_calloc(1, sizeof *w);
     if (!w) return HR_ENOMEM;
-    const int S = S2S_N_FIELDS, L = m->base.length;
+    const int S = m->n_fields, L = m->base.length;
     int vmax = 1;
     for (int j = 0; j < L; j++) vmax = m->base.vocab_size[j] > vmax ? m->base.vocab_size[j] : vmax;
     w->cap_k = m->a.beam > S2S_MAX_BEAM ? m->a.beam : S2S_MAX_BEAM;

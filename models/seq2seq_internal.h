@@ -2,7 +2,9 @@
  * models/seq2seq_decode.c (single-problem inference: greedy, beam and constrained beam search).
  *
  * Encoder: the problem as S = S2S_N_FIELDS tokens, one per descriptor field, each from its field's
- * vocabulary (token 0 = UNK, token i + 1 = the i-th distinct training value); one embedding table
+ * vocabulary (token 0 = UNK, token i + 1 = the i-th distinct training value); on a benchmark table S = its
+ * problem and hardware columns, a numeric column's value v read as the bin round(b * log2(1 + |v|)) (b bins an
+ * octave, signed like v) so that unseen sizes fall among seen ones, a categorical column's category; one embedding table
  * with per-field offsets; Conv1D (kernel 3, pad 1, ReLU) layers; LSTM or BiLSTM layers -> keys
  * (S, Dk). Decoder: nn_decoder over the keys; input vocabulary BOS (id 0) then every output token
  * (id 1 + vb_j + v); output position j owns logits rows [vb_j, ve_j) = its value vocabulary.
@@ -20,7 +22,8 @@
 #define S2S_MAX_CONV 4
 #define S2S_MAX_LSTM 4
 #define S2S_MAX_BEAM 32
-#define S2S_N_FIELDS 19 /* 16 numeric descriptor fields + direction, dtype, layout */
+#define S2S_N_FIELDS 19 /* a convolution's tokens: 16 numeric descriptor fields + direction, dtype, layout */
+#define S2S_MAX_FIELDS 64 /* a table problem's tokens: one per problem and hardware column (DATA_TABLE_MAX_COLUMNS) */
 
 typedef enum s2s_decode_kind {
     S2S_DECODE_GREEDY = 0,
@@ -38,7 +41,15 @@ typedef struct s2s_arch {
     int attn;           /* A: additive attention width */
     s2s_decode_kind decode;
     int beam;           /* k */
+    int space;          /* constrained decoding on a table: S2S_SPACE_CAPS or S2S_SPACE_MEASURED */
+    int bins;           /* b: bins an octave of a table's numeric columns */
 } s2s_arch;
+
+/* What constrained decoding on a table keeps to: the capability rules, or the configurations measured for the
+ * problem (its candidate set, what a deployed tuner enumerates and checks on the GPU before deciding; without
+ * one, as for a problem given on the command line, the rules). */
+enum { S2S_SPACE_CAPS = 0, S2S_SPACE_MEASURED = 1 };
+extern const char *const s2s_space_names[];
 
 /* Beam-search scratch for up to k hypotheses of L positions (no allocation while decoding). */
 typedef struct s2s_beam_ws {
@@ -65,6 +76,10 @@ void s2s_beam_ws_free(s2s_beam_ws *bw);
 void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
                      const data_constraint *con, const data_problem *p, s2s_step_fn step, void *ctx,
                      int32_t *out, int *fallback);
+/* The same for a problem as data_constraint_check takes it (a table problem, its candidates). */
+void s2s_beam_search_q(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
+                       const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
+                       int32_t *out, int *fallback);
 
 typedef struct s2s_infer s2s_infer;
 
@@ -72,9 +87,10 @@ typedef struct seq2seq {
     model base;
     s2s_arch a;
     /* encoder vocabularies: field f has n_vals[f] distinct values vals[f] (sorted); token 0 = UNK */
-    int n_vals[S2S_N_FIELDS];
-    int64_t *vals[S2S_N_FIELDS];
-    int emb_off[S2S_N_FIELDS]; /* first embedding row of field f */
+    int n_fields;              /* S: S2S_N_FIELDS, or a table's problem and hardware columns */
+    int n_vals[S2S_MAX_FIELDS];
+    int64_t *vals[S2S_MAX_FIELDS];
+    int emb_off[S2S_MAX_FIELDS]; /* first embedding row of field f */
     int n_emb;                 /* rows of the encoder embedding: sum (n_vals[f] + 1) */
     int *vb, *ve;              /* (length) output-vocabulary slice of each position */
     int n_out, key;            /* decoder output vocabulary, key width Dk */
@@ -92,6 +108,10 @@ extern const char *const s2s_field_names[S2S_N_FIELDS];
 int64_t s2s_field_value(const data_problem *p, int f);
 /* ids (S) = embedding rows of p's tokens. */
 void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids);
+/* Raw value of field f of a table problem's values pv (a numeric column's bin, a category's index). */
+int64_t s2s_table_value(const seq2seq *m, const double *pv, int f);
+/* ids (S) of a problem: q->pv on a table, else q->conv. */
+void s2s_encode_ids_q(const seq2seq *m, const data_tune_problem *q, int *ids);
 /* Widest encoder activation per token (embedding, conv or LSTM output). */
 int s2s_enc_width(const seq2seq *m);
 /* Decoding names by s2s_decode_kind, NULL-terminated. */
@@ -111,6 +131,10 @@ void s2s_infer_free(s2s_infer *w);
  * (may be NULL) is set when constrained decoding had to drop the rules. Allocates nothing. */
 int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
                int *fallback);
+/* The same for a problem as the constraint sees it: a table problem's values, and with q->cand the sequences it
+ * may take (constrained decoding keeps to them). */
+int s2s_decode_q(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
+                 int32_t *values, int *fallback);
 /* Number of constrained decodes in w so far that fell back to unconstrained output. */
 long s2s_fallback_count(const s2s_infer *w);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/table.h"
 #include "models/seq2seq_internal.h"
 
 #define S2S_EVAL_CHUNK 512
@@ -41,6 +42,11 @@ static const hr_config_option s2s_options[] = {
      .doc = "beam width"},
     {.name = "encoder", .type = HR_CONFIG_ENUM, .offset = A(bidir), .def_name = "bilstm", .names = encoder_names,
      .values = encoder_bidir, .doc = "bidirectional or forward-only LSTM encoder"},
+    {.name = "space", .type = HR_CONFIG_ENUM, .offset = A(space), .def_name = "measured", .names = s2s_space_names,
+     .doc = "on a table, what constrained decoding keeps to: caps (the capability rules) or measured (the problem's "
+            "measured configurations, the rules where none are given)"},
+    {.name = "bins", .type = HR_CONFIG_INT, .offset = A(bins), .def = 2, .min = 1, .max = 1024,
+     .doc = "on a table, encoder bins an octave of a numeric problem column"},
 };
 #undef A
 
@@ -90,13 +96,29 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Row r of t as the encoder and the constraint take it. */
+static data_tune_problem fit_problem(const data_tune *t, int r)
+{
+    return data_tune_problem_of(t, r, 0);
+}
+
 /* Field vocabularies: the sorted distinct values of each field over the training rows. */
 static int s2s_vocab_fit(seq2seq *m, const data_tune *t, const int *rows, int n)
 {
-    for (int f = 0; f < S2S_N_FIELDS; f++) {
+    m->n_fields = S2S_N_FIELDS;
+    if (t->sel) {
+        const data_table_spec *spec = &t->sel->table->spec;
+        m->n_fields = spec->n_problem + spec->n_hardware;
+        if (m->n_fields > S2S_MAX_FIELDS)
+            return hr_error(HR_EINVAL, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
+    }
+    for (int f = 0; f < m->n_fields; f++) {
         int64_t *v = hr_malloc((size_t)(n ? n : 1) * sizeof *v);
         if (!v) return HR_ENOMEM;
-        for (int i = 0; i < n; i++) v[i] = s2s_field_value(&t->problems[rows[i]], f);
+        for (int i = 0; i < n; i++) {
+            data_tune_problem q = fit_problem(t, rows[i]);
+            v[i] = q.pv ? s2s_table_value(m, q.pv, f) : s2s_field_value(q.conv, f);
+        }
         qsort(v, (size_t)n, sizeof *v, cmp_i64);
         int u = 0;
         for (int i = 0; i < n; i++)
@@ -162,7 +184,7 @@ static int fit_init(s2s_fit *f, seq2seq *m, const data_tune *t, int cap)
     f->m = m;
     f->t = t;
     f->cap = cap;
-    const int S = S2S_N_FIELDS, L = m->base.length;
+    const int S = m->n_fields, L = m->base.length;
     int rc = HR_OK;
     for (int i = 0; i < n_acts(m) && !rc; i++) {
         size_t n = (size_t)cap * S * act_width(m, i);
@@ -187,9 +209,12 @@ static void fit_forward(s2s_fit *f, const int *rows, int B)
 {
     seq2seq *m = f->m;
     const data_tune *t = f->t;
-    const int S = S2S_N_FIELDS, L = m->base.length;
+    const int S = m->n_fields, L = m->base.length;
     HR_ASSERT(B <= f->cap);
-    for (int b = 0; b < B; b++) s2s_encode_ids(m, &t->problems[rows[b]], f->ids + (size_t)b * S);
+    for (int b = 0; b < B; b++) {
+        data_tune_problem q = fit_problem(t, rows[b]);
+        s2s_encode_ids_q(m, &q, f->ids + (size_t)b * S);
+    }
     nn_embedding_forward(&m->emb, &m->p, f->ids, f->act[0], B * S);
     int i = 0;
     for (int l = 0; l < m->a.conv_layers; l++, i++) {
@@ -243,7 +268,7 @@ static int fit_batch(void *ctx, const int *rows, int B, hr_rng *rng, float *loss
 {
     s2s_fit *f = ctx;
     seq2seq *m = f->m;
-    const int S = S2S_N_FIELDS, L = m->base.length, top = n_acts(m) - 1;
+    const int S = m->n_fields, L = m->base.length, top = n_acts(m) - 1;
     long hits = 0;
     fit_forward(f, rows, B);
     *loss = (float)fit_loss(f, rows, B, f->dlogits, &hits);

@@ -18,7 +18,7 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
 /* A benchmark table's features and groups: its own problem features, grouped by problem columns. */
 static int dataset_table_fill(pipe_dataset *out)
 {
-    const data_table *t = out->sel->table;
+    const data_table *t = out->sel ? out->sel->table : out->tune->sel->table;
     int np = t->spec.n_problem + t->spec.n_hardware;
     for (int i = 0; i < out->n; i++)
         data_table_problem_features(&t->spec, t->pv + (size_t)i * np, out->X + (size_t)i * out->n_features);
@@ -28,10 +28,27 @@ static int dataset_table_fill(pipe_dataset *out)
 int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
                              const hr_log *log, pipe_dataset *out)
 {
+    return pipe_dataset_load_caps(path, task, solver, schema, NULL, threads, log, out);
+}
+
+int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
+                           const char *caps, int threads, const hr_log *log, pipe_dataset *out)
+{
     memset(out, 0, sizeof *out);
     data_load_opts opts = {.strict = 0, .log = log, .threads = threads, .schema = schema};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
+    /* a table tunes when asked to: per problem the fields of its fastest configuration */
+    int table_tune = out->sel && out->sel->table && task && !strcmp(task, "tune");
+    if (caps && !table_tune) {
+        pipe_dataset_free(out);
+        return hr_error(HR_EINVAL, "--caps %s: capability rules are for --task tune on a benchmark table", caps);
+    }
+    if (table_tune) {
+        rc = data_table_tune(path, out->sel, caps, log, &out->tune);
+        out->sel = NULL;
+        if (rc) return rc;
+    }
     /* the data decides the task: a find-db selects, a perf-db tunes */
     const char *holds;
     if (out->sel) {
@@ -39,19 +56,19 @@ int pipe_dataset_load_schema(const char *path, const char *task, const char *sol
         holds = out->sel->table ? "kernel-selection (benchmark table)" : "kernel-selection (find-db)";
     } else {
         out->task = MODEL_TASK_TUNE, out->n = out->tune->n, out->problems = out->tune->problems;
-        holds = "tuning (perf-db)";
+        holds = out->tune->sel ? "tuning (benchmark table)" : "tuning (perf-db)";
     }
     if (task && strcmp(task, model_task_name(out->task)) != 0) {
         rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, holds, task);
         pipe_dataset_free(out);
         return rc;
     }
-    if (out->tune && solver && strcmp(out->tune->solver, solver) != 0) {
+    if (out->tune && !out->tune->sel && solver && strcmp(out->tune->solver, solver) != 0) {
         rc = hr_error(HR_EINVAL, "%s holds %s parameters, not --solver %s", path, out->tune->solver, solver);
         pipe_dataset_free(out);
         return rc;
     }
-    const data_table *table = out->sel ? out->sel->table : NULL;
+    const data_table *table = out->sel ? out->sel->table : out->tune->sel ? out->tune->sel->table : NULL;
     out->n_features = table ? data_table_problem_feature_count(&table->spec) : data_features_count();
     out->X = hr_malloc((size_t)out->n * (size_t)out->n_features * sizeof *out->X);
     out->group = hr_malloc((size_t)out->n * sizeof *out->group);
@@ -128,12 +145,17 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const pi
     if (table && m->n_kernels > PIPE_PREDICT_MAX) return NAN;
     /* a table with other vocabularies than the model's has rows of another width: nothing to time them with */
     if (table && d->n_features != m->n_features) return NAN;
+    /* a table's tune model decodes from the row's values, with its measured configurations */
+    const data_tune *tt = d->tune && d->tune->sel ? d->tune : NULL;
+    if (tt && (d->n_features != m->n_features || m->length > PIPE_PREDICT_MAX)) return NAN;
     for (int c = 0; c < CALLS; c++) {
         int r = rows[c % n_rows];
         const data_problem *p = pipe_dataset_problem(d, r);
+        data_tune_problem q = tt ? data_tune_problem_of(tt, r, 1) : (data_tune_problem){0};
         double t0 = hr_now();
-        if (table ? model_predict_select_x(m, ws, p, d->X + (size_t)r * d->n_features, out.scores)
-                  : task->predict_one(m, ws, p, &out))
+        if (tt ? model_predict_tune_q(m, ws, &q, d->X + (size_t)r * d->n_features, out.values)
+               : table ? model_predict_select_x(m, ws, p, d->X + (size_t)r * d->n_features, out.scores)
+                       : task->predict_one(m, ws, p, &out))
             return NAN;
         t[c] = (hr_now() - t0) * 1e6;
     }

@@ -43,6 +43,11 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
  * data_table_groups'. */
 int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
                              const hr_log *log, pipe_dataset *out);
+/* The same with a capability file for --task tune on a table (data_table_tune; NULL: FILE.caps.json beside the
+ * table when it exists). A table's tune dataset keeps the table (tune->sel) for its problems' features, groups and
+ * runtimes. */
+int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
+                           const char *caps, int threads, const hr_log *log, pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
 const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row);
 
@@ -67,6 +72,7 @@ typedef struct pipe_select_result {
 typedef struct pipe_tune_result {
     eval_tune_metrics m;
     double decode_us;     /* mean decode time per problem */
+    int table;            /* evaluated on a benchmark table: m's efficiency figures and measured share are set */
 } pipe_tune_result;
 
 /* One trained (or loaded) model's figures: the task's own in sel or tune, as `task` says, then what every
