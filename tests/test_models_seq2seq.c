@@ -197,7 +197,7 @@ Test(seq2seq, dead_ends_are_backtracked)
     seq2seq *m = (seq2seq *)mb;
     const int L = f.t->length;
     static const char *const names[16] = {0};
-    data_constraint rule = {"forced", L, names, forced_rule};
+    data_constraint rule = {"forced", L, names, forced_rule, NULL, NULL};
     const data_constraint *saved = m->base.constraint;
     m->base.constraint = &rule;
     s2s_infer *w = NULL;
@@ -400,7 +400,7 @@ Test(seq2seq_beam, constrained_beam_finds_best_valid_sequence)
     const int32_t *vocab[FL] = {voc, voc, voc};
     const int vsize[FL] = {FV, FV, FV};
     static const char *const names[FL] = {"a", "b", "c"};
-    data_constraint rule = {"fixture", FL, names, fixture_rule};
+    data_constraint rule = {"fixture", FL, names, fixture_rule, NULL, NULL};
     data_problem p;
     memset(&p, 0, sizeof p);
     s2s_beam_ws bw;
@@ -432,7 +432,7 @@ Test(seq2seq_beam, constrained_beam_finds_best_valid_sequence)
         cr_assert_eq(fell, 0);
     }
     /* no valid continuation at all: fall back to the unconstrained search and say so */
-    data_constraint dead = {"dead", FL, names, reject_all};
+    data_constraint dead = {"dead", FL, names, reject_all, NULL, NULL};
     int32_t free_out[FL];
     s2s_beam_search(&bw, 3, FL, vsize, vocab, NULL, &p, fixture_step, &c, free_out, &fell);
     s2s_beam_search(&bw, 3, FL, vsize, vocab, &dead, &p, fixture_step, &c, out, &fell);
