@@ -18,7 +18,8 @@
 
 /* @section hash */
 /* The slot of a configuration's values in the known configurations' open-addressing table (size a power of two,
- * mask = size - 1): FNV-1a over the values' bits, -0 read as +0. The exporter fills the table with this function. */
+ * mask = size - 1): FNV-1a over the values' bits (-0 read as +0), then MurmurHash3's 64-bit finaliser, since the
+ * low bits of small integers' doubles are all zero. The exporter fills the table with this function. */
 static inline uint32_t hm_config_hash(const double *kv, int nk, uint32_t mask)
 {
     uint64_t h = 1469598103934665603ull;
@@ -27,8 +28,12 @@ static inline uint32_t hm_config_hash(const double *kv, int nk, uint32_t mask)
         uint64_t b;
         memcpy(&b, &v, sizeof b);
         h = (h ^ b) * 1099511628211ull;
-        h ^= h >> 29;
     }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
     return (uint32_t)h & mask;
 }
 
