@@ -112,10 +112,12 @@ static inline void data_table_shape_problem_values(const data_table_shape *sh, c
     }
 }
 
-static inline void data_table_shape_pair_features(const data_table_shape *sh, const double *pv, const double *kv, float *out)
+/* The pair features after the kernel columns' encodings (tiles, waste, ratio per tiled column, output tiles, waves,
+ * intensity): the ones that involve the problem. */
+static inline void data_table_shape_interaction_features(const data_table_shape *sh, const double *pv, const double *kv,
+                                                         float *out)
 {
     int o = 0, n_out, n_red;
-    for (int k = 0; k < sh->n_kernel; k++) o += data_table_shape_encode(sh->kernel_vocab[k], kv[k], out + o);
     double tiles = 1.0, dim_out[2] = {0, 0}, dim_red = 0;
     int i_out = 0;
     for (int k = 0; k < sh->n_kernel; k++) {
@@ -152,6 +154,13 @@ static inline void data_table_shape_pair_features(const data_table_shape *sh, co
         double m = dim_out[0], n = dim_out[1], kk = dim_red, den = m * kk + kk * n + m * n;
         out[o++] = m > 0 && n > 0 && kk > 0 && den > 0 ? (float)(2.0 * m * n * kk / den) : 0.0f;
     }
+}
+
+static inline void data_table_shape_pair_features(const data_table_shape *sh, const double *pv, const double *kv, float *out)
+{
+    int o = 0;
+    for (int k = 0; k < sh->n_kernel; k++) o += data_table_shape_encode(sh->kernel_vocab[k], kv[k], out + o);
+    data_table_shape_interaction_features(sh, pv, kv, out + o);
 }
 
 #endif

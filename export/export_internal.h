@@ -50,6 +50,10 @@ int export_gbdt_booster(FILE *out, const struct gbdt_booster *b, int idx);
 int export_table_check(const model *m, const char *name);
 int export_table_write_header(FILE *h, const model *m, const char *prefix);
 int export_table_write_source(FILE *c, const model *m, const char *prefix);
+/* A Reformer towers model of a benchmark table (export/reformer_towers.c): the check (batch norm, finite weights) and
+ * its weights, known configurations' v and scoring section, written after hm_configs. */
+int export_towers_check(const model *m, const char *name);
+int export_towers_write(FILE *c, const model *m);
 int export_gbdt_write(const model *m, FILE *out);
 int export_reformer_check(const model *m, const char *name);
 int export_reformer_write(const model *m, FILE *out);

@@ -1,4 +1,4 @@
-/* A gbdt rank model of a benchmark table as a standalone C runtime: the problem's values and any candidate
+/* A gbdt rank model or a Reformer towers model of a benchmark table as a standalone C runtime: the problem's values and any candidate
  * configurations in, their scores and ranking out (export/runtime/table.h), with the feature formulas of
  * data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations. */
 #include <ctype.h>
@@ -8,9 +8,11 @@
 #include "data/table.h"
 #include "export/export_internal.h"
 #include "models/models_internal.h"
+#include "models/reformer_internal.h"
 
 int export_table_check(const model *m, const char *name)
 {
+    if (m->family == &model_family_reformer && ((const reformer *)m)->towers) return export_towers_check(m, name);
     const gbdt_model *g = (const gbdt_model *)m;
     if (m->task == MODEL_TASK_TUNE)
         return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: the exported "
@@ -18,7 +20,7 @@ int export_table_check(const model *m, const char *name)
                         "columns and capability rules", name, m->family->name);
     if (m->family != &model_family_gbdt || g->mode != GBDT_MODE_RANK)
         return hr_error(HR_EINVAL, "%s: a %s model of a benchmark table cannot be exported to C: only gbdt with "
-                        "objective rank scores configurations from their fields", name, m->family->name);
+                        "objective rank and reformer with mode towers are", name, m->family->name);
     return export_gbdt_check(m, name);
 }
 
@@ -47,21 +49,31 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
 {
     static const char *const target_doc[] = {"", "-log(cost / the problem's best cost)", "-log(cost)", "log1p(1 / cost)"};
     const data_table_spec *s = m->table;
+    const int towers = m->family != &model_family_gbdt;
     int np = s->n_problem + s->n_hardware;
-    fprintf(h, "/* %s.h: a gbdt rank model of a benchmark table exported by heurist. Needs only libc and libm.\n"
-               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix, prefix);
+    fprintf(h, "/* %s.h: a %s model of a benchmark table exported by heurist. Needs only libc and libm.\n"
+               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix,
+            towers ? "reformer towers" : "gbdt rank", prefix);
     fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
     column_list(h, s, 0, np);
     fprintf(h, " * and a configuration as its values kv, in this column order (%d values):\n", s->n_kernel);
     column_list(h, s, np, np + s->n_kernel);
-    fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
-               " * The model predicts %s per (problem, configuration)\n"
-               " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
-               " * Every function is thread-safe and allocates nothing.\n */\n",
-            prefix,
-            ((const gbdt_model *)m)->loss == GBDT_TABLE_LOSS_LAMBDARANK ? "a LambdaRank score (no target)"
-                                                                        : target_doc[((const gbdt_model *)m)->target],
-            s->higher_better ? "1 / measure" : "the measure");
+    if (towers)
+        fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
+                   " * The model scores a (problem, configuration) pair as u(problem) . v(configuration) + w . q(pair)\n"
+                   " * (higher: more likely the fastest), v of the configurations it was trained on precomputed, and\n"
+                   " * ranks the candidates by it.\n"
+                   " * Every function is thread-safe and allocates nothing.\n */\n",
+                prefix);
+    else
+        fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
+                   " * The model predicts %s per (problem, configuration)\n"
+                   " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
+                   " * Every function is thread-safe and allocates nothing.\n */\n",
+                prefix,
+                ((const gbdt_model *)m)->loss == GBDT_TABLE_LOSS_LAMBDARANK ? "a LambdaRank score (no target)"
+                                                                            : target_doc[((const gbdt_model *)m)->target],
+                s->higher_better ? "1 / measure" : "the measure");
     /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
     size_t i = 0;
@@ -153,23 +165,29 @@ static void write_columns(FILE *c, const data_table_spec *s, const char *prefix)
 
 int export_table_write_source(FILE *c, const model *m, const char *prefix)
 {
-    const gbdt_model *g = (const gbdt_model *)m;
-    fprintf(c, "/* %s.c: a gbdt rank model of a benchmark table exported by heurist; see %s.h. Generated code: do not "
-               "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <string.h>\n\n",
-            prefix, prefix, prefix);
+    const int towers = m->family != &model_family_gbdt;
+    fprintf(c, "/* %s.c: a %s model of a benchmark table exported by heurist; see %s.h. Generated code: do not "
+               "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+               "#include <string.h>\n\n",
+            prefix, towers ? "reformer towers" : "gbdt rank", prefix, prefix);
     fprintf(c, "/* ---- data/table_features.h, verbatim ---- */\n%s\n/* ---- model ---- */\n",
             export_source("data/table_features.h"));
     int rc = write_shape(c, m);
     if (rc) return rc;
-    export_section(c, "export/runtime/gbdt.h", "traversal");
-    rc = export_gbdt_booster(c, g->boosters[0], 0);
+    export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)m->table->n_kernel);
+    if (towers) {
+        rc = export_towers_write(c, m);
+    } else {
+        export_section(c, "export/runtime/gbdt.h", "traversal");
+        rc = export_gbdt_booster(c, ((const gbdt_model *)m)->boosters[0], 0);
+        if (!rc) export_section(c, "export/runtime/table.h", "rank");
+    }
     if (rc) return rc;
-    export_section(c, "export/runtime/table.h", "rank");
+    export_section(c, "export/runtime/table.h", "sort");
     fprintf(c, "\n/* ---- API ---- */\n");
     write_columns(c, m->table, prefix);
     export_c_vocabulary(c, prefix, "HM_N_CONFIGS", "hm_config_names", "n_configs", "config_name", "k", m->kernels,
                         m->n_kernels);
-    export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)m->table->n_kernel);
     fprintf(c, "\nconst double *%s_config_values(int k)\n{\n    return k >= 0 && k < HM_N_CONFIGS ? hm_configs + "
                "(size_t)k * HM_NK : 0;\n}\n\n", prefix);
     fprintf(c, "int %s_rank(const double *pv, const double *kv, int n, float *scores, int *ranking)\n{\n"

@@ -74,7 +74,12 @@ int reformer_build(reformer *r)
         nn_gamma_layout(&r->blocks[l], &r->p, &r->state, name, l ? r->hidden : nf, r->expand, r->hidden, r->norm,
                         r->dropout);
     }
-    nn_linear_layout(&r->head, &r->p, "head", r->hidden, r->pairs ? 1 : K);
+    nn_linear_layout(&r->head, &r->p, "head", r->hidden, r->towers ? r->tower_dim : r->pairs ? 1 : K);
+    if (r->towers) {
+        nn_linear_layout(&r->cfg1, &r->p, "config.0", r->n_cfg, r->cfg_hidden);
+        nn_linear_layout(&r->cfg2, &r->p, "config.1", r->cfg_hidden, r->tower_dim);
+        if (r->n_q) nn_linear_layout(&r->inter, &r->p, "interaction", r->n_q, 1);
+    }
     if (r->app_weight > 0.0f && !r->pairs) nn_linear_layout(&r->app, &r->p, "app", r->hidden, K);
     int rc = nn_params_alloc(&r->p);
     if (!rc && r->state.n) rc = nn_params_alloc(&r->state);
@@ -105,6 +110,12 @@ static void reformer_ws_free(void *vws)
     free(w->z);
     free(w->y[0]);
     free(w->y[1]);
+    free(w->u);
+    free(w->pf);
+    free(w->cin);
+    free(w->ch);
+    free(w->cv);
+    free(w->qin);
     free(w);
 }
 
@@ -118,6 +129,8 @@ static int reformer_ws_create(const model *mb, void **out)
     int rc;
     if (r->pairs) {
         rc = reformer_pairs_ws_init(r, w);
+    } else if (r->towers) {
+        rc = reformer_towers_ws_init(r, w);
     } else {
         rc = (w->buf = hr_calloc((size_t)r->n_in + 2 * wide + (size_t)r->base.n_kernels, sizeof *w->buf)) ? HR_OK
                                                                                                           : HR_ENOMEM;
@@ -177,11 +190,10 @@ void reformer_combine_heads(float *z, const float *a, int K, int how, float beta
         z[k] = z[k] - lse + (mask ? (a[k] < 0.0f ? -1000.0f : 0.0f) : beta * nn_log_sigmoid(a[k]));
 }
 
-static int reformer_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
+/* The last block's output (hidden) of the problem with features x, in w's buffer: the blocks over the input,
+ * batch norm folded (two matrix-vector products a block) or layer norm through a B = 1 cache. */
+static const float *reformer_blocks_forward(const reformer *r, reformer_ws *w, const float *x)
 {
-    const reformer *r = (const reformer *)mb;
-    reformer_ws *w = vws;
-    if (r->pairs) return reformer_pairs_predict_candidates(mb, vws, x, mb->kernel_values, mb->n_kernels, scores);
     const int nf = r->n_in, wide = r->hidden + r->expand;
     float *in = w->buf, *a = w->buf + nf, *b = a + wide;
     if (!r->ple_fast) reformer_input(r, x, in);
@@ -209,12 +221,34 @@ static int reformer_predict(const model *mb, void *vws, const data_problem *prob
         }
         cur = y;
     }
-    const float *Wf = r->p.w + r->head.w, *bf = r->p.w + r->head.b;
-    memcpy(scores, bf, (size_t)r->base.n_kernels * sizeof *scores);
-    const int K = r->base.n_kernels;
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, Wf, r->hidden, cur, 1, 1.0f, scores, 1);
+    return cur;
+}
+
+/* out (head width) = the head over the last block's output */
+static void reformer_head_forward(const reformer *r, const float *cur, float *out)
+{
+    const int K = r->head.out;
+    memcpy(out, r->p.w + r->head.b, (size_t)K * sizeof *out);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, r->p.w + r->head.w, r->hidden, cur, 1, 1.0f, out, 1);
+}
+
+void reformer_problem_forward(const reformer *r, reformer_ws *w, const float *x, float *u)
+{
+    reformer_head_forward(r, reformer_blocks_forward(r, w, x), u);
+}
+
+static int reformer_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
+{
+    const reformer *r = (const reformer *)mb;
+    reformer_ws *w = vws;
+    (void)prob;
+    if (r->pairs) return reformer_pairs_predict_candidates(mb, vws, x, mb->kernel_values, mb->n_kernels, scores);
+    if (r->towers) return reformer_towers_predict_candidates(mb, vws, x, mb->kernel_values, mb->n_kernels, scores);
+    const float *cur = reformer_blocks_forward(r, w, x);
+    reformer_head_forward(r, cur, scores);
     if (r->app_weight > 0.0f) {
-        float *app = b + wide;
+        const int K = r->base.n_kernels, wide = r->hidden + r->expand;
+        float *app = w->buf + r->n_in + 2 * wide;
         memcpy(app, r->p.w + r->app.b, (size_t)K * sizeof *app);
         cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, r->p.w + r->app.w, r->hidden, cur, 1, 1.0f,
                     app, 1);
@@ -223,10 +257,11 @@ static int reformer_predict(const model *mb, void *vws, const data_problem *prob
     return HR_OK;
 }
 
-/* A table model's candidates: pairs mode scores their fields; classes mode scores its vocabulary, which
- * model_predict_candidates maps them to by name. */
+/* A table model's candidates: pairs and towers modes score their fields; classes mode scores its vocabulary,
+ * which model_predict_candidates maps them to by name. */
 static int reformer_candidates(const model *mb, void *vws, const float *x, const double *kv, int n, float *scores)
 {
+    if (((const reformer *)mb)->towers) return reformer_towers_predict_candidates(mb, vws, x, kv, n, scores);
     if (!((const reformer *)mb)->pairs) return MODEL_CANDIDATES_BY_NAME;
     return reformer_pairs_predict_candidates(mb, vws, x, kv, n, scores);
 }
@@ -245,6 +280,10 @@ void reformer_free(model *mb)
     free(r->ple_src);
     free(r->ple_lo);
     free(r->ple_hi);
+    free(r->cfg_mean);
+    free(r->cfg_std);
+    free(r->q_mean);
+    free(r->q_std);
     model_base_free(&r->base);
     free(r);
 }
@@ -268,7 +307,13 @@ static int reformer_save(const model *mb, hid_t g)
     if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
     if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
     if (!rc) rc = hr_h5_attr_write_str(g, "input", r->n_ple ? "ple" : r->input_log ? "log" : "zscore");
-    if (!rc) rc = hr_h5_attr_write_str(g, "mode", r->pairs ? "pairs" : "classes");
+    if (!rc) rc = hr_h5_attr_write_str(g, "mode", r->towers ? "towers" : r->pairs ? "pairs" : "classes");
+    if (!rc && r->towers) rc = hr_h5_attr_write_int(g, "tower_dim", r->tower_dim);
+    if (!rc && r->towers) rc = hr_h5_attr_write_int(g, "config_hidden", r->cfg_hidden);
+    if (!rc && r->towers) rc = hr_h5_write(g, "config_mean", H5T_NATIVE_FLOAT, (size_t)r->n_cfg, 0, r->cfg_mean);
+    if (!rc && r->towers) rc = hr_h5_write(g, "config_std", H5T_NATIVE_FLOAT, (size_t)r->n_cfg, 0, r->cfg_std);
+    if (!rc && r->towers && r->n_q) rc = hr_h5_write(g, "interaction_mean", H5T_NATIVE_FLOAT, (size_t)r->n_q, 0, r->q_mean);
+    if (!rc && r->towers && r->n_q) rc = hr_h5_write(g, "interaction_std", H5T_NATIVE_FLOAT, (size_t)r->n_q, 0, r->q_std);
     if (!rc) rc = hr_h5_attr_write_double(g, "applicability", r->app_weight);
     if (!rc) rc = hr_h5_attr_write_str(g, "combine", reformer_combine_names[r->app_combine]);
     if (!rc) rc = hr_h5_attr_write_str(g, "app_target", r->app_eff ? "efficiency" : "measured");
@@ -364,14 +409,17 @@ static int reformer_load(hid_t g, model *base, model **out)
     /* files before version 4 are classes mode */
     s = NULL;
     if (!rc && version >= 4) rc = hr_h5_attr_read_str(g, "mode", &s);
-    if (!rc && s && strcmp(s, "classes") && strcmp(s, "pairs"))
+    if (!rc && s && strcmp(s, "classes") && strcmp(s, "pairs") && strcmp(s, "towers"))
         rc = hr_error(HR_EFORMAT, "reformer: unknown mode '%s'", s);
     r->pairs = !rc && s && !strcmp(s, "pairs");
+    r->towers = !rc && s && !strcmp(s, "towers");
     free(s);
-    if (!rc && r->pairs && !r->base.table)
-        rc = hr_error(HR_EFORMAT, "reformer: a pairs-mode model without its table's schema");
-    if (!rc && r->pairs && !r->base.kernel_values)
-        rc = hr_error(HR_EFORMAT, "reformer: a pairs-mode model without its configurations' values");
+    if (!rc && (r->pairs || r->towers) && !r->base.table)
+        rc = hr_error(HR_EFORMAT, "reformer: a %s-mode model without its table's schema", r->pairs ? "pairs" : "towers");
+    if (!rc && (r->pairs || r->towers) && !r->base.kernel_values)
+        rc = hr_error(HR_EFORMAT, "reformer: a %s-mode model without its configurations' values",
+                      r->pairs ? "pairs" : "towers");
+    if (!rc && r->towers) rc = reformer_towers_load(g, r);
     if (!rc && r->pairs) {
         r->n_pair = data_table_pair_feature_count(r->base.table);
         r->app_weight = 0.0f;

@@ -12,16 +12,6 @@
 
 #include "models/reformer_internal.h"
 
-/* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
- * four decades) before the z-score; 0/1 indicators stay 0/1, exactly, and without a call (they are over
- * half of all feature values). */
-static inline float slog(float v)
-{
-    if (v == 0.0f) return 0.0f;
-    if (v == 1.0f) return 1.0f;
-    return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
-}
-
 /* in (n_in) = z-score of u, through slog when the model uses it, then (input "ple") the z-scored
  * piecewise-linear encoding columns of the slog inputs */
 void reformer_input(const reformer *r, const float *x, float *in)
@@ -31,7 +21,7 @@ void reformer_input(const reformer *r, const float *x, float *in)
         for (int j = 0; j < nf; j++) in[j] = (x[j] - r->zmean[j]) / r->zstd[j];
         return;
     }
-    for (int j = 0; j < nf; j++) in[j] = slog(x[j]);
+    for (int j = 0; j < nf; j++) in[j] = reformer_slog(x[j]);
     for (int c = 0; c < r->n_ple; c++) {
         const float v = reformer_ple(in[r->ple_src[c]], r->ple_lo[c], r->ple_hi[c]);
         in[nf + c] = (v - r->zmean[nf + c]) / r->zstd[nf + c];
@@ -96,7 +86,7 @@ void reformer_first_product(const reformer *r, const float *x, float *v, float *
     const float *Wx = r->in_fold + o, *We = Wx + (size_t)nf * o, *Ce = We + (size_t)r->n_ple * o;
     memcpy(z, r->in_fold, (size_t)o * sizeof *z);
     for (int j = 0; j < nf; j++) {
-        v[j] = slog(x[j]);
+        v[j] = reformer_slog(x[j]);
         if (v[j] != 0.0f) cblas_saxpy(o, v[j], Wx + (size_t)j * o, 1, z, 1);
     }
     for (int h = 0; h < r->n_ple_groups; h++) {
@@ -240,7 +230,7 @@ int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float *
     float *cols = c.cols; /* (n_features, n_train) */
     for (int i = 0; !rc && i < n; i++) {
         const float *x = d->X + (size_t)d->train[i] * nf;
-        for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? slog(x[j]) : x[j];
+        for (int j = 0; j < nf; j++) cols[(size_t)j * n + i] = r->input_log ? reformer_slog(x[j]) : x[j];
     }
     if (!rc) rc = reformer_input_stats(r, &c, bins);
     const int ni = r->n_in;
@@ -297,7 +287,7 @@ int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
     if (!rc) rc = input_cols_alloc(&c, r->n_raw, len);
     for (int i = 0; !rc && i < d->n_train; i++) {
         const float *x = d->X + (size_t)d->train[i] * nf;
-        for (int j = 0; j < nf; j++) c.cols[c.off[j] + i] = r->input_log ? slog(x[j]) : x[j];
+        for (int j = 0; j < nf; j++) c.cols[c.off[j] + i] = r->input_log ? reformer_slog(x[j]) : x[j];
     }
     long seen = 0;
     int e = 0;
@@ -309,7 +299,7 @@ int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
             if (!isfinite(t[k])) continue;
             if (seen++ % stride) continue;
             data_table_pair_features(spec, pv, sel->table->kv + (size_t)k * nk, pf);
-            for (int j = 0; j < np; j++) c.cols[c.off[nf + j] + e] = r->input_log ? slog(pf[j]) : pf[j];
+            for (int j = 0; j < np; j++) c.cols[c.off[nf + j] + e] = r->input_log ? reformer_slog(pf[j]) : pf[j];
             e++;
         }
     }

@@ -2,13 +2,14 @@
 #ifndef HEURIST_MODELS_REFORMER_INTERNAL_H
 #define HEURIST_MODELS_REFORMER_INTERNAL_H
 
+#include <math.h>
 #include <stdio.h>
 
 #include "models/model.h"
 #include "nn/nn.h"
 #include "train/train.h"
 
-#define REFORMER_VERSION 4 /* 2: the applicability head; 3: the "ple" input; 4: the "pairs" mode */
+#define REFORMER_VERSION 5 /* 2: the applicability head; 3: the "ple" input; 4: the "pairs" mode; 5: "towers" */
 #define REFORMER_MAX_DEPTH 16
 #define REFORMER_EVAL_CHUNK 1024
 #define REFORMER_MAX_PARTS 8 /* batch_parts */
@@ -26,6 +27,19 @@ typedef struct reformer {
     int pairs;            /* mode "pairs" (benchmark tables): one score per (problem, configuration) from the raw
                            * input u = [x | data_table_pair_features(pv, kv)], the head hidden -> 1 */
     int n_pair;           /* pair features (pairs mode; 0 otherwise) */
+    /* mode "towers" (benchmark tables): s = u(x) . v(c) + w . q(p, c) + b, u the blocks and the head (hidden ->
+     * tower_dim) over the problem features alone, v a small network over the configuration's own columns, q the
+     * interaction pair features (models/reformer_towers.c) */
+    int towers;
+    int tower_dim;        /* D: width of u and v */
+    int cfg_hidden;       /* width of the configuration tower's hidden layer */
+    int n_cfg;            /* configuration inputs: the first n_cfg pair features (the kernel columns' encodings) */
+    int n_q;              /* interaction inputs q: the pair features after them */
+    float *cfg_mean, *cfg_std; /* (n_cfg) z-score of the configuration inputs */
+    float *q_mean, *q_std;     /* (n_q) z-score of slog q */
+    nn_linear cfg1;       /* "config.0": n_cfg -> cfg_hidden, then ReLU */
+    nn_linear cfg2;       /* "config.1": cfg_hidden -> tower_dim */
+    nn_linear inter;      /* "interaction": n_q -> 1, w and b */
     int n_raw;            /* raw inputs u: n_features + n_pair */
     int input_log;        /* raw inputs pass through slog first (input "log" or "ple") */
     int n_in;             /* model inputs: n_raw, plus n_ple with input "ple" */
@@ -62,6 +76,9 @@ typedef struct reformer_ws {
     float *in;   /* pairs: (REFORMER_PAIR_CHUNK, n_in) */
     float *z;    /* pairs: (REFORMER_PAIR_CHUNK, hidden + expand) */
     float *y[2]; /* pairs: (REFORMER_PAIR_CHUNK, hidden) */
+    /* towers: u (tower_dim), one pair's features (n_pair), and per chunk the configuration inputs (C, n_cfg),
+     * the hidden layer (C, cfg_hidden), v (C, tower_dim) and q (C, n_q) */
+    float *u, *pf, *cin, *ch, *cv, *qin;
 } reformer_ws;
 
 /* Ranking from the two heads: log softmax(z) + log sigmoid(a); log softmax(z) with kernels whose
@@ -109,11 +126,39 @@ int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *
 int reformer_pairs_ws_init(const reformer *r, reformer_ws *w);
 int reformer_pairs_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
                                       float *scores);
+/* models/reformer_towers.c: towers-mode input fit, training, scratch and scores */
+/* The configuration inputs' z-score and q's (slog, z-score) from the training pairs; sets n_cfg, n_q. */
+int reformer_towers_input_fit(reformer *r, const model_train_data *d);
+/* Reads a towers file's widths and z-scores (models/reformer.c's loader, before reformer_build). */
+int reformer_towers_load(hid_t g, reformer *r);
+/* cin (n_cfg) and q (n_q): the model inputs of one (problem, configuration) pair from its pair features pf */
+void reformer_towers_inputs(const reformer *r, const float *pf, float *cin, float *q);
+/* train_in (n_train, n_in): the training rows' problem inputs (reformer_input_fit), taken over */
+int reformer_towers_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o,
+                        float *train_in);
+int reformer_towers_ws_init(const reformer *r, reformer_ws *w);
+int reformer_towers_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
+                                       float *scores);
+/* v (n, tower_dim) of configurations kv (n, n_kernel) through w's chunk buffers (the problem plays no part) */
+void reformer_towers_config(const reformer *r, reformer_ws *w, const double *kv, int n, float *v);
+/* u (tower_dim) of the problem with features x: the blocks and the head, as classes mode computes its scores */
+void reformer_problem_forward(const reformer *r, reformer_ws *w, const float *x, float *u);
+
 /* Fills in_fold and ple_group from the folded first block (after reformer_fold); ple_fast says whether the
  * single-problem path can use them. */
 void reformer_fold_input(reformer *r);
 /* z (d_out + d_hidden) = block 0's stacked product of features x through in_fold; v (n_features) scratch */
 void reformer_first_product(const reformer *r, const float *x, float *v, float *z);
+
+/* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
+ * four decades) before the z-score; 0/1 indicators stay 0/1, exactly, and without a call (they are over
+ * half of all feature values). */
+static inline float reformer_slog(float v)
+{
+    if (v == 0.0f) return 0.0f;
+    if (v == 1.0f) return 1.0f;
+    return v >= 0.0f ? log2f(1.0f + v) : -log2f(1.0f - v);
+}
 
 /* Piecewise-linear encoding (input "ple"): how far v lies through the bin [lo, hi], 0 below, 1 above. The
  * trainer, reformer_predict and the exported runtime all evaluate this expression. */

@@ -21,14 +21,15 @@ typedef struct reformer_cfg {
     float dropout, tau, app_weight, app_beta;
     int input, input_bins, app_combine, app_eff;
     int batch_parts;
+    int tower_dim, config_hidden;
     int mode;  /* reformer_mode */
     int norm;  /* nn_norm_kind */
     int label; /* data_label_kind */
 } reformer_cfg;
 
 enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
-enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS };
-static const char *const mode_names[] = {"auto", "classes", "pairs", NULL};
+enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS, REFORMER_MODE_TOWERS };
+static const char *const mode_names[] = {"auto", "classes", "pairs", "towers", NULL};
 static const char *const input_names[] = {"zscore", "log", "ple", NULL};
 static const char *const app_target_names[] = {"measured", "efficiency", NULL};
 
@@ -36,7 +37,12 @@ static const char *const app_target_names[] = {"measured", "efficiency", NULL};
 static const hr_config_option reformer_options[] = {
     {.name = "mode", .type = HR_CONFIG_ENUM, .offset = C(mode), .def_name = "auto", .names = mode_names,
      .doc = "classes: scores over the kernel vocabulary; pairs (tables): one score per problem and configuration;"
-            " auto: pairs for a benchmark table, else classes"},
+            " towers (tables): the score u(problem) . v(configuration) + w . q(pair); auto: pairs for a benchmark"
+            " table, else classes"},
+    {.name = "tower_dim", .type = HR_CONFIG_INT, .offset = C(tower_dim), .def = 16, .min = 1, .max = 8192,
+     .doc = "towers: width D of the problem's and the configuration's vectors u and v"},
+    {.name = "config_hidden", .type = HR_CONFIG_INT, .offset = C(config_hidden), .def = 64, .min = 1, .max = 8192,
+     .doc = "towers: width of the configuration tower's hidden layer"},
     {.name = "hidden", .type = HR_CONFIG_INT, .offset = C(hidden), .def = 92, .min = 1, .max = 8192,
      .doc = "width of each Gamma-block"},
     {.name = "depth", .type = HR_CONFIG_INT, .offset = C(depth), .def = 3, .min = 1, .max = REFORMER_MAX_DEPTH,
@@ -98,7 +104,8 @@ static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
     if (rc) return rc;
     train_config_finish(&o->train);
     /* pairs mode: a batch is that many problems with all their candidates */
-    if (o->mode == REFORMER_MODE_PAIRS && !hr_config_has(c, "batch_size")) o->train.batch_size = REFORMER_PAIR_BATCH;
+    if ((o->mode == REFORMER_MODE_PAIRS || o->mode == REFORMER_MODE_TOWERS) && !hr_config_has(c, "batch_size"))
+        o->train.batch_size = REFORMER_PAIR_BATCH;
     if (!hr_config_has(c, "batch_parts") && o->train.batch_size < 4) o->batch_parts = 1;
     if (o->batch_parts > o->train.batch_size / 2)
         return hr_error(HR_EINVAL, "reformer config: \"batch_parts\" must be at most batch_size / 2 (%d), got %d",
@@ -560,7 +567,8 @@ int reformer_train_blas_threads(const cJSON *config, int threads)
 {
     reformer_cfg cfg;
     if (reformer_cfg_parse(config, &cfg)) return threads;
-    if (cfg.mode == REFORMER_MODE_PAIRS) return threads; /* one pass over the batch, threads inside OpenBLAS */
+    if (cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS)
+        return threads; /* one pass over the batch, threads inside OpenBLAS */
     return cfg.batch_parts > 1 && hr_threads_resolve(threads) > 1 ? 1 : threads;
 }
 
@@ -572,8 +580,9 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
     int rc = reformer_cfg_parse(ctx->config, &cfg);
     if (rc) return rc;
     const data_table *table = d->sel ? d->sel->table : NULL;
-    if (cfg.mode == REFORMER_MODE_PAIRS && !table)
-        return hr_error(HR_EINVAL, "reformer config: \"mode\": \"pairs\" needs a benchmark table (--data FILE.csv)");
+    if ((cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS) && !table)
+        return hr_error(HR_EINVAL, "reformer config: \"mode\": \"%s\" needs a benchmark table (--data FILE.csv)",
+                        mode_names[cfg.mode]);
     if (cfg.mode == REFORMER_MODE_AUTO && table) {
         cfg.mode = REFORMER_MODE_PAIRS;
         if (!hr_config_has(ctx->config, "batch_size")) cfg.train.batch_size = REFORMER_PAIR_BATCH;
@@ -618,6 +627,35 @@ int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
         return HR_OK;
     }
     float *train_in = NULL;
+    if (cfg.mode == REFORMER_MODE_TOWERS) {
+        if (!r->base.table || !r->base.kernel_values) {
+            rc = hr_error(HR_EINVAL, "reformer: the model records no table schema (towers mode)");
+            goto fail;
+        }
+        r->towers = 1;
+        r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
+        r->tower_dim = cfg.tower_dim;
+        r->cfg_hidden = cfg.config_hidden;
+        if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
+        if ((rc = reformer_towers_input_fit(r, d)) || (rc = reformer_build(r))) {
+            free(train_in);
+            goto fail;
+        }
+        hr_rng init;
+        hr_rng_derive(&init, ctx->seed, 1);
+        for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
+        nn_linear_reset(&r->head, &r->p, &init);
+        nn_linear_reset(&r->cfg1, &r->p, &init);
+        nn_linear_reset(&r->cfg2, &r->p, &init);
+        if (r->n_q) nn_linear_reset(&r->inter, &r->p, &init);
+        train_opts o = cfg.train;
+        model_loop_opts(&o, ctx, "reformer");
+        o.metric_name = model_task_metric(MODEL_TASK_SELECT);
+        if ((rc = reformer_towers_fit(r, d, ctx, &o, train_in))) goto fail;
+        reformer_fold(r);
+        *out = &r->base;
+        return HR_OK;
+    }
     if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
     if ((rc = reformer_build(r))) {
         free(train_in);

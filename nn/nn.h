@@ -141,6 +141,14 @@ float nn_xent_seg_forward(const float *z, const float *y, const int *off, int S,
 /* dz_i += scale (prob_i sum_{j in s} y_j - y_i) / S for i in segment s */
 void nn_xent_seg_backward(const float *prob, const float *y, const int *off, int S, float *dz, float scale);
 
+/* ---- dot products of segments with their rows (a two-tower score: problem s, its candidates i) ----
+ * Segment s holds rows off[s] .. off[s+1] of v (N, D) and z (N); u (S, D) is one row per segment. */
+/* z_i = u_s . v_i for i in segment s */
+void nn_seg_dot_forward(const float *u, const float *v, const int *off, int S, int D, float *z);
+/* du_s += sum_{i in s} dz_i v_i; dv_i += dz_i u_s (either may be NULL to skip it) */
+void nn_seg_dot_backward(const float *u, const float *v, const int *off, int S, int D, const float *dz, float *du,
+                         float *dv);
+
 /* ---- per-class binary cross-entropy on logits (independent sigmoids, targets y in [0, 1]) ---- */
 /* Returns loss = (1/B) sum_b sum_i [softplus(z_bi) - y_bi z_bi] (= -y log s - (1-y) log(1-s), s = sigmoid(z),
  * without overflow) and writes prob (B, C) = sigmoid(z). */

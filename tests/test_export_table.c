@@ -1,6 +1,7 @@
-/* The exported runtime of a gbdt rank model of a benchmark table, compiled with cc: on 200 problems of a generated
- * table it gives the library's scores (to 1e-5 relative) and ranking for each problem's measured configurations and
- * three it never measured, ranks the model's own configurations as predict_select does, and looks categories up. */
+/* The exported runtime of a table model (gbdt rank, reformer towers), compiled with cc: on 200 problems of a
+ * generated table it gives the library's scores (gbdt to 1e-5 relative; towers to 1e-4, its sums run in another
+ * order) and ranking for each problem's measured configurations and three it never measured, ranks the model's own
+ * configurations as predict_select does, and looks categories up. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,10 +58,12 @@ static int export_candidates_fill(const table_fixture *f, int p, double *kv)
     return n;
 }
 
-Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
+/* tol: the scores' relative tolerance; a place of the ranking may hold another candidate only where the library
+ * scores both within that tolerance of each other (0: the very same candidate) */
+static void check_runtime(const char *family, const char *config, float tol)
 {
     table_fixture f = table_fixture_make(200, 13, 0.05);
-    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rounds\": 60, \"log_every\": 0}");
+    model *m = table_fixture_train(&f, family, config);
     const data_table *t = f.sel->table;
     int K = f.sel->n_kernels, nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
     char *dir = test_tmppath("_export_table");
@@ -113,7 +116,7 @@ Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
             float s;
             cr_assert_eq(fscanf(out, "%f", &s), 1);
             cr_assert(isfinite(lib[i]));
-            cr_assert_leq(fabsf(s - lib[i]), 1e-5f * fmaxf(1.0f, fabsf(lib[i])), "problem %d candidate %d: %.9g vs %.9g",
+            cr_assert_leq(fabsf(s - lib[i]), tol * fmaxf(1.0f, fabsf(lib[i])), "problem %d candidate %d: %.9g vs %.9g",
                           p, i, (double)s, (double)lib[i]);
         }
         for (int i = 0; i < n; i++) rank[i] = i;
@@ -122,12 +125,15 @@ Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
         for (int i = 0; i < n; i++) {
             int r;
             cr_assert_eq(fscanf(out, "%d", &r), 1);
-            cr_assert_eq(r, rank[i], "problem %d place %d", p, i);
+            cr_assert(r == rank[i] || (r >= 0 && r < n && fabsf(lib[r] - lib[rank[i]]) <= 2 * tol * fmaxf(1.0f, fabsf(lib[r]))),
+                      "problem %d place %d: %d vs %d", p, i, r, rank[i]);
         }
         int best;
         cr_assert_eq(fscanf(out, "%d", &best), 1);
         cr_assert_eq(model_predict_select_x(m, ws, &dp, x, known), HR_OK);
-        cr_assert_eq(best, eval_select_argmax(known, K), "problem %d", p);
+        const int top = eval_select_argmax(known, K);
+        cr_assert(best == top || (best >= 0 && best < K && fabsf(known[best] - known[top]) <= 2 * tol * fmaxf(1.0f, fabsf(known[top]))),
+                  "problem %d: %d vs %d", p, best, top);
     }
     fclose(out);
     model_ws_free(ws);
@@ -141,6 +147,20 @@ Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
     free(ncand);
     model_free(m);
     table_fixture_free(&f);
+}
+
+Test(export_table, runtime_matches_the_library_on_200_problems, .timeout = 600)
+{
+    check_runtime("gbdt", "{\"objective\": \"rank\", \"rounds\": 60, \"log_every\": 0}", 1e-5f);
+}
+
+/* towers: v of a known configuration comes precomputed, of the three unknown ones from the configuration tower */
+Test(export_table, towers_runtime_matches_the_library_on_200_problems, .timeout = 600)
+{
+    check_runtime("reformer",
+                  "{\"mode\": \"towers\", \"epochs\": 4, \"hidden\": 24, \"expand\": 16, \"tower_dim\": 8, "
+                  "\"config_hidden\": 16}",
+                  1e-4f);
 }
 
 /* Only a model that scores configurations from their fields has a table runtime: a softmax model of a table is

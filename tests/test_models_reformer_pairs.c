@@ -2,12 +2,14 @@
  * on 108 compute units: waves of output tiles times split-K, larger tiles faster per element, split-K paying
  * a reduction), each problem measuring about three quarters of the configurations: it recovers the cost
  * model's best configuration, its files give identical scores, predict_candidates agrees with
- * predict_select, and the mode is checked. */
+ * predict_select, and the mode is checked; the same for the towers mode, and its thread-count determinism. */
+#define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -270,4 +272,116 @@ Test(models_reformer_pairs, pairs_mode_needs_a_table)
     cr_expect_neq(model_family_reformer.train(&d, &ctx, &m), HR_OK);
     cr_expect(strstr(hr_last_error(), "mode") != NULL, "%s", hr_last_error());
     cJSON_Delete(cfg);
+}
+
+/* ---- mode "towers": u(problem) . v(configuration) + w . q(pair) ---- */
+
+#define TOWERS_CFG                                                                                               \
+    "{\"mode\": \"towers\", \"epochs\": 80, \"batch_size\": 16, \"hidden\": 32, \"expand\": 24, \"tower_dim\": 16," \
+    " \"config_hidden\": 32, \"lr\": 0.003, \"patience\": 0}"
+
+static model *train_threads(const table_fixture *f, const char *config, uint64_t seed, int threads)
+{
+    cJSON *cfg = cJSON_Parse(config);
+    cr_assert_not_null(cfg, "bad JSON %s", config);
+    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .X = f->X, .n_features = f->F,
+                          .train = f->train, .n_train = f->n_train, .valid = f->valid, .n_valid = f->n_valid};
+    model_ctx ctx = {.seed = seed, .threads = threads, .config = cfg};
+    model *m = NULL;
+    int rc = model_family_reformer.train(&d, &ctx, &m);
+    cJSON_Delete(cfg);
+    cr_assert_eq(rc, HR_OK, "train: %s", hr_last_error());
+    return m;
+}
+
+/* the factorised score still finds the cost model's best configurations: above 0.97 where the majority
+ * configuration stays below 0.9 (the pairs test above) */
+Test(models_reformer_towers, recovers_the_cost_models_best_configuration, .timeout = 120)
+{
+    table_fixture f = pairs_table_make(400, 3);
+    model *m = train_on(&f, TOWERS_CFG, 1);
+    float *s = scores_of(m, &f, f.test, f.n_test);
+    const double eff = efficiency_mean(&f, s, f.test, f.n_test);
+    cr_expect_gt(eff, 0.97, "test efficiency mean %.4f", eff);
+    free(s);
+    model_free(m);
+    table_fixture_free(&f);
+}
+
+/* same data, config and seed: the same model bits on one thread and on two */
+Test(models_reformer_towers, deterministic_for_any_thread_count, .timeout = 120)
+{
+    table_fixture f = pairs_table_make(120, 7);
+    const char *cfg = "{\"mode\": \"towers\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}";
+    model *a = train_threads(&f, cfg, 5, 1), *b = train_threads(&f, cfg, 5, 2), *c = train_threads(&f, cfg, 6, 1);
+    float *sa = scores_of(a, &f, f.test, f.n_test), *sb = scores_of(b, &f, f.test, f.n_test);
+    float *sc = scores_of(c, &f, f.test, f.n_test);
+    const size_t n = (size_t)f.n_test * a->n_kernels * sizeof *sa;
+    cr_expect(memcmp(sa, sb, n) == 0, "one and two threads train different models");
+    cr_expect(memcmp(sa, sc, n) != 0, "another seed trains the same model");
+    free(sa);
+    free(sb);
+    free(sc);
+    model_free(a);
+    model_free(b);
+    model_free(c);
+    table_fixture_free(&f);
+}
+
+/* files: identical scores after a round trip (batch and layer norm, ple input); a truncated file and a file whose
+ * configuration z-score was overwritten with a zero std are refused with a reason */
+Test(models_reformer_towers, files_round_trip_and_corrupted_files_are_refused, .timeout = 120)
+{
+    table_fixture f = pairs_table_make(120, 4);
+    const char *cfgs[] = {
+        "{\"mode\": \"towers\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}",
+        "{\"mode\": \"towers\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8, \"norm\": \"layer\","
+        " \"input\": \"ple\", \"input_bins\": 4, \"tower_dim\": 4}",
+    };
+    for (size_t c = 0; c < sizeof cfgs / sizeof *cfgs; c++) {
+        model *m = train_on(&f, cfgs[c], 2), *back = NULL;
+        char *path = test_tmppath(".h5");
+        cr_assert_eq(model_save(m, path), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(model_load(path, &back), HR_OK, "%s", hr_last_error());
+        float *a = scores_of(m, &f, f.test, f.n_test), *b = scores_of(back, &f, f.test, f.n_test);
+        cr_expect(memcmp(a, b, (size_t)f.n_test * m->n_kernels * sizeof *a) == 0, "config %zu: scores differ", c);
+        free(a);
+        free(b);
+        model_free(back);
+        if (c == 0) {
+            /* a zero std in config_std */
+            hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+            cr_assert_geq(file, 0);
+            hid_t g = H5Gopen2(file, "family", H5P_DEFAULT);
+            cr_assert_geq(g, 0);
+            hid_t ds = H5Dopen2(g, "config_std", H5P_DEFAULT);
+            cr_assert_geq(ds, 0);
+            float *sd = calloc(64, sizeof *sd);
+            cr_assert_geq(H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, sd), 0);
+            sd[0] = 0.0f;
+            cr_assert_geq(H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, sd), 0);
+            free(sd);
+            H5Dclose(ds);
+            H5Gclose(g);
+            H5Fclose(file);
+            back = NULL;
+            cr_expect_neq(model_load(path, &back), HR_OK);
+            /* the file's checksum catches it first; a file without one would fail the std check */
+            cr_expect(strstr(hr_last_error(), "damaged") || strstr(hr_last_error(), "config[0]"), "%s",
+                      hr_last_error());
+            cr_expect_null(back);
+            /* truncated to half its size */
+            FILE *fp = fopen(path, "rb");
+            fseek(fp, 0, SEEK_END);
+            long size = ftell(fp);
+            fclose(fp);
+            cr_assert_eq(truncate(path, size / 2), 0);
+            cr_expect_neq(model_load(path, &back), HR_OK);
+            cr_expect_null(back);
+        }
+        remove(path);
+        free(path);
+        model_free(m);
+    }
+    table_fixture_free(&f);
 }

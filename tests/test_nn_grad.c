@@ -340,6 +340,38 @@ Test(nn_grad, segmented_softmax_xent)
     op_free(&o);
 }
 
+/* ---- segment dot products (a two-tower score): x = [u (B, 5) | v (N, 5)], o->ids the B + 1 offsets ---- */
+static void seg_dot_fwd(op *o, float *y) { nn_seg_dot_forward(o->x, o->x + o->B * 5, o->ids, o->B, 5, y); }
+static void seg_dot_bwd(op *o, const float *y, const float *dy, float *dx)
+{
+    (void)y;
+    nn_seg_dot_backward(o->x, o->x + o->B * 5, o->ids, o->B, 5, dy, dx, dx + o->B * 5);
+}
+
+Test(nn_grad, segment_dot)
+{
+    op o = {0};
+    op_params_ready(&o, 9);
+    /* segments of 3, 0 (a problem with no candidates), 1 and 4 rows */
+    static const int off[] = {0, 3, 3, 4, 8};
+    o.B = 4;
+    o.ny = 8;
+    o.nx = (size_t)(o.B + 8) * 5;
+    o.ids = malloc(sizeof off);
+    memcpy(o.ids, off, sizeof off);
+    o.x = randn(&o.rng, o.nx, 1.0f);
+    o.fwd = seg_dot_fwd;
+    o.bwd = seg_dot_bwd;
+    grad_check(&o, "seg_dot.[u|v]");
+    /* the value: row 5 (segment 2's only row) against u_2, in double */
+    float y[8];
+    seg_dot_fwd(&o, y);
+    double d = 0.0;
+    for (int j = 0; j < 5; j++) d += (double)o.x[2 * 5 + j] * o.x[(4 + 3) * 5 + j];
+    cr_assert_float_eq(y[3], (float)d, 1e-5f);
+    op_free(&o);
+}
+
 /* ---- per-class binary cross-entropy on logits (the loss itself is the output) ---- */
 static void bce_fwd(op *o, float *y) { y[0] = nn_bce_logits_forward(o->x, o->target, o->prob, o->B, 5); }
 static void bce_bwd(op *o, const float *y, const float *dy, float *dx)

@@ -25,6 +25,7 @@ static void hm_table_scores(const double *pv, const double *kv, int n, float *sc
     }
 }
 
+/* @section sort */
 /* 1 when candidate a ranks after b: a lower score, or an equal one at a higher index (ties to the first). */
 static int hm_rank_after(const float *s, int a, int b)
 {
