@@ -34,6 +34,11 @@ struct gbdt_grower {
     int64_t *gcount;         /* (max_leaves) a leaf's rows over every process (count with one process) */
     const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
     const int *ue;           /* (2) the grids of g and h then */
+    /* quantized_grad, while a tree grows with gbdt_grower_grow_quant: the rows' packed words and their scales;
+     * the leaves' histogram buffers then hold one uint64_t a bin (qhist), unpacked into qfloat for a search */
+    const uint64_t *qv;
+    const gbdt_qgrad *qlay;
+    gbdt_hist_bin *qfloat;
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -115,6 +120,7 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->sort_scratch);
     free(g->ctr_scratch);
     free(g->goes_left);
+    free(g->qfloat);
     free(g->split_feature);
     free(g->left_child);
     free(g->right_child);
@@ -338,7 +344,12 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
     if (grower_splittable(g, leaf)) {
         double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
-        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
+        const gbdt_hist_bin *hist = g->hist[leaf];
+        if (g->qv) {
+            gbdt_qhist_unpack(g->bd, (const uint64_t *)g->hist[leaf], g->qlay, g->qfloat);
+            hist = g->qfloat;
+        }
+        find_job job = {g, hist, used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
         /* a search over few bins is faster than starting threads */
         int nt = g->total_bins >= 8192 ? g->nthreads : 1;
         int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
@@ -436,7 +447,7 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     return HR_OK;
 }
 
-static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
+static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tree *out)
 {
     int rc = gbdt_tree_alloc(out, num_leaves, g->num_cat, g->cat_words_n);
     if (rc) return rc;
@@ -450,6 +461,17 @@ static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
     memcpy(out->right_child, g->right_child, ni * sizeof(int));
     memcpy(out->cat_boundaries, g->cat_begin, ((size_t)g->num_cat + 1) * sizeof(int));
     if (g->cat_words_n) memcpy(out->cat_threshold, g->cat_words, (size_t)g->cat_words_n * sizeof(uint32_t));
+    /* quantized_grad with renew_leaf: each leaf's value from the true sums of its rows' gradients (in row order) */
+    for (int l = 0; g->qv && g->p->renew_leaf && l < num_leaves; l++) {
+        const int *rows = g->rows + g->begin[l];
+        double G = 0, H = 0;
+        for (size_t i = 0; i < g->count[l]; i++) {
+            G += gh[2 * (size_t)rows[i]];
+            H += gh[2 * (size_t)rows[i] + 1];
+        }
+        g->out[l] = gbdt_leaf_output(G, H, g->p->lambda_l1, g->p->lambda_l2);
+        g->sum_h[l] = H;
+    }
     for (int l = 0; l < num_leaves; l++) {
         out->leaf_value[l] = g->p->learning_rate * g->out[l];
         out->leaf_weight[l] = g->sum_h[l];
@@ -464,6 +486,18 @@ static int grower_hist_reduce(const gbdt_grower *g, gbdt_hist_bin *h)
     return gbdt_hist_allreduce(g->comm, g->bd, &h, 1, g->ue);
 }
 
+/* a histogram of rows[0..nrows) into buf: float (and summed over the processes) or quantized */
+static int grower_hist_build(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                             gbdt_hist_bin *buf)
+{
+    if (g->qv) return gbdt_qhist_build(g->bd, rows, nrows, g->qv, g->nthreads, &g->scratch, (uint64_t *)buf);
+    int rc = gbdt_hist_build(g->bd, rows, nrows, gh, used, g->nthreads, &g->scratch, buf);
+    return rc ? rc : grower_hist_reduce(g, buf);
+}
+
+static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                       const void *root, gbdt_tree *out);
+
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                      const gbdt_hist_bin *root, gbdt_tree *out)
 {
@@ -473,9 +507,33 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
 int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                            const gbdt_hist_bin *root, const int *ue, gbdt_tree *out)
 {
-    const gbdt_params *p = g->p;
     g->ue = ue;
-    g->comm = ue ? p->comm : NULL;
+    g->comm = ue ? g->p->comm : NULL;
+    g->qv = NULL;
+    g->qlay = NULL;
+    return grower_grow(g, gh, rows, nrows, used, root, out);
+}
+
+int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv, const gbdt_qgrad *lay,
+                           const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
+{
+    if (!g->qfloat && !(g->qfloat = gbdt_hist_alloc(GBDT_HIST_BYTES(g->total_bins)))) return HR_ENOMEM;
+    g->ue = NULL;
+    g->comm = NULL;
+    g->qv = qv;
+    g->qlay = lay;
+    int rc = grower_grow(g, gh, rows, nrows, used, root, out);
+    g->qv = NULL;
+    g->qlay = NULL;
+    return rc;
+}
+
+static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                       const void *root, gbdt_tree *out)
+{
+    const gbdt_params *p = g->p;
+    const int *ue = g->ue;
+    const gbdt_hist_bin *froot = g->qv ? NULL : root;
     memset(out, 0, sizeof *out);
     memcpy(g->rows, rows, nrows * sizeof(int));
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
@@ -487,10 +545,19 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     g->depth[0] = 0;
     g->parent_node[0] = -1;
     double G = 0, H = 0;
-    if (root && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
+    if (g->qv) { /* the quantized sums, which the children's sums come from */
+        uint64_t w = 0;
+        if (root && g->bd->ncols > 0)
+            for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
+                w += ((const uint64_t *)root)[b];
+        else
+            for (size_t i = 0; i < nrows; i++) w += g->qv[rows[i]];
+        G = (double)gbdt_qgrad_g(g->qlay, w) * g->qlay->gscale;
+        H = (double)gbdt_qgrad_h(g->qlay, w) * g->qlay->hscale;
+    } else if (froot && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
         for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++) {
-            G += root[b].g;
-            H += root[b].h;
+            G += froot[b].g;
+            H += froot[b].h;
         }
     } else {
         for (size_t i = 0; i < nrows; i++) {
@@ -500,10 +567,10 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     }
     g->gcount[0] = (int64_t)nrows;
     if (gbdt_comm_active(g->comm)) {
-        if (root && g->bd->ncols > 0) { /* the root histogram is every process's already */
+        if (froot && g->bd->ncols > 0) { /* the root histogram is every process's already */
             g->gcount[0] = 0;
             for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
-                g->gcount[0] += (int64_t)root[b].n;
+                g->gcount[0] += (int64_t)froot[b].n;
         } else {
             double ghn[3] = {G, H, (double)nrows};
             int units[3] = {ue[0], ue[1], 0};
@@ -517,9 +584,9 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
     int rc = HR_OK;
     if (root)
-        memcpy(g->hist[0], root, GBDT_HIST_BYTES(g->total_bins));
-    else if ((rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0])) == HR_OK)
-        rc = grower_hist_reduce(g, g->hist[0]);
+        memcpy(g->hist[0], root, g->qv ? g->total_bins * sizeof(uint64_t) : GBDT_HIST_BYTES(g->total_bins));
+    else
+        rc = grower_hist_build(g, gh, g->rows, nrows, used, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -543,20 +610,21 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
             rc = HR_ENOMEM;
             break;
         }
-        rc = gbdt_hist_build(g->bd, g->rows + g->begin[small], g->count[small], gh, used, g->nthreads,
-                             &g->scratch, buf);
-        if (rc == HR_OK) rc = grower_hist_reduce(g, buf);
+        rc = grower_hist_build(g, gh, g->rows + g->begin[small], g->count[small], used, buf);
         if (rc) {
             free(buf);
             break;
         }
-        gbdt_hist_subtract(parent, buf, g->bd, used);
+        if (g->qv)
+            gbdt_qhist_subtract((uint64_t *)parent, (const uint64_t *)buf, g->bd);
+        else
+            gbdt_hist_subtract(parent, buf, g->bd, used);
         g->hist[small] = buf;
         g->hist[large] = parent;
         rc = grower_find_best(g, leaf, used);
         if (rc == HR_OK) rc = grower_find_best(g, right, used);
     }
-    if (rc == HR_OK) rc = grower_emit(g, num_leaves, out);
+    if (rc == HR_OK) rc = grower_emit(g, gh, num_leaves, out);
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     return rc;
 }
