@@ -271,7 +271,7 @@ Test(gbdt_qgrad, accuracy_is_close_to_the_float_path)
 Test(gbdt_qgrad, refused_where_it_cannot_apply)
 {
     size_t n = 200;
-    int d = 2;
+    int d = 3;
     float *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y);
     tgb_make_regression(1, n, d, x, y);
     gbdt_data train = {.x = x, .n = n, .d = d, .y = y};
