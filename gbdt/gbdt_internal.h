@@ -215,8 +215,13 @@ int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrow
                              int nthreads, uint64_t *const *hists);
 /* parent -= smaller over every column's bins */
 void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_binned *bd);
-/* out = the float histogram of q: g = gq gscale, h = hq hscale, n, with bundles expanded into their features */
-void gbdt_qhist_unpack(const gbdt_binned *bd, const uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out);
+/* the bundled features' bins of h from their bundles' joint bins (the words of a feature's bin b: the sum of the
+ * joint bins whose digit for it is b) */
+void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h);
+/* out (nb) = the float bins of the words q (nb): g = gq gscale, h = hq hscale, n */
+void gbdt_qhist_unpack_range(const uint64_t *q, size_t nb, const gbdt_qgrad *lay, gbdt_hist_bin *out);
+/* out = the float histogram of every non-trivial feature of q, bundles expanded (in q too) */
+void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out);
 /* larger = parent - smaller, in place in parent (the sibling's histogram). */
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used);

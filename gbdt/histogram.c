@@ -452,17 +452,41 @@ void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_b
             parent[b] -= smaller[b];
 }
 
-void gbdt_qhist_unpack(const gbdt_binned *bd, const uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out)
+void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h)
 {
-    for (int c = 0; c < bd->ncols; c++)
-        for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++) {
-            uint64_t v = q[b];
-            out[b].g = (double)gbdt_qgrad_g(lay, v) * lay->gscale;
-            out[b].h = (double)gbdt_qgrad_h(lay, v) * lay->hscale;
-            out[b].n = (double)gbdt_qgrad_n(lay, v);
-            out[b].pad = 0;
+    for (int b = 0; b < bd->nbundles; b++) {
+        const gbdt_bundle *bu = &bd->bundles[b];
+        for (int f = 0; f < bu->nfeatures; f++) {
+            size_t o = bd->hist_offset[bu->feature[f]];
+            memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
         }
-    hist_expand(bd, out);
+        for (int v = 0; v < bu->nbins; v++) {
+            uint64_t e = h[bu->offset + (size_t)v];
+            if (e == 0) continue; /* no rows: a row adds at least its count of 1 */
+            for (int f = 0; f < bu->nfeatures; f++)
+                h[bd->hist_offset[bu->feature[f]] + (size_t)((v / bu->stride[f]) % bu->radix[f])] += e;
+        }
+    }
+}
+
+void gbdt_qhist_unpack_range(const uint64_t *q, size_t nb, const gbdt_qgrad *lay, gbdt_hist_bin *out)
+{
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t v = q[b];
+        out[b].g = (double)gbdt_qgrad_g(lay, v) * lay->gscale;
+        out[b].h = (double)gbdt_qgrad_h(lay, v) * lay->hscale;
+        out[b].n = (double)gbdt_qgrad_n(lay, v);
+        out[b].pad = 0;
+    }
+}
+
+void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out)
+{
+    gbdt_qhist_expand(bd, q);
+    for (int j = 0; j < bd->d; j++)
+        if (!bd->mappers[j].trivial)
+            gbdt_qhist_unpack_range(q + bd->hist_offset[j], bd->hist_offset[j + 1] - bd->hist_offset[j], lay,
+                                    out + bd->hist_offset[j]);
 }
 
 /* J[(coff[c] + column c of the row) * 16 + k] += the word of class k of the group, qvk[k][r]; lanes past nk stay 0 */

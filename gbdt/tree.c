@@ -35,10 +35,11 @@ struct gbdt_grower {
     const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
     const int *ue;           /* (2) the grids of g and h then */
     /* quantized_grad, while a tree grows with gbdt_grower_grow_quant: the rows' packed words and their scales;
-     * the leaves' histogram buffers then hold one uint64_t a bin (qhist), unpacked into qfloat for a search */
+     * the leaves' histogram buffers then hold one uint64_t a bin, and a search unpacks one feature at a time
+     * into its thread's qfloat (a few KB that stay in the first-level cache) */
     const uint64_t *qv;
     const gbdt_qgrad *qlay;
-    gbdt_hist_bin *qfloat;
+    gbdt_hist_bin **qfloat; /* (nthreads, max_bins) */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -64,10 +65,16 @@ double gbdt_leaf_output(double g, double h, double l1, double l2)
     return -t / (h + l2);
 }
 
-double gbdt_leaf_gain(double g, double h, double l1, double l2)
+/* inlined into the split searches, which call it twice a bin */
+static inline double leaf_gain(double g, double h, double l1, double l2)
 {
     double t = fabs(g) > l1 ? g - copysign(l1, g) : 0.0;
     return t * t / (h + l2);
+}
+
+double gbdt_leaf_gain(double g, double h, double l1, double l2)
+{
+    return leaf_gain(g, h, l1, l2);
 }
 
 static int split_init(gbdt_split *s, int cap)
@@ -120,6 +127,8 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->sort_scratch);
     free(g->ctr_scratch);
     free(g->goes_left);
+    if (g->qfloat)
+        for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
     free(g->qfloat);
     free(g->split_feature);
     free(g->left_child);
@@ -206,8 +215,8 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
             if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
-                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 0;
@@ -237,8 +246,8 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
             if (ln < p->min_data_in_leaf || rn < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf ||
                 rh < p->min_sum_hessian_in_leaf || lh <= 0 || rh <= 0)
                 continue;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
-                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 1;
@@ -287,7 +296,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
                 break;
             if (group < p->min_data_per_group) continue;
             group = 0;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, l2) + gbdt_leaf_gain(rg, rh, p->lambda_l1, l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, l2) + leaf_gain(rg, rh, p->lambda_l1, l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 1;
@@ -302,7 +311,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
 
 typedef struct find_job {
     gbdt_grower *g;
-    const gbdt_hist_bin *hist;
+    const gbdt_hist_bin *hist; /* float; or with g->qv the words, as uint64_t */
     const uint8_t *used;
     double G, H, shift;
     int64_t N;
@@ -319,6 +328,10 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
         if ((job->used && !job->used[j]) || m->trivial) continue;
         size_t o = g->bd->hist_offset[j];
         const gbdt_hist_bin *h = job->hist + o;
+        if (g->qv) {
+            gbdt_qhist_unpack_range((const uint64_t *)job->hist + o, (size_t)m->num_bins, g->qlay, g->qfloat[tid]);
+            h = g->qfloat[tid];
+        }
         if (m->is_categorical)
             split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
         else
@@ -342,14 +355,10 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
     gbdt_split *best = &g->best[leaf];
     best->gain = -INFINITY;
     if (grower_splittable(g, leaf)) {
-        double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
+        double shift = leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
-        const gbdt_hist_bin *hist = g->hist[leaf];
-        if (g->qv) {
-            gbdt_qhist_unpack(g->bd, (const uint64_t *)g->hist[leaf], g->qlay, g->qfloat);
-            hist = g->qfloat;
-        }
-        find_job job = {g, hist, used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
+        if (g->qv) gbdt_qhist_expand(g->bd, (uint64_t *)g->hist[leaf]);
+        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
         /* a search over few bins is faster than starting threads */
         int nt = g->total_bins >= 8192 ? g->nthreads : 1;
         int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
@@ -517,7 +526,11 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
 int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv, const gbdt_qgrad *lay,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
 {
-    if (!g->qfloat && !(g->qfloat = gbdt_hist_alloc(GBDT_HIST_BYTES(g->total_bins)))) return HR_ENOMEM;
+    if (!g->qfloat) {
+        if (!(g->qfloat = hr_calloc((size_t)g->nthreads, sizeof *g->qfloat))) return HR_ENOMEM;
+        for (int t = 0; t < g->nthreads; t++)
+            if (!(g->qfloat[t] = gbdt_hist_alloc(GBDT_HIST_BYTES(g->max_bins)))) return HR_ENOMEM;
+    }
     g->ue = NULL;
     g->comm = NULL;
     g->qv = qv;
