@@ -151,6 +151,46 @@ Test(gbdt_qgrad, integer_histogram_matches_the_float_one)
     gbdt_binned_free(&bd);
 }
 
+/* The root histograms of many classes, built 16 classes a pass (and the groups shared between threads), hold the
+ * words that one class's build gives. */
+Test(gbdt_qgrad, class_group_histograms_match_one_class_builds)
+{
+    size_t n = 5000;
+    int d = 5, K = 19; /* groups of 10 and 9 classes at one and two threads, 7, 7 and 5 at three */
+    float *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y);
+    tgb_make_regression(8, n, d, x, y);
+    for (size_t i = 0; i < n; i++) x[i * d + 4] = (float)(i % 4);
+    gbdt_data data = {.x = x, .n = n, .d = d, .y = y};
+    gbdt_binned bd;
+    cr_assert_eq(gbdt_binned_build(&data, 255, 1, &bd), 0);
+    double *gh = malloc(2 * n * sizeof *gh);
+    uint64_t *qv = malloc((size_t)K * n * sizeof *qv);
+    gbdt_qgrad q;
+    for (int k = 0; k < K; k++) {
+        for (size_t i = 0; i < n; i++) gh[2 * i] = sin((double)(i * (k + 1))), gh[2 * i + 1] = 0.3 + 0.1 * cos((double)i);
+        cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 4, 1, 0, k, qv + (size_t)k * n, &q), 0);
+    }
+    int *rows = malloc(n * sizeof *rows);
+    for (size_t i = 0; i < n; i++) rows[i] = (int)(n - 1 - i);
+    uint64_t *hists[19], *one = gbdt_hist_alloc(bd.hist_total * sizeof *one);
+    for (int k = 0; k < K; k++) hists[k] = gbdt_hist_alloc(bd.hist_total * sizeof(uint64_t));
+    gbdt_hist_scratch sc;
+    cr_assert_eq(gbdt_hist_scratch_init(&sc, &bd), 0);
+    for (int t = 1; t <= 3; t++) {
+        cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qv, K, t, hists), 0);
+        for (int k = 0; k < K; k++) {
+            cr_assert_eq(gbdt_qhist_build(&bd, rows, n, qv + (size_t)k * n, 1, &sc, one), 0);
+            for (int c = 0; c < bd.ncols; c++)
+                for (size_t b = bd.col_offset[c]; b < bd.col_offset[c] + (size_t)bd.col_nbins[c]; b++)
+                    cr_assert_eq(hists[k][b], one[b], "threads %d class %d bin %zu", t, k, b);
+        }
+    }
+    for (int k = 0; k < K; k++) free(hists[k]);
+    free(one), free(rows), free(qv), free(gh), free(x), free(y);
+    gbdt_hist_scratch_free(&sc);
+    gbdt_binned_free(&bd);
+}
+
 static void assert_same_trees(const gbdt_booster *a, const gbdt_booster *b)
 {
     cr_assert_eq(gbdt_booster_num_trees(a), gbdt_booster_num_trees(b));
