@@ -128,21 +128,30 @@ HIST_TARGET static void hist_sub(gbdt_hist_bin *dst, const gbdt_hist_bin *src, s
     for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] -= *(const hist_v4 *)&src[b];
 }
 
+/* the digits (v / stride[f]) % radix[f] of the joint bin after v, from those of v: the bundle's strides are the
+ * places of a mixed-radix number, feature 0 the lowest (bin.c), so counting up replaces a division per digit */
+static inline void bundle_digits_next(const gbdt_bundle *bu, int *digit)
+{
+    for (int f = 0; f < bu->nfeatures && ++digit[f] == bu->radix[f]; f++) digit[f] = 0;
+}
+
 /* the bundled features' histograms from their bundles' joint bins: feature f's bin b sums the joint bins
  * whose digit for f is b */
 static void hist_expand(const gbdt_binned *bd, gbdt_hist_bin *h)
 {
     for (int b = 0; b < bd->nbundles; b++) {
         const gbdt_bundle *bu = &bd->bundles[b];
+        size_t base[GBDT_BUNDLE_MAX_FEATURES];
+        int digit[GBDT_BUNDLE_MAX_FEATURES] = {0};
         for (int f = 0; f < bu->nfeatures; f++) {
-            size_t o = bd->hist_offset[bu->feature[f]];
+            size_t o = base[f] = bd->hist_offset[bu->feature[f]];
             memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
         }
-        for (int v = 0; v < bu->nbins; v++) {
+        for (int v = 0; v < bu->nbins; v++, bundle_digits_next(bu, digit)) {
             const gbdt_hist_bin *e = &h[bu->offset + (size_t)v];
             if (e->n == 0) continue;
             for (int f = 0; f < bu->nfeatures; f++) {
-                size_t t = bd->hist_offset[bu->feature[f]] + (size_t)((v / bu->stride[f]) % bu->radix[f]);
+                size_t t = base[f] + (size_t)digit[f];
                 h[t].g += e->g;
                 h[t].h += e->h;
                 h[t].n += e->n;
@@ -456,15 +465,16 @@ void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h)
 {
     for (int b = 0; b < bd->nbundles; b++) {
         const gbdt_bundle *bu = &bd->bundles[b];
+        size_t base[GBDT_BUNDLE_MAX_FEATURES];
+        int digit[GBDT_BUNDLE_MAX_FEATURES] = {0};
         for (int f = 0; f < bu->nfeatures; f++) {
-            size_t o = bd->hist_offset[bu->feature[f]];
+            size_t o = base[f] = bd->hist_offset[bu->feature[f]];
             memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
         }
-        for (int v = 0; v < bu->nbins; v++) {
+        for (int v = 0; v < bu->nbins; v++, bundle_digits_next(bu, digit)) {
             uint64_t e = h[bu->offset + (size_t)v];
             if (e == 0) continue; /* no rows: a row adds at least its count of 1 */
-            for (int f = 0; f < bu->nfeatures; f++)
-                h[bd->hist_offset[bu->feature[f]] + (size_t)((v / bu->stride[f]) % bu->radix[f])] += e;
+            for (int f = 0; f < bu->nfeatures; f++) h[base[f] + (size_t)digit[f]] += e;
         }
     }
 }
