@@ -19,6 +19,7 @@ typedef struct gbdt_split {
     int *cat_bins;       /* (cat_cap) categorical: the bins going left */
     double lg, lh, rg, rh;
     int64_t ln, rn;
+    uint64_t lw, rw;     /* quantized_grad: the children's summed words */
     double lout, rout;   /* child outputs before the learning rate */
 } gbdt_split;
 
@@ -40,6 +41,7 @@ struct gbdt_grower {
     const uint64_t *qv;
     const gbdt_qgrad *qlay;
     gbdt_hist_bin **qfloat; /* (nthreads, max_bins) */
+    uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -130,6 +132,7 @@ void gbdt_grower_free(gbdt_grower *g)
     if (g->qfloat)
         for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
     free(g->qfloat);
+    free(g->qsum);
     free(g->split_feature);
     free(g->left_child);
     free(g->right_child);
@@ -229,6 +232,49 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
     }
 }
 
+/* split_find_numeric on the words of a quantized histogram, without unpacking it: the left side's words are
+ * summed as integers and the right side's are the leaf's total less them, so both sides' sums are exact */
+static void split_find_numeric_words(const gbdt_grower *g, const uint64_t *w, int nb, uint64_t total, double shift,
+                                     gbdt_split *s)
+{
+    const gbdt_params *p = g->p;
+    const gbdt_qgrad *q = g->qlay;
+    uint64_t nan = w[nb - 1];
+    int ndir = gbdt_qgrad_n(q, nan) > 0 ? 2 : 1;
+    for (int dir = 0; dir < ndir; dir++) {
+        uint64_t lw = dir ? nan : 0;
+        for (int t = 0; t < nb - 2; t++) {
+            lw += w[t];
+            int64_t ln = gbdt_qgrad_n(q, lw);
+            double lh = (double)gbdt_qgrad_h(q, lw) * q->hscale;
+            if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
+            uint64_t rw = total - lw;
+            int64_t rn = gbdt_qgrad_n(q, rw);
+            double rh = (double)gbdt_qgrad_h(q, rw) * q->hscale;
+            if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
+            double lg = (double)gbdt_qgrad_g(q, lw) * q->gscale, rg = (double)gbdt_qgrad_g(q, rw) * q->gscale;
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) + leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            if (gain <= shift || gain - shift <= s->gain) continue;
+            s->gain = gain - shift;
+            s->is_cat = 0;
+            s->threshold_bin = t;
+            s->default_left = dir;
+            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            s->lw = lw, s->rw = rw;
+            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
+            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+        }
+    }
+}
+
+/* the words of a categorical split's sides, from the bins going left */
+static void split_cat_words(const uint64_t *w, uint64_t total, gbdt_split *s)
+{
+    s->lw = 0;
+    for (int i = 0; i < s->num_cat_bins; i++) s->lw += w[s->cat_bins[i]];
+    s->rw = total - s->lw;
+}
+
 /* LightGBM's categorical split: with few categories, one category against the rest; otherwise
  * categories (with enough rows) sorted by g / (h + cat_smooth) and a prefix of that order from either
  * end, up to max_cat_threshold categories, goes left. The "other" bin (last) always goes right. */
@@ -312,6 +358,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
 typedef struct find_job {
     gbdt_grower *g;
     const gbdt_hist_bin *hist; /* float; or with g->qv the words, as uint64_t */
+    uint64_t total;            /* with g->qv: the leaf's summed words */
     const uint8_t *used;
     double G, H, shift;
     int64_t N;
@@ -328,9 +375,17 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
         if ((job->used && !job->used[j]) || m->trivial) continue;
         size_t o = g->bd->hist_offset[j];
         const gbdt_hist_bin *h = job->hist + o;
+        if (g->qv && !m->is_categorical) {
+            split_find_numeric_words(g, (const uint64_t *)job->hist + o, m->num_bins, job->total, job->shift, s);
+            s->feature = (int)j;
+            continue;
+        }
         if (g->qv) {
             gbdt_qhist_unpack_range((const uint64_t *)job->hist + o, (size_t)m->num_bins, g->qlay, g->qfloat[tid]);
-            h = g->qfloat[tid];
+            split_find_categorical(g, g->qfloat[tid], m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
+            if (s->gain > -INFINITY) split_cat_words((const uint64_t *)job->hist + o, job->total, s);
+            s->feature = (int)j;
+            continue;
         }
         if (m->is_categorical)
             split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
@@ -358,7 +413,7 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
         double shift = leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
         if (g->qv) gbdt_qhist_expand(g->bd, (uint64_t *)g->hist[leaf]);
-        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
+        find_job job = {g, g->hist[leaf], g->qv ? g->qsum[leaf] : 0, used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
         /* a search over few bins is faster than starting threads */
         int nt = g->total_bins >= 8192 ? g->nthreads : 1;
         int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
@@ -451,6 +506,7 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     g->gcount[leaf] = gbdt_comm_active(g->comm) ? s->ln : (int64_t)nl;
     g->gcount[right] = gbdt_comm_active(g->comm) ? s->rn : (int64_t)nr;
     g->depth[right] = ++g->depth[leaf];
+    if (g->qv) g->qsum[leaf] = s->lw, g->qsum[right] = s->rw;
     g->sum_g[leaf] = s->lg, g->sum_h[leaf] = s->lh, g->out[leaf] = s->lout;
     g->sum_g[right] = s->rg, g->sum_h[right] = s->rh, g->out[right] = s->rout;
     return HR_OK;
@@ -526,6 +582,7 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
 int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv, const gbdt_qgrad *lay,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
 {
+    if (!g->qsum && !(g->qsum = hr_calloc((size_t)g->max_leaves, sizeof *g->qsum))) return HR_ENOMEM;
     if (!g->qfloat) {
         if (!(g->qfloat = hr_calloc((size_t)g->nthreads, sizeof *g->qfloat))) return HR_ENOMEM;
         for (int t = 0; t < g->nthreads; t++)
@@ -565,6 +622,7 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
                 w += ((const uint64_t *)root)[b];
         else
             for (size_t i = 0; i < nrows; i++) w += g->qv[rows[i]];
+        g->qsum[0] = w;
         G = (double)gbdt_qgrad_g(g->qlay, w) * g->qlay->gscale;
         H = (double)gbdt_qgrad_h(g->qlay, w) * g->qlay->hscale;
     } else if (froot && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
