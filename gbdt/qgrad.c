@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* splitmix64's finaliser: a bijection of 64-bit words whose outputs pass as independent for counter inputs */
 static inline uint64_t qgrad_mix(uint64_t z)
@@ -71,33 +72,95 @@ int gbdt_qgrad_fit(size_t rows, int bins, int hess_constant, gbdt_qgrad *q)
 #define QGRAD_TARGET
 #endif
 
+typedef uint32_t qgrad_u4 __attribute__((vector_size(16)));
+typedef int32_t qgrad_i4 __attribute__((vector_size(16)));
+typedef double qgrad_d4 __attribute__((vector_size(32)));
+typedef int64_t qgrad_l4 __attribute__((vector_size(32)));
+typedef uint64_t qgrad_w4 __attribute__((vector_size(32)));
+
 /* qv[i] = the packed word of row i: the offsets u, u' are the midpoints of 2^16 equal steps of [0, 1) (the low
- * and high halves of the row's hash), so trunc(x + u) is off its expectation x by at most 2^-17 of a level */
+ * and high halves of the row's hash), so trunc(x + u) is off its expectation x by at most 2^-17 of a level.
+ * Four rows at a time as vectors (AVX2 where the CPU has it; the same IEEE operations either way), the rest one
+ * by one with the same operations. */
 QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, int hs, int gs,
                                     uint64_t *qv)
 {
     const double step = 1.0 / 65536.0, half = 0.5 / 65536.0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t r = qgrad_fmix32(key + (uint32_t)i);
-        double u = (double)(r & 0xffffu) * step + half, uh = (double)(r >> 16) * step + half;
-        double g = gh[2 * i] * ig;
-        int32_t gq = (int32_t)(g >= 0 ? g + u : g - u);
-        int32_t hq = (int32_t)(gh[2 * i + 1] * ih + uh);
-        qv[i] = ((uint64_t)(int64_t)gq << gs) + ((uint64_t)(uint32_t)hq << hs) + 1;
+    const qgrad_d4 vstep = {step, step, step, step}, vhalf = {half, half, half, half};
+    const qgrad_d4 vig = {ig, ig, ig, ig}, vih = {ih, ih, ih, ih}, zero = {0, 0, 0, 0};
+    const qgrad_u4 lane = {0, 1, 2, 3}, low = {0xffffu, 0xffffu, 0xffffu, 0xffffu};
+    const qgrad_w4 one = {1, 1, 1, 1};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        qgrad_u4 r = (qgrad_u4){key, key, key, key} + (uint32_t)i + lane;
+        r ^= r >> 16;
+        r *= 0x85ebca6bu;
+        r ^= r >> 13;
+        r *= 0xc2b2ae35u;
+        r ^= r >> 16;
+        qgrad_d4 u = __builtin_convertvector((qgrad_i4)(r & low), qgrad_d4) * vstep + vhalf;
+        qgrad_d4 uh = __builtin_convertvector((qgrad_i4)(r >> 16), qgrad_d4) * vstep + vhalf;
+        const double *e = gh + 2 * i;
+        qgrad_d4 g = (qgrad_d4){e[0], e[2], e[4], e[6]} * vig, h = (qgrad_d4){e[1], e[3], e[5], e[7]};
+        qgrad_l4 neg = g < zero;
+        qgrad_d4 t = g + (qgrad_d4)(((qgrad_l4)u & ~neg) | ((qgrad_l4)(-u) & neg));
+        qgrad_l4 gq = __builtin_convertvector(__builtin_convertvector(t, qgrad_i4), qgrad_l4);
+        qgrad_l4 hq = __builtin_convertvector(__builtin_convertvector(h * vih + uh, qgrad_i4), qgrad_l4);
+        qgrad_w4 w = ((qgrad_w4)gq << gs) + ((qgrad_w4)hq << hs) + one;
+        memcpy(qv + i, &w, sizeof w);
     }
+    for (; i < n; i++) {
+        uint32_t r = qgrad_fmix32(key + (uint32_t)i);
+        double u = (double)(int32_t)(r & 0xffffu) * step + half, uh = (double)(int32_t)(r >> 16) * step + half;
+        double g = gh[2 * i] * ig;
+        int32_t gq = (int32_t)(g < 0 ? g - u : g + u);
+        int32_t hq = (int32_t)(gh[2 * i + 1] * ih + uh);
+        qv[i] = ((uint64_t)(int64_t)gq << gs) + ((uint64_t)(int64_t)hq << hs) + 1;
+    }
+}
+
+/* *mg, *mh = the largest |g| and |h| of gh (n, 2) (NaN when any value is NaN), *hconst = whether every h equals
+ * the first (n >= 1); four rows at a time (maxima are exact: the same whatever the order) */
+QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, double *mg, double *mh, int *hconst)
+{
+    const qgrad_l4 abs_mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    qgrad_d4 vg = {0, 0, 0, 0}, vh = {0, 0, 0, 0}, h0 = {gh[1], gh[1], gh[1], gh[1]};
+    qgrad_l4 same = {-1, -1, -1, -1}, nan = {0, 0, 0, 0};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const double *e = gh + 2 * i;
+        qgrad_d4 g = (qgrad_d4){e[0], e[2], e[4], e[6]}, h = (qgrad_d4){e[1], e[3], e[5], e[7]};
+        qgrad_d4 ag = (qgrad_d4)((qgrad_l4)g & abs_mask), ah = (qgrad_d4)((qgrad_l4)h & abs_mask);
+        qgrad_l4 bg = ag > vg, bh = ah > vh;
+        vg = (qgrad_d4)(((qgrad_l4)ag & bg) | ((qgrad_l4)vg & ~bg));
+        vh = (qgrad_d4)(((qgrad_l4)ah & bh) | ((qgrad_l4)vh & ~bh));
+        same &= h == h0;
+        nan |= (g != g) | (h != h);
+    }
+    double g = 0, h = 0;
+    int c = 1, bad = 0;
+    for (int k = 0; k < 4; k++) {
+        g = vg[k] > g ? vg[k] : g;
+        h = vh[k] > h ? vh[k] : h;
+        c &= same[k] != 0;
+        bad |= nan[k] != 0;
+    }
+    for (; i < n; i++) {
+        double a = fabs(gh[2 * i]), b = fabs(gh[2 * i + 1]);
+        g = a > g ? a : g;
+        h = b > h ? b : h;
+        c &= gh[2 * i + 1] == gh[1];
+        bad |= isnan(gh[2 * i]) || isnan(gh[2 * i + 1]);
+    }
+    *mg = bad ? NAN : g, *mh = h, *hconst = c;
 }
 
 int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
                           uint64_t *qv, gbdt_qgrad *q)
 {
-    double mg = 0, mh = 0;
-    int hconst = 1;
-    for (size_t i = 0; i < n; i++) {
-        double a = fabs(gh[2 * i]), b = fabs(gh[2 * i + 1]);
-        mg = a > mg ? a : mg;
-        mh = b > mh ? b : mh;
-        hconst &= gh[2 * i + 1] == gh[1];
-    }
+    double mg, mh;
+    int hconst;
+    qgrad_scan(gh, n, &mg, &mh, &hconst);
     if (!isfinite(mg) || !isfinite(mh))
         return hr_error(HR_EINVAL, "gbdt: quantized_grad: class %d's gradients or hessians are not finite", k);
     int rc = gbdt_qgrad_fit(rows, bins, hconst, q);

@@ -61,10 +61,31 @@ Test(gbdt_qgrad, stochastic_rounding_is_unbiased_and_in_range)
     free(gh), free(qv), free(qv2);
 }
 
+/* Every word is the documented function of its row's hash, in the rows done four at a time and in the rest */
+Test(gbdt_qgrad, words_follow_the_rounding_formula)
+{
+    size_t n = 23;
+    int bins = 8;
+    double gh[46];
+    uint64_t qv[23];
+    for (size_t i = 0; i < n; i++) gh[2 * i] = sin(1.7 * (double)i + 0.3), gh[2 * i + 1] = 0.05 + 0.2 * (double)(i % 5);
+    gbdt_qgrad q;
+    cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, bins, 11, 2, 3, qv, &q), 0);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = gbdt_qgrad_hash(11, 2, 3, i);
+        double u = ((r & 0xffffu) + 0.5) / 65536.0, uh = ((r >> 16) + 0.5) / 65536.0;
+        double g = gh[2 * i] * (1.0 / q.gscale), h = gh[2 * i + 1] * (1.0 / q.hscale);
+        int64_t gq = (int64_t)(g < 0 ? g - u : g + u), hq = (int64_t)(h + uh);
+        cr_assert_eq(gbdt_qgrad_g(&q, qv[i]), gq, "row %zu", i);
+        cr_assert_eq(gbdt_qgrad_h(&q, qv[i]), hq, "row %zu", i);
+        cr_assert_eq(gbdt_qgrad_n(&q, qv[i]), 1);
+    }
+}
+
 /* Equal hessians (L2) are kept exactly: no hessian field, h = count x the hessian. */
 Test(gbdt_qgrad, a_constant_hessian_is_exact)
 {
-    size_t n = 1000;
+    size_t n = 1001; /* a row past the last four */
     double *gh = malloc(2 * n * sizeof *gh);
     uint64_t *qv = malloc(n * sizeof *qv);
     for (size_t i = 0; i < n; i++) gh[2 * i] = sin((double)i), gh[2 * i + 1] = 0.75;
@@ -75,6 +96,14 @@ Test(gbdt_qgrad, a_constant_hessian_is_exact)
     for (size_t i = 0; i < n; i++) sum += qv[i];
     cr_assert_eq(gbdt_qgrad_n(&q, sum), (int64_t)n);
     cr_assert_eq((double)gbdt_qgrad_h(&q, sum) * q.hscale, 0.75 * (double)n);
+    /* a gradient that is not a number is refused, in the rows done four at a time and in the rest */
+    for (size_t at = 0; at < 2; at++) {
+        double keep = gh[2 * (at ? n - 1 : 5)];
+        gh[2 * (at ? n - 1 : 5)] = NAN;
+        cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 8, 1, 0, 0, qv, &q), HR_EINVAL);
+        cr_assert(strstr(hr_last_error(), "not finite"), "%s", hr_last_error());
+        gh[2 * (at ? n - 1 : 5)] = keep;
+    }
     free(gh), free(qv);
 }
 
