@@ -526,14 +526,26 @@ static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tr
     memcpy(out->right_child, g->right_child, ni * sizeof(int));
     memcpy(out->cat_boundaries, g->cat_begin, ((size_t)g->num_cat + 1) * sizeof(int));
     if (g->cat_words_n) memcpy(out->cat_threshold, g->cat_words, (size_t)g->cat_words_n * sizeof(uint32_t));
-    /* quantized_grad with renew_leaf: each leaf's value from the true sums of its rows' gradients (in row order) */
+    /* quantized_grad with renew_leaf: each leaf's value from the true sums of its rows' gradients, the even and the
+     * odd positions of its rows summed apart (two chains of additions, not one) and the rows' gradients fetched
+     * ahead: a leaf's rows ascend with gaps that the hardware prefetcher does not follow */
     for (int l = 0; g->qv && g->p->renew_leaf && l < num_leaves; l++) {
         const int *rows = g->rows + g->begin[l];
-        double G = 0, H = 0;
-        for (size_t i = 0; i < g->count[l]; i++) {
-            G += gh[2 * (size_t)rows[i]];
-            H += gh[2 * (size_t)rows[i] + 1];
+        size_t cnt = g->count[l], i = 0;
+        double G0 = 0, H0 = 0, G1 = 0, H1 = 0;
+        for (; i + 1 < cnt; i += 2) {
+            if (i + 16 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 16]);
+            if (i + 17 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 17]);
+            G0 += gh[2 * (size_t)rows[i]];
+            H0 += gh[2 * (size_t)rows[i] + 1];
+            G1 += gh[2 * (size_t)rows[i + 1]];
+            H1 += gh[2 * (size_t)rows[i + 1] + 1];
         }
+        if (i < cnt) {
+            G0 += gh[2 * (size_t)rows[i]];
+            H0 += gh[2 * (size_t)rows[i] + 1];
+        }
+        double G = G0 + G1, H = H0 + H1;
         g->out[l] = gbdt_leaf_output(G, H, g->p->lambda_l1, g->p->lambda_l2);
         g->sum_h[l] = H;
     }
