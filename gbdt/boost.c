@@ -198,7 +198,7 @@ typedef struct boost_state {
     double *gh;      /* (K, n, 2) */
     gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL
                             * (with quantized_grad each holds hist_total uint64_t words) */
-    uint64_t *qv;          /* (K, n) quantized_grad: this round's packed words of each class and row; else NULL */
+    uint16_t *qv;          /* (K, n) quantized_grad: this round's codes of each class and row; else NULL */
     gbdt_qgrad *qlay;      /* (K) their scales and field widths */
     uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
@@ -419,7 +419,7 @@ static void qgrad_range(void *ctx, size_t begin, size_t end, int tid)
                                                (uint64_t)job->it, (int)k, s->qv + k * n, &s->qlay[k]);
 }
 
-/* quantized_grad: every class's packed words for this round, classes in parallel (each word depends only on
+/* quantized_grad: every class's codes for this round, classes in parallel (each code depends only on
  * its (seed, round, class, row)) */
 static int boost_quantize(const gbdt_params *p, boost_state *s, int K, size_t nrows, int it, int nthreads)
 {
@@ -452,7 +452,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if (s->ue && (rc = gbdt_quant_gradients(p, n, K, s->n_total, s->gh, s->ue))) break;
         if (s->qv && (rc = boost_quantize(p, s, K, nrows, it, nthreads))) break;
         if (s->roots && s->qv &&
-            (rc = gbdt_qhist_build_classes(&s->bd, rows, nrows, s->qv, K, nthreads, (uint64_t *const *)s->roots)))
+            (rc = gbdt_qhist_build_classes(&s->bd, rows, nrows, s->qv, s->qlay, K, nthreads, (uint64_t *const *)s->roots)))
             break;
         if (s->roots && !s->qv && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
         if (s->roots && s->ue && (rc = gbdt_hist_allreduce(p->comm, &s->bd, s->roots, K, s->ue))) break;

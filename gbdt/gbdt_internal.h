@@ -139,8 +139,9 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 /* ---- qgrad.c: quantized gradients (quantized_grad) ---- */
 /* One class's discretised gradients for one round. A row r's (g, h) become integers
  *   gq = trunc(g / gscale +- u),  hq = trunc(h / hscale + u'),   gscale = max|g| / (bins/2),  hscale = max h / bins,
- * u, u' uniform in [0, 1) from a hash of (seed, round, class, row) (stochastic rounding: E[gq gscale] = g), and are
- * packed with a row count of 1 into one 64-bit word: bits [0, n_bits) count rows, [n_bits, n_bits + h_bits) sum
+ * u, u' uniform in [0, 1) from a hash of (seed, round, class, row) (stochastic rounding: E[gq gscale] = g), kept as
+ * a 2-byte code (gq as int8 in the low byte, hq in the high one) and, where summed, packed with a row count of 1
+ * into one 64-bit word (gbdt_qgrad_word): bits [0, n_bits) count rows, [n_bits, n_bits + h_bits) sum
  * hq, the bits above sum gq (signed). The widths fit the sums over the `rows` rows of a tree, so adding words adds
  * the three fields without carries between them, and a histogram bin is one 8-byte integer. A class whose
  * hessians are all equal keeps them exactly: h_bits = 0 and hscale = that hessian (h = n hscale). */
@@ -152,9 +153,15 @@ typedef struct gbdt_qgrad {
 int gbdt_qgrad_fit(size_t rows, int bins, int hess_constant, gbdt_qgrad *q);
 /* the hash of (seed, round, class, row) whose low and high 16 bits give the row's rounding offsets u and u' */
 uint32_t gbdt_qgrad_hash(uint64_t seed, uint64_t round, int k, size_t row);
-/* qv (n) = the packed words of gh (n, 2) (one class), fields sized for sums over `rows` rows; *q gets the scales */
+/* qc (n) = the codes of gh (n, 2) (one class); *q gets the scales and the word's fields, sized for sums over `rows`
+ * rows */
 int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
-                          uint64_t *qv, gbdt_qgrad *q);
+                          uint16_t *qc, gbdt_qgrad *q);
+/* the word of code c: gq at bit gs = n_bits + h_bits, hq at bit hs = n_bits, a count of 1 */
+static inline uint64_t gbdt_qgrad_word(uint16_t c, int hs, int gs)
+{
+    return ((uint64_t)(int64_t)(int8_t)(c & 0xffu) << gs) + ((uint64_t)(c >> 8) << hs) + 1;
+}
 /* the fields of a sum of packed words */
 static inline int64_t gbdt_qgrad_n(const gbdt_qgrad *q, uint64_t v)
 {
@@ -205,14 +212,15 @@ int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows
  * grids 2^ue[2 h], 2^ue[2 h + 1] of histogram h (quant.c), its count an integer. */
 int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bin *const *hists, int nh,
                         const int *ue);
-/* Quantized histograms (quantized_grad): hist[col_offset[c] + bin] = the sum of the packed words qv (n) (qgrad.c)
- * over rows[0..nrows) with that bin in column c, for every column (a bundle's joint bins are not expanded).
- * Integer sums: the same for any thread count and block split. */
-int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint64_t *qv, int nthreads,
-                     gbdt_hist_scratch *scratch, uint64_t *hist);
-/* hists[k] = gbdt_qhist_build of class k's words qv + k n (qv (K, n)), 16 classes per pass over the bins */
-int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint64_t *qv, int K,
-                             int nthreads, uint64_t *const *hists);
+/* Quantized histograms (quantized_grad): hist[col_offset[c] + bin] = the sum of the words of the codes qc (n)
+ * with fields q (qgrad.c) over rows[0..nrows) with that bin in column c, for every column (a bundle's joint bins
+ * are not expanded). Integer sums: the same for any thread count and block split. */
+int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc, const gbdt_qgrad *q,
+                     int nthreads, gbdt_hist_scratch *scratch, uint64_t *hist);
+/* hists[k] = gbdt_qhist_build of class k's codes qc + k n (qc (K, n)) and fields q[k], 16 classes per pass over
+ * the bins */
+int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
+                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists);
 /* parent -= smaller over every column's bins */
 void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_binned *bd);
 /* the bundled features' bins of h from their bundles' joint bins (the words of a feature's bin b: the sum of the
@@ -239,10 +247,10 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
  * processes, and a root histogram passed in must already be. */
 int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                            const gbdt_hist_bin *root, const int *ue, gbdt_tree *out);
-/* The same on quantized gradients: qv (n) the rows' packed words with scales lay (gbdt_qgrad_discretize), root
+/* The same on quantized gradients: qc (n) the rows' codes with scales lay (gbdt_qgrad_discretize), root
  * (or NULL) their root histogram from gbdt_qhist_build_classes; gh (n, 2), the true gradients, renew the leaf
  * values when params renew_leaf. One process, histogram FLOAT. */
-int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv, const gbdt_qgrad *lay,
+int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc, const gbdt_qgrad *lay,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out);
 /* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
  * from x: bin b <= t exactly when x <= upper[t]). */

@@ -369,7 +369,8 @@ typedef uint64_t qhist_u4 __attribute__((vector_size(32), aligned(8), may_alias)
  * share a bin, and one histogram would chain their read-modify-writes of it, each waiting for the last store. */
 #define QHIST_ROWS(name, bin_t)                                                                                 \
     HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
-                                 const uint64_t *qv, const size_t *coff, uint64_t *h, uint64_t *h2)             \
+                                 const uint16_t *qc, int hs, int gs, const size_t *coff, uint64_t *h,           \
+                                 uint64_t *h2)                                                                  \
     {                                                                                                           \
         size_t i = begin;                                                                                       \
         for (; i + 1 < end; i += 2) {                                                                           \
@@ -380,10 +381,10 @@ typedef uint64_t qhist_u4 __attribute__((vector_size(32), aligned(8), may_alias)
                 __builtin_prefetch(packed + a0 * nc + nc - 1);                                                  \
                 __builtin_prefetch(packed + a1 * nc);                                                           \
                 __builtin_prefetch(packed + a1 * nc + nc - 1);                                                  \
-                __builtin_prefetch(qv + a0);                                                                    \
-                __builtin_prefetch(qv + a1);                                                                    \
+                __builtin_prefetch(qc + a0);                                                                    \
+                __builtin_prefetch(qc + a1);                                                                    \
             }                                                                                                   \
-            uint64_t w0 = qv[r0], w1 = qv[r1];                                                                  \
+            uint64_t w0 = gbdt_qgrad_word(qc[r0], hs, gs), w1 = gbdt_qgrad_word(qc[r1], hs, gs);                \
             const bin_t *row0 = packed + r0 * nc, *row1 = packed + r1 * nc;                                     \
             for (size_t c = 0; c < nc; c++) {                                                                   \
                 size_t o = coff[c];                                                                             \
@@ -394,7 +395,8 @@ typedef uint64_t qhist_u4 __attribute__((vector_size(32), aligned(8), may_alias)
         for (; i < end; i++) {                                                                                  \
             size_t r = (size_t)rows[i];                                                                         \
             const bin_t *row = packed + r * nc;                                                                 \
-            for (size_t c = 0; c < nc; c++) h[coff[c] + row[c]] += qv[r];                                       \
+            uint64_t w = gbdt_qgrad_word(qc[r], hs, gs);                                                        \
+            for (size_t c = 0; c < nc; c++) h[coff[c] + row[c]] += w;                                           \
         }                                                                                                       \
     }
 QHIST_ROWS(qhist_rows8, uint8_t)
@@ -409,7 +411,8 @@ typedef struct qhist_job {
     const gbdt_binned *bd;
     const int *rows;
     size_t nrows, nblocks;
-    const uint64_t *qv;
+    const uint16_t *qc;
+    int hs, gs;
     uint64_t *hist, *scratch; /* block 0's histogram; block b's second one at scratch + b total, b >= 1's own
                                * at scratch + (nblocks + b - 1) total */
 } qhist_job;
@@ -425,16 +428,16 @@ static void qhist_range(void *ctx, size_t begin, size_t end, int tid)
         qhist_zero_columns(bd, h2);
         size_t b0 = job->nrows * blk / job->nblocks, b1 = job->nrows * (blk + 1) / job->nblocks;
         if (bd->pack_bytes == 1)
-            qhist_rows8(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qv, bd->col_offset, h, h2);
+            qhist_rows8(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qc, job->hs, job->gs, bd->col_offset, h, h2);
         else
-            qhist_rows16(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qv, bd->col_offset, h, h2);
+            qhist_rows16(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qc, job->hs, job->gs, bd->col_offset, h, h2);
         for (int c = 0; c < bd->ncols; c++)
             for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++) h[b] += h2[b];
     }
 }
 
-int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint64_t *qv, int nthreads,
-                     gbdt_hist_scratch *scratch, uint64_t *hist)
+int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc, const gbdt_qgrad *q,
+                     int nthreads, gbdt_hist_scratch *scratch, uint64_t *hist)
 {
     nthreads = hr_threads_resolve(nthreads);
     size_t nblocks = nrows / QHIST_MIN_BLOCK_ROWS, cap = bd->n / QHIST_MIN_BLOCK_ROWS;
@@ -443,7 +446,7 @@ int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const
     if (nblocks > (size_t)nthreads) nblocks = (size_t)nthreads; /* any split gives the same sums */
     if (nblocks < 1) nblocks = 1;
     /* the scratch holds 4 (blocks + 1) word histograms, blocks >= nblocks - 1: the 2 nblocks - 1 needed fit */
-    qhist_job job = {bd, rows, nrows, nblocks, qv, hist, (uint64_t *)scratch->blocks};
+    qhist_job job = {bd, rows, nrows, nblocks, qc, q->n_bits, q->n_bits + q->h_bits, hist, (uint64_t *)scratch->blocks};
     int rc = hr_parallel_for(nthreads, nblocks, qhist_range, &job);
     if (rc) return rc;
     for (size_t blk = 1; blk < nblocks; blk++) {
@@ -499,16 +502,18 @@ void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay
                                     out + bd->hist_offset[j]);
 }
 
-/* J[(coff[c] + column c of the row) * 16 + k] += the word of class k of the group, qvk[k][r]; lanes past nk stay 0 */
+/* J[(coff[c] + column c of the row) * 16 + k] += the word of class k of the group, of code qck[k][r] with fields at
+ * hs[k], gs[k]; lanes past nk stay 0 */
 #define QHIST_GROUP_ROWS(name, bin_t)                                                                           \
     HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
-                                 const uint64_t *const *qvk, int nk, const size_t *coff, uint64_t *J)           \
+                                 const uint16_t *const *qck, const int *hs, const int *gs, int nk,              \
+                                 const size_t *coff, uint64_t *J)                                               \
     {                                                                                                           \
         uint64_t lane[QHIST_GROUP_CLASSES];                                                                     \
         memset(lane, 0, sizeof lane);                                                                           \
         for (size_t i = 0; i < nrows; i++) {                                                                    \
             size_t r = (size_t)rows[i];                                                                         \
-            for (int k = 0; k < nk; k++) lane[k] = qvk[k][r];                                                   \
+            for (int k = 0; k < nk; k++) lane[k] = gbdt_qgrad_word(qck[k][r], hs[k], gs[k]);                    \
             qhist_u4 v0 = *(const qhist_u4 *)&lane[0], v1 = *(const qhist_u4 *)&lane[4];                        \
             qhist_u4 v2 = *(const qhist_u4 *)&lane[8], v3 = *(const qhist_u4 *)&lane[12];                       \
             const bin_t *row = packed + r * nc;                                                                 \
@@ -528,7 +533,8 @@ typedef struct qclasses_job {
     const gbdt_binned *bd;
     const int *rows;
     size_t nrows;
-    const uint64_t *qv; /* (K, n) */
+    const uint16_t *qc; /* (K, n) */
+    const gbdt_qgrad *q; /* (K) */
     int K, per_group;
     uint64_t **J;       /* (nthreads) group histograms, (hist_total, QHIST_GROUP_CLASSES) */
     uint64_t *const *hists;
@@ -543,15 +549,20 @@ static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
         int k0 = (int)grp * job->per_group, nk = job->K - k0;
         if (nk > job->per_group) nk = job->per_group;
         if (nk <= 0) continue;
-        const uint64_t *qvk[QHIST_GROUP_CLASSES];
-        for (int k = 0; k < nk; k++) qvk[k] = job->qv + (size_t)(k0 + k) * bd->n;
+        const uint16_t *qck[QHIST_GROUP_CLASSES];
+        int hs[QHIST_GROUP_CLASSES], gs[QHIST_GROUP_CLASSES];
+        for (int k = 0; k < nk; k++) {
+            qck[k] = job->qc + (size_t)(k0 + k) * bd->n;
+            hs[k] = job->q[k0 + k].n_bits;
+            gs[k] = job->q[k0 + k].n_bits + job->q[k0 + k].h_bits;
+        }
         for (int c = 0; c < bd->ncols; c++)
             memset(J + bd->col_offset[c] * QHIST_GROUP_CLASSES, 0,
                    (size_t)bd->col_nbins[c] * QHIST_GROUP_CLASSES * sizeof *J);
         if (bd->pack_bytes == 1)
-            qhist_group_rows8(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qvk, nk, bd->col_offset, J);
+            qhist_group_rows8(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qck, hs, gs, nk, bd->col_offset, J);
         else
-            qhist_group_rows16(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qvk, nk, bd->col_offset, J);
+            qhist_group_rows16(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qck, hs, gs, nk, bd->col_offset, J);
         for (int k = 0; k < nk; k++) {
             uint64_t *h = job->hists[k0 + k];
             for (int c = 0; c < bd->ncols; c++)
@@ -561,8 +572,8 @@ static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
-int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint64_t *qv, int K,
-                             int nthreads, uint64_t *const *hists)
+int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
+                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists)
 {
     /* as few groups as the lanes allow, as many as the threads when there are classes enough for them */
     nthreads = hr_threads_resolve(nthreads);
@@ -577,7 +588,7 @@ int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrow
     for (int t = 0; t < nt && rc == HR_OK; t++)
         if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * QHIST_GROUP_CLASSES * sizeof(uint64_t)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
-        qclasses_job job = {bd, rows, nrows, qv, K, per_group, J, hists};
+        qclasses_job job = {bd, rows, nrows, qc, q, K, per_group, J, hists};
         rc = hr_parallel_for(nt, (size_t)ngroups, qclasses_range, &job);
     }
     for (int t = 0; J && t < nt; t++) free(J[t]);

@@ -5,8 +5,9 @@
  * by stochastic rounding: x / scale + u truncated towards zero, u uniform in [0, 1), has expectation x / scale,
  * so sums over many rows keep their expected value. u comes from a hash of (seed, round, class, row), never from
  * a shared random stream, so the words do not depend on the thread count nor on which thread computes which row.
- * A row's word packs (gq, hq, 1); histogram bins add words as plain 64-bit integers (exact, order-free), which
- * is a quarter of the memory traffic of the (g, h, n, pad) doubles of a float bin.
+ * A row keeps (gq, hq) as a 2-byte code, an eighth of its (g, h) doubles, and the histogram kernels unpack it into
+ * a word of (gq, hq, 1); histogram bins add words as plain 64-bit integers (exact, order-free), a quarter of the
+ * memory traffic of the (g, h, n, pad) doubles of a float bin.
  */
 #include "gbdt/gbdt_internal.h"
 
@@ -76,20 +77,19 @@ typedef uint32_t qgrad_u4 __attribute__((vector_size(16)));
 typedef int32_t qgrad_i4 __attribute__((vector_size(16)));
 typedef double qgrad_d4 __attribute__((vector_size(32)));
 typedef int64_t qgrad_l4 __attribute__((vector_size(32)));
-typedef uint64_t qgrad_w4 __attribute__((vector_size(32)));
+typedef uint16_t qgrad_c4 __attribute__((vector_size(8)));
 
-/* qv[i] = the packed word of row i: the offsets u, u' are the midpoints of 2^16 equal steps of [0, 1) (the low
+/* qc[i] = the code of row i: the offsets u, u' are the midpoints of 2^16 equal steps of [0, 1) (the low
  * and high halves of the row's hash), so trunc(x + u) is off its expectation x by at most 2^-17 of a level.
  * Four rows at a time as vectors (AVX2 where the CPU has it; the same IEEE operations either way), the rest one
  * by one with the same operations. */
-QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, int hs, int gs,
-                                    uint64_t *qv)
+QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, uint16_t *qc)
 {
     const double step = 1.0 / 65536.0, half = 0.5 / 65536.0;
     const qgrad_d4 vstep = {step, step, step, step}, vhalf = {half, half, half, half};
     const qgrad_d4 vig = {ig, ig, ig, ig}, vih = {ih, ih, ih, ih}, zero = {0, 0, 0, 0};
     const qgrad_u4 lane = {0, 1, 2, 3}, low = {0xffffu, 0xffffu, 0xffffu, 0xffffu};
-    const qgrad_w4 one = {1, 1, 1, 1};
+    const qgrad_i4 byte = {0xff, 0xff, 0xff, 0xff};
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         qgrad_u4 r = (qgrad_u4){key, key, key, key} + (uint32_t)i + lane;
@@ -104,10 +104,9 @@ QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, do
         qgrad_d4 g = (qgrad_d4){e[0], e[2], e[4], e[6]} * vig, h = (qgrad_d4){e[1], e[3], e[5], e[7]};
         qgrad_l4 neg = g < zero;
         qgrad_d4 t = g + (qgrad_d4)(((qgrad_l4)u & ~neg) | ((qgrad_l4)(-u) & neg));
-        qgrad_l4 gq = __builtin_convertvector(__builtin_convertvector(t, qgrad_i4), qgrad_l4);
-        qgrad_l4 hq = __builtin_convertvector(__builtin_convertvector(h * vih + uh, qgrad_i4), qgrad_l4);
-        qgrad_w4 w = ((qgrad_w4)gq << gs) + ((qgrad_w4)hq << hs) + one;
-        memcpy(qv + i, &w, sizeof w);
+        qgrad_i4 gq = __builtin_convertvector(t, qgrad_i4), hq = __builtin_convertvector(h * vih + uh, qgrad_i4);
+        qgrad_c4 c = __builtin_convertvector((gq & byte) | (hq << 8), qgrad_c4);
+        memcpy(qc + i, &c, sizeof c);
     }
     for (; i < n; i++) {
         uint32_t r = qgrad_fmix32(key + (uint32_t)i);
@@ -115,7 +114,7 @@ QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, do
         double g = gh[2 * i] * ig;
         int32_t gq = (int32_t)(g < 0 ? g - u : g + u);
         int32_t hq = (int32_t)(gh[2 * i + 1] * ih + uh);
-        qv[i] = ((uint64_t)(int64_t)gq << gs) + ((uint64_t)(int64_t)hq << hs) + 1;
+        qc[i] = (uint16_t)((gq & 0xff) | (hq << 8));
     }
 }
 
@@ -156,7 +155,7 @@ QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, double *mg, doub
 }
 
 int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
-                          uint64_t *qv, gbdt_qgrad *q)
+                          uint16_t *qc, gbdt_qgrad *q)
 {
     double mg, mh;
     int hconst;
@@ -169,6 +168,6 @@ int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uin
     q->hscale = hconst ? (n ? gh[1] : 0.0) : mh / (double)bins;
     double ig = 1.0 / q->gscale, ih = hconst ? 0.0 : 1.0 / q->hscale;
     /* a constant hessian leaves hq = trunc(0 + u') = 0 */
-    qgrad_pack(gh, n, qgrad_key(seed, round, k), ig, ih, q->n_bits, q->n_bits + q->h_bits, qv);
+    qgrad_pack(gh, n, qgrad_key(seed, round, k), ig, ih, qc);
     return HR_OK;
 }

@@ -35,10 +35,10 @@ struct gbdt_grower {
     int64_t *gcount;         /* (max_leaves) a leaf's rows over every process (count with one process) */
     const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
     const int *ue;           /* (2) the grids of g and h then */
-    /* quantized_grad, while a tree grows with gbdt_grower_grow_quant: the rows' packed words and their scales;
+    /* quantized_grad, while a tree grows with gbdt_grower_grow_quant: the rows' codes and their scales;
      * the leaves' histogram buffers then hold one uint64_t a bin, and a search unpacks one feature at a time
      * into its thread's qfloat (a few KB that stay in the first-level cache) */
-    const uint64_t *qv;
+    const uint16_t *qv;
     const gbdt_qgrad *qlay;
     gbdt_hist_bin **qfloat; /* (nthreads, max_bins) */
     uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
@@ -567,7 +567,7 @@ static int grower_hist_reduce(const gbdt_grower *g, gbdt_hist_bin *h)
 static int grower_hist_build(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                              gbdt_hist_bin *buf)
 {
-    if (g->qv) return gbdt_qhist_build(g->bd, rows, nrows, g->qv, g->nthreads, &g->scratch, (uint64_t *)buf);
+    if (g->qv) return gbdt_qhist_build(g->bd, rows, nrows, g->qv, g->qlay, g->nthreads, &g->scratch, (uint64_t *)buf);
     int rc = gbdt_hist_build(g->bd, rows, nrows, gh, used, g->nthreads, &g->scratch, buf);
     return rc ? rc : grower_hist_reduce(g, buf);
 }
@@ -591,7 +591,7 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     return grower_grow(g, gh, rows, nrows, used, root, out);
 }
 
-int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv, const gbdt_qgrad *lay,
+int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc, const gbdt_qgrad *lay,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
 {
     if (!g->qsum && !(g->qsum = hr_calloc((size_t)g->max_leaves, sizeof *g->qsum))) return HR_ENOMEM;
@@ -602,7 +602,7 @@ int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint64_t *qv,
     }
     g->ue = NULL;
     g->comm = NULL;
-    g->qv = qv;
+    g->qv = qc;
     g->qlay = lay;
     int rc = grower_grow(g, gh, rows, nrows, used, root, out);
     g->qv = NULL;
@@ -633,7 +633,8 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
             for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
                 w += ((const uint64_t *)root)[b];
         else
-            for (size_t i = 0; i < nrows; i++) w += g->qv[rows[i]];
+            for (size_t i = 0; i < nrows; i++)
+                w += gbdt_qgrad_word(g->qv[rows[i]], g->qlay->n_bits, g->qlay->n_bits + g->qlay->h_bits);
         g->qsum[0] = w;
         G = (double)gbdt_qgrad_g(g->qlay, w) * g->qlay->gscale;
         H = (double)gbdt_qgrad_h(g->qlay, w) * g->qlay->hscale;

@@ -6,6 +6,12 @@
 #include "gbdt/gbdt_internal.h"
 #include "test_gbdt_util.h"
 
+/* the word of a row's code under the fields of q */
+static uint64_t word(const gbdt_qgrad *q, uint16_t c)
+{
+    return gbdt_qgrad_word(c, q->n_bits, q->n_bits + q->h_bits);
+}
+
 /* Rows of three kinds: row 0 holds the largest |g| and h (so the scales are 1 / (bins/2) and 1 / bins), the
  * others g = 0.37 or -0.81 and h = 0.23 or 0.61, values between two levels. The mean of the dequantised
  * values of a kind is its value up to the sampling error of the rounding: at most 0.5 level / sqrt(rows). */
@@ -14,7 +20,7 @@ Test(gbdt_qgrad, stochastic_rounding_is_unbiased_and_in_range)
     size_t n = 200001;
     int bins = 4;
     double *gh = malloc(2 * n * sizeof *gh);
-    uint64_t *qv = malloc(n * sizeof *qv), *qv2 = malloc(n * sizeof *qv2);
+    uint16_t *qv = malloc(n * sizeof *qv), *qv2 = malloc(n * sizeof *qv2);
     gh[0] = 1.0, gh[1] = 1.0;
     for (size_t i = 1; i < n; i++) {
         gh[2 * i] = i % 2 ? 0.37 : -0.81;
@@ -28,8 +34,8 @@ Test(gbdt_qgrad, stochastic_rounding_is_unbiased_and_in_range)
     double sg[2] = {0}, sh[2] = {0};
     size_t cnt[2] = {0};
     for (size_t i = 0; i < n; i++) {
-        int64_t g = gbdt_qgrad_g(&q, qv[i]), h = gbdt_qgrad_h(&q, qv[i]);
-        cr_assert_eq(gbdt_qgrad_n(&q, qv[i]), 1);
+        int64_t g = gbdt_qgrad_g(&q, word(&q, qv[i])), h = gbdt_qgrad_h(&q, word(&q, qv[i]));
+        cr_assert_eq(gbdt_qgrad_n(&q, word(&q, qv[i])), 1);
         cr_assert(g >= -bins / 2 && g <= bins / 2, "row %zu: gq %lld", i, (long long)g);
         cr_assert(h >= 0 && h <= bins, "row %zu: hq %lld", i, (long long)h);
         /* a value between two levels rounds to one of them */
@@ -67,7 +73,7 @@ Test(gbdt_qgrad, words_follow_the_rounding_formula)
     size_t n = 23;
     int bins = 8;
     double gh[46];
-    uint64_t qv[23];
+    uint16_t qv[23];
     for (size_t i = 0; i < n; i++) gh[2 * i] = sin(1.7 * (double)i + 0.3), gh[2 * i + 1] = 0.05 + 0.2 * (double)(i % 5);
     gbdt_qgrad q;
     cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, bins, 11, 2, 3, qv, &q), 0);
@@ -76,9 +82,9 @@ Test(gbdt_qgrad, words_follow_the_rounding_formula)
         double u = ((r & 0xffffu) + 0.5) / 65536.0, uh = ((r >> 16) + 0.5) / 65536.0;
         double g = gh[2 * i] * (1.0 / q.gscale), h = gh[2 * i + 1] * (1.0 / q.hscale);
         int64_t gq = (int64_t)(g < 0 ? g - u : g + u), hq = (int64_t)(h + uh);
-        cr_assert_eq(gbdt_qgrad_g(&q, qv[i]), gq, "row %zu", i);
-        cr_assert_eq(gbdt_qgrad_h(&q, qv[i]), hq, "row %zu", i);
-        cr_assert_eq(gbdt_qgrad_n(&q, qv[i]), 1);
+        cr_assert_eq(gbdt_qgrad_g(&q, word(&q, qv[i])), gq, "row %zu", i);
+        cr_assert_eq(gbdt_qgrad_h(&q, word(&q, qv[i])), hq, "row %zu", i);
+        cr_assert_eq(gbdt_qgrad_n(&q, word(&q, qv[i])), 1);
     }
 }
 
@@ -87,13 +93,13 @@ Test(gbdt_qgrad, a_constant_hessian_is_exact)
 {
     size_t n = 1001; /* a row past the last four */
     double *gh = malloc(2 * n * sizeof *gh);
-    uint64_t *qv = malloc(n * sizeof *qv);
+    uint16_t *qv = malloc(n * sizeof *qv);
     for (size_t i = 0; i < n; i++) gh[2 * i] = sin((double)i), gh[2 * i + 1] = 0.75;
     gbdt_qgrad q;
     cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 8, 1, 0, 0, qv, &q), 0);
     cr_assert_eq(q.h_bits, 0);
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++) sum += qv[i];
+    for (size_t i = 0; i < n; i++) sum += word(&q, qv[i]);
     cr_assert_eq(gbdt_qgrad_n(&q, sum), (int64_t)n);
     cr_assert_eq((double)gbdt_qgrad_h(&q, sum) * q.hscale, 0.75 * (double)n);
     /* a gradient that is not a number is refused, in the rows done four at a time and in the rest */
@@ -145,12 +151,12 @@ Test(gbdt_qgrad, integer_histogram_matches_the_float_one)
     cr_assert_eq(gbdt_binned_build(&data, 63, 1, &bd), 0);
     double *gh = malloc(2 * n * sizeof *gh), *ghq = malloc(2 * n * sizeof *ghq);
     for (size_t i = 0; i < n; i++) gh[2 * i] = y[i], gh[2 * i + 1] = 0.5 + 0.5 * fabs(sin((double)i));
-    uint64_t *qv = malloc(n * sizeof *qv);
+    uint16_t *qv = malloc(n * sizeof *qv);
     gbdt_qgrad q;
     cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 16, 3, 0, 0, qv, &q), 0);
     for (size_t i = 0; i < n; i++) {
-        ghq[2 * i] = (double)gbdt_qgrad_g(&q, qv[i]) * q.gscale;
-        ghq[2 * i + 1] = (double)gbdt_qgrad_h(&q, qv[i]) * q.hscale;
+        ghq[2 * i] = (double)gbdt_qgrad_g(&q, word(&q, qv[i])) * q.gscale;
+        ghq[2 * i + 1] = (double)gbdt_qgrad_h(&q, word(&q, qv[i])) * q.hscale;
     }
     int *rows = malloc(n * sizeof *rows);
     size_t m = 0;
@@ -163,7 +169,7 @@ Test(gbdt_qgrad, integer_histogram_matches_the_float_one)
     uint64_t *w = gbdt_hist_alloc(bd.hist_total * sizeof *w);
     cr_assert_eq(gbdt_hist_build(&bd, rows, m, ghq, NULL, 1, &sc, hf), 0);
     for (int t = 1; t <= 3; t++) {
-        cr_assert_eq(gbdt_qhist_build(&bd, rows, m, qv, t, &sc, w), 0);
+        cr_assert_eq(gbdt_qhist_build(&bd, rows, m, qv, &q, t, &sc, w), 0);
         gbdt_qhist_unpack(&bd, w, &q, hq);
         for (int j = 0; j < d; j++) {
             if (bd.mappers[j].trivial) continue;
@@ -193,12 +199,15 @@ Test(gbdt_qgrad, class_group_histograms_match_one_class_builds)
     gbdt_binned bd;
     cr_assert_eq(gbdt_binned_build(&data, 255, 1, &bd), 0);
     double *gh = malloc(2 * n * sizeof *gh);
-    uint64_t *qv = malloc((size_t)K * n * sizeof *qv);
-    gbdt_qgrad q;
-    for (int k = 0; k < K; k++) {
-        for (size_t i = 0; i < n; i++) gh[2 * i] = sin((double)(i * (k + 1))), gh[2 * i + 1] = 0.3 + 0.1 * cos((double)i);
-        cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 4, 1, 0, k, qv + (size_t)k * n, &q), 0);
+    uint16_t *qv = malloc((size_t)K * n * sizeof *qv);
+    gbdt_qgrad q[19];
+    for (int k = 0; k < K; k++) { /* class 7's hessians are constant: fields of other widths than its neighbours' */
+        for (size_t i = 0; i < n; i++)
+            gh[2 * i] = sin((double)(i * (k + 1))), gh[2 * i + 1] = k == 7 ? 0.25 : 0.3 + 0.1 * cos((double)i);
+        cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 4, 1, 0, k, qv + (size_t)k * n, &q[k]), 0);
     }
+    cr_assert_eq(q[7].h_bits, 0);
+    cr_assert_gt(q[6].h_bits, 0);
     int *rows = malloc(n * sizeof *rows);
     for (size_t i = 0; i < n; i++) rows[i] = (int)(n - 1 - i);
     uint64_t *hists[19], *one = gbdt_hist_alloc(bd.hist_total * sizeof *one);
@@ -206,9 +215,9 @@ Test(gbdt_qgrad, class_group_histograms_match_one_class_builds)
     gbdt_hist_scratch sc;
     cr_assert_eq(gbdt_hist_scratch_init(&sc, &bd), 0);
     for (int t = 1; t <= 3; t++) {
-        cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qv, K, t, hists), 0);
+        cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qv, q, K, t, hists), 0);
         for (int k = 0; k < K; k++) {
-            cr_assert_eq(gbdt_qhist_build(&bd, rows, n, qv + (size_t)k * n, 1, &sc, one), 0);
+            cr_assert_eq(gbdt_qhist_build(&bd, rows, n, qv + (size_t)k * n, &q[k], 1, &sc, one), 0);
             for (int c = 0; c < bd.ncols; c++)
                 for (size_t b = bd.col_offset[c]; b < bd.col_offset[c] + (size_t)bd.col_nbins[c]; b++)
                     cr_assert_eq(hists[k][b], one[b], "threads %d class %d bin %zu", t, k, b);
