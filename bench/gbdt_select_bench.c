@@ -7,7 +7,7 @@
  *       p_train.f32 (n_train, K) soft runtime-ratio labels, x_test.f32, y_test.i32, t_test.f32 (n_test, K)
  *       runtimes (+inf: unmeasured), and meta.txt "n_train n_test d K".
  *   gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads label [max_depth [min_data [log
- *                     [min_sum_hessian]]]]
+ *                     [min_sum_hessian [CONFIG]]]]]
  *       trains our softmax booster on the exported training rows (label "onehot" or "soft"), predicts the
  *       test rows, writes DIR/pred_gbdt.i32 and prints one line of key=value: timings, top1 and eff (mean
  *       efficiency t_best / t_predicted, 0 when unmeasured), predict_us (median single-row prediction, one
@@ -15,8 +15,10 @@
  *   gbdt_select_bench synth DIR n d seed [n_valid]
  *       writes a synthetic L2 regression (below) as x_train.f32 (n, d), y_train.f32, x_valid.f32, y_valid.f32
  *       and meta.txt "n n_valid d 1" (n_valid default n / 10).
- *   gbdt_select_bench l2 DIR rounds leaves learning_rate max_bin threads min_data min_sum_hessian
+ *   gbdt_select_bench l2 DIR rounds leaves learning_rate max_bin threads min_data min_sum_hessian [CONFIG]
  *       trains an L2 booster on it and prints the same key=value line with valid_l2 for the accuracy.
+ * CONFIG: a JSON object of the heurist gbdt options below (the model config's names), e.g.
+ * '{"quantized_grad": true, "grad_bins": 4}'.
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 
 #include <time.h>
 
+#include "core/config.h"
 #include "core/core.h"
 #include "data/data.h"
 #include "gbdt/gbdt.h"
@@ -140,6 +143,29 @@ static int predict_timing(const gbdt_booster *b, const float *x, size_t n, int d
     return rc;
 }
 
+/* the options CONFIG may set, with the defaults and ranges of the gbdt model config (models/gbdt_train.c) */
+static const hr_config_option bench_options[] = {
+    {.name = "quantized_grad", .type = HR_CONFIG_BOOL, .offset = offsetof(gbdt_params, quantized_grad), .def = 0,
+     .doc = "integer histograms of quantized gradients"},
+    {.name = "grad_bins", .type = HR_CONFIG_INT, .offset = offsetof(gbdt_params, grad_bins), .def = 4, .min = 2,
+     .max = 64, .doc = "levels of a quantized gradient"},
+    {.name = "renew_leaf", .type = HR_CONFIG_BOOL, .offset = offsetof(gbdt_params, renew_leaf), .def = 1,
+     .doc = "leaf values from the true gradients"},
+};
+
+static int bench_config(const char *json, gbdt_params *p)
+{
+    cJSON *c = cJSON_Parse(json);
+    if (!c || !cJSON_IsObject(c)) {
+        cJSON_Delete(c);
+        return hr_error(HR_EINVAL, "CONFIG '%s' is not a JSON object", json);
+    }
+    hr_config_table t = {"gbdt_select_bench", bench_options, sizeof bench_options / sizeof *bench_options};
+    int rc = hr_config_read(&t, c, p);
+    cJSON_Delete(c);
+    return rc;
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *dir = argv[0];
@@ -166,6 +192,7 @@ static int cmd_train(int argc, char **argv)
     if (argc > 8) p.min_data_in_leaf = atoi(argv[8]);
     if (argc > 9) p.log_every = atoi(argv[9]);
     if (argc > 10) p.min_sum_hessian_in_leaf = atof(argv[10]);
+    if (argc > 11 && bench_config(argv[11], &p)) return HR_EINVAL;
     hr_log log = {stderr, HR_LOG_INFO};
     float *x = read_raw(dir, "x_train.f32", (size_t)ntr * d * sizeof(float));
     float *xt = read_raw(dir, "x_test.f32", (size_t)nte * d * sizeof(float));
@@ -247,7 +274,7 @@ static int cmd_synth(const char *dir, size_t n, int d, uint64_t seed, size_t nv)
     return rc;
 }
 
-static int cmd_l2(char **argv)
+static int cmd_l2(int argc, char **argv)
 {
     const char *dir = argv[0];
     char path[4096];
@@ -268,6 +295,7 @@ static int cmd_l2(char **argv)
     p.num_threads = atoi(argv[5]);
     p.min_data_in_leaf = atoi(argv[6]);
     p.min_sum_hessian_in_leaf = atof(argv[7]);
+    if (argc > 8 && bench_config(argv[8], &p)) return HR_EINVAL;
     float *x = read_raw(dir, "x_train.f32", (size_t)ntr * d * sizeof(float));
     float *y = read_raw(dir, "y_train.f32", (size_t)ntr * sizeof(float));
     float *xv = read_raw(dir, "x_valid.f32", (size_t)nv * d * sizeof(float));
@@ -303,15 +331,15 @@ int main(int argc, char **argv)
     else if (argc >= 6 && strcmp(argv[1], "synth") == 0)
         rc = cmd_synth(argv[2], strtoull(argv[3], NULL, 10), atoi(argv[4]), strtoull(argv[5], NULL, 10),
                        argc > 6 ? strtoull(argv[6], NULL, 10) : strtoull(argv[3], NULL, 10) / 10);
-    else if (argc == 10 && strcmp(argv[1], "l2") == 0)
-        rc = cmd_l2(argv + 2);
+    else if ((argc == 10 || argc == 11) && strcmp(argv[1], "l2") == 0)
+        rc = cmd_l2(argc - 2, argv + 2);
     else {
         fprintf(stderr, "usage: gbdt_select_bench export DATA DIR [test_fraction] [seed]\n"
                         "       gbdt_select_bench train DIR rounds leaves learning_rate max_bin threads "
-                        "onehot|soft [max_depth [min_data_in_leaf [log_every [min_sum_hessian]]]]\n"
+                        "onehot|soft [max_depth [min_data_in_leaf [log_every [min_sum_hessian [CONFIG]]]]]\n"
                         "       gbdt_select_bench synth DIR n d seed [n_valid]\n"
                         "       gbdt_select_bench l2 DIR rounds leaves learning_rate max_bin threads min_data_in_leaf "
-                        "min_sum_hessian\n");
+                        "min_sum_hessian [CONFIG]\n");
         return 2;
     }
     if (rc) fprintf(stderr, "gbdt_select_bench: %s\n", hr_last_error());

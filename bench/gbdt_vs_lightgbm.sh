@@ -14,6 +14,11 @@
 #   Prediction (single row, one thread, median of 2,000 calls; whole test set with the run's threads) is
 #   measured on every run's model.
 #
+# --heurist-config JSON passes gbdt options to heurist's trainer (those gbdt_select_bench takes, e.g.
+# '{"quantized_grad": true}'); --lightgbm-quantized adds, after each run, a row of LightGBM with
+# use_quantized_grad=true (num_grad_quant_bins 4, its default) against the same heurist run, so quantized
+# training is compared with quantized training too.
+#
 # LightGBM is not built here: pass --lightgbm DIR, a LightGBM source tree you built yourself (its C API
 # library, DIR/lib_lightgbm.so, and headers, DIR/include/LightGBM/c_api.h; OpenMP on). lgbm_bench, the small
 # driver that feeds it the same float32 rows through that C API, is compiled against it into the cache folder.
@@ -21,6 +26,7 @@
 # usage (from the repository root, after building gbdt_select_bench into BUILD):
 #   bash bench/gbdt_vs_lightgbm.sh --build build --lightgbm ~/src/LightGBM [--cases a,b] [--threads "1 2"]
 #        [--repeat 2] [--cache ~/.cache/heurist-bench] [--data FDB] [--rows 2000000]
+#        [--heurist-config JSON] [--lightgbm-quantized]
 set -euo pipefail
 
 build=build
@@ -31,6 +37,8 @@ repeat=2
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/heurist-bench"
 data=datasets/miopen/gfx90878.HIP.fdb.txt.bz2
 rows=2000000
+hcfg='{}'
+lgb_quant=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -41,6 +49,8 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift 2 ;;
     --data) data=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
+    --heurist-config) hcfg=$2; shift 2 ;;
+    --lightgbm-quantized) lgb_quant=1; shift ;;
     *) echo "gbdt_vs_lightgbm.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,7 +79,8 @@ peak() { # the peak RSS /usr/bin/time saw, MB
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gbdt_vs_lgb.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(lscpu | awk -F': +' '/Model name/ {print $2}'), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ);" \
-  "heurist $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LightGBM $(cat "$lgb_src/VERSION.txt" 2>/dev/null || echo '?')"
+  "heurist $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LightGBM $(cat "$lgb_src/VERSION.txt" 2>/dev/null || echo '?');" \
+  "heurist config $hcfg"
 
 side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...
   local case=$1 t=$2 rep=$3; shift 3
@@ -77,7 +88,8 @@ side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...
   while [ "$1" != "--" ]; do oc+=("$1"); shift; done; shift
   lc=("$@")
   local o l
-  o=$(/usr/bin/time -v -o "$tmp/time_o" "${oc[@]}" | tail -1)
+  if [ -z "${REUSE_OURS:-}" ]; then o=$(/usr/bin/time -v -o "$tmp/time_o" "${oc[@]}" | tail -1); last_o=$o
+  else o=$last_o; fi
   l=$(/usr/bin/time -v -o "$tmp/time_l" "${lc[@]}" | tail -1)
   local acc
   if [ "$case" = a ]; then acc="top1 %s / %s  eff %s / %s"; else acc="valid_l2 %s / %s"; fi
@@ -85,8 +97,8 @@ side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...
   ot=$(kv "$o" train_s); lt=$(kv "$l" train_s)
   local ocpu lcpu
   ocpu=$(kv "$o" cpu_s); lcpu=$(kv "$l" cpu_s)
-  printf "[%s t=%s #%s] train heurist %7.2f s  LightGBM %7.2f s (binning %.2f)  ratio %.3f  cpu %.2f / %.2f s" \
-    "$case" "$t" "$rep" "$ot" "$lt" "$(kv "$l" construct_s)" "$(echo "$ot / $lt" | bc -l)" "$ocpu" "$lcpu"
+  printf "[%s t=%s #%s%s] train heurist %7.2f s  LightGBM %7.2f s (binning %.2f)  ratio %.3f  cpu %.2f / %.2f s" \
+    "$case" "$t" "$rep" "${REUSE_OURS:+ LightGBM quantized}" "$ot" "$lt" "$(kv "$l" construct_s)" "$(echo "$ot / $lt" | bc -l)" "$ocpu" "$lcpu"
   printf " (ratio %.3f)  " "$(echo "$ocpu / $lcpu" | bc -l)"
   if [ "$case" = a ]; then
     printf "$acc" "$(kv "$o" top1)" "$(kv "$l" top1)" "$(kv "$o" eff)" "$(kv "$l" eff)"
@@ -106,8 +118,10 @@ if [[ ",$cases," == *,a,* ]]; then
     "255 bins, min_data_in_leaf 20, min_sum_hessian_in_leaf 1 (heurist / LightGBM)"
   for t in $threads; do
     for rep in $(seq 1 "$repeat"); do
-      side_by_side a "$t" "$rep" "$ours" train "$tmp/a" 30 63 0.1 255 "$t" onehot -1 20 0 1 -- \
+      side_by_side a "$t" "$rep" "$ours" train "$tmp/a" 30 63 0.1 255 "$t" onehot -1 20 0 1 "$hcfg" -- \
         "$lgb_bench" select "$tmp/a" 30 63 0.1 255 "$t" 20 1
+      if [ "$lgb_quant" = 1 ]; then REUSE_OURS=1 side_by_side a "$t" "$rep" -- \
+        "$lgb_bench" select "$tmp/a" 30 63 0.1 255 "$t" 20 1 "use_quantized_grad=true"; fi
     done
   done
 fi
@@ -120,8 +134,10 @@ if [[ ",$cases," == *,b,* ]]; then
     "min_data_in_leaf 20, min_sum_hessian_in_leaf 1e-3 (heurist / LightGBM)"
   for t in $threads; do
     for rep in $(seq 1 "$repeat"); do
-      side_by_side b "$t" "$rep" "$ours" l2 "$tmp/b" 100 63 0.1 255 "$t" 20 1e-3 -- \
+      side_by_side b "$t" "$rep" "$ours" l2 "$tmp/b" 100 63 0.1 255 "$t" 20 1e-3 "$hcfg" -- \
         "$lgb_bench" l2 "$tmp/b" 100 63 0.1 255 "$t" 20 1e-3
+      if [ "$lgb_quant" = 1 ]; then REUSE_OURS=1 side_by_side b "$t" "$rep" -- \
+        "$lgb_bench" l2 "$tmp/b" 100 63 0.1 255 "$t" 20 1e-3 "use_quantized_grad=true"; fi
     done
   done
 fi

@@ -33,6 +33,8 @@ void gbdt_params_default(gbdt_params *p)
     p->cat_smooth = 10.0;
     p->min_data_per_group = 100;
     p->boost_from_average = 1;
+    p->grad_bins = 4;
+    p->renew_leaf = 1;
 }
 
 int gbdt_params_check(const gbdt_params *p)
@@ -60,6 +62,11 @@ int gbdt_params_check(const gbdt_params *p)
         return hr_error(HR_EINVAL, "gbdt: early_stopping_rounds and log_every must be >= 0");
     if (p->histogram != GBDT_HISTOGRAM_FLOAT && p->histogram != GBDT_HISTOGRAM_INT)
         return hr_error(HR_EINVAL, "gbdt: unknown histogram kind %d", (int)p->histogram);
+    if (p->quantized_grad && (p->grad_bins < 2 || p->grad_bins > 64 || p->grad_bins % 2))
+        return hr_error(HR_EINVAL, "gbdt: grad_bins %d must be even and in 2..64", p->grad_bins);
+    if (p->quantized_grad && (p->histogram != GBDT_HISTOGRAM_FLOAT || gbdt_comm_active(p->comm)))
+        return hr_error(HR_EINVAL, "gbdt: quantized_grad needs histogram float on one process (histogram int and "
+                        "training over processes sum exact gradients)");
     if (gbdt_comm_active(p->comm) && p->histogram != GBDT_HISTOGRAM_INT)
         return hr_error(HR_EINVAL, "gbdt: training over %d processes needs histogram int (exact sums)", p->comm->size);
     return HR_OK;
@@ -189,7 +196,10 @@ typedef struct boost_state {
     boost_worker *workers;       /* (nworkers) */
     double *F, *Fv;  /* (n, K), (nv, K) raw scores */
     double *gh;      /* (K, n, 2) */
-    gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL */
+    gbdt_hist_bin **roots; /* (K) multiclass: this iteration's root histograms, built together; else NULL
+                            * (with quantized_grad each holds hist_total uint64_t words) */
+    uint16_t *qv;          /* (K, n) quantized_grad: this round's codes of each class and row; else NULL */
+    gbdt_qgrad *qlay;      /* (K) their scales and field widths */
     uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
@@ -214,6 +224,8 @@ static void boost_state_free(boost_state *s)
     free(s->F);
     free(s->Fv);
     free(s->gh);
+    free(s->qv);
+    free(s->qlay);
     for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
     free(s->roots);
     free(s->leaf_of);
@@ -336,8 +348,10 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     hr_rng rng;
     hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
     boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
-    int rc = gbdt_grower_grow_exact(w->grower, gh, job->rows, job->nrows, w->used, s->roots ? s->roots[k] : NULL,
-                                    s->ue ? s->ue + 2 * k : NULL, t);
+    int rc = s->qv ? gbdt_grower_grow_quant(w->grower, gh, s->qv + (size_t)k * n, &s->qlay[k], job->rows, job->nrows,
+                                            w->used, s->roots ? (const uint64_t *)s->roots[k] : NULL, t)
+                   : gbdt_grower_grow_exact(w->grower, gh, job->rows, job->nrows, w->used,
+                                            s->roots ? s->roots[k] : NULL, s->ue ? s->ue + 2 * k : NULL, t);
     if (rc) return rc;
     if (s->round_rows) { /* the leaf steps and scores wait for the iteration's other trees */
         boost_round_keep(s, w->grower, k, t);
@@ -387,6 +401,34 @@ static void class_range(void *ctx, size_t begin, size_t end, int tid)
         job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], k);
 }
 
+typedef struct qgrad_job {
+    const gbdt_params *p;
+    boost_state *s;
+    size_t nrows;
+    int it;
+    int *status; /* (K) */
+} qgrad_job;
+
+static void qgrad_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const qgrad_job *job = ctx;
+    boost_state *s = job->s;
+    size_t n = s->shard.n;
+    for (size_t k = begin; k < end; k++)
+        job->status[k] = gbdt_qgrad_discretize(s->gh + 2 * k * n, n, job->nrows, job->p->grad_bins, job->p->seed,
+                                               (uint64_t)job->it, (int)k, s->qv + k * n, &s->qlay[k]);
+}
+
+/* quantized_grad: every class's codes for this round, classes in parallel (each code depends only on
+ * its (seed, round, class, row)) */
+static int boost_quantize(const gbdt_params *p, boost_state *s, int K, size_t nrows, int it, int nthreads)
+{
+    qgrad_job job = {p, s, nrows, it, s->status};
+    int rc = hr_parallel_for(nthreads, (size_t)K, qgrad_range, &job);
+    for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
+    return rc;
+}
+
 static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
                       int nthreads, boost_state *s, gbdt_booster *b)
 {
@@ -408,7 +450,11 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         }
         if ((rc = gbdt_objective_gradients(p, &s->shard, s->F, nthreads, s->gh))) break;
         if (s->ue && (rc = gbdt_quant_gradients(p, n, K, s->n_total, s->gh, s->ue))) break;
-        if (s->roots && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
+        if (s->qv && (rc = boost_quantize(p, s, K, nrows, it, nthreads))) break;
+        if (s->roots && s->qv &&
+            (rc = gbdt_qhist_build_classes(&s->bd, rows, nrows, s->qv, s->qlay, K, nthreads, (uint64_t *const *)s->roots)))
+            break;
+        if (s->roots && !s->qv && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
         if (s->roots && s->ue && (rc = gbdt_hist_allreduce(p->comm, &s->bd, s->roots, K, s->ue))) break;
         int first = b->num_trees;
         for (int k = 0; k < K && rc == HR_OK; k++)
@@ -530,6 +576,11 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.bag_rows = hr_malloc(n * sizeof(int));
         s.status = hr_calloc((size_t)K, sizeof(int));
         if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status) rc = HR_ENOMEM;
+    }
+    if (rc == HR_OK && p->quantized_grad) {
+        s.qv = hr_malloc(n * (size_t)K * sizeof *s.qv);
+        s.qlay = hr_calloc((size_t)K, sizeof *s.qlay);
+        if (!s.qv || !s.qlay) rc = HR_ENOMEM;
     }
     /* the K trees of an iteration start from the same rows: their root histograms are built in one pass */
     if (rc == HR_OK && K >= 2) {

@@ -4,7 +4,8 @@
  * (K = 1 for L2 regression, K = num_class for softmax); predictions are F (L2) or softmax(F) (multiclass).
  * Training is LightGBM-style: features are quantile-binned once (bin.c), each tree grows leaf-wise (best
  * first, tree.c) from gradient/hessian histograms (histogram.c; the smaller child is built, the larger is
- * parent - smaller; a softmax iteration's K root histograms come from one pass over the bins), with numeric splits "x <= threshold" that learn where NaN goes and categorical
+ * parent - smaller; a softmax iteration's K root histograms come from one pass over the bins; with
+ * quantized_grad the sums are of gradients discretised to a few integer levels, qgrad.c), with numeric splits "x <= threshold" that learn where NaN goes and categorical
  * splits "int(x) in set" (bitset). The split gain and leaf value follow second-order boosting:
  *   gain = T(G_L)^2/(H_L+l2) + T(G_R)^2/(H_R+l2) - T(G)^2/(H+l2),  leaf = -lr * T(G)/(H+l2),
  *   T(G) = sign(G) max(0, |G| - l1)   (G, H: sums of gradients and hessians over a node's rows).
@@ -83,6 +84,12 @@ typedef struct gbdt_params {
     void (*on_round)(void *ctx, int round, double valid_metric, const double *valid_scores);
     void *on_round_ctx;
     gbdt_histogram histogram;
+    /* 1: each round's gradients and hessians discretised per class to a few integer levels by stochastic
+     * rounding (qgrad.c), histograms summed as integers (8 bytes a bin), split gains from those sums scaled
+     * back (LightGBM's use_quantized_grad). Needs histogram FLOAT and one process. */
+    int quantized_grad;
+    int grad_bins;                  /* quantized_grad: levels, g in [-grad_bins/2, grad_bins/2], h in [0, grad_bins]; even, 2..64 */
+    int renew_leaf;                 /* quantized_grad: 1: leaf values from the true gradients of each leaf's rows */
     /* Data-parallel training (NULL or size 1: one process). Every process calls gbdt_booster_train with the
      * same data and params; process r bins and fits the contiguous block [n r / size, n (r + 1) / size) of
      * the training rows, histograms and the other sums over rows are added up through comm, and every

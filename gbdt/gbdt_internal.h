@@ -136,6 +136,47 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
     return bd->bin_bytes == 1 ? ((const uint8_t *)bd->cols)[k] : ((const uint16_t *)bd->cols)[k];
 }
 
+/* ---- qgrad.c: quantized gradients (quantized_grad) ---- */
+/* One class's discretised gradients for one round. A row r's (g, h) become integers
+ *   gq = trunc(g / gscale +- u),  hq = trunc(h / hscale + u'),   gscale = max|g| / (bins/2),  hscale = max h / bins,
+ * u, u' uniform in [0, 1) from a hash of (seed, round, class, row) (stochastic rounding: E[gq gscale] = g), kept as
+ * a 2-byte code (gq as int8 in the low byte, hq in the high one) and, where summed, packed with a row count of 1
+ * into one 64-bit word (gbdt_qgrad_word): bits [0, n_bits) count rows, [n_bits, n_bits + h_bits) sum
+ * hq, the bits above sum gq (signed). The widths fit the sums over the `rows` rows of a tree, so adding words adds
+ * the three fields without carries between them, and a histogram bin is one 8-byte integer. A class whose
+ * hessians are all equal keeps them exactly: h_bits = 0 and hscale = that hessian (h = n hscale). */
+typedef struct gbdt_qgrad {
+    int n_bits, h_bits;
+    double gscale, hscale;
+} gbdt_qgrad;
+/* bits of the count, hessian and gradient fields for sums over `rows` rows; 0 when they fit 64 bits, else an error */
+int gbdt_qgrad_fit(size_t rows, int bins, int hess_constant, gbdt_qgrad *q);
+/* the hash of (seed, round, class, row) whose low and high 16 bits give the row's rounding offsets u and u' */
+uint32_t gbdt_qgrad_hash(uint64_t seed, uint64_t round, int k, size_t row);
+/* qc (n) = the codes of gh (n, 2) (one class); *q gets the scales and the word's fields, sized for sums over `rows`
+ * rows */
+int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
+                          uint16_t *qc, gbdt_qgrad *q);
+/* the word of code c: gq at bit gs = n_bits + h_bits, hq at bit hs = n_bits, a count of 1 */
+static inline uint64_t gbdt_qgrad_word(uint16_t c, int hs, int gs)
+{
+    return ((uint64_t)(int64_t)(int8_t)(c & 0xffu) << gs) + ((uint64_t)(c >> 8) << hs) + 1;
+}
+/* the fields of a sum of packed words */
+static inline int64_t gbdt_qgrad_n(const gbdt_qgrad *q, uint64_t v)
+{
+    return (int64_t)(v & (((uint64_t)1 << q->n_bits) - 1));
+}
+static inline int64_t gbdt_qgrad_h(const gbdt_qgrad *q, uint64_t v)
+{
+    return q->h_bits ? (int64_t)((v >> q->n_bits) & (((uint64_t)1 << q->h_bits) - 1)) : gbdt_qgrad_n(q, v);
+}
+static inline int64_t gbdt_qgrad_g(const gbdt_qgrad *q, uint64_t v)
+{
+    /* an arithmetic shift of the two's complement word (GCC and Clang define it so for signed values) */
+    return (int64_t)v >> (q->n_bits + q->h_bits);
+}
+
 /* ---- histogram.c ---- */
 /* One bin of a histogram: sums of gradients, hessians and the row count (a double: exact to 2^53 rows),
  * padded to 32 bytes so that a row adds its (g, h, 1, 0) to a bin as one 4-double vector. */
@@ -171,6 +212,24 @@ int gbdt_hist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows
  * grids 2^ue[2 h], 2^ue[2 h + 1] of histogram h (quant.c), its count an integer. */
 int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bin *const *hists, int nh,
                         const int *ue);
+/* Quantized histograms (quantized_grad): hist[col_offset[c] + bin] = the sum of the words of the codes qc (n)
+ * with fields q (qgrad.c) over rows[0..nrows) with that bin in column c, for every column (a bundle's joint bins
+ * are not expanded). Integer sums: the same for any thread count and block split. */
+int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc, const gbdt_qgrad *q,
+                     int nthreads, gbdt_hist_scratch *scratch, uint64_t *hist);
+/* hists[k] = gbdt_qhist_build of class k's codes qc + k n (qc (K, n)) and fields q[k], 16 classes per pass over
+ * the bins */
+int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
+                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists);
+/* parent -= smaller over every column's bins */
+void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_binned *bd);
+/* the bundled features' bins of h from their bundles' joint bins (the words of a feature's bin b: the sum of the
+ * joint bins whose digit for it is b) */
+void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h);
+/* out (nb) = the float bins of the words q (nb): g = gq gscale, h = hq hscale, n */
+void gbdt_qhist_unpack_range(const uint64_t *q, size_t nb, const gbdt_qgrad *lay, gbdt_hist_bin *out);
+/* out = the float histogram of every non-trivial feature of q, bundles expanded (in q too) */
+void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out);
 /* larger = parent - smaller, in place in parent (the sibling's histogram). */
 void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, const gbdt_binned *bd,
                         const uint8_t *used);
@@ -188,6 +247,11 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
  * processes, and a root histogram passed in must already be. */
 int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                            const gbdt_hist_bin *root, const int *ue, gbdt_tree *out);
+/* The same on quantized gradients: qc (n) the rows' codes with scales lay (gbdt_qgrad_discretize), root
+ * (or NULL) their root histogram from gbdt_qhist_build_classes; gh (n, 2), the true gradients, renew the leaf
+ * values when params renew_leaf. One process, histogram FLOAT. */
+int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc, const gbdt_qgrad *lay,
+                           const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out);
 /* F[r, k] += the leaf value of each row r the last grown tree t was fit on (the same leaf as predicting
  * from x: bin b <= t exactly when x <= upper[t]). */
 /* rows of leaf l of the last grown tree; *count gets their number */

@@ -128,21 +128,30 @@ HIST_TARGET static void hist_sub(gbdt_hist_bin *dst, const gbdt_hist_bin *src, s
     for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] -= *(const hist_v4 *)&src[b];
 }
 
+/* the digits (v / stride[f]) % radix[f] of the joint bin after v, from those of v: the bundle's strides are the
+ * places of a mixed-radix number, feature 0 the lowest (bin.c), so counting up replaces a division per digit */
+static inline void bundle_digits_next(const gbdt_bundle *bu, int *digit)
+{
+    for (int f = 0; f < bu->nfeatures && ++digit[f] == bu->radix[f]; f++) digit[f] = 0;
+}
+
 /* the bundled features' histograms from their bundles' joint bins: feature f's bin b sums the joint bins
  * whose digit for f is b */
 static void hist_expand(const gbdt_binned *bd, gbdt_hist_bin *h)
 {
     for (int b = 0; b < bd->nbundles; b++) {
         const gbdt_bundle *bu = &bd->bundles[b];
+        size_t base[GBDT_BUNDLE_MAX_FEATURES];
+        int digit[GBDT_BUNDLE_MAX_FEATURES] = {0};
         for (int f = 0; f < bu->nfeatures; f++) {
-            size_t o = bd->hist_offset[bu->feature[f]];
+            size_t o = base[f] = bd->hist_offset[bu->feature[f]];
             memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
         }
-        for (int v = 0; v < bu->nbins; v++) {
+        for (int v = 0; v < bu->nbins; v++, bundle_digits_next(bu, digit)) {
             const gbdt_hist_bin *e = &h[bu->offset + (size_t)v];
             if (e->n == 0) continue;
             for (int f = 0; f < bu->nfeatures; f++) {
-                size_t t = bd->hist_offset[bu->feature[f]] + (size_t)((v / bu->stride[f]) % bu->radix[f]);
+                size_t t = base[f] + (size_t)digit[f];
                 h[t].g += e->g;
                 h[t].h += e->h;
                 h[t].n += e->n;
@@ -343,5 +352,246 @@ int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bi
         }
     }
     free(v);
+    return rc;
+}
+
+/* ---- quantized histograms (quantized_grad): one 64-bit word a bin, the sum of the rows' packed words ---- */
+
+/* a block of rows whose words are summed on their own (integers: the sum is the same in any order) */
+#define QHIST_MIN_BLOCK_ROWS 16384
+/* classes of a group in gbdt_qhist_build_classes: a bin holds 16 words, 128 bytes, as a float group bin */
+#define QHIST_GROUP_CLASSES 16
+
+typedef uint64_t qhist_u4 __attribute__((vector_size(32), aligned(8), may_alias));
+
+/* h[coff[c] + column c of the row] += the row's word, for each row in rows[begin..end). Rows go in pairs, the
+ * second row of a pair into a second histogram h2 (added to h at the end): within a leaf neighbouring rows often
+ * share a bin, and one histogram would chain their read-modify-writes of it, each waiting for the last store. */
+#define QHIST_ROWS(name, bin_t)                                                                                 \
+    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
+                                 const uint16_t *qc, int hs, int gs, const size_t *coff, uint64_t *h,           \
+                                 uint64_t *h2)                                                                  \
+    {                                                                                                           \
+        size_t i = begin;                                                                                       \
+        for (; i + 1 < end; i += 2) {                                                                           \
+            size_t r0 = (size_t)rows[i], r1 = (size_t)rows[i + 1];                                              \
+            if (i + HIST_PREFETCH_ROWS + 1 < end) {                                                             \
+                size_t a0 = (size_t)rows[i + HIST_PREFETCH_ROWS], a1 = (size_t)rows[i + HIST_PREFETCH_ROWS + 1]; \
+                __builtin_prefetch(packed + a0 * nc);                                                           \
+                __builtin_prefetch(packed + a0 * nc + nc - 1);                                                  \
+                __builtin_prefetch(packed + a1 * nc);                                                           \
+                __builtin_prefetch(packed + a1 * nc + nc - 1);                                                  \
+                __builtin_prefetch(qc + a0);                                                                    \
+                __builtin_prefetch(qc + a1);                                                                    \
+            }                                                                                                   \
+            uint64_t w0 = gbdt_qgrad_word(qc[r0], hs, gs), w1 = gbdt_qgrad_word(qc[r1], hs, gs);                \
+            const bin_t *row0 = packed + r0 * nc, *row1 = packed + r1 * nc;                                     \
+            for (size_t c = 0; c < nc; c++) {                                                                   \
+                size_t o = coff[c];                                                                             \
+                h[o + row0[c]] += w0;                                                                           \
+                h2[o + row1[c]] += w1;                                                                          \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (; i < end; i++) {                                                                                  \
+            size_t r = (size_t)rows[i];                                                                         \
+            const bin_t *row = packed + r * nc;                                                                 \
+            uint64_t w = gbdt_qgrad_word(qc[r], hs, gs);                                                        \
+            for (size_t c = 0; c < nc; c++) h[coff[c] + row[c]] += w;                                           \
+        }                                                                                                       \
+    }
+QHIST_ROWS(qhist_rows8, uint8_t)
+QHIST_ROWS(qhist_rows16, uint16_t)
+
+static void qhist_zero_columns(const gbdt_binned *bd, uint64_t *h)
+{
+    for (int c = 0; c < bd->ncols; c++) memset(h + bd->col_offset[c], 0, (size_t)bd->col_nbins[c] * sizeof *h);
+}
+
+typedef struct qhist_job {
+    const gbdt_binned *bd;
+    const int *rows;
+    size_t nrows, nblocks;
+    const uint16_t *qc;
+    int hs, gs;
+    uint64_t *hist, *scratch; /* block 0's histogram; block b's second one at scratch + b total, b >= 1's own
+                               * at scratch + (nblocks + b - 1) total */
+} qhist_job;
+
+static void qhist_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const qhist_job *job = ctx;
+    const gbdt_binned *bd = job->bd;
+    for (size_t blk = begin; blk < end; blk++) {
+        uint64_t *h = blk == 0 ? job->hist : job->scratch + (job->nblocks + blk - 1) * bd->hist_total;
+        uint64_t *h2 = job->scratch + blk * bd->hist_total;
+        qhist_zero_columns(bd, h);
+        qhist_zero_columns(bd, h2);
+        size_t b0 = job->nrows * blk / job->nblocks, b1 = job->nrows * (blk + 1) / job->nblocks;
+        if (bd->pack_bytes == 1)
+            qhist_rows8(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qc, job->hs, job->gs, bd->col_offset, h, h2);
+        else
+            qhist_rows16(bd->packed, (size_t)bd->ncols, job->rows, b0, b1, job->qc, job->hs, job->gs, bd->col_offset, h, h2);
+        for (int c = 0; c < bd->ncols; c++)
+            for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++) h[b] += h2[b];
+    }
+}
+
+int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc, const gbdt_qgrad *q,
+                     int nthreads, gbdt_hist_scratch *scratch, uint64_t *hist)
+{
+    nthreads = hr_threads_resolve(nthreads);
+    size_t nblocks = nrows / QHIST_MIN_BLOCK_ROWS, cap = bd->n / QHIST_MIN_BLOCK_ROWS;
+    if (cap > GBDT_HIST_MAX_BLOCKS) cap = GBDT_HIST_MAX_BLOCKS;
+    if (nblocks > cap) nblocks = cap;
+    if (nblocks > (size_t)nthreads) nblocks = (size_t)nthreads; /* any split gives the same sums */
+    if (nblocks < 1) nblocks = 1;
+    /* the scratch holds 4 (blocks + 1) word histograms, blocks >= nblocks - 1: the 2 nblocks - 1 needed fit */
+    qhist_job job = {bd, rows, nrows, nblocks, qc, q->n_bits, q->n_bits + q->h_bits, hist, (uint64_t *)scratch->blocks};
+    int rc = hr_parallel_for(nthreads, nblocks, qhist_range, &job);
+    if (rc) return rc;
+    for (size_t blk = 1; blk < nblocks; blk++) {
+        const uint64_t *src = job.scratch + (nblocks + blk - 1) * bd->hist_total;
+        for (int c = 0; c < bd->ncols; c++)
+            for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++) hist[b] += src[b];
+    }
+    return HR_OK;
+}
+
+void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_binned *bd)
+{
+    for (int c = 0; c < bd->ncols; c++)
+        for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++)
+            parent[b] -= smaller[b];
+}
+
+void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h)
+{
+    for (int b = 0; b < bd->nbundles; b++) {
+        const gbdt_bundle *bu = &bd->bundles[b];
+        size_t base[GBDT_BUNDLE_MAX_FEATURES];
+        int digit[GBDT_BUNDLE_MAX_FEATURES] = {0};
+        for (int f = 0; f < bu->nfeatures; f++) {
+            size_t o = base[f] = bd->hist_offset[bu->feature[f]];
+            memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
+        }
+        for (int v = 0; v < bu->nbins; v++, bundle_digits_next(bu, digit)) {
+            uint64_t e = h[bu->offset + (size_t)v];
+            if (e == 0) continue; /* no rows: a row adds at least its count of 1 */
+            for (int f = 0; f < bu->nfeatures; f++) h[base[f] + (size_t)digit[f]] += e;
+        }
+    }
+}
+
+void gbdt_qhist_unpack_range(const uint64_t *q, size_t nb, const gbdt_qgrad *lay, gbdt_hist_bin *out)
+{
+    for (size_t b = 0; b < nb; b++) {
+        uint64_t v = q[b];
+        out[b].g = (double)gbdt_qgrad_g(lay, v) * lay->gscale;
+        out[b].h = (double)gbdt_qgrad_h(lay, v) * lay->hscale;
+        out[b].n = (double)gbdt_qgrad_n(lay, v);
+        out[b].pad = 0;
+    }
+}
+
+void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay, gbdt_hist_bin *out)
+{
+    gbdt_qhist_expand(bd, q);
+    for (int j = 0; j < bd->d; j++)
+        if (!bd->mappers[j].trivial)
+            gbdt_qhist_unpack_range(q + bd->hist_offset[j], bd->hist_offset[j + 1] - bd->hist_offset[j], lay,
+                                    out + bd->hist_offset[j]);
+}
+
+/* J[(coff[c] + column c of the row) * 16 + k] += the word of class k of the group, of code qck[k][r] with fields at
+ * hs[k], gs[k]; lanes past nk stay 0 */
+#define QHIST_GROUP_ROWS(name, bin_t)                                                                           \
+    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
+                                 const uint16_t *const *qck, const int *hs, const int *gs, int nk,              \
+                                 const size_t *coff, uint64_t *J)                                               \
+    {                                                                                                           \
+        uint64_t lane[QHIST_GROUP_CLASSES];                                                                     \
+        memset(lane, 0, sizeof lane);                                                                           \
+        for (size_t i = 0; i < nrows; i++) {                                                                    \
+            size_t r = (size_t)rows[i];                                                                         \
+            for (int k = 0; k < nk; k++) lane[k] = gbdt_qgrad_word(qck[k][r], hs[k], gs[k]);                    \
+            qhist_u4 v0 = *(const qhist_u4 *)&lane[0], v1 = *(const qhist_u4 *)&lane[4];                        \
+            qhist_u4 v2 = *(const qhist_u4 *)&lane[8], v3 = *(const qhist_u4 *)&lane[12];                       \
+            const bin_t *row = packed + r * nc;                                                                 \
+            for (size_t c = 0; c < nc; c++) {                                                                   \
+                qhist_u4 *p = (qhist_u4 *)(J + (coff[c] + row[c]) * QHIST_GROUP_CLASSES);                       \
+                p[0] += v0;                                                                                     \
+                p[1] += v1;                                                                                     \
+                p[2] += v2;                                                                                     \
+                p[3] += v3;                                                                                     \
+            }                                                                                                   \
+        }                                                                                                       \
+    }
+QHIST_GROUP_ROWS(qhist_group_rows8, uint8_t)
+QHIST_GROUP_ROWS(qhist_group_rows16, uint16_t)
+
+typedef struct qclasses_job {
+    const gbdt_binned *bd;
+    const int *rows;
+    size_t nrows;
+    const uint16_t *qc; /* (K, n) */
+    const gbdt_qgrad *q; /* (K) */
+    int K, per_group;
+    uint64_t **J;       /* (nthreads) group histograms, (hist_total, QHIST_GROUP_CLASSES) */
+    uint64_t *const *hists;
+} qclasses_job;
+
+static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
+{
+    const qclasses_job *job = ctx;
+    const gbdt_binned *bd = job->bd;
+    uint64_t *J = job->J[tid];
+    for (size_t grp = begin; grp < end; grp++) {
+        int k0 = (int)grp * job->per_group, nk = job->K - k0;
+        if (nk > job->per_group) nk = job->per_group;
+        if (nk <= 0) continue;
+        const uint16_t *qck[QHIST_GROUP_CLASSES];
+        int hs[QHIST_GROUP_CLASSES], gs[QHIST_GROUP_CLASSES];
+        for (int k = 0; k < nk; k++) {
+            qck[k] = job->qc + (size_t)(k0 + k) * bd->n;
+            hs[k] = job->q[k0 + k].n_bits;
+            gs[k] = job->q[k0 + k].n_bits + job->q[k0 + k].h_bits;
+        }
+        for (int c = 0; c < bd->ncols; c++)
+            memset(J + bd->col_offset[c] * QHIST_GROUP_CLASSES, 0,
+                   (size_t)bd->col_nbins[c] * QHIST_GROUP_CLASSES * sizeof *J);
+        if (bd->pack_bytes == 1)
+            qhist_group_rows8(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qck, hs, gs, nk, bd->col_offset, J);
+        else
+            qhist_group_rows16(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qck, hs, gs, nk, bd->col_offset, J);
+        for (int k = 0; k < nk; k++) {
+            uint64_t *h = job->hists[k0 + k];
+            for (int c = 0; c < bd->ncols; c++)
+                for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++)
+                    h[b] = J[b * QHIST_GROUP_CLASSES + (size_t)k];
+        }
+    }
+}
+
+int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
+                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists)
+{
+    /* as few groups as the lanes allow, as many as the threads when there are classes enough for them */
+    nthreads = hr_threads_resolve(nthreads);
+    int ngroups = (K + QHIST_GROUP_CLASSES - 1) / QHIST_GROUP_CLASSES;
+    if (ngroups > nthreads) ngroups = (ngroups + nthreads - 1) / nthreads * nthreads;
+    else ngroups = nthreads <= K ? nthreads : K;
+    int per_group = (K + ngroups - 1) / ngroups;
+    ngroups = (K + per_group - 1) / per_group;
+    int nt = nthreads < ngroups ? nthreads : ngroups;
+    uint64_t **J = hr_calloc((size_t)nt, sizeof *J);
+    int rc = J ? HR_OK : HR_ENOMEM;
+    for (int t = 0; t < nt && rc == HR_OK; t++)
+        if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * QHIST_GROUP_CLASSES * sizeof(uint64_t)))) rc = HR_ENOMEM;
+    if (rc == HR_OK) {
+        qclasses_job job = {bd, rows, nrows, qc, q, K, per_group, J, hists};
+        rc = hr_parallel_for(nt, (size_t)ngroups, qclasses_range, &job);
+    }
+    for (int t = 0; J && t < nt; t++) free(J[t]);
+    free(J);
     return rc;
 }

@@ -19,6 +19,7 @@ typedef struct gbdt_split {
     int *cat_bins;       /* (cat_cap) categorical: the bins going left */
     double lg, lh, rg, rh;
     int64_t ln, rn;
+    uint64_t lw, rw;     /* quantized_grad: the children's summed words */
     double lout, rout;   /* child outputs before the learning rate */
 } gbdt_split;
 
@@ -34,6 +35,13 @@ struct gbdt_grower {
     int64_t *gcount;         /* (max_leaves) a leaf's rows over every process (count with one process) */
     const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
     const int *ue;           /* (2) the grids of g and h then */
+    /* quantized_grad, while a tree grows with gbdt_grower_grow_quant: the rows' codes and their scales;
+     * the leaves' histogram buffers then hold one uint64_t a bin, and a search unpacks one feature at a time
+     * into its thread's qfloat (a few KB that stay in the first-level cache) */
+    const uint16_t *qv;
+    const gbdt_qgrad *qlay;
+    gbdt_hist_bin **qfloat; /* (nthreads, max_bins) */
+    uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -59,10 +67,16 @@ double gbdt_leaf_output(double g, double h, double l1, double l2)
     return -t / (h + l2);
 }
 
-double gbdt_leaf_gain(double g, double h, double l1, double l2)
+/* inlined into the split searches, which call it twice a bin */
+static inline double leaf_gain(double g, double h, double l1, double l2)
 {
     double t = fabs(g) > l1 ? g - copysign(l1, g) : 0.0;
     return t * t / (h + l2);
+}
+
+double gbdt_leaf_gain(double g, double h, double l1, double l2)
+{
+    return leaf_gain(g, h, l1, l2);
 }
 
 static int split_init(gbdt_split *s, int cap)
@@ -115,6 +129,10 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->sort_scratch);
     free(g->ctr_scratch);
     free(g->goes_left);
+    if (g->qfloat)
+        for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
+    free(g->qfloat);
+    free(g->qsum);
     free(g->split_feature);
     free(g->left_child);
     free(g->right_child);
@@ -200,8 +218,8 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
             double rg = G - lg, rh = H - lh;
             int64_t rn = N - ln;
             if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
-                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 0;
@@ -212,6 +230,49 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
             s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
         }
     }
+}
+
+/* split_find_numeric on the words of a quantized histogram, without unpacking it: the left side's words are
+ * summed as integers and the right side's are the leaf's total less them, so both sides' sums are exact */
+static void split_find_numeric_words(const gbdt_grower *g, const uint64_t *w, int nb, uint64_t total, double shift,
+                                     gbdt_split *s)
+{
+    const gbdt_params *p = g->p;
+    const gbdt_qgrad *q = g->qlay;
+    uint64_t nan = w[nb - 1];
+    int ndir = gbdt_qgrad_n(q, nan) > 0 ? 2 : 1;
+    for (int dir = 0; dir < ndir; dir++) {
+        uint64_t lw = dir ? nan : 0;
+        for (int t = 0; t < nb - 2; t++) {
+            lw += w[t];
+            int64_t ln = gbdt_qgrad_n(q, lw);
+            double lh = (double)gbdt_qgrad_h(q, lw) * q->hscale;
+            if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
+            uint64_t rw = total - lw;
+            int64_t rn = gbdt_qgrad_n(q, rw);
+            double rh = (double)gbdt_qgrad_h(q, rw) * q->hscale;
+            if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
+            double lg = (double)gbdt_qgrad_g(q, lw) * q->gscale, rg = (double)gbdt_qgrad_g(q, rw) * q->gscale;
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) + leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            if (gain <= shift || gain - shift <= s->gain) continue;
+            s->gain = gain - shift;
+            s->is_cat = 0;
+            s->threshold_bin = t;
+            s->default_left = dir;
+            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            s->lw = lw, s->rw = rw;
+            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
+            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+        }
+    }
+}
+
+/* the words of a categorical split's sides, from the bins going left */
+static void split_cat_words(const uint64_t *w, uint64_t total, gbdt_split *s)
+{
+    s->lw = 0;
+    for (int i = 0; i < s->num_cat_bins; i++) s->lw += w[s->cat_bins[i]];
+    s->rw = total - s->lw;
 }
 
 /* LightGBM's categorical split: with few categories, one category against the rest; otherwise
@@ -231,8 +292,8 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
             if (ln < p->min_data_in_leaf || rn < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf ||
                 rh < p->min_sum_hessian_in_leaf || lh <= 0 || rh <= 0)
                 continue;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
-                          gbdt_leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
+                          leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 1;
@@ -281,7 +342,7 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
                 break;
             if (group < p->min_data_per_group) continue;
             group = 0;
-            double gain = gbdt_leaf_gain(lg, lh, p->lambda_l1, l2) + gbdt_leaf_gain(rg, rh, p->lambda_l1, l2);
+            double gain = leaf_gain(lg, lh, p->lambda_l1, l2) + leaf_gain(rg, rh, p->lambda_l1, l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
             s->gain = gain - shift;
             s->is_cat = 1;
@@ -296,7 +357,8 @@ static void split_find_categorical(const gbdt_grower *g, const gbdt_hist_bin *h,
 
 typedef struct find_job {
     gbdt_grower *g;
-    const gbdt_hist_bin *hist;
+    const gbdt_hist_bin *hist; /* float; or with g->qv the words, as uint64_t */
+    uint64_t total;            /* with g->qv: the leaf's summed words */
     const uint8_t *used;
     double G, H, shift;
     int64_t N;
@@ -313,6 +375,18 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
         if ((job->used && !job->used[j]) || m->trivial) continue;
         size_t o = g->bd->hist_offset[j];
         const gbdt_hist_bin *h = job->hist + o;
+        if (g->qv && !m->is_categorical) {
+            split_find_numeric_words(g, (const uint64_t *)job->hist + o, m->num_bins, job->total, job->shift, s);
+            s->feature = (int)j;
+            continue;
+        }
+        if (g->qv) {
+            gbdt_qhist_unpack_range((const uint64_t *)job->hist + o, (size_t)m->num_bins, g->qlay, g->qfloat[tid]);
+            split_find_categorical(g, g->qfloat[tid], m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
+            if (s->gain > -INFINITY) split_cat_words((const uint64_t *)job->hist + o, job->total, s);
+            s->feature = (int)j;
+            continue;
+        }
         if (m->is_categorical)
             split_find_categorical(g, h, m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
         else
@@ -336,9 +410,10 @@ static int grower_find_best(gbdt_grower *g, int leaf, const uint8_t *used)
     gbdt_split *best = &g->best[leaf];
     best->gain = -INFINITY;
     if (grower_splittable(g, leaf)) {
-        double shift = gbdt_leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
+        double shift = leaf_gain(g->sum_g[leaf], g->sum_h[leaf], p->lambda_l1, p->lambda_l2) +
                        p->min_gain_to_split;
-        find_job job = {g, g->hist[leaf], used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
+        if (g->qv) gbdt_qhist_expand(g->bd, (uint64_t *)g->hist[leaf]);
+        find_job job = {g, g->hist[leaf], g->qv ? g->qsum[leaf] : 0, used, g->sum_g[leaf], g->sum_h[leaf], shift, g->gcount[leaf]};
         /* a search over few bins is faster than starting threads */
         int nt = g->total_bins >= 8192 ? g->nthreads : 1;
         int rc = hr_parallel_for(nt, (size_t)g->bd->d, find_range, &job);
@@ -431,12 +506,13 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     g->gcount[leaf] = gbdt_comm_active(g->comm) ? s->ln : (int64_t)nl;
     g->gcount[right] = gbdt_comm_active(g->comm) ? s->rn : (int64_t)nr;
     g->depth[right] = ++g->depth[leaf];
+    if (g->qv) g->qsum[leaf] = s->lw, g->qsum[right] = s->rw;
     g->sum_g[leaf] = s->lg, g->sum_h[leaf] = s->lh, g->out[leaf] = s->lout;
     g->sum_g[right] = s->rg, g->sum_h[right] = s->rh, g->out[right] = s->rout;
     return HR_OK;
 }
 
-static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
+static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tree *out)
 {
     int rc = gbdt_tree_alloc(out, num_leaves, g->num_cat, g->cat_words_n);
     if (rc) return rc;
@@ -450,6 +526,29 @@ static int grower_emit(gbdt_grower *g, int num_leaves, gbdt_tree *out)
     memcpy(out->right_child, g->right_child, ni * sizeof(int));
     memcpy(out->cat_boundaries, g->cat_begin, ((size_t)g->num_cat + 1) * sizeof(int));
     if (g->cat_words_n) memcpy(out->cat_threshold, g->cat_words, (size_t)g->cat_words_n * sizeof(uint32_t));
+    /* quantized_grad with renew_leaf: each leaf's value from the true sums of its rows' gradients, the even and the
+     * odd positions of its rows summed apart (two chains of additions, not one) and the rows' gradients fetched
+     * ahead: a leaf's rows ascend with gaps that the hardware prefetcher does not follow */
+    for (int l = 0; g->qv && g->p->renew_leaf && l < num_leaves; l++) {
+        const int *rows = g->rows + g->begin[l];
+        size_t cnt = g->count[l], i = 0;
+        double G0 = 0, H0 = 0, G1 = 0, H1 = 0;
+        for (; i + 1 < cnt; i += 2) {
+            if (i + 16 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 16]);
+            if (i + 17 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 17]);
+            G0 += gh[2 * (size_t)rows[i]];
+            H0 += gh[2 * (size_t)rows[i] + 1];
+            G1 += gh[2 * (size_t)rows[i + 1]];
+            H1 += gh[2 * (size_t)rows[i + 1] + 1];
+        }
+        if (i < cnt) {
+            G0 += gh[2 * (size_t)rows[i]];
+            H0 += gh[2 * (size_t)rows[i] + 1];
+        }
+        double G = G0 + G1, H = H0 + H1;
+        g->out[l] = gbdt_leaf_output(G, H, g->p->lambda_l1, g->p->lambda_l2);
+        g->sum_h[l] = H;
+    }
     for (int l = 0; l < num_leaves; l++) {
         out->leaf_value[l] = g->p->learning_rate * g->out[l];
         out->leaf_weight[l] = g->sum_h[l];
@@ -464,6 +563,18 @@ static int grower_hist_reduce(const gbdt_grower *g, gbdt_hist_bin *h)
     return gbdt_hist_allreduce(g->comm, g->bd, &h, 1, g->ue);
 }
 
+/* a histogram of rows[0..nrows) into buf: float (and summed over the processes) or quantized */
+static int grower_hist_build(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                             gbdt_hist_bin *buf)
+{
+    if (g->qv) return gbdt_qhist_build(g->bd, rows, nrows, g->qv, g->qlay, g->nthreads, &g->scratch, (uint64_t *)buf);
+    int rc = gbdt_hist_build(g->bd, rows, nrows, gh, used, g->nthreads, &g->scratch, buf);
+    return rc ? rc : grower_hist_reduce(g, buf);
+}
+
+static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                       const void *root, gbdt_tree *out);
+
 int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                      const gbdt_hist_bin *root, gbdt_tree *out)
 {
@@ -473,9 +584,38 @@ int gbdt_grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t n
 int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
                            const gbdt_hist_bin *root, const int *ue, gbdt_tree *out)
 {
-    const gbdt_params *p = g->p;
     g->ue = ue;
-    g->comm = ue ? p->comm : NULL;
+    g->comm = ue ? g->p->comm : NULL;
+    g->qv = NULL;
+    g->qlay = NULL;
+    return grower_grow(g, gh, rows, nrows, used, root, out);
+}
+
+int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc, const gbdt_qgrad *lay,
+                           const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
+{
+    if (!g->qsum && !(g->qsum = hr_calloc((size_t)g->max_leaves, sizeof *g->qsum))) return HR_ENOMEM;
+    if (!g->qfloat) {
+        if (!(g->qfloat = hr_calloc((size_t)g->nthreads, sizeof *g->qfloat))) return HR_ENOMEM;
+        for (int t = 0; t < g->nthreads; t++)
+            if (!(g->qfloat[t] = gbdt_hist_alloc(GBDT_HIST_BYTES(g->max_bins)))) return HR_ENOMEM;
+    }
+    g->ue = NULL;
+    g->comm = NULL;
+    g->qv = qc;
+    g->qlay = lay;
+    int rc = grower_grow(g, gh, rows, nrows, used, root, out);
+    g->qv = NULL;
+    g->qlay = NULL;
+    return rc;
+}
+
+static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t nrows, const uint8_t *used,
+                       const void *root, gbdt_tree *out)
+{
+    const gbdt_params *p = g->p;
+    const int *ue = g->ue;
+    const gbdt_hist_bin *froot = g->qv ? NULL : root;
     memset(out, 0, sizeof *out);
     memcpy(g->rows, rows, nrows * sizeof(int));
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
@@ -487,10 +627,21 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     g->depth[0] = 0;
     g->parent_node[0] = -1;
     double G = 0, H = 0;
-    if (root && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
+    if (g->qv) { /* the quantized sums, which the children's sums come from */
+        uint64_t w = 0;
+        if (root && g->bd->ncols > 0)
+            for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
+                w += ((const uint64_t *)root)[b];
+        else
+            for (size_t i = 0; i < nrows; i++)
+                w += gbdt_qgrad_word(g->qv[rows[i]], g->qlay->n_bits, g->qlay->n_bits + g->qlay->h_bits);
+        g->qsum[0] = w;
+        G = (double)gbdt_qgrad_g(g->qlay, w) * g->qlay->gscale;
+        H = (double)gbdt_qgrad_h(g->qlay, w) * g->qlay->hscale;
+    } else if (froot && g->bd->ncols > 0) { /* every row is in one bin of any column: sum a column of the root */
         for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++) {
-            G += root[b].g;
-            H += root[b].h;
+            G += froot[b].g;
+            H += froot[b].h;
         }
     } else {
         for (size_t i = 0; i < nrows; i++) {
@@ -500,10 +651,10 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     }
     g->gcount[0] = (int64_t)nrows;
     if (gbdt_comm_active(g->comm)) {
-        if (root && g->bd->ncols > 0) { /* the root histogram is every process's already */
+        if (froot && g->bd->ncols > 0) { /* the root histogram is every process's already */
             g->gcount[0] = 0;
             for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
-                g->gcount[0] += (int64_t)root[b].n;
+                g->gcount[0] += (int64_t)froot[b].n;
         } else {
             double ghn[3] = {G, H, (double)nrows};
             int units[3] = {ue[0], ue[1], 0};
@@ -517,9 +668,9 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
     if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
     int rc = HR_OK;
     if (root)
-        memcpy(g->hist[0], root, GBDT_HIST_BYTES(g->total_bins));
-    else if ((rc = gbdt_hist_build(g->bd, g->rows, nrows, gh, used, g->nthreads, &g->scratch, g->hist[0])) == HR_OK)
-        rc = grower_hist_reduce(g, g->hist[0]);
+        memcpy(g->hist[0], root, g->qv ? g->total_bins * sizeof(uint64_t) : GBDT_HIST_BYTES(g->total_bins));
+    else
+        rc = grower_hist_build(g, gh, g->rows, nrows, used, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -543,20 +694,21 @@ int gbdt_grower_grow_exact(gbdt_grower *g, const double *gh, const int *rows, si
             rc = HR_ENOMEM;
             break;
         }
-        rc = gbdt_hist_build(g->bd, g->rows + g->begin[small], g->count[small], gh, used, g->nthreads,
-                             &g->scratch, buf);
-        if (rc == HR_OK) rc = grower_hist_reduce(g, buf);
+        rc = grower_hist_build(g, gh, g->rows + g->begin[small], g->count[small], used, buf);
         if (rc) {
             free(buf);
             break;
         }
-        gbdt_hist_subtract(parent, buf, g->bd, used);
+        if (g->qv)
+            gbdt_qhist_subtract((uint64_t *)parent, (const uint64_t *)buf, g->bd);
+        else
+            gbdt_hist_subtract(parent, buf, g->bd, used);
         g->hist[small] = buf;
         g->hist[large] = parent;
         rc = grower_find_best(g, leaf, used);
         if (rc == HR_OK) rc = grower_find_best(g, right, used);
     }
-    if (rc == HR_OK) rc = grower_emit(g, num_leaves, out);
+    if (rc == HR_OK) rc = grower_emit(g, gh, num_leaves, out);
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     return rc;
 }

@@ -72,6 +72,13 @@ static const hr_config_option gbdt_options[] = {
     {.name = "histogram", .type = HR_CONFIG_ENUM, .offset = P(histogram), .def_name = "float",
      .names = histogram_names, .values = histogram_values,
      .doc = "gradient sums: float, or int (fixed-point, exact: the same model for any number of MPI ranks)"},
+    {.name = "quantized_grad", .type = HR_CONFIG_BOOL, .offset = P(quantized_grad), .def = 0,
+     .doc = "gradients discretised each round to grad_bins levels by stochastic rounding, integer histograms "
+            "(LightGBM's use_quantized_grad; needs histogram float and one process)"},
+    {.name = "grad_bins", .type = HR_CONFIG_INT, .offset = P(grad_bins), .def = 4, .min = 2, .max = 64,
+     .doc = "quantized_grad: levels of a gradient (even)"},
+    {.name = "renew_leaf", .type = HR_CONFIG_BOOL, .offset = P(renew_leaf), .def = 1,
+     .doc = "quantized_grad: leaf values from the true gradients of each leaf's rows"},
     {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
      .doc = "progress line every this many rounds (0: none)"},
     {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",

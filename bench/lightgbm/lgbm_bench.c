@@ -6,6 +6,8 @@
  *       70-class softmax on DIR/x_train.f32, y_train.i32; scores DIR/x_test.f32 against t_test.f32
  *   lgbm_bench l2 DIR rounds leaves lr max_bin threads min_data_in_leaf min_sum_hessian
  *       L2 regression on DIR/x_train.f32, y_train.f32; validation loss on x_valid.f32, y_valid.f32
+ *   Either takes a last optional argument EXTRA, LightGBM parameters appended to the matched ones
+ *   (e.g. "use_quantized_grad=true num_grad_quant_bins=4").
  * Prints one line of key=value: construct_s (Dataset binning), train_s (construct + boosting), cpu_s (its
  * process CPU time, all threads), the
  * accuracy (top1 and eff, or valid_l2), predict_us (median of single-row predictions, one thread),
@@ -87,9 +89,9 @@ static double single_row_us(BoosterHandle bst, const float *x, int n, int d, int
 
 int main(int argc, char **argv)
 {
-    if (argc != 10 || (strcmp(argv[1], "select") && strcmp(argv[1], "l2"))) {
+    if ((argc != 10 && argc != 11) || (strcmp(argv[1], "select") && strcmp(argv[1], "l2"))) {
         fprintf(stderr, "usage: lgbm_bench select|l2 DIR rounds leaves lr max_bin threads min_data_in_leaf "
-                        "min_sum_hessian\n");
+                        "min_sum_hessian [EXTRA]\n");
         return 2;
     }
     int select = strcmp(argv[1], "select") == 0;
@@ -123,9 +125,9 @@ int main(int argc, char **argv)
              "objective=%s num_class=%d num_iterations=%d num_leaves=%s learning_rate=%s max_bin=%s "
              "num_threads=%d min_data_in_leaf=%s min_sum_hessian_in_leaf=%s lambda_l1=0 lambda_l2=0 "
              "min_gain_to_split=0 max_depth=-1 feature_fraction=1 bagging_fraction=1 bagging_freq=0 "
-             "boost_from_average=true verbosity=-1 seed=0",
+             "boost_from_average=true verbosity=-1 seed=0 %s",
              select ? "multiclass" : "regression", K_out, rounds, argv[4], argv[5], argv[6], threads, argv[8],
-             argv[9]);
+             argv[9], argc > 10 ? argv[10] : "");
     double t0 = now(), c0 = cpu_now();
     DatasetHandle ds;
     if (LGBM_DatasetCreateFromMat(x, C_API_DTYPE_FLOAT32, ntr, d, 1, params, NULL, &ds)) die("dataset");
