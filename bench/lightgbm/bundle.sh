@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Packs what bench/gbdt_vs_lightgbm.sh needs onto a machine without a package registry or a LightGBM build (the
 # GPU machine's 16 quiet cores, say): heurist's gbdt_select_bench from BUILD, the LightGBM C API library and
-# header of a tree you built, the lgbm_bench driver compiled here, GNU time and bc, and every shared library they
-# load beyond the C runtime, into DIR (default .dev/gbench, which the device tool carries). There:
+# header of a tree you built, the lgbm_bench driver compiled here, GNU time and bc, and the few shared libraries
+# they load that such a machine may lack (cJSON, libcsv, bzip2, OpenMP's runtime, readline; the machine's own
+# C and C++ runtimes, OpenBLAS and HDF5 serve the rest), into DIR (default .dev/gbench, which the device tool carries). There:
 #   bash DIR/run.sh [gbdt_vs_lightgbm.sh options]      (runs the script against the copy)
 #   bash bench/lightgbm/bundle.sh --build BUILD --lightgbm LIGHTGBM [--out DIR]
 set -euo pipefail
@@ -29,7 +30,7 @@ cp "$lgb/VERSION.txt" "$R/lgb/" 2>/dev/null || true
 cc -O2 -w -I"$lgb/include" bench/lightgbm/lgbm_bench.c -o "$R/cache/lightgbm/lgbm_bench" -L"$lgb" -l_lightgbm -lm
 cp /usr/bin/time /usr/bin/bc "$R/bin/"
 { ldd "$build/gbdt_select_bench"; ldd "$lgb/lib_lightgbm.so"; ldd /usr/bin/bc; } 2>/dev/null | awk '$3 ~ /^\// {print $3}' |
-  sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt)\.so|ld-linux' | while read -r f; do cp -L "$f" "$R/libs/"; done
+  sort -u | grep -E '/(libcjson|libcsv|libbz2|libgomp|libreadline|libtinfo)\.so' | while read -r f; do cp -L "$f" "$R/libs/"; done
 cat > "$R/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs bench/gbdt_vs_lightgbm.sh (from the repository root) against this bundle's binaries and libraries.
