@@ -124,6 +124,11 @@ void reformer_pair_raw(const reformer *r, const float *x, const double *pv, cons
 /* models/reformer_pairs.c: pairs-mode training (after reformer_train set the model up), scratch and scores */
 int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o);
 int reformer_pairs_ws_init(const reformer *r, reformer_ws *w);
+/* Of a validation batch of m problems (pos[q] indexes rows / off / kern, the set's dataset rows, candidate offsets
+ * and configurations), how many have a fastest configuration as their highest-scored candidate (logit, entries
+ * boff[q] .. boff[q+1]; the first of equal scores, as eval/ breaks ties). Shared by the pairs and towers modes. */
+long reformer_pairs_top1_hits(const data_select *sel, const float *logit, const int *boff, int m, const int *pos,
+                              const int *rows, const int *off, const int *kern);
 int reformer_pairs_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
                                       float *scores);
 /* models/reformer_towers.c: towers-mode input fit, training, scratch and scores */

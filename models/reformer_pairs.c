@@ -286,13 +286,33 @@ static int pairs_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *los
     return HR_OK;
 }
 
+long reformer_pairs_top1_hits(const data_select *sel, const float *logit, const int *boff, int m, const int *pos,
+                              const int *rows, const int *off, const int *kern)
+{
+    const int K = sel->n_kernels;
+    long hits = 0;
+    for (int q = 0; q < m; q++) {
+        const int p = pos[q], a = boff[q], b = boff[q + 1];
+        if (a == b) continue;
+        const float *t = sel->runtime + (size_t)rows[p] * K;
+        int best = a;
+        float tmin = INFINITY;
+        for (int e = a; e < b; e++) {
+            if (logit[e] > logit[best]) best = e;
+            const float te = t[kern[off[p] + e - a]];
+            tmin = te < tmin ? te : tmin;
+        }
+        hits += t[kern[off[p] + best - a]] == tmin;
+    }
+    return hits;
+}
+
 /* Validation: chunks of whole problems up to cap candidates; loss per problem, top-1 = the highest-scored
  * measured configuration is a fastest one (the first of equal scores, as eval/ breaks ties). */
 static int pairs_evaluate(void *ctx, const int *pos, int n, float *loss, float *metric)
 {
     pairs_fit *f = ctx;
     const pair_set *s = &f->valid;
-    const int K = f->d->sel->n_kernels;
     double sum = 0.0;
     long hits = 0;
     for (int i = 0; i < n;) {
@@ -303,19 +323,7 @@ static int pairs_evaluate(void *ctx, const int *pos, int n, float *loss, float *
         }
         N = pairs_gather(f, s, pos + i, m);
         sum += (double)pairs_forward(f, m, N, 0, NULL) * m;
-        for (int q = 0; q < m; q++) {
-            const int p = pos[i + q], a = f->off[q], b = f->off[q + 1];
-            if (a == b) continue;
-            const float *t = f->d->sel->runtime + (size_t)s->rows[p] * K;
-            int best = a;
-            float tmin = INFINITY;
-            for (int e = a; e < b; e++) {
-                if (f->logit[e] > f->logit[best]) best = e;
-                const float te = t[s->kern[s->off[p] + e - a]];
-                tmin = te < tmin ? te : tmin;
-            }
-            hits += t[s->kern[s->off[p] + best - a]] == tmin;
-        }
+        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->rows, s->off, s->kern);
         i += m;
     }
     *loss = n ? (float)(sum / n) : 0.0f;

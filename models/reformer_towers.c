@@ -428,7 +428,6 @@ static int towers_evaluate(void *ctx, const int *pos, int n, float *loss, float 
 {
     towers_fit *f = ctx;
     const tower_set *s = &f->valid;
-    const int K = f->d->sel->n_kernels;
     double sum = 0.0;
     long hits = 0;
     for (int i = 0; i < n;) {
@@ -439,19 +438,7 @@ static int towers_evaluate(void *ctx, const int *pos, int n, float *loss, float 
         }
         N = towers_gather(f, s, pos + i, m);
         sum += (double)towers_forward(f, m, N, 0, NULL) * m;
-        for (int q = 0; q < m; q++) {
-            const int p = pos[i + q], a = f->off[q], b = f->off[q + 1];
-            if (a == b) continue;
-            const float *t = f->d->sel->runtime + (size_t)s->rows[p] * K;
-            int best = a;
-            float tmin = INFINITY;
-            for (int e = a; e < b; e++) {
-                if (f->logit[e] > f->logit[best]) best = e;
-                const float te = t[s->kern[s->off[p] + e - a]];
-                tmin = te < tmin ? te : tmin;
-            }
-            hits += t[s->kern[s->off[p] + best - a]] == tmin;
-        }
+        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->rows, s->off, s->kern);
         i += m;
     }
     *loss = n ? (float)(sum / n) : 0.0f;
