@@ -124,6 +124,19 @@ void reformer_pair_raw(const reformer *r, const float *x, const double *pv, cons
 /* models/reformer_pairs.c: pairs-mode training (after reformer_train set the model up), scratch and scores */
 int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o);
 int reformer_pairs_ws_init(const reformer *r, reformer_ws *w);
+/* A problem set of a table (training or validation rows) as the pairs and towers modes train on it: each
+ * problem's measured configurations and their labels. The training loop passes positions 0..n-1 into it. */
+typedef struct reformer_cands {
+    const int *rows; /* (n) dataset rows */
+    int n;
+    int *pos;        /* (n) 0..n-1 */
+    int *off;        /* (n + 1) problem i's candidates are entries off[i] .. off[i+1] */
+    int *kern;       /* (nnz) configuration of an entry */
+    float *y;        /* (nnz) its label (the model's label kind, restricted to the measured configurations) */
+    int most;        /* largest candidate count of a problem */
+} reformer_cands;
+int reformer_cands_init(reformer_cands *c, const reformer *r, const data_select *sel, const int *rows, int n);
+void reformer_cands_free(reformer_cands *c);
 /* Of a validation batch of m problems (pos[q] indexes rows / off / kern, the set's dataset rows, candidate offsets
  * and configurations), how many have a fastest configuration as their highest-scored candidate (logit, entries
  * boff[q] .. boff[q+1]; the first of equal scores, as eval/ breaks ties). Shared by the pairs and towers modes. */

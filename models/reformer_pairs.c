@@ -90,17 +90,10 @@ int reformer_pairs_predict_candidates(const model *m, void *vws, const float *x,
 
 /* ---- training ---- */
 
-/* A problem set (training or validation rows) prepared once: each problem's measured configurations, their
- * labels and the problem's values. The loop passes positions 0..n-1 into the set. */
+/* A problem set: its candidates, and each problem's values. */
 typedef struct pair_set {
-    const int *rows; /* (n) dataset rows */
-    int n;
-    int *pos;        /* (n) 0..n-1 */
-    int *off;        /* (n + 1) problem i's candidates are entries off[i] .. off[i+1] */
-    int *kern;       /* (nnz) configuration of an entry */
-    float *y;        /* (nnz) its label */
+    reformer_cands c;
     double *pv;      /* (n, n_problem + n_hardware) */
-    int most;        /* largest candidate count of a problem */
 } pair_set;
 
 typedef struct pairs_fit {
@@ -117,60 +110,78 @@ typedef struct pairs_fit {
     float *logit, *prob, *y, *dlogit;    /* (cap) */
 } pairs_fit;
 
-static void pair_set_free(pair_set *s)
+void reformer_cands_free(reformer_cands *c)
 {
-    free(s->pos);
-    free(s->off);
-    free(s->kern);
-    free(s->y);
-    free(s->pv);
-    memset(s, 0, sizeof *s);
+    free(c->pos);
+    free(c->off);
+    free(c->kern);
+    free(c->y);
+    memset(c, 0, sizeof *c);
 }
 
-static int pair_set_init(pair_set *s, const reformer *r, const model_train_data *d, const int *rows, int n)
+int reformer_cands_init(reformer_cands *c, const reformer *r, const data_select *sel, const int *rows, int n)
 {
-    memset(s, 0, sizeof *s);
-    s->rows = rows;
-    s->n = n;
-    const data_select *sel = d->sel;
-    const data_table_spec *spec = r->base.table;
-    const int K = sel->n_kernels, nf = r->base.n_features, npv = spec->n_problem + spec->n_hardware;
+    memset(c, 0, sizeof *c);
+    c->rows = rows;
+    c->n = n;
+    const int K = sel->n_kernels;
     long nnz = 0;
     for (int i = 0; i < n; i++) {
         const float *t = sel->runtime + (size_t)rows[i] * K;
-        int c = 0;
-        for (int k = 0; k < K; k++) c += isfinite(t[k]) != 0;
-        nnz += c;
-        s->most = c > s->most ? c : s->most;
+        int m = 0;
+        for (int k = 0; k < K; k++) m += isfinite(t[k]) != 0;
+        nnz += m;
+        c->most = m > c->most ? m : c->most;
     }
     float *yrow = hr_malloc((size_t)K * sizeof *yrow);
-    s->pos = hr_malloc((size_t)(n ? n : 1) * sizeof *s->pos);
-    s->off = hr_malloc((size_t)(n + 1) * sizeof *s->off);
-    s->kern = hr_malloc((size_t)(nnz ? nnz : 1) * sizeof *s->kern);
-    s->y = hr_malloc((size_t)(nnz ? nnz : 1) * sizeof *s->y);
-    s->pv = hr_malloc((size_t)(n ? n : 1) * (npv ? npv : 1) * sizeof *s->pv);
-    if (!yrow || !s->pos || !s->off || !s->kern || !s->y || !s->pv) {
+    c->pos = hr_malloc((size_t)(n ? n : 1) * sizeof *c->pos);
+    c->off = hr_malloc((size_t)(n + 1) * sizeof *c->off);
+    c->kern = hr_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->kern);
+    c->y = hr_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->y);
+    if (!yrow || !c->pos || !c->off || !c->kern || !c->y) {
         free(yrow);
-        pair_set_free(s);
+        reformer_cands_free(c);
         return HR_ENOMEM;
     }
     int e = 0;
-    s->off[0] = 0;
+    c->off[0] = 0;
     for (int i = 0; i < n; i++) {
         const int row = rows[i];
         const float *t = sel->runtime + (size_t)row * K;
-        s->pos[i] = i;
-        data_table_problem_values(spec, d->X + (size_t)row * nf, s->pv + (size_t)i * npv);
+        c->pos[i] = i;
         /* the labels are 0 off the measured configurations, so restricting them to those keeps their sum */
         data_labels_fill(sel, &row, 1, r->label, r->tau, yrow);
         for (int k = 0; k < K; k++)
             if (isfinite(t[k])) {
-                s->kern[e] = k;
-                s->y[e++] = yrow[k];
+                c->kern[e] = k;
+                c->y[e++] = yrow[k];
             }
-        s->off[i + 1] = e;
+        c->off[i + 1] = e;
     }
     free(yrow);
+    return HR_OK;
+}
+
+static void pair_set_free(pair_set *s)
+{
+    reformer_cands_free(&s->c);
+    free(s->pv);
+    s->pv = NULL;
+}
+
+static int pair_set_init(pair_set *s, const reformer *r, const model_train_data *d, const int *rows, int n)
+{
+    const data_table_spec *spec = r->base.table;
+    const int nf = r->base.n_features, npv = spec->n_problem + spec->n_hardware;
+    s->pv = NULL;
+    int rc = reformer_cands_init(&s->c, r, d->sel, rows, n);
+    if (rc) return rc;
+    if (!(s->pv = hr_malloc((size_t)(n ? n : 1) * (npv ? npv : 1) * sizeof *s->pv))) {
+        pair_set_free(s);
+        return HR_ENOMEM;
+    }
+    for (int i = 0; i < n; i++)
+        data_table_problem_values(spec, d->X + (size_t)rows[i] * nf, s->pv + (size_t)i * npv);
     return HR_OK;
 }
 
@@ -204,15 +215,15 @@ static int pairs_fit_init(pairs_fit *f, reformer *r, const model_train_data *d, 
     }
     /* a batch's candidates are at most batch times the most of one problem; evaluation fills chunks up to
      * that as well, and one problem alone always fits */
-    long cap = (long)batch * f->train.most;
-    cap = cap > f->valid.most ? cap : f->valid.most;
+    long cap = (long)batch * f->train.c.most;
+    cap = cap > f->valid.c.most ? cap : f->valid.c.most;
     cap = cap > REFORMER_PAIR_CHUNK ? cap : REFORMER_PAIR_CHUNK;
     if (cap > (1L << 30)) {
         pairs_fit_free(f);
         return hr_error(HR_EINVAL, "reformer pairs: %ld candidates in a batch", cap);
     }
     f->cap = (int)cap;
-    f->cap_prob = batch > f->valid.n ? batch : f->valid.n;
+    f->cap_prob = batch > f->valid.c.n ? batch : f->valid.c.n;
     const size_t c = (size_t)cap;
     if (!(f->off = hr_malloc(((size_t)f->cap_prob + 1) * sizeof *f->off)) ||
         !(f->u = hr_malloc((size_t)r->n_raw * sizeof *f->u)))
@@ -241,12 +252,12 @@ static int pairs_gather(pairs_fit *f, const pair_set *s, const int *pos, int n)
     f->off[0] = 0;
     for (int i = 0; i < n; i++) {
         const int p = pos[i];
-        const float *x = f->d->X + (size_t)s->rows[p] * nf;
-        HR_ASSERT(e + s->off[p + 1] - s->off[p] <= f->cap);
-        for (int j = s->off[p]; j < s->off[p + 1]; j++, e++) {
-            reformer_pair_raw(r, x, s->pv + (size_t)p * npv, kv + (size_t)s->kern[j] * nk, f->u);
+        const float *x = f->d->X + (size_t)s->c.rows[p] * nf;
+        HR_ASSERT(e + s->c.off[p + 1] - s->c.off[p] <= f->cap);
+        for (int j = s->c.off[p]; j < s->c.off[p + 1]; j++, e++) {
+            reformer_pair_raw(r, x, s->pv + (size_t)p * npv, kv + (size_t)s->c.kern[j] * nk, f->u);
             reformer_input(r, f->u, f->act[0] + (size_t)e * ni);
-            f->y[e] = s->y[j];
+            f->y[e] = s->c.y[j];
         }
         f->off[i + 1] = e;
     }
@@ -317,13 +328,13 @@ static int pairs_evaluate(void *ctx, const int *pos, int n, float *loss, float *
     long hits = 0;
     for (int i = 0; i < n;) {
         int m = 0, N = 0;
-        while (i + m < n && N + s->off[pos[i + m] + 1] - s->off[pos[i + m]] <= f->cap) {
-            N += s->off[pos[i + m] + 1] - s->off[pos[i + m]];
+        while (i + m < n && N + s->c.off[pos[i + m] + 1] - s->c.off[pos[i + m]] <= f->cap) {
+            N += s->c.off[pos[i + m] + 1] - s->c.off[pos[i + m]];
             m++;
         }
         N = pairs_gather(f, s, pos + i, m);
         sum += (double)pairs_forward(f, m, N, 0, NULL) * m;
-        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->rows, s->off, s->kern);
+        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->c.rows, s->c.off, s->c.kern);
         i += m;
     }
     *loss = n ? (float)(sum / n) : 0.0f;
@@ -338,7 +349,7 @@ int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *
     if (rc) return rc;
     train_ops ops = {pairs_batch, pairs_evaluate};
     train_result res;
-    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, o, &res);
+    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.c.pos, d->n_train, fit.valid.c.pos, d->n_valid, o, &res);
     pairs_fit_free(&fit);
     if (!rc) rc = model_loop_curve(&r->base, &res);
     train_result_free(&res);

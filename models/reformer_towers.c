@@ -194,19 +194,12 @@ int reformer_towers_predict_candidates(const model *m, void *vws, const float *x
 
 /* ---- training ---- */
 
-/* A problem set (training or validation rows) prepared once: per problem its model inputs, per measured
- * candidate its configuration, label, configuration inputs and q. The loop passes positions 0..n-1. */
+/* A problem set: its candidates, per problem its model inputs, per candidate its configuration inputs and q. */
 typedef struct tower_set {
-    const int *rows; /* (n) dataset rows */
-    int n;
-    int *pos;        /* (n) 0..n-1 */
-    int *off;        /* (n + 1) problem i's candidates are entries off[i] .. off[i+1] */
-    int *kern;       /* (nnz) configuration of an entry */
-    float *y;        /* (nnz) its label */
+    reformer_cands c;
     float *pin;      /* (n, n_in) the problems' model inputs */
     float *cin;      /* (nnz, n_cfg) the entries' configuration inputs */
     float *qin;      /* (nnz, n_q) their interaction inputs */
-    int most;        /* largest candidate count of a problem */
 } tower_set;
 
 typedef struct towers_fit {
@@ -228,67 +221,45 @@ typedef struct towers_fit {
 
 static void tower_set_free(tower_set *s)
 {
-    free(s->pos);
-    free(s->off);
-    free(s->kern);
-    free(s->y);
+    reformer_cands_free(&s->c);
     free(s->pin);
     free(s->cin);
     free(s->qin);
-    memset(s, 0, sizeof *s);
+    s->pin = s->cin = s->qin = NULL;
 }
 
 /* pin (n, n_in), the rows' inputs, is taken over when given (and freed on failure), else computed */
 static int tower_set_init(tower_set *s, const reformer *r, const model_train_data *d, const int *rows, int n,
                           float *pin)
 {
-    memset(s, 0, sizeof *s);
-    s->rows = rows;
-    s->n = n;
     s->pin = pin;
+    s->cin = s->qin = NULL;
     const data_select *sel = d->sel;
     const data_table_spec *spec = r->base.table;
-    const int K = sel->n_kernels, nf = r->base.n_features, ni = r->n_in, nk = spec->n_kernel;
-    const int nc = r->n_cfg, nq = r->n_q;
-    long nnz = 0;
-    for (int i = 0; i < n; i++) {
-        const float *t = sel->runtime + (size_t)rows[i] * K;
-        int c = 0;
-        for (int k = 0; k < K; k++) c += isfinite(t[k]) != 0;
-        nnz += c;
-        s->most = c > s->most ? c : s->most;
+    const int nf = r->base.n_features, ni = r->n_in, nk = spec->n_kernel, nc = r->n_cfg, nq = r->n_q;
+    int rc = reformer_cands_init(&s->c, r, sel, rows, n);
+    if (rc) {
+        free(pin);
+        s->pin = NULL;
+        return rc;
     }
+    const int nnz = s->c.off[n];
     const size_t z = (size_t)(nnz ? nnz : 1), nn = (size_t)(n ? n : 1);
-    float *yrow = hr_malloc((size_t)K * sizeof *yrow), *pf = hr_malloc((size_t)(nc + nq + 1) * sizeof *pf);
+    float *pf = hr_malloc((size_t)(nc + nq + 1) * sizeof *pf);
     double *pv = hr_malloc((size_t)(spec->n_problem + spec->n_hardware + 1) * sizeof *pv);
-    s->pos = hr_malloc(nn * sizeof *s->pos);
-    s->off = hr_malloc(((size_t)n + 1) * sizeof *s->off);
-    s->kern = hr_malloc(z * sizeof *s->kern);
-    s->y = hr_malloc(z * sizeof *s->y);
     s->cin = hr_malloc(z * (size_t)(nc + 1) * sizeof *s->cin);
     s->qin = hr_malloc(z * (size_t)(nq + 1) * sizeof *s->qin);
     if (!s->pin) s->pin = hr_malloc(nn * (size_t)ni * sizeof *s->pin);
-    int rc = yrow && pf && pv && s->pos && s->off && s->kern && s->y && s->cin && s->qin && s->pin ? HR_OK : HR_ENOMEM;
-    int e = 0;
-    if (!rc) s->off[0] = 0;
+    rc = pf && pv && s->cin && s->qin && s->pin ? HR_OK : HR_ENOMEM;
     for (int i = 0; !rc && i < n; i++) {
-        const int row = rows[i];
-        const float *x = d->X + (size_t)row * nf, *t = sel->runtime + (size_t)row * K;
-        s->pos[i] = i;
+        const float *x = d->X + (size_t)rows[i] * nf;
         if (!pin) reformer_input(r, x, s->pin + (size_t)i * ni);
         data_table_problem_values(spec, x, pv);
-        /* the labels are 0 off the measured configurations, so restricting them to those keeps their sum */
-        data_labels_fill(sel, &row, 1, r->label, r->tau, yrow);
-        for (int k = 0; k < K; k++) {
-            if (!isfinite(t[k])) continue;
-            data_table_pair_features(spec, pv, sel->table->kv + (size_t)k * nk, pf);
+        for (int e = s->c.off[i]; e < s->c.off[i + 1]; e++) {
+            data_table_pair_features(spec, pv, sel->table->kv + (size_t)s->c.kern[e] * nk, pf);
             reformer_towers_inputs(r, pf, s->cin + (size_t)e * nc, s->qin + (size_t)e * nq);
-            s->kern[e] = k;
-            s->y[e++] = yrow[k];
         }
-        s->off[i + 1] = e;
     }
-    free(yrow);
     free(pf);
     free(pv);
     if (rc) tower_set_free(s);
@@ -320,8 +291,8 @@ static int towers_fit_init(towers_fit *f, reformer *r, const model_train_data *d
         tower_set_free(&f->train);
         return rc;
     }
-    long cap = (long)batch * f->train.most;
-    cap = cap > f->valid.most ? cap : f->valid.most;
+    long cap = (long)batch * f->train.c.most;
+    cap = cap > f->valid.c.most ? cap : f->valid.c.most;
     cap = cap > REFORMER_PAIR_CHUNK ? cap : REFORMER_PAIR_CHUNK;
     if (cap > (1L << 30)) {
         towers_fit_free(f);
@@ -361,12 +332,12 @@ static int towers_gather(towers_fit *f, const tower_set *s, const int *pos, int 
     int e = 0;
     f->off[0] = 0;
     for (int i = 0; i < n; i++) {
-        const int p = pos[i], a = s->off[p], m = s->off[p + 1] - a;
+        const int p = pos[i], a = s->c.off[p], m = s->c.off[p + 1] - a;
         HR_ASSERT(e + m <= f->cap);
         memcpy(f->act[0] + (size_t)i * ni, s->pin + (size_t)p * ni, (size_t)ni * sizeof(float));
         memcpy(f->cin + (size_t)e * nc, s->cin + (size_t)a * nc, (size_t)m * nc * sizeof(float));
         memcpy(f->qin + (size_t)e * nq, s->qin + (size_t)a * nq, (size_t)m * nq * sizeof(float));
-        memcpy(f->y + e, s->y + a, (size_t)m * sizeof(float));
+        memcpy(f->y + e, s->c.y + a, (size_t)m * sizeof(float));
         e += m;
         f->off[i + 1] = e;
     }
@@ -432,13 +403,13 @@ static int towers_evaluate(void *ctx, const int *pos, int n, float *loss, float 
     long hits = 0;
     for (int i = 0; i < n;) {
         int m = 0, N = 0;
-        while (i + m < n && m < f->cap_prob && N + s->off[pos[i + m] + 1] - s->off[pos[i + m]] <= f->cap) {
-            N += s->off[pos[i + m] + 1] - s->off[pos[i + m]];
+        while (i + m < n && m < f->cap_prob && N + s->c.off[pos[i + m] + 1] - s->c.off[pos[i + m]] <= f->cap) {
+            N += s->c.off[pos[i + m] + 1] - s->c.off[pos[i + m]];
             m++;
         }
         N = towers_gather(f, s, pos + i, m);
         sum += (double)towers_forward(f, m, N, 0, NULL) * m;
-        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->rows, s->off, s->kern);
+        hits += reformer_pairs_top1_hits(f->d->sel, f->logit, f->off, m, pos + i, s->c.rows, s->c.off, s->c.kern);
         i += m;
     }
     *loss = n ? (float)(sum / n) : 0.0f;
@@ -455,7 +426,7 @@ int reformer_towers_fit(reformer *r, const model_train_data *d, const model_ctx 
     if (rc) return rc;
     train_ops ops = {towers_batch, towers_evaluate};
     train_result res;
-    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, o, &res);
+    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.c.pos, d->n_train, fit.valid.c.pos, d->n_valid, o, &res);
     towers_fit_free(&fit);
     if (!rc) rc = model_loop_curve(&r->base, &res);
     train_result_free(&res);
