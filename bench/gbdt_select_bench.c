@@ -151,6 +151,8 @@ static const hr_config_option bench_options[] = {
      .max = 64, .doc = "levels of a quantized gradient"},
     {.name = "renew_leaf", .type = HR_CONFIG_BOOL, .offset = offsetof(gbdt_params, renew_leaf), .def = 1,
      .doc = "leaf values from the true gradients"},
+    {.name = "hessian_counts", .type = HR_CONFIG_BOOL, .offset = offsetof(gbdt_params, hessian_counts), .def = 0,
+     .doc = "split sides' row counts from their hessian sums; histograms skip zero rows"},
 };
 
 static int bench_config(const char *json, gbdt_params *p)

@@ -67,6 +67,8 @@ int gbdt_params_check(const gbdt_params *p)
     if (p->quantized_grad && (p->histogram != GBDT_HISTOGRAM_FLOAT || gbdt_comm_active(p->comm)))
         return hr_error(HR_EINVAL, "gbdt: quantized_grad needs histogram float on one process (histogram int and "
                         "training over processes sum exact gradients)");
+    if (p->hessian_counts && !p->quantized_grad)
+        return hr_error(HR_EINVAL, "gbdt: hessian_counts needs quantized_grad (it lets quantized histograms skip rows)");
     if (gbdt_comm_active(p->comm) && p->histogram != GBDT_HISTOGRAM_INT)
         return hr_error(HR_EINVAL, "gbdt: training over %d processes needs histogram int (exact sums)", p->comm->size);
     return HR_OK;
@@ -200,6 +202,9 @@ typedef struct boost_state {
                             * (with quantized_grad each holds hist_total uint64_t words) */
     uint16_t *qv;          /* (K, n) quantized_grad: this round's codes of each class and row; else NULL */
     gbdt_qgrad *qlay;      /* (K) their scales and field widths */
+    uint8_t *root_built;   /* (K) quantized_grad: whether roots[k] holds this round's root of class k (else its
+                            * tree builds it) */
+    int *root_cls;         /* (K) scratch: the classes whose roots are built together */
     uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
@@ -229,6 +234,8 @@ static void boost_state_free(boost_state *s)
     for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
     free(s->roots);
     free(s->leaf_of);
+    free(s->root_built);
+    free(s->root_cls);
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
@@ -349,7 +356,7 @@ static int boost_grow_class(const class_job *job, boost_worker *w, int k)
     hr_rng_derive(&rng, p->seed, STREAM_FEATURES + (uint64_t)job->it * (uint64_t)K + (uint64_t)k);
     boost_features(&rng, train->d, p->feature_fraction, w->perm, w->used);
     int rc = s->qv ? gbdt_grower_grow_quant(w->grower, gh, s->qv + (size_t)k * n, &s->qlay[k], job->rows, job->nrows,
-                                            w->used, s->roots ? (const uint64_t *)s->roots[k] : NULL, t)
+                                            w->used, s->roots && s->root_built[k] ? (const uint64_t *)s->roots[k] : NULL, t)
                    : gbdt_grower_grow_exact(w->grower, gh, job->rows, job->nrows, w->used,
                                             s->roots ? s->roots[k] : NULL, s->ue ? s->ue + 2 * k : NULL, t);
     if (rc) return rc;
@@ -419,6 +426,26 @@ static void qgrad_range(void *ctx, size_t begin, size_t end, int tid)
                                                (uint64_t)job->it, (int)k, s->qv + k * n, &s->qlay[k]);
 }
 
+/* A class whose share of rows with a word of more than a count is below this has its root histogram built by its
+ * own tree from those rows alone (hessian_counts), not in the pass that adds a row's words to 16 classes' bins at
+ * once: per class, that pass costs about what a sparse pass over this share of the rows costs. */
+#define BOOST_SPARSE_ROOT_SHARE 1.01
+
+/* quantized_grad: this round's root histograms of the classes built together (all, or with hessian_counts those
+ * with rows enough); which root a class's tree gets never changes the tree, only the time */
+static int boost_quant_roots(const gbdt_params *p, boost_state *s, int K, const int *rows, size_t nrows, int nthreads)
+{
+    int nk = 0;
+    for (int k = 0; k < K; k++) {
+        size_t n = s->shard.n, live = n - s->qlay[k].zeros;
+        s->root_built[k] = !p->hessian_counts || (double)live >= BOOST_SPARSE_ROOT_SHARE * (double)n;
+        if (s->root_built[k]) s->root_cls[nk++] = k;
+    }
+    if (!nk) return HR_OK;
+    return gbdt_qhist_build_classes(&s->bd, rows, nrows, s->qv, s->qlay, s->root_cls, nk, nthreads,
+                                    (uint64_t *const *)s->roots);
+}
+
 /* quantized_grad: every class's codes for this round, classes in parallel (each code depends only on
  * its (seed, round, class, row)) */
 static int boost_quantize(const gbdt_params *p, boost_state *s, int K, size_t nrows, int it, int nthreads)
@@ -451,9 +478,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if ((rc = gbdt_objective_gradients(p, &s->shard, s->F, nthreads, s->gh))) break;
         if (s->ue && (rc = gbdt_quant_gradients(p, n, K, s->n_total, s->gh, s->ue))) break;
         if (s->qv && (rc = boost_quantize(p, s, K, nrows, it, nthreads))) break;
-        if (s->roots && s->qv &&
-            (rc = gbdt_qhist_build_classes(&s->bd, rows, nrows, s->qv, s->qlay, K, nthreads, (uint64_t *const *)s->roots)))
-            break;
+        if (s->roots && s->qv && (rc = boost_quant_roots(p, s, K, rows, nrows, nthreads))) break;
         if (s->roots && !s->qv && (rc = gbdt_hist_build_classes(&s->bd, rows, nrows, s->gh, K, nthreads, s->roots))) break;
         if (s->roots && s->ue && (rc = gbdt_hist_allreduce(p->comm, &s->bd, s->roots, K, s->ue))) break;
         int first = b->num_trees;
@@ -580,7 +605,9 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     if (rc == HR_OK && p->quantized_grad) {
         s.qv = hr_malloc(n * (size_t)K * sizeof *s.qv);
         s.qlay = hr_calloc((size_t)K, sizeof *s.qlay);
-        if (!s.qv || !s.qlay) rc = HR_ENOMEM;
+        s.root_built = hr_calloc((size_t)K, 1);
+        s.root_cls = hr_calloc((size_t)K, sizeof *s.root_cls);
+        if (!s.qv || !s.qlay || !s.root_built || !s.root_cls) rc = HR_ENOMEM;
     }
     /* the K trees of an iteration start from the same rows: their root histograms are built in one pass */
     if (rc == HR_OK && K >= 2) {

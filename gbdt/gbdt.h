@@ -90,6 +90,10 @@ typedef struct gbdt_params {
     int quantized_grad;
     int grad_bins;                  /* quantized_grad: levels, g in [-grad_bins/2, grad_bins/2], h in [0, grad_bins]; even, 2..64 */
     int renew_leaf;                 /* quantized_grad: 1: leaf values from the true gradients of each leaf's rows */
+    /* quantized_grad: 1: the row counts of a split's sides (min_data_in_leaf, a category's rows) estimated from
+     * their hessian sums as LightGBM does, round(H_side n_leaf / H_leaf), n_leaf the leaf's exact count; then the
+     * histograms skip the rows whose quantized gradient and hessian are both 0, which add nothing else */
+    int hessian_counts;
     /* Data-parallel training (NULL or size 1: one process). Every process calls gbdt_booster_train with the
      * same data and params; process r bins and fits the contiguous block [n r / size, n (r + 1) / size) of
      * the training rows, histograms and the other sums over rows are added up through comm, and every

@@ -148,6 +148,7 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
 typedef struct gbdt_qgrad {
     int n_bits, h_bits;
     double gscale, hscale;
+    size_t zeros; /* rows whose code is 0 (gq = hq = 0) */
 } gbdt_qgrad;
 /* bits of the count, hessian and gradient fields for sums over `rows` rows; 0 when they fit 64 bits, else an error */
 int gbdt_qgrad_fit(size_t rows, int bins, int hess_constant, gbdt_qgrad *q);
@@ -217,10 +218,10 @@ int gbdt_hist_allreduce(const hr_comm *comm, const gbdt_binned *bd, gbdt_hist_bi
  * are not expanded). Integer sums: the same for any thread count and block split. */
 int gbdt_qhist_build(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc, const gbdt_qgrad *q,
                      int nthreads, gbdt_hist_scratch *scratch, uint64_t *hist);
-/* hists[k] = gbdt_qhist_build of class k's codes qc + k n (qc (K, n)) and fields q[k], 16 classes per pass over
- * the bins */
+/* hists[c] = gbdt_qhist_build of class c's codes qc + c n and fields q[c], for each class c = cls[i], i < K, 16
+ * classes per pass over the bins */
 int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
-                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists);
+                             const gbdt_qgrad *q, const int *cls, int K, int nthreads, uint64_t *const *hists);
 /* parent -= smaller over every column's bins */
 void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_binned *bd);
 /* the bundled features' bins of h from their bundles' joint bins (the words of a feature's bin b: the sum of the

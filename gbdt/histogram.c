@@ -533,8 +533,9 @@ typedef struct qclasses_job {
     const gbdt_binned *bd;
     const int *rows;
     size_t nrows;
-    const uint16_t *qc; /* (K, n) */
-    const gbdt_qgrad *q; /* (K) */
+    const uint16_t *qc; /* (classes, n) */
+    const gbdt_qgrad *q; /* (classes) */
+    const int *cls;     /* (K) the classes built */
     int K, per_group;
     uint64_t **J;       /* (nthreads) group histograms, (hist_total, QHIST_GROUP_CLASSES) */
     uint64_t *const *hists;
@@ -552,9 +553,10 @@ static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
         const uint16_t *qck[QHIST_GROUP_CLASSES];
         int hs[QHIST_GROUP_CLASSES], gs[QHIST_GROUP_CLASSES];
         for (int k = 0; k < nk; k++) {
-            qck[k] = job->qc + (size_t)(k0 + k) * bd->n;
-            hs[k] = job->q[k0 + k].n_bits;
-            gs[k] = job->q[k0 + k].n_bits + job->q[k0 + k].h_bits;
+            int c = job->cls[k0 + k];
+            qck[k] = job->qc + (size_t)c * bd->n;
+            hs[k] = job->q[c].n_bits;
+            gs[k] = job->q[c].n_bits + job->q[c].h_bits;
         }
         for (int c = 0; c < bd->ncols; c++)
             memset(J + bd->col_offset[c] * QHIST_GROUP_CLASSES, 0,
@@ -564,7 +566,7 @@ static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
         else
             qhist_group_rows16(bd->packed, (size_t)bd->ncols, job->rows, job->nrows, qck, hs, gs, nk, bd->col_offset, J);
         for (int k = 0; k < nk; k++) {
-            uint64_t *h = job->hists[k0 + k];
+            uint64_t *h = job->hists[job->cls[k0 + k]];
             for (int c = 0; c < bd->ncols; c++)
                 for (size_t b = bd->col_offset[c]; b < bd->col_offset[c] + (size_t)bd->col_nbins[c]; b++)
                     h[b] = J[b * QHIST_GROUP_CLASSES + (size_t)k];
@@ -573,7 +575,7 @@ static void qclasses_range(void *ctx, size_t begin, size_t end, int tid)
 }
 
 int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrows, const uint16_t *qc,
-                             const gbdt_qgrad *q, int K, int nthreads, uint64_t *const *hists)
+                             const gbdt_qgrad *q, const int *cls, int K, int nthreads, uint64_t *const *hists)
 {
     /* as few groups as the lanes allow, as many as the threads when there are classes enough for them */
     nthreads = hr_threads_resolve(nthreads);
@@ -588,7 +590,7 @@ int gbdt_qhist_build_classes(const gbdt_binned *bd, const int *rows, size_t nrow
     for (int t = 0; t < nt && rc == HR_OK; t++)
         if (!(J[t] = gbdt_hist_alloc((bd->hist_total + 1) * QHIST_GROUP_CLASSES * sizeof(uint64_t)))) rc = HR_ENOMEM;
     if (rc == HR_OK) {
-        qclasses_job job = {bd, rows, nrows, qc, q, K, per_group, J, hists};
+        qclasses_job job = {bd, rows, nrows, qc, q, cls, K, per_group, J, hists};
         rc = hr_parallel_for(nt, (size_t)ngroups, qclasses_range, &job);
     }
     for (int t = 0; J && t < nt; t++) free(J[t]);

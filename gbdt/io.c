@@ -21,7 +21,8 @@
 #define PARAM_INTS(X)                                                                                      \
     X(num_class) X(num_rounds) X(num_leaves) X(max_depth) X(min_data_in_leaf) X(bagging_freq) X(max_bin)   \
     X(max_cat_to_onehot) X(max_cat_threshold) X(min_data_per_group) X(boost_from_average)                 \
-    X(early_stopping_rounds) X(log_every) X(num_threads) X(quantized_grad) X(grad_bins) X(renew_leaf)
+    X(early_stopping_rounds) X(log_every) X(num_threads) X(quantized_grad) X(grad_bins) X(renew_leaf)      \
+    X(hessian_counts)
 #define PARAM_DOUBLES(X)                                                                                   \
     X(learning_rate) X(min_sum_hessian_in_leaf) X(lambda_l1) X(lambda_l2) X(min_gain_to_split)            \
     X(bagging_fraction) X(feature_fraction) X(cat_l2) X(cat_smooth) X(base_score)

@@ -169,5 +169,8 @@ int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uin
     double ig = 1.0 / q->gscale, ih = hconst ? 0.0 : 1.0 / q->hscale;
     /* a constant hessian leaves hq = trunc(0 + u') = 0 */
     qgrad_pack(gh, n, qgrad_key(seed, round, k), ig, ih, qc);
+    size_t z = 0;
+    for (size_t i = 0; i < n; i++) z += qc[i] == 0;
+    q->zeros = z;
     return HR_OK;
 }

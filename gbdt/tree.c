@@ -32,6 +32,8 @@ struct gbdt_grower {
     int *scratch_rows;       /* (n) */
     gbdt_hist_scratch scratch;
     size_t *begin, *count;   /* (max_leaves) a leaf's slice of rows */
+    size_t *nz;              /* (max_leaves) the leading rows of a leaf's slice that its histogram sums: all of
+                              * them, but with hessian_counts only those whose quantized (g, h) is not (0, 0) */
     int64_t *gcount;         /* (max_leaves) a leaf's rows over every process (count with one process) */
     const hr_comm *comm;     /* the processes sharing the rows, while a tree grows with gbdt_grower_grow_exact */
     const int *ue;           /* (2) the grids of g and h then */
@@ -41,6 +43,9 @@ struct gbdt_grower {
     const uint16_t *qv;
     const gbdt_qgrad *qlay;
     gbdt_hist_bin **qfloat; /* (nthreads, max_bins) */
+    int hcount;             /* hessian_counts: a split side's count estimated from its hessian sum */
+    uint64_t nmask;         /* hessian_counts: a word's count field, left out of side sums: the counts of the
+                             * histograms (rows they sum) and of the leaf totals (all rows) then differ */
     uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
@@ -103,6 +108,7 @@ void gbdt_grower_free(gbdt_grower *g)
     gbdt_hist_scratch_free(&g->scratch);
     free(g->begin);
     free(g->count);
+    free(g->nz);
     free(g->gcount);
     free(g->depth);
     free(g->sum_g);
@@ -161,7 +167,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
     int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
              (gbdt_hist_scratch_init(&g->scratch, bd) == HR_OK) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
-             (g->count = hr_calloc(L, sizeof(size_t))) &&
+             (g->count = hr_calloc(L, sizeof(size_t))) && (g->nz = hr_calloc(L, sizeof(size_t))) &&
              (g->gcount = hr_calloc(L, sizeof(int64_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
              (g->sum_g = hr_calloc(L, sizeof(double))) && (g->sum_h = hr_calloc(L, sizeof(double))) &&
              (g->out = hr_calloc(L, sizeof(double))) && (g->parent_node = hr_calloc(L, sizeof(int))) &&
@@ -232,24 +238,39 @@ static void split_find_numeric(const gbdt_grower *g, const gbdt_hist_bin *h, int
     }
 }
 
+/* hessian_counts: rows per unit of quantized hessian in a leaf of N rows whose words sum to total (0 when its
+ * hessian is 0: such a leaf has no split) */
+static double grower_count_factor(const gbdt_grower *g, uint64_t total, int64_t N)
+{
+    int64_t h = gbdt_qgrad_h(g->qlay, total);
+    return h > 0 ? (double)N / (double)h : 0.0;
+}
+
+/* the estimated row count of words w: its hessian in rows, rounded as LightGBM rounds it */
+static inline int64_t grower_count(const gbdt_qgrad *q, uint64_t w, double factor)
+{
+    return (int64_t)((double)gbdt_qgrad_h(q, w) * factor + 0.5);
+}
+
 /* split_find_numeric on the words of a quantized histogram, without unpacking it: the left side's words are
  * summed as integers and the right side's are the leaf's total less them, so both sides' sums are exact */
-static void split_find_numeric_words(const gbdt_grower *g, const uint64_t *w, int nb, uint64_t total, double shift,
-                                     gbdt_split *s)
+static void split_find_numeric_words(const gbdt_grower *g, const uint64_t *w, int nb, uint64_t total, int64_t N,
+                                     double shift, gbdt_split *s)
 {
     const gbdt_params *p = g->p;
     const gbdt_qgrad *q = g->qlay;
     uint64_t nan = w[nb - 1];
-    int ndir = gbdt_qgrad_n(q, nan) > 0 ? 2 : 1;
+    int ndir = gbdt_qgrad_n(q, nan) > 0 || (g->hcount && nan != 0) ? 2 : 1;
+    double cnt = grower_count_factor(g, total, N);
     for (int dir = 0; dir < ndir; dir++) {
         uint64_t lw = dir ? nan : 0;
         for (int t = 0; t < nb - 2; t++) {
             lw += w[t];
-            int64_t ln = gbdt_qgrad_n(q, lw);
+            int64_t ln = g->hcount ? grower_count(q, lw, cnt) : gbdt_qgrad_n(q, lw);
             double lh = (double)gbdt_qgrad_h(q, lw) * q->hscale;
             if (ln < p->min_data_in_leaf || lh < p->min_sum_hessian_in_leaf || lh <= 0) continue;
-            uint64_t rw = total - lw;
-            int64_t rn = gbdt_qgrad_n(q, rw);
+            uint64_t rw = (total & ~g->nmask) - (lw & ~g->nmask);
+            int64_t rn = g->hcount ? N - ln : gbdt_qgrad_n(q, rw);
             double rh = (double)gbdt_qgrad_h(q, rw) * q->hscale;
             if (rn < p->min_data_in_leaf || rh < p->min_sum_hessian_in_leaf || rh <= 0) break;
             double lg = (double)gbdt_qgrad_g(q, lw) * q->gscale, rg = (double)gbdt_qgrad_g(q, rw) * q->gscale;
@@ -268,11 +289,11 @@ static void split_find_numeric_words(const gbdt_grower *g, const uint64_t *w, in
 }
 
 /* the words of a categorical split's sides, from the bins going left */
-static void split_cat_words(const uint64_t *w, uint64_t total, gbdt_split *s)
+static void split_cat_words(const uint64_t *w, uint64_t total, uint64_t nmask, gbdt_split *s)
 {
     s->lw = 0;
     for (int i = 0; i < s->num_cat_bins; i++) s->lw += w[s->cat_bins[i]];
-    s->rw = total - s->lw;
+    s->rw = (total & ~nmask) - (s->lw & ~nmask);
 }
 
 /* LightGBM's categorical split: with few categories, one category against the rest; otherwise
@@ -376,14 +397,19 @@ static void find_range(void *ctx, size_t begin, size_t end, int tid)
         size_t o = g->bd->hist_offset[j];
         const gbdt_hist_bin *h = job->hist + o;
         if (g->qv && !m->is_categorical) {
-            split_find_numeric_words(g, (const uint64_t *)job->hist + o, m->num_bins, job->total, job->shift, s);
+            split_find_numeric_words(g, (const uint64_t *)job->hist + o, m->num_bins, job->total, job->N, job->shift, s);
             s->feature = (int)j;
             continue;
         }
         if (g->qv) {
             gbdt_qhist_unpack_range((const uint64_t *)job->hist + o, (size_t)m->num_bins, g->qlay, g->qfloat[tid]);
+            if (g->hcount) {
+                double cnt = grower_count_factor(g, job->total, job->N);
+                for (int b = 0; b < m->num_bins; b++)
+                    g->qfloat[tid][b].n = (double)grower_count(g->qlay, ((const uint64_t *)job->hist)[o + (size_t)b], cnt);
+            }
             split_find_categorical(g, g->qfloat[tid], m->num_bins, job->G, job->H, job->N, job->shift, tid, s);
-            if (s->gain > -INFINITY) split_cat_words((const uint64_t *)job->hist + o, job->total, s);
+            if (s->gain > -INFINITY) split_cat_words((const uint64_t *)job->hist + o, job->total, g->nmask, s);
             s->feature = (int)j;
             continue;
         }
@@ -475,33 +501,40 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
         g->threshold[k] = m->upper[s->threshold_bin];
         g->decision_type[k] = (uint8_t)((GBDT_MISSING_NAN << 2) | (s->default_left ? GBDT_DT_DEFAULT_LEFT : 0));
     }
-    /* stable partition of the leaf's rows: left ones first, in their original order */
+    /* stable partition of the leaf's rows: left ones first, in their original order; the histogrammed rows
+     * (the first nz) and the others apart, so that each child's histogrammed rows lead its slice too */
     int *rows = g->rows + g->begin[leaf];
-    size_t n = g->count[leaf], nl = 0, nr = 0;
+    size_t n = g->count[leaf], nl = 0, nr = 0, nzl = 0, nzr = 0;
     const gbdt_binned *bd = g->bd;
-    if (bd->bin_bytes == 1) {
-        const uint8_t *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n;
-        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
-            int r = rows[i], left = g->goes_left[col[r]];
-            rows[nl] = r;
-            g->scratch_rows[nr] = r;
-            nl += (size_t)left;
-            nr += (size_t)(1 - left);
+    for (int seg = 0; seg < 2; seg++) {
+        size_t i0 = seg ? g->nz[leaf] : 0, i1 = seg ? n : g->nz[leaf];
+        if (bd->bin_bytes == 1) {
+            const uint8_t *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n;
+            for (size_t i = i0; i < i1; i++) { /* branch-free: the side of a row is unpredictable */
+                int r = rows[i], left = g->goes_left[col[r]];
+                rows[nl] = r;
+                g->scratch_rows[nr] = r;
+                nl += (size_t)left;
+                nr += (size_t)(1 - left);
+            }
+        } else {
+            const uint16_t *col = (const uint16_t *)bd->cols + (size_t)s->feature * bd->n;
+            for (size_t i = i0; i < i1; i++) { /* branch-free: the side of a row is unpredictable */
+                int r = rows[i], left = g->goes_left[col[r]];
+                rows[nl] = r;
+                g->scratch_rows[nr] = r;
+                nl += (size_t)left;
+                nr += (size_t)(1 - left);
+            }
         }
-    } else {
-        const uint16_t *col = (const uint16_t *)bd->cols + (size_t)s->feature * bd->n;
-        for (size_t i = 0; i < n; i++) { /* branch-free: the side of a row is unpredictable */
-            int r = rows[i], left = g->goes_left[col[r]];
-            rows[nl] = r;
-            g->scratch_rows[nr] = r;
-            nl += (size_t)left;
-            nr += (size_t)(1 - left);
-        }
+        if (!seg) nzl = nl, nzr = nr;
     }
     memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
     g->begin[right] = g->begin[leaf] + nl;
     g->count[right] = nr;
     g->count[leaf] = nl;
+    g->nz[leaf] = nzl;
+    g->nz[right] = nzr;
     /* the histograms' counts are every process's rows */
     g->gcount[leaf] = gbdt_comm_active(g->comm) ? s->ln : (int64_t)nl;
     g->gcount[right] = gbdt_comm_active(g->comm) ? s->rn : (int64_t)nr;
@@ -604,9 +637,14 @@ int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc,
     g->comm = NULL;
     g->qv = qc;
     g->qlay = lay;
+    /* a constant hessian is in every row's word (its count), zero codes or not */
+    g->hcount = g->p->hessian_counts && lay->h_bits > 0;
+    g->nmask = g->hcount ? ((uint64_t)1 << lay->n_bits) - 1 : 0;
     int rc = grower_grow(g, gh, rows, nrows, used, root, out);
     g->qv = NULL;
     g->qlay = NULL;
+    g->hcount = 0;
+    g->nmask = 0;
     return rc;
 }
 
@@ -617,7 +655,21 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
     const int *ue = g->ue;
     const gbdt_hist_bin *froot = g->qv ? NULL : root;
     memset(out, 0, sizeof *out);
-    memcpy(g->rows, rows, nrows * sizeof(int));
+    g->nz[0] = nrows;
+    if (g->hcount) { /* the rows whose words add more than a count first, each part in row order */
+        size_t a = 0, z = 0;
+        for (size_t i = 0; i < nrows; i++) {
+            int r = rows[i], keep = g->qv[r] != 0;
+            g->rows[a] = r;
+            g->scratch_rows[z] = r;
+            a += (size_t)keep;
+            z += (size_t)(1 - keep);
+        }
+        memcpy(g->rows + a, g->scratch_rows, z * sizeof(int));
+        g->nz[0] = a;
+    } else {
+        memcpy(g->rows, rows, nrows * sizeof(int));
+    }
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     g->num_cat = 0;
     g->cat_words_n = 0;
@@ -633,8 +685,8 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
             for (size_t b = g->bd->col_offset[0]; b < g->bd->col_offset[0] + (size_t)g->bd->col_nbins[0]; b++)
                 w += ((const uint64_t *)root)[b];
         else
-            for (size_t i = 0; i < nrows; i++)
-                w += gbdt_qgrad_word(g->qv[rows[i]], g->qlay->n_bits, g->qlay->n_bits + g->qlay->h_bits);
+            for (size_t i = 0; i < g->nz[0]; i++)
+                w += gbdt_qgrad_word(g->qv[g->rows[i]], g->qlay->n_bits, g->qlay->n_bits + g->qlay->h_bits);
         g->qsum[0] = w;
         G = (double)gbdt_qgrad_g(g->qlay, w) * g->qlay->gscale;
         H = (double)gbdt_qgrad_h(g->qlay, w) * g->qlay->hscale;
@@ -670,7 +722,7 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
     if (root)
         memcpy(g->hist[0], root, g->qv ? g->total_bins * sizeof(uint64_t) : GBDT_HIST_BYTES(g->total_bins));
     else
-        rc = grower_hist_build(g, gh, g->rows, nrows, used, g->hist[0]);
+        rc = grower_hist_build(g, gh, g->rows, g->nz[0], used, g->hist[0]);
     if (rc == HR_OK) rc = grower_find_best(g, 0, used);
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
@@ -681,7 +733,10 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
         int right = num_leaves++;
         rc = grower_apply_split(g, leaf, right, right - 1);
         if (rc) break;
-        int small = g->gcount[leaf] <= g->gcount[right] ? leaf : right, large = small == leaf ? right : leaf;
+        /* the child with fewer rows to histogram; over processes, the one with fewer rows in all */
+        int small = g->qv ? (g->nz[leaf] <= g->nz[right] ? leaf : right)
+                          : (g->gcount[leaf] <= g->gcount[right] ? leaf : right);
+        int large = small == leaf ? right : leaf;
         /* the histograms of children that will never be split are never needed: not after the last
          * split, nor where both children are too small */
         if (num_leaves == g->max_leaves || (!grower_splittable(g, leaf) && !grower_splittable(g, right))) {
@@ -694,7 +749,7 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
             rc = HR_ENOMEM;
             break;
         }
-        rc = grower_hist_build(g, gh, g->rows + g->begin[small], g->count[small], used, buf);
+        rc = grower_hist_build(g, gh, g->rows + g->begin[small], g->nz[small], used, buf);
         if (rc) {
             free(buf);
             break;

@@ -79,6 +79,9 @@ static const hr_config_option gbdt_options[] = {
      .doc = "quantized_grad: levels of a gradient (even)"},
     {.name = "renew_leaf", .type = HR_CONFIG_BOOL, .offset = P(renew_leaf), .def = 1,
      .doc = "quantized_grad: leaf values from the true gradients of each leaf's rows"},
+    {.name = "hessian_counts", .type = HR_CONFIG_BOOL, .offset = P(hessian_counts), .def = 0,
+     .doc = "quantized_grad: a split side's row count estimated from its hessian sum as LightGBM does, so "
+            "histograms skip rows whose quantized gradient and hessian are 0"},
     {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
      .doc = "progress line every this many rounds (0: none)"},
     {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",

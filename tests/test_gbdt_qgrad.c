@@ -1,6 +1,7 @@
 /* quantized_grad: the discretiser (unbiased stochastic rounding, ranges, determinism, field widths), integer
  * histograms against float histograms of the same discretised values, models identical for any thread count,
- * accuracy close to the float path's, and the settings it refuses. */
+ * accuracy close to the float path's, hessian_counts (side counts from hessian sums, histograms over the rows
+ * whose words add more than a count), and the settings it refuses. */
 #include <criterion/criterion.h>
 
 #include "gbdt/gbdt_internal.h"
@@ -214,9 +215,16 @@ Test(gbdt_qgrad, class_group_histograms_match_one_class_builds)
     for (int k = 0; k < K; k++) hists[k] = gbdt_hist_alloc(bd.hist_total * sizeof(uint64_t));
     gbdt_hist_scratch sc;
     cr_assert_eq(gbdt_hist_scratch_init(&sc, &bd), 0);
-    for (int t = 1; t <= 3; t++) {
-        cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qv, q, K, t, hists), 0);
-        for (int k = 0; k < K; k++) {
+    /* every class, then a few in another order (the others' histograms are left as they are) */
+    int all[19], some[5] = {18, 3, 7, 11, 0};
+    for (int k = 0; k < K; k++) all[k] = k;
+    for (int t = 1; t <= 4; t++) {
+        const int *cls = t <= 3 ? all : some;
+        int nk = t <= 3 ? K : 5;
+        for (int k = 0; k < K; k++) memset(hists[k], 0xff, bd.hist_total * sizeof(uint64_t));
+        cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qv, q, cls, nk, t <= 3 ? t : 2, hists), 0);
+        for (int i = 0; i < nk; i++) {
+            int k = cls[i];
             cr_assert_eq(gbdt_qhist_build(&bd, rows, n, qv + (size_t)k * n, &q[k], 1, &sc, one), 0);
             for (int c = 0; c < bd.ncols; c++)
                 for (size_t b = bd.col_offset[c]; b < bd.col_offset[c] + (size_t)bd.col_nbins[c]; b++)
@@ -246,17 +254,19 @@ static void assert_same_trees(const gbdt_booster *a, const gbdt_booster *b)
 
 /* Softmax with bagging and feature sampling, and L2 (one tree at a time, its histograms cut into row blocks
  * summed in parallel), give bit-identical models at 1, 2 and 3 threads. */
-Test(gbdt_qgrad, bit_identical_for_1_2_3_threads)
+Test(gbdt_qgrad, bit_identical_for_1_2_3_threads, .timeout = 60)
 {
     size_t n = 40000;
     int d = 12, K = 3;
     float *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y), *yr = malloc(n * sizeof *yr);
     tgb_make_classes(16, n, d, K, x, y);
     for (size_t i = 0; i < n; i++) yr[i] = x[i * d] * x[i * d + 1] + (float)(i % 4) * 0.1f;
-    for (int obj = 0; obj < 2; obj++) {
+    for (int run = 0; run < 3; run++) {
+        int obj = run == 1, hcount = run == 2; /* softmax, L2, softmax with hessian_counts */
         gbdt_data train = {.x = x, .n = n, .d = d, .y = obj ? yr : y};
         gbdt_params p;
         gbdt_params_default(&p);
+        p.hessian_counts = hcount;
         if (!obj) {
             p.objective = GBDT_OBJECTIVE_SOFTMAX;
             p.num_class = K;
@@ -299,14 +309,15 @@ Test(gbdt_qgrad, accuracy_is_close_to_the_float_path)
     float *x = malloc((n + nt) * d * sizeof *x), *y = malloc((n + nt) * sizeof *y);
     tgb_make_classes(12, n + nt, d, K, x, y);
     gbdt_data train = {.x = x, .n = n, .d = d, .y = y};
-    double acc[2];
-    for (int qz = 0; qz < 2; qz++) {
+    double acc[3];
+    for (int qz = 0; qz < 3; qz++) {
         gbdt_params p;
         gbdt_params_default(&p);
         p.objective = GBDT_OBJECTIVE_SOFTMAX;
         p.num_class = K;
         p.num_rounds = 60;
-        p.quantized_grad = qz;
+        p.quantized_grad = qz > 0;
+        p.hessian_counts = qz == 2;
         gbdt_booster *b;
         cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b), 0, "%s", hr_last_error());
         int correct = 0;
@@ -320,6 +331,7 @@ Test(gbdt_qgrad, accuracy_is_close_to_the_float_path)
     }
     cr_assert_gt(acc[0], 0.95);
     cr_assert_geq(acc[1], acc[0] - 0.015, "quantized %.4f, float %.4f", acc[1], acc[0]);
+    cr_assert_geq(acc[2], acc[0] - 0.015, "quantized, hessian_counts %.4f, float %.4f", acc[2], acc[0]);
     tgb_make_regression(5, n + nt, d, x, y);
     double err[3];
     for (int mode = 0; mode < 3; mode++) {
@@ -421,5 +433,68 @@ Test(gbdt_qgrad, refused_where_it_cannot_apply)
     cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b), 0, "%s", hr_last_error());
     cr_assert_eq(gbdt_booster_params(b)->quantized_grad, 1);
     gbdt_booster_free(b);
+    b = NULL;
+    p.quantized_grad = 0;
+    p.hessian_counts = 1;
+    cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "hessian_counts") && strstr(hr_last_error(), "quantized_grad"), "%s",
+              hr_last_error());
+    cr_assert_null(b);
     free(x), free(y);
+}
+
+/* hessian_counts: a tree grown from the root histogram of every row (built with other classes') equals the tree
+ * grown from its own root over the rows whose words add more than a count (the histograms then differ in their
+ * count fields only, and a leaf total's count field is then not the sum of its histogram's); most rows of a rare
+ * class quantize to 0. */
+Test(gbdt_qgrad, hessian_counts_grow_the_same_tree_from_either_root)
+{
+    size_t n = 6000;
+    int d = 4;
+    float *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y);
+    tgb_make_regression(21, n, d, x, y);
+    gbdt_data data = {.x = x, .n = n, .d = d, .y = y};
+    gbdt_binned bd;
+    cr_assert_eq(gbdt_binned_build(&data, 255, 1, &bd), 0);
+    double *gh = malloc(2 * n * sizeof *gh);
+    for (size_t i = 0; i < n; i++) { /* a rare class: 1 row in 20 has a large gradient, the rest tiny ones */
+        int rare = i % 20 == 0;
+        double pk = rare ? 0.3 : 0.002 * (1.0 + x[i * d]);
+        gh[2 * i] = rare ? pk - (x[i * d + 1] > 0 ? 1.0 : 0.0) : pk;
+        gh[2 * i + 1] = pk * (1 - pk);
+    }
+    uint16_t *qc = malloc(n * sizeof *qc);
+    gbdt_qgrad q;
+    cr_assert_eq(gbdt_qgrad_discretize(gh, n, n, 4, 3, 0, 0, qc, &q), 0);
+    cr_assert_gt(q.zeros, n / 2, "%zu of %zu rows are 0", q.zeros, n);
+    int *rows = malloc(n * sizeof *rows), cls = 0;
+    for (size_t i = 0; i < n; i++) rows[i] = (int)i;
+    uint64_t *root = gbdt_hist_alloc(bd.hist_total * sizeof *root);
+    cr_assert_eq(gbdt_qhist_build_classes(&bd, rows, n, qc, &q, &cls, 1, 1, &root), 0);
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.num_leaves = 15;
+    p.quantized_grad = 1;
+    p.hessian_counts = 1;
+    p.min_data_in_leaf = 50;
+    p.min_sum_hessian_in_leaf = 0;
+    gbdt_grower *g;
+    cr_assert_eq(gbdt_grower_new(&bd, &p, 1, &g), 0);
+    gbdt_tree a, b;
+    cr_assert_eq(gbdt_grower_grow_quant(g, gh, qc, &q, rows, n, NULL, root, &a), 0, "%s", hr_last_error());
+    cr_assert_eq(gbdt_grower_grow_quant(g, gh, qc, &q, rows, n, NULL, NULL, &b), 0, "%s", hr_last_error());
+    cr_assert_gt(a.num_leaves, 1);
+    cr_assert_eq(a.num_leaves, b.num_leaves);
+    int ni = a.num_leaves - 1, total = 0;
+    cr_assert_eq(memcmp(a.split_feature, b.split_feature, ni * sizeof(int)), 0);
+    cr_assert_eq(memcmp(a.threshold, b.threshold, ni * sizeof(double)), 0);
+    cr_assert_eq(memcmp(a.split_gain, b.split_gain, ni * sizeof(double)), 0);
+    cr_assert_eq(memcmp(a.leaf_value, b.leaf_value, a.num_leaves * sizeof(double)), 0);
+    for (int l = 0; l < a.num_leaves; l++) total += a.leaf_count[l];
+    cr_assert_eq(total, (int)n, "the leaves' exact counts add up to the rows");
+    gbdt_tree_free(&a);
+    gbdt_tree_free(&b);
+    gbdt_grower_free(g);
+    free(root), free(rows), free(qc), free(gh), free(x), free(y);
+    gbdt_binned_free(&bd);
 }
