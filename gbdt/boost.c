@@ -208,6 +208,8 @@ typedef struct boost_state {
     uint8_t *leaf_of;      /* (K, n) multiclass with <= 256 leaves: each row's leaf in this iteration's trees */
     int *all_rows, *bag_rows;
     int *status;     /* (K) per-class result of an iteration */
+    double *class_s; /* (K) seconds each class's tree took last round: the order they are handed out */
+    int *class_order;
     int nroots;      /* entries of roots */
     /* softmax over several processes: the rows of each leaf of this iteration's K trees, kept so that all K x
      * num_leaves leaf steps are searched together (one exchange of sums per search step, not one per tree) */
@@ -239,6 +241,8 @@ static void boost_state_free(boost_state *s)
     free(s->all_rows);
     free(s->bag_rows);
     free(s->status);
+    free(s->class_s);
+    free(s->class_order);
     free(s->ue);
     free(s->round_rows);
     free(s->round_begin);
@@ -257,6 +261,7 @@ typedef struct class_job {
     size_t nrows;
     int K;
     atomic_int next; /* the next class to grow */
+    const int *order; /* (K) the classes in the order they are handed out */
 } class_job;
 
 /* The leaves of the softmax trees t[0..nk) (classes k0..k0+nk), their Newton steps replaced where they
@@ -399,13 +404,32 @@ static int boost_add_leaves(const gbdt_tree *trees, const uint8_t *leaf_of, size
     return hr_parallel_for(nthreads, n, leaves_range, &job);
 }
 
+/* s->class_order = the classes by decreasing class_s, ties in class order (insertion sort: K <= 256) */
+static void boost_class_order(boost_state *s, int K)
+{
+    for (int i = 0; i < K; i++) {
+        int k = i, j = i - 1;
+        while (j >= 0 && s->class_s[s->class_order[j]] < s->class_s[k]) {
+            s->class_order[j + 1] = s->class_order[j];
+            j--;
+        }
+        s->class_order[j + 1] = k;
+    }
+}
+
 /* Each worker takes the next class not yet taken: trees differ in cost (a rare class's tree stops early),
- * so a fixed share of the classes per worker would leave one waiting. */
+ * so a fixed share of the classes per worker would leave one waiting. The classes are handed out longest first
+ * (by the time each took last round), so that the last ones to finish are short; which worker grows a tree
+ * never changes it. */
 static void class_range(void *ctx, size_t begin, size_t end, int tid)
 {
     class_job *job = ctx;
-    for (int k; (k = atomic_fetch_add(&job->next, 1)) < job->K;)
+    for (int i; (i = atomic_fetch_add(&job->next, 1)) < job->K;) {
+        int k = job->order[i];
+        double t0 = hr_now();
         job->s->status[k] = boost_grow_class(job, &job->s->workers[tid], k);
+        job->s->class_s[k] = hr_now() - t0;
+    }
 }
 
 typedef struct qgrad_job {
@@ -485,7 +509,8 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         for (int k = 0; k < K && rc == HR_OK; k++)
             if (!gbdt_booster_push_tree(b)) rc = HR_ENOMEM;
         if (rc == HR_OK) {
-            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0};
+            if (s->nworkers > 1) boost_class_order(s, K); /* over processes every one grows the classes in order */
+            class_job job = {p, train, valid, s, b->trees + first, it, rows, nrows, K, 0, s->class_order};
             rc = hr_parallel_for(s->nworkers, (size_t)s->nworkers, class_range, &job);
             for (int k = 0; k < K && rc == HR_OK; k++) rc = s->status[k];
             if (rc == HR_OK && s->round_rows) rc = boost_round_finish(p, s, b->trees + first, K, nrows != n, valid);
@@ -600,7 +625,10 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
         s.all_rows = hr_malloc(n * sizeof(int));
         s.bag_rows = hr_malloc(n * sizeof(int));
         s.status = hr_calloc((size_t)K, sizeof(int));
-        if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status) rc = HR_ENOMEM;
+        s.class_s = hr_calloc((size_t)K, sizeof(double));
+        s.class_order = hr_calloc((size_t)K, sizeof(int));
+        if (!s.F || (valid && !s.Fv) || !s.gh || !s.all_rows || !s.bag_rows || !s.status || !s.class_s || !s.class_order)
+            rc = HR_ENOMEM;
     }
     if (rc == HR_OK && p->quantized_grad) {
         s.qv = hr_malloc(n * (size_t)K * sizeof *s.qv);
@@ -627,6 +655,7 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     }
     if (rc == HR_OK) {
         for (size_t i = 0; i < n; i++) s.all_rows[i] = (int)i;
+        for (int k = 0; k < K; k++) s.class_order[k] = k;
         rc = boost_init_scores(b, &s.shard, nthreads, s.F);
         if (rc == HR_OK && valid) rc = boost_init_scores(b, valid, nthreads, s.Fv);
     }
