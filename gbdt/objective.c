@@ -20,6 +20,10 @@
 #define M_LOG2E_D 1.44269504088896340736
 /* softmax for at most this many classes uses the stack */
 #define OBJ_MAX_STACK_CLASSES 256
+/* rows per chunk of a softmax leaf's sums (softmax_step_sums): a multiple of 4 */
+#define OBJ_STEP_CHUNK 64
+/* rows ahead whose gradient softmax_step_sums asks memory for */
+#define OBJ_STEP_AHEAD 32
 
 int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *what)
 {
@@ -378,26 +382,51 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
  * p_i e^delta)) (the softmax loss of rows whose class-k score moves by delta), with q_i = p_i e^delta / (1 - p_i +
  * p_i e^delta) the moved probability: sums[0] = sum w (q - y), sums[1] = sum w q (1 - q), each term rounded to
  * the grid 2^ue unless ue is INT_MIN. */
-static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                              const int *rows, size_t nrows, double delta, int ue, double *sums)
+OBJ_TARGET static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                                         const int *rows, size_t nrows, double delta, int ue, double *sums)
 {
     int K = p->num_class;
     /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
     double e = exp(-fabs(delta)), s = 0, c = 0;
     double scale = ue == INT_MIN ? 1.0 : ldexp(1.0, -ue), unit = ue == INT_MIN ? 1.0 : ldexp(1.0, ue);
-    for (size_t i = 0; i < nrows; i++) {
-        size_t r = (size_t)rows[i];
-        double w = data->weight ? data->weight[r] : 1.0;
-        if (w <= 0) continue;
-        double y = obj_target(data, K, r, k), pk = gh[2 * r] / w + y; /* g = w (p - y) */
-        pk = pk < 0 ? 0 : pk > 1 ? 1 : pk;
-        double q = pk <= 0 ? 0.0 : pk >= 1 ? 1.0 : delta >= 0 ? pk / (pk + (1.0 - pk) * e) : pk * e / (1.0 - pk + pk * e);
-        if (ue == INT_MIN) {
-            s += w * (q - y);
-            c += w * q * (1.0 - q);
-        } else {
-            s += gbdt_quant_round_scaled(w * (q - y), scale, unit);
-            c += gbdt_quant_round_scaled(w * q * (1.0 - q), scale, unit);
+    const obj_v4 one = OBJ_V4(1.0), ev = OBJ_V4(e), sv = OBJ_V4(scale), uv = OBJ_V4(unit);
+    const obj_v4 shifter = OBJ_V4(6755399441055744.0);
+    /* a chunk of rows at a time: their terms side by side in vectors, then added in row order */
+    double g[OBJ_STEP_CHUNK], y[OBJ_STEP_CHUNK], w[OBJ_STEP_CHUNK], ts[OBJ_STEP_CHUNK], tc[OBJ_STEP_CHUNK];
+    for (size_t b = 0; b < nrows; b += OBJ_STEP_CHUNK) {
+        size_t end = nrows - b < OBJ_STEP_CHUNK ? nrows : b + OBJ_STEP_CHUNK;
+        int m = 0;
+        for (size_t i = b; i < end; i++) {
+            size_t r = (size_t)rows[i];
+            /* a leaf's rows are scattered over gh: fetch ahead, or each row waits on memory */
+            if (i + OBJ_STEP_AHEAD < nrows) __builtin_prefetch(gh + 2 * (size_t)rows[i + OBJ_STEP_AHEAD]);
+            double wr = data->weight ? data->weight[r] : 1.0;
+            if (wr <= 0) continue;
+            g[m] = gh[2 * r], y[m] = obj_target(data, K, r, k), w[m] = wr;
+            m++;
+        }
+        for (int j = m; j < ((m + 3) & ~3); j++) g[j] = 0, y[j] = 0, w[j] = 1;
+        for (int j = 0; j < m; j += 4) {
+            /* p = g / w + y, as g = w (p - y); g / 1 = g */
+            obj_v4 yv = *(obj_v4 *)&y[j], wv = *(obj_v4 *)&w[j], pv = *(obj_v4 *)&g[j];
+            if (data->weight) pv /= wv;
+            pv += yv;
+            /* p is clamped to [0, 1]: the ends give q = 0 and q = 1 */
+            obj_i4 zero = pv <= OBJ_V4(0.0), full = pv >= one;
+            obj_v4 q;
+            if (delta >= 0) q = pv / (pv + (one - pv) * ev);
+            else q = pv * ev / (one - pv + pv * ev);
+            q = (obj_v4)(((obj_i4)q & ~(zero | full)) | ((obj_i4)one & full & ~zero));
+            obj_v4 a = wv * (q - yv), h = wv * q * (one - q);
+            if (ue != INT_MIN) { /* gbdt_quant_round_scaled */
+                a = (((a * sv) + shifter) - shifter) * uv;
+                h = (((h * sv) + shifter) - shifter) * uv;
+            }
+            *(obj_v4 *)&ts[j] = a, *(obj_v4 *)&tc[j] = h;
+        }
+        for (int j = 0; j < m; j++) {
+            s += ts[j];
+            c += tc[j];
         }
     }
     sums[0] = s, sums[1] = c;
