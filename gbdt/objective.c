@@ -20,6 +20,10 @@
 #define M_LOG2E_D 1.44269504088896340736
 /* softmax for at most this many classes uses the stack */
 #define OBJ_MAX_STACK_CLASSES 256
+/* rows per chunk of a softmax leaf's sums (softmax_step_sums): a multiple of 4 */
+#define OBJ_STEP_CHUNK 64
+/* rows ahead whose gradient softmax_step_sums asks memory for */
+#define OBJ_STEP_AHEAD 32
 
 int gbdt_data_check(const gbdt_params *p, const gbdt_data *data, const char *what)
 {
@@ -80,47 +84,93 @@ typedef int64_t obj_i4 __attribute__((vector_size(32), aligned(8), may_alias));
 #define OBJ_TARGET
 #endif
 
-/* p[k] = softmax(F)[k], k < K, with e^x evaluated four classes at a time: x = F_k - max F <= 0 is split as
- * x = j ln2 + r, j an integer, |r| <= ln2 / 2, e^r comes from its Taylor series to degree 13 (relative error below
- * 1e-16 there) and 2^j from the exponent bits; below x = -700 (e^x < 1e-304) it is 0. tmp holds K + 3
- * doubles. The sum over classes runs in class order, as in gbdt_softmax. */
-OBJ_TARGET static void obj_softmax(const double *F, int K, double *p, double *tmp)
+/* rows whose softmax is evaluated together: a multiple of 4; (OBJ_MAX_STACK_CLASSES, OBJ_BLOCK) doubles stay on
+ * the stack, and each class's gradients of a block are written as one contiguous run */
+#define OBJ_BLOCK 16
+
+#define OBJ_V4(v) ((obj_v4){(v), (v), (v), (v)})
+
+/* *px = e^x for four values x = *px <= 0: x = j ln2 + r, j an integer, |r| <= ln2 / 2, e^r from its Taylor
+ * series to degree 13 (relative error below 1e-16 there) and 2^j from the exponent bits; below x = -700
+ * (e^x < 1e-304) it is 0. */
+static inline void obj_exp4(obj_v4 *px)
 {
-    double m = F[0];
-    for (int k = 1; k < K; k++)
-        if (F[k] > m) m = F[k];
-    int K4 = (K + 3) & ~3;
-    for (int k = 0; k < K4; k++) tmp[k] = k < K ? F[k] - m : -INFINITY;
-    const obj_v4 log2e = {M_LOG2E_D, M_LOG2E_D, M_LOG2E_D, M_LOG2E_D};
-    const obj_v4 ln2hi = {6.93147180369123816490e-01, 6.93147180369123816490e-01, 6.93147180369123816490e-01,
-                          6.93147180369123816490e-01};
-    const obj_v4 ln2lo = {1.90821492927058770002e-10, 1.90821492927058770002e-10, 1.90821492927058770002e-10,
-                          1.90821492927058770002e-10};
-    const obj_v4 lo = {-700.0, -700.0, -700.0, -700.0};
-    const obj_v4 shifter = {6755399441055744.0, 6755399441055744.0, 6755399441055744.0, 6755399441055744.0};
-    for (int k = 0; k < K4; k += 4) {
-        obj_v4 x = *(obj_v4 *)&tmp[k];
-        obj_i4 under = x < lo;
-        x = (obj_v4)((obj_i4)x & ~under) + (obj_v4)((obj_i4)lo & under); /* max(x, -700) */
-        /* j = x log2e rounded to the nearest integer: adding 1.5 2^52 leaves it in the low mantissa bits
-         * (integer operations only, which every SIMD level has) */
-        obj_v4 t = x * log2e + shifter;
-        obj_v4 jd = t - shifter;
-        obj_i4 j = (obj_i4)t - (obj_i4)shifter;
-        obj_v4 r = (x - jd * ln2hi) - jd * ln2lo;
-        obj_v4 e = {1.0 / 6227020800.0, 1.0 / 6227020800.0, 1.0 / 6227020800.0, 1.0 / 6227020800.0};
-        static const double c[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
-                                     1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
-                                     1.0 / 6.0, 0.5, 1.0, 1.0};
-        for (int i = 0; i < 13; i++) e = e * r + c[i];
-        obj_v4 scale = (obj_v4)((j + 1023) << 52);
-        e *= scale;
-        *(obj_v4 *)&tmp[k] = (obj_v4)((obj_i4)e & ~under);
+    obj_v4 x = *px;
+    const obj_v4 lo = OBJ_V4(-700.0), shifter = OBJ_V4(6755399441055744.0);
+    obj_i4 under = x < lo;
+    x = (obj_v4)((obj_i4)x & ~under) + (obj_v4)((obj_i4)lo & under); /* max(x, -700) */
+    /* j = x log2e rounded to the nearest integer: adding 1.5 2^52 leaves it in the low mantissa bits (integer
+     * operations only, which every SIMD level has) */
+    obj_v4 t = x * OBJ_V4(M_LOG2E_D) + shifter;
+    obj_v4 jd = t - shifter;
+    obj_i4 j = (obj_i4)t - (obj_i4)shifter;
+    obj_v4 r = (x - jd * OBJ_V4(6.93147180369123816490e-01)) - jd * OBJ_V4(1.90821492927058770002e-10);
+    obj_v4 e = OBJ_V4(1.0 / 6227020800.0);
+    static const double c[13] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                                 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
+                                 1.0 / 6.0, 0.5, 1.0, 1.0};
+#pragma GCC unroll 13
+    for (int i = 0; i < 13; i++) e = e * r + c[i];
+    e *= (obj_v4)((j + 1023) << 52);
+    *px = (obj_v4)((obj_i4)e & ~under);
+}
+
+/* The softmax of rows i0 .. i0 + nb - 1 (nb <= OBJ_BLOCK) as class-major blocks: on return
+ * ex[k OBJ_BLOCK + r] inv[r] = p_k of row i0 + r (lanes r >= nb repeat row i0). Each row's values are
+ * those of a row-at-a-time softmax: x_k = F_k - max F, e^x_k (obj_exp4), and the sum over classes in class
+ * order (as in gbdt_softmax); the rows only share the vector lanes. */
+OBJ_TARGET static void obj_softmax_block(const double *F, int K, size_t i0, int nb, double *ex, double *inv)
+{
+    for (int r = 0; r < OBJ_BLOCK; r++) {
+        const double *f = F + (i0 + (size_t)(r < nb ? r : 0)) * (size_t)K;
+        for (int k = 0; k < K; k++) ex[k * OBJ_BLOCK + r] = f[k];
     }
-    double s = 0;
-    for (int k = 0; k < K; k++) s += tmp[k];
-    double inv = 1.0 / s;
-    for (int k = 0; k < K; k++) p[k] = tmp[k] * inv;
+    /* the row groups of four run side by side: independent chains through obj_exp4 */
+    enum { G = OBJ_BLOCK / 4 };
+    obj_v4 m[G], s[G];
+#pragma GCC unroll 8
+    for (int g = 0; g < G; g++) m[g] = *(obj_v4 *)&ex[4 * g], s[g] = OBJ_V4(0.0);
+    for (int k = 1; k < K; k++)
+#pragma GCC unroll 8
+        for (int g = 0; g < G; g++) {
+            obj_v4 v = *(obj_v4 *)&ex[k * OBJ_BLOCK + 4 * g];
+            obj_i4 gt = v > m[g];
+            m[g] = (obj_v4)(((obj_i4)v & gt) | ((obj_i4)m[g] & ~gt));
+        }
+    for (int k = 0; k < K; k++)
+#pragma GCC unroll 8
+        for (int g = 0; g < G; g++) {
+            obj_v4 *e = (obj_v4 *)&ex[k * OBJ_BLOCK + 4 * g];
+            *e -= m[g];
+            obj_exp4(e);
+            s[g] += *e;
+        }
+#pragma GCC unroll 8
+    for (int g = 0; g < G; g++) *(obj_v4 *)&inv[4 * g] = OBJ_V4(1.0) / s[g];
+}
+
+/* gh of class k for rows i0 .. i0 + nb - 1 from their softmax (obj_softmax_block): g = w (p - y), h = w p (1 - p),
+ * with y from the labels lab (hard) or y_prob (soft, rows of K), w the row weights */
+OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const int64_t *lab, const float *y_prob,
+                                      const double *w, int K, int k, int nb, double *gh)
+{
+    const obj_v4 one = OBJ_V4(1.0);
+    const obj_i4 kk = {k, k, k, k};
+    for (int r = 0; r < nb; r += 4) {
+        obj_v4 p = *(const obj_v4 *)&ex[k * OBJ_BLOCK + r] * *(const obj_v4 *)&inv[r], y;
+        if (y_prob)
+            for (int j = 0; j < 4; j++) y[j] = y_prob[(size_t)(r + j < nb ? r + j : 0) * (size_t)K + (size_t)k];
+        else
+            y = (obj_v4)((obj_i4)one & (*(const obj_i4 *)&lab[r] == kk));
+        obj_v4 wv = *(const obj_v4 *)&w[r];
+        obj_v4 g = wv * (p - y), h = wv * p * (one - p);
+        if (r + 4 <= nb) {
+            *(obj_v4 *)&gh[2 * r] = __builtin_shuffle(g, h, (obj_i4){0, 4, 1, 5});
+            *(obj_v4 *)&gh[2 * r + 4] = __builtin_shuffle(g, h, (obj_i4){2, 6, 3, 7});
+        } else {
+            for (int j = 0; r + j < nb; j++) gh[2 * (r + j)] = g[j], gh[2 * (r + j) + 1] = h[j];
+        }
+    }
 }
 
 typedef struct grad_job {
@@ -144,15 +194,19 @@ static void grad_range(void *ctx, size_t begin, size_t end, int tid)
         return;
     }
     int K = job->p->num_class;
-    double p[OBJ_MAX_STACK_CLASSES], tmp[OBJ_MAX_STACK_CLASSES + 4];
-    for (size_t i = begin; i < end; i++) {
-        double w = data->weight ? data->weight[i] : 1.0;
-        obj_softmax(job->F + i * (size_t)K, K, p, tmp);
-        for (int k = 0; k < K; k++) {
-            double *e = job->gh + 2 * ((size_t)k * n + i);
-            e[0] = w * (p[k] - obj_target(data, K, i, k));
-            e[1] = w * p[k] * (1.0 - p[k]);
+    double ex[OBJ_MAX_STACK_CLASSES * OBJ_BLOCK], inv[OBJ_BLOCK], w[OBJ_BLOCK];
+    int64_t lab[OBJ_BLOCK];
+    for (size_t i0 = begin; i0 < end; i0 += OBJ_BLOCK) {
+        int nb = end - i0 < OBJ_BLOCK ? (int)(end - i0) : OBJ_BLOCK;
+        for (int r = 0; r < OBJ_BLOCK; r++) {
+            size_t i = i0 + (size_t)(r < nb ? r : 0);
+            w[r] = data->weight ? data->weight[i] : 1.0;
+            lab[r] = data->y_prob ? 0 : (int)data->y[i];
         }
+        obj_softmax_block(job->F, K, i0, nb, ex, inv);
+        const float *y_prob = data->y_prob ? data->y_prob + i0 * (size_t)K : NULL;
+        for (int k = 0; k < K; k++)
+            obj_softmax_gh(ex, inv, lab, y_prob, w, K, k, nb, job->gh + 2 * ((size_t)k * n + i0));
     }
 }
 
@@ -328,26 +382,51 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
  * p_i e^delta)) (the softmax loss of rows whose class-k score moves by delta), with q_i = p_i e^delta / (1 - p_i +
  * p_i e^delta) the moved probability: sums[0] = sum w (q - y), sums[1] = sum w q (1 - q), each term rounded to
  * the grid 2^ue unless ue is INT_MIN. */
-static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                              const int *rows, size_t nrows, double delta, int ue, double *sums)
+OBJ_TARGET static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+                                         const int *rows, size_t nrows, double delta, int ue, double *sums)
 {
     int K = p->num_class;
     /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
     double e = exp(-fabs(delta)), s = 0, c = 0;
     double scale = ue == INT_MIN ? 1.0 : ldexp(1.0, -ue), unit = ue == INT_MIN ? 1.0 : ldexp(1.0, ue);
-    for (size_t i = 0; i < nrows; i++) {
-        size_t r = (size_t)rows[i];
-        double w = data->weight ? data->weight[r] : 1.0;
-        if (w <= 0) continue;
-        double y = obj_target(data, K, r, k), pk = gh[2 * r] / w + y; /* g = w (p - y) */
-        pk = pk < 0 ? 0 : pk > 1 ? 1 : pk;
-        double q = pk <= 0 ? 0.0 : pk >= 1 ? 1.0 : delta >= 0 ? pk / (pk + (1.0 - pk) * e) : pk * e / (1.0 - pk + pk * e);
-        if (ue == INT_MIN) {
-            s += w * (q - y);
-            c += w * q * (1.0 - q);
-        } else {
-            s += gbdt_quant_round_scaled(w * (q - y), scale, unit);
-            c += gbdt_quant_round_scaled(w * q * (1.0 - q), scale, unit);
+    const obj_v4 one = OBJ_V4(1.0), ev = OBJ_V4(e), sv = OBJ_V4(scale), uv = OBJ_V4(unit);
+    const obj_v4 shifter = OBJ_V4(6755399441055744.0);
+    /* a chunk of rows at a time: their terms side by side in vectors, then added in row order */
+    double g[OBJ_STEP_CHUNK], y[OBJ_STEP_CHUNK], w[OBJ_STEP_CHUNK], ts[OBJ_STEP_CHUNK], tc[OBJ_STEP_CHUNK];
+    for (size_t b = 0; b < nrows; b += OBJ_STEP_CHUNK) {
+        size_t end = nrows - b < OBJ_STEP_CHUNK ? nrows : b + OBJ_STEP_CHUNK;
+        int m = 0;
+        for (size_t i = b; i < end; i++) {
+            size_t r = (size_t)rows[i];
+            /* a leaf's rows are scattered over gh: fetch ahead, or each row waits on memory */
+            if (i + OBJ_STEP_AHEAD < nrows) __builtin_prefetch(gh + 2 * (size_t)rows[i + OBJ_STEP_AHEAD]);
+            double wr = data->weight ? data->weight[r] : 1.0;
+            if (wr <= 0) continue;
+            g[m] = gh[2 * r], y[m] = obj_target(data, K, r, k), w[m] = wr;
+            m++;
+        }
+        for (int j = m; j < ((m + 3) & ~3); j++) g[j] = 0, y[j] = 0, w[j] = 1;
+        for (int j = 0; j < m; j += 4) {
+            /* p = g / w + y, as g = w (p - y); g / 1 = g */
+            obj_v4 yv = *(obj_v4 *)&y[j], wv = *(obj_v4 *)&w[j], pv = *(obj_v4 *)&g[j];
+            if (data->weight) pv /= wv;
+            pv += yv;
+            /* p is clamped to [0, 1]: the ends give q = 0 and q = 1 */
+            obj_i4 zero = pv <= OBJ_V4(0.0), full = pv >= one;
+            obj_v4 q;
+            if (delta >= 0) q = pv / (pv + (one - pv) * ev);
+            else q = pv * ev / (one - pv + pv * ev);
+            q = (obj_v4)(((obj_i4)q & ~(zero | full)) | ((obj_i4)one & full & ~zero));
+            obj_v4 a = wv * (q - yv), h = wv * q * (one - q);
+            if (ue != INT_MIN) { /* gbdt_quant_round_scaled */
+                a = (((a * sv) + shifter) - shifter) * uv;
+                h = (((h * sv) + shifter) - shifter) * uv;
+            }
+            *(obj_v4 *)&ts[j] = a, *(obj_v4 *)&tc[j] = h;
+        }
+        for (int j = 0; j < m; j++) {
+            s += ts[j];
+            c += tc[j];
         }
     }
     sums[0] = s, sums[1] = c;
