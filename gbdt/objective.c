@@ -383,7 +383,8 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
  * p_i e^delta) the moved probability: sums[0] = sum w (q - y), sums[1] = sum w q (1 - q), each term rounded to
  * the grid 2^ue unless ue is INT_MIN. */
 OBJ_TARGET static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
-                                         const int *rows, size_t nrows, double delta, int ue, double *sums)
+                                         const int *rows, const double *gl, size_t nrows, double delta, int ue,
+                                         double *sums)
 {
     int K = p->num_class;
     /* q = p / (p + (1 - p) e^-delta) for delta >= 0, p e^delta / (1 - p + p e^delta) below: never inf/inf */
@@ -399,10 +400,10 @@ OBJ_TARGET static void softmax_step_sums(const gbdt_params *p, const gbdt_data *
         for (size_t i = b; i < end; i++) {
             size_t r = (size_t)rows[i];
             /* a leaf's rows are scattered over gh: fetch ahead, or each row waits on memory */
-            if (i + OBJ_STEP_AHEAD < nrows) __builtin_prefetch(gh + 2 * (size_t)rows[i + OBJ_STEP_AHEAD]);
+            if (!gl && i + OBJ_STEP_AHEAD < nrows) __builtin_prefetch(gh + 2 * (size_t)rows[i + OBJ_STEP_AHEAD]);
             double wr = data->weight ? data->weight[r] : 1.0;
             if (wr <= 0) continue;
-            g[m] = gh[2 * r], y[m] = obj_target(data, K, r, k), w[m] = wr;
+            g[m] = gl ? gl[i] : gh[2 * r], y[m] = obj_target(data, K, r, k), w[m] = wr;
             m++;
         }
         for (int j = m; j < ((m + 3) & ~3); j++) g[j] = 0, y[j] = 0, w[j] = 1;
@@ -452,8 +453,8 @@ typedef struct step_state {
  * lands there. Each leaf's search depends on its own sums only, so searching all leaves in lockstep (one
  * exchange of sums per iteration) gives each the step it would get alone. */
 int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
-                                 int L, const int *const *rows, const size_t *nrows, const double *newton, int ue,
-                                 double *steps)
+                                 int L, const int *const *rows, const double *const *gl, const size_t *nrows,
+                                 const double *newton, int ue, double *steps)
 {
     step_state *st = hr_calloc((size_t)L + 1, sizeof *st);
     double *sums = hr_malloc((2 * (size_t)L + 1) * sizeof *sums);
@@ -481,8 +482,8 @@ int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, co
         for (int l = 0; l < L; l++) {                                                                           \
             sums[2 * l] = sums[2 * l + 1] = 0;                                                                  \
             if (st[l].active)                                                                                   \
-                softmax_step_sums(p, data, gh + 2 * (size_t)cls[l] * data->n, cls[l], rows[l], nrows[l], st[l].x, \
-                                  ue, sums + 2 * l);                                                            \
+                softmax_step_sums(p, data, gh + 2 * (size_t)cls[l] * data->n, cls[l], rows[l], gl ? gl[l] : NULL, \
+                                  nrows[l], st[l].x, ue, sums + 2 * l);                                         \
         }                                                                                                       \
         if (ue != INT_MIN) rc = gbdt_quant_allreduce(p->comm, sums, 2 * (size_t)L, units, 1);                   \
         for (int l = 0; l < L; l++) {                                                                           \

@@ -47,6 +47,8 @@ struct gbdt_grower {
     uint64_t nmask;         /* hessian_counts: a word's count field, left out of side sums: the counts of the
                              * histograms (rows they sum) and of the leaf totals (all rows) then differ */
     uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
+    double *gord;           /* (n) renew_leaf: the true g of rows[i], kept by the renewal for the leaf steps */
+    int renewed;            /* whether gord holds the last tree's */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
     int *parent_node, *parent_side; /* (max_leaves) node pointing at the leaf, -1 for the root */
@@ -139,6 +141,7 @@ void gbdt_grower_free(gbdt_grower *g)
         for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
     free(g->qfloat);
     free(g->qsum);
+    free(g->gord);
     free(g->split_feature);
     free(g->left_child);
     free(g->right_child);
@@ -562,20 +565,22 @@ static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tr
     /* quantized_grad with renew_leaf: each leaf's value from the true sums of its rows' gradients, the even and the
      * odd positions of its rows summed apart (two chains of additions, not one) and the rows' gradients fetched
      * ahead: a leaf's rows ascend with gaps that the hardware prefetcher does not follow */
-    for (int l = 0; g->qv && g->p->renew_leaf && l < num_leaves; l++) {
+    g->renewed = g->qv && g->p->renew_leaf;
+    for (int l = 0; g->renewed && l < num_leaves; l++) {
         const int *rows = g->rows + g->begin[l];
+        double *go = g->gord + g->begin[l];
         size_t cnt = g->count[l], i = 0;
         double G0 = 0, H0 = 0, G1 = 0, H1 = 0;
         for (; i + 1 < cnt; i += 2) {
             if (i + 16 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 16]);
             if (i + 17 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 17]);
-            G0 += gh[2 * (size_t)rows[i]];
+            G0 += go[i] = gh[2 * (size_t)rows[i]];
             H0 += gh[2 * (size_t)rows[i] + 1];
-            G1 += gh[2 * (size_t)rows[i + 1]];
+            G1 += go[i + 1] = gh[2 * (size_t)rows[i + 1]];
             H1 += gh[2 * (size_t)rows[i + 1] + 1];
         }
         if (i < cnt) {
-            G0 += gh[2 * (size_t)rows[i]];
+            G0 += go[i] = gh[2 * (size_t)rows[i]];
             H0 += gh[2 * (size_t)rows[i] + 1];
         }
         double G = G0 + G1, H = H0 + H1;
@@ -628,6 +633,7 @@ int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
 {
     if (!g->qsum && !(g->qsum = hr_calloc((size_t)g->max_leaves, sizeof *g->qsum))) return HR_ENOMEM;
+    if (g->p->renew_leaf && !g->gord && !(g->gord = hr_malloc((g->bd->n + 1) * sizeof *g->gord))) return HR_ENOMEM;
     if (!g->qfloat) {
         if (!(g->qfloat = hr_calloc((size_t)g->nthreads, sizeof *g->qfloat))) return HR_ENOMEM;
         for (int t = 0; t < g->nthreads; t++)
@@ -766,6 +772,11 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
     if (rc == HR_OK) rc = grower_emit(g, gh, num_leaves, out);
     for (int l = 0; l < g->max_leaves; l++) grower_hist_release(g, l);
     return rc;
+}
+
+const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf)
+{
+    return g->renewed ? g->gord + g->begin[leaf] : NULL;
 }
 
 const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count)

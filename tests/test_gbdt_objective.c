@@ -106,7 +106,7 @@ Test(gbdt_objective, softmax_steps_reach_the_minimiser_and_ignore_row_order_on_t
     }
     const int *rp[L] = {rows[0], rows[1], rows[2], rows[3]}, *rr[L] = {rev[0], rev[1], rev[2], rev[3]},
               *pp[L] = {pos[0], pos[1], pos[2], pos[3]};
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, nrows, newton, INT_MIN, steps), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, nrows, newton, INT_MIN, steps), 0);
     for (int l = 0; l < L; l++) {
         if (l % 2) {
             cr_assert_eq(steps[l], newton[l], "leaf %d: a Newton step that falls short is kept", l);
@@ -117,12 +117,19 @@ Test(gbdt_objective, softmax_steps_reach_the_minimiser_and_ignore_row_order_on_t
         double slope = leaf_slope(&data, gh + 2 * cls[l] * N, cls[l], rows[l], nrows[l], steps[l], p.lambda_l2);
         cr_assert(fabs(slope) < 1e-7, "leaf %d: phi'(%.17g) = %g", l, steps[l], slope);
     }
+    /* the rows' gradients handed over in the rows' order (as a renewing tree keeps them) give the same steps */
+    double ord[L][N / 2];
+    for (int l = 0; l < L; l++)
+        for (size_t i = 0; i < nrows[l]; i++) ord[l][i] = gh[2 * (cls[l] * N + rows[l][i])];
+    const double *op[L] = {ord[0], ord[1], ord[2], ord[3]};
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, op, nrows, newton, INT_MIN, again), 0);
+    for (int l = 0; l < L; l++) cr_assert_eq(steps[l], again[l], "leaf %d, ordered: %.17g vs %.17g", l, steps[l], again[l]);
     /* rows of weight 0 add nothing (their p is 0/0) */
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, pp, npos, newton, INT_MIN, again), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, pp, NULL, npos, newton, INT_MIN, again), 0);
     for (int l = 0; l < L; l++) cr_assert_eq(steps[l], again[l], "leaf %d: %.17g vs %.17g", l, steps[l], again[l]);
     /* on the grid 2^-30 the sums are exact: the rows' order does not matter */
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, nrows, newton, -30, steps), 0);
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rr, nrows, newton, -30, again), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, nrows, newton, -30, steps), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rr, NULL, nrows, newton, -30, again), 0);
     for (int l = 0; l < L; l++) {
         cr_assert_eq(steps[l], again[l], "leaf %d on the grid: %.17g vs %.17g", l, steps[l], again[l]);
         double slope = leaf_slope(&data, gh + 2 * cls[l] * N, cls[l], rows[l], nrows[l], steps[l], p.lambda_l2);
