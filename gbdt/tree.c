@@ -723,13 +723,16 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
     }
     g->sum_g[0] = G, g->sum_h[0] = H;
     g->out[0] = gbdt_leaf_output(G, H, p->lambda_l1, p->lambda_l2);
-    if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
     int rc = HR_OK;
-    if (root)
-        memcpy(g->hist[0], root, g->qv ? g->total_bins * sizeof(uint64_t) : GBDT_HIST_BYTES(g->total_bins));
-    else
-        rc = grower_hist_build(g, gh, g->rows, g->nz[0], used, g->hist[0]);
-    if (rc == HR_OK) rc = grower_find_best(g, 0, used);
+    g->best[0].gain = -INFINITY;
+    if (grower_splittable(g, 0)) { /* a root that cannot split (a rare class's, say) needs no histogram */
+        if (!(g->hist[0] = grower_hist_get(g))) return HR_ENOMEM;
+        if (root)
+            memcpy(g->hist[0], root, g->qv ? g->total_bins * sizeof(uint64_t) : GBDT_HIST_BYTES(g->total_bins));
+        else
+            rc = grower_hist_build(g, gh, g->rows, g->nz[0], used, g->hist[0]);
+        if (rc == HR_OK) rc = grower_find_best(g, 0, used);
+    }
     int num_leaves = 1;
     while (rc == HR_OK && num_leaves < g->max_leaves) {
         int leaf = -1;
