@@ -59,7 +59,8 @@ struct gbdt_grower {
     gbdt_split *feat;        /* (d) per-feature best during a search */
     int **sort_scratch;      /* (nthreads, max_bins) categorical ordering */
     double **ctr_scratch;    /* (nthreads, max_bins) */
-    uint8_t *goes_left;      /* (max_bins) categorical partition lookup */
+    uint8_t *goes_left;      /* (max_bins) the side of each bin of the split being applied */
+    gbdt_partition part;
     /* the tree being grown */
     int *split_feature, *left_child, *right_child, *cat_begin;
     double *threshold, *split_gain;
@@ -137,6 +138,7 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->sort_scratch);
     free(g->ctr_scratch);
     free(g->goes_left);
+    gbdt_partition_free(&g->part);
     if (g->qfloat)
         for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
     free(g->qfloat);
@@ -168,7 +170,8 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     for (int j = 0; j < bd->d; j++)
         if (bd->mappers[j].num_bins > g->max_bins) g->max_bins = bd->mappers[j].num_bins;
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
-    int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
+    int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc((n + 8) * sizeof(int))) &&
+             gbdt_partition_init(&g->part, g->max_bins) == HR_OK &&
              (gbdt_hist_scratch_init(&g->scratch, bd) == HR_OK) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
              (g->count = hr_calloc(L, sizeof(size_t))) && (g->nz = hr_calloc(L, sizeof(size_t))) &&
              (g->gcount = hr_calloc(L, sizeof(int64_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
@@ -507,31 +510,13 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     /* stable partition of the leaf's rows: left ones first, in their original order; the histogrammed rows
      * (the first nz) and the others apart, so that each child's histogrammed rows lead its slice too */
     int *rows = g->rows + g->begin[leaf];
-    size_t n = g->count[leaf], nl = 0, nr = 0, nzl = 0, nzr = 0;
+    size_t n = g->count[leaf], nl = 0, nr = 0, nzl, nzr;
     const gbdt_binned *bd = g->bd;
-    for (int seg = 0; seg < 2; seg++) {
-        size_t i0 = seg ? g->nz[leaf] : 0, i1 = seg ? n : g->nz[leaf];
-        if (bd->bin_bytes == 1) {
-            const uint8_t *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n;
-            for (size_t i = i0; i < i1; i++) { /* branch-free: the side of a row is unpredictable */
-                int r = rows[i], left = g->goes_left[col[r]];
-                rows[nl] = r;
-                g->scratch_rows[nr] = r;
-                nl += (size_t)left;
-                nr += (size_t)(1 - left);
-            }
-        } else {
-            const uint16_t *col = (const uint16_t *)bd->cols + (size_t)s->feature * bd->n;
-            for (size_t i = i0; i < i1; i++) { /* branch-free: the side of a row is unpredictable */
-                int r = rows[i], left = g->goes_left[col[r]];
-                rows[nl] = r;
-                g->scratch_rows[nr] = r;
-                nl += (size_t)left;
-                nr += (size_t)(1 - left);
-            }
-        }
-        if (!seg) nzl = nl, nzr = nr;
-    }
+    const void *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n * (size_t)bd->bin_bytes;
+    gbdt_partition_set(&g->part, g->goes_left, m->num_bins);
+    gbdt_partition_rows(&g->part, col, bd->bin_bytes, rows, 0, g->nz[leaf], g->scratch_rows, &nl, &nr);
+    nzl = nl, nzr = nr;
+    gbdt_partition_rows(&g->part, col, bd->bin_bytes, rows, g->nz[leaf], n, g->scratch_rows, &nl, &nr);
     memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
     g->begin[right] = g->begin[leaf] + nl;
     g->count[right] = nr;
