@@ -299,6 +299,12 @@ static void split_find_numeric_words_scalar(const gbdt_grower *g, const uint64_t
 typedef double split_d4 __attribute__((vector_size(32)));
 typedef int64_t split_l4 __attribute__((vector_size(32)));
 typedef uint64_t split_u4 __attribute__((vector_size(32)));
+/* lanes i0..i3 of the eight of a then b */
+#ifdef __clang__
+#define SPLIT_SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define SPLIT_SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (split_u4){i0, i1, i2, i3})
+#endif
 
 /* What the gains of thresholds on words need: the fields, the scales and the limits on a side. */
 typedef struct split_words_ctx {
@@ -367,10 +373,10 @@ SPLIT_TARGET static int split_best_words(const split_words_ctx *c, const uint64_
             memcpy(&l, tail, sizeof l);
         }
         /* inclusive prefix sums across the lanes, plus those of the words before */
-        l += __builtin_shuffle(l, zero_u, (split_u4){4, 0, 1, 2});
-        l += __builtin_shuffle(l, zero_u, (split_u4){4, 4, 0, 1});
+        l += SPLIT_SHUFFLE(l, zero_u, 4, 0, 1, 2);
+        l += SPLIT_SHUFFLE(l, zero_u, 4, 4, 0, 1);
         l += carry;
-        carry = __builtin_shuffle(l, (split_u4){3, 3, 3, 3});
+        carry = SPLIT_SHUFFLE(l, l, 3, 3, 3, 3);
         split_u4 r = total - (l & keep);
         split_d4 lhq = SPLIT_I2D((l >> c->hshift) & hfield), rhq = SPLIT_I2D((r >> c->hshift) & hfield);
         split_d4 lh = lhq * hscale, rh = rhq * hscale;
