@@ -464,20 +464,32 @@ void gbdt_qhist_subtract(uint64_t *parent, const uint64_t *smaller, const gbdt_b
             parent[b] -= smaller[b];
 }
 
+/* A bundle's joint bin is a mixed-radix number with feature 0 its lowest digit (bin.c): feature 0's bin d sums
+ * the joint bins v with v % radix[0] = d, and each run of radix[0] joint bins, summed, is one joint bin of the
+ * features after it. So each feature's bins come from one pass over the run sums of the one before, a pass
+ * radix times shorter than the last. Integer sums: any order gives the same words. */
 void gbdt_qhist_expand(const gbdt_binned *bd, uint64_t *h)
 {
+    uint64_t runs[2][GBDT_BUNDLE_MAX_BINS];
     for (int b = 0; b < bd->nbundles; b++) {
         const gbdt_bundle *bu = &bd->bundles[b];
-        size_t base[GBDT_BUNDLE_MAX_FEATURES];
-        int digit[GBDT_BUNDLE_MAX_FEATURES] = {0};
+        const uint64_t *s = h + bu->offset;
+        int len = bu->nbins;
         for (int f = 0; f < bu->nfeatures; f++) {
-            size_t o = base[f] = bd->hist_offset[bu->feature[f]];
-            memset(h + o, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
-        }
-        for (int v = 0; v < bu->nbins; v++, bundle_digits_next(bu, digit)) {
-            uint64_t e = h[bu->offset + (size_t)v];
-            if (e == 0) continue; /* no rows: a row adds at least its count of 1 */
-            for (int f = 0; f < bu->nfeatures; f++) h[base[f] + (size_t)digit[f]] += e;
+            size_t o = bd->hist_offset[bu->feature[f]];
+            uint64_t *hf = h + o, *next = runs[f & 1];
+            memset(hf, 0, (bd->hist_offset[bu->feature[f] + 1] - o) * sizeof *h);
+            int r = bu->radix[f];
+            for (int v = 0; v < len / r; v++) {
+                uint64_t acc = 0;
+                for (int d = 0; d < r; d++) {
+                    hf[d] += s[v * r + d];
+                    acc += s[v * r + d];
+                }
+                next[v] = acc;
+            }
+            s = next;
+            len /= r;
         }
     }
 }
