@@ -279,9 +279,57 @@ const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf);
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
 /* leaf_of[r] = the leaf of each row r the last grown tree was fit on (num_leaves <= 256) */
 void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of);
-/* T(G)/(H + l2) regularised output helpers, shared by tree.c and tests of the math */
+
+/* ---- split.c: a leaf's best split over one feature ---- */
+/* -T(g)/(h + l2) and T(g)^2/(h + l2), T the soft threshold at l1: a leaf's value and its gain */
 double gbdt_leaf_output(double g, double h, double l1, double l2);
 double gbdt_leaf_gain(double g, double h, double l1, double l2);
+/* A candidate split and the sums of its sides. */
+typedef struct gbdt_split {
+    double gain;         /* gain over the unsplit leaf; -INFINITY: no valid split */
+    int feature;
+    int is_cat;
+    int threshold_bin;   /* numeric: value bins <= this go left */
+    int default_left;    /* numeric: the NaN bin goes left */
+    int num_cat_bins;    /* categorical: number of bins going left */
+    int *cat_bins;       /* (cat_cap) categorical: the bins going left */
+    double lg, lh, rg, rh;
+    int64_t ln, rn;
+    uint64_t lw, rw;     /* quantized_grad: the children's summed words */
+    double lout, rout;   /* child outputs before the learning rate */
+} gbdt_split;
+/* What the searches read besides the histogram. */
+typedef struct gbdt_split_ctx {
+    const gbdt_params *p;
+    const gbdt_qgrad *qlay; /* quantized_grad: the words' fields and scales */
+    int hcount;             /* hessian_counts: a side's count estimated from its hessian sum */
+    uint64_t nmask;         /* hessian_counts: the words' count field, left out of side sums (the counts of a
+                             * histogram, rows it sums, and of a leaf total, all rows, differ) */
+    int **sort_scratch;     /* (threads, max_bins) categorical ordering */
+    double **ctr_scratch;   /* (threads, max_bins) */
+} gbdt_split_ctx;
+/* Each search sets *s when it finds a split of gain - shift above s->gain (best "value bins <= t go left", the NaN
+ * bin, last, tried on each side; categorical: LightGBM's one-vs-rest or sorted-prefix sets), leaf sums G, H, N. */
+void gbdt_split_find_numeric(const gbdt_split_ctx *g, const gbdt_hist_bin *h, int nb, double G, double H, int64_t N,
+                             double shift, gbdt_split *s);
+/* the same on the words w (nb) of a quantized histogram whose leaf's words sum to total, four thresholds at a time;
+ * _scalar: one at a time (the reference the tests hold it to) */
+void gbdt_split_find_numeric_words(const gbdt_split_ctx *g, const uint64_t *w, int nb, uint64_t total, int64_t N,
+                                   double shift, gbdt_split *s);
+void gbdt_split_find_numeric_words_scalar(const gbdt_split_ctx *g, const uint64_t *w, int nb, uint64_t total,
+                                          int64_t N, double shift, gbdt_split *s);
+void gbdt_split_find_categorical(const gbdt_split_ctx *g, const gbdt_hist_bin *h, int nb, double G, double H,
+                                 int64_t N, double shift, int tid, gbdt_split *s);
+/* a categorical split's side words, from the bins going left */
+void gbdt_split_cat_words(const uint64_t *w, uint64_t total, uint64_t nmask, gbdt_split *s);
+/* hessian_counts: rows per unit of quantized hessian in a leaf of N rows whose words sum to total (0 when its
+ * hessian is 0) */
+double gbdt_split_count_factor(const gbdt_split_ctx *g, uint64_t total, int64_t N);
+/* the estimated row count of words w: its hessian in rows, rounded as LightGBM rounds it */
+static inline int64_t gbdt_split_count(const gbdt_qgrad *q, uint64_t w, double factor)
+{
+    return (int64_t)((double)gbdt_qgrad_h(q, w) * factor + 0.5);
+}
 
 /* ---- objective.c ---- */
 /* gh (K, n, 2): per class gradient/hessian pairs of the loss at raw scores F (n, K). */

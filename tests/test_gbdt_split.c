@@ -1,11 +1,14 @@
-/* The numeric split search on quantized histogram words: split_find_numeric_words (prefix sums and gains four
- * thresholds at a time) against the plain one-threshold-at-a-time split_find_numeric_words_scalar, on random
+/* The numeric split search on quantized histogram words: gbdt_split_find_numeric_words (prefix sums and gains four
+ * thresholds at a time) against the plain one-threshold-at-a-time gbdt_split_find_numeric_words_scalar, on random
  * histograms of random codes: the same split, field for field and bit for bit, with and without hessian_counts,
- * with NaN rows or none, many empty bins, coarse codes (many tied gains), and the limits on a side.
- * tree.c is compiled into this test to reach its static search functions. */
+ * with NaN rows or none, many empty bins, coarse codes (many tied gains), and the limits on a side. */
 #include <criterion/criterion.h>
 
-#include "gbdt/tree.c"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gbdt/gbdt_internal.h"
 
 /* the fields of two splits that a numeric search sets, compared bit for bit */
 static void assert_same_split(const gbdt_split *a, const gbdt_split *b, int trial)
@@ -51,11 +54,7 @@ Test(gbdt_split, vector_search_matches_the_plain_scan)
         p.min_sum_hessian_in_leaf = (double[]){0, 1e-3, 0.5, 5}[hr_rng_next(&rng) % 4];
         p.lambda_l1 = hr_rng_next(&rng) % 2 ? 0.0 : 0.7;
         p.lambda_l2 = (double[]){0, 1e-9, 1}[hr_rng_next(&rng) % 3];
-        gbdt_grower g = {0};
-        g.p = &p;
-        g.qlay = &q;
-        g.hcount = hcount;
-        g.nmask = hcount ? ((uint64_t)1 << q.n_bits) - 1 : 0;
+        gbdt_split_ctx g = {.p = &p, .qlay = &q, .hcount = hcount, .nmask = hcount ? ((uint64_t)1 << q.n_bits) - 1 : 0};
         memset(w, 0, (size_t)nb * sizeof *w);
         uint64_t total = 0;
         for (int i = 0; i < R; i++) {
@@ -71,12 +70,12 @@ Test(gbdt_split, vector_search_matches_the_plain_scan)
             if (!hcount || word != 1) w[b] += word;
         }
         double G = (double)gbdt_qgrad_g(&q, total) * q.gscale, H = (double)gbdt_qgrad_h(&q, total) * q.hscale;
-        double shift = leaf_gain(G, H, p.lambda_l1, p.lambda_l2) + (hr_rng_next(&rng) % 2 ? 0.0 : 0.01);
+        double shift = gbdt_leaf_gain(G, H, p.lambda_l1, p.lambda_l2) + (hr_rng_next(&rng) % 2 ? 0.0 : 0.01);
         gbdt_split a, b;
         memset(&a, 0, sizeof a), memset(&b, 0, sizeof b);
         a.gain = b.gain = -INFINITY;
-        split_find_numeric_words_scalar(&g, w, nb, total, (int64_t)R, shift, &a);
-        split_find_numeric_words(&g, w, nb, total, (int64_t)R, shift, &b);
+        gbdt_split_find_numeric_words_scalar(&g, w, nb, total, (int64_t)R, shift, &a);
+        gbdt_split_find_numeric_words(&g, w, nb, total, (int64_t)R, shift, &b);
         assert_same_split(&a, &b, trial);
         if (a.gain > -INFINITY) found[hcount]++, nan_left += a.default_left;
     }
