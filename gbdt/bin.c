@@ -343,7 +343,7 @@ int gbdt_binned_build_shard(const gbdt_data *data, int max_bin, int nthreads, si
     out->d = data->d;
     out->bin_bytes = max_bin + 1 <= 256 ? 1 : 2;
     size_t sample_n = data->n < BIN_SAMPLE_ROWS ? data->n : BIN_SAMPLE_ROWS;
-    out->cols = hr_calloc(out->n * (size_t)data->d * (size_t)out->bin_bytes + 4, 1);
+    out->cols = hr_malloc(out->n * (size_t)data->d * (size_t)out->bin_bytes + 1);
     out->mappers = hr_calloc((size_t)data->d, sizeof *out->mappers);
     out->hist_offset = hr_calloc((size_t)data->d + 1, sizeof *out->hist_offset);
     int *status = hr_calloc((size_t)data->d, sizeof *status);

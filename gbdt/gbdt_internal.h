@@ -110,8 +110,7 @@ typedef struct gbdt_binned {
     size_t n;
     int d;
     int bin_bytes;            /* 1 (uint8) when every feature has <= 256 bins, else 2 (uint16) */
-    void *cols;               /* (d, n) column-major bins, j * n + i (partitioning a leaf's rows), and 4 bytes more
-                               * (a 4-byte gather of the last row's bin stays inside) */
+    void *cols;               /* (d, n) column-major bins, j * n + i (partitioning a leaf's rows) */
     gbdt_bin_mapper *mappers; /* (d) */
     size_t *hist_offset;      /* (d + 1): feature j's histogram is [hist_offset[j], hist_offset[j+1]) */
     int ncols, pack_bytes;    /* columns of the histogram matrix; 1 (uint8) or 2 (uint16) bytes each */
@@ -237,18 +236,10 @@ void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, con
                         const uint8_t *used);
 
 /* ---- partition.c: a leaf's rows split by a split's side ---- */
-typedef struct gbdt_partition {
-    int32_t (*perm)[8]; /* (256) the lanes of each 8-bit mask's set bits first, in order, then the others */
-    int32_t *left32;    /* (max(max_bins, 256)) -1 where a bin goes left, else 0 */
-} gbdt_partition;
-int gbdt_partition_init(gbdt_partition *pt, int max_bins);
-void gbdt_partition_free(gbdt_partition *pt);
-/* the split's sides: bin b goes left where goes_left[b], b < nb */
-void gbdt_partition_set(gbdt_partition *pt, const uint8_t *goes_left, int nb);
-/* rows[i0..i1), each by its bin in col (a feature's column of gbdt_binned cols, bin_bytes 1 or 2): the left ones to
- * rows[*nl..], the right ones to right[*nr..], each in order; *nl and *nr advance by their counts. *nl <= i0 on entry.
- * right needs room for 7 more ints than it gets. */
-void gbdt_partition_rows(const gbdt_partition *pt, const void *col, int bin_bytes, int *rows, size_t i0, size_t i1,
+/* rows[i0..i1), each by its bin b in col (a feature's column of gbdt_binned cols, bin_bytes 1 or 2): those with
+ * goes_left[b] (0 or 1) to rows[*nl..], the others to right[*nr..], each in order; *nl and *nr advance by their
+ * counts. *nl <= i0 on entry. */
+void gbdt_partition_rows(const uint8_t *goes_left, const void *col, int bin_bytes, int *rows, size_t i0, size_t i1,
                          int *right, size_t *nl, size_t *nr);
 
 /* ---- tree.c: leaf-wise growth ---- */

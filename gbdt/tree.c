@@ -45,7 +45,6 @@ struct gbdt_grower {
     int **sort_scratch;      /* (nthreads, max_bins) categorical ordering */
     double **ctr_scratch;    /* (nthreads, max_bins) */
     uint8_t *goes_left;      /* (max_bins) the side of each bin of the split being applied */
-    gbdt_partition part;
     /* the tree being grown */
     int *split_feature, *left_child, *right_child, *cat_begin;
     double *threshold, *split_gain;
@@ -105,7 +104,6 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->sort_scratch);
     free(g->ctr_scratch);
     free(g->goes_left);
-    gbdt_partition_free(&g->part);
     if (g->qfloat)
         for (int t = 0; t < g->nthreads; t++) free(g->qfloat[t]);
     free(g->qfloat);
@@ -137,8 +135,7 @@ int gbdt_grower_new(const gbdt_binned *bd, const gbdt_params *p, int nthreads, g
     for (int j = 0; j < bd->d; j++)
         if (bd->mappers[j].num_bins > g->max_bins) g->max_bins = bd->mappers[j].num_bins;
     size_t n = bd->n + 1, L = (size_t)g->max_leaves;
-    int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc((n + 8) * sizeof(int))) &&
-             gbdt_partition_init(&g->part, g->max_bins) == HR_OK &&
+    int ok = (g->rows = hr_malloc(n * sizeof(int))) && (g->scratch_rows = hr_malloc(n * sizeof(int))) &&
              (gbdt_hist_scratch_init(&g->scratch, bd) == HR_OK) && (g->begin = hr_calloc(L, sizeof(size_t))) &&
              (g->count = hr_calloc(L, sizeof(size_t))) && (g->nz = hr_calloc(L, sizeof(size_t))) &&
              (g->gcount = hr_calloc(L, sizeof(int64_t))) && (g->depth = hr_calloc(L, sizeof(int))) &&
@@ -311,10 +308,9 @@ static int grower_apply_split(gbdt_grower *g, int leaf, int right, int k)
     size_t n = g->count[leaf], nl = 0, nr = 0, nzl, nzr;
     const gbdt_binned *bd = g->bd;
     const void *col = (const uint8_t *)bd->cols + (size_t)s->feature * bd->n * (size_t)bd->bin_bytes;
-    gbdt_partition_set(&g->part, g->goes_left, m->num_bins);
-    gbdt_partition_rows(&g->part, col, bd->bin_bytes, rows, 0, g->nz[leaf], g->scratch_rows, &nl, &nr);
+    gbdt_partition_rows(g->goes_left, col, bd->bin_bytes, rows, 0, g->nz[leaf], g->scratch_rows, &nl, &nr);
     nzl = nl, nzr = nr;
-    gbdt_partition_rows(&g->part, col, bd->bin_bytes, rows, g->nz[leaf], n, g->scratch_rows, &nl, &nr);
+    gbdt_partition_rows(g->goes_left, col, bd->bin_bytes, rows, g->nz[leaf], n, g->scratch_rows, &nl, &nr);
     memcpy(rows + nl, g->scratch_rows, nr * sizeof(int));
     g->begin[right] = g->begin[leaf] + nl;
     g->count[right] = nr;
