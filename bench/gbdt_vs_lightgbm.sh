@@ -79,7 +79,7 @@ peak() { # the peak RSS /usr/bin/time saw, MB
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gbdt_vs_lgb.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "machine: $(lscpu | awk -F': +' '/Model name/ {print $2}'), $(nproc) cores; $(date -u +%Y-%m-%dT%H:%MZ);" \
-  "heurist $(git rev-parse --short HEAD 2>/dev/null || echo '?'); LightGBM $(cat "$lgb_src/VERSION.txt" 2>/dev/null || echo '?');" \
+  "heurist ${HEURIST_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}; LightGBM $(cat "$lgb_src/VERSION.txt" 2>/dev/null || echo '?');" \
   "heurist config $hcfg"
 
 side_by_side() { # side_by_side CASE THREADS REP OURS_CMD... -- LGB_CMD...

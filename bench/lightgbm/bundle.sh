@@ -31,12 +31,15 @@ cc -O2 -w -I"$lgb/include" bench/lightgbm/lgbm_bench.c -o "$R/cache/lightgbm/lgb
 cp /usr/bin/time /usr/bin/bc "$R/bin/"
 { ldd "$build/gbdt_select_bench"; ldd "$lgb/lib_lightgbm.so"; ldd /usr/bin/bc; } 2>/dev/null | awk '$3 ~ /^\// {print $3}' |
   sort -u | grep -E '/(libcjson|libcsv|libbz2|libgomp|libreadline|libtinfo)\.so' | while read -r f; do cp -L "$f" "$R/libs/"; done
+# the commit the binaries were built from (the copy of the tree there may carry another)
+git rev-parse --short HEAD > "$R/REV" 2>/dev/null || echo '?' > "$R/REV"
 cat > "$R/run.sh" <<'RUN'
 #!/usr/bin/env bash
 # Runs bench/gbdt_vs_lightgbm.sh (from the repository root) against this bundle's binaries and libraries.
 set -euo pipefail
 B=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$B/lgb:$B/libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" PATH="$B/bin:$PATH"
+export HEURIST_REV="$(cat "$B/REV")"
 touch "$B/cache/lightgbm/lgbm_bench"   # newer than the driver's source: the script uses it as built
 exec bash bench/gbdt_vs_lightgbm.sh --build "$B/build" --lightgbm "$B/lgb" --cache "$B/cache" "$@"
 RUN
