@@ -268,7 +268,8 @@ typedef struct class_job {
  * overshoot (gbdt_objective_softmax_steps): leaf l of tree i holds rows[at + l][0..cnt[at + l]), at the number
  * of leaves of the trees before it. */
 static int boost_softmax_leaves(const gbdt_params *p, const boost_state *s, gbdt_tree *t, int k0, int nk,
-                                const int *const *rows, const double *const *gl, const size_t *cnt)
+                                const int *const *rows, const double *const *gl, const size_t *neg,
+                                const size_t *cnt)
 {
     int L = 0;
     for (int i = 0; i < nk; i++) L += t[i].num_leaves;
@@ -281,8 +282,8 @@ static int boost_softmax_leaves(const gbdt_params *p, const boost_state *s, gbdt
             newton[at] = t[i].leaf_value[l] / p->learning_rate;
         }
     if (rc == HR_OK)
-        rc = gbdt_objective_softmax_steps(p, &s->shard, s->gh, cls, L, rows, gl, cnt, newton, s->ue ? s->ue_w : INT_MIN,
-                                          step);
+        rc = gbdt_objective_softmax_steps(p, &s->shard, s->gh, cls, L, rows, gl, neg, cnt, newton,
+                                          s->ue ? s->ue_w : INT_MIN, step);
     for (int i = 0, at = 0; i < nk && rc == HR_OK; i++)
         for (int l = 0; l < t[i].num_leaves; l++, at++)
             if (step[at] != newton[at]) t[i].leaf_value[l] = p->learning_rate * step[at];
@@ -298,15 +299,16 @@ static int boost_softmax_tree(const gbdt_params *p, const boost_state *s, const 
     int L = t->num_leaves;
     const int **rows = hr_malloc((size_t)L * sizeof *rows);
     const double **gl = hr_malloc((size_t)L * sizeof *gl);
-    size_t *cnt = hr_malloc((size_t)L * sizeof *cnt);
-    int rc = rows && gl && cnt ? HR_OK : HR_ENOMEM;
+    size_t *cnt = hr_malloc((size_t)L * sizeof *cnt), *neg = hr_malloc((size_t)L * sizeof *neg);
+    int rc = rows && gl && cnt && neg ? HR_OK : HR_ENOMEM;
     for (int l = 0; l < L && rc == HR_OK; l++) {
         rows[l] = gbdt_grower_leaf_rows(g, l, &cnt[l]);
-        gl[l] = gbdt_grower_leaf_grads(g, l);
+        gl[l] = gbdt_grower_leaf_grads(g, l, &neg[l]);
     }
-    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, k, 1, rows, gl, cnt);
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, k, 1, rows, gl[0] ? gl : NULL, gl[0] ? neg : NULL, cnt);
     free(rows);
     free(gl);
+    free(neg);
     free(cnt);
     return rc;
 }
@@ -343,7 +345,7 @@ static int boost_round_finish(const gbdt_params *p, boost_state *s, gbdt_tree *t
             rows[at] = s->round_rows + (size_t)k * n + s->round_begin[(size_t)k * stride + (size_t)l];
             cnt[at] = s->round_count[(size_t)k * stride + (size_t)l];
         }
-    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, 0, K, rows, NULL, cnt);
+    if (rc == HR_OK) rc = boost_softmax_leaves(p, s, t, 0, K, rows, NULL, NULL, cnt);
     for (int k = 0, at = 0; k < K && rc == HR_OK && !bagged; k++)
         for (int l = 0; l < t[k].num_leaves; l++, at++)
             for (size_t i = 0; i < cnt[at]; i++) s->F[(size_t)rows[at][i] * (size_t)K + (size_t)k] += t[k].leaf_value[l];

@@ -265,8 +265,8 @@ int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc,
 /* rows of leaf l of the last grown tree; *count gets their number */
 const int *gbdt_grower_leaf_rows(const gbdt_grower *g, int leaf, size_t *count);
 /* the gradients g of those rows, in their order, when the last tree renewed its leaf values (quantized_grad with
- * renew_leaf, which reads them); else NULL */
-const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf);
+ * renew_leaf, which reads them), and *neg how many are < 0; else NULL */
+const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf, size_t *neg);
 void gbdt_grower_add_scores(const gbdt_grower *g, const gbdt_tree *t, int K, int k, double *F);
 /* leaf_of[r] = the leaf of each row r the last grown tree was fit on (num_leaves <= 256) */
 void gbdt_grower_leaf_ids(const gbdt_grower *g, int num_leaves, uint8_t *leaf_of);
@@ -334,10 +334,11 @@ double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const 
  * The leaves iterate together, so that with p->comm (rows: this process's share) each iteration sums every
  * leaf's terms over the processes at once. ue == INT_MIN: plain double sums in row order; otherwise each
  * row's terms are rounded to the grid 2^ue (exact sums, quant.c). gl (or NULL) gives, per leaf (or NULL), the
- * gradients of rows[l] in that order, gl[l][i] = gh's g of row rows[l][i], read in place of gh's scattered ones. */
+ * gradients of rows[l] in that order, gl[l][i] = gh's g of row rows[l][i], read in place of gh's scattered ones,
+ * and neg[l] how many of them are < 0. */
 int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
-                                 int L, const int *const *rows, const double *const *gl, const size_t *nrows,
-                                 const double *newton, int ue, double *steps);
+                                 int L, const int *const *rows, const double *const *gl, const size_t *neg,
+                                 const size_t *nrows, const double *newton, int ue, double *steps);
 /* Base raw score per class from the labels (mean, or log class priors). */
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
 /* Mean loss as gbdt_objective_metric, summed over the processes of p->comm (rows: this process's share). */

@@ -453,8 +453,8 @@ typedef struct step_state {
  * lands there. Each leaf's search depends on its own sums only, so searching all leaves in lockstep (one
  * exchange of sums per iteration) gives each the step it would get alone. */
 int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, const double *gh, const int *cls,
-                                 int L, const int *const *rows, const double *const *gl, const size_t *nrows,
-                                 const double *newton, int ue, double *steps)
+                                 int L, const int *const *rows, const double *const *gl, const size_t *neg,
+                                 const size_t *nrows, const double *newton, int ue, double *steps)
 {
     step_state *st = hr_calloc((size_t)L + 1, sizeof *st);
     double *sums = hr_malloc((2 * (size_t)L + 1) * sizeof *sums);
@@ -473,6 +473,12 @@ int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, co
         if (nt > GBDT_SOFTMAX_MAX_STEP) nt = GBDT_SOFTMAX_MAX_STEP;
         if (nt < -GBDT_SOFTMAX_MAX_STEP) nt = -GBDT_SOFTMAX_MAX_STEP;
         steps[l] = nt;
+        /* hard labels, no l1 or l2: where every row has y_k = 0 (no g < 0) phi' = sum w q > 0, and where every row
+         * has y_k = 1, phi' = sum w (q - 1) < 0, so a step away from those labels can never overshoot: the test
+         * below would keep the Newton step without reading the rows */
+        if (neg && !data->y_prob && p->lambda_l1 == 0 && p->lambda_l2 == 0 &&
+            ((nt < 0 && neg[l] == 0) || (nt > 0 && neg[l] == nrows[l])))
+            continue;
         st[l] = (step_state){nt, nt > 0 ? 1.0 : -1.0, 0, nt, nt, 0, 0, 1};
         active++;
     }

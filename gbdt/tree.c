@@ -33,6 +33,7 @@ struct gbdt_grower {
     gbdt_split_ctx sc;      /* what the split searches read: params, quantized fields, hessian_counts */
     uint64_t *qsum;         /* (max_leaves) a leaf's summed words */
     double *gord;           /* (n) renew_leaf: the true g of rows[i], kept by the renewal for the leaf steps */
+    size_t *neg;            /* (max_leaves) renew_leaf: a leaf's rows with g < 0 */
     int renewed;            /* whether gord holds the last tree's */
     int *depth;              /* (max_leaves) */
     double *sum_g, *sum_h, *out; /* (max_leaves) leaf sums and output before the learning rate */
@@ -109,6 +110,7 @@ void gbdt_grower_free(gbdt_grower *g)
     free(g->qfloat);
     free(g->qsum);
     free(g->gord);
+    free(g->neg);
     free(g->split_feature);
     free(g->left_child);
     free(g->right_child);
@@ -348,7 +350,7 @@ static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tr
     for (int l = 0; g->renewed && l < num_leaves; l++) {
         const int *rows = g->rows + g->begin[l];
         double *go = g->gord + g->begin[l];
-        size_t cnt = g->count[l], i = 0;
+        size_t cnt = g->count[l], i = 0, neg = 0;
         double G0 = 0, H0 = 0, G1 = 0, H1 = 0;
         for (; i + 1 < cnt; i += 2) {
             if (i + 16 < cnt) __builtin_prefetch(gh + 2 * (size_t)rows[i + 16]);
@@ -357,11 +359,14 @@ static int grower_emit(gbdt_grower *g, const double *gh, int num_leaves, gbdt_tr
             H0 += gh[2 * (size_t)rows[i] + 1];
             G1 += go[i + 1] = gh[2 * (size_t)rows[i + 1]];
             H1 += gh[2 * (size_t)rows[i + 1] + 1];
+            neg += (size_t)(go[i] < 0) + (size_t)(go[i + 1] < 0);
         }
         if (i < cnt) {
             G0 += go[i] = gh[2 * (size_t)rows[i]];
             H0 += gh[2 * (size_t)rows[i] + 1];
+            neg += (size_t)(go[i] < 0);
         }
+        g->neg[l] = neg;
         double G = G0 + G1, H = H0 + H1;
         g->out[l] = gbdt_leaf_output(G, H, g->p->lambda_l1, g->p->lambda_l2);
         g->sum_h[l] = H;
@@ -412,7 +417,9 @@ int gbdt_grower_grow_quant(gbdt_grower *g, const double *gh, const uint16_t *qc,
                            const int *rows, size_t nrows, const uint8_t *used, const uint64_t *root, gbdt_tree *out)
 {
     if (!g->qsum && !(g->qsum = hr_calloc((size_t)g->max_leaves, sizeof *g->qsum))) return HR_ENOMEM;
-    if (g->p->renew_leaf && !g->gord && !(g->gord = hr_malloc((g->bd->n + 1) * sizeof *g->gord))) return HR_ENOMEM;
+    if (g->p->renew_leaf && !g->gord &&
+        (!(g->gord = hr_malloc((g->bd->n + 1) * sizeof *g->gord)) || !(g->neg = hr_calloc((size_t)g->max_leaves, sizeof *g->neg))))
+        return HR_ENOMEM;
     if (!g->qfloat) {
         if (!(g->qfloat = hr_calloc((size_t)g->nthreads, sizeof *g->qfloat))) return HR_ENOMEM;
         for (int t = 0; t < g->nthreads; t++)
@@ -558,8 +565,9 @@ static int grower_grow(gbdt_grower *g, const double *gh, const int *rows, size_t
     return rc;
 }
 
-const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf)
+const double *gbdt_grower_leaf_grads(const gbdt_grower *g, int leaf, size_t *neg)
 {
+    *neg = g->renewed ? g->neg[leaf] : 0;
     return g->renewed ? g->gord + g->begin[leaf] : NULL;
 }
 

@@ -106,7 +106,7 @@ Test(gbdt_objective, softmax_steps_reach_the_minimiser_and_ignore_row_order_on_t
     }
     const int *rp[L] = {rows[0], rows[1], rows[2], rows[3]}, *rr[L] = {rev[0], rev[1], rev[2], rev[3]},
               *pp[L] = {pos[0], pos[1], pos[2], pos[3]};
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, nrows, newton, INT_MIN, steps), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, NULL, nrows, newton, INT_MIN, steps), 0);
     for (int l = 0; l < L; l++) {
         if (l % 2) {
             cr_assert_eq(steps[l], newton[l], "leaf %d: a Newton step that falls short is kept", l);
@@ -122,17 +122,71 @@ Test(gbdt_objective, softmax_steps_reach_the_minimiser_and_ignore_row_order_on_t
     for (int l = 0; l < L; l++)
         for (size_t i = 0; i < nrows[l]; i++) ord[l][i] = gh[2 * (cls[l] * N + rows[l][i])];
     const double *op[L] = {ord[0], ord[1], ord[2], ord[3]};
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, op, nrows, newton, INT_MIN, again), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, op, NULL, nrows, newton, INT_MIN, again), 0);
     for (int l = 0; l < L; l++) cr_assert_eq(steps[l], again[l], "leaf %d, ordered: %.17g vs %.17g", l, steps[l], again[l]);
     /* rows of weight 0 add nothing (their p is 0/0) */
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, pp, NULL, npos, newton, INT_MIN, again), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, pp, NULL, NULL, npos, newton, INT_MIN, again), 0);
     for (int l = 0; l < L; l++) cr_assert_eq(steps[l], again[l], "leaf %d: %.17g vs %.17g", l, steps[l], again[l]);
     /* on the grid 2^-30 the sums are exact: the rows' order does not matter */
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, nrows, newton, -30, steps), 0);
-    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rr, NULL, nrows, newton, -30, again), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, NULL, NULL, nrows, newton, -30, steps), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rr, NULL, NULL, nrows, newton, -30, again), 0);
     for (int l = 0; l < L; l++) {
         cr_assert_eq(steps[l], again[l], "leaf %d on the grid: %.17g vs %.17g", l, steps[l], again[l]);
         double slope = leaf_slope(&data, gh + 2 * cls[l] * N, cls[l], rows[l], nrows[l], steps[l], p.lambda_l2);
         if (l % 2 == 0) cr_assert(fabs(slope) < 1e-6, "leaf %d on the grid: phi'(%.17g) = %g", l, steps[l], slope);
     }
+}
+
+/* Hard labels without l1 or l2: a leaf with no row of its class (no g < 0) stepping down, or only rows of its class
+ * stepping up, keeps its Newton step however long, and handing over the count of g < 0 (which skips reading those
+ * leaves' rows) gives the very steps of the full search, mixed leaves included. */
+Test(gbdt_objective, one_sided_leaves_keep_their_newton_step)
+{
+    enum { N = 400, K = 3, L = 6 };
+    hr_rng r;
+    hr_rng_seed(&r, 13);
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.objective = GBDT_OBJECTIVE_SOFTMAX;
+    p.num_class = K;
+    double F[N * K], gh[2 * N * K];
+    float y[N], x[N] = {0};
+    for (int i = 0; i < N; i++) {
+        for (int k = 0; k < K; k++) F[i * K + k] = 2.0 * hr_rng_normal(&r);
+        y[i] = (float)(i % K);
+    }
+    gbdt_data data = {.x = x, .n = N, .d = 1, .y = y};
+    cr_assert_eq(gbdt_objective_gradients(&p, &data, F, 1, gh), 0);
+    /* class 0: leaves 0, 1 hold rows of classes 1 and 2 only, leaves 2, 3 rows of class 0 only, 4, 5 all rows */
+    int rows[L][N], cls[L] = {0, 0, 0, 0, 0, 0};
+    size_t nrows[L] = {0}, neg[L] = {0};
+    for (int i = 0; i < N; i++) {
+        int l = y[i] != 0 ? i % 2 : 2 + i % 2;
+        rows[l][nrows[l]++] = i;
+        rows[4 + i % 2][nrows[4 + i % 2]++] = i;
+    }
+    double newton[L], full[L], fast[L];
+    const double *gl[L];
+    double ord[L][N];
+    for (int l = 0; l < L; l++) {
+        double G = 0, H = 0;
+        for (size_t i = 0; i < nrows[l]; i++) {
+            G += ord[l][i] = gh[2 * rows[l][i]];
+            H += gh[2 * rows[l][i] + 1];
+            neg[l] += ord[l][i] < 0;
+        }
+        gl[l] = ord[l];
+        newton[l] = -G / H * (l % 2 ? 0.5 : 3.0); /* overshooting and falling-short Newton steps */
+    }
+    cr_assert_eq(neg[0] + neg[1], 0);
+    cr_assert_eq(neg[2] + neg[3], nrows[2] + nrows[3]);
+    const int *rp[L] = {rows[0], rows[1], rows[2], rows[3], rows[4], rows[5]};
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, gl, NULL, nrows, newton, INT_MIN, full), 0);
+    cr_assert_eq(gbdt_objective_softmax_steps(&p, &data, gh, cls, L, rp, gl, neg, nrows, newton, INT_MIN, fast), 0);
+    for (int l = 0; l < L; l++) cr_assert_eq(full[l], fast[l], "leaf %d: %.17g vs %.17g", l, full[l], fast[l]);
+    for (int l = 0; l < 4; l++) { /* steps are capped at +-10 */
+        double capped = newton[l] > 10 ? 10 : newton[l] < -10 ? -10 : newton[l];
+        cr_assert_eq(full[l], capped, "leaf %d keeps its Newton step: %.17g of %.17g", l, full[l], newton[l]);
+    }
+    cr_assert_neq(full[4], newton[4], "the mixed leaf's overshooting Newton step is replaced");
 }
