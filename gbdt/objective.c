@@ -345,10 +345,12 @@ int gbdt_objective_gradients_range(const gbdt_params *p, const gbdt_data *data, 
 {
     int softmax = p->objective == GBDT_OBJECTIVE_SOFTMAX, K = softmax ? p->num_class : 1, rc;
     size_t n = data->n;
-    if (softmax && K > OBJ_MAX_STACK_CLASSES) return hr_error(HR_EINVAL, "gbdt: at most %d classes", OBJ_MAX_STACK_CLASSES);
+    if (softmax && K > OBJ_MAX_STACK_CLASSES)
+        return hr_error(HR_EINVAL, "gbdt: at most %d classes", OBJ_MAX_STACK_CLASSES);
     if (!softmax || !ranges) {
+        grad_job job = {p, data, F, gh, NULL};
         rc = p->objective == GBDT_OBJECTIVE_LAMBDARANK ? lambda_gradients(data, F, nthreads, gh)
-                                                       : hr_parallel_for(nthreads, n, grad_range, &(grad_job){p, data, F, gh, NULL});
+                                                       : hr_parallel_for(nthreads, n, grad_range, &job);
         for (int k = 0; rc == HR_OK && ranges && k < K; k++) gbdt_qgrad_range(gh + 2 * (size_t)k * n, n, &ranges[k]);
         return rc;
     }
@@ -360,12 +362,14 @@ int gbdt_objective_gradients_range(const gbdt_params *p, const gbdt_data *data, 
     for (size_t a = 0; a < (size_t)threads * (size_t)K; a++)
         acc[4 * a] = OBJ_V4(0.0), acc[4 * a + 1] = OBJ_V4(INFINITY), acc[4 * a + 2] = OBJ_V4(-INFINITY),
         acc[4 * a + 3] = OBJ_V4(0.0);
-    rc = hr_parallel_for(threads, n, grad_range, &(grad_job){p, data, F, gh, acc});
+    grad_job job = {p, data, F, gh, acc};
+    rc = hr_parallel_for(threads, n, grad_range, &job);
     for (int k = 0; k < K; k++) {
         ranges[k] = GBDT_GH_RANGE_EMPTY;
         for (int t = 0; t < threads; t++) {
             const obj_v4 *a = acc + ((size_t)t * (size_t)K + (size_t)k) * 4;
-            for (int j = 0; j < 4; j++) gbdt_gh_range_add(&ranges[k], a[0][j], a[1][j], a[2][j], ((obj_i4)a[3])[j] != 0);
+            obj_i4 nan = (obj_i4)a[3];
+            for (int j = 0; j < 4; j++) gbdt_gh_range_add(&ranges[k], a[0][j], a[1][j], a[2][j], nan[j] != 0);
         }
     }
     free(acc);

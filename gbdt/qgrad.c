@@ -143,7 +143,10 @@ QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, gbdt_gh_range *r
     }
     *r = GBDT_GH_RANGE_EMPTY;
     for (int k = 0; k < 4; k++) gbdt_gh_range_add(r, vg[k], lo[k], hi[k], nan[k] != 0);
-    for (; i < n; i++) gbdt_gh_range_add(r, fabs(gh[2 * i]), gh[2 * i + 1], gh[2 * i + 1], isnan(gh[2 * i]) || isnan(gh[2 * i + 1]));
+    for (; i < n; i++) {
+        double g = gh[2 * i], h = gh[2 * i + 1];
+        gbdt_gh_range_add(r, fabs(g), h, h, isnan(g) || isnan(h));
+    }
 }
 
 int gbdt_qgrad_discretize_range(const double *gh, size_t n, const gbdt_gh_range *r, size_t rows, int bins,
