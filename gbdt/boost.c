@@ -202,6 +202,7 @@ typedef struct boost_state {
                             * (with quantized_grad each holds hist_total uint64_t words) */
     uint16_t *qv;          /* (K, n) quantized_grad: this round's codes of each class and row; else NULL */
     gbdt_qgrad *qlay;      /* (K) their scales and field widths */
+    gbdt_gh_range *qrange; /* (K) quantized_grad: this round's range of each class's gh, gathered with them */
     uint8_t *root_built;   /* (K) quantized_grad: whether roots[k] holds this round's root of class k (else its
                             * tree builds it) */
     int *root_cls;         /* (K) scratch: the classes whose roots are built together */
@@ -233,6 +234,7 @@ static void boost_state_free(boost_state *s)
     free(s->gh);
     free(s->qv);
     free(s->qlay);
+    free(s->qrange);
     for (int k = 0; s->roots && k < s->nroots; k++) free(s->roots[k]);
     free(s->roots);
     free(s->leaf_of);
@@ -454,8 +456,9 @@ static void qgrad_range(void *ctx, size_t begin, size_t end, int tid)
     boost_state *s = job->s;
     size_t n = s->shard.n;
     for (size_t k = begin; k < end; k++)
-        job->status[k] = gbdt_qgrad_discretize(s->gh + 2 * k * n, n, job->nrows, job->p->grad_bins, job->p->seed,
-                                               (uint64_t)job->it, (int)k, s->qv + k * n, &s->qlay[k]);
+        job->status[k] = gbdt_qgrad_discretize_range(s->gh + 2 * k * n, n, &s->qrange[k], job->nrows,
+                                                     job->p->grad_bins, job->p->seed, (uint64_t)job->it, (int)k,
+                                                     s->qv + k * n, &s->qlay[k]);
 }
 
 /* A class whose share of rows with a word of more than a count is below this has its root histogram built by its
@@ -478,8 +481,8 @@ static int boost_quant_roots(const gbdt_params *p, boost_state *s, int K, const 
                                     (uint64_t *const *)s->roots);
 }
 
-/* quantized_grad: every class's codes for this round, classes in parallel (each code depends only on
- * its (seed, round, class, row)) */
+/* quantized_grad: every class's codes for this round from its gh and their range s->qrange, classes in parallel
+ * (each code depends only on its (seed, round, class, row)) */
 static int boost_quantize(const gbdt_params *p, boost_state *s, int K, size_t nrows, int it, int nthreads)
 {
     qgrad_job job = {p, s, nrows, it, s->status};
@@ -507,7 +510,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             nrows = boost_bag(&rng, s->n_total, p->bagging_fraction, s->lo, s->lo + n, s->bag_rows);
             rows = s->bag_rows;
         }
-        if ((rc = gbdt_objective_gradients(p, &s->shard, s->F, nthreads, s->gh))) break;
+        if ((rc = gbdt_objective_gradients_range(p, &s->shard, s->F, nthreads, s->gh, s->qrange))) break;
         if (s->ue && (rc = gbdt_quant_gradients(p, n, K, s->n_total, s->gh, s->ue))) break;
         if (s->qv && (rc = boost_quantize(p, s, K, nrows, it, nthreads))) break;
         if (s->roots && s->qv && (rc = boost_quant_roots(p, s, K, rows, nrows, nthreads))) break;
@@ -641,9 +644,10 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     if (rc == HR_OK && p->quantized_grad) {
         s.qv = hr_malloc(n * (size_t)K * sizeof *s.qv);
         s.qlay = hr_calloc((size_t)K, sizeof *s.qlay);
+        s.qrange = hr_calloc((size_t)K, sizeof *s.qrange);
         s.root_built = hr_calloc((size_t)K, 1);
         s.root_cls = hr_calloc((size_t)K, sizeof *s.root_cls);
-        if (!s.qv || !s.qlay || !s.root_built || !s.root_cls) rc = HR_ENOMEM;
+        if (!s.qv || !s.qlay || !s.qrange || !s.root_built || !s.root_cls) rc = HR_ENOMEM;
     }
     /* the K trees of an iteration start from the same rows: their root histograms are built in one pass */
     if (rc == HR_OK && K >= 2) {

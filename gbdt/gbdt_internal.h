@@ -2,6 +2,8 @@
 #ifndef HEURIST_GBDT_INTERNAL_H
 #define HEURIST_GBDT_INTERNAL_H
 
+#include <math.h>
+
 #include "gbdt/gbdt.h"
 
 #define GBDT_DT_CATEGORICAL 1u
@@ -158,6 +160,28 @@ uint32_t gbdt_qgrad_hash(uint64_t seed, uint64_t round, int k, size_t row);
  * rows */
 int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
                           uint16_t *qc, gbdt_qgrad *q);
+/* What the scales of one class's gh (n, 2) depend on: max |g|, the least and largest h (hmin > hmax: no rows), and
+ * whether a g or h is NaN. Minima and maxima do not depend on the order of the rows, so ranges of parts of the rows
+ * combine (gbdt_gh_range_add) into exactly the range of all of them. */
+typedef struct gbdt_gh_range {
+    double gmax, hmin, hmax;
+    int nan;
+} gbdt_gh_range;
+/* the range of no rows */
+#define GBDT_GH_RANGE_EMPTY ((gbdt_gh_range){0.0, INFINITY, -INFINITY, 0})
+/* *r = the range of its rows and of rows with max |g| ag, h in [lo, hi], a NaN where nan */
+static inline void gbdt_gh_range_add(gbdt_gh_range *r, double ag, double lo, double hi, int nan)
+{
+    r->gmax = ag > r->gmax ? ag : r->gmax;
+    r->hmin = lo < r->hmin ? lo : r->hmin;
+    r->hmax = hi > r->hmax ? hi : r->hmax;
+    r->nan |= nan;
+}
+/* *r = the range of gh (n, 2) */
+void gbdt_qgrad_range(const double *gh, size_t n, gbdt_gh_range *r);
+/* gbdt_qgrad_discretize with r the range of gh (gbdt_qgrad_range, or gathered as gh was written) */
+int gbdt_qgrad_discretize_range(const double *gh, size_t n, const gbdt_gh_range *r, size_t rows, int bins,
+                                uint64_t seed, uint64_t round, int k, uint16_t *qc, gbdt_qgrad *q);
 /* the word of code c: gq at bit gs = n_bits + h_bits, hq at bit hs = n_bits, a count of 1 */
 static inline uint64_t gbdt_qgrad_word(uint16_t c, int hs, int gs)
 {
@@ -326,6 +350,10 @@ static inline int64_t gbdt_split_count(const gbdt_qgrad *q, uint64_t w, double f
 /* gh (K, n, 2): per class gradient/hessian pairs of the loss at raw scores F (n, K). */
 int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
                              double *gh);
+/* The same, and with ranges non-NULL ranges[k] = the range of class k's gh (K ranges; quantized_grad): gathered
+ * while softmax gradients are written, so that quantizing them needs no pass of its own over gh. */
+int gbdt_objective_gradients_range(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
+                                   double *gh, gbdt_gh_range *ranges);
 /* Weighted mean loss (L2: w (F-y)^2, softmax: multi_logloss) of raw scores F (n, K). */
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F);
 /* steps[l] (l < L): the step (before the learning rate) of a softmax leaf holding rows[l][0..nrows[l]) of class

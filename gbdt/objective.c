@@ -149,13 +149,21 @@ OBJ_TARGET static void obj_softmax_block(const double *F, int K, size_t i0, int 
     for (int g = 0; g < G; g++) *(obj_v4 *)&inv[4 * g] = OBJ_V4(1.0) / s[g];
 }
 
+/* vector lanes picked by mask m: a where m, else b */
+#define OBJ_PICK(m, a, b) ((obj_v4)(((obj_i4)(a) & (m)) | ((obj_i4)(b) & ~(m))))
+
 /* gh of class k for rows i0 .. i0 + nb - 1 from their softmax (obj_softmax_block): g = w (p - y), h = w p (1 - p),
- * with y from the labels lab (hard) or y_prob (soft, rows of K), w the row weights */
+ * with y from the labels lab (hard) or y_prob (soft, rows of K), w the row weights. With acc non-NULL, lane by
+ * lane, acc[0] = max |g|, acc[1] = min h, acc[2] = max h, acc[3] NaN bits of the rows so far (quantized_grad's
+ * range; lanes past nb hold row i0's values again, already in it). */
 OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const int64_t *lab, const float *y_prob,
-                                      const double *w, int K, int k, int nb, double *gh)
+                                      const double *w, int K, int k, int nb, double *gh, obj_v4 *acc)
 {
     const obj_v4 one = OBJ_V4(1.0);
-    const obj_i4 kk = {k, k, k, k};
+    const obj_i4 kk = {k, k, k, k}, abs_mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
+    obj_v4 gmax = OBJ_V4(0.0), lo = gmax, hi = gmax;
+    obj_i4 nan = {0, 0, 0, 0};
+    if (acc) gmax = acc[0], lo = acc[1], hi = acc[2], nan = (obj_i4)acc[3];
     for (int r = 0; r < nb; r += 4) {
         obj_v4 p = *(const obj_v4 *)&ex[k * OBJ_BLOCK + r] * *(const obj_v4 *)&inv[r], y;
         if (y_prob)
@@ -164,6 +172,13 @@ OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const
             y = (obj_v4)((obj_i4)one & (*(const obj_i4 *)&lab[r] == kk));
         obj_v4 wv = *(const obj_v4 *)&w[r];
         obj_v4 g = wv * (p - y), h = wv * p * (one - p);
+        if (acc) {
+            obj_v4 ag = (obj_v4)((obj_i4)g & abs_mask);
+            gmax = OBJ_PICK(ag > gmax, ag, gmax);
+            lo = OBJ_PICK(h < lo, h, lo);
+            hi = OBJ_PICK(h > hi, h, hi);
+            nan |= (g != g) | (h != h);
+        }
         if (r + 4 <= nb) {
             *(obj_v4 *)&gh[2 * r] = __builtin_shuffle(g, h, (obj_i4){0, 4, 1, 5});
             *(obj_v4 *)&gh[2 * r + 4] = __builtin_shuffle(g, h, (obj_i4){2, 6, 3, 7});
@@ -171,6 +186,7 @@ OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const
             for (int j = 0; r + j < nb; j++) gh[2 * (r + j)] = g[j], gh[2 * (r + j) + 1] = h[j];
         }
     }
+    if (acc) acc[0] = gmax, acc[1] = lo, acc[2] = hi, acc[3] = (obj_v4)nan;
 }
 
 typedef struct grad_job {
@@ -178,6 +194,7 @@ typedef struct grad_job {
     const gbdt_data *data;
     const double *F;
     double *gh;
+    obj_v4 *acc; /* softmax with ranges: (threads, K, 4) obj_softmax_gh's accumulators of each thread; else NULL */
 } grad_job;
 
 static void grad_range(void *ctx, size_t begin, size_t end, int tid)
@@ -196,6 +213,7 @@ static void grad_range(void *ctx, size_t begin, size_t end, int tid)
     int K = job->p->num_class;
     double ex[OBJ_MAX_STACK_CLASSES * OBJ_BLOCK], inv[OBJ_BLOCK], w[OBJ_BLOCK];
     int64_t lab[OBJ_BLOCK];
+    obj_v4 *acc = job->acc ? job->acc + (size_t)tid * (size_t)K * 4 : NULL;
     for (size_t i0 = begin; i0 < end; i0 += OBJ_BLOCK) {
         int nb = end - i0 < OBJ_BLOCK ? (int)(end - i0) : OBJ_BLOCK;
         for (int r = 0; r < OBJ_BLOCK; r++) {
@@ -206,7 +224,8 @@ static void grad_range(void *ctx, size_t begin, size_t end, int tid)
         obj_softmax_block(job->F, K, i0, nb, ex, inv);
         const float *y_prob = data->y_prob ? data->y_prob + i0 * (size_t)K : NULL;
         for (int k = 0; k < K; k++)
-            obj_softmax_gh(ex, inv, lab, y_prob, w, K, k, nb, job->gh + 2 * ((size_t)k * n + i0));
+            obj_softmax_gh(ex, inv, lab, y_prob, w, K, k, nb, job->gh + 2 * ((size_t)k * n + i0),
+                           acc ? acc + 4 * k : NULL);
     }
 }
 
@@ -318,11 +337,43 @@ static double lambda_metric(const gbdt_data *data, const double *F)
 int gbdt_objective_gradients(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
                              double *gh)
 {
-    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && p->num_class > OBJ_MAX_STACK_CLASSES)
+    return gbdt_objective_gradients_range(p, data, F, nthreads, gh, NULL);
+}
+
+int gbdt_objective_gradients_range(const gbdt_params *p, const gbdt_data *data, const double *F, int nthreads,
+                                   double *gh, gbdt_gh_range *ranges)
+{
+    int softmax = p->objective == GBDT_OBJECTIVE_SOFTMAX, K = softmax ? p->num_class : 1, rc;
+    size_t n = data->n;
+    if (softmax && K > OBJ_MAX_STACK_CLASSES)
         return hr_error(HR_EINVAL, "gbdt: at most %d classes", OBJ_MAX_STACK_CLASSES);
-    if (p->objective == GBDT_OBJECTIVE_LAMBDARANK) return lambda_gradients(data, F, nthreads, gh);
-    grad_job job = {p, data, F, gh};
-    return hr_parallel_for(nthreads, data->n, grad_range, &job);
+    if (!softmax || !ranges) {
+        grad_job job = {p, data, F, gh, NULL};
+        rc = p->objective == GBDT_OBJECTIVE_LAMBDARANK ? lambda_gradients(data, F, nthreads, gh)
+                                                       : hr_parallel_for(nthreads, n, grad_range, &job);
+        for (int k = 0; rc == HR_OK && ranges && k < K; k++) gbdt_qgrad_range(gh + 2 * (size_t)k * n, n, &ranges[k]);
+        return rc;
+    }
+    /* each thread gathers its rows' ranges; minima and maxima make their combination exact in any order */
+    int threads = hr_threads_resolve(nthreads);
+    if ((size_t)threads > n) threads = n ? (int)n : 1;
+    obj_v4 *acc = hr_malloc((size_t)threads * (size_t)K * 4 * sizeof *acc);
+    if (!acc) return HR_ENOMEM;
+    for (size_t a = 0; a < (size_t)threads * (size_t)K; a++)
+        acc[4 * a] = OBJ_V4(0.0), acc[4 * a + 1] = OBJ_V4(INFINITY), acc[4 * a + 2] = OBJ_V4(-INFINITY),
+        acc[4 * a + 3] = OBJ_V4(0.0);
+    grad_job job = {p, data, F, gh, acc};
+    rc = hr_parallel_for(threads, n, grad_range, &job);
+    for (int k = 0; k < K; k++) {
+        ranges[k] = GBDT_GH_RANGE_EMPTY;
+        for (int t = 0; t < threads; t++) {
+            const obj_v4 *a = acc + ((size_t)t * (size_t)K + (size_t)k) * 4;
+            obj_i4 nan = (obj_i4)a[3];
+            for (int j = 0; j < 4; j++) gbdt_gh_range_add(&ranges[k], a[0][j], a[1][j], a[2][j], nan[j] != 0);
+        }
+    }
+    free(acc);
+    return rc;
 }
 
 double gbdt_objective_metric(const gbdt_params *p, const gbdt_data *data, const double *F)

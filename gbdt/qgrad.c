@@ -82,14 +82,15 @@ typedef uint16_t qgrad_c4 __attribute__((vector_size(8)));
 /* qc[i] = the code of row i: the offsets u, u' are the midpoints of 2^16 equal steps of [0, 1) (the low
  * and high halves of the row's hash), so trunc(x + u) is off its expectation x by at most 2^-17 of a level.
  * Four rows at a time as vectors (AVX2 where the CPU has it; the same IEEE operations either way), the rest one
- * by one with the same operations. */
-QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, uint16_t *qc)
+ * by one with the same operations. Returns the number of codes 0. */
+QGRAD_TARGET static size_t qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, uint16_t *qc)
 {
     const double step = 1.0 / 65536.0, half = 0.5 / 65536.0;
     const qgrad_d4 vstep = {step, step, step, step}, vhalf = {half, half, half, half};
     const qgrad_d4 vig = {ig, ig, ig, ig}, vih = {ih, ih, ih, ih}, zero = {0, 0, 0, 0};
     const qgrad_u4 lane = {0, 1, 2, 3}, low = {0xffffu, 0xffffu, 0xffffu, 0xffffu};
-    const qgrad_i4 byte = {0xff, 0xff, 0xff, 0xff};
+    const qgrad_i4 byte = {0xff, 0xff, 0xff, 0xff}, word = {0xffff, 0xffff, 0xffff, 0xffff};
+    qgrad_u4 zeros = {0, 0, 0, 0};
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         qgrad_u4 r = (qgrad_u4){key, key, key, key} + (uint32_t)i + lane;
@@ -105,9 +106,12 @@ QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, do
         qgrad_l4 neg = g < zero;
         qgrad_d4 t = g + (qgrad_d4)(((qgrad_l4)u & ~neg) | ((qgrad_l4)(-u) & neg));
         qgrad_i4 gq = __builtin_convertvector(t, qgrad_i4), hq = __builtin_convertvector(h * vih + uh, qgrad_i4);
-        qgrad_c4 c = __builtin_convertvector((gq & byte) | (hq << 8), qgrad_c4);
+        qgrad_i4 w = ((gq & byte) | (hq << 8)) & word;
+        zeros -= (qgrad_u4)(w == 0); /* a lane of -1 where the code is 0 */
+        qgrad_c4 c = __builtin_convertvector(w, qgrad_c4);
         memcpy(qc + i, &c, sizeof c);
     }
+    size_t z = (size_t)zeros[0] + zeros[1] + zeros[2] + zeros[3];
     for (; i < n; i++) {
         uint32_t r = qgrad_fmix32(key + (uint32_t)i);
         double u = (double)(int32_t)(r & 0xffffu) * step + half, uh = (double)(int32_t)(r >> 16) * step + half;
@@ -115,52 +119,43 @@ QGRAD_TARGET static void qgrad_pack(const double *gh, size_t n, uint32_t key, do
         int32_t gq = (int32_t)(g < 0 ? g - u : g + u);
         int32_t hq = (int32_t)(gh[2 * i + 1] * ih + uh);
         qc[i] = (uint16_t)((gq & 0xff) | (hq << 8));
+        z += qc[i] == 0;
     }
+    return z;
 }
 
-/* *mg, *mh = the largest |g| and |h| of gh (n, 2) (NaN when any value is NaN), *hconst = whether every h equals
- * the first (n >= 1); four rows at a time (maxima are exact: the same whatever the order) */
-QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, double *mg, double *mh, int *hconst)
+/* *r = the range of gh (n, 2); four rows at a time (maxima and minima are exact: the same whatever the order) */
+QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, gbdt_gh_range *r)
 {
     const qgrad_l4 abs_mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
-    qgrad_d4 vg = {0, 0, 0, 0}, vh = {0, 0, 0, 0}, h0 = {gh[1], gh[1], gh[1], gh[1]};
-    qgrad_l4 same = {-1, -1, -1, -1}, nan = {0, 0, 0, 0};
+    qgrad_d4 vg = {0, 0, 0, 0}, lo = {INFINITY, INFINITY, INFINITY, INFINITY}, hi = -lo;
+    qgrad_l4 nan = {0, 0, 0, 0};
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
         const double *e = gh + 2 * i;
         qgrad_d4 g = (qgrad_d4){e[0], e[2], e[4], e[6]}, h = (qgrad_d4){e[1], e[3], e[5], e[7]};
-        qgrad_d4 ag = (qgrad_d4)((qgrad_l4)g & abs_mask), ah = (qgrad_d4)((qgrad_l4)h & abs_mask);
-        qgrad_l4 bg = ag > vg, bh = ah > vh;
+        qgrad_d4 ag = (qgrad_d4)((qgrad_l4)g & abs_mask);
+        qgrad_l4 bg = ag > vg, bl = h < lo, bh = h > hi;
         vg = (qgrad_d4)(((qgrad_l4)ag & bg) | ((qgrad_l4)vg & ~bg));
-        vh = (qgrad_d4)(((qgrad_l4)ah & bh) | ((qgrad_l4)vh & ~bh));
-        same &= h == h0;
+        lo = (qgrad_d4)(((qgrad_l4)h & bl) | ((qgrad_l4)lo & ~bl));
+        hi = (qgrad_d4)(((qgrad_l4)h & bh) | ((qgrad_l4)hi & ~bh));
         nan |= (g != g) | (h != h);
     }
-    double g = 0, h = 0;
-    int c = 1, bad = 0;
-    for (int k = 0; k < 4; k++) {
-        g = vg[k] > g ? vg[k] : g;
-        h = vh[k] > h ? vh[k] : h;
-        c &= same[k] != 0;
-        bad |= nan[k] != 0;
-    }
+    *r = GBDT_GH_RANGE_EMPTY;
+    for (int k = 0; k < 4; k++) gbdt_gh_range_add(r, vg[k], lo[k], hi[k], nan[k] != 0);
     for (; i < n; i++) {
-        double a = fabs(gh[2 * i]), b = fabs(gh[2 * i + 1]);
-        g = a > g ? a : g;
-        h = b > h ? b : h;
-        c &= gh[2 * i + 1] == gh[1];
-        bad |= isnan(gh[2 * i]) || isnan(gh[2 * i + 1]);
+        double g = gh[2 * i], h = gh[2 * i + 1];
+        gbdt_gh_range_add(r, fabs(g), h, h, isnan(g) || isnan(h));
     }
-    *mg = bad ? NAN : g, *mh = h, *hconst = c;
 }
 
-int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
-                          uint16_t *qc, gbdt_qgrad *q)
+int gbdt_qgrad_discretize_range(const double *gh, size_t n, const gbdt_gh_range *r, size_t rows, int bins,
+                                uint64_t seed, uint64_t round, int k, uint16_t *qc, gbdt_qgrad *q)
 {
-    double mg, mh;
-    int hconst;
-    qgrad_scan(gh, n, &mg, &mh, &hconst);
-    if (!isfinite(mg) || !isfinite(mh))
+    /* no rows: no hessian to tell apart, as with equal ones */
+    int empty = r->hmin > r->hmax, hconst = empty || r->hmin == r->hmax;
+    double mg = r->gmax, mh = empty ? 0.0 : fmax(fabs(r->hmin), fabs(r->hmax));
+    if (r->nan || !isfinite(mg) || !isfinite(mh))
         return hr_error(HR_EINVAL, "gbdt: quantized_grad: class %d's gradients or hessians are not finite", k);
     int rc = gbdt_qgrad_fit(rows, bins, hconst, q);
     if (rc) return rc;
@@ -168,9 +163,19 @@ int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uin
     q->hscale = hconst ? (n ? gh[1] : 0.0) : mh / (double)bins;
     double ig = 1.0 / q->gscale, ih = hconst ? 0.0 : 1.0 / q->hscale;
     /* a constant hessian leaves hq = trunc(0 + u') = 0 */
-    qgrad_pack(gh, n, qgrad_key(seed, round, k), ig, ih, qc);
-    size_t z = 0;
-    for (size_t i = 0; i < n; i++) z += qc[i] == 0;
-    q->zeros = z;
+    q->zeros = qgrad_pack(gh, n, qgrad_key(seed, round, k), ig, ih, qc);
     return HR_OK;
+}
+
+void gbdt_qgrad_range(const double *gh, size_t n, gbdt_gh_range *r)
+{
+    qgrad_scan(gh, n, r);
+}
+
+int gbdt_qgrad_discretize(const double *gh, size_t n, size_t rows, int bins, uint64_t seed, uint64_t round, int k,
+                          uint16_t *qc, gbdt_qgrad *q)
+{
+    gbdt_gh_range r;
+    qgrad_scan(gh, n, &r);
+    return gbdt_qgrad_discretize_range(gh, n, &r, rows, bins, seed, round, k, qc, q);
 }

@@ -114,6 +114,92 @@ Test(gbdt_qgrad, a_constant_hessian_is_exact)
     free(gh), free(qv);
 }
 
+/* The ranges gathered while softmax gradients are written are those of a pass over the written gh, for any
+ * thread count and with rows past the last block of 16; quantizing from them gives the codes, scales and count of
+ * zero codes that quantizing with its own pass gives; a score that is not a number is refused the same way. */
+Test(gbdt_qgrad, gradient_ranges_match_a_pass_over_the_gradients)
+{
+    enum { N = 1003, K = 7 };
+    hr_rng r;
+    hr_rng_seed(&r, 9);
+    double *F = malloc(N * K * sizeof *F), *gh = malloc(2 * N * K * sizeof *gh), *gh1 = malloc(2 * N * K * sizeof *gh);
+    float y[N], w[N], x[N] = {0}, *yp = calloc(N * K, sizeof *yp);
+    uint16_t *qc = malloc(N * sizeof *qc), *qc1 = malloc(N * sizeof *qc1);
+    for (int i = 0; i < N; i++) {
+        /* far apart scores: most classes' p ~ 0, so many codes are 0 */
+        for (int k = 0; k < K; k++) F[i * K + k] = 12.0 * hr_rng_normal(&r);
+        y[i] = (float)hr_rng_below(&r, K);
+        w[i] = (float)(0.5 + hr_rng_uniform(&r));
+        yp[i * K + (int)y[i]] = 0.6f, yp[i * K + i % K] += 0.4f;
+    }
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.objective = GBDT_OBJECTIVE_SOFTMAX;
+    p.num_class = K;
+    for (int mode = 0; mode < 3; mode++) /* hard labels, hard labels and weights, soft labels */
+        for (int threads = 1; threads <= 3; threads++) {
+            gbdt_data data = {.x = x, .y = mode < 2 ? y : NULL, .y_prob = mode == 2 ? yp : NULL,
+                              .weight = mode == 1 ? w : NULL, .n = N, .d = 1};
+            gbdt_gh_range ranges[K];
+            cr_assert_eq(gbdt_objective_gradients_range(&p, &data, F, threads, gh, ranges), 0);
+            cr_assert_eq(gbdt_objective_gradients(&p, &data, F, 1, gh1), 0);
+            cr_assert(!memcmp(gh, gh1, 2 * N * K * sizeof *gh), "mode %d threads %d", mode, threads);
+            size_t zeros = 0;
+            for (int k = 0; k < K; k++) {
+                const double *g = gh + 2 * (size_t)k * N;
+                gbdt_gh_range want = {0, INFINITY, -INFINITY, 0}, scan;
+                for (int i = 0; i < N; i++) {
+                    want.gmax = fmax(want.gmax, fabs(g[2 * i]));
+                    want.hmin = fmin(want.hmin, g[2 * i + 1]), want.hmax = fmax(want.hmax, g[2 * i + 1]);
+                }
+                gbdt_qgrad_range(g, N, &scan);
+                cr_assert(want.gmax == ranges[k].gmax && want.hmin == ranges[k].hmin &&
+                              want.hmax == ranges[k].hmax && !ranges[k].nan,
+                          "mode %d threads %d class %d: %.17g %.17g %.17g, want %.17g %.17g %.17g", mode, threads, k,
+                          ranges[k].gmax, ranges[k].hmin, ranges[k].hmax, want.gmax, want.hmin, want.hmax);
+                cr_assert(want.gmax == scan.gmax && want.hmin == scan.hmin && want.hmax == scan.hmax && !scan.nan);
+                gbdt_qgrad q, q1;
+                cr_assert_eq(gbdt_qgrad_discretize_range(g, N, &ranges[k], N, 4, 3, 2, k, qc, &q), 0);
+                cr_assert_eq(gbdt_qgrad_discretize(g, N, N, 4, 3, 2, k, qc1, &q1), 0);
+                cr_assert(!memcmp(qc, qc1, N * sizeof *qc) && !memcmp(&q, &q1, sizeof q), "class %d", k);
+                size_t z = 0;
+                for (int i = 0; i < N; i++) z += qc[i] == 0;
+                cr_assert_eq(q.zeros, z, "class %d: %zu zero codes counted, %zu there", k, q.zeros, z);
+                zeros += z;
+            }
+            cr_assert_gt(zeros, N, "too few zero codes to test their count");
+        }
+    /* a score that is not a number makes every class of its row's gradients not finite: in a block of 16 rows and
+     * in the last rows */
+    for (int at = 0; at < 2; at++) {
+        int i = at ? N - 1 : 21;
+        double keep = F[i * K + 3];
+        F[i * K + 3] = NAN;
+        gbdt_data data = {.x = x, .y = y, .n = N, .d = 1};
+        gbdt_gh_range ranges[K];
+        cr_assert_eq(gbdt_objective_gradients_range(&p, &data, F, 2, gh, ranges), 0);
+        for (int k = 0; k < K; k++) {
+            cr_assert(ranges[k].nan, "row %d class %d", i, k);
+            gbdt_qgrad q;
+            cr_assert_eq(gbdt_qgrad_discretize_range(gh + 2 * (size_t)k * N, N, &ranges[k], N, 4, 3, 2, k, qc, &q),
+                         HR_EINVAL);
+            cr_assert(strstr(hr_last_error(), "not finite"), "%s", hr_last_error());
+        }
+        F[i * K + 3] = keep;
+    }
+    /* other objectives get the ranges of a pass over gh */
+    p.objective = GBDT_OBJECTIVE_L2;
+    p.num_class = 1;
+    gbdt_data data = {.x = x, .y = y, .weight = w, .n = N, .d = 1};
+    gbdt_gh_range l2;
+    cr_assert_eq(gbdt_objective_gradients_range(&p, &data, F, 2, gh, &l2), 0);
+    double gmax = 0, hmin = INFINITY, hmax = -INFINITY;
+    for (int i = 0; i < N; i++)
+        gmax = fmax(gmax, fabs(gh[2 * i])), hmin = fmin(hmin, gh[2 * i + 1]), hmax = fmax(hmax, gh[2 * i + 1]);
+    cr_assert(l2.gmax == gmax && l2.hmin == hmin && l2.hmax == hmax && !l2.nan);
+    free(F), free(gh), free(gh1), free(yp), free(qc), free(qc1);
+}
+
 /* The fields must hold sums over all rows of a tree in 64 bits; more rows than that are refused by name. */
 Test(gbdt_qgrad, field_widths_fit_the_rows_or_are_refused)
 {
