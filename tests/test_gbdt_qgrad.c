@@ -273,6 +273,81 @@ Test(gbdt_qgrad, integer_histogram_matches_the_float_one)
     gbdt_binned_free(&bd);
 }
 
+/* A leaf's histogram holds, in every column's bins, the sums of its rows' words, whichever way its size sends it
+ * (one histogram below a few thousand rows, a pair above, blocks across threads from 16384 rows): leaves of 0 to
+ * all rows, scattered rows in ascending order, random codes of both signs, with and without a hessian field, bins
+ * packed in one and in two bytes. */
+Test(gbdt_qgrad, leaf_histograms_are_the_sums_of_their_words_at_any_size)
+{
+    size_t n = 40000;
+    int d = 4;
+    float *x = malloc(n * d * sizeof *x), *y = malloc(n * sizeof *y);
+    tgb_make_regression(5, n, d, x, y);
+    for (size_t i = 0; i < n; i++) x[i * d + 3] = (float)(i % 3); /* a column whose rows crowd three bins */
+    gbdt_data data = {.x = x, .n = n, .d = d, .y = y};
+    uint16_t *qv = malloc(n * sizeof *qv);
+    int *rows = malloc(n * sizeof *rows), *perm = malloc(n * sizeof *perm);
+    uint8_t *pick = malloc(n);
+    hr_rng r;
+    hr_rng_seed(&r, 17);
+    const size_t sizes[] = {0, 1, 2, 3, 127, 2047, 2048, 2049, 9000, 16383, 16384, 33000, 40000};
+    const int max_bins[] = {255, 600};
+    for (int mb = 0; mb < 2; mb++) {
+        gbdt_binned bd;
+        cr_assert_eq(gbdt_binned_build(&data, max_bins[mb], 1, &bd), 0);
+        cr_assert_eq(bd.pack_bytes, mb + 1, "the test means to cover %d-byte bins", mb + 1);
+        gbdt_hist_scratch sc;
+        cr_assert_eq(gbdt_hist_scratch_init(&sc, &bd), 0);
+        uint64_t *want = malloc(bd.hist_total * sizeof *want), *got = gbdt_hist_alloc(bd.hist_total * sizeof *got);
+        for (int hconst = 0; hconst < 2; hconst++) {
+            gbdt_qgrad q;
+            cr_assert_eq(gbdt_qgrad_fit(n, 4, hconst, &q), 0);
+            for (size_t i = 0; i < n; i++) { /* gq in [-2, 2], hq in [0, 4] (0 with a constant hessian) */
+                int g = (int)(hr_rng_uniform(&r) * 5) - 2, h = hconst ? 0 : (int)(hr_rng_uniform(&r) * 5);
+                qv[i] = (uint16_t)((uint8_t)(int8_t)g | (unsigned)h << 8);
+            }
+            for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+                size_t m = sizes[s];
+                /* m rows picked at random, in ascending order */
+                for (size_t i = 0; i < n; i++) perm[i] = (int)i;
+                for (size_t i = 0; i < m; i++) {
+                    size_t j = i + (size_t)(hr_rng_uniform_d(&r) * (double)(n - i));
+                    if (j >= n) j = n - 1;
+                    int tmp = perm[i];
+                    perm[i] = perm[j], perm[j] = tmp;
+                }
+                memset(pick, 0, n);
+                for (size_t i = 0; i < m; i++) pick[perm[i]] = 1;
+                size_t k = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (pick[i]) rows[k++] = (int)i;
+                cr_assert_eq(k, m);
+                memset(want, 0, bd.hist_total * sizeof *want);
+                for (size_t i = 0; i < m; i++) {
+                    size_t row = (size_t)rows[i];
+                    for (int c = 0; c < bd.ncols; c++) {
+                        size_t at = (size_t)bd.ncols * row + (size_t)c;
+                        int bin = bd.pack_bytes == 1 ? ((const uint8_t *)bd.packed)[at] : ((const uint16_t *)bd.packed)[at];
+                        want[bd.col_offset[c] + (size_t)bin] += word(&q, qv[row]);
+                    }
+                }
+                for (int t = 1; t <= 3; t += 2) {
+                    memset(got, 0xff, bd.hist_total * sizeof *got);
+                    cr_assert_eq(gbdt_qhist_build(&bd, rows, m, qv, &q, t, &sc, got), 0);
+                    for (int c = 0; c < bd.ncols; c++)
+                        for (size_t b = bd.col_offset[c]; b < bd.col_offset[c] + (size_t)bd.col_nbins[c]; b++)
+                            cr_assert_eq(got[b], want[b], "%d-byte bins, constant hessian %d, %zu rows, %d threads, "
+                                         "column %d bin %zu", bd.pack_bytes, hconst, m, t, c, b);
+                }
+            }
+        }
+        free(want), free(got);
+        gbdt_hist_scratch_free(&sc);
+        gbdt_binned_free(&bd);
+    }
+    free(qv), free(rows), free(perm), free(pick), free(x), free(y);
+}
+
 /* The root histograms of many classes, built 16 classes a pass (and the groups shared between threads), hold the
  * words that one class's build gives. */
 Test(gbdt_qgrad, class_group_histograms_match_one_class_builds)
