@@ -26,6 +26,19 @@ double gbdt_leaf_gain(double g, double h, double l1, double l2)
     return leaf_gain(g, h, l1, l2);
 }
 
+/* *s = the numeric split "bins <= t go left" (NaN bin left when dir) of gain `gain` and the sides' sums */
+static void split_set_numeric(const gbdt_params *p, gbdt_split *s, double gain, int t, int dir, double lg, double lh,
+                              int64_t ln, double rg, double rh, int64_t rn)
+{
+    s->gain = gain;
+    s->is_cat = 0;
+    s->threshold_bin = t;
+    s->default_left = dir;
+    s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+    s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
+    s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+}
+
 /* Best "value bins <= t go left" split, trying the NaN bin on each side when the leaf has NaNs. */
 void gbdt_split_find_numeric(const gbdt_split_ctx *g, const gbdt_hist_bin *h, int nb,
                                double G, double H, int64_t N, double shift, gbdt_split *s)
@@ -47,13 +60,7 @@ void gbdt_split_find_numeric(const gbdt_split_ctx *g, const gbdt_hist_bin *h, in
             double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) +
                           leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
-            s->gain = gain - shift;
-            s->is_cat = 0;
-            s->threshold_bin = t;
-            s->default_left = dir;
-            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
-            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
-            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
+            split_set_numeric(p, s, gain - shift, t, dir, lg, lh, ln, rg, rh, rn);
         }
     }
 }
@@ -92,14 +99,8 @@ void gbdt_split_find_numeric_words_scalar(const gbdt_split_ctx *g, const uint64_
             double lg = (double)gbdt_qgrad_g(q, lw) * q->gscale, rg = (double)gbdt_qgrad_g(q, rw) * q->gscale;
             double gain = leaf_gain(lg, lh, p->lambda_l1, p->lambda_l2) + leaf_gain(rg, rh, p->lambda_l1, p->lambda_l2);
             if (gain <= shift || gain - shift <= s->gain) continue;
-            s->gain = gain - shift;
-            s->is_cat = 0;
-            s->threshold_bin = t;
-            s->default_left = dir;
-            s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+            split_set_numeric(p, s, gain - shift, t, dir, lg, lh, ln, rg, rh, rn);
             s->lw = lw, s->rw = rw;
-            s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
-            s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
         }
     }
 }
@@ -281,14 +282,8 @@ void gbdt_split_find_numeric_words(const gbdt_split_ctx *g, const uint64_t *w, i
     int64_t rn = g->hcount ? N - ln : gbdt_qgrad_n(q, rw);
     double lh = (double)gbdt_qgrad_h(q, lw) * q->hscale, rh = (double)gbdt_qgrad_h(q, rw) * q->hscale;
     double lg = (double)gbdt_qgrad_g(q, lw) * q->gscale, rg = (double)gbdt_qgrad_g(q, rw) * q->gscale;
-    s->gain = best;
-    s->is_cat = 0;
-    s->threshold_bin = best_t;
-    s->default_left = best_dir;
-    s->lg = lg, s->lh = lh, s->ln = ln, s->rg = rg, s->rh = rh, s->rn = rn;
+    split_set_numeric(p, s, best, best_t, best_dir, lg, lh, ln, rg, rh, rn);
     s->lw = lw, s->rw = rw;
-    s->lout = gbdt_leaf_output(lg, lh, p->lambda_l1, p->lambda_l2);
-    s->rout = gbdt_leaf_output(rg, rh, p->lambda_l1, p->lambda_l2);
 }
 
 /* the words of a categorical split's sides, from the bins going left */
