@@ -89,6 +89,12 @@ typedef int64_t obj_i4 __attribute__((vector_size(32), aligned(8), may_alias));
 #define OBJ_BLOCK 16
 
 #define OBJ_V4(v) ((obj_v4){(v), (v), (v), (v)})
+/* lanes i0..i3 of the eight of a then b (GCC's and Clang's builtins differ) */
+#ifdef __clang__
+#define OBJ_SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#else
+#define OBJ_SHUFFLE(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (obj_i4){i0, i1, i2, i3})
+#endif
 
 /* *px = e^x for four values x = *px <= 0: x = j ln2 + r, j an integer, |r| <= ln2 / 2, e^r from its Taylor
  * series to degree 13 (relative error below 1e-16 there) and 2^j from the exponent bits; below x = -700
@@ -180,8 +186,8 @@ OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const
             nan |= (g != g) | (h != h);
         }
         if (r + 4 <= nb) {
-            *(obj_v4 *)&gh[2 * r] = __builtin_shuffle(g, h, (obj_i4){0, 4, 1, 5});
-            *(obj_v4 *)&gh[2 * r + 4] = __builtin_shuffle(g, h, (obj_i4){2, 6, 3, 7});
+            *(obj_v4 *)&gh[2 * r] = OBJ_SHUFFLE(g, h, 0, 4, 1, 5);
+            *(obj_v4 *)&gh[2 * r + 4] = OBJ_SHUFFLE(g, h, 2, 6, 3, 7);
         } else {
             for (int j = 0; r + j < nb; j++) gh[2 * (r + j)] = g[j], gh[2 * (r + j) + 1] = h[j];
         }
