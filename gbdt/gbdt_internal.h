@@ -138,6 +138,14 @@ static inline int gbdt_binned_get(const gbdt_binned *bd, int j, size_t i)
     return bd->bin_bytes == 1 ? ((const uint8_t *)bd->cols)[k] : ((const uint16_t *)bd->cols)[k];
 }
 
+/* The hot loops (histograms, gradients, quantizing, split search) are compiled twice, for AVX2 and for the baseline
+ * ISA, and picked at load time; the same IEEE operations either way. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define GBDT_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GBDT_SIMD_CLONES
+#endif
+
 /* ---- qgrad.c: quantized gradients (quantized_grad) ---- */
 /* One class's discretised gradients for one round. A row r's (g, h) become integers
  *   gq = trunc(g / gscale +- u),  hq = trunc(h / hscale + u'),   gscale = max|g| / (bins/2),  hscale = max h / bins,

@@ -26,12 +26,6 @@
  * additions in the same order either way). may_alias: it reads and writes the doubles of gbdt_hist_bin. */
 typedef double hist_v4 __attribute__((vector_size(32), aligned(8), may_alias));
 
-/* The hot loops are compiled twice, for AVX2 and for the baseline ISA, and picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define HIST_TARGET __attribute__((target_clones("avx2", "default")))
-#else
-#define HIST_TARGET
-#endif
 
 void *gbdt_hist_alloc(size_t bytes)
 {
@@ -67,7 +61,7 @@ void gbdt_hist_scratch_free(gbdt_hist_scratch *s)
 
 /* h[coff[c] + column c of the row] += (g, h, 1, 0) of each row in rows[begin..end) of the packed matrix */
 #define HIST_ROWS(name, bin_t)                                                                                  \
-    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
+    GBDT_SIMD_CLONES static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
                                  const double *gh, const size_t *coff, gbdt_hist_bin *h)                        \
     {                                                                                                           \
         for (size_t i = begin; i < end; i++) {                                                                  \
@@ -118,12 +112,12 @@ static void hist_range(void *ctx, size_t begin, size_t end, int tid)
     for (size_t blk = begin; blk < end; blk++) hist_block(ctx, blk);
 }
 
-HIST_TARGET static void hist_add(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
+GBDT_SIMD_CLONES static void hist_add(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
 {
     for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] += *(const hist_v4 *)&src[b];
 }
 
-HIST_TARGET static void hist_sub(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
+GBDT_SIMD_CLONES static void hist_sub(gbdt_hist_bin *dst, const gbdt_hist_bin *src, size_t nb)
 {
     for (size_t b = 0; b < nb; b++) *(hist_v4 *)&dst[b] -= *(const hist_v4 *)&src[b];
 }
@@ -195,7 +189,7 @@ void gbdt_hist_subtract(gbdt_hist_bin *parent, const gbdt_hist_bin *smaller, con
 /* J[(coff[c] + column c of the row) * 16 + lane] += the row's 16 lanes: (g, h) of the group's classes
  * ghk[k] (n, 2), and when count_lane >= 0 a 1 in that lane; lanes past them stay 0 */
 #define HIST_GROUP_ROWS(name, bin_t)                                                                            \
-    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
+    GBDT_SIMD_CLONES static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
                                  const double *const *ghk, int nk, int count_lane, const size_t *coff,          \
                                  double *J)                                                                     \
     {                                                                                                           \
@@ -372,7 +366,7 @@ typedef uint64_t qhist_u4 __attribute__((vector_size(32), aligned(8), may_alias)
  * neighbouring rows often share a bin, and one histogram would chain their read-modify-writes of it, each waiting
  * for the last store. */
 #define QHIST_ROWS(name, bin_t)                                                                                 \
-    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
+    GBDT_SIMD_CLONES static void name(const bin_t *packed, size_t nc, const int *rows, size_t begin, size_t end,     \
                                  const uint16_t *qc, int hs, int gs, const size_t *coff, uint64_t *h,           \
                                  uint64_t *h2)                                                                  \
     {                                                                                                           \
@@ -537,7 +531,7 @@ void gbdt_qhist_unpack(const gbdt_binned *bd, uint64_t *q, const gbdt_qgrad *lay
 /* J[(coff[c] + column c of the row) * 16 + k] += the word of class k of the group, of code qck[k][r] with fields at
  * hs[k], gs[k]; lanes past nk stay 0 */
 #define QHIST_GROUP_ROWS(name, bin_t)                                                                           \
-    HIST_TARGET static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
+    GBDT_SIMD_CLONES static void name(const bin_t *packed, size_t nc, const int *rows, size_t nrows,                 \
                                  const uint16_t *const *qck, const int *hs, const int *gs, int nk,              \
                                  const size_t *coff, uint64_t *J)                                               \
     {                                                                                                           \

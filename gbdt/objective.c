@@ -78,11 +78,6 @@ static double obj_target(const gbdt_data *data, int K, size_t i, int k)
  * load time; the same IEEE operations either way). */
 typedef double obj_v4 __attribute__((vector_size(32), aligned(8), may_alias));
 typedef int64_t obj_i4 __attribute__((vector_size(32), aligned(8), may_alias));
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define OBJ_TARGET __attribute__((target_clones("avx2", "default")))
-#else
-#define OBJ_TARGET
-#endif
 
 /* rows whose softmax is evaluated together: a multiple of 4; (OBJ_MAX_STACK_CLASSES, OBJ_BLOCK) doubles stay on
  * the stack, and each class's gradients of a block are written as one contiguous run */
@@ -125,7 +120,7 @@ static inline void obj_exp4(obj_v4 *px)
  * ex[k OBJ_BLOCK + r] inv[r] = p_k of row i0 + r (lanes r >= nb repeat row i0). Each row's values are
  * those of a row-at-a-time softmax: x_k = F_k - max F, e^x_k (obj_exp4), and the sum over classes in class
  * order (as in gbdt_softmax); the rows only share the vector lanes. */
-OBJ_TARGET static void obj_softmax_block(const double *F, int K, size_t i0, int nb, double *ex, double *inv)
+GBDT_SIMD_CLONES static void obj_softmax_block(const double *F, int K, size_t i0, int nb, double *ex, double *inv)
 {
     for (int r = 0; r < OBJ_BLOCK; r++) {
         const double *f = F + (i0 + (size_t)(r < nb ? r : 0)) * (size_t)K;
@@ -162,7 +157,7 @@ OBJ_TARGET static void obj_softmax_block(const double *F, int K, size_t i0, int 
  * with y from the labels lab (hard) or y_prob (soft, rows of K), w the row weights. With acc non-NULL, lane by
  * lane, acc[0] = max |g|, acc[1] = min h, acc[2] = max h, acc[3] NaN bits of the rows so far (quantized_grad's
  * range; lanes past nb hold row i0's values again, already in it). */
-OBJ_TARGET static void obj_softmax_gh(const double *ex, const double *inv, const int64_t *lab, const float *y_prob,
+GBDT_SIMD_CLONES static void obj_softmax_gh(const double *ex, const double *inv, const int64_t *lab, const float *y_prob,
                                       const double *w, int K, int k, int nb, double *gh, obj_v4 *acc)
 {
     const obj_v4 one = OBJ_V4(1.0);
@@ -439,7 +434,7 @@ void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, doub
  * p_i e^delta)) (the softmax loss of rows whose class-k score moves by delta), with q_i = p_i e^delta / (1 - p_i +
  * p_i e^delta) the moved probability: sums[0] = sum w (q - y), sums[1] = sum w q (1 - q), each term rounded to
  * the grid 2^ue unless ue is INT_MIN. */
-OBJ_TARGET static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
+GBDT_SIMD_CLONES static void softmax_step_sums(const gbdt_params *p, const gbdt_data *data, const double *gh, int k,
                                          const int *rows, const double *gl, size_t nrows, double delta, int ue,
                                          double *sums)
 {

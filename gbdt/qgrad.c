@@ -67,11 +67,6 @@ int gbdt_qgrad_fit(size_t rows, int bins, int hess_constant, gbdt_qgrad *q)
     return HR_OK;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define QGRAD_TARGET __attribute__((target_clones("avx2", "default")))
-#else
-#define QGRAD_TARGET
-#endif
 
 typedef uint32_t qgrad_u4 __attribute__((vector_size(16)));
 typedef int32_t qgrad_i4 __attribute__((vector_size(16)));
@@ -83,7 +78,7 @@ typedef uint16_t qgrad_c4 __attribute__((vector_size(8)));
  * and high halves of the row's hash), so trunc(x + u) is off its expectation x by at most 2^-17 of a level.
  * Four rows at a time as vectors (AVX2 where the CPU has it; the same IEEE operations either way), the rest one
  * by one with the same operations. Returns the number of codes 0. */
-QGRAD_TARGET static size_t qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, uint16_t *qc)
+GBDT_SIMD_CLONES static size_t qgrad_pack(const double *gh, size_t n, uint32_t key, double ig, double ih, uint16_t *qc)
 {
     const double step = 1.0 / 65536.0, half = 0.5 / 65536.0;
     const qgrad_d4 vstep = {step, step, step, step}, vhalf = {half, half, half, half};
@@ -125,7 +120,7 @@ QGRAD_TARGET static size_t qgrad_pack(const double *gh, size_t n, uint32_t key, 
 }
 
 /* *r = the range of gh (n, 2); four rows at a time (maxima and minima are exact: the same whatever the order) */
-QGRAD_TARGET static void qgrad_scan(const double *gh, size_t n, gbdt_gh_range *r)
+GBDT_SIMD_CLONES static void qgrad_scan(const double *gh, size_t n, gbdt_gh_range *r)
 {
     const qgrad_l4 abs_mask = {INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX};
     qgrad_d4 vg = {0, 0, 0, 0}, lo = {INFINITY, INFINITY, INFINITY, INFINITY}, hi = -lo;

@@ -105,12 +105,6 @@ void gbdt_split_find_numeric_words_scalar(const gbdt_split_ctx *g, const uint64_
     }
 }
 
-/* The threshold search is compiled twice, for AVX2 and for the baseline ISA, and picked at load time. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define SPLIT_TARGET __attribute__((target_clones("avx2", "default")))
-#else
-#define SPLIT_TARGET
-#endif
 
 typedef double split_d4 __attribute__((vector_size(32)));
 typedef int64_t split_l4 __attribute__((vector_size(32)));
@@ -159,7 +153,7 @@ typedef struct split_words_ctx {
  * strictly best, merged by gain then threshold, which is the first strictly best of the plain scan. Once a
  * right side is too small every later one is (they only shrink): the plain scan breaks there, this one stops.
  * Returns -2, leaving *best, where a gain is NaN: the plain scan's order then decides. */
-SPLIT_TARGET static int split_best_words(const split_words_ctx *c, const uint64_t *w, int m, uint64_t base,
+GBDT_SIMD_CLONES static int split_best_words(const split_words_ctx *c, const uint64_t *w, int m, uint64_t base,
                                          double shift, double *best, uint64_t *lw)
 {
     const split_u4 total = {c->total, c->total, c->total, c->total}, keep = {c->keep, c->keep, c->keep, c->keep};
