@@ -3,7 +3,7 @@
 # every shape of TEST, repeated, of one <prefix>_rank call over that shape's timed candidates (68-72), one thread.
 #   bench/towers_decision.sh RUNTIME_DIR TEST.csv.gz [CC_FLAGS]
 # RUNTIME_DIR holds heurist_model.{c,h} (heurist export --format c); TEST a table of held-out shapes
-# (collect/split_table.py). Prints: shapes, candidates (mean), median us, p90 us.
+# (collect/scripts/split_table.py). Prints: shapes, candidates (mean), median us, p90 us.
 set -e
 rt=$1
 test=$2

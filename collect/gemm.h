@@ -7,7 +7,7 @@
  * data with CUBLAS_COMPUTE_32F_FAST_TF32). A configuration is cuBLASLt's: algorithm id, tile, stages, split-K,
  * reduction scheme, CTA swizzling, custom option, cluster shape and inner shape; its table fields are numbers
  * taken from the enum names (CUBLASLT_MATMUL_TILE_128x256 -> tile_m 128, tile_n 256), gemm_enums.c, generated
- * from cublasLt.h by gen_gemm_enums.py.
+ * from cublasLt.h by scripts/gen_gemm_enums.py.
  *
  * The output file is a sequence of gzip members: the header row, then one member per problem holding all of
  * its rows, so that a member that ends is a finished problem. A run stopped mid-problem leaves a truncated last

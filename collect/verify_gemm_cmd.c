@@ -3,7 +3,7 @@
  *
  * Built with an exported table runtime (heurist export --model M.h5 --format c on a model of the GEMM table,
  * prefix heurist_model), whose heurist_model_rank scores candidate configurations from their fields. Input: a
- * table heurist-collect gemm wrote, holding the held-out shapes (collect/split_table.py); each shape's rows are
+ * table heurist-collect gemm wrote, holding the held-out shapes (collect/scripts/split_table.py); each shape's rows are
  * its candidates, the configurations the collector's enumeration found valid (cublasLtMatmulAlgoCheck) and timed.
  * Per shape:
  *   - cuBLASLt's heuristic, called fresh: its first pick, and its whole list, whose fastest entry is what

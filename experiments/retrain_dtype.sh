@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Retraining when the target changes, measured on the H100 cuDNN data (datasets/h100/): FP32 problems stand
 # for the old target and FP16 problems for the new one (both 68 cuDNN algorithm x math-type kernels, so one
-# model's vocabulary serves both). Split by geometry (collect/split_heldout.py, 20% held out); the FP16
+# model's vocabulary serves both). Split by geometry (collect/scripts/split_heldout.py, 20% held out); the FP16
 # problems of the held-out geometries are the test set. Compared on it: the old model (FP32 only), a model
 # retrained on all new training problems, one trained from scratch on 10% of them, one warm-started from the
 # old model (gbdt --init-model) on the same 10%, and cuDNN's heuristic. Each model trains on its data as `heurist
@@ -14,12 +14,12 @@ W=${1:-out/retrain-dtype}
 mkdir -p "$W"
 bzcat datasets/h100/h100_cudnn_conv.fdb.txt.bz2 > "$W/all.fdb.txt"
 bzcat datasets/h100/h100_cudnn_conv.heuristic.txt.bz2 > "$W/all.heuristic.txt"
-python3 collect/split_heldout.py --fdb "$W/all.fdb.txt" --share 0.2 --seed 0 --out-prefix "$W/h"
+python3 collect/scripts/split_heldout.py --fdb "$W/all.fdb.txt" --share 0.2 --seed 0 --out-prefix "$W/h"
 grep -e '-FP32-' "$W/h.train.fdb.txt" > "$W/old.fdb.txt"
 grep -e '-FP16-' "$W/h.train.fdb.txt" > "$W/new.fdb.txt"
 grep -e '-FP16-' "$W/h.test.fdb.txt" > "$W/test.fdb.txt"
 # 10% of the new training geometries
-python3 collect/split_heldout.py --fdb "$W/new.fdb.txt" --share 0.1 --seed 1 --out-prefix "$W/n"
+python3 collect/scripts/split_heldout.py --fdb "$W/new.fdb.txt" --share 0.1 --seed 1 --out-prefix "$W/n"
 mv "$W/n.test.fdb.txt" "$W/new10.fdb.txt"
 # cuDNN's ranking beside the test set, for the vendor row
 awk -F= 'NR == FNR { keep[$1] = 1; next } ($1 in keep)' "$W/test.fdb.txt" "$W/all.heuristic.txt" > "$W/test.heuristic.txt"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Splits a collected find-db by convolution geometry (all directions and types of one geometry on the same
-side, as collect/sample_problems.py forms them): a seeded share of geometries is held out. Writes the
+side, as collect/scripts/sample_problems.py forms them): a seeded share of geometries is held out. Writes the
 training lines, the held-out lines and the held-out keys in a seeded random order (verify's problem list).
 
-  python3 collect/split_heldout.py --fdb H100.fdb.txt --share 0.2 --seed 0 --out-prefix /tmp/h100
+  python3 collect/scripts/split_heldout.py --fdb H100.fdb.txt --share 0.2 --seed 0 --out-prefix /tmp/h100
   -> /tmp/h100.train.fdb.txt, /tmp/h100.test.fdb.txt, /tmp/h100.test.keys.txt
 Python 3 standard library only."""
 import argparse

@@ -4,7 +4,7 @@ training table and the held-out table (gzip CSV, the same header and row order),
 schema (and capability file, when present) beside it, so heurist trains on the first and
 `heurist-collect verify --table` times the second.
 
-  python3 collect/split_table.py --table datasets/h100/h100_cublaslt_gemm.csv.gz --share 0.2 --seed 0 \\
+  python3 collect/scripts/split_table.py --table datasets/h100/h100_cublaslt_gemm.csv.gz --share 0.2 --seed 0 \\
       --out-prefix /tmp/gemm
   -> /tmp/gemm.train.csv.gz (+ .schema.json, .caps.json), /tmp/gemm.test.csv.gz (+ .schema.json, .caps.json)
 Python 3 standard library only."""

@@ -3,7 +3,7 @@
 same candidates) against the first. Times of candidates within 5x of their shape's best (the ones timed by
 repeats) are compared per configuration, and the best time and fastest configuration per shape.
 
-  python3 collect/gemm_noise.py datasets/h100/h100_cublaslt_gemm.csv.gz datasets/h100/h100_cublaslt_gemm.noise.csv.gz
+  python3 collect/scripts/gemm_noise.py datasets/h100/h100_cublaslt_gemm.csv.gz datasets/h100/h100_cublaslt_gemm.noise.csv.gz
 Python 3 standard library only."""
 import gzip, csv, sys
 def load(p):

@@ -2,7 +2,7 @@
 """Summary of a cuBLASLt GEMM table: candidates per shape, and cuBLASLt's heuristic (its first pick, and the best
 of its list) against the fastest configuration timed, overall and per data type.
 
-  python3 collect/gemm_summary.py datasets/h100/h100_cublaslt_gemm.csv.gz
+  python3 collect/scripts/gemm_summary.py datasets/h100/h100_cublaslt_gemm.csv.gz
 Python 3 standard library only."""
 import gzip, csv, collections, statistics, sys
 rows = collections.defaultdict(list)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds heurist-collect and times cuBLASLt GEMM configurations on the GPU machine within a time budget.
-#   bash collect/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
+#   bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
 # Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log and
 # OUTDIR/env.txt (GPU, driver, nvcc, cuBLASLt version). Reruns with --resume after a CUDA error (the failed
 # shape is skipped) until the shapes are done or the budget is spent; run it again with the same OUTDIR to
-# continue. Smoke test: bash collect/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
+# continue. Smoke test: bash collect/scripts/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
 set -u -o pipefail
 out=$1
 budget=$2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds heurist-collect with an exported GEMM table model and verifies its picks on the GPU machine.
-#   bash collect/device_verify_gemm.sh OUTDIR MODEL_DIR HELDOUT.csv.gz [extra heurist-collect verify options]
+#   bash collect/scripts/device_verify_gemm.sh OUTDIR MODEL_DIR HELDOUT.csv.gz [extra heurist-collect verify options]
 # MODEL_DIR holds heurist_model.{c,h} (heurist export --model M.h5 --format c --out MODEL_DIR, a model of the
-# GEMM table); HELDOUT the held-out shapes' table (collect/split_table.py). Writes OUTDIR/verify.tsv (one row a
+# GEMM table); HELDOUT the held-out shapes' table (collect/scripts/split_table.py). Writes OUTDIR/verify.tsv (one row a
 # shape, '#' summary lines), OUTDIR/verify.log and OUTDIR/env.txt. Smoke test: add --limit 3.
 set -u -o pipefail
 out=$1

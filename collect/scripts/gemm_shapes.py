@@ -24,7 +24,7 @@ host work (AlgoCheck, synchronisations), a warm-up, a spin of 1.5 x 4 us per que
 B = clamp(100 us / t, 1, 64) calls; plus 5 ms per shape (heuristic call, fills, output) and 10 us for each
 AlgoCheck draw (three per sampled candidate).
 
-    python3 collect/gemm_shapes.py --count 2000 --seed 0 --out datasets/h100/gemm_shapes.txt --estimate
+    python3 collect/scripts/gemm_shapes.py --count 2000 --seed 0 --out datasets/h100/gemm_shapes.txt --estimate
 """
 import argparse
 import math
@@ -193,7 +193,7 @@ def main():
     ap.add_argument("--estimate", action="store_true", help="print the modelled collection time to stderr")
     a = ap.parse_args()
     shapes = generate(a.count, a.seed, a.max_us)
-    lines = ["# heurist-collect gemm shapes: python3 collect/gemm_shapes.py --count %d --seed %d --max-us %g"
+    lines = ["# heurist-collect gemm shapes: python3 collect/scripts/gemm_shapes.py --count %d --seed %d --max-us %g"
              % (a.count, a.seed, a.max_us), "# M N K DTYPE TRANS_A TRANS_B  # source"]
     lines += ["%d %d %d %s %s  # %s" % s for s in shapes]
     text = "\n".join(lines) + "\n"

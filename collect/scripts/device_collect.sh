@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds heurist-collect and collects cuDNN convolution timings on the GPU machine within a time budget.
-#   bash collect/device_collect.sh OUTDIR SECONDS PROBLEMS...
+#   bash collect/scripts/device_collect.sh OUTDIR SECONDS PROBLEMS...
 # Writes OUTDIR/NAME.fdb.txt (find-db lines; NAME is $COLLECT_NAME, h100_cudnn_conv by default), OUTDIR/NAME.heuristic.txt (cuDNN's
 # heuristic ranking), OUTDIR/collect.log and OUTDIR/env.txt (GPU, driver, versions). Reruns with --resume
 # after a CUDA error (the failed problem is skipped), until the problems are done or the budget is spent;

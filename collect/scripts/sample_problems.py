@@ -15,7 +15,7 @@ The output lists keys chunk by chunk (geometries in random order, all six keys o
 chunk), one file per chunk, so that any prefix of chunks is itself a stratified random sample.
 
 Python 3 standard library only:
-  python3 collect/sample_problems.py --geometries 5000 --chunk 250 --out datasets/h100/problems
+  python3 collect/scripts/sample_problems.py --geometries 5000 --chunk 250 --out datasets/h100/problems
 """
 import argparse
 import bz2
