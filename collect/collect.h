@@ -68,6 +68,13 @@ const char *collect_algo_name(collect_dir dir, int algo);
 const char *collect_math_name(int math); /* "default", "tensor_op", "tensor_op_allow_conversion", "fma" */
 /* The find-db algorithm column: "cudnnConvolutionFwdAlgo", "cudnnConvolutionBwdDataAlgo", ... */
 const char *collect_algo_column(collect_dir dir);
+/* The math type (COLLECT_MATH_*) cuDNN's heuristic is asked with under a precision class (data_precision of
+ * data/portable.h, which holds the rule of the kernels each class allows): FMA for strict FP32, DEFAULT for
+ * TF32, TENSOR_OP_ALLOW_CONVERSION for conversion; -1 out of range. */
+int collect_precision_math(int precision);
+/* A file beside the heuristic sidecar side: "X.txt" -> "X.<cls><ext>", any other name -> "side.<cls><ext>"
+ * (ext ".txt" for another class's sidecar, ".tsv" for the call times). 0, or COLLECT_EINVAL when buf is too small. */
+int collect_sidecar_class_path(const char *side, const char *cls, const char *ext, char *buf, size_t size);
 /* Writes "<algo>.<math>" into buf; 0, or COLLECT_EINVAL when out of range or buf too small. */
 int collect_kernel_name(collect_dir dir, int algo, int math, char *buf, size_t size);
 /* Inverse of collect_kernel_name; 0 with dir/algo/math set, or COLLECT_EFORMAT. */

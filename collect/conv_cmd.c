@@ -1,6 +1,11 @@
 /* heurist-collect conv: times every cuDNN algorithm x math type for each problem key and writes find-db
  * lines, plus cuDNN's own heuristic ranking in a sidecar file.
  *
+ * With --heuristic SIDE.txt, FP32 problems also get cuDNN's ranking under the other precision classes
+ * (data/portable.h): SIDE.strict.txt (asked with FMA math) and SIDE.conversion.txt (TENSOR_OP_ALLOW_CONVERSION),
+ * SIDE.txt keeping the TF32 class (DEFAULT math; TENSOR_OP for FP16 and BF16). SIDE.time.tsv records the host
+ * time of each heuristic call: key, math type asked, microseconds, entries returned.
+ *
  * Lines are appended and flushed one problem at a time (not written to a temporary file and renamed like
  * heurist's outputs) so that a run stopped by a time limit or killed keeps every finished problem; --resume
  * skips the keys already in the output and appends. A problem that ends the run with a CUDA error is
@@ -8,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/portable.h"
 #include "gpu.h"
 
 int gpu_time_all(gpu *g, gpu_problem *p, const int *first_algos, const int *first_maths, int n_first,
@@ -48,6 +54,25 @@ int gpu_time_all(gpu *g, gpu_problem *p, const int *first_algos, const int *firs
     return 0;
 }
 
+/* A heuristic sidecar line: the (algo, math) pairs as kernel names. */
+static int sidecar_write(FILE *f, const char *key, collect_dir dir, const int *algos, const int *maths, int n)
+{
+    char names[64][64];
+    const char *ptr[64];
+    for (int k = 0; k < n && k < 64; k++) {
+        collect_kernel_name(dir, algos[k], maths[k], names[k], sizeof names[k]);
+        ptr[k] = names[k];
+    }
+    return collect_sidecar_write_line(f, key, ptr, n < 64 ? n : 64);
+}
+
+static int heuristic_time_write(FILE *f, const char *key, int math, double us, int n)
+{
+    if (fprintf(f, "%s\t%s\t%.2f\t%d\n", key, collect_math_name(math), us, n) < 0 || fflush(f))
+        return collect_error(COLLECT_EIO, "heuristic time file: write failed");
+    return COLLECT_OK;
+}
+
 /* keys already written to a find-db file (for --resume) */
 static int done_keys(const char *path, collect_file *done)
 {
@@ -85,7 +110,8 @@ int cmd_conv(int argc, char **argv)
     int n_failed = 0;
     char failed_path[4096];
     snprintf(failed_path, sizeof failed_path, "%s.failed", out);
-    FILE *fo = NULL, *fs = NULL;
+    FILE *fo = NULL, *fs = NULL, *fcls[2] = {NULL, NULL}, *ft = NULL;
+    static const int cls[2] = {DATA_PRECISION_STRICT, DATA_PRECISION_CONVERSION};
     gpu g;
     int gpu_ok = 0, rc = 1;
     if (cli_keys_read(problems, &keys, &n_keys)) goto fail;
@@ -99,6 +125,23 @@ int cmd_conv(int argc, char **argv)
     }
     if (!(fo = fopen(out, resume ? "a" : "w")) || (side && !(fs = fopen(side, resume ? "a" : "w")))) {
         collect_error(COLLECT_EIO, "%s: cannot open for writing", fo ? side : out);
+        goto fail;
+    }
+    for (int c = 0; side && c < 3; c++) {
+        char path[4200];
+        if (collect_sidecar_class_path(side, c < 2 ? data_portable_precision_name(cls[c]) : "time", c < 2 ? ".txt" : ".tsv",
+                                       path, sizeof path))
+            goto fail;
+        FILE *f = fopen(path, resume ? "a" : "w");
+        if (!f) {
+            collect_error(COLLECT_EIO, "%s: cannot open for writing", path);
+            goto fail;
+        }
+        if (c < 2) fcls[c] = f;
+        else ft = f;
+    }
+    if (ft && fseek(ft, 0, SEEK_END) == 0 && ftell(ft) == 0 && fputs("key\tmath\tus\tentries\n", ft) == EOF) {
+        collect_error(COLLECT_EIO, "%s.time.tsv: write failed", side);
         goto fail;
     }
     if (gpu_init(&g, (int)repeats, min_ms, (size_t)(ws_mib * 1048576.0))) goto fail;
@@ -143,7 +186,15 @@ int cmd_conv(int argc, char **argv)
             continue;
         }
         int ha[64], hm[64], nh = 0;
-        if (gpu_heuristic(&g, &p, gpu_heuristic_math(cv.dtype), ha, hm, 64, &nh)) cli_tally_add(&cand, "heuristic call failed");
+        double hus = 0;
+        if (gpu_heuristic_timed(&g, &p, gpu_heuristic_math(cv.dtype), ha, hm, 64, &nh, &hus))
+            cli_tally_add(&cand, "heuristic call failed");
+        /* the other precision classes of an FP32 problem (their lists do not order the timing) */
+        int ca[2][64], cm[2][64], nc[2] = {0, 0}, n_cls = fcls[0] && cv.dtype == COLLECT_DTYPE_FP32 ? 2 : 0;
+        double cus[2] = {0, 0};
+        for (int c = 0; c < n_cls; c++)
+            if (gpu_heuristic_timed(&g, &p, collect_precision_math(cls[c]), ca[c], cm[c], 64, &nc[c], &cus[c]))
+                cli_tally_add(&cand, "heuristic call failed");
         int nr = 0;
         if (gpu_time_all(&g, &p, ha, hm, nh, res, &nr, &cand) < 0) goto fail_problem;
         gpu_problem_free(&p);
@@ -152,15 +203,12 @@ int cmd_conv(int argc, char **argv)
             continue;
         }
         if (collect_fdb_write_line(fo, keys[i], cv.dir, res, nr)) goto fail;
-        if (fs && nh > 0) {
-            char names[64][64];
-            const char *ptr[64];
-            for (int k = 0; k < nh; k++) {
-                collect_kernel_name(cv.dir, ha[k], hm[k], names[k], sizeof names[k]);
-                ptr[k] = names[k];
-            }
-            if (collect_sidecar_write_line(fs, keys[i], ptr, nh)) goto fail;
-        }
+        if (fs && nh > 0 && sidecar_write(fs, keys[i], cv.dir, ha, hm, nh)) goto fail;
+        if (ft && heuristic_time_write(ft, keys[i], gpu_heuristic_math(cv.dtype), hus, nh)) goto fail;
+        for (int c = 0; c < n_cls; c++)
+            if (heuristic_time_write(ft, keys[i], collect_precision_math(cls[c]), cus[c], nc[c]) ||
+                (nc[c] > 0 && sidecar_write(fcls[c], keys[i], cv.dir, ca[c], cm[c], nc[c])))
+                goto fail;
         written++;
         double dt = cli_now_s() - t0;
         if (dt > longest) longest = dt;
@@ -195,6 +243,9 @@ cleanup:
     if (gpu_ok) gpu_free(&g);
     if (fo && fclose(fo)) rc = 1;
     if (fs && fclose(fs)) rc = 1;
+    for (int c = 0; c < 2; c++)
+        if (fcls[c] && fclose(fcls[c])) rc = 1;
+    if (ft && fclose(ft)) rc = 1;
     collect_file_free(&done);
     cli_keys_free(failed, n_failed);
     cli_keys_free(keys, n_keys);

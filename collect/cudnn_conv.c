@@ -273,10 +273,18 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
 
 int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n)
 {
+    double us;
+    return gpu_heuristic_timed(g, p, math, algos, maths, max, n, &us);
+}
+
+int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n, double *us)
+{
     *n = 0;
+    *us = 0;
     if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) return 1;
     int got = 0;
     cudnnStatus_t st;
+    double t0 = now_ms();
     switch (p->cv.dir) {
     case COLLECT_DIR_F: {
         cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -312,6 +320,7 @@ int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int 
         break;
     }
     }
+    *us = (now_ms() - t0) * 1e3;
     return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
 }
 

@@ -151,3 +151,12 @@ int collect_file_find(const collect_file *f, const char *key)
         if (strcmp(f->lines[i].key, key) == 0) return i;
     return -1;
 }
+
+int collect_sidecar_class_path(const char *side, const char *cls, const char *ext, char *buf, size_t size)
+{
+    size_t len = strlen(side);
+    if (len >= 4 && strcmp(side + len - 4, ".txt") == 0) len -= 4;
+    int n = snprintf(buf, size, "%.*s.%s%s", (int)len, side, cls, ext);
+    if (n < 0 || (size_t)n >= size) return collect_error(COLLECT_EINVAL, "%s: path too long for the %s sidecar", side, cls);
+    return COLLECT_OK;
+}

@@ -61,6 +61,9 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the
  * successful entries in order, as (algo, math) pairs; *n set. 0, or 1 when the call fails. */
 int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n);
+/* The same with the host time of the cudnnGet*Algorithm_v7 call alone, microseconds (the vendor's decision
+ * cost; setting the math type is outside it). */
+int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n, double *us);
 
 /* Wall-clock milliseconds of cudnnFind*Algorithm for the problem (its decision cost). 0, or 1 on failure. */
 int gpu_find_ms(gpu *g, gpu_problem *p, double *ms);

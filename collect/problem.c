@@ -176,6 +176,14 @@ const char *collect_math_name(int math)
     return math >= 0 && math < COLLECT_MATH_COUNT ? math_names[math] : NULL;
 }
 
+int collect_precision_math(int precision)
+{
+    const char *m = data_portable_precision_math(precision);
+    for (int i = 0; m && i < COLLECT_MATH_COUNT; i++)
+        if (strcmp(math_names[i], m) == 0) return i;
+    return -1;
+}
+
 const char *collect_algo_column(collect_dir dir)
 {
     static const char *const cols[COLLECT_DIR_COUNT] = {"cudnnConvolutionFwdAlgo", "cudnnConvolutionBwdDataAlgo",

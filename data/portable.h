@@ -75,6 +75,48 @@ static inline int data_portable_tok_eq(data_portable_tok t, const char *lit)
     return t.n == n && memcmp(t.s, lit, n) == 0;
 }
 
+/* ---- precision classes ----
+ * Which arithmetic an FP32 convolution allows, as a filter of cuDNN kernel names "<ALGORITHM>.<math>"
+ * (heurist-collect's find-db, one kernel per algorithm x cudnnMathType_t):
+ *   STRICT      FP32 arithmetic only: the `fma` kernels (CUDNN_FMA_MATH)
+ *   TF32        PyTorch's allow_tf32: `default`, `tensor_op` (TF32 tensor cores) and `fma` kernels
+ *   CONVERSION  FP32 inputs may be converted to FP16 / BF16: every kernel, `tensor_op_allow_conversion` too
+ * cuDNN's heuristic is asked for a class with the math type data_portable_precision_math names. FP16 and BF16
+ * problems allow every kernel in every class (their heuristic is asked with TENSOR_OP); a name without one of
+ * the four math suffixes (an MIOpen solver, a table configuration) is allowed by every class. */
+#define DATA_PRECISION_LIST(X) X(STRICT, "strict") X(TF32, "tf32") X(CONVERSION, "conversion")
+#define DATA_PORTABLE_PRECISION_ENUM(id, name) DATA_PRECISION_##id,
+typedef enum data_precision { DATA_PRECISION_LIST(DATA_PORTABLE_PRECISION_ENUM) DATA_PRECISION_COUNT } data_precision;
+
+static inline const char *data_portable_precision_name(int i)
+{
+    static const char *const names[DATA_PRECISION_COUNT] = {DATA_PRECISION_LIST(DATA_PORTABLE_NAME)};
+    return i >= 0 && i < DATA_PRECISION_COUNT ? names[i] : NULL;
+}
+
+/* The math type cuDNN's heuristic is asked with under class i: "fma", "default" or
+ * "tensor_op_allow_conversion" (cudnnMathType_t's names as heurist-collect writes them), NULL out of range. */
+static inline const char *data_portable_precision_math(int i)
+{
+    static const char *const maths[DATA_PRECISION_COUNT] = {"fma", "default", "tensor_op_allow_conversion"};
+    return i >= 0 && i < DATA_PRECISION_COUNT ? maths[i] : NULL;
+}
+
+/* 1 when kernel name[0..len) may serve a problem of data type dtype (data_dtype) under class precision. */
+static inline int data_portable_precision_allows(int precision, int dtype, const char *name, size_t len)
+{
+    if (dtype != DATA_DTYPE_FP32 || precision == DATA_PRECISION_CONVERSION) return 1;
+    size_t dot = len;
+    while (dot > 0 && name[dot - 1] != '.') dot--;
+    if (dot == 0) return 1;
+    data_portable_tok math = {name + dot, len - dot};
+    if (data_portable_tok_eq(math, "fma")) return 1;
+    if (data_portable_tok_eq(math, "default") || data_portable_tok_eq(math, "tensor_op"))
+        return precision == DATA_PRECISION_TF32;
+    if (data_portable_tok_eq(math, "tensor_op_allow_conversion")) return 0;
+    return 1;
+}
+
 /* Non-negative decimal integer, the whole token. */
 static inline int data_portable_parse_uint(const char *s, size_t n, int64_t *v)
 {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "collect.h"
+#include "data/portable.h"
 
 static collect_conv conv_ok(const char *key)
 {
@@ -141,4 +142,57 @@ Test(collect_kernel, names_are_unique_and_parse_back)
     /* a prefix of a longer name is not that name */
     cr_assert_eq(collect_kernel_parse("FWD_FFT.default", 15, &d, &a, &m), 0);
     cr_assert_eq(a, 4);
+}
+
+/* The precision classes (data/portable.h) as filters of the kernel names the collector writes. */
+Test(collect_precision, classes_filter_fp32_kernels_by_math_type)
+{
+    static const char *const maths[] = {"fma", "default", "tensor_op", "tensor_op_allow_conversion"};
+    /* allowed[class][math]: strict = fma; tf32 = default, tensor_op, fma; conversion = all */
+    static const int allowed[DATA_PRECISION_COUNT][4] = {{1, 0, 0, 0}, {1, 1, 1, 0}, {1, 1, 1, 1}};
+    for (int c = 0; c < DATA_PRECISION_COUNT; c++)
+        for (int m = 0; m < 4; m++) {
+            char name[64];
+            snprintf(name, sizeof name, "FWD_IMPLICIT_PRECOMP_GEMM.%s", maths[m]);
+            cr_assert_eq(data_portable_precision_allows(c, DATA_DTYPE_FP32, name, strlen(name)), allowed[c][m],
+                         "class %s, kernel %s", data_portable_precision_name(c), name);
+            /* FP16 and BF16 problems allow every kernel in every class */
+            cr_assert(data_portable_precision_allows(c, DATA_DTYPE_FP16, name, strlen(name)));
+            cr_assert(data_portable_precision_allows(c, DATA_DTYPE_BF16, name, strlen(name)));
+        }
+    /* names without a cuDNN math suffix are not filtered; the length bounds the name */
+    const char *miopen = "ConvHipImplicitGemmV4R1Fwd", *cut = "BWD_FILTER_ALGO_1.tensor_op_allow_conversionXYZ";
+    cr_assert(data_portable_precision_allows(DATA_PRECISION_STRICT, DATA_DTYPE_FP32, miopen, strlen(miopen)));
+    cr_assert_not(data_portable_precision_allows(DATA_PRECISION_TF32, DATA_DTYPE_FP32, cut, strlen(cut) - 3));
+    cr_assert(data_portable_precision_allows(DATA_PRECISION_TF32, DATA_DTYPE_FP32, cut, strlen(cut)));
+    cr_assert_null(data_portable_precision_name(DATA_PRECISION_COUNT));
+}
+
+Test(collect_precision, heuristic_math_of_each_class_is_allowed_by_it)
+{
+    cr_assert_eq(collect_precision_math(DATA_PRECISION_STRICT), COLLECT_MATH_FMA);
+    cr_assert_eq(collect_precision_math(DATA_PRECISION_TF32), COLLECT_MATH_DEFAULT);
+    cr_assert_eq(collect_precision_math(DATA_PRECISION_CONVERSION), COLLECT_MATH_TENSOR_OP_ALLOW_CONVERSION);
+    cr_assert_eq(collect_precision_math(-1), -1);
+    cr_assert_eq(collect_precision_math(DATA_PRECISION_COUNT), -1);
+    /* the math a class's heuristic is asked with never yields a kernel outside the class */
+    for (int c = 0; c < DATA_PRECISION_COUNT; c++) {
+        char name[64];
+        cr_assert_eq(collect_kernel_name(COLLECT_DIR_W, 1, collect_precision_math(c), name, sizeof name), COLLECT_OK);
+        cr_assert(data_portable_precision_allows(c, DATA_DTYPE_FP32, name, strlen(name)), "%s", name);
+    }
+}
+
+Test(collect_precision, class_sidecar_paths)
+{
+    char buf[64];
+    cr_assert_eq(collect_sidecar_class_path("out/h100.heuristic.txt", "strict", ".txt", buf, sizeof buf), COLLECT_OK);
+    cr_assert_str_eq(buf, "out/h100.heuristic.strict.txt");
+    cr_assert_eq(collect_sidecar_class_path("out/h100.heuristic.txt", "time", ".tsv", buf, sizeof buf), COLLECT_OK);
+    cr_assert_str_eq(buf, "out/h100.heuristic.time.tsv");
+    cr_assert_eq(collect_sidecar_class_path("side", "conversion", ".txt", buf, sizeof buf), COLLECT_OK);
+    cr_assert_str_eq(buf, "side.conversion.txt");
+    cr_assert_eq(collect_sidecar_class_path("a/very/long/path/to/the/heuristic/sidecar.txt", "conversion", ".txt", buf,
+                                            16),
+                 COLLECT_EINVAL);
 }
