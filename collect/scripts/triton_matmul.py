@@ -282,21 +282,25 @@ def time_worker(gpu, queue, shapes, configs, failed, part, cache, deadline, out_
                 out_q.put(('stopped', gpu, done))
                 return
             try:
-                i = queue.get_nowait()
+                i = queue.get(timeout=1.0)
             except Exception:
                 out_q.put(('empty', gpu, done))
                 return
             t0 = time.time()
             m, n, k, dt, family = shapes[i]
             tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
-            g = torch.Generator(device='cuda')
-            g.manual_seed(i)
-            a = (torch.rand((m, k), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
-            b = (torch.rand((k, n), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
-            c = torch.empty((m, n), device='cuda', dtype=tdt)
-            best, lines, skips = 0.0, [], []
+            best, lines, skips, shape_why = 0.0, [], [], None
+            try:
+                g = torch.Generator(device='cuda')
+                g.manual_seed(i)
+                a = (torch.rand((m, k), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
+                b = (torch.rand((k, n), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
+                c = torch.empty((m, n), device='cuda', dtype=tdt)
+            except Exception as e:  # the operands do not fit: every configuration is skipped
+                shape_why = short_error(e)
+                a = b = c = None
             for cfg in configs:
-                why = failed.get((cfg, variant(shapes[i])))
+                why = shape_why or failed.get((cfg, variant(shapes[i])))
                 if why is None:
                     try:
                         us, how = timer.time(a, b, c, cfg, best)
@@ -398,7 +402,7 @@ def device_info():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--shapes', default='datasets/h100/gemm_real_shapes.txt')
-    ap.add_argument('--count', type=int, default=300, help='shapes taken from the file')
+    ap.add_argument('--count', type=int, default=400, help='shapes taken from the file')
     ap.add_argument('--max-us', type=float, default=400.0, help='largest modelled cuBLAS time of a shape')
     ap.add_argument('--configs', type=int, default=150)
     ap.add_argument('--seed', type=int, default=0)
@@ -470,7 +474,6 @@ def main():
         queue, out_q = ctx.Queue(), ctx.Queue()
         for i in todo:
             queue.put(i)
-        time.sleep(0.1)
         workers = [ctx.Process(target=time_worker, args=(g, queue, shapes, configs, failed,
                                                          os.path.join(folder, 'part_%d' % g), cache, deadline, out_q))
                    for g in range(n_gpu)]
