@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Self-checks of collect/scripts' problem and shape generators (Python 3 standard library only; run from the
+repository root, as ctest does): layer counts of traced networks against their published architectures, the
+committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
+training pool, and triton_matmul.py's configuration space, shape selection and resume/merge of part files."""
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'collect', 'scripts'))
+os.chdir(ROOT)
+
+import conv_networks as cn  # noqa: E402
+import gemm_real_shapes as grs  # noqa: E402
+import sample_problems as sp  # noqa: E402
+import triton_matmul as tm  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(module, argv):
+    saved = sys.argv, sys.stdout, sys.stderr
+    sys.argv = [module.__file__] + argv
+    sys.stdout = sys.stderr = open(os.devnull, 'w')
+    try:
+        return module.main()
+    finally:
+        sys.stdout.close()
+        sys.argv, sys.stdout, sys.stderr = saved
+
+
+def networks():
+    # convolution counts of torchvision's models (aux classifiers aside) and the last feature map
+    for name, net, count, last in (('resnet18', cn.resnet(224, (2, 2, 2, 2), False), 20, (7, 7)),
+                                   ('resnet50', cn.resnet(224, (3, 4, 6, 3), True), 53, (7, 7)),
+                                   ('mobilenet_v2', cn.mobilenet_v2(224), 52, (7, 7)),
+                                   ('densenet121', cn.densenet121(224), 120, (7, 7)),
+                                   ('inception_v3', cn.inception_v3(299), 94, (8, 8)),
+                                   ('efficientnet_b0', cn.efficientnet(224, 1.0, 1.0), 81, (7, 7)),
+                                   ('convnext_tiny', cn.convnext_tiny(224), 22, (7, 7))):
+        check(len(net.layers) == count, '%s: %d convolutions, expected %d' % (name, len(net.layers), count))
+        check(net.layers[-1][5] == last, '%s: last map %s, expected %s' % (name, net.layers[-1][5], last))
+    # every traced layer's key parses back (sample_problems.parse checks the output size) to its geometry
+    for name, _, build, resolutions, _ in cn.NETWORKS:
+        net = build(resolutions[0])
+        for layer in net.layers:
+            g = cn.geometry(layer, net.nd, 2)
+            for d in 'FBW':
+                k = sp.key(g, 'FP32', d)
+                check(sp.parse(k) == g, '%s %s: key %s does not parse back' % (name, layer[0], k))
+    # the committed set is what the command writes; none of its geometries is in the pool
+    with tempfile.TemporaryDirectory() as tmp:
+        run(cn, ['--out', tmp])
+        for f in sorted(os.listdir(tmp)):
+            with open(os.path.join(tmp, f)) as a, open(os.path.join('datasets/h100/networks', f)) as b:
+                check(a.read() == b.read(), 'datasets/h100/networks/%s differs from conv_networks.py\'s output' % f)
+    pool = cn.pool_geometries(sorted(os.path.join('datasets/h100/problems', f)
+                                     for f in os.listdir('datasets/h100/problems')))
+    n = 0
+    for f in sorted(os.listdir('datasets/h100/networks')):
+        if f.startswith('chunk_'):
+            with open(os.path.join('datasets/h100/networks', f)) as fh:
+                for line in fh:
+                    g = sp.parse(line.strip())
+                    n += 1
+                    check(g is not None and g not in pool, 'network key %s is in the pool or unparsable' % line.strip())
+    check(n == 9000, 'network set: %d keys, expected 9000' % n)
+
+
+def gemm_shapes():
+    out = []
+    grs.linear(out, 7, 300, 100, ('bf16',), ('fwd', 'dgrad', 'wgrad'), 'f m.l.train')
+    check([r[:5] for r in out] == [(7, 300, 100, 'bf16', 'N T'), (7, 100, 300, 'bf16', 'N N'),
+                                   (300, 100, 7, 'bf16', 'T N')], 'linear(): fwd / dgrad / wgrad sizes %s' % out)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'shapes.txt')
+        run(grs, ['--out', path])
+        with open(path) as a, open('datasets/h100/gemm_real_shapes.txt') as b:
+            check(a.read() == b.read(), 'datasets/h100/gemm_real_shapes.txt differs from gemm_real_shapes.py\'s output')
+    seen = set()
+    with open('datasets/h100/gemm_real_shapes.txt') as f:
+        for line in f:
+            if line.startswith('#'):
+                continue
+            body, _, comment = line.partition('#')
+            key = tuple(body.split())
+            check(key not in seen, 'shape %s twice' % (key,))
+            seen.add(key)
+            check(comment.split()[0] in {'llama3', 'mistral', 'qwen2.5', 'phi3', 'gemma2', 'gpt2', 'bert', 'vit', 'swin',
+                                         'resnet50', 'unet2d', 'mixtral', 'deepseek_moe'}, 'family of %s' % line)
+
+
+def triton():
+    configs = tm.config_space(150, 0, 227)
+    check(len(configs) == 150 and len(set(configs)) == 150, 'triton: %d configurations' % len(configs))
+    check(all(tm.smem_bytes(c) <= 227 * 1024 for c in configs), 'triton: a configuration over shared memory')
+    check((128, 128, 64, 8, 8, 5) in configs, 'triton: inductor\'s configurations are in the space')
+    check(configs == tm.config_space(150, 0, 227), 'triton: the space depends on the seed only')
+    shapes = tm.read_shapes('datasets/h100/gemm_real_shapes.txt', 400, 400.0)
+    check(len(shapes) == 400 and all(s[3] in ('fp16', 'bf16') and s[4] in tm.FAMILIES for s in shapes),
+          'triton: shape selection')
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, 'o.d')
+        os.makedirs(d)
+        sh = [(16, 32, 64, 'fp16', 'llama3'), (8, 16, 32, 'bf16', 'vit'), (4, 4, 4, 'fp16', 'swin')]
+        with open(os.path.join(d, 'part_0.csv'), 'w') as f:  # a shape without .done and a line cut short
+            f.write('8,16,32,bf16,vit,32,32,16,8,2,2,1.5,batches\n4,4,4,fp16,swin,32,32,16,8,2,2,9,batches\n4,4,4,fp')
+        with open(os.path.join(d, 'part_0.done'), 'w') as f:
+            f.write('8,16,32,bf16\n')
+        with open(os.path.join(d, 'part_1.csv'), 'w') as f:
+            f.write('16,32,64,fp16,llama3,64,64,16,8,2,2,3.5,warmup\n')
+        with open(os.path.join(d, 'part_1.done'), 'w') as f:
+            f.write('16,32,64,fp16\n')
+        with open(os.path.join(d, 'part_1.skipped.csv'), 'w') as f:
+            f.write('16,32,64,fp16,256,256,256,8,8,6,OutOfResources: shared memory\n')
+        tm.keep_done(d)
+        with open(os.path.join(d, 'part_0.csv')) as f:
+            check(f.read() == '8,16,32,bf16,vit,32,32,16,8,2,2,1.5,batches\n', 'triton: keep_done')
+        done = tm.read_done(d)
+        check(tm.merge(os.path.join(tmp, 'o'), d, sh, done, 132) == (2, 1), 'triton: merge counts')
+        with open(os.path.join(tmp, 'o.csv')) as f:
+            lines = f.read().splitlines()
+        check(lines[0] == ','.join(tm.HEADER) and lines[1].startswith('16,32,64,fp16') and
+              lines[2].startswith('8,16,32,bf16') and len(lines) == 3, 'triton: merged table in shape order')
+
+
+networks()
+gemm_shapes()
+triton()
+for f in failures:
+    print('FAIL: %s' % f)
+print('collect scripts: %s' % ('%d failures' % len(failures) if failures else 'ok'))
+sys.exit(1 if failures else 0)
