@@ -65,7 +65,8 @@ bin=$PWD/$build/heurist-collect
 "$bin" gemm --describe >> "$out/env.txt" 2>&1
 echo "built heurist-collect in $((SECONDS - t0)) s"
 gpus_flag=0
-"$bin" 2>&1 | grep -q -- '--gpus' && gpus_flag=1
+usage=$("$bin" 2>&1) # the usage text: does this heurist-collect spread a list over GPUs itself?
+case $usage in *--gpus*) gpus_flag=1 ;; esac
 
 # Every ngpu-th line of a list (comments kept in each), for one process per GPU.
 split_list() { # FILE DIR NAME
