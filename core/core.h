@@ -134,6 +134,30 @@ void hr_team_barrier(hr_team *t);
 /* Ascending LSD radix sort of n floats (no NaNs), 8 bits a pass; tmp holds n floats of scratch. */
 void hr_sort_floats(float *v, float *tmp, size_t n);
 
+/* ---- string maps ---- */
+/* A string -> int hash map: keys (any bytes but NUL, copied and owned) get indices 0, 1, ... in the order they
+ * were added; lookups and additions take expected constant time, so a table of names is built in linear time.
+ * A zeroed struct is an empty map. A caller may take a key (read keys[i], then set it to NULL) when it makes
+ * no call on the map other than hr_strmap_free afterwards. */
+typedef struct hr_strmap {
+    char **keys;      /* (n) in order of addition */
+    int *values;      /* (n) */
+    int n;
+    int cap_keys;
+    int *slots;       /* (cap) index + 1, 0: empty */
+    uint64_t *hashes; /* (cap) hash of the key in each slot */
+    int cap;          /* a power of two, at least twice n */
+} hr_strmap;
+
+/* Index of key[0..len) or -1 when absent (or m is NULL). */
+int hr_strmap_find(const hr_strmap *m, const char *key, size_t len);
+/* The value of the NUL-terminated key, or fallback when absent. */
+int hr_strmap_get(const hr_strmap *m, const char *key, int fallback);
+/* Adds key[0..len) -> value when absent: returns 1 (added), 0 (present: its value is kept) or HR_ENOMEM;
+ * *index (may be NULL) = the key's index either way. */
+int hr_strmap_add(hr_strmap *m, const char *key, size_t len, int value, int *index);
+void hr_strmap_free(hr_strmap *m); /* NULL is fine; leaves an empty map */
+
 /* ---- time ---- */
 double hr_now(void); /* monotonic seconds */
 /* Peak resident set size of this process in bytes (from /proc/self/status VmHWM), 0 if unknown. */
