@@ -170,27 +170,36 @@ static int header_read(table_reader *r)
     data_table_spec *s = r->spec;
     if (!(r->header = hr_calloc((size_t)r->nf, sizeof *r->header))) return HR_ENOMEM;
     r->n_header = r->nf;
-    for (int i = 0; i < r->nf; i++) {
+    hr_strmap names = {0}; /* header name -> column: the duplicate check and the lookups below stay linear */
+    int rc = HR_OK;
+    for (int i = 0; !rc && i < r->nf; i++) {
+        int added;
         if (strlen(field(r, i)) != r->fsize[i] || !r->fsize[i])
-            return hr_error(HR_EFORMAT, "%s:%ld: header field %d: empty or not text", r->name, r->row_line, i + 1);
-        for (int j = 0; j < i; j++)
-            if (strcmp(r->header[j], field(r, i)) == 0)
-                return hr_error(HR_EFORMAT, "%s:%ld: column '%s' appears twice in the header", r->name, r->row_line, field(r, i));
-        if (!(r->header[i] = hr_strdup(field(r, i)))) return HR_ENOMEM;
+            rc = hr_error(HR_EFORMAT, "%s:%ld: header field %d: empty or not text", r->name, r->row_line, i + 1);
+        else if ((added = hr_strmap_add(&names, field(r, i), r->fsize[i], i, NULL)) < 0)
+            rc = added;
+        else if (!added)
+            rc = hr_error(HR_EFORMAT, "%s:%ld: column '%s' appears twice in the header", r->name, r->row_line, field(r, i));
+        else if (!(r->header[i] = hr_strdup(field(r, i))))
+            rc = HR_ENOMEM;
+    }
+    if (rc) {
+        hr_strmap_free(&names);
+        return rc;
     }
     int np = s->n_problem + s->n_hardware;
     for (int c = 0; c < np + s->n_kernel + 2; c++) {
         const char *want = c < np ? s->problem[c].name : c < np + s->n_kernel ? s->kernel[c - np].name : c == np + s->n_kernel ? s->measure : s->vendor;
         if (s->vendor_feature && c == np + s->n_kernel - 1) want = s->vendor; /* the derived rank column */
         int *slot = c < np ? &r->pcol[c] : c < np + s->n_kernel ? &r->kcol[c - np] : c == np + s->n_kernel ? &r->mcol : &r->vcol;
-        *slot = -1;
-        if (!want) continue;
-        for (int i = 0; i < r->n_header; i++)
-            if (strcmp(r->header[i], want) == 0) *slot = i;
-        if (*slot < 0)
+        *slot = want ? hr_strmap_get(&names, want, -1) : -1;
+        if (want && *slot < 0) {
+            hr_strmap_free(&names);
             return hr_error(HR_EFORMAT, "%s:%ld: column '%s' (named by the schema) is missing from the header", r->name,
                             r->row_line, want);
+        }
     }
+    hr_strmap_free(&names);
     return HR_OK;
 }
 
