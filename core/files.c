@@ -17,6 +17,11 @@ int hr_file_read_all(const char *path, char **buf, size_t *len)
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return hr_error(HR_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return hr_error(HR_EINVAL, "%s: is a folder, not a file", path);
+    }
     size_t cap = 1 << 16, n = 0;
     char *b = hr_malloc(cap + 1);
     if (!b) {
