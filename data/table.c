@@ -6,6 +6,7 @@
  * schema's duplicates policy. Categorical vocabularies are sorted once every row is read, and the
  * configurations sorted by name, as the find-db loader sorts its kernels. */
 #include <csv.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,12 @@ static int row_read(table_reader *r)
     if (end != cell + r->fsize[r->mcol] || !isfinite(value) || value <= 0)
         return row_bad(r, "measure not a positive number", "column '%s': measure '%s' is not a positive finite number",
                        s->measure, cell) ? -1 : 0;
+    /* the cost is stored as a float: one that overflows to inf would read as "not measured", one that
+     * underflows to 0 (or a subnormal) as infinitely fast */
+    double cost = s->higher_better ? 1.0 / value : value;
+    if (cost > FLT_MAX || cost < FLT_MIN)
+        return row_bad(r, "measure out of float range", "column '%s': measure '%s' is outside float range "
+                       "(1.2e-38 to 3.4e38)", s->measure, cell) ? -1 : 0;
     if (r->vcol >= 0 && r->fsize[r->vcol]) {
         cell = field(r, r->vcol);
         long v = strtol(cell, &end, 10);
@@ -388,7 +395,10 @@ static int reader_run(table_reader *r, const char *text, size_t len, char delim)
     size_t at = 0;
     r->line = 1;
     while (at < len && !r->rc) {
+        /* a line ends at \n, \r\n or a lone \r (old Mac files), so that errors name the right line */
         const char *nl = memchr(text + at, '\n', len - at);
+        const char *cr = memchr(text + at, '\r', (size_t)((nl ? nl : text + len) - (text + at)));
+        if (cr && cr + 1 != nl) nl = cr;
         size_t n = nl ? (size_t)(nl - (text + at)) + 1 : len - at;
         if (csv_parse(&p, text + at, n, field_cb, row_cb, r) != n && !r->rc)
             r->rc = hr_error(HR_EFORMAT, "%s:%ld: malformed CSV (%s)", r->name, r->line, csv_strerror(csv_error(&p)));
@@ -398,7 +408,7 @@ static int reader_run(table_reader *r, const char *text, size_t len, char delim)
     if (!r->rc && csv_fini(&p, field_cb, row_cb, r) && !r->rc)
         r->rc = hr_error(HR_EFORMAT, "%s:%ld: malformed CSV (%s)", r->name, r->line, csv_strerror(csv_error(&p)));
     csv_free(&p);
-    r->lines = len && text[len - 1] == '\n' ? r->line - 1 : r->line;
+    r->lines = len && (text[len - 1] == '\n' || text[len - 1] == '\r') ? r->line - 1 : r->line;
     if (!r->rc && !r->n_header) r->rc = hr_error(HR_EFORMAT, "%s: no header row", r->name);
     return r->rc;
 }
@@ -636,6 +646,8 @@ int data_table_parse(const char *name, const char *text, size_t len, char delim,
     data_table_spec spec;
     int rc = data_table_spec_from_json(schema_json, name, &spec);
     if (rc) return rc;
+    /* a UTF-8 byte-order mark (Excel's "CSV UTF-8", PowerShell) is no part of the first column's name */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) text += 3, len -= 3;
     r.name = name;
     r.spec = &spec;
     r.strict = opts && opts->strict;

@@ -102,6 +102,9 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
     if (vendor_feature && !cJSON_GetObjectItemCaseSensitive(j, "vendor"))
         return hr_error(HR_EFORMAT, "%s: schema: \"vendor_feature\" needs \"vendor\", the column of the vendor's ranks", name);
     nk += vendor_feature; /* the derived kernel column DATA_TABLE_VENDOR_FEATURE, last */
+    if (nk > DATA_TABLE_MAX_COLUMNS)
+        return hr_error(HR_EFORMAT, "%s: schema: \"kernel\" names %d columns and \"vendor_feature\" adds %s: at most %d "
+                        "kernel columns in all", name, nk - 1, DATA_TABLE_VENDOR_FEATURE, DATA_TABLE_MAX_COLUMNS);
     if (np + nh > DATA_TABLE_MAX_COLUMNS)
         return hr_error(HR_EFORMAT, "%s: schema: %d problem and hardware columns, at most %d", name, np + nh, DATA_TABLE_MAX_COLUMNS);
     s->n_problem = np, s->n_hardware = nh, s->n_kernel = nk;
