@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/json.h"
 
 void cli_help_print(FILE *f, const cli_spec *spec)
 {
@@ -141,15 +142,25 @@ int cli_get_config(const cli_args *a, const char *cmd, cJSON **out)
     const char *cfg = cli_get(a, "config");
     *out = NULL;
     if (!cfg) return 0;
-    cJSON *j = cJSON_Parse(cfg);
-    if (!j) {
-        /* a path to a JSON file is accepted as well as inline JSON */
+    /* inline JSON (starting with '{'), or a path to a file holding it, as --schema */
+    const char *s = cfg;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    cJSON *j = NULL;
+    int rc;
+    if (*s == '{') {
+        rc = hr_json_parse_str(cfg, "--config", &j);
+    } else {
         char *text;
         size_t len;
-        if (hr_file_read_all(cfg, &text, &len) == HR_OK) {
-            j = cJSON_Parse(text);
+        rc = hr_file_read_all(cfg, &text, &len);
+        if (!rc) {
+            rc = hr_json_parse(text, len, cfg, &j);
             free(text);
         }
+    }
+    if (rc) {
+        fprintf(stderr, "heurist %s: %s%s\n", cmd, *s == '{' ? "" : "--config ", hr_last_error());
+        return 1;
     }
     if (!cJSON_IsObject(j)) {
         fprintf(stderr, "heurist %s: --config is neither a JSON object nor a file holding one: %.60s\n", cmd, cfg);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "data/table.h"
 
 #define CAPS_FORMAT "heurist-collect gemm capabilities"
@@ -278,7 +279,9 @@ int data_table_rules_parse(const char *json, const char *name, const data_table_
                            data_table_rules **out)
 {
     *out = NULL;
-    cJSON *root = cJSON_Parse(json);
+    cJSON *root;
+    int prc = hr_json_parse_str(json, name, &root);
+    if (prc) return prc;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return hr_error(HR_EFORMAT, "%s: not a JSON object (a capability file)", name);

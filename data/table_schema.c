@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "data/table.h"
 #include "data/table_features.h"
 
@@ -207,8 +208,6 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         if (!c || !c->categorical || !cJSON_IsArray(e))
             return hr_error(HR_EFORMAT, "%s: schema: vocab: '%s' must be a categorical column with an array of values",
                             name, e->string);
-        if (c->vocab) /* a JSON object may repeat a key */
-            return hr_error(HR_EFORMAT, "%s: schema: vocab: '%s' is given twice", name, e->string);
         int n = cJSON_GetArraySize(e);
         if (!(c->vocab = hr_calloc((size_t)(n ? n : 1), sizeof *c->vocab))) return HR_ENOMEM;
         const cJSON *v;
@@ -228,9 +227,12 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
 int data_table_spec_from_json(const char *json, const char *name, data_table_spec *out)
 {
     memset(out, 0, sizeof *out);
-    cJSON *j = cJSON_Parse(json);
-    if (!j) return hr_error(HR_EFORMAT, "%s: schema: not valid JSON", name);
-    int rc = spec_fill(j, name, out);
+    char doc[512];
+    snprintf(doc, sizeof doc, "%s: schema", name);
+    cJSON *j;
+    int rc = hr_json_parse_str(json, doc, &j);
+    if (rc) return rc;
+    rc = spec_fill(j, name, out);
     cJSON_Delete(j);
     if (rc) data_table_spec_free(out);
     return rc;

@@ -10,6 +10,7 @@
 
 #include "core/core.h"
 #include "core/h5.h"
+#include "core/json.h"
 #include "data/data.h"
 #include "data/table.h"
 #include "gbdt/gbdt.h"
@@ -136,8 +137,9 @@ static int load_cache(const uint8_t *data, size_t size)
  * returned (a config fits one family at most). */
 static int load_config(const uint8_t *data, size_t size)
 {
-    cJSON *cfg = cJSON_ParseWithLength((const char *)data, size);
-    if (!cfg) return hr_error(HR_EFORMAT, "config: not JSON");
+    cJSON *cfg;
+    int prc = hr_json_parse((const char *)data, size, "config", &cfg);
+    if (prc) return prc;
     int first = HR_OK;
     for (int i = 0; model_family_at(i); i++) {
         const model_family *fam = model_family_at(i);

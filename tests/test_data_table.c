@@ -144,7 +144,7 @@ Test(data_table, schema_validation)
     schema_fails("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"split\":\"M\"}", "split");
     schema_fails("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"reduction\":\"t\"}", "reduction");
     schema_fails("{\"problem\":[\"M\",\"d\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"categorical\":[\"d\"],"
-                 "\"vocab\":{\"d\":[\"a\",\"b\",\"c\"],\"d\":[\"a\"]}}", "'d' is given twice");
+                 "\"vocab\":{\"d\":[\"a\",\"b\",\"c\"],\"d\":[\"a\"]}}", "key \"d\" is given twice");
     schema_fails("[1]", "not a JSON object");
     schema_fails("{", "not valid JSON");
 }
