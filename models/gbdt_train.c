@@ -30,7 +30,7 @@ static const int histogram_values[] = {GBDT_HISTOGRAM_FLOAT, GBDT_HISTOGRAM_INT}
 
 #define P(field) offsetof(gbdt_cfg, p.field)
 /* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
- * L2 and feature sampling, softmax labels over -t/tau); the measurements behind each are in docs/experiments.md. */
+ * L2 and feature sampling, softmax labels over -t/tau); the measurements behind each are in experiments/LOG.md. */
 static const hr_config_option gbdt_options[] = {
     {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
      .names = objective_names, .values = objective_values,

@@ -69,7 +69,7 @@ static const hr_config_option reformer_options[] = {
      .doc = "weight of the applicability head in the ranking"},
     {.name = "app_target", .type = HR_CONFIG_ENUM, .offset = C(app_eff), .def_name = "measured",
      .names = app_target_names, .doc = "applicability head's target: measured or not, or the efficiency"},
-    /* two parts by default, so that a second core can share a batch (docs/experiments.md: the two-thread runs) */
+    /* two parts by default, so that a second core can share a batch (experiments/LOG.md: the two-thread runs) */
     {.name = "batch_parts", .type = HR_CONFIG_INT, .offset = C(batch_parts), .def = 2, .min = 1,
      .max = REFORMER_MAX_PARTS,
      .doc = "parts a batch is split into, one per thread (default 1 below batch 4; classes mode)"},
@@ -80,7 +80,7 @@ static const hr_config_option reformer_options[] = {
  * and 70 kernels; the paper's instantiation has 80,978), plus the applicability head (6,510 more) at lambda 0.1,
  * slog input, softmax labels (tau 0.05), AdamW with warm-up + cosine, 30 epochs of batch 512 (in two parts).
  * The paper's own recipe is {"applicability": 0, "input": "zscore", "label": "soft"}; docs/BENCHMARKS.md gives
- * the current figures of both, docs/experiments.md how each choice was measured. */
+ * the current figures of both, experiments/LOG.md how each choice was measured. */
 size_t reformer_config_options(hr_config_option *rows)
 {
     train_opts loop = train_opts_defaults();

@@ -222,7 +222,7 @@ Test(models_reformer, default_size_is_about_the_papers, .timeout = 300)
 /* The applicability head learns which kernels were measured for a held-out problem: ranked by the head alone
  * (combine "head": scores = log sigmoid(a)), measured kernels get a much higher mean probability than the
  * others (3-4 of ~60 kernels are measured), and its first choice was measured for most problems. (Whether it
- * lowers the unmeasured picks of the combined ranking is measured on the full data in docs/experiments.md; a
+ * lowers the unmeasured picks of the combined ranking is measured on the full data in experiments/LOG.md; a
  * 6-epoch model on a small subset cannot show it reliably.) */
 Test(models_reformer, applicability_head_separates_measured_kernels, .timeout = 180)
 {
