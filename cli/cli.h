@@ -1,4 +1,4 @@
-/* cli: the `heurist` command line (see shared CONTRACT.md). One file per command, each returning a process
+/* cli: the `heurist` command line (docs/contract.md). One file per command, each returning a process
  * exit status (only main() exits); the work itself is pipeline/'s. args.c holds what the commands share:
  * option parsing against a described option table (which is also what `--help` prints), the options of the
  * training commands, and the checks of output paths made before any training starts. */

@@ -42,7 +42,7 @@ int eval_select_hit(const float *runtime, int K, int pred);
  * prediction is eval_select_argmax. */
 long eval_select_hits(const float *runtime, int K, const int *rows, const float *scores, int n);
 /* 1 when a fastest measured kernel is among the k best scored (k = 1: eval_select_hit of the argmax); a runtime tie makes both kernels the fastest,
- * as top1 of CONTRACT.md ("the predicted kernel is the measured fastest") reads. */
+ * as top1 of docs/contract.md reads ("a runtime tie makes every kernel at that runtime a fastest one"). */
 int eval_select_in_topk(const float *runtime, const float *scores, int K, int k);
 
 /* runtime and scores are (n, K); efficiency (n) receives per-problem efficiencies when not NULL. */

@@ -6,7 +6,7 @@
  * with the contract's metrics, and measures train_seconds, predict_us (median of >= 1000 single-problem
  * calls, one thread), params and model_bytes. pipe_run_folds does the same over K GroupKFold folds, and
  * pipe_compare runs several families on the same folds or split and writes the comparison (report.json,
- * report.md, figures). Reports are the contract's JSON objects, written atomically.
+ * report.md, figures). Reports are the contract's JSON objects (docs/contract.md), written atomically.
  * What differs between the tasks (the evaluation, the metrics a result holds, the report's metrics, the
  * tables and figures) lives in one table per task, select.c and tune.c; a pipe_result holds the figures of
  * its own task (sel or tune) and the shared ones.

@@ -1,4 +1,4 @@
-/* The contract's report JSON. */
+/* The contract's report JSON (docs/contract.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
