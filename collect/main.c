@@ -1,5 +1,6 @@
-/* heurist-collect: cuDNN convolution and cuBLASLt GEMM data for heurist (see collect.h, gemm.h). conv, verify
- * and gemm need a build with CUDA, cuDNN and cuBLASLt (HEURIST_COLLECT_CUDA); noise and summarize work anywhere. */
+/* heurist-collect: cuDNN convolution and cuBLASLt GEMM data for heurist (see collect.h, gemm.h). conv and gemm
+ * measure with a GPU in a build with CUDA, cuDNN and cuBLASLt (HEURIST_COLLECT_CUDA), or anywhere with the fake
+ * timer (timer.h); verify needs the GPU; noise and summarize work anywhere. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,16 @@ static const char usage[] =
     "usage:\n"
     "  heurist-collect conv --problems KEYS --out FILE.fdb.txt [--heuristic SIDE.txt] [--time-limit SEC]\n"
     "                       [--repeats R] [--min-repeat-ms MS] [--workspace-mib MIB] [--resume]\n"
+    "                       [--gpus all|N] [--chunk C]\n"
     "  heurist-collect verify --problems KEYS --out REPORT.tsv [--repeats R] [--rounds N] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--no-find]\n"
     "  heurist-collect verify --table HELDOUT.csv.gz --out REPORT.tsv [--rounds N] [--repeats R] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--limit N] [--heuristic-count N]   (built with a GEMM table model)\n"
     "  heurist-collect gemm --shapes FILE --out TABLE.csv.gz [--time-limit SEC] [--resume] [--limit N] [--verbose]\n"
     "                       [--candidates N] [--heuristic-count N] [--repeats R] [--min-batch-us US] [--max-batch B]\n"
-    "                       [--workspace-mib MIB] [--slow-factor X] [--seed S]\n"
+    "                       [--workspace-mib MIB] [--slow-factor X] [--seed S] [--gpus all|N] [--chunk C]\n"
     "  heurist-collect gemm --describe   (GPU, driver, runtime and cuBLASLt versions)\n"
+    "  mpirun -np N heurist-collect conv|gemm ...   (one worker per rank, each on the GPU of its local rank)\n"
     "  heurist-collect noise --a FIRST.fdb.txt --b SECOND.fdb.txt\n"
     "  heurist-collect summarize --report REPORT.tsv [--noise-ratio X]\n";
 
@@ -126,9 +129,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "noise") == 0) return cmd_noise(argc, argv);
     if (strcmp(argv[1], "summarize") == 0) return cmd_summarize(argc, argv);
-#ifdef HEURIST_COLLECT_CUDA
     if (strcmp(argv[1], "conv") == 0) return cmd_conv(argc, argv);
     if (strcmp(argv[1], "gemm") == 0) return cmd_gemm(argc, argv);
+#ifdef HEURIST_COLLECT_CUDA
 #if defined(HEURIST_COLLECT_MODEL_TABLE)
     if (strcmp(argv[1], "verify") == 0) return cmd_verify_gemm(argc, argv);
 #elif defined(HEURIST_COLLECT_MODEL)
@@ -141,7 +144,7 @@ int main(int argc, char **argv)
     }
 #endif
 #else
-    if (strcmp(argv[1], "conv") == 0 || strcmp(argv[1], "verify") == 0 || strcmp(argv[1], "gemm") == 0) {
+    if (strcmp(argv[1], "verify") == 0) {
         fprintf(stderr, "heurist-collect %s: this build has no CUDA/cuDNN (configure with -DHEURIST_CUDA=ON)\n", argv[1]);
         return 2;
     }
