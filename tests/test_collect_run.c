@@ -1,0 +1,480 @@
+/* collect: heurist-collect conv and gemm over several workers (--gpus with the fake timer's devices, and
+ * mpirun -np 2 where CMake finds MPI and its launcher) write, once merged, the file one worker writes, byte
+ * for byte; a killed or failing worker keeps its finished problems and --resume completes the same file; the
+ * part files and the merge (parts.h) on their own. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect.h"
+#include "gemm.h"
+#include "helpers/testutil.h"
+#include "parts.h"
+
+/* The bytes of a file, NUL-terminated (*len without the NUL); NULL when missing. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+static void assert_same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    cr_assert_not_null(x, "%s missing", a);
+    cr_assert_not_null(y, "%s missing", b);
+    cr_assert(la > 0, "%s is empty", a);
+    cr_assert(la == lb && memcmp(x, y, la) == 0, "%s (%zu bytes) and %s (%zu bytes) differ", a, la, b, lb);
+    free(x);
+    free(y);
+}
+
+/* Runs "env heurist-collect args" (ranks 0) or under "mpirun -np ranks"; *out gets stdout and stderr. */
+static int collect_run_cmd(const char *env, int ranks, const char *args, char **out)
+{
+    char cmd[8192];
+    if (ranks > 0) {
+#ifdef HEURIST_MPIEXEC
+        snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" OMPI_ALLOW_RUN_AS_ROOT=1 "
+                                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout 120 %s -np %d --oversubscribe %s %s 2>&1",
+                 env, HEURIST_MPIEXEC, ranks, HEURIST_COLLECT_BINARY, args);
+#else
+        cr_assert_fail("no MPI launcher");
+#endif
+    } else {
+        snprintf(cmd, sizeof cmd, "%s timeout 120 %s %s 2>&1", env, HEURIST_COLLECT_BINARY, args);
+    }
+    return test_run_shell(cmd, out);
+}
+
+/* n convolution keys of every direction and data type (two of them repeated: measured once) */
+static char *conv_keys_write(int n)
+{
+    static const int chans[] = {3, 16, 32, 64, 96}, sizes[] = {7, 14, 28, 56}, outs[] = {16, 32, 64, 128};
+    static const char *dirs[] = {"F", "B", "W"}, *types[] = {"FP32", "FP16", "BF16"};
+    size_t cap = (size_t)n * 80 + 256, len = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    len += (size_t)snprintf(text + len, cap - len, "# keys\n");
+    for (int i = 0; i < n; i++) {
+        int c = chans[i % 5], h = sizes[(i / 5) % 4], k = outs[(i / 20) % 4], f = i % 2 ? 3 : 1, p = f / 2;
+        len += (size_t)snprintf(text + len, cap - len, "%d-%d-%d-%dx%d-%d-%d-%d-%d-%dx%d-1x1-1x1-0-NCHW-%s-%s\n", c, h, h,
+                                f, f, k, h, h, 1 + i / 80, p, p, types[(i / 3) % 3], dirs[i % 3]);
+    }
+    len += (size_t)snprintf(text + len, cap - len, "3-7-7-1x1-16-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F\n");
+    len += (size_t)snprintf(text + len, cap - len, "3-7-7-1x1-16-7-7-1-0x0-1x1-1x1-0-NCHW-FP32-F\n");
+    char *path = test_tmpfile(".keys.txt", text, len);
+    free(text);
+    return path;
+}
+
+/* The n-th line (1-based) of a file, malloc'd without its newline. */
+static char *key_line(const char *path, int n)
+{
+    char *text = slurp(path, NULL), *line = text;
+    cr_assert_not_null(text);
+    for (int i = 1; i < n && line; i++) line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
+    cr_assert(line && *line, "%s has fewer than %d lines", path, n);
+    char *key = strndup(line, strcspn(line, "\n"));
+    free(text);
+    return key;
+}
+
+static char *gemm_shapes_write(void)
+{
+    static const char text[] = "# shapes\n4096 4096 4096 bf16 N T\n1024 512 256 fp16 N N\n128 128 64 fp32 T N\n"
+                               "4096 11008 4096 bf16 N T\n256 256 256 tf32 N N\n1024 512 256 fp16 N N\n"
+                               "64 64 64 bf16 T T\n2048 1024 512 fp32 N N\n512 2048 128 fp16 T N\n"
+                               "8192 128 1024 bf16 N N\n96 96 96 tf32 T T\n1536 1536 64 fp32 N T\n";
+    return test_tmpfile(".shapes.txt", text, sizeof text - 1);
+}
+
+/* "<out>" with a suffix, malloc'd */
+static char *with(const char *out, const char *suffix)
+{
+    size_t n = strlen(out) + strlen(suffix) + 1;
+    char *p = malloc(n);
+    snprintf(p, n, "%s%s", out, suffix);
+    return p;
+}
+
+/* Collects keys into a fresh OUT.fdb.txt (+ OUT.side.txt) with env and extra arguments; the exit status. */
+static int conv_collect(const char *env, int ranks, const char *keys, const char *out, const char *extra, char **log)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "conv --problems %s --out %s.fdb.txt --heuristic %s.side.txt %s", keys, out, out, extra);
+    return collect_run_cmd(env, ranks, args, log);
+}
+
+static int gemm_collect(const char *env, int ranks, const char *shapes, const char *out, const char *extra, char **log)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "gemm --shapes %s --out %s.csv.gz --candidates 24 %s", shapes, out, extra);
+    return collect_run_cmd(env, ranks, args, log);
+}
+
+static void assert_same_conv(const char *a, const char *b)
+{
+    char *fa = with(a, ".fdb.txt"), *fb = with(b, ".fdb.txt"), *sa = with(a, ".side.txt"), *sb = with(b, ".side.txt");
+    assert_same_file(fa, fb);
+    assert_same_file(sa, sb);
+    free(fa);
+    free(fb);
+    free(sa);
+    free(sb);
+}
+
+static void assert_no_parts(const char *base)
+{
+    char **paths;
+    int n;
+    cr_assert_eq(collect_parts_list(base, &paths, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 0, "%s: %d parts left after the merge", base, n);
+    collect_parts_free(paths, n);
+}
+
+/* A merge keeps the key list's order: every line of `part` appears in `whole`, in the same order. */
+static void assert_ordered_subset(const char *part_path, const char *whole_path)
+{
+    char *part = slurp(part_path, NULL), *whole = slurp(whole_path, NULL);
+    cr_assert(part && whole);
+    const char *at = whole;
+    int lines = 0;
+    for (char *line = strtok(part, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+        const char *hit = strstr(at, line);
+        cr_assert_not_null(hit, "line %d of %s is not in %s after the previous one", lines + 1, part_path, whole_path);
+        at = hit + strlen(line);
+    }
+    cr_assert_gt(lines, 0, "%s kept no finished problem", part_path);
+    free(part);
+    free(whole);
+}
+
+#define FAKE4 "HEURIST_COLLECT_FAKE=4"
+#define FAKE4_SLOW "HEURIST_COLLECT_FAKE=4 HEURIST_COLLECT_FAKE_US=300"
+
+Test(collect_run, conv_two_and_four_workers_equal_one, .timeout = 120)
+{
+    char *keys = conv_keys_write(150), *one = test_tmppath(""), *two = test_tmppath(""), *four = test_tmppath(""), *log;
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, one, "", &log), 0, "%s", log);
+    cr_assert(strstr(log, "merged: ") && strstr(log, "fake: problem refused"), "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, two, "--gpus 2", &log), 0, "%s", log);
+    cr_assert(strstr(log, "[worker 1/2]") && strstr(log, "by 2 workers"), "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, four, "--gpus all --chunk 3", &log), 0, "%s", log);
+    cr_assert(strstr(log, "by 4 workers"), "%s", log);
+    free(log);
+    assert_same_conv(one, two);
+    assert_same_conv(one, four);
+    char *fdb = with(four, ".fdb.txt");
+    assert_no_parts(fdb);
+    free(fdb);
+    free(keys);
+    free(one);
+    free(two);
+    free(four);
+}
+
+Test(collect_run, gemm_three_workers_equal_one, .timeout = 120)
+{
+    char *shapes = gemm_shapes_write(), *one = test_tmppath(""), *three = test_tmppath(""), *log;
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, one, "", &log), 0, "%s", log);
+    free(log);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW, 0, shapes, three, "--gpus 3", &log), 0, "%s", log);
+    cr_assert(strstr(log, "by 3 workers"), "%s", log);
+    free(log);
+    char *ta = with(one, ".csv.gz"), *tb = with(three, ".csv.gz"), *ca = with(one, ".caps.json"),
+         *cb = with(three, ".caps.json"), *sa = with(one, ".schema.json"), *sb = with(three, ".schema.json");
+    assert_same_file(ta, tb);
+    assert_same_file(ca, cb);
+    assert_same_file(sa, sb);
+    /* the merged table is the one collect_gemm_measured_read reads: every distinct shape but the refused */
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(tb, &m, &n), 0, "%s", collect_last_error());
+    cr_assert(n >= 9 && n <= 11, "%d shapes", n);
+    collect_gemm_measured_free(m, n);
+    assert_no_parts(tb);
+    free(ta);
+    free(tb);
+    free(ca);
+    free(cb);
+    free(sa);
+    free(sb);
+    free(shapes);
+    free(one);
+    free(three);
+}
+
+Test(collect_run, conv_killed_worker_keeps_its_problems_and_resume_completes, .timeout = 120)
+{
+    char *keys = conv_keys_write(120), *one = test_tmppath(""), *two = test_tmppath(""), *log;
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, one, "", &log), 0, "%s", log);
+    free(log);
+    /* the 60th key kills the worker that measures it */
+    char env[512], *kill = key_line(keys, 60);
+    snprintf(env, sizeof env, FAKE4_SLOW " HEURIST_COLLECT_FAKE_KILL=%s", kill);
+    free(kill);
+    int rc = conv_collect(env, 0, keys, two, "--gpus 2", &log);
+    cr_assert_eq(rc, 1, "%s", log);
+    cr_assert(strstr(log, "killed by signal 9"), "%s", log);
+    free(log);
+    char *fa = with(one, ".fdb.txt"), *fb = with(two, ".fdb.txt");
+    assert_ordered_subset(fb, fa);
+    /* finished problems stay; the killed problem is measured again */
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, two, "--gpus 3 --resume", &log), 0, "%s", log);
+    cr_assert(!strstr(log, " 0 already in the output"), "%s", log);
+    free(log);
+    assert_same_conv(one, two);
+    free(fa);
+    free(fb);
+    free(keys);
+    free(one);
+    free(two);
+}
+
+Test(collect_run, gemm_killed_worker_resumes_to_the_same_table, .timeout = 120)
+{
+    char *shapes = gemm_shapes_write(), *one = test_tmppath(""), *two = test_tmppath(""), *log;
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, one, "", &log), 0, "%s", log);
+    free(log);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW " HEURIST_COLLECT_FAKE_KILL=4096,11008", 0, shapes, two, "--gpus 2", &log), 1,
+                 "%s", log);
+    free(log);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW, 0, shapes, two, "--gpus 2 --resume", &log), 0, "%s", log);
+    free(log);
+    char *ta = with(one, ".csv.gz"), *tb = with(two, ".csv.gz");
+    assert_same_file(ta, tb);
+    free(ta);
+    free(tb);
+    free(shapes);
+    free(one);
+    free(two);
+}
+
+Test(collect_run, failing_worker_ends_the_job_and_resume_skips_its_problem, .timeout = 120)
+{
+    char *keys = conv_keys_write(60), *one = test_tmppath(""), *two = test_tmppath(""), *log;
+    const char *bad = "HEURIST_COLLECT_FAKE_FAIL=64-28-28-3x3-32-28-28-1-1x1-";
+    char env[512];
+    snprintf(env, sizeof env, FAKE4 " %s", bad);
+    cr_assert_eq(conv_collect(env, 0, keys, one, "", &log), 3, "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, one, "--resume", &log), 0, "%s", log);
+    free(log);
+    snprintf(env, sizeof env, FAKE4_SLOW " %s", bad);
+    cr_assert_eq(conv_collect(env, 0, keys, two, "--gpus 2", &log), 3, "%s", log);
+    cr_assert(strstr(log, "ended with status 3") && strstr(log, "device error injected"), "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, two, "--gpus 2 --resume", &log), 0, "%s", log);
+    cr_assert(strstr(log, "1 skipped as they ended an earlier run"), "%s", log);
+    free(log);
+    assert_same_conv(one, two);
+    char *xa = with(one, ".fdb.txt.failed"), *xb = with(two, ".fdb.txt.failed");
+    assert_same_file(xa, xb);
+    free(xa);
+    free(xb);
+    free(keys);
+    free(one);
+    free(two);
+}
+
+Test(collect_run, time_limit_stops_every_worker_and_resume_completes, .timeout = 120)
+{
+    char *keys = conv_keys_write(80), *one = test_tmppath(""), *two = test_tmppath(""), *log;
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, one, "", &log), 0, "%s", log);
+    free(log);
+    /* 40 ms a problem on 2 workers against a 3.2 s limit, which keeps 3 s in hand: stopped after ~0.2 s */
+    cr_assert_eq(conv_collect("HEURIST_COLLECT_FAKE=2 HEURIST_COLLECT_FAKE_US=40000", 0, keys, two,
+                              "--gpus 2 --time-limit 3.2", &log), 0, "%s", log);
+    cr_assert(strstr(log, "stopped by --time-limit"), "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, two, "--gpus 2 --resume", &log), 0, "%s", log);
+    free(log);
+    assert_same_conv(one, two);
+    free(keys);
+    free(one);
+    free(two);
+}
+
+Test(collect_run, usage_errors_name_the_option)
+{
+    char *keys = conv_keys_write(4), *out = test_tmppath(""), *log;
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, out, "--gpus 0", &log), 2, "%s", log);
+    cr_assert(strstr(log, "--gpus '0'"), "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, out, "--gpus 5", &log), 1, "%s", log);
+    cr_assert(strstr(log, "fake device 4"), "%s", log);
+    free(log);
+    free(keys);
+    free(out);
+}
+
+#ifdef HEURIST_MPIEXEC
+Test(collect_run, mpirun_two_ranks_equal_one_worker, .timeout = 300)
+{
+    char *keys = conv_keys_write(90), *shapes = gemm_shapes_write(), *one = test_tmppath(""), *two = test_tmppath(""),
+         *log;
+    cr_assert_eq(conv_collect(FAKE4, 0, keys, one, "", &log), 0, "%s", log);
+    free(log);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 2, keys, two, "", &log), 0, "%s", log);
+    cr_assert(strstr(log, "2 workers (MPI ranks)") && strstr(log, "[worker 1/2]"), "%s", log);
+    free(log);
+    assert_same_conv(one, two);
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, one, "", &log), 0, "%s", log);
+    free(log);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW, 2, shapes, two, "", &log), 0, "%s", log);
+    free(log);
+    char *ta = with(one, ".csv.gz"), *tb = with(two, ".csv.gz");
+    assert_same_file(ta, tb);
+    free(ta);
+    free(tb);
+    free(keys);
+    free(shapes);
+    free(one);
+    free(two);
+}
+#endif
+
+/* ---- parts and merge on their own ---- */
+
+static char *text_file(const char *text)
+{
+    return test_tmpfile(".txt", text, strlen(text));
+}
+
+Test(collect_parts, merge_orders_by_key_list_first_copy_wins_extras_last)
+{
+    char *a = text_file("k3=a3\nk1=a1\nzz=extra1\nk9=unfinished"), *b = text_file("k2=b2\nk1=b1-late\nyy=extra2\n");
+    char *keys[] = {"k1", "k2", "k3", "k4"};
+    collect_lines l = {0};
+    cr_assert_eq(collect_lines_add_file(&l, a), 0);
+    cr_assert_eq(collect_lines_add_file(&l, b), 0);
+    cr_assert_eq(collect_lines_add_file(&l, "/nonexistent/heurist/part"), 0, "a missing part adds nothing");
+    collect_lines_index(&l);
+    cr_assert(collect_lines_has(&l, "k1") && !collect_lines_has(&l, "k9") && !collect_lines_has(&l, "k"));
+    char *out = test_tmppath(".txt");
+    int written;
+    cr_assert_eq(collect_lines_merge(out, keys, 4, &l, NULL, &written), 0, "%s", collect_last_error());
+    cr_assert_eq(written, 5);
+    char *got = slurp(out, NULL);
+    cr_assert_str_eq(got, "k1=a1\nk2=b2\nk3=a3\nzz=extra1\nyy=extra2\n");
+    free(got);
+    /* only the keys another set has */
+    collect_lines only = {0};
+    char *o = text_file("k3=x\nyy=x\n");
+    cr_assert_eq(collect_lines_add_file(&only, o), 0);
+    collect_lines_index(&only);
+    cr_assert_eq(collect_lines_merge(out, keys, 4, &l, &only, &written), 0);
+    got = slurp(out, NULL);
+    cr_assert_str_eq(got, "k3=a3\nyy=extra2\n");
+    free(got);
+    collect_lines_free(&only);
+    collect_lines_free(&l);
+    remove(a);
+    remove(b);
+    remove(o);
+    remove(out);
+    free(a);
+    free(b);
+    free(o);
+    free(out);
+}
+
+Test(collect_parts, trim_drops_an_unfinished_line_and_lists_find_parts)
+{
+    char *base = test_tmppath(".fdb.txt"), p0[600], p12[600], other[600];
+    cr_assert_eq(collect_part_path(base, 0, p0, sizeof p0), 0);
+    cr_assert_eq(collect_part_path(base, 12, p12, sizeof p12), 0);
+    snprintf(other, sizeof other, "%s.partx", base);
+    FILE *f = fopen(p12, "w");
+    fputs("k1=a\nk2=b", f);
+    fclose(f);
+    f = fopen(p0, "w");
+    fclose(f);
+    f = fopen(other, "w");
+    fclose(f);
+    cr_assert_eq(collect_text_trim(p12), 0);
+    char *got = slurp(p12, NULL);
+    cr_assert_str_eq(got, "k1=a\n");
+    free(got);
+    char **paths;
+    int n;
+    cr_assert_eq(collect_parts_list(base, &paths, &n), 0);
+    cr_assert_eq(n, 2, "base.partx is not a part");
+    cr_assert_str_eq(paths[0], p0);
+    cr_assert_str_eq(paths[1], p12);
+    collect_parts_free(paths, n);
+    cr_assert_eq(collect_parts_remove(base), 0);
+    cr_assert_eq(collect_parts_list(base, &paths, &n), 0);
+    cr_assert_eq(n, 0);
+    collect_parts_free(paths, n);
+    remove(other);
+    free(base);
+}
+
+Test(collect_parts, keys_unique_keeps_first_places)
+{
+    char **keys = malloc(5 * sizeof *keys);
+    const char *in[5] = {"b", "a", "b", "c", "a"};
+    for (int i = 0; i < 5; i++) keys[i] = strdup(in[i]);
+    int n = 5, kept[5];
+    cr_assert_eq(collect_keys_unique(keys, &n, kept), 0);
+    cr_assert_eq(n, 3);
+    cr_assert_str_eq(keys[0], "b");
+    cr_assert_str_eq(keys[1], "a");
+    cr_assert_str_eq(keys[2], "c");
+    cr_assert(kept[0] == 0 && kept[1] == 1 && kept[2] == 3);
+    for (int i = 0; i < n; i++) free(keys[i]);
+    free(keys);
+}
+
+Test(collect_parts, members_keep_finished_shapes_and_cut_an_unfinished_one)
+{
+    char *path = test_tmppath(".csv.gz");
+    collect_gemm_out o;
+    collect_gemm_shape s[2] = {{64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T'}, {128, 64, 32, COLLECT_GEMM_FP32, 'N', 'N'}};
+    collect_gemm_row r = {{1, 15, 1, 1, 0, 0, 0, 0, 0}, 3.5, 0, 0};
+    cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_out_write(&o, &s[0], &r, 1), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_out_write(&o, &s[1], &r, 1), 0);
+    cr_assert_eq(collect_gemm_out_close(&o), 0);
+    size_t whole;
+    char *bytes = slurp(path, &whole);
+    /* a kill inside the last member */
+    FILE *f = fopen(path, "wb");
+    fwrite(bytes, 1, whole - 5, f);
+    fclose(f);
+    collect_members m = {0};
+    long good;
+    cr_assert_eq(collect_members_add_file(&m, path, &good), 0, "%s", collect_last_error());
+    collect_members_index(&m);
+    cr_assert_eq(m.n, 1);
+    cr_assert(collect_members_has(&m, "64,64,64,bf16,N,T") && !collect_members_has(&m, "128,64,32,fp32,N,N"));
+    cr_assert(good > 0 && (size_t)good < whole - 5);
+    /* a file that is not a table is refused */
+    char *bad = test_tmpfile(".csv.gz", bytes + good, whole - (size_t)good);
+    collect_members m2 = {0};
+    cr_assert_eq(collect_members_add_file(&m2, bad, NULL), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "header"), "%s", collect_last_error());
+    collect_members_free(&m2);
+    collect_members_free(&m);
+    free(bytes);
+    remove(path);
+    remove(bad);
+    free(path);
+    free(bad);
+}
