@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds heurist-collect and times cuBLASLt GEMM configurations on the GPU machine within a time budget.
-#   bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
-# Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log and
-# OUTDIR/env.txt (GPU, driver, nvcc, cuBLASLt version). Reruns with --resume after a CUDA error (the failed
-# shape is skipped) until the shapes are done or the budget is spent; run it again with the same OUTDIR to
-# continue. Smoke test: bash collect/scripts/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
+# Builds heurist-collect and times cuBLASLt GEMM configurations on the GPU machine within a time budget, on
+# every GPU of the host (GPUS=N for N of them; GPUS=1 for one).
+#   [GPUS=all|N] bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
+# Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log (which
+# names each worker's GPU) and OUTDIR/env.txt (every GPU: name, UUID, bus id; driver, nvcc, cuBLASLt version).
+# Reruns with --resume after a CUDA error (the failed shape is skipped) until the shapes are done or the budget
+# is spent; run it again with the same OUTDIR to continue. Smoke test:
+#   GPUS=1 bash collect/scripts/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
 set -u -o pipefail
 out=$1
 budget=$2
@@ -18,8 +20,10 @@ if ! { cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON
     tail -40 "$out/build.log"
     exit 1
 fi
+gpus=${GPUS:-all}
 {
     nvidia-smi
+    nvidia-smi --query-gpu=index,name,uuid,pci.bus_id --format=csv
     nvidia-smi -q -d CLOCK | sed -n '1,40p'
     nvcc --version
     "$build/heurist-collect" gemm --describe
@@ -31,7 +35,7 @@ rc=3
 while [ $rc -eq 3 ]; do
     left=$((budget - (SECONDS - start)))
     [ $left -gt 20 ] || break
-    "$build/heurist-collect" gemm --shapes "$shapes" --out "$table" --time-limit "$left" --resume "$@" 2>&1 |
+    "$build/heurist-collect" gemm --shapes "$shapes" --out "$table" --time-limit "$left" --resume --gpus "$gpus" "$@" 2>&1 |
         tee -a "$out/gemm.log"
     rc=${PIPESTATUS[0]}
     # --limit stops with shapes left on purpose: one round only

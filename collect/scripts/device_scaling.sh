@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Collection throughput on 1, 2 and all GPUs of the host (heurist-collect --gpus, no MPI needed), for the same
+# convolution problem list and the same GEMM shape list, and a check that each merged file lists the same
+# problems in the same order as the one-GPU file. Run from the repository root on the GPU machine:
+#   bash collect/scripts/device_scaling.sh OUTDIR KEYS...
+# KEYS: convolution key files (their first CONV_N keys are used). Environment (defaults):
+#   CONV_N=900        convolution problems per run (0: no conv runs)
+#   GEMM_N=400        GEMM shapes per run, the first of GEMM_SHAPES (0: no gemm runs)
+#   GEMM_SHAPES=datasets/h100/gemm_shapes.txt
+#   GPU_COUNTS="1 2 all"   the runs, in order; the first is the baseline of the speed-ups
+#   RUN_LIMIT=150     --time-limit of each run, seconds (a stopped run is marked "stopped" in the summary)
+#   BUILD_DIR=/tmp/build-collect, COLLECT_CMAKE_ARGS, CONV_ARGS, GEMM_ARGS (extra heurist-collect options)
+#   COLLECT_BIN       a built heurist-collect to use instead of building one (with HEURIST_COLLECT_FAKE=N, the
+#                     fake timer's N devices stand for the GPUs: a dry run of this script without a GPU)
+# Writes OUTDIR/scaling.tsv (kind, gpus, problems, wall_s, per_s, speedup, same_order, stopped), the runs' logs
+# and outputs, OUTDIR/env.txt (every GPU: index, name, UUID, bus id) and OUTDIR/build.log; prints the table.
+set -u -o pipefail
+out=$1
+shift
+conv_n=${CONV_N:-900}
+gemm_n=${GEMM_N:-400}
+shapes=${GEMM_SHAPES:-datasets/h100/gemm_shapes.txt}
+counts=${GPU_COUNTS:-1 2 all}
+limit=${RUN_LIMIT:-150}
+build=${BUILD_DIR:-/tmp/build-collect}
+mkdir -p "$out"
+{
+    nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version --format=csv
+    nvcc --version | tail -2
+    date -u
+} > "$out/env.txt" 2>&1
+bin=${COLLECT_BIN:-$build/heurist-collect}
+if [ -z "${COLLECT_BIN:-}" ] &&
+   ! { cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON ${COLLECT_CMAKE_ARGS:-} &&
+       cmake --build "$build" -j"$(nproc)" --target heurist-collect; } > "$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    exit 1
+fi
+all=${HEURIST_COLLECT_FAKE:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+[ "$all" -ge 1 ] || { echo "device_scaling: no GPU listed by nvidia-smi -L"; exit 1; }
+
+# the problem lists: keys and shapes (comments and blank lines dropped)
+if [ "$conv_n" -gt 0 ]; then
+    cat "$@" | sed -e 's/=.*//' -e '/^#/d' -e '/^[[:space:]]*$/d' | head -n "$conv_n" > "$out/conv_keys.txt"
+fi
+if [ "$gemm_n" -gt 0 ]; then
+    sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$shapes" | head -n "$gemm_n" > "$out/gemm_shapes.txt"
+fi
+
+# the runs' GPU counts: "all" resolved, repeats dropped
+runs=""
+for c in $counts; do
+    [ "$c" = all ] && c=$all
+    [ "$c" -le "$all" ] || { echo "device_scaling: $c GPUs asked, $all on the host: skipped"; continue; }
+    case " $runs " in *" $c "*) ;; *) runs="$runs $c" ;; esac
+done
+
+# the keys of an output, in order: find-db keys, or the table's shapes (first six columns, one per shape)
+keys_of() {
+    case $1 in
+        *.gz) zcat "$1" | tail -n +2 | cut -d, -f1-6 | uniq ;;
+        *) cut -d= -f1 "$1" ;;
+    esac
+}
+
+rm -f "$out/gpus.txt"
+printf 'kind\tgpus\tproblems\twall_s\tper_s\tspeedup\tsame_order\tstopped\n' > "$out/scaling.tsv"
+run_kind() { # kind: conv or gemm
+    local kind=$1 base="" n wall t0 per speed same stopped rc
+    for g in $runs; do
+        local name=$out/${kind}_g$g
+        rm -f "$name".* 2>/dev/null
+        t0=$(date +%s%N)
+        if [ "$kind" = conv ]; then
+            "$bin" conv --problems "$out/conv_keys.txt" --out "$name.fdb.txt" --heuristic "$name.heuristic.txt" \
+                --gpus "$g" --time-limit "$limit" ${CONV_ARGS:-} > "$name.log" 2>&1
+            rc=$?
+            file=$name.fdb.txt
+        else
+            "$bin" gemm --shapes "$out/gemm_shapes.txt" --out "$name.csv.gz" --gpus "$g" --time-limit "$limit" \
+                ${GEMM_ARGS:-} > "$name.log" 2>&1
+            rc=$?
+            file=$name.csv.gz
+        fi
+        wall=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+        [ -f "$file" ] || { echo "device_scaling: $kind on $g GPUs wrote no output (exit $rc):"; tail -5 "$name.log"; continue; }
+        keys_of "$file" > "$name.keys"
+        n=$(wc -l < "$name.keys")
+        per=$(awk -v n="$n" -v w="$wall" 'BEGIN { printf "%.4f", n / w }')
+        stopped=no
+        grep -q "stopped by --time-limit" "$name.log" && stopped=yes
+        if [ $rc -ne 0 ] && ! { [ $rc -eq 3 ] && [ $stopped = yes ]; }; then
+            stopped="exit $rc"
+            tail -3 "$name.log"
+        fi
+        if [ -z "$base" ]; then
+            base=$name
+            base_per=$per
+            same=baseline
+        else
+            # the same problems in the same order: on the keys both runs finished when one was stopped
+            if [ "$stopped" = no ] && cmp -s "$base.keys" "$name.keys"; then
+                same=yes
+            elif awk 'NR == FNR { want[$0] = 1; next } ($0 in want)' "$name.keys" "$base.keys" > "$name.common" &&
+                 awk 'NR == FNR { want[$0] = 1; next } ($0 in want)' "$base.keys" "$name.keys" | cmp -s - "$name.common"; then
+                same="yes (on $(wc -l < "$name.common") common)"
+            else
+                same=NO
+            fi
+        fi
+        speed=$(awk -v a="$per" -v b="$base_per" 'BEGIN { printf "%.4f", a / b }')
+        printf '%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%s\t%s\n' "$kind" "$g" "$n" "$wall" "$per" "$speed" "$same" "$stopped" \
+            >> "$out/scaling.tsv"
+        grep -h -E "^(\[worker [0-9]+/[0-9]+\] )?(host .*, GPU [0-9]+:|fake device)" "$name.log" >> "$out/gpus.txt"
+    done
+}
+[ "$conv_n" -gt 0 ] && run_kind conv
+[ "$gemm_n" -gt 0 ] && run_kind gemm
+# every GPU of every run's workers (host, name, bus id, UUID), once each
+sed -E 's/^\[worker [0-9]+\/[0-9]+\] //' "$out/gpus.txt" 2>/dev/null | sort -u >> "$out/env.txt"
+column -t -s $'\t' "$out/scaling.tsv"
