@@ -125,15 +125,17 @@ static int gemm_collect(const char *env, int ranks, const char *shapes, const ch
     return collect_run_cmd(env, ranks, args, log);
 }
 
+/* The find-db, the heuristic sidecar, the precision classes' sidecars and the heuristic call times */
 static void assert_same_conv(const char *a, const char *b)
 {
-    char *fa = with(a, ".fdb.txt"), *fb = with(b, ".fdb.txt"), *sa = with(a, ".side.txt"), *sb = with(b, ".side.txt");
-    assert_same_file(fa, fb);
-    assert_same_file(sa, sb);
-    free(fa);
-    free(fb);
-    free(sa);
-    free(sb);
+    static const char *const files[] = {".fdb.txt", ".side.txt", ".side.strict.txt", ".side.conversion.txt",
+                                        ".side.time.tsv"};
+    for (int i = 0; i < 5; i++) {
+        char *fa = with(a, files[i]), *fb = with(b, files[i]);
+        assert_same_file(fa, fb);
+        free(fa);
+        free(fb);
+    }
 }
 
 static void assert_no_parts(const char *base)
@@ -391,6 +393,30 @@ Test(collect_parts, merge_orders_by_key_list_first_copy_wins_extras_last)
     free(a);
     free(b);
     free(o);
+    free(out);
+}
+
+Test(collect_parts, grouped_table_keeps_a_key_lines_from_one_source_under_one_header)
+{
+    char *a = text_file("key\tmath\n k2\tdefault\t1\nk1\tdefault\t2\nk1\tfma\t3\n"),
+         *b = text_file("k1\tdefault\t9\nk2\tdefault\t8\nk2\tfma\t7\n");
+    char *keys[] = {"k1", "k2"};
+    collect_lines l = {.sep = '\t', .header = "key\tmath\n", .group = 1};
+    cr_assert_eq(collect_lines_add_file(&l, a), 0);
+    cr_assert_eq(collect_lines_add_file(&l, b), 0);
+    collect_lines_index(&l);
+    char *out = test_tmppath(".tsv");
+    int written;
+    cr_assert_eq(collect_lines_merge(out, keys, 2, &l, NULL, &written), 0, "%s", collect_last_error());
+    char *got = slurp(out, NULL);
+    cr_assert_str_eq(got, "key\tmath\nk1\tdefault\t2\nk1\tfma\t3\nk2\tdefault\t8\nk2\tfma\t7\n k2\tdefault\t1\n");
+    free(got);
+    collect_lines_free(&l);
+    remove(a);
+    remove(b);
+    remove(out);
+    free(a);
+    free(b);
     free(out);
 }
 
