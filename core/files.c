@@ -168,6 +168,12 @@ int hr_file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+int hr_ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
 const char *hr_path_basename(const char *path)
 {
     const char *s = strrchr(path, '/');

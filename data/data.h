@@ -220,8 +220,8 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
               data_tune **tune);
 
 /* ---- input bytes ---- */
-/* Reads a whole file, decompressing bzip2 when the content starts with "BZh", its blocks on `threads`
- * threads (<= 0: all cores). */
-int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len);
+/* Reads a whole file (data/decompress.c), decompressing it by content: bzip2 when it starts with "BZh", its blocks
+ * on `threads` threads (<= 0: all cores); gzip when it starts with 1f 8b. *buf is NUL-terminated. */
+int data_read_file(const char *path, int threads, char **buf, size_t *len);
 
 #endif

@@ -6,23 +6,6 @@
 #include <string.h>
 
 #include "data/data.h"
-#include "data/table.h"
-
-void data_skips_add(data_skips *s, const char *reason, long line)
-{
-    s->total++;
-    for (int i = 0; i < s->n_reasons; i++) {
-        if (strcmp(s->reason[i], reason) == 0) {
-            s->count[i]++;
-            return;
-        }
-    }
-    if (s->n_reasons == DATA_SKIP_MAX_REASONS) return; /* counted in total only */
-    int i = s->n_reasons++;
-    snprintf(s->reason[i], sizeof s->reason[i], "%s", reason);
-    s->count[i] = 1;
-    s->first_line[i] = line;
-}
 
 /* ---- a small open-addressing string table: names -> dense ids ---- */
 typedef struct strtab {
@@ -587,42 +570,9 @@ int data_fdb_load(const char *path, const data_load_opts *opts, data_select **ou
     char *text;
     size_t len;
     *out = NULL;
-    int rc = data_read_maybe_bz2(path, opts ? opts->threads : 0, &text, &len);
+    int rc = data_read_file(path, opts ? opts->threads : 0, &text, &len);
     if (rc) return rc;
     rc = data_fdb_parse(path, text, len, opts, out);
     free(text);
     return rc;
-}
-
-void data_select_free(data_select *ds)
-{
-    if (!ds) return;
-    if (ds->keys)
-        for (int i = 0; i < ds->n; i++) free(ds->keys[i]);
-    if (ds->kernels)
-        for (int k = 0; k < ds->n_kernels; k++) free(ds->kernels[k]);
-    free(ds->keys);
-    free(ds->kernels);
-    free(ds->problems);
-    free(ds->runtime);
-    free(ds->vendor_rank);
-    free(ds->source);
-    data_table_free(ds->table);
-    free(ds);
-}
-
-int data_select_best(const data_select *ds, int i)
-{
-    const float *t = ds->runtime + (size_t)i * (size_t)ds->n_kernels;
-    int best = -1;
-    for (int k = 0; k < ds->n_kernels; k++)
-        if (isfinite(t[k]) && (best < 0 || t[k] < t[best])) best = k;
-    return best;
-}
-
-int data_select_kernel_index(const data_select *ds, const char *name)
-{
-    for (int k = 0; k < ds->n_kernels; k++)
-        if (strcmp(ds->kernels[k], name) == 0) return k;
-    return -1;
 }

@@ -4,16 +4,11 @@
 #include "data/data.h"
 #include "data/table.h"
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 data_source_kind data_source_kind_of(const char *path)
 {
-    if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return DATA_SOURCE_CACHE;
-    if (ends_with(path, ".db") || ends_with(path, ".db.bz2")) return DATA_SOURCE_PERFDB;
+    size_t n = strlen(path);
+    if (hr_ends_with(path, n, ".h5") || hr_ends_with(path, n, ".hdf5")) return DATA_SOURCE_CACHE;
+    if (hr_ends_with(path, n, ".db") || hr_ends_with(path, n, ".db.bz2")) return DATA_SOURCE_PERFDB;
     if (data_table_is_table(path)) return DATA_SOURCE_TABLE;
     return DATA_SOURCE_FDB;
 }

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "data/table.h"
 
@@ -668,74 +667,19 @@ int data_table_parse(const char *name, const char *text, size_t len, char delim,
 
 /* ---- files ---- */
 
-static int ends_with(const char *s, size_t n, const char *suffix)
-{
-    size_t k = strlen(suffix);
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
 /* Length of the name without a .gz / .bz2 ending. */
 static size_t strip_compression(const char *path)
 {
     size_t n = strlen(path);
-    if (ends_with(path, n, ".gz")) return n - 3;
-    if (ends_with(path, n, ".bz2")) return n - 4;
+    if (hr_ends_with(path, n, ".gz")) return n - 3;
+    if (hr_ends_with(path, n, ".bz2")) return n - 4;
     return n;
 }
 
 int data_table_is_table(const char *path)
 {
     size_t n = strip_compression(path);
-    return ends_with(path, n, ".csv") || ends_with(path, n, ".tsv");
-}
-
-static int gunzip(const char *path, char **buf, size_t *len)
-{
-    size_t cap = *len * 4 + 4096, n = 0;
-    char *outb = hr_malloc(cap + 1);
-    if (!outb) return HR_ENOMEM;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) {
-        free(outb);
-        return hr_error(HR_ENOMEM, "%s: cannot start gzip decompression", path);
-    }
-    z.next_in = (unsigned char *)*buf;
-    z.avail_in = (uInt)(*len > 0x7fffffff ? 0x7fffffff : *len);
-    int zr = Z_OK;
-    for (;;) {
-        if (n == cap) {
-            char *nb = realloc(outb, cap * 2 + 1);
-            if (!nb) {
-                zr = Z_MEM_ERROR;
-                break;
-            }
-            outb = nb;
-            cap *= 2;
-        }
-        z.next_out = (unsigned char *)outb + n;
-        z.avail_out = (uInt)(cap - n > 0x7fffffff ? 0x7fffffff : cap - n);
-        zr = inflate(&z, Z_NO_FLUSH);
-        n = (size_t)((char *)z.next_out - outb);
-        if (zr == Z_STREAM_END) {
-            /* concatenated gzip members: go on with the next one */
-            if (z.avail_in == 0) break;
-            if (inflateReset(&z) != Z_OK) break;
-            continue;
-        }
-        if (zr != Z_OK && !(zr == Z_BUF_ERROR && z.avail_out == 0)) break;
-    }
-    inflateEnd(&z);
-    if (zr != Z_STREAM_END) {
-        free(outb);
-        return zr == Z_MEM_ERROR ? hr_error(HR_ENOMEM, "%s: out of memory", path)
-                                 : hr_error(HR_EFORMAT, "%s: gzip data is truncated or corrupt", path);
-    }
-    free(*buf);
-    outb[n] = '\0';
-    *buf = outb;
-    *len = n;
-    return HR_OK;
+    return hr_ends_with(path, n, ".csv") || hr_ends_with(path, n, ".tsv");
 }
 
 int data_table_load(const char *path, const data_table_opts *opts, data_select **out)
@@ -750,7 +694,7 @@ int data_table_load(const char *path, const data_table_opts *opts, data_select *
         char *sp = NULL;
         const char *schema_path = opts ? opts->schema_path : NULL;
         if (!schema_path) {
-            size_t base = ends_with(path, n, ".csv") || ends_with(path, n, ".tsv") ? n - 4 : n;
+            size_t base = hr_ends_with(path, n, ".csv") || hr_ends_with(path, n, ".tsv") ? n - 4 : n;
             if (!(sp = hr_malloc(base + sizeof ".schema.json"))) return HR_ENOMEM;
             memcpy(sp, path, base);
             strcpy(sp + base, ".schema.json");
@@ -764,11 +708,10 @@ int data_table_load(const char *path, const data_table_opts *opts, data_select *
         free(sp);
         if (rc) return rc;
     }
-    rc = data_read_maybe_bz2(path, opts ? opts->threads : 0, &text, &len);
-    if (!rc && len >= 2 && (unsigned char)text[0] == 0x1f && (unsigned char)text[1] == 0x8b) rc = gunzip(path, &text, &len);
+    rc = data_read_file(path, opts ? opts->threads : 0, &text, &len);
     if (!rc) {
         data_load_opts lo = {.strict = opts ? opts->strict : 0, .log = opts ? opts->log : NULL, .threads = opts ? opts->threads : 0};
-        rc = data_table_parse(path, text, len, ends_with(path, n, ".tsv") ? '\t' : ',', schema, &lo, out);
+        rc = data_table_parse(path, text, len, hr_ends_with(path, n, ".tsv") ? '\t' : ',', schema, &lo, out);
     }
     free(text);
     free(schema);

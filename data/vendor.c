@@ -10,18 +10,12 @@
 
 #include "data/data.h"
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 /* The sidecar's path for a find-db path, or NULL (*path_out untouched) when the name has no find-db suffix. */
 static char *sidecar_path(const char *fdb, const char *ext)
 {
     static const char *const suffixes[] = {".fdb.txt.bz2", ".fdb.txt", NULL};
     for (int i = 0; suffixes[i]; i++)
-        if (ends_with(fdb, suffixes[i])) {
+        if (hr_ends_with(fdb, strlen(fdb), suffixes[i])) {
             size_t stem = strlen(fdb) - strlen(suffixes[i]);
             char *p = hr_malloc(stem + strlen(ext) + 1);
             if (!p) return NULL;
@@ -99,7 +93,7 @@ int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *
         }
         char *text;
         size_t len;
-        int rc = data_read_maybe_bz2(path, threads, &text, &len);
+        int rc = data_read_file(path, threads, &text, &len);
         if (!rc) {
             rc = parse(ds, path, text);
             free(text);

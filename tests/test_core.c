@@ -146,6 +146,16 @@ Test(core, atomic_write_replaces_and_reads_back)
     cr_assert(strstr(hr_last_error(), "/nonexistent/dir/file") != NULL);
 }
 
+Test(core, ends_with_looks_at_the_first_n_characters_only)
+{
+    const char *p = "data/t.csv.gz";
+    cr_assert(hr_ends_with(p, strlen(p), ".gz"));
+    cr_assert(hr_ends_with(p, strlen(p) - 3, ".csv"));
+    cr_assert_not(hr_ends_with(p, strlen(p), ".csv"));
+    cr_assert_not(hr_ends_with("gz", 2, ".gz"));
+    cr_assert(hr_ends_with("x", 1, ""));
+}
+
 Test(core, h5_list_names_the_links_of_a_group_in_name_order)
 {
     char path[512];

@@ -1,9 +1,10 @@
-/* find-db: key parsing, line formats, skip accounting, malformed input, bzip2 input, real files. */
+/* find-db: key parsing, line formats, skip accounting, malformed input, bzip2 and gzip input, real files. */
 #include <bzlib.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "data/data.h"
 #include "helpers/testutil.h"
@@ -203,6 +204,36 @@ Test(data_fdb, reads_bzip2_and_rejects_truncated_bzip2)
     cr_assert_eq(data_fdb_load("/nonexistent/x.fdb.txt", NULL, &ds), HR_EIO);
 }
 
+/* The input module decompresses gzip by content as it does bzip2, whatever the name says. */
+Test(data_fdb, reads_gzip_and_rejects_truncated_gzip)
+{
+    uLong cap = compressBound((uLong)strlen(good_text)) + 64;
+    unsigned char *z = malloc(cap);
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(deflateInit2(&s, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    s.next_in = (unsigned char *)good_text;
+    s.avail_in = (uInt)strlen(good_text);
+    s.next_out = z;
+    s.avail_out = (uInt)cap;
+    cr_assert_eq(deflate(&s, Z_FINISH), Z_STREAM_END);
+    size_t n = s.total_out;
+    deflateEnd(&s);
+    char *path = test_tmpfile(".fdb.txt", z, n);
+    data_select *ds;
+    cr_assert_eq(data_fdb_load(path, NULL, &ds), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(ds->n, 2);
+    data_select_free(ds);
+    remove(path);
+    free(path);
+    path = test_tmpfile(".fdb.txt", z, n - 8);
+    cr_assert_neq(data_fdb_load(path, NULL, &ds), HR_OK);
+    cr_assert(strstr(hr_last_error(), "gzip") != NULL, "%s", hr_last_error());
+    remove(path);
+    free(path);
+    free(z);
+}
+
 Test(data_fdb, shipped_mi100_find_db, .timeout = 120)
 {
     data_select *ds;
@@ -246,7 +277,7 @@ Test(data_bz2, parallel_blocks_equal_serial_decompression, .timeout = 120)
     char *z, *par;
     size_t zn, pn;
     cr_assert_eq(hr_file_read_all(path, &z, &zn), HR_OK);
-    cr_assert_eq(data_read_maybe_bz2(path, 0, &par, &pn), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(data_read_file(path, 0, &par, &pn), HR_OK, "%s", hr_last_error());
     unsigned cap = (unsigned)pn + 1;
     char *ser = malloc(cap);
     cr_assert_eq(BZ2_bzBuffToBuffDecompress(ser, &cap, z, (unsigned)zn, 0, 0), BZ_OK);

@@ -142,7 +142,7 @@ static data_select *mi100_head(void)
 {
     char *text;
     size_t len;
-    cr_assert_eq(data_read_maybe_bz2(test_miopen("gfx90878.HIP.fdb.txt.bz2"), 0, &text, &len), HR_OK);
+    cr_assert_eq(data_read_file(test_miopen("gfx90878.HIP.fdb.txt.bz2"), 0, &text, &len), HR_OK);
     size_t cut = 0;
     for (int lines = 0; cut < len && lines < 12000; cut++) lines += text[cut] == '\n';
     data_select *ds;

@@ -1,7 +1,8 @@
-/* Whole-file input with transparent bzip2 decompression (libbz2). */
+/* Whole-file input, decompressed by content: bzip2 (libbz2, its blocks on several threads) or gzip (zlib). */
 #include <bzlib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "data/data.h"
 
@@ -192,7 +193,57 @@ static int bz2_decompress_parallel(const char *path, const char *in, size_t in_l
     return rc;
 }
 
-int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len)
+/* gzip (one member or several concatenated) into a NUL-terminated buffer that replaces *buf. */
+static int gunzip(const char *path, char **buf, size_t *len)
+{
+    size_t cap = *len * 4 + 4096, n = 0;
+    char *outb = hr_malloc(cap + 1);
+    if (!outb) return HR_ENOMEM;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) {
+        free(outb);
+        return hr_error(HR_ENOMEM, "%s: cannot start gzip decompression", path);
+    }
+    z.next_in = (unsigned char *)*buf;
+    z.avail_in = (uInt)(*len > 0x7fffffff ? 0x7fffffff : *len);
+    int zr = Z_OK;
+    for (;;) {
+        if (n == cap) {
+            char *nb = realloc(outb, cap * 2 + 1);
+            if (!nb) {
+                zr = Z_MEM_ERROR;
+                break;
+            }
+            outb = nb;
+            cap *= 2;
+        }
+        z.next_out = (unsigned char *)outb + n;
+        z.avail_out = (uInt)(cap - n > 0x7fffffff ? 0x7fffffff : cap - n);
+        zr = inflate(&z, Z_NO_FLUSH);
+        n = (size_t)((char *)z.next_out - outb);
+        if (zr == Z_STREAM_END) {
+            /* concatenated gzip members: go on with the next one */
+            if (z.avail_in == 0) break;
+            if (inflateReset(&z) != Z_OK) break;
+            continue;
+        }
+        if (zr != Z_OK && !(zr == Z_BUF_ERROR && z.avail_out == 0)) break;
+    }
+    inflateEnd(&z);
+    if (zr != Z_STREAM_END) {
+        free(outb);
+        return zr == Z_MEM_ERROR ? hr_error(HR_ENOMEM, "%s: out of memory", path)
+                                 : hr_error(HR_EFORMAT, "%s: gzip data is truncated or corrupt", path);
+    }
+    free(*buf);
+    outb[n] = '\0';
+    *buf = outb;
+    *len = n;
+    return HR_OK;
+}
+
+int data_read_file(const char *path, int threads, char **buf, size_t *len)
 {
     char *raw;
     size_t raw_len;
@@ -206,5 +257,13 @@ int data_read_maybe_bz2(const char *path, int threads, char **buf, size_t *len)
     }
     *buf = raw;
     *len = raw_len;
-    return HR_OK;
+    if (raw_len >= 2 && (unsigned char)raw[0] == 0x1f && (unsigned char)raw[1] == 0x8b) {
+        rc = gunzip(path, buf, len);
+        if (rc) {
+            free(raw);
+            *buf = NULL;
+            *len = 0;
+        }
+    }
+    return rc;
 }
