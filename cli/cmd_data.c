@@ -115,20 +115,6 @@ static void info_select(const char *path, const data_select *ds)
     free(applicable);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile (nearest rank below) of v (n), sorted in place. */
-static double quantile(double *v, int n, double q)
-{
-    if (n <= 0) return NAN;
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[(int)(q * (n - 1))];
-}
-
 static void info_table(const char *path, const data_select *ds)
 {
     const data_table *t = ds->table;
@@ -168,13 +154,13 @@ static void info_table(const char *path, const data_select *ds)
         int b = data_select_best(ds, i);
         if (b >= 0) kc[b].wins++;
     }
-    double lo = quantile(cand, ds->n, 0), med = quantile(cand, ds->n, 0.5), hi = quantile(cand, ds->n, 1);
+    double lo = eval_quantile(cand, ds->n, 0), med = eval_quantile(cand, ds->n, 0.5), hi = eval_quantile(cand, ds->n, 1);
     printf("  candidates       min %.0f, median %.0f, max %.0f configurations measured per problem\n", lo, med, hi);
-    printf("  spread           worst / best cost per problem: median %.3g, p90 %.3g\n", quantile(spread, ds->n, 0.5),
-           quantile(spread, ds->n, 0.9));
+    printf("  spread           worst / best cost per problem: median %.3g, p90 %.3g\n", eval_quantile(spread, ds->n, 0.5),
+           eval_quantile(spread, ds->n, 0.9));
     if (n_gap)
-        printf("  runner-up gap    second-best / best cost: median %.4f, p10 %.4f\n", quantile(gap, n_gap, 0.5),
-               quantile(gap, n_gap, 0.1));
+        printf("  runner-up gap    second-best / best cost: median %.4f, p10 %.4f\n", eval_quantile(gap, n_gap, 0.5),
+               eval_quantile(gap, n_gap, 0.1));
     if (ds->vendor_rank) printf("  vendor ranking   column %s\n", s->vendor);
     qsort(kc, (size_t)ds->n_kernels, sizeof *kc, cmp_kcount);
     int top = ds->n_kernels < 8 ? ds->n_kernels : 8;
