@@ -164,6 +164,20 @@ static void assert_ordered_subset(const char *part_path, const char *whole_path)
     free(whole);
 }
 
+/* Removes what a collection into base wrote. */
+static void cleanup(const char *base)
+{
+    static const char *const files[] = {".fdb.txt", ".fdb.txt.failed", ".side.txt", ".side.strict.txt",
+                                        ".side.conversion.txt", ".side.time.tsv", ".csv.gz", ".csv.gz.failed",
+                                        ".schema.json", ".caps.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char *p = with(base, files[i]);
+        remove(p);
+        collect_parts_remove(p);
+        free(p);
+    }
+}
+
 #define FAKE4 "HEURIST_COLLECT_FAKE=4"
 #define FAKE4_SLOW "HEURIST_COLLECT_FAKE=4 HEURIST_COLLECT_FAKE_US=300"
 
@@ -184,9 +198,13 @@ Test(collect_run, conv_two_and_four_workers_equal_one, .timeout = 120)
     char *fdb = with(four, ".fdb.txt");
     assert_no_parts(fdb);
     free(fdb);
+    remove(keys);
     free(keys);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
+    cleanup(four);
     free(four);
 }
 
@@ -216,8 +234,11 @@ Test(collect_run, gemm_three_workers_equal_one, .timeout = 120)
     free(cb);
     free(sa);
     free(sb);
+    remove(shapes);
     free(shapes);
+    cleanup(one);
     free(one);
+    cleanup(three);
     free(three);
 }
 
@@ -243,8 +264,11 @@ Test(collect_run, conv_killed_worker_keeps_its_problems_and_resume_completes, .t
     assert_same_conv(one, two);
     free(fa);
     free(fb);
+    remove(keys);
     free(keys);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
 }
 
@@ -262,8 +286,11 @@ Test(collect_run, gemm_killed_worker_resumes_to_the_same_table, .timeout = 120)
     assert_same_file(ta, tb);
     free(ta);
     free(tb);
+    remove(shapes);
     free(shapes);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
 }
 
@@ -289,8 +316,11 @@ Test(collect_run, failing_worker_ends_the_job_and_resume_skips_its_problem, .tim
     assert_same_file(xa, xb);
     free(xa);
     free(xb);
+    remove(keys);
     free(keys);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
 }
 
@@ -307,8 +337,11 @@ Test(collect_run, time_limit_stops_every_worker_and_resume_completes, .timeout =
     cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, two, "--gpus 2 --resume", &log), 0, "%s", log);
     free(log);
     assert_same_conv(one, two);
+    remove(keys);
     free(keys);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
 }
 
@@ -321,7 +354,9 @@ Test(collect_run, usage_errors_name_the_option)
     cr_assert_eq(conv_collect(FAKE4, 0, keys, out, "--gpus 5", &log), 1, "%s", log);
     cr_assert(strstr(log, "fake device 4"), "%s", log);
     free(log);
+    remove(keys);
     free(keys);
+    cleanup(out);
     free(out);
 }
 
@@ -344,9 +379,13 @@ Test(collect_run, mpirun_two_ranks_equal_one_worker, .timeout = 300)
     assert_same_file(ta, tb);
     free(ta);
     free(tb);
+    remove(keys);
     free(keys);
+    remove(shapes);
     free(shapes);
+    cleanup(one);
     free(one);
+    cleanup(two);
     free(two);
 }
 #endif
