@@ -3,6 +3,7 @@
 #include "timer.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -30,7 +31,11 @@ int collect_device_count(int *n)
     if (p < 0) return collect_error(COLLECT_EIO, "fork: %s", strerror(errno));
     if (p == 0) {
         int count = 0;
-        _exit(collect_gpu_count(&count) ? 255 : count < 250 ? count : 250);
+        if (collect_gpu_count(&count)) {
+            fprintf(stderr, "heurist-collect: %s\n", collect_last_error());
+            _exit(255);
+        }
+        _exit(count < 250 ? count : 250);
     }
     int st;
     while (waitpid(p, &st, 0) < 0)
