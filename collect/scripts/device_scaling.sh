@@ -118,4 +118,4 @@ run_kind() { # kind: conv or gemm
 [ "$gemm_n" -gt 0 ] && run_kind gemm
 # every GPU of every run's workers (host, name, bus id, UUID), once each
 sed -E 's/^\[worker [0-9]+\/[0-9]+\] //' "$out/gpus.txt" 2>/dev/null | sort -u >> "$out/env.txt"
-column -t -s $'\t' "$out/scaling.tsv"
+if command -v column >/dev/null; then column -t -s $'\t' "$out/scaling.tsv"; else cat "$out/scaling.tsv"; fi
