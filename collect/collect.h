@@ -119,6 +119,10 @@ double collect_percentile(double *v, int n, double p);
 /* The median of v[0..n), n >= 1: the middle order statistic, or the mean of the two middle ones (sorts v). */
 double collect_median(double *v, int n);
 
+/* The 2.5th and 97.5th percentiles of the geometric mean of x[0..n) over `resamples` draws of n values with
+ * replacement (splitmix64 from seed): a 95% bootstrap interval. */
+int collect_bootstrap_geomean(const double *x, int n, int resamples, uint64_t seed, double *lo, double *hi);
+
 /* Two collections of the same keys: how often they agree on the fastest kernel and how the best time moves
  * (ratio b/a of each problem's best time). */
 typedef struct collect_noise {
@@ -129,22 +133,43 @@ typedef struct collect_noise {
 } collect_noise;
 int collect_noise_compute(const collect_file *a, const collect_file *b, collect_noise *out);
 
-/* One verified problem: interleaved times of the model's pick, the heuristic's pick and the fresh best. */
+/* One verified problem: interleaved times of the model's pick, the heuristic's pick and the fresh best (the
+ * fastest of every kernel re-timed), and of the shortlists' picks when a shortlist was asked (k > 0). Times
+ * are milliseconds for convolutions, microseconds for GEMMs; the costs (find_ms, topk_ms, vtopk_ms) are
+ * milliseconds of wall time. */
 typedef struct collect_verify_row {
-    double t_model, t_heur, t_best;     /* ms */
+    double t_model, t_heur, t_best;
     double decide_us;                   /* model decision time per problem */
-    double find_ms;                     /* cudnnFind*'s time for the problem */
+    double find_ms;                     /* cost of the exhaustive search: cudnnFind* (0: not measured), or
+                                         * timing every entry of cuBLASLt's list once */
+    double t_list;                      /* GEMMs: the re-timed pick of that list timing (0: none) */
+    int k;                              /* shortlist length asked; 0: none */
+    int topk_timings;                   /* kernels the model's shortlist timed: k, or k + 1 with the vendor's pick */
+    double t_topk, topk_ms;             /* the model's shortlist: its pick re-timed, the time spent timing it */
+    double t_vtopk, vtopk_ms;           /* the same for the vendor's first k */
 } collect_verify_row;
 
 typedef struct collect_verify_summary {
     int n;
     double speedup_geomean;             /* geometric mean of t_heur / t_model */
     double speedup_p10, speedup_p50, speedup_p90;
+    double speedup_worst;               /* the smallest t_heur / t_model */
     double efficiency_mean;             /* mean of min(t_best, t_model, t_heur) / t_model */
     double heur_efficiency_mean;        /* the same for the heuristic */
     double share_slower;                /* t_model > t_heur * noise_ratio */
     double share_faster;                /* t_heur > t_model * noise_ratio */
     double decide_us_mean, find_ms_mean;
+    int n_find;                         /* rows whose exhaustive search was timed (find_ms > 0) */
+    int n_list;                         /* rows with t_list (GEMMs) */
+    double list_efficiency_mean, list_speedup_geomean;
+    int n_topk;                         /* rows with shortlists; the figures below are over them */
+    double topk_efficiency_mean, vtopk_efficiency_mean;   /* best / t_topk, best / t_vtopk */
+    double topk_speedup_geomean, topk_speedup_worst;      /* t_heur / t_topk */
+    double vtopk_speedup_geomean;
+    double topk_ms_mean, vtopk_ms_mean;
+    double topk_find_ratio, vtopk_find_ratio;  /* sum of topk_ms / sum of find_ms over rows with both; NAN: none */
+    double share_topk_slower;           /* t_topk > t_heur * noise_ratio */
+    double share_topk_extra;            /* k + 1 timings (the vendor's pick added) */
 } collect_verify_summary;
 int collect_verify_summarize(const collect_verify_row *rows, int n, double noise_ratio, collect_verify_summary *out);
 

@@ -324,29 +324,44 @@ int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths
     return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
 }
 
-int gpu_find_ms(gpu *g, gpu_problem *p, double *ms)
+int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
 {
+    *ms = 0;
+    if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) return 1;
+    /* the workspace: the largest any algorithm asks under the limit, as the exhaustive timing allows */
+    size_t ws = 0;
+    for (int a = 0; a < collect_algo_count(p->cv.dir); a++) {
+        size_t w = 0;
+        if (workspace_size(g, p, a, &w) != CUDNN_STATUS_SUCCESS) {
+            cudaGetLastError();
+            continue;
+        }
+        if (w <= g->ws_limit && w > ws) ws = w;
+    }
+    if (ensure(&g->ws, &g->ws_cap, ws ? ws : 1)) return 1;
     int got = 0;
     cudnnStatus_t st;
-    cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)gpu_heuristic_math(p->cv.dtype));
     cudaStreamSynchronize(g->s);
     double t0 = now_ms();
     switch (p->cv.dir) {
     case COLLECT_DIR_F: {
         cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        st = cudnnFindConvolutionForwardAlgorithm(g->h, p->xd, p->wd, p->cd, p->yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, r);
+        st = cudnnFindConvolutionForwardAlgorithmEx(g->h, p->xd, g->buf[0], p->wd, g->buf[2], p->cd, p->yd, g->buf[1],
+                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, r, g->ws, ws);
         break;
     }
     case COLLECT_DIR_B: {
         cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        st = cudnnFindConvolutionBackwardDataAlgorithm(g->h, p->wd, p->yd, p->cd, p->xd,
-                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, r);
+        st = cudnnFindConvolutionBackwardDataAlgorithmEx(g->h, p->wd, g->buf[2], p->yd, g->buf[1], p->cd, p->xd,
+                                                         g->buf[0], CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, r,
+                                                         g->ws, ws);
         break;
     }
     default: {
         cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        st = cudnnFindConvolutionBackwardFilterAlgorithm(g->h, p->xd, p->yd, p->cd, p->wd,
-                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, r);
+        st = cudnnFindConvolutionBackwardFilterAlgorithmEx(g->h, p->xd, g->buf[0], p->yd, g->buf[1], p->cd, p->wd,
+                                                           g->buf[2], CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, r,
+                                                           g->ws, ws);
         break;
     }
     }

@@ -65,8 +65,10 @@ int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int 
  * cost; setting the math type is outside it). */
 int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n, double *us);
 
-/* Wall-clock milliseconds of cudnnFind*Algorithm for the problem (its decision cost). 0, or 1 on failure. */
-int gpu_find_ms(gpu *g, gpu_problem *p, double *ms);
+/* Wall-clock milliseconds of one cudnnFind*AlgorithmEx call for the problem under math type `math`, on the
+ * problem's tensors with a workspace as large as any algorithm asks within the limit: the cost of the
+ * vendor's exhaustive search. 0, or 1 on failure. */
+int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms);
 
 /* Times every algorithm x math type of the problem's direction, the pairs (first_algos, first_maths) first
  * (the heuristic's order, so that the 5x bound applies early), and every other pair after them. res needs

@@ -2,6 +2,7 @@
 #include "collect.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,22 +81,52 @@ int collect_verify_summarize(const collect_verify_row *rows, int n, double noise
     if (!(noise_ratio >= 1)) return collect_error(COLLECT_EINVAL, "verify: noise ratio %g is below 1", noise_ratio);
     double *sp = malloc((size_t)n * sizeof *sp);
     if (!sp) return collect_error(COLLECT_ENOMEM, "verify: out of memory");
-    double log_sum = 0;
+    double log_sum = 0, list_log = 0, topk_log = 0, vtopk_log = 0, topk_cost = 0, vtopk_cost = 0, find_cost = 0;
+    int n_cost = 0;
+    out->speedup_worst = INFINITY;
+    out->topk_speedup_worst = INFINITY;
     for (int i = 0; i < n; i++) {
         const collect_verify_row *r = &rows[i];
-        if (!(r->t_model > 0 && r->t_heur > 0 && r->t_best > 0)) {
+        if (!(r->t_model > 0 && r->t_heur > 0 && r->t_best > 0) ||
+            (r->k > 0 && !(r->t_topk > 0 && r->t_vtopk > 0))) {
             free(sp);
             return collect_error(COLLECT_EINVAL, "verify: problem %d has a non-positive time", i);
         }
         double best = fmin(r->t_best, fmin(r->t_model, r->t_heur));
         sp[i] = r->t_heur / r->t_model;
         log_sum += log(sp[i]);
+        out->speedup_worst = fmin(out->speedup_worst, sp[i]);
         out->efficiency_mean += best / r->t_model;
         out->heur_efficiency_mean += best / r->t_heur;
         out->share_slower += r->t_model > r->t_heur * noise_ratio;
         out->share_faster += r->t_heur > r->t_model * noise_ratio;
         out->decide_us_mean += r->decide_us;
         out->find_ms_mean += r->find_ms;
+        out->n_find += r->find_ms > 0;
+        if (r->t_list > 0) {
+            out->n_list++;
+            out->list_efficiency_mean += fmin(best, r->t_list) / r->t_list;
+            list_log += log(r->t_heur / r->t_list);
+        }
+        if (r->k > 0) {
+            double b = fmin(best, fmin(r->t_topk, r->t_vtopk)), s = r->t_heur / r->t_topk;
+            out->n_topk++;
+            out->topk_efficiency_mean += b / r->t_topk;
+            out->vtopk_efficiency_mean += b / r->t_vtopk;
+            topk_log += log(s);
+            vtopk_log += log(r->t_heur / r->t_vtopk);
+            out->topk_speedup_worst = fmin(out->topk_speedup_worst, s);
+            out->topk_ms_mean += r->topk_ms;
+            out->vtopk_ms_mean += r->vtopk_ms;
+            out->share_topk_slower += r->t_topk > r->t_heur * noise_ratio;
+            out->share_topk_extra += r->topk_timings > r->k;
+            if (r->find_ms > 0) {
+                n_cost++;
+                topk_cost += r->topk_ms;
+                vtopk_cost += r->vtopk_ms;
+                find_cost += r->find_ms;
+            }
+        }
     }
     out->n = n;
     out->speedup_geomean = exp(log_sum / n);
@@ -108,6 +139,66 @@ int collect_verify_summarize(const collect_verify_row *rows, int n, double noise
     out->speedup_p10 = collect_percentile(sp, n, 10);
     out->speedup_p50 = collect_percentile(sp, n, 50);
     out->speedup_p90 = collect_percentile(sp, n, 90);
+    if (out->n_list) {
+        out->list_efficiency_mean /= out->n_list;
+        out->list_speedup_geomean = exp(list_log / out->n_list);
+    }
+    int m = out->n_topk;
+    if (m) {
+        out->topk_efficiency_mean /= m;
+        out->vtopk_efficiency_mean /= m;
+        out->topk_speedup_geomean = exp(topk_log / m);
+        out->vtopk_speedup_geomean = exp(vtopk_log / m);
+        out->topk_ms_mean /= m;
+        out->vtopk_ms_mean /= m;
+        out->share_topk_slower /= m;
+        out->share_topk_extra /= m;
+    } else {
+        out->topk_speedup_worst = NAN;
+    }
+    out->topk_find_ratio = n_cost ? topk_cost / find_cost : NAN;
+    out->vtopk_find_ratio = n_cost ? vtopk_cost / find_cost : NAN;
     free(sp);
+    return COLLECT_OK;
+}
+
+/* splitmix64: the bootstrap's draws */
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int collect_bootstrap_geomean(const double *x, int n, int resamples, uint64_t seed, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n < 1 || resamples < 1) return collect_error(COLLECT_EINVAL, "bootstrap: %d values, %d resamples", n, resamples);
+    double *lx = malloc((size_t)n * sizeof *lx), *g = malloc((size_t)resamples * sizeof *g);
+    if (!lx || !g) {
+        free(lx);
+        free(g);
+        return collect_error(COLLECT_ENOMEM, "bootstrap: out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        if (!(x[i] > 0)) {
+            free(lx);
+            free(g);
+            return collect_error(COLLECT_EINVAL, "bootstrap: value %d is not positive", i);
+        }
+        lx[i] = log(x[i]);
+    }
+    uint64_t s = seed;
+    for (int b = 0; b < resamples; b++) {
+        double sum = 0;
+        /* an index below n from the high bits of a 64-bit draw: the modulo bias is below n / 2^32 */
+        for (int i = 0; i < n; i++) sum += lx[(splitmix64(&s) >> 32) % (uint64_t)n];
+        g[b] = exp(sum / n);
+    }
+    *lo = collect_percentile(g, resamples, 2.5);
+    *hi = collect_percentile(g, resamples, 97.5);
+    free(lx);
+    free(g);
     return COLLECT_OK;
 }

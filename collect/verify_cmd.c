@@ -1,127 +1,250 @@
-/* heurist-collect verify: an exported heurist model's pick against cuDNN's heuristic pick and the best of a
- * fresh exhaustive timing, on the GPU, per problem.
+/* heurist-collect verify, for convolutions: exported heurist selection models' picks against cuDNN's
+ * heuristic pick and a fresh best, on the GPU, per problem (verify.h for the CPU part, verify_models.h for
+ * the models of the build).
  *
- * Built with an exported selection runtime (heurist export --model M.h5 --format c --out DIR; prefix
- * heurist_model), whose heurist_model_select_key scores every kernel the model knows. The model's pick is
- * its highest-scored kernel of the problem's direction that cuDNN ran in the exhaustive timing. The three
- * picks are then timed again, interleaved, --rounds times (median per kernel), with the same method (gpu.h).
- * Report: one tab-separated row per problem, then '#' summary lines (heurist-collect summarize recomputes
- * them with another noise ratio). Rows are flushed as they come (no temporary file and rename) so that a
- * run stopped early keeps them. */
+ * Per problem, under its precision class (--precision, or the list's column; FP32 problems only: the
+ * kernels the class allows, data/portable.h):
+ *   - each model's decision as a deployed runtime makes it (select_key, then its best allowed kernel of the
+ *     direction; decide_us the mean of 3 to 50 calls, as many as fit 2 ms) and cuDNN's v7 heuristic asked with the class's math type;
+ *   - the candidates: every allowed kernel timed once more (the collection's method, gpu.h), or with --fdb the
+ *     collected find-db's allowed entries, no timing (the cheap mode);
+ *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost);
+ *   - a model's pick is its highest-scored candidate, the heuristic's pick the first of its list among them;
+ *   - with --top-k K, each model's shortlist (its K best candidates, one per algorithm unless --shortlist-by
+ *     kernel, plus the heuristic's pick when not among them) and cuDNN's first K are each timed once and the
+ *     fastest kept, as torch.backends.cudnn.benchmark does; a kernel timed for one shortlist is not timed
+ *     again for another, its time and cost shared;
+ *   - every pick, the shortlists' picks and the best candidates (the exhaustive timing's fastest, or the
+ *     find-db's --fdb-top fastest) are timed again, interleaved, --rounds times; median per kernel. The
+ *     fresh best is the fastest of them.
+ * Report: one tab-separated row per (problem, model) (COLLECT_REPORT_CONV_HEADER), then '#' summary lines
+ * (collect_report_tail over the whole file, so a resumed run's are complete). Each problem's rows are written
+ * and flushed together as they come (no temporary file and rename) so that a run stopped early keeps them, and
+ * --resume continues after the problems already in the report. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/portable.h"
 #include "gpu.h"
-#include "heurist_model.h"
+#include "verify.h"
+#include "verify_models.h"
 
+#define MAX_MODELS 16
+#define MAX_RES (8 * COLLECT_MATH_COUNT)
+#define MAX_ROUNDS 16
+
+/* A model's kernel vocabulary in cuDNN's terms and its scores for the current problem. */
 typedef struct model_vocab {
+    const verify_select_model *api;
     int n;
-    collect_dir *dir;   /* (n): direction of each model kernel, -1 if not a cuDNN name */
+    collect_dir *dir;   /* (n): direction of each kernel, -1 if not a cuDNN name */
     int *algo, *math;   /* (n) */
+    char *allowed;      /* (n): of the problem's direction and allowed by its class */
     float *scores;      /* (n) */
 } model_vocab;
 
-/* The model's highest-scored runnable kernel of dir (index into res), or -1. */
-static int model_pick(const model_vocab *v, collect_dir dir, const collect_result *res, int n_res)
+static void vocab_free(model_vocab *v)
 {
-    int best = -1;
-    float best_s = -INFINITY;
+    free(v->dir);
+    free(v->algo);
+    free(v->math);
+    free(v->allowed);
+    free(v->scores);
+}
+
+static int vocab_init(model_vocab *v, const verify_select_model *api)
+{
+    memset(v, 0, sizeof *v);
+    v->api = api;
+    v->n = api->n_kernels();
+    size_t n = (size_t)(v->n > 0 ? v->n : 1);
+    v->dir = calloc(n, sizeof *v->dir);
+    v->algo = calloc(n, sizeof *v->algo);
+    v->math = calloc(n, sizeof *v->math);
+    v->allowed = calloc(n, 1);
+    v->scores = calloc(n, sizeof *v->scores);
+    if (!v->dir || !v->algo || !v->math || !v->allowed || !v->scores)
+        return collect_error(COLLECT_ENOMEM, "out of memory");
     for (int k = 0; k < v->n; k++) {
-        if (v->dir[k] != dir || !(v->scores[k] > best_s)) continue;
-        for (int r = 0; r < n_res; r++)
-            if (res[r].algo == v->algo[k] && res[r].math == v->math[k]) {
-                best = r;
-                best_s = v->scores[k];
-                break;
-            }
+        const char *name = api->kernel_name(k);
+        if (collect_kernel_parse(name, strlen(name), &v->dir[k], &v->algo[k], &v->math[k])) v->dir[k] = (collect_dir)-1;
     }
+    return COLLECT_OK;
+}
+
+/* The model's decision as a deployed runtime makes it: scores, then its best allowed kernel; -1 when the key
+ * does not parse. */
+static int model_decide(model_vocab *v, const char *key)
+{
+    if (v->api->select_key(key, v->scores) < 0) return -1;
+    int best = -1;
+    for (int k = 0; k < v->n; k++)
+        if (v->allowed[k] && (best < 0 || v->scores[k] > v->scores[best])) best = k;
     return best;
 }
 
-/* The model's decision as a deployed runtime makes it: scores, then the best kernel of the direction. */
-static int model_decide(const model_vocab *v, const char *key, collect_dir dir)
+static int res_find(const collect_result *res, int n, int algo, int math)
 {
-    if (heurist_model_select_key(key, v->scores) < 0) return -1;
-    int best = -1;
-    for (int k = 0; k < v->n; k++)
-        if (v->dir[k] == dir && (best < 0 || v->scores[k] > v->scores[best])) best = k;
-    return best;
+    for (int r = 0; r < n; r++)
+        if (res[r].algo == algo && res[r].math == math) return r;
+    return -1;
+}
+
+/* Seconds spent per part of the run, for the closing line. */
+enum { PART_DECIDE, PART_HEURISTIC, PART_CANDIDATES, PART_FIND, PART_SHORTLISTS, PART_RETIME, PART_COUNT };
+static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call", "candidates", "cudnnFind",
+                                                   "shortlists", "re-timing"};
+
+/* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
+ * it) and the wall time spent. 0, or negative on a fatal CUDA error. */
+static int time_single(gpu *g, gpu_problem *p, const collect_result *res, int r, double *t1, double *c1)
+{
+    if (!isnan(t1[r])) return 0;
+    size_t ws;
+    const char *why = NULL;
+    double a0 = cli_now_s();
+    int rc = gpu_time(g, p, res[r].algo, res[r].math, 0, &t1[r], &ws, &why);
+    c1[r] = (cli_now_s() - a0) * 1e3;
+    if (rc < 0) return rc;
+    if (rc > 0) t1[r] = INFINITY;
+    return 0;
+}
+
+/* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
+static int shortlist_run(gpu *g, gpu_problem *p, const collect_result *res, const int *sl, int n, double *t1,
+                         double *c1, int *pick, double *cost)
+{
+    *pick = -1;
+    *cost = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = time_single(g, p, res, sl[i], t1, c1);
+        if (rc < 0) return rc;
+        *cost += c1[sl[i]];
+        if (isfinite(t1[sl[i]]) && (*pick < 0 || t1[sl[i]] < t1[*pick])) *pick = sl[i];
+    }
+    return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int cmd_verify(int argc, char **argv)
 {
-    static const char *const known[] = {"--problems", "--out", "--repeats", "--rounds", "--noise-ratio",
-                                        "--time-limit", "--min-repeat-ms", "--workspace-mib", NULL};
-    static const char *const flags[] = {"--no-find", NULL};
+    static const char *const known[] = {"--problems", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
+                                        "--min-repeat-ms", "--workspace-mib", "--limit", "--top-k", "--shortlist-by",
+                                        "--precision", "--source", "--fdb", "--fdb-top", NULL};
+    static const char *const flags[] = {"--no-find", "--find-cost", "--resume", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
-    double repeats, rounds_d, noise, limit, min_ms, ws_mib;
+    const char *by = cli_opt(argc, argv, "--shortlist-by"), *prec = cli_opt(argc, argv, "--precision");
+    const char *source = cli_opt(argc, argv, "--source"), *fdb_path = cli_opt(argc, argv, "--fdb");
+    double repeats, rounds_d, noise, limit, min_ms, ws_mib, max_problems, topk_d, fdb_top_d;
     if (cli_number(argc, argv, "--repeats", 5, 1, GPU_MAX_REPEATS, &repeats) ||
-        cli_number(argc, argv, "--rounds", 3, 1, 16, &rounds_d) ||
+        cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
         cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
         cli_number(argc, argv, "--min-repeat-ms", 0.2, 0, 1e3, &min_ms) ||
-        cli_number(argc, argv, "--workspace-mib", 4096, 0, 1 << 20, &ws_mib))
+        cli_number(argc, argv, "--workspace-mib", 4096, 0, 1 << 20, &ws_mib) ||
+        cli_number(argc, argv, "--limit", 0, 0, 1e9, &max_problems) ||
+        cli_number(argc, argv, "--top-k", 0, 0, MAX_RES, &topk_d) ||
+        cli_number(argc, argv, "--fdb-top", 3, 1, MAX_RES, &fdb_top_d))
         return 2;
-    int no_find = cli_flag(argc, argv, "--no-find");
+    int find_cost = cli_flag(argc, argv, "--find-cost"), resume = cli_flag(argc, argv, "--resume");
+    int cls_default = prec ? collect_precision_parse(prec, strlen(prec)) : DATA_PRECISION_TF32;
     if (!problems || !out) {
         fprintf(stderr, "heurist-collect verify: --problems and --out are required\n");
         return 2;
     }
-    int rounds = (int)rounds_d;
-    double t_start = cli_now_s();
-    model_vocab v = {0};
-    v.n = heurist_model_n_kernels();
-    v.dir = calloc((size_t)v.n, sizeof *v.dir);
-    v.algo = calloc((size_t)v.n, sizeof *v.algo);
-    v.math = calloc((size_t)v.n, sizeof *v.math);
-    v.scores = calloc((size_t)v.n, sizeof *v.scores);
-    char **keys = NULL;
-    int n_keys = 0, rc = 1, gpu_ok = 0, n_rows = 0, known_k = 0;
-    collect_verify_row *rows = NULL;
+    const char *cls_default_name = data_portable_precision_name(cls_default);
+    if (!cls_default_name || (by && strcmp(by, "algo") && strcmp(by, "kernel"))) {
+        fprintf(stderr, "heurist-collect verify: %s '%s': expected %s\n", cls_default < 0 ? "--precision" : "--shortlist-by",
+                cls_default < 0 ? prec : by, cls_default < 0 ? "strict, tf32 or conversion" : "algo or kernel");
+        return 2;
+    }
+    if (verify_n_select_models < 1) {
+        fprintf(stderr, "heurist-collect verify: this build holds no selection model of a find-db (its models rank "
+                        "GEMM configurations: verify --table)\n");
+        return 2;
+    }
+    if (verify_n_select_models > MAX_MODELS) {
+        fprintf(stderr, "heurist-collect verify: %d models in the build, at most %d\n", verify_n_select_models, MAX_MODELS);
+        return 2;
+    }
+    int rounds = (int)rounds_d, topk = (int)topk_d, fdb_top = (int)fdb_top_d, by_algo = !by || !strcmp(by, "algo");
+    int n_models = verify_n_select_models;
+    double t_start = cli_now_s(), part[PART_COUNT] = {0};
+    model_vocab vocab[MAX_MODELS];
+    memset(vocab, 0, sizeof vocab);
+    collect_problem *list = NULL;
+    collect_file fdb = {0};
+    char **done = NULL;
+    int n_list = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1, gpu_ok = 0, resumed = 0;
     FILE *fo = NULL;
+    char *rowbuf = NULL;
+    size_t rowcap = 8192 * (size_t)n_models;
     gpu g;
-    if (!v.dir || !v.algo || !v.math || !v.scores) {
+    for (int m = 0; m < n_models; m++)
+        if (vocab_init(&vocab[m], &verify_select_models[m])) goto fail;
+    if (collect_problems_read(problems, source ? source : "-", &list, &n_read)) goto fail;
+    n_list = n_read;
+    if (max_problems > 0 && n_list > (int)max_problems) n_list = (int)max_problems;
+    if (fdb_path && collect_file_read(fdb_path, &fdb)) goto fail;
+    if (resume && collect_report_resume(out, COLLECT_REPORT_CONV_HEADER, &done, &n_done, &has_header)) goto fail;
+    if (!(rowbuf = malloc(rowcap))) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
     }
-    for (int k = 0; k < v.n; k++) {
-        const char *name = heurist_model_kernel_name(k);
-        if (collect_kernel_parse(name, strlen(name), &v.dir[k], &v.algo[k], &v.math[k])) v.dir[k] = (collect_dir)-1;
-        else known_k++;
-    }
-    if (cli_keys_read(problems, &keys, &n_keys)) goto fail;
-    if (!(rows = calloc((size_t)n_keys + 1, sizeof *rows))) {
-        collect_error(COLLECT_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if (!(fo = fopen(out, "w"))) {
+    if (!(fo = fopen(out, has_header ? "a" : "w"))) {
         collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
+        goto fail;
+    }
+    if (!has_header && (fputs(COLLECT_REPORT_CONV_HEADER, fo) == EOF || fflush(fo))) {
+        collect_error(COLLECT_EIO, "%s: write failed", out);
         goto fail;
     }
     if (gpu_init(&g, (int)repeats, min_ms, (size_t)(ws_mib * 1048576.0))) goto fail;
     gpu_ok = 1;
     gpu_describe(stdout);
-    printf("model: %d kernels, %d of them cuDNN kernels; %d problems; %d interleaved rounds\n", v.n, known_k, n_keys,
-           rounds);
+    for (int m = 0; m < n_models; m++) printf("model %s: %d kernels\n", vocab[m].api->name, vocab[m].n);
+    printf("%d problems in %s (%d already in the report); precision %s for FP32 problems without a class; "
+           "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s); cudnnFind %s\n",
+           n_list, problems, n_done, cls_default_name, rounds,
+           fdb_path ? "the find-db's entries (no exhaustive timing)" : "every allowed kernel timed", topk ? "top-" : "",
+           topk, by_algo ? "one kernel per algorithm" : "every kernel", find_cost ? "timed" : "not timed");
+    if (fdb_path) printf("find-db %s: %d lines; its %d fastest allowed kernels are re-timed\n", fdb_path, fdb.n, fdb_top);
     fflush(stdout);
-    fprintf(fo, "key\tmodel\theuristic\tbest\tt_model_ms\tt_heur_ms\tt_best_ms\tspeedup\tefficiency\tdecide_us\t"
-                "heur_us\tfind_ms\n");
     cli_tally skipped = {0}, cand = {0};
-    int stopped = 0;
+    int stopped = 0, measured = 0;
     double longest = 0;
-    collect_result res[8 * COLLECT_MATH_COUNT];
-    for (int i = 0; i < n_keys; i++) {
+    for (int i = 0; i < n_list; i++) {
+        const char *key = list[i].key;
+        if (n_done && bsearch(&key, done, (size_t)n_done, sizeof *done, cmp_key)) {
+            resumed++;
+            continue;
+        }
         double t0 = cli_now_s();
         if (limit > 0 && t0 - t_start + (longest * 2 > 3 ? longest * 2 : 3) > limit) {
             stopped = 1;
             break;
         }
         collect_conv cv;
-        if (collect_conv_from_key(keys[i], strlen(keys[i]), &cv)) {
+        if (collect_conv_from_key(key, strlen(key), &cv)) {
             cli_tally_add(&skipped, "key not supported");
             continue;
+        }
+        int cls = list[i].precision >= 0 ? list[i].precision : cls_default;
+        int hmath = collect_heuristic_math(cls, cv.dtype);
+        const collect_line *line = NULL;
+        if (fdb_path) {
+            int li = collect_file_find(&fdb, key);
+            if (li < 0) {
+                cli_tally_add(&skipped, "not in the find-db");
+                continue;
+            }
+            line = &fdb.lines[li];
         }
         gpu_problem p;
         const char *why = NULL;
@@ -132,105 +255,264 @@ int cmd_verify(int argc, char **argv)
             cli_tally_add(&skipped, why);
             continue;
         }
-        /* decision times: the model (many calls, averaged) and cuDNN's v7 heuristic (one call) */
-        int reps = 50;
-        double d0 = cli_now_s();
-        for (int r = 0; r < reps; r++) model_decide(&v, keys[i], cv.dir);
-        double decide_us = (cli_now_s() - d0) * 1e6 / reps;
-        int ha[64], hm[64], nh = 0;
+        /* decisions: each model as a deployed runtime (many calls, averaged), then cuDNN's heuristic (one call) */
+        double decide_us[MAX_MODELS], d0 = cli_now_s();
+        int parsed = 1;
+        for (int m = 0; m < n_models && parsed; m++) {
+            model_vocab *v = &vocab[m];
+            for (int k = 0; k < v->n; k++)
+                v->allowed[k] = v->dir[k] == cv.dir && collect_kernel_allowed(cls, cv.dtype, cv.dir, v->algo[k], v->math[k]);
+            if (v->api->select_key(key, v->scores) < 0) {
+                parsed = 0;
+                break;
+            }
+            /* at least 3 calls, then up to 50 while they take under 2 ms */
+            int reps = 0;
+            double m0 = cli_now_s(), el;
+            do {
+                model_decide(v, key);
+                el = cli_now_s() - m0;
+            } while (++reps < 50 && (reps < 3 || el < 2e-3));
+            decide_us[m] = el * 1e6 / reps;
+        }
+        part[PART_DECIDE] += cli_now_s() - d0;
+        if (!parsed) {
+            gpu_problem_free(&p);
+            cli_tally_add(&skipped, "a model does not parse the key");
+            continue;
+        }
+        int ha[64], hm[64], nh = 0, va[64], vm[64], nv = 0;
+        double heur_us = 0;
         d0 = cli_now_s();
-        gpu_heuristic(&g, &p, gpu_heuristic_math(cv.dtype), ha, hm, 64, &nh);
-        double heur_us = (cli_now_s() - d0) * 1e6;
-        double find_ms = 0;
-        if (!no_find && gpu_find_ms(&g, &p, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+        if (gpu_heuristic_timed(&g, &p, hmath, ha, hm, 64, &nh, &heur_us)) cli_tally_add(&cand, "heuristic call failed");
+        part[PART_HEURISTIC] += cli_now_s() - d0;
+        nv = collect_heuristic_kernels(cls, cv.dtype, cv.dir, hmath, ha, hm, nh, va, vm);
+        /* the candidates: every allowed kernel timed, heuristic's order first, or the find-db's entries */
+        collect_result res[MAX_RES];
         int n_res = 0;
-        if (gpu_time_all(&g, &p, ha, hm, nh, res, &n_res, &cand) < 0) {
+        d0 = cli_now_s();
+        if (line) {
+            if (collect_fdb_candidates(line, cv.dir, cv.dtype, cls, res, MAX_RES, &n_res)) {
+                gpu_problem_free(&p);
+                goto fail;
+            }
+        } else {
+            int ca[MAX_RES], cm[MAX_RES];
+            int nc = collect_conv_candidates(cv.dir, cv.dtype, cls, va, vm, nv, ca, cm);
+            double bound = 0;
+            for (int c = 0; c < nc; c++) {
+                double ms;
+                size_t ws;
+                int trc = gpu_time(&g, &p, ca[c], cm[c], bound, &ms, &ws, &why);
+                if (trc < 0) {
+                    gpu_problem_free(&p);
+                    goto fail;
+                }
+                if (trc > 0) {
+                    cli_tally_add(&cand, why);
+                    continue;
+                }
+                res[n_res++] = (collect_result){ca[c], cm[c], ms, ws};
+                if (bound == 0 || ms < bound) bound = ms;
+            }
+        }
+        part[PART_CANDIDATES] += cli_now_s() - d0;
+        double find_ms = 0;
+        d0 = cli_now_s();
+        if (find_cost && n_res > 0 && gpu_find_ms(&g, &p, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+        part[PART_FIND] += cli_now_s() - d0;
+        /* the picks among the candidates */
+        int order[MAX_MODELS][MAX_RES], n_order[MAX_MODELS], ih = -1, missing = 0;
+        for (int m = 0; m < n_models; m++) {
+            float s[MAX_RES];
+            const model_vocab *v = &vocab[m];
+            for (int r = 0; r < n_res; r++) {
+                s[r] = -INFINITY;
+                for (int k = 0; k < v->n; k++)
+                    if (v->allowed[k] && v->algo[k] == res[r].algo && v->math[k] == res[r].math) s[r] = v->scores[k];
+            }
+            n_order[m] = collect_rank_scores(s, n_res, order[m]);
+            missing |= n_order[m] == 0;
+        }
+        int vorder[64], nvo = 0;
+        for (int k = 0; k < nv; k++) {
+            int r = res_find(res, n_res, va[k], vm[k]);
+            if (r < 0) continue;
+            if (ih < 0) ih = r;
+            int dup = 0;
+            for (int j = 0; j < nvo; j++) dup |= vorder[j] == r;
+            if (!dup) vorder[nvo++] = r;
+        }
+        if (n_res == 0 || missing || ih < 0) {
+            gpu_problem_free(&p);
+            cli_tally_add(&skipped, n_res == 0 ? "no allowed kernel ran" : missing ? "a model knows no runnable kernel"
+                                                                                   : "no heuristic pick among the candidates");
+            continue;
+        }
+        /* shortlists: each kernel timed once, the fastest kept */
+        double t1[MAX_RES], c1[MAX_RES];
+        for (int r = 0; r < n_res; r++) t1[r] = c1[r] = NAN;
+        int group[MAX_RES], tk_pick[MAX_MODELS], tk_n[MAX_MODELS], vt_pick = -1;
+        double tk_cost[MAX_MODELS], vt_cost = 0;
+        for (int r = 0; r < n_res; r++) group[r] = by_algo ? res[r].algo : r;
+        d0 = cli_now_s();
+        int fatal = 0;
+        for (int m = 0; m < n_models && topk && !fatal; m++) {
+            int sl[MAX_RES + 1];
+            tk_n[m] = collect_shortlist(order[m], n_order[m], group, topk, ih, sl);
+            fatal = shortlist_run(&g, &p, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
+        }
+        if (topk && !fatal) {
+            int sl[MAX_RES + 1];
+            int n = collect_shortlist(vorder, nvo, group, topk, -1, sl);
+            fatal = shortlist_run(&g, &p, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
+        }
+        part[PART_SHORTLISTS] += cli_now_s() - d0;
+        if (fatal) {
             gpu_problem_free(&p);
             goto fail;
         }
-        int ib = -1, im = model_pick(&v, cv.dir, res, n_res), ih = -1;
-        for (int r = 0; r < n_res; r++)
-            if (ib < 0 || res[r].ms < res[ib].ms) ib = r;
-        for (int k = 0; k < nh && ih < 0; k++)
-            for (int r = 0; r < n_res; r++)
-                if (res[r].algo == ha[k] && res[r].math == hm[k]) {
-                    ih = r;
-                    break;
-                }
-        if (ib < 0 || im < 0 || ih < 0) {
+        int no_topk = 0;
+        for (int m = 0; m < n_models && topk; m++) no_topk |= tk_pick[m] < 0;
+        if (topk && (no_topk || vt_pick < 0)) {
             gpu_problem_free(&p);
-            cli_tally_add(&skipped, ib < 0 ? "no algorithm ran" : im < 0 ? "model knows no runnable kernel"
-                                                                         : "no heuristic pick ran");
+            cli_tally_add(&skipped, "no kernel of a shortlist ran");
             continue;
         }
-        /* interleaved re-timing of the distinct picks */
-        int pick[3] = {im, ih, ib}, uniq[3], nu = 0;
-        for (int a = 0; a < 3; a++) {
-            int dup = 0;
-            for (int b = 0; b < nu; b++) dup |= uniq[b] == pick[a];
-            if (!dup) uniq[nu++] = pick[a];
+        /* the kernels re-timed: every pick and the best candidates */
+        int set[MAX_RES], n_set = 0;
+        char in_set[MAX_RES] = {0};
+#define SET_ADD(r)                                                                                                     \
+    do {                                                                                                               \
+        if (!in_set[r]) {                                                                                              \
+            in_set[r] = 1;                                                                                             \
+            set[n_set++] = (r);                                                                                        \
+        }                                                                                                              \
+    } while (0)
+        for (int m = 0; m < n_models; m++) SET_ADD(order[m][0]);
+        SET_ADD(ih);
+        if (line) {
+            for (int r = 0; r < n_res && r < fdb_top; r++) SET_ADD(r); /* res is fastest first */
+        } else {
+            int ib = 0;
+            for (int r = 1; r < n_res; r++)
+                if (res[r].ms < res[ib].ms) ib = r;
+            SET_ADD(ib);
         }
-        double t[3][16];
-        int fatal = 0;
-        int nrounds = rounds;
-        for (int r = 0; r < nrounds && !fatal; r++)
-            for (int u = 0; u < nu; u++) {
+        for (int m = 0; m < n_models && topk; m++) SET_ADD(tk_pick[m]);
+        if (topk) SET_ADD(vt_pick);
+#undef SET_ADD
+        d0 = cli_now_s();
+        double t[MAX_RES][MAX_ROUNDS];
+        for (int r = 0; r < rounds && !fatal; r++)
+            for (int u = 0; u < n_set; u++) {
                 size_t ws;
                 const char *w2 = NULL;
-                int trc = gpu_time(&g, &p, res[uniq[u]].algo, res[uniq[u]].math, 0, &t[u][r], &ws, &w2);
+                int trc = gpu_time(&g, &p, res[set[u]].algo, res[set[u]].math, 0, &t[u][r], &ws, &w2);
                 if (trc < 0) fatal = 1;
-                if (trc) t[u][r] = res[uniq[u]].ms;
+                if (trc) t[u][r] = res[set[u]].ms;
             }
+        part[PART_RETIME] += cli_now_s() - d0;
         gpu_problem_free(&p);
         if (fatal) goto fail;
-        double med[3];
-        for (int u = 0; u < nu; u++) med[u] = collect_median(t[u], nrounds);
-        double tp[3];
-        for (int a = 0; a < 3; a++)
-            for (int u = 0; u < nu; u++)
-                if (uniq[u] == pick[a]) tp[a] = med[u];
-        collect_verify_row *row = &rows[n_rows++];
-        *row = (collect_verify_row){tp[0], tp[1], tp[2], decide_us, find_ms};
-        char nm[3][64];
-        for (int a = 0; a < 3; a++) collect_kernel_name(cv.dir, res[pick[a]].algo, res[pick[a]].math, nm[a], sizeof nm[a]);
-        double best = fmin(tp[2], fmin(tp[0], tp[1]));
-        fprintf(fo, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%.3f\n", keys[i], nm[0], nm[1], nm[2], tp[0],
-                tp[1], tp[2], tp[1] / tp[0], best / tp[0], decide_us, heur_us, find_ms);
-        fflush(fo);
+        double med[MAX_RES];
+        int ib = set[0];
+        for (int u = 0; u < n_set; u++) {
+            med[set[u]] = collect_median(t[u], rounds);
+            if (med[set[u]] < med[ib]) ib = set[u];
+        }
+        /* one row per model, written together */
+        char nm_h[64], nm_b[64], nm_vt[64] = "-";
+        collect_kernel_name(cv.dir, res[ih].algo, res[ih].math, nm_h, sizeof nm_h);
+        collect_kernel_name(cv.dir, res[ib].algo, res[ib].math, nm_b, sizeof nm_b);
+        if (topk) collect_kernel_name(cv.dir, res[vt_pick].algo, res[vt_pick].math, nm_vt, sizeof nm_vt);
+        const char *cls_name = cv.dtype == COLLECT_DTYPE_FP32 ? data_portable_precision_name(cls) : "-";
+        char find_s[32] = "-";
+        if (find_ms > 0) snprintf(find_s, sizeof find_s, "%.3f", find_ms);
+        size_t used = 0;
+        for (int m = 0; m < n_models; m++) {
+            int im = order[m][0];
+            char nm_m[64], nm_tk[64] = "-", tail[256];
+            collect_kernel_name(cv.dir, res[im].algo, res[im].math, nm_m, sizeof nm_m);
+            if (topk) {
+                collect_kernel_name(cv.dir, res[tk_pick[m]].algo, res[tk_pick[m]].math, nm_tk, sizeof nm_tk);
+                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f", topk, tk_n[m], nm_tk,
+                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost);
+            } else {
+                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-");
+            }
+            int w = snprintf(rowbuf + used, rowcap - used,
+                             "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", key, nm_m,
+                             nm_h, nm_b, med[im], med[ih], med[ib], med[ih] / med[im], med[ib] / med[im], decide_us[m],
+                             heur_us, find_s, vocab[m].api->name, list[i].source, cls_name, tail);
+            if (w < 0 || (size_t)w >= rowcap - used) {
+                collect_error(COLLECT_EINVAL, "%s: a report row longer than %zu bytes", key, rowcap);
+                goto fail;
+            }
+            used += (size_t)w;
+        }
+        if (fwrite(rowbuf, 1, used, fo) != used || fflush(fo)) {
+            collect_error(COLLECT_EIO, "%s: write failed", out);
+            goto fail;
+        }
+        measured++;
         double dt = cli_now_s() - t0;
         if (dt > longest) longest = dt;
-        if (n_rows % 50 == 0) {
-            printf("%d/%d problems, %.1f s\n", i + 1, n_keys, cli_now_s() - t_start);
+        if (measured % 50 == 0) {
+            printf("%d/%d problems, %.1f s\n", i + 1, n_list, cli_now_s() - t_start);
             fflush(stdout);
         }
     }
-    if (stopped) printf("stopped by --time-limit after %d problems\n", n_rows);
+    printf("%d problems verified, %d already in the report, %.1f s\n", measured, resumed, cli_now_s() - t_start);
+    if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "problems skipped");
     cli_tally_print(&cand, stdout, "candidates rejected");
-    collect_verify_summary s;
-    if (collect_verify_summarize(rows, n_rows, noise, &s)) goto fail;
-    char text[1024];
-    snprintf(text, sizeof text,
-             "# problems: %d\n# speed-up over cuDNN's heuristic: geometric mean %.4f (p10 %.4f, median %.4f, p90 %.4f)\n"
-             "# efficiency against the fresh best: model %.4f, heuristic %.4f\n"
-             "# slower than the heuristic by more than x%.4f: %.4f; faster by more: %.4f\n"
-             "# decision time: model %.2f us per problem; cudnnFind %.2f ms per problem\n",
-             s.n, s.speedup_geomean, s.speedup_p10, s.speedup_p50, s.speedup_p90, s.efficiency_mean,
-             s.heur_efficiency_mean, noise, s.share_slower, s.share_faster, s.decide_us_mean, s.find_ms_mean);
-    fputs(text, fo);
-    fputs(text, stdout);
-    rc = 0;
+    if (fclose(fo)) {
+        fo = NULL;
+        collect_error(COLLECT_EIO, "%s: write failed", out);
+        goto fail;
+    }
+    fo = NULL;
+    /* the summary of the whole report (earlier runs' rows too), appended to it and printed */
+    collect_report rep;
+    if (collect_report_read(out, &rep)) goto fail;
+    if (rep.n == 0) {
+        collect_report_free(&rep);
+        printf("no problem verified\n");
+        rc = stopped ? 3 : 0;
+        goto cleanup;
+    }
+    if (!(fo = fopen(out, "a"))) {
+        collect_report_free(&rep);
+        collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
+        goto fail;
+    }
+    char times[512];
+    int tw = snprintf(times, sizeof times, "# time a problem (this run, %d problems): %.1f ms", measured,
+                      measured ? (cli_now_s() - t_start) * 1e3 / measured : 0.0);
+    for (int k = 0; k < PART_COUNT; k++)
+        tw += snprintf(times + tw, sizeof times - (size_t)tw, "%s %s %.2f", k ? "," : ";", part_names[k],
+                       measured ? part[k] * 1e3 / measured : 0.0);
+    snprintf(times + tw, sizeof times - (size_t)tw, " ms\n");
+    int trc = collect_report_tail(fo, &rep, noise);
+    if (!trc) trc = collect_report_tail(stdout, &rep, noise);
+    collect_report_free(&rep);
+    if (trc) goto fail;
+    fputs(times, fo);
+    fputs(times, stdout);
+    /* 3: stopped by --time-limit with problems left (--resume continues) */
+    rc = stopped ? 3 : 0;
     goto cleanup;
 fail:
     fprintf(stderr, "heurist-collect verify: %s\n", collect_last_error());
 cleanup:
     if (gpu_ok) gpu_free(&g);
     if (fo && fclose(fo)) rc = 1;
-    free(rows);
-    cli_keys_free(keys, n_keys);
-    free(v.dir);
-    free(v.algo);
-    free(v.math);
-    free(v.scores);
+    free(rowbuf);
+    for (int i = 0; i < n_done; i++) free(done[i]);
+    free(done);
+    collect_file_free(&fdb);
+    collect_problems_free(list, n_read);
+    for (int m = 0; m < n_models; m++) vocab_free(&vocab[m]);
     return rc;
 }

@@ -1,22 +1,26 @@
-/* heurist-collect verify, for GEMM: an exported table model's pick against cuBLASLt's heuristic on the GPU, per
- * held-out shape.
+/* heurist-collect verify, for GEMMs: exported table models' picks against cuBLASLt's heuristic on the GPU, per
+ * held-out shape (verify.h for the CPU part, verify_models.h for the models of the build).
  *
- * Built with an exported table runtime (heurist export --model M.h5 --format c on a model of the GEMM table,
- * prefix heurist_model), whose heurist_model_rank scores candidate configurations from their fields. Input: a
- * table heurist-collect gemm wrote, holding the held-out shapes (collect/scripts/split_table.py); each shape's rows are
- * its candidates, the configurations the collector's enumeration found valid (cublasLtMatmulAlgoCheck) and timed.
- * Per shape:
- *   - cuBLASLt's heuristic, called fresh: its first pick, and its whole list, whose fastest entry is what
- *     autotuning over the list gets; list entries missing from the shape's rows join the candidates;
- *   - the model's decision: its runtime ranks the candidates (decide_us: the mean over repeated calls), given
- *     each one's rank in the heuristic's list when the model reads it (a table read with "vendor_feature"); its
- *     pick is the best-ranked one cuBLASLt still accepts (rebuilt from its fields and checked);
- *   - the table's fastest configuration;
- * then every distinct configuration among them is timed again, interleaved, --rounds times (median per
- * configuration; the collector's method, gemm_gpu.h). The best is the fastest of those re-timed.
- * Report: one tab-separated row per shape (the first twelve columns as the convolution verify's, so
- * `heurist-collect summarize` reads both), then '#' summary lines. Rows are flushed as they come (no temporary
- * file and rename) so that a run stopped early keeps them. */
+ * Input: a table heurist-collect gemm wrote, holding the held-out shapes (collect/scripts/split_table.py);
+ * each shape's rows are its candidates, the configurations the collector's enumeration found valid
+ * (cublasLtMatmulAlgoCheck) and timed. Per shape:
+ *   - cuBLASLt's heuristic, called fresh: its first pick and its list (entries missing from the shape's rows
+ *     join the candidates);
+ *   - each model's decision: its runtime ranks the candidates, given each one's rank in the heuristic's list
+ *     when the model reads it (a table read with "vendor_feature"); its pick is the best-ranked one cuBLASLt
+ *     still accepts (rebuilt from its fields and checked); decide_us is the mean of 3 to 200 calls, as many as
+ *     fit 2 ms;
+ *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
+ *     fastest kept: what autotuning over the list gets;
+ *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
+ *     when not among them) and the list's first K, each timed once and the fastest kept, as Triton's
+ *     autotuner does; a configuration timed once is not timed again, its time and cost shared;
+ *   - the table's --table-top fastest configurations;
+ * then every pick and those are timed again, interleaved, --rounds times (median per configuration; the
+ * collector's method, gemm_gpu.h). The best is the fastest of those re-timed.
+ * Report: one tab-separated row per (shape, model) (COLLECT_REPORT_GEMM_HEADER; the first twelve columns as
+ * the convolution verify's, so `heurist-collect summarize` reads both), then '#' summary lines. Each shape's
+ * rows are written and flushed together as they come, and --resume continues after the shapes in the report. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,78 +28,125 @@
 #include "cli.h"
 #include "collect.h"
 #include "gemm_gpu.h"
-#include "heurist_model.h"
+#include "verify.h"
+#include "verify_models.h"
 
+#define MAX_MODELS 16
 #define MAX_HEUR 64
-#define MAX_TIMED (MAX_HEUR + 2)
+#define MAX_ROUNDS 16
 
-static const collect_gemm_model_api model_api = {HEURIST_MODEL_N_PROBLEM, HEURIST_MODEL_N_KERNEL,
-                                                 heurist_model_problem_column, heurist_model_kernel_column,
-                                                 heurist_model_category};
+/* The configurations of a shape that the GPU times, each once at most for the shortlists (t1, cost c1 in ms;
+ * NAN until timed, INFINITY when the call failed). */
+typedef struct pool {
+    int n, cap;
+    gemm_candidate *c;
+    double *t1, *c1;
+} pool;
 
-/* Index of cfg in set (appended when new); -1 when the set is full. */
-static int set_add(gemm_candidate *set, int *n, const gemm_candidate *c)
+/* Index of c in the pool (appended when new). */
+static int pool_add(pool *p, const gemm_candidate *c)
 {
-    for (int i = 0; i < *n; i++)
-        if (collect_gemm_config_equal(&set[i].cfg, &c->cfg)) return i;
-    if (*n == MAX_TIMED) return -1;
-    set[*n] = *c;
-    return (*n)++;
+    for (int i = 0; i < p->n; i++)
+        if (collect_gemm_config_equal(&p->c[i].cfg, &c->cfg)) return i;
+    if (p->n == p->cap) return -1;
+    p->c[p->n] = *c;
+    p->t1[p->n] = p->c1[p->n] = NAN;
+    return p->n++;
 }
 
-static void summary_print(FILE *f, const collect_verify_summary *s, const collect_verify_summary *tune, double noise,
-                          double heur_us, double cands)
+static int time_single(gemm_gpu *g, gemm_problem *prob, pool *p, int u)
 {
-    fprintf(f,
-            "# shapes: %d\n"
-            "# speed-up over cuBLASLt's heuristic (first pick): geometric mean %.4f (p10 %.4f, median %.4f, p90 %.4f)\n"
-            "# efficiency against the best re-timed: model %.4f, heuristic %.4f, best of the heuristic's list %.4f\n"
-            "# autotuning over the heuristic's list: speed-up over its first pick %.4f (geometric mean)\n"
-            "# slower than the heuristic by more than x%.4f: %.4f; faster by more: %.4f\n"
-            "# decision: model %.2f us a shape (%.1f candidates ranked; a model reading cuBLASLt's ranks needs the "
-            "heuristic call too); heuristic call %.1f us; autotuning the list %.2f ms\n",
-            s->n, s->speedup_geomean, s->speedup_p10, s->speedup_p50, s->speedup_p90, s->efficiency_mean,
-            s->heur_efficiency_mean, tune->efficiency_mean, tune->speedup_geomean, noise, s->share_slower,
-            s->share_faster, s->decide_us_mean, cands, heur_us, s->find_ms_mean);
+    if (!isnan(p->t1[u])) return 0;
+    double us, a0 = cli_now_s();
+    gemm_time_kind kind;
+    int respun = 0;
+    const char *why = NULL;
+    int rc = gemm_gpu_time(g, prob, &p->c[u], 0, &us, &kind, &respun, &why);
+    p->c1[u] = (cli_now_s() - a0) * 1e3;
+    if (rc < 0) return rc;
+    p->t1[u] = rc ? INFINITY : us;
+    return 0;
 }
+
+/* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
+static int shortlist_run(gemm_gpu *g, gemm_problem *prob, pool *p, const int *sl, int n, int *pick, double *cost)
+{
+    *pick = -1;
+    *cost = 0;
+    for (int i = 0; i < n; i++) {
+        int rc = time_single(g, prob, p, sl[i]);
+        if (rc < 0) return rc;
+        *cost += p->c1[sl[i]];
+        if (isfinite(p->t1[sl[i]]) && (*pick < 0 || p->t1[sl[i]] < p->t1[*pick])) *pick = sl[i];
+    }
+    return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Seconds spent per part of the run, for the closing line. */
+enum { PART_HEURISTIC, PART_DECIDE, PART_BUILD, PART_LIST, PART_SHORTLISTS, PART_RETIME, PART_COUNT };
+static const char *const part_names[PART_COUNT] = {"heuristic call", "decisions", "AlgoCheck", "list timing",
+                                                   "shortlists", "re-timing"};
 
 int cmd_verify_gemm(int argc, char **argv)
 {
     static const char *const known[] = {"--table", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--limit", "--heuristic-count", "--min-batch-us", "--max-batch",
-                                        "--workspace-mib", NULL};
-    if (cli_check(argc, argv, known, NULL)) return 2;
+                                        "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top", NULL};
+    static const char *const flags[] = {"--no-list", "--resume", NULL};
+    if (cli_check(argc, argv, known, flags)) return 2;
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
-    double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib;
+    const char *shapes_path = cli_opt(argc, argv, "--shapes"), *source = cli_opt(argc, argv, "--source");
+    double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib, topk_d, ttop_d;
     if (cli_number(argc, argv, "--repeats", 3, 1, GEMM_GPU_MAX_REPEATS, &repeats) ||
-        cli_number(argc, argv, "--rounds", 3, 1, 16, &rounds_d) ||
+        cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
         cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
         cli_number(argc, argv, "--limit", 0, 0, 1e9, &max_shapes) ||
         cli_number(argc, argv, "--heuristic-count", 32, 1, MAX_HEUR, &n_heur_d) ||
         cli_number(argc, argv, "--min-batch-us", 100, 0, 1e6, &min_batch) ||
         cli_number(argc, argv, "--max-batch", 64, 1, 1e4, &max_batch) ||
-        cli_number(argc, argv, "--workspace-mib", 32, 0, 1 << 16, &ws_mib))
+        cli_number(argc, argv, "--workspace-mib", 32, 0, 1 << 16, &ws_mib) ||
+        cli_number(argc, argv, "--top-k", 0, 0, MAX_HEUR, &topk_d) ||
+        cli_number(argc, argv, "--table-top", 1, 1, 64, &ttop_d))
         return 2;
+    int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
     if (!table || !out) {
-        fprintf(stderr, "heurist-collect verify: --table and --out are required (this build holds a table model)\n");
+        fprintf(stderr, "heurist-collect verify: --table and --out are required\n");
         return 2;
     }
-    int rounds = (int)rounds_d, n_heur = (int)n_heur_d;
-    double t_start = cli_now_s();
+    int n_models = verify_n_table_models;
+    if (n_models < 1 || n_models > MAX_MODELS) {
+        fprintf(stderr, n_models < 1 ? "heurist-collect verify: this build holds no model of the GEMM table (its models "
+                                       "select convolution kernels: verify --problems)\n"
+                                     : "heurist-collect verify: too many models in the build\n");
+        return 2;
+    }
+    int rounds = (int)rounds_d, n_heur = (int)n_heur_d, topk = (int)topk_d, ttop = (int)ttop_d;
+    double t_start = cli_now_s(), part[PART_COUNT] = {0};
     collect_gemm_measured *shapes = NULL;
-    int n_shapes = 0, n_read = 0, rc = 1, gpu_ok = 0, n_rows = 0;
-    collect_verify_row *rows = NULL, *tune_rows = NULL;
+    collect_gemm_tags tags = {0};
+    char **done = NULL;
+    int n_shapes = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1, gpu_ok = 0;
     FILE *fo = NULL;
     gemm_gpu g;
-    double *pv = NULL, *kv = NULL;
+    double *pv = NULL, *kv = NULL, *t = NULL;
     float *scores = NULL;
-    int *ranking = NULL, *vrank = NULL;
+    int *ranking = NULL, *vrank = NULL, *built = NULL, *sl = NULL;
     collect_gemm_config *cfgs = NULL;
+    char *rowbuf = NULL;
+    size_t rowcap = 8192 * (size_t)n_models;
+    pool pl = {0};
     if (collect_gemm_measured_read(table, &shapes, &n_read)) goto fail;
+    if (shapes_path && collect_gemm_tags_read(shapes_path, &tags)) goto fail;
+    if (resume && collect_report_resume(out, COLLECT_REPORT_GEMM_HEADER, &done, &n_done, &has_header)) goto fail;
     n_shapes = n_read;
     if (max_shapes > 0 && n_shapes > (int)max_shapes) n_shapes = (int)max_shapes;
-    int max_c = 1;
+    int max_c = 1, max_np = 1, max_nk = 1;
     size_t amax = 0, bmax = 0, dmax = 0;
     for (int i = 0; i < n_shapes; i++) {
         size_t a, b, d;
@@ -106,20 +157,36 @@ int cmd_verify_gemm(int argc, char **argv)
         if (shapes[i].n > max_c) max_c = shapes[i].n;
     }
     max_c += MAX_HEUR;
-    pv = malloc(HEURIST_MODEL_N_PROBLEM * sizeof *pv);
-    vrank = malloc((size_t)max_c * sizeof *vrank);
-    kv = malloc((size_t)max_c * HEURIST_MODEL_N_KERNEL * sizeof *kv);
+    for (int m = 0; m < n_models; m++) {
+        const collect_gemm_model_api *api = &verify_table_models[m].api;
+        if (api->n_problem > max_np) max_np = api->n_problem;
+        if (api->n_kernel > max_nk) max_nk = api->n_kernel;
+    }
+    pl.cap = MAX_HEUR + ttop + n_models * (topk + 2) + 1;
+    pl.c = malloc((size_t)pl.cap * sizeof *pl.c);
+    pl.t1 = malloc((size_t)pl.cap * sizeof *pl.t1);
+    pl.c1 = malloc((size_t)pl.cap * sizeof *pl.c1);
+    t = malloc((size_t)pl.cap * MAX_ROUNDS * sizeof *t);
+    pv = malloc((size_t)max_np * sizeof *pv);
+    kv = malloc((size_t)max_c * (size_t)max_nk * sizeof *kv);
     scores = malloc((size_t)max_c * sizeof *scores);
-    ranking = malloc((size_t)max_c * sizeof *ranking);
+    ranking = malloc((size_t)n_models * (size_t)max_c * sizeof *ranking);
+    vrank = malloc((size_t)max_c * sizeof *vrank);
+    built = malloc((size_t)max_c * sizeof *built);
+    sl = malloc((size_t)(MAX_HEUR + topk + 2) * sizeof *sl);
     cfgs = malloc((size_t)max_c * sizeof *cfgs);
-    rows = calloc((size_t)n_shapes + 1, sizeof *rows);
-    tune_rows = calloc((size_t)n_shapes + 1, sizeof *tune_rows);
-    if (!pv || !vrank || !kv || !scores || !ranking || !cfgs || !rows || !tune_rows) {
+    rowbuf = malloc(rowcap);
+    if (!pl.c || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !built || !sl || !cfgs ||
+        !rowbuf) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
     }
-    if (!(fo = fopen(out, "w"))) {
+    if (!(fo = fopen(out, has_header ? "a" : "w"))) {
         collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
+        goto fail;
+    }
+    if (!has_header && (fputs(COLLECT_REPORT_GEMM_HEADER, fo) == EOF || fflush(fo))) {
+        collect_error(COLLECT_EIO, "%s: write failed", out);
         goto fail;
     }
     if (gemm_gpu_init(&g, amax, bmax, dmax, (size_t)(ws_mib * 1048576.0), (int)repeats, min_batch, (int)max_batch, 1e9))
@@ -128,24 +195,34 @@ int cmd_verify_gemm(int argc, char **argv)
     char gpu_name[256];
     int sms = 0;
     gemm_gpu_describe(stdout, gpu_name, sizeof gpu_name, &sms);
-    printf("model: a table model of %d problem and %d kernel columns, %d configurations known; %d shapes in %s; "
-           "%d interleaved rounds of %d batches (>= %.0f us each)\n", HEURIST_MODEL_N_PROBLEM, HEURIST_MODEL_N_KERNEL,
-           heurist_model_n_configs(), n_shapes, table, rounds, g.repeats, g.min_batch_us);
+    for (int m = 0; m < n_models; m++)
+        printf("model %s: a table model of %d problem and %d kernel columns, %d configurations known\n",
+               verify_table_models[m].name, verify_table_models[m].api.n_problem, verify_table_models[m].api.n_kernel,
+               verify_table_models[m].n_configs());
+    printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
+           "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
+           n_shapes, table, n_done, rounds, g.repeats, g.min_batch_us, no_list ? "not timed" : "timed once",
+           topk ? "top-" : "", topk, ttop);
     fflush(stdout);
-    fprintf(fo, "key\tmodel\theuristic\tbest\tt_model_us\tt_heur_us\tt_best_us\tspeedup\tefficiency\tdecide_us\t"
-                "heur_us\tautotune_ms\tlist_best\tt_list_us\tcandidates\tlist\tmodel_rank_fallbacks\n");
     cli_tally skipped = {0};
-    int stopped = 0;
-    double longest = 0, heur_us_sum = 0, cand_sum = 0;
+    int stopped = 0, measured = 0, resumed = 0;
+    double longest = 0;
     for (int i = 0; i < n_shapes; i++) {
         const collect_gemm_measured *sh = &shapes[i];
+        char key[128];
+        collect_gemm_shape_key(&sh->s, key, sizeof key);
+        const char *kp = key;
+        if (n_done && bsearch(&kp, done, (size_t)n_done, sizeof *done, cmp_key)) {
+            resumed++;
+            continue;
+        }
         double t0 = cli_now_s();
         if (limit > 0 && t0 - t_start + (longest * 2 > 3 ? longest * 2 : 3) > limit) {
             stopped = 1;
             break;
         }
-        char key[128];
-        collect_gemm_shape_key(&sh->s, key, sizeof key);
+        const char *tag = shapes_path ? collect_gemm_tags_find(&tags, key) : NULL;
+        if (!tag) tag = source ? source : "-";
         gemm_problem p;
         const char *why = NULL;
         int pr = gemm_problem_init(&g, &p, &sh->s, &why);
@@ -158,8 +235,9 @@ int cmd_verify_gemm(int argc, char **argv)
         /* cuBLASLt's heuristic, fresh */
         gemm_candidate heur[MAX_HEUR];
         int nh = 0;
-        double hus = 0;
+        double hus = 0, d0 = cli_now_s();
         if (gemm_gpu_heuristic(&g, &p, heur, n_heur, &nh, &hus)) nh = 0;
+        part[PART_HEURISTIC] += cli_now_s() - d0;
         /* the candidates: the shape's timed configurations and any list entry missing from them, each with its
          * rank in the list */
         int nc = 0;
@@ -171,114 +249,261 @@ int cmd_verify_gemm(int argc, char **argv)
         }
         for (int c = 0; c < nc; c++) {
             vrank[c] = -1;
+            built[c] = -2; /* not built yet */
             for (int k = 0; k < nh && vrank[c] < 0; k++)
                 if (collect_gemm_config_equal(&cfgs[c], &heur[k].cfg)) vrank[c] = k;
         }
-        /* the model's decision over them, as a deployed runtime makes it */
-        if (collect_gemm_model_values(&model_api, &sh->s, cfgs, vrank, nc, pv, kv)) {
+        /* each model's decision over them, as a deployed runtime makes it */
+        double decide_us[MAX_MODELS];
+        d0 = cli_now_s();
+        for (int m = 0; m < n_models; m++) {
+            const verify_table_model *md = &verify_table_models[m];
+            if (collect_gemm_model_values(&md->api, &sh->s, cfgs, vrank, nc, pv, kv)) {
+                gemm_problem_free(&p);
+                goto fail;
+            }
+            /* at least 3 calls, then up to 200 while they take under 2 ms */
+            int reps = 0;
+            double m0 = cli_now_s(), el;
+            do {
+                md->rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
+                el = cli_now_s() - m0;
+            } while (++reps < 200 && (reps < 3 || el < 2e-3));
+            decide_us[m] = el * 1e6 / reps;
+        }
+        part[PART_DECIDE] += cli_now_s() - d0;
+        /* the pool: the heuristic's list, each model's accepted candidates in its order, the table's fastest */
+        pl.n = 0;
+        int hidx[MAX_HEUR];
+        for (int k = 0; k < nh; k++) hidx[k] = pool_add(&pl, &heur[k]);
+        int order[MAX_MODELS][MAX_HEUR + 2], n_order[MAX_MODELS], fallbacks[MAX_MODELS], missing = 0;
+        int want = topk > 1 ? topk : 1;
+        d0 = cli_now_s();
+        for (int m = 0; m < n_models; m++) {
+            const int *rk = ranking + (size_t)m * max_c;
+            n_order[m] = fallbacks[m] = 0;
+            for (int r = 0; r < nc && n_order[m] < want; r++) {
+                int c = rk[r];
+                if (built[c] == -2) {
+                    gemm_candidate cand;
+                    built[c] = gemm_gpu_build(&g, &p, &cfgs[c], &cand, &why) ? -1 : pool_add(&pl, &cand);
+                }
+                if (built[c] < 0) {
+                    if (n_order[m] == 0) fallbacks[m]++;
+                    continue;
+                }
+                order[m][n_order[m]++] = built[c];
+            }
+            missing |= n_order[m] == 0;
+        }
+        int tops[64], n_tops = 0;
+        for (int j = 0; j < ttop && j < sh->n; j++) {
+            /* the j-th fastest row */
+            int best = -1;
+            for (int c = 0; c < sh->n; c++) {
+                int used = 0;
+                for (int q = 0; q < j; q++) used |= tops[q] == c;
+                if (!used && (best < 0 || sh->rows[c].time_us < sh->rows[best].time_us)) best = c;
+            }
+            tops[j] = best;
+        }
+        int ttop_idx[64];
+        for (int j = 0; j < ttop && j < sh->n; j++) {
+            gemm_candidate cand;
+            if (!gemm_gpu_build(&g, &p, &sh->rows[tops[j]].cfg, &cand, &why)) ttop_idx[n_tops++] = pool_add(&pl, &cand);
+        }
+        part[PART_BUILD] += cli_now_s() - d0;
+        if (missing || nh == 0) {
+            gemm_problem_free(&p);
+            cli_tally_add(&skipped, missing ? "no candidate of a model passed AlgoCheck" : "no heuristic entry");
+            continue;
+        }
+        int ih = hidx[0], fatal = 0, il = -1, vt_pick = -1, tk_pick[MAX_MODELS], tk_n[MAX_MODELS];
+        double autotune_ms = 0, vt_cost = 0, tk_cost[MAX_MODELS];
+        /* autotuning over the whole list: each entry timed once */
+        d0 = cli_now_s();
+        if (!no_list) fatal = shortlist_run(&g, &p, &pl, hidx, nh, &il, &autotune_ms) < 0;
+        part[PART_LIST] += cli_now_s() - d0;
+        d0 = cli_now_s();
+        for (int m = 0; m < n_models && topk && !fatal; m++) {
+            tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
+            fatal = shortlist_run(&g, &p, &pl, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
+        }
+        if (topk && !fatal) {
+            int n = collect_shortlist(hidx, nh, NULL, topk, -1, sl);
+            fatal = shortlist_run(&g, &p, &pl, sl, n, &vt_pick, &vt_cost) < 0;
+        }
+        part[PART_SHORTLISTS] += cli_now_s() - d0;
+        if (fatal) {
             gemm_problem_free(&p);
             goto fail;
         }
-        int reps = 200;
-        double d0 = cli_now_s();
-        for (int r = 0; r < reps; r++) heurist_model_rank(pv, kv, nc, scores, ranking);
-        double decide_us = (cli_now_s() - d0) * 1e6 / reps;
-        gemm_candidate set[MAX_TIMED];
-        int n_set = 0, im = -1, fallbacks = 0;
-        for (int r = 0; r < nc && im < 0; r++) {
-            gemm_candidate c;
-            if (gemm_gpu_build(&g, &p, &cfgs[ranking[r]], &c, &why)) {
-                fallbacks++;
-                continue;
-            }
-            im = set_add(set, &n_set, &c);
-        }
-        int hidx[MAX_HEUR];
-        for (int k = 0; k < nh; k++) hidx[k] = set_add(set, &n_set, &heur[k]);
-        /* the table's fastest */
-        int tb = 0;
-        for (int c = 1; c < sh->n; c++)
-            if (sh->rows[c].time_us < sh->rows[tb].time_us) tb = c;
-        gemm_candidate tbc;
-        if (!gemm_gpu_build(&g, &p, &sh->rows[tb].cfg, &tbc, &why)) set_add(set, &n_set, &tbc);
-        if (im < 0 || nh == 0) {
+        int no_topk = topk && vt_pick < 0;
+        for (int m = 0; m < n_models && topk; m++) no_topk |= tk_pick[m] < 0;
+        if (no_topk) {
             gemm_problem_free(&p);
-            cli_tally_add(&skipped, im < 0 ? "no candidate of the model passed AlgoCheck" : "no heuristic entry");
+            cli_tally_add(&skipped, "no configuration of a shortlist ran");
             continue;
         }
-        /* interleaved re-timing; the first round's time over the list is autotuning's cost */
-        double t[MAX_TIMED][16], autotune_ms = 0;
-        int fatal = 0;
+        /* interleaved re-timing of every pick and the table's fastest */
+        int set[MAX_HEUR + 64 + 4 * MAX_MODELS], n_set = 0;
+#define SET_ADD(u)                                                                                                     \
+    do {                                                                                                               \
+        int u_ = (u), dup_ = 0;                                                                                        \
+        for (int q_ = 0; q_ < n_set; q_++) dup_ |= set[q_] == u_;                                                      \
+        if (u_ >= 0 && !dup_) set[n_set++] = u_;                                                                       \
+    } while (0)
+        for (int m = 0; m < n_models; m++) SET_ADD(order[m][0]);
+        SET_ADD(ih);
+        SET_ADD(il);
+        for (int j = 0; j < n_tops; j++) SET_ADD(ttop_idx[j]);
+        for (int m = 0; m < n_models && topk; m++) SET_ADD(tk_pick[m]);
+        if (topk) SET_ADD(vt_pick);
+#undef SET_ADD
+        d0 = cli_now_s();
         for (int r = 0; r < rounds && !fatal; r++)
             for (int u = 0; u < n_set && !fatal; u++) {
-                double us, a0 = cli_now_s();
+                double us;
                 gemm_time_kind kind;
                 int respun = 0;
                 const char *w2 = NULL;
-                int trc = gemm_gpu_time(&g, &p, &set[u], 0, &us, &kind, &respun, &w2);
+                int trc = gemm_gpu_time(&g, &p, &pl.c[set[u]], 0, &us, &kind, &respun, &w2);
                 if (trc < 0) fatal = 1;
-                t[u][r] = trc ? INFINITY : us;
-                int in_list = 0;
-                for (int k = 0; k < nh; k++) in_list |= hidx[k] == u;
-                if (r == 0 && in_list) autotune_ms += (cli_now_s() - a0) * 1e3;
+                t[(size_t)u * MAX_ROUNDS + r] = trc ? INFINITY : us;
             }
+        part[PART_RETIME] += cli_now_s() - d0;
         gemm_problem_free(&p);
         if (fatal) goto fail;
-        double med[MAX_TIMED];
-        int ib = 0, il = hidx[0];
+        double med[MAX_HEUR + 64 + 4 * MAX_MODELS];
+        int ib = 0;
         for (int u = 0; u < n_set; u++) {
-            med[u] = collect_median(t[u], rounds);
+            med[u] = collect_median(t + (size_t)u * MAX_ROUNDS, rounds);
             if (med[u] < med[ib]) ib = u;
         }
-        for (int k = 0; k < nh; k++)
-            if (med[hidx[k]] < med[il]) il = hidx[k];
-        int ih = hidx[0];
-        if (!isfinite(med[im]) || !isfinite(med[ih])) {
-            cli_tally_add(&skipped, "the model's or the heuristic's pick failed to run");
+        int bad = 0;
+        for (int u = 0; u < n_set; u++) bad |= !isfinite(med[u]) && (set[u] == ih || set[u] == il);
+        for (int m = 0; m < n_models; m++)
+            for (int u = 0; u < n_set; u++) bad |= !isfinite(med[u]) && (set[u] == order[m][0] ||
+                                                                      (topk && set[u] == tk_pick[m]));
+        for (int u = 0; u < n_set && topk; u++) bad |= !isfinite(med[u]) && set[u] == vt_pick;
+        if (bad) {
+            cli_tally_add(&skipped, "a pick failed to run when re-timed");
             continue;
         }
-        rows[n_rows] = (collect_verify_row){med[im], med[ih], med[ib], decide_us, autotune_ms};
-        tune_rows[n_rows] = (collect_verify_row){med[il], med[ih], med[ib], 0, autotune_ms};
-        n_rows++;
-        heur_us_sum += hus;
-        cand_sum += nc;
-        char nm[4][256];
-        int pick[4] = {im, ih, ib, il};
-        for (int a = 0; a < 4; a++) collect_gemm_config_name(&set[pick[a]].cfg, nm[a], sizeof nm[a]);
-        fprintf(fo, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%.3f\t%s\t%.6g\t%d\t%d\t%d\n", key, nm[0],
-                nm[1], nm[2], med[im], med[ih], med[ib], med[ih] / med[im], med[ib] / med[im], decide_us, hus,
-                autotune_ms, nm[3], med[il], nc, nh, fallbacks);
-        fflush(fo);
+        size_t used = 0;
+        char nm_h[256], nm_b[256], nm_l[256] = "-", nm_vt[256] = "-", tl_s[32] = "-", at_s[32] = "-";
+        double med_of[4] = {0};
+        for (int u = 0; u < n_set; u++) {
+            if (set[u] == ih) med_of[0] = med[u];
+            if (set[u] == il) med_of[1] = med[u];
+            if (topk && set[u] == vt_pick) med_of[2] = med[u];
+        }
+        collect_gemm_config_name(&pl.c[ih].cfg, nm_h, sizeof nm_h);
+        collect_gemm_config_name(&pl.c[set[ib]].cfg, nm_b, sizeof nm_b);
+        if (il >= 0) {
+            collect_gemm_config_name(&pl.c[il].cfg, nm_l, sizeof nm_l);
+            snprintf(tl_s, sizeof tl_s, "%.6g", med_of[1]);
+            snprintf(at_s, sizeof at_s, "%.3f", autotune_ms);
+        }
+        if (topk) collect_gemm_config_name(&pl.c[vt_pick].cfg, nm_vt, sizeof nm_vt);
+        for (int m = 0; m < n_models; m++) {
+            double tm = 0, ttk = 0;
+            for (int u = 0; u < n_set; u++) {
+                if (set[u] == order[m][0]) tm = med[u];
+                if (topk && set[u] == tk_pick[m]) ttk = med[u];
+            }
+            char nm_m[256], nm_tk[256] = "-", tail[1024];
+            collect_gemm_config_name(&pl.c[order[m][0]].cfg, nm_m, sizeof nm_m);
+            if (topk) {
+                collect_gemm_config_name(&pl.c[tk_pick[m]].cfg, nm_tk, sizeof nm_tk);
+                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f", topk, tk_n[m], nm_tk, ttk,
+                         tk_cost[m], nm_vt, med_of[2], vt_cost);
+            } else {
+                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-");
+            }
+            int w = snprintf(rowbuf + used, rowcap - used,
+                             "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t"
+                             "%s\n",
+                             key, nm_m, nm_h, nm_b, tm, med_of[0], med[ib], med_of[0] / tm, med[ib] / tm, decide_us[m],
+                             hus, at_s, nm_l, tl_s, nc, nh, fallbacks[m], verify_table_models[m].name, tag, tail);
+            if (w < 0 || (size_t)w >= rowcap - used) {
+                collect_error(COLLECT_EINVAL, "%s: a report row longer than %zu bytes", key, rowcap);
+                goto fail;
+            }
+            used += (size_t)w;
+        }
+        if (fwrite(rowbuf, 1, used, fo) != used || fflush(fo)) {
+            collect_error(COLLECT_EIO, "%s: write failed", out);
+            goto fail;
+        }
+        measured++;
         double dt = cli_now_s() - t0;
         if (dt > longest) longest = dt;
-        if (n_rows % 50 == 0) {
+        if (measured % 50 == 0) {
             printf("%d/%d shapes, %.1f s\n", i + 1, n_shapes, cli_now_s() - t_start);
             fflush(stdout);
         }
     }
-    if (stopped) printf("stopped by --time-limit after %d shapes\n", n_rows);
+    printf("%d shapes verified, %d already in the report, %.1f s\n", measured, resumed, cli_now_s() - t_start);
+    if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "shapes skipped");
-    collect_verify_summary s, tune;
-    if (collect_verify_summarize(rows, n_rows, noise, &s) || collect_verify_summarize(tune_rows, n_rows, noise, &tune))
+    if (fclose(fo)) {
+        fo = NULL;
+        collect_error(COLLECT_EIO, "%s: write failed", out);
         goto fail;
-    summary_print(fo, &s, &tune, noise, heur_us_sum / n_rows, cand_sum / n_rows);
-    summary_print(stdout, &s, &tune, noise, heur_us_sum / n_rows, cand_sum / n_rows);
-    printf("%.1f s\n", cli_now_s() - t_start);
-    rc = 0;
+    }
+    fo = NULL;
+    /* the summary of the whole report (earlier runs' rows too), appended to it and printed */
+    collect_report rep;
+    if (collect_report_read(out, &rep)) goto fail;
+    if (rep.n == 0) {
+        collect_report_free(&rep);
+        printf("no shape verified\n");
+        rc = stopped ? 3 : 0;
+        goto cleanup;
+    }
+    if (!(fo = fopen(out, "a"))) {
+        collect_report_free(&rep);
+        collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
+        goto fail;
+    }
+    char times[512];
+    int tw = snprintf(times, sizeof times, "# time a shape (this run, %d shapes): %.1f ms", measured,
+                      measured ? (cli_now_s() - t_start) * 1e3 / measured : 0.0);
+    for (int k = 0; k < PART_COUNT; k++)
+        tw += snprintf(times + tw, sizeof times - (size_t)tw, "%s %s %.2f", k ? "," : ";", part_names[k],
+                       measured ? part[k] * 1e3 / measured : 0.0);
+    snprintf(times + tw, sizeof times - (size_t)tw, " ms\n");
+    int trc = collect_report_tail(fo, &rep, noise);
+    if (!trc) trc = collect_report_tail(stdout, &rep, noise);
+    collect_report_free(&rep);
+    if (trc) goto fail;
+    fputs(times, fo);
+    fputs(times, stdout);
+    /* 3: stopped by --time-limit with shapes left (--resume continues) */
+    rc = stopped ? 3 : 0;
     goto cleanup;
 fail:
     fprintf(stderr, "heurist-collect verify: %s\n", collect_last_error());
 cleanup:
     if (gpu_ok) gemm_gpu_free(&g);
     if (fo && fclose(fo)) rc = 1;
+    for (int i = 0; i < n_done; i++) free(done[i]);
+    free(done);
+    collect_gemm_tags_free(&tags);
     collect_gemm_measured_free(shapes, n_read);
-    free(rows);
-    free(tune_rows);
+    free(pl.c);
+    free(pl.t1);
+    free(pl.c1);
+    free(t);
     free(pv);
     free(kv);
     free(scores);
     free(ranking);
     free(vrank);
+    free(built);
+    free(sl);
     free(cfgs);
+    free(rowbuf);
     return rc;
 }

@@ -62,9 +62,12 @@ Test(collect_noise, agreement_and_spread)
 Test(collect_verify, summary_by_hand)
 {
     const collect_verify_row rows[3] = {
-        {1.0, 2.0, 1.0, 5.0, 20.0},  /* speed-up 2, efficiency 1, heuristic 0.5 */
-        {2.0, 1.0, 1.0, 7.0, 30.0},  /* speed-up 0.5, efficiency 0.5, heuristic 1 */
-        {1.0, 1.01, 0.9, 6.0, 40.0}, /* speed-up 1.01 (inside the noise), efficiency 0.9, heuristic 0.9/1.01 */
+        /* speed-up 2, efficiency 1, heuristic 0.5 */
+        {.t_model = 1.0, .t_heur = 2.0, .t_best = 1.0, .decide_us = 5.0, .find_ms = 20.0},
+        /* speed-up 0.5, efficiency 0.5, heuristic 1 */
+        {.t_model = 2.0, .t_heur = 1.0, .t_best = 1.0, .decide_us = 7.0, .find_ms = 30.0},
+        /* speed-up 1.01 (inside the noise), efficiency 0.9, heuristic 0.9/1.01 */
+        {.t_model = 1.0, .t_heur = 1.01, .t_best = 0.9, .decide_us = 6.0, .find_ms = 40.0},
     };
     collect_verify_summary s;
     cr_assert_eq(collect_verify_summarize(rows, 3, 1.02, &s), 0);
@@ -84,6 +87,6 @@ Test(collect_verify, summary_by_hand)
     cr_assert_float_eq(s.share_faster, 2.0 / 3, 1e-12);
     cr_assert_eq(collect_verify_summarize(rows, 0, 1.0, &s), COLLECT_EINVAL);
     cr_assert_eq(collect_verify_summarize(rows, 3, 0.9, &s), COLLECT_EINVAL);
-    const collect_verify_row bad[1] = {{0.0, 1.0, 1.0, 0, 0}};
+    const collect_verify_row bad[1] = {{.t_model = 0.0, .t_heur = 1.0, .t_best = 1.0, .decide_us = 0, .find_ms = 0}};
     cr_assert_eq(collect_verify_summarize(bad, 1, 1.0, &s), COLLECT_EINVAL);
 }

@@ -1,0 +1,37 @@
+/* verify_models: the exported runtimes a heurist-collect build verifies, several in one run (so that the
+ * exhaustive timing and the vendor's figures of a problem are measured once, and every model's picks are
+ * re-timed interleaved with the same baseline).
+ *
+ * CMake writes the registry (verify_models.c in the build folder) from HEURIST_COLLECT_MODEL_DIR, a list of
+ * folders each holding one runtime of `heurist export --format c --prefix P` (P.c and P.h; P distinct across
+ * the folders): a selection model of a find-db (P_select_key) verifies convolutions, a table model of the
+ * cuBLASLt GEMM table (P_rank) GEMMs. A model's name in the report is its prefix.
+ */
+#ifndef HEURIST_COLLECT_VERIFY_MODELS_H
+#define HEURIST_COLLECT_VERIFY_MODELS_H
+
+#include "gemm.h"
+
+/* A selection model: scores (n_kernels) for a problem key, its chosen kernel's index, -1 when the key does
+ * not parse. */
+typedef struct verify_select_model {
+    const char *name;
+    int (*n_kernels)(void);
+    const char *(*kernel_name)(int k);
+    int (*select_key)(const char *key, float *scores);
+} verify_select_model;
+
+/* A table model: its columns (collect_gemm_model_api) and the ranking of n candidate configurations. */
+typedef struct verify_table_model {
+    const char *name;
+    collect_gemm_model_api api;
+    int (*rank)(const double *pv, const double *kv, int n, float *scores, int *ranking);
+    int (*n_configs)(void);
+} verify_table_model;
+
+extern const verify_select_model verify_select_models[];
+extern const int verify_n_select_models;
+extern const verify_table_model verify_table_models[];
+extern const int verify_n_table_models;
+
+#endif
