@@ -302,11 +302,34 @@ static inline int data_portable_key_parse(const char *key, size_t len, data_prob
         }
     }
     f[DATA_FIELD_SPATIAL_DIM] = nd;
-    if (f[DATA_FIELD_IN_C] == 0 || f[DATA_FIELD_OUT_C] == 0 || f[DATA_FIELD_BATCH] == 0 ||
-        f[DATA_FIELD_IN_H] == 0 || f[DATA_FIELD_IN_W] == 0 || f[DATA_FIELD_FIL_H] == 0 ||
-        f[DATA_FIELD_FIL_W] == 0 || f[DATA_FIELD_STRIDE_H] == 0 || f[DATA_FIELD_STRIDE_W] == 0) {
-        *why = "zero size field";
-        return -1;
+    /* every size, filter, stride and dilation of every spatial slot (depth too) is at least 1: a consumer
+     * divides by strides and multiplies sizes */
+    static const data_field nonzero[] = {DATA_FIELD_IN_C,     DATA_FIELD_OUT_C,    DATA_FIELD_BATCH,    DATA_FIELD_IN_D,
+                                         DATA_FIELD_IN_H,     DATA_FIELD_IN_W,     DATA_FIELD_OUT_D,    DATA_FIELD_OUT_H,
+                                         DATA_FIELD_OUT_W,    DATA_FIELD_FIL_D,    DATA_FIELD_FIL_H,    DATA_FIELD_FIL_W,
+                                         DATA_FIELD_STRIDE_D, DATA_FIELD_STRIDE_H, DATA_FIELD_STRIDE_W, DATA_FIELD_DIL_D,
+                                         DATA_FIELD_DIL_H,    DATA_FIELD_DIL_W};
+    for (size_t z = 0; z < sizeof nonzero / sizeof nonzero[0]; z++)
+        if (f[nonzero[z]] == 0) {
+            *why = "zero size field";
+            return -1;
+        }
+    /* every tensor's element count (x, y, and w without the group split) fits int64, so the integer products of
+     * sizes the features take (data_portable_features) cannot overflow */
+    static const data_field tensor[3][5] = {
+        {DATA_FIELD_BATCH, DATA_FIELD_IN_C, DATA_FIELD_IN_D, DATA_FIELD_IN_H, DATA_FIELD_IN_W},
+        {DATA_FIELD_BATCH, DATA_FIELD_OUT_C, DATA_FIELD_OUT_D, DATA_FIELD_OUT_H, DATA_FIELD_OUT_W},
+        {DATA_FIELD_IN_C, DATA_FIELD_OUT_C, DATA_FIELD_FIL_D, DATA_FIELD_FIL_H, DATA_FIELD_FIL_W},
+    };
+    for (int a = 0; a < 3; a++) {
+        int64_t e = 1;
+        for (int b = 0; b < 5; b++) {
+            if (f[tensor[a][b]] > INT64_MAX / e) {
+                *why = "tensor size overflows 64 bits";
+                return -1;
+            }
+            e *= f[tensor[a][b]];
+        }
     }
     return 0;
 numeric:
