@@ -42,8 +42,9 @@ typedef struct collect_conv {
     collect_dir dir;
 } collect_conv;
 
-/* Parses a problem key (up to '=' or len) into a convolution; checks groups divide c and k and that the
- * key's output size is the convolution's. 0, or COLLECT_EFORMAT naming the reason. */
+/* Parses a problem key (up to '=' or len) into a convolution; checks strides and dilations are at least 1, groups
+ * divide c and k, the key's output size is the convolution's and each tensor's bytes fit int64. 0, or
+ * COLLECT_EFORMAT naming the reason. */
 int collect_conv_from_key(const char *key, size_t len, collect_conv *cv);
 
 /* cuDNN dimension arrays (n, c, [d], h, w) of x, y and w; each returns nd + 2. */
@@ -116,7 +117,7 @@ int collect_sidecar_write_line(FILE *f, const char *key, const char *const *name
 /* ---- statistics ---- */
 /* p-th percentile (0..100) of v[0..n), linear interpolation between order statistics (sorts v). */
 double collect_percentile(double *v, int n, double p);
-/* The median of v[0..n), n >= 1: the middle order statistic, or the mean of the two middle ones (sorts v). */
+/* The median of v[0..n): the middle order statistic, or the mean of the two middle ones (sorts v); NAN when n < 1. */
 double collect_median(double *v, int n);
 
 /* The 2.5th and 97.5th percentiles of the geometric mean of x[0..n) over `resamples` draws of n values with

@@ -311,7 +311,7 @@ int collect_gemm_done_scan(const char *path, collect_gemm_done *d)
         return rc;
     }
     if (members == 0) d->good_bytes = 0;
-    qsort(d->keys, (size_t)d->n, sizeof *d->keys, cmp_str);
+    if (d->n) qsort(d->keys, (size_t)d->n, sizeof *d->keys, cmp_str); /* a header-only file has no key list */
     return COLLECT_OK;
 }
 

@@ -80,11 +80,24 @@ int collect_conv_from_key(const char *key, size_t len, collect_conv *cv)
     for (int i = 0; i < cv->nd; i++) {
         if (cv->dil[i] < 1)
             return collect_error(COLLECT_EFORMAT, "%.*s: dilation 0", (int)len, key);
+        if (cv->stride[i] < 1)
+            return collect_error(COLLECT_EFORMAT, "%.*s: stride 0", (int)len, key);
         int64_t span = (int64_t)cv->dil[i] * (cv->w_sp[i] - 1) + 1;
         int64_t o = ((int64_t)cv->x_sp[i] + 2 * cv->pad[i] - span) / cv->stride[i] + 1;
         if (cv->x_sp[i] + 2 * cv->pad[i] < span || o != cv->y_sp[i])
             return collect_error(COLLECT_EFORMAT, "%.*s: output size %d of spatial dim %d is not the convolution's (%lld)",
                                  (int)len, key, cv->y_sp[i], i, (long long)(cv->x_sp[i] + 2 * cv->pad[i] < span ? 0 : o));
+    }
+    /* each tensor's bytes fit int64 (the element counts and the buffers cuDNN is given are products of sizes) */
+    const int *sp[3] = {cv->x_sp, cv->y_sp, cv->w_sp};
+    const int64_t lead[3][2] = {{cv->n, cv->c}, {cv->n, cv->k}, {cv->k, cv->c / cv->groups}};
+    for (int t = 0; t < 3; t++) {
+        int64_t e = collect_dtype_bytes(cv->dtype);
+        int over = __builtin_mul_overflow(e, lead[t][0], &e) || __builtin_mul_overflow(e, lead[t][1], &e);
+        for (int i = 0; i < cv->nd && !over; i++) over = __builtin_mul_overflow(e, (int64_t)sp[t][i], &e);
+        if (over)
+            return collect_error(COLLECT_EFORMAT, "%.*s: the %s tensor's size overflows 64 bits", (int)len, key,
+                                 t == 0 ? "x" : t == 1 ? "y" : "w");
     }
     return COLLECT_OK;
 }

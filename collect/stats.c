@@ -25,6 +25,7 @@ double collect_percentile(double *v, int n, double p)
 
 double collect_median(double *v, int n)
 {
+    if (n < 1) return NAN;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 build=${FUZZ_BUILD:-build-fuzz}
 work=${FUZZ_WORK:-${TMPDIR:-/tmp}/heurist-fuzz}
-targets=${FUZZ_TARGETS:-"fdb key perfdb model cache config table schema caps"}
+targets=${FUZZ_TARGETS:-"fdb key perfdb model cache config table schema caps collect"}
 root=$PWD
 case $build in /*) ;; *) build=$root/$build ;; esac
 if ! command -v clang >/dev/null; then

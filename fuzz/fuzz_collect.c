@@ -1,0 +1,212 @@
+/* The libFuzzer target for heurist-collect's host parsers (collect/, built without CUDA): the first byte of an
+ * input picks the parser, the rest is what it reads, written to a file under $TMPDIR where the parser reads a
+ * file, as the commands would reach it:
+ *   0 a problem key (collect_conv_from_key, then the tensor sizes and the kernel names)
+ *   1 a GEMM shape line and a configuration name (collect_gemm_shape_parse, collect_gemm_config_parse)
+ *   2 a gemm table file as is (collect_gemm_done_scan, what --resume scans; collect_gemm_measured_read)
+ *   3 the rows of a gemm table: written as one gzip member after the header member, then read as in 2
+ *   4 a find-db or heuristic sidecar file (collect_file_read, then the noise statistics of it against itself)
+ *   5 a key list (cli_keys_read, what --problems reads, then each key as in 0)
+ * fuzz_collect_load returns the parser's status; a refusal must come with its message. The Criterion test
+ * tests/test_hostile_collect.c includes this file and replays fuzz/corpus/collect and fuzz/regressions/collect
+ * through it in every build. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "collect/cli.h"
+#include "collect/collect.h"
+#include "collect/gemm.h"
+
+enum { FUZZ_COLLECT_MODES = 6 };
+
+/* The bytes as a fresh file under $TMPDIR ending in suffix (gzip-compressed after a header member when rows);
+ * its malloc'd path, or NULL. */
+static char *collect_bytes_to_file(const uint8_t *data, size_t size, const char *suffix, int rows)
+{
+    const char *dir = getenv("TMPDIR");
+    size_t n = strlen(dir && *dir ? dir : "/tmp") + strlen(suffix) + 40;
+    char *path = malloc(n);
+    if (!path) return NULL;
+    snprintf(path, n, "%s/heurist-fuzz-collect-XXXXXX%s", dir && *dir ? dir : "/tmp", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    int ok = 1;
+    if (!rows) {
+        for (size_t at = 0; at < size && ok;) {
+            ssize_t w = write(fd, data + at, size - at);
+            ok = w > 0;
+            at += ok ? (size_t)w : 0;
+        }
+        close(fd);
+    } else {
+        close(fd);
+        /* two members, as heurist-collect gemm writes: the header row, then one problem's rows */
+        const char *header = collect_gemm_csv_header();
+        for (int m = 0; m < 2 && ok; m++) {
+            gzFile g = gzopen(path, m ? "ab" : "wb");
+            const void *p = m ? (const void *)data : header;
+            unsigned len = (unsigned)(m ? size : strlen(header));
+            ok = g && (len == 0 || gzwrite(g, p, len) == (int)len);
+            if (g) ok = gzclose(g) == Z_OK && ok;
+        }
+    }
+    if (!ok) {
+        unlink(path);
+        free(path);
+        return NULL;
+    }
+    return path;
+}
+
+/* A parsed convolution's sizes and names: none may overflow or fault. */
+static void conv_exercise(const collect_conv *cv)
+{
+    int dims[5];
+    collect_conv_x_dims(cv, dims);
+    collect_conv_y_dims(cv, dims);
+    collect_conv_w_dims(cv, dims);
+    volatile int64_t e = collect_conv_x_elems(cv) + collect_conv_y_elems(cv) + collect_conv_w_elems(cv);
+    volatile double flops = collect_conv_flops(cv);
+    (void)e;
+    (void)flops;
+    char name[128];
+    for (int a = 0; a < collect_algo_count(cv->dir); a++)
+        for (int m = 0; m < COLLECT_MATH_COUNT; m++)
+            if (collect_kernel_name(cv->dir, a, m, name, sizeof name) == COLLECT_OK) {
+                collect_dir d;
+                int aa, mm;
+                if (collect_kernel_parse(name, strlen(name), &d, &aa, &mm) || d != cv->dir || aa != a || mm != m)
+                    abort(); /* a name written must read back */
+            }
+}
+
+static int collect_load_key(const char *text, size_t len)
+{
+    collect_conv cv;
+    int rc = collect_conv_from_key(text, len, &cv);
+    if (!rc) conv_exercise(&cv);
+    return rc;
+}
+
+static int collect_load_shape(const char *text)
+{
+    collect_gemm_shape s;
+    int rc = collect_gemm_shape_parse(text, &s);
+    if (rc == 0) {
+        char key[256];
+        size_t a, b, d;
+        if (collect_gemm_shape_key(&s, key, sizeof key)) abort();
+        collect_gemm_shape_bytes(&s, &a, &b, &d);
+        volatile double f = collect_gemm_shape_flops(&s);
+        (void)f;
+    }
+    collect_gemm_config c;
+    if (collect_gemm_config_parse(text, &c) == COLLECT_OK) {
+        rc = COLLECT_OK; /* the text is a configuration name */
+        char name[512];
+        collect_gemm_config back;
+        if (collect_gemm_config_name(&c, name, sizeof name) || collect_gemm_config_parse(name, &back) ||
+            !collect_gemm_config_equal(&c, &back))
+            abort(); /* a configuration named must read back */
+    }
+    return rc < 0 ? rc : COLLECT_OK;
+}
+
+static int collect_load_table(const uint8_t *data, size_t size, int rows)
+{
+    char *path = collect_bytes_to_file(data, size, ".csv.gz", rows);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    collect_gemm_done d;
+    int rc = collect_gemm_done_scan(path, &d);
+    if (!rc) {
+        for (int i = 0; i < d.n; i++)
+            if (!collect_gemm_done_has(&d, d.keys[i])) abort(); /* every key scanned is found */
+        collect_gemm_done_free(&d);
+    }
+    collect_gemm_measured *m = NULL;
+    int n = 0, rm = collect_gemm_measured_read(path, &m, &n);
+    collect_gemm_measured_free(m, n);
+    unlink(path);
+    free(path);
+    return rc ? rc : rm;
+}
+
+static int collect_load_fdb(const uint8_t *data, size_t size)
+{
+    char *path = collect_bytes_to_file(data, size, ".fdb.txt", 0);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    collect_file f;
+    int rc = collect_file_read(path, &f);
+    if (!rc) {
+        collect_noise noise;
+        if (f.n) collect_noise_compute(&f, &f, &noise);
+        for (int i = 0; i < f.n; i++)
+            if (collect_file_find(&f, f.lines[i].key) < 0) abort();
+        collect_file_free(&f);
+    }
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+static int collect_load_keys(const uint8_t *data, size_t size)
+{
+    char *path = collect_bytes_to_file(data, size, ".txt", 0);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    char **keys = NULL;
+    int n = 0, rc = cli_keys_read(path, &keys, &n);
+    for (int i = 0; !rc && i < n; i++) {
+        collect_conv cv;
+        if (collect_conv_from_key(keys[i], strlen(keys[i]), &cv) == COLLECT_OK) conv_exercise(&cv);
+    }
+    cli_keys_free(keys, n);
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+int fuzz_collect_load(const uint8_t *data, size_t size);
+
+int fuzz_collect_load(const uint8_t *data, size_t size)
+{
+    if (size == 0) return COLLECT_OK;
+    int mode = data[0] % FUZZ_COLLECT_MODES;
+    data++, size--;
+    /* the text parsers take a NUL-terminated copy, as a line read from a file is */
+    char *text = malloc(size + 1);
+    if (!text) return collect_error(COLLECT_ENOMEM, "fuzz: out of memory");
+    memcpy(text, data, size);
+    text[size] = '\0';
+    int rc;
+    switch (mode) {
+    case 0: rc = collect_load_key(text, size); break;
+    case 1: rc = collect_load_shape(text); break;
+    case 2: rc = collect_load_table(data, size, 0); break;
+    case 3: rc = collect_load_table(data, size, 1); break;
+    case 4: rc = collect_load_fdb(data, size); break;
+    default: rc = collect_load_keys(data, size); break;
+    }
+    free(text);
+    return rc;
+}
+
+#ifdef FUZZ_COLLECT_MAIN
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    int rc = fuzz_collect_load(data, size);
+    /* a refusal must come with its message */
+    if (rc < 0 && !*collect_last_error()) __builtin_trap();
+    collect_error(COLLECT_OK, "%s", "");
+    return 0;
+}
+#endif
