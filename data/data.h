@@ -38,6 +38,10 @@ extern const char *const data_layout_names[DATA_LAYOUT_COUNT];
 int data_key_parse(const char *key, size_t len, data_problem *out, const char **why);
 /* Writes the canonical key of a problem (2-D or 3-D form) into buf; returns its length. */
 int data_key_format(const data_problem *p, char *buf, size_t size);
+/* A convolution's values as its codec reads them (data/codec.h): the key fields in data_field order, then layout,
+ * data type and direction. */
+#define DATA_PROBLEM_VALUES (DATA_FIELD_COUNT + 3)
+void data_problem_values(const data_problem *p, double *pv);
 /* Hash of the geometry (every numeric field), the GroupKFold group. */
 uint64_t data_problem_geometry_hash(const data_problem *p);
 

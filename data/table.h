@@ -129,6 +129,11 @@ int data_table_config_parse(const data_table_spec *s, const char *text, double *
 int data_table_problem_format(const data_table_spec *s, const double *pv, char *buf, size_t size);
 int data_table_config_format(const data_table_spec *s, const double *kv, char *buf, size_t size);
 
+/* The schema of a table's codec (data/codec.h), for code that reads a table's own columns (a table runtime's
+ * writer); NULL for a codec of any other source. */
+struct data_codec;
+const data_table_spec *data_codec_table_spec(const struct data_codec *c);
+
 /* GroupKFold groups of a table: problems that share every problem column (hardware aside) share a group. */
 int data_table_groups(const data_table *t, int *group, int *n_groups);
 

@@ -1,0 +1,141 @@
+/* codec: a source of problems as every layer above data/ sees it, one codec per source (a convolution key, a
+ * benchmark table's schema); adding a source adds a codec here and touches nothing above.
+ *
+ * A problem is a vector of values pv (double, data_codec_value_count of them): a convolution's key fields
+ * (data_field order) then its layout, data type and direction; a table problem's problem then hardware columns
+ * (a category as the index of its string in the column's vocabulary). A codec turns
+ * - text into values and back (a find-db key or line, "M=128,N=4096,...");
+ * - values into the problem features x (n_features, each named), and features back into values (exact for
+ *   the values a float holds);
+ * - a configuration's values kv (a table's kernel columns: n_kernel of them) and a problem's values into the
+ *   pair features (n_pair, named), and configuration names into values and back; a source whose kernels are
+ *   known by name only has none (n_kernel = n_pair = 0), and ranks every kernel, where a source of valued
+ *   configurations ranks for each problem the configurations measured for it;
+ * - values into its slices, the categorical axes results are broken down by and kernels are known to apply to
+ *   (a convolution's direction, data type and layout; a table has none), and into a kernel class (problems of
+ *   one class are measured on the same kernels: a convolution's slices, 2-D or 3-D, grouped or not);
+ * - values into encoder tokens, one per field (a convolution's sizes and categories; a table's columns, a numeric
+ *   one binned by octave);
+ * - itself into a model file and back (a table writes its schema, and a tune model's capability rules).
+ * A tune codec also carries the validity rules of the sequences (a solver's, or a table's capability rules).
+ */
+#ifndef HEURIST_DATA_CODEC_H
+#define HEURIST_DATA_CODEC_H
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#include "data/data.h"
+
+typedef struct data_codec data_codec;
+struct data_table_spec;
+
+/* The most values a problem of any source has (a convolution's DATA_PROBLEM_VALUES, a table's columns). */
+#define DATA_CODEC_MAX_VALUES 64
+
+/* ---- making one ---- */
+/* The convolution key's codec. */
+int data_codec_conv(data_codec **out);
+/* A table's codec, from its schema (copied). */
+int data_codec_table(const struct data_table_spec *spec, data_codec **out);
+/* The codec of a loaded dataset; a tune dataset's carries its validity rules. */
+int data_codec_of_select(const data_select *s, data_codec **out);
+int data_codec_of_tune(const data_tune *t, data_codec **out);
+int data_codec_copy(const data_codec *c, data_codec **out);
+void data_codec_free(data_codec *c); /* NULL is fine */
+/* What the source is called in messages ("convolution", "benchmark table"). */
+const char *data_codec_name(const data_codec *c);
+/* The data kind reports name ("benchmark table"), or NULL for the contract's default (a find-db or perf-db). */
+const char *data_codec_kind(const data_codec *c);
+/* What GroupKFold groups problems by ("problem geometry", "problem columns"). */
+const char *data_codec_group_rule(const data_codec *c);
+/* 1 when both read and write problems and configurations alike (the same schema and vocabularies). */
+int data_codec_equal(const data_codec *a, const data_codec *b);
+
+/* ---- model files ---- */
+/* Writes the codec into a model file's root group f (a convolution writes nothing: a file without a codec is
+ * one); read back by data_codec_read, which names `path` in errors. */
+int data_codec_write(const data_codec *c, hid_t f);
+int data_codec_read(hid_t f, const char *path, data_codec **out);
+
+/* ---- problems ---- */
+int data_codec_value_count(const data_codec *c);
+/* Parses a problem as text: a find-db key or a whole find-db line (the key before '='), or a table problem's
+ * "col=value,..." (every problem and hardware column once). An error names the text and what is wrong. */
+int data_codec_problem_parse(const data_codec *c, const char *text, double *pv);
+/* The canonical text of a problem into buf (size bytes); 0 or a negative status. */
+int data_codec_problem_format(const data_codec *c, const double *pv, char *buf, size_t size);
+
+/* ---- features ---- */
+int data_codec_feature_count(const data_codec *c);
+/* x (feature count) of a problem. */
+void data_codec_features(const data_codec *c, const double *pv, float *x);
+/* The values a feature vector was computed from (the inverse of data_codec_features for what a float holds). */
+void data_codec_values_of_features(const data_codec *c, const float *x, double *pv);
+/* Name of problem feature j (j < feature count) or of pair feature j - feature count, into buf; 0 or a status. */
+int data_codec_feature_name(const data_codec *c, int j, char *buf, size_t size);
+
+/* ---- configurations (n_kernel values each) and pair features ---- */
+int data_codec_config_width(const data_codec *c);       /* n_kernel; 0: kernels known by name only */
+int data_codec_pair_feature_count(const data_codec *c); /* n_pair */
+/* out (n_pair) of a problem's values pv and a configuration's values kv. */
+void data_codec_pair_features(const data_codec *c, const double *pv, const double *kv, float *out);
+/* A configuration's name "tile_m=128,..." into its values kv and back (canonical, in schema order); 0 or a
+ * negative status. */
+int data_codec_config_parse(const data_codec *c, const char *name, double *kv);
+int data_codec_config_format(const data_codec *c, const double *kv, char *buf, size_t size);
+/* A configuration's values as a tuning sequence (n_kernel int32: a numeric field's value, a category's index);
+ * an error names a numeric field that is no int32 integer. */
+int data_codec_config_sequence(const data_codec *c, const double *kv, int32_t *seq);
+/* The name of configuration field j of a tuning sequence's value v into buf, or NULL for a value outside a
+ * categorical field's vocabulary; a numeric field prints its number. */
+const char *data_codec_config_field_text(const data_codec *c, int j, int32_t v, char *buf, size_t size);
+/* Configuration values of another codec's source in this one's columns and vocabularies (from: the data's, to:
+ * the model's): n rows of kv. A column `to` has and `from` lacks is an error naming it; a category `to` never saw
+ * becomes -1 (no category). Problem values the same way (map_problems). */
+int data_codec_map_configs(const data_codec *to, const data_codec *from, const double *kv, int n, double *out);
+int data_codec_map_problems(const data_codec *to, const data_codec *from, const double *pv, int n, double *out);
+
+/* ---- slices, kernel classes and tokens ---- */
+typedef struct data_codec_slice {
+    const char *name;          /* "direction", "dtype", "layout" */
+    int n_values;
+    const char *const *names;  /* (n_values) */
+} data_codec_slice;
+int data_codec_slice_count(const data_codec *c);
+const data_codec_slice *data_codec_slice_at(const data_codec *c, int s);
+/* The slice named `name`, or -1 when the source has none of that name. */
+int data_codec_slice_find(const data_codec *c, const char *name);
+/* v (slice count): the problem's value of each slice. */
+void data_codec_slices(const data_codec *c, const double *pv, int *v);
+/* The kernel class of a problem, in 0 .. data_codec_kernel_class_count(c). */
+int data_codec_kernel_class_count(const data_codec *c);
+int data_codec_kernel_class(const data_codec *c, const double *pv);
+
+typedef struct data_codec_token {
+    const char *name;          /* the field's name in model files */
+    int n_names;               /* a categorical field stored by name: its names (NULL: stored as a number) */
+    const char *const *names;
+} data_codec_token;
+int data_codec_token_count(const data_codec *c);
+const data_codec_token *data_codec_token_at(const data_codec *c, int f);
+/* Field f of a problem as an encoder token value: a number, a category's index, or a table's numeric column as the
+ * bin round(bins log2(1 + |v|)) signed like v. */
+int64_t data_codec_token_value(const data_codec *c, const double *pv, int f, int bins);
+
+/* ---- tuning ---- */
+/* The rules a tune codec's sequences are checked with (its table's capability rules, or the solver's); NULL:
+ * none. */
+const data_constraint *data_codec_constraint(const data_codec *c, const char *solver);
+
+/* ---- a dataset's rows ---- */
+/* V (n, value count): the values of every problem of a dataset. */
+void data_select_values(const data_select *s, double *V);
+void data_tune_values(const data_tune *t, double *V);
+/* Each configuration's values (n_kernels, n_kernel) of a selection dataset; NULL for kernels known by name. */
+const double *data_select_config_values(const data_select *s);
+/* GroupKFold groups of a dataset's problems: a convolution's by geometry, a table's by its problem columns. */
+int data_select_groups(const data_select *s, int *group, int *n_groups);
+int data_tune_groups(const data_tune *t, int *group, int *n_groups);
+
+#endif
