@@ -25,9 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "data/portable.h"
-#include "gpu.h"
+#include "timer.h"
 #include "verify.h"
+#include "verify_backend.h"
 #include "verify_models.h"
 
 #define MAX_MODELS 16
@@ -98,13 +100,13 @@ static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call"
 
 /* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
  * it) and the wall time spent. 0, or negative on a fatal CUDA error. */
-static int time_single(gpu *g, gpu_problem *p, const collect_result *res, int r, double *t1, double *c1)
+static int time_single(verify_conv_backend *b, const collect_result *res, int r, double *t1, double *c1)
 {
     if (!isnan(t1[r])) return 0;
     size_t ws;
     const char *why = NULL;
     double a0 = cli_now_s();
-    int rc = gpu_time(g, p, res[r].algo, res[r].math, 0, &t1[r], &ws, &why);
+    int rc = b->time(b, res[r].algo, res[r].math, 0, &t1[r], &ws, &why);
     c1[r] = (cli_now_s() - a0) * 1e3;
     if (rc < 0) return rc;
     if (rc > 0) t1[r] = INFINITY;
@@ -112,18 +114,27 @@ static int time_single(gpu *g, gpu_problem *p, const collect_result *res, int r,
 }
 
 /* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
-static int shortlist_run(gpu *g, gpu_problem *p, const collect_result *res, const int *sl, int n, double *t1,
+static int shortlist_run(verify_conv_backend *b, const collect_result *res, const int *sl, int n, double *t1,
                          double *c1, int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
     for (int i = 0; i < n; i++) {
-        int rc = time_single(g, p, res, sl[i], t1, c1);
+        int rc = time_single(b, res, sl[i], t1, c1);
         if (rc < 0) return rc;
         *cost += c1[sl[i]];
         if (isfinite(t1[sl[i]]) && (*pick < 0 || t1[sl[i]] < t1[*pick])) *pick = sl[i];
     }
     return 0;
+}
+
+/* The GPU's backend, or the fake one under HEURIST_COLLECT_FAKE (and in a build without CUDA: the tests). */
+static int backend_open(verify_conv_backend *b, const verify_conv_opts *o)
+{
+#ifdef HEURIST_COLLECT_CUDA
+    if (!collect_timer_is_fake()) return verify_conv_backend_open_gpu(b, o);
+#endif
+    return verify_conv_backend_open_fake(b, o);
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -142,7 +153,7 @@ int cmd_verify(int argc, char **argv)
     const char *by = cli_opt(argc, argv, "--shortlist-by"), *prec = cli_opt(argc, argv, "--precision");
     const char *source = cli_opt(argc, argv, "--source"), *fdb_path = cli_opt(argc, argv, "--fdb");
     double repeats, rounds_d, noise, limit, min_ms, ws_mib, max_problems, topk_d, fdb_top_d;
-    if (cli_number(argc, argv, "--repeats", 5, 1, GPU_MAX_REPEATS, &repeats) ||
+    if (cli_number(argc, argv, "--repeats", 5, 1, COLLECT_CONV_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
         cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
@@ -181,11 +192,11 @@ int cmd_verify(int argc, char **argv)
     collect_problem *list = NULL;
     collect_file fdb = {0};
     char **done = NULL;
-    int n_list = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1, gpu_ok = 0, resumed = 0;
+    int n_list = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1, resumed = 0;
     FILE *fo = NULL;
     char *rowbuf = NULL;
     size_t rowcap = 8192 * (size_t)n_models;
-    gpu g;
+    verify_conv_backend be = {0};
     for (int m = 0; m < n_models; m++)
         if (vocab_init(&vocab[m], &verify_select_models[m])) goto fail;
     if (collect_problems_read(problems, source ? source : "-", &list, &n_read)) goto fail;
@@ -205,9 +216,9 @@ int cmd_verify(int argc, char **argv)
         collect_error(COLLECT_EIO, "%s: write failed", out);
         goto fail;
     }
-    if (gpu_init(&g, (int)repeats, min_ms, (size_t)(ws_mib * 1048576.0))) goto fail;
-    gpu_ok = 1;
-    gpu_describe(stdout);
+    verify_conv_opts bo = {(int)repeats, min_ms, (size_t)(ws_mib * 1048576.0)};
+    if (backend_open(&be, &bo)) goto fail;
+    be.describe(&be, stdout);
     for (int m = 0; m < n_models; m++) printf("model %s: %d kernels\n", vocab[m].api->name, vocab[m].n);
     printf("%d problems in %s (%d already in the report); precision %s for FP32 problems without a class; "
            "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s); cudnnFind %s\n",
@@ -246,11 +257,9 @@ int cmd_verify(int argc, char **argv)
             }
             line = &fdb.lines[li];
         }
-        gpu_problem p;
         const char *why = NULL;
-        int pr = gpu_problem_init(&g, &p, &cv, &why);
+        int pr = be.problem(&be, &cv, key, &why);
         if (pr) {
-            gpu_problem_free(&p);
             if (pr < 0) goto fail;
             cli_tally_add(&skipped, why);
             continue;
@@ -277,14 +286,14 @@ int cmd_verify(int argc, char **argv)
         }
         part[PART_DECIDE] += cli_now_s() - d0;
         if (!parsed) {
-            gpu_problem_free(&p);
+            be.problem_end(&be);
             cli_tally_add(&skipped, "a model does not parse the key");
             continue;
         }
         int ha[64], hm[64], nh = 0, va[64], vm[64], nv = 0;
         double heur_us = 0;
         d0 = cli_now_s();
-        if (gpu_heuristic_timed(&g, &p, hmath, ha, hm, 64, &nh, &heur_us)) cli_tally_add(&cand, "heuristic call failed");
+        if (be.heuristic(&be, hmath, ha, hm, 64, &nh, &heur_us)) cli_tally_add(&cand, "heuristic call failed");
         part[PART_HEURISTIC] += cli_now_s() - d0;
         nv = collect_heuristic_kernels(cls, cv.dtype, cv.dir, hmath, ha, hm, nh, va, vm);
         /* the candidates: every allowed kernel timed, heuristic's order first, or the find-db's entries */
@@ -293,7 +302,7 @@ int cmd_verify(int argc, char **argv)
         d0 = cli_now_s();
         if (line) {
             if (collect_fdb_candidates(line, cv.dir, cv.dtype, cls, res, MAX_RES, &n_res)) {
-                gpu_problem_free(&p);
+                be.problem_end(&be);
                 goto fail;
             }
         } else {
@@ -303,9 +312,9 @@ int cmd_verify(int argc, char **argv)
             for (int c = 0; c < nc; c++) {
                 double ms;
                 size_t ws;
-                int trc = gpu_time(&g, &p, ca[c], cm[c], bound, &ms, &ws, &why);
+                int trc = be.time(&be, ca[c], cm[c], bound, &ms, &ws, &why);
                 if (trc < 0) {
-                    gpu_problem_free(&p);
+                    be.problem_end(&be);
                     goto fail;
                 }
                 if (trc > 0) {
@@ -319,7 +328,7 @@ int cmd_verify(int argc, char **argv)
         part[PART_CANDIDATES] += cli_now_s() - d0;
         double find_ms = 0;
         d0 = cli_now_s();
-        if (find_cost && n_res > 0 && gpu_find_ms(&g, &p, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+        if (find_cost && n_res > 0 && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
         part[PART_FIND] += cli_now_s() - d0;
         /* the picks among the candidates */
         int order[MAX_MODELS][MAX_RES], n_order[MAX_MODELS], ih = -1, missing = 0;
@@ -344,7 +353,7 @@ int cmd_verify(int argc, char **argv)
             if (!dup) vorder[nvo++] = r;
         }
         if (n_res == 0 || missing || ih < 0) {
-            gpu_problem_free(&p);
+            be.problem_end(&be);
             cli_tally_add(&skipped, n_res == 0 ? "no allowed kernel ran" : missing ? "a model knows no runnable kernel"
                                                                                    : "no heuristic pick among the candidates");
             continue;
@@ -360,22 +369,22 @@ int cmd_verify(int argc, char **argv)
         for (int m = 0; m < n_models && topk && !fatal; m++) {
             int sl[MAX_RES + 1];
             tk_n[m] = collect_shortlist(order[m], n_order[m], group, topk, ih, sl);
-            fatal = shortlist_run(&g, &p, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
+            fatal = shortlist_run(&be, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {
             int sl[MAX_RES + 1];
             int n = collect_shortlist(vorder, nvo, group, topk, -1, sl);
-            fatal = shortlist_run(&g, &p, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
+            fatal = shortlist_run(&be, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
         }
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
-            gpu_problem_free(&p);
+            be.problem_end(&be);
             goto fail;
         }
         int no_topk = 0;
         for (int m = 0; m < n_models && topk; m++) no_topk |= tk_pick[m] < 0;
         if (topk && (no_topk || vt_pick < 0)) {
-            gpu_problem_free(&p);
+            be.problem_end(&be);
             cli_tally_add(&skipped, "no kernel of a shortlist ran");
             continue;
         }
@@ -408,12 +417,12 @@ int cmd_verify(int argc, char **argv)
             for (int u = 0; u < n_set; u++) {
                 size_t ws;
                 const char *w2 = NULL;
-                int trc = gpu_time(&g, &p, res[set[u]].algo, res[set[u]].math, 0, &t[u][r], &ws, &w2);
+                int trc = be.time(&be, res[set[u]].algo, res[set[u]].math, 0, &t[u][r], &ws, &w2);
                 if (trc < 0) fatal = 1;
                 if (trc) t[u][r] = res[set[u]].ms;
             }
         part[PART_RETIME] += cli_now_s() - d0;
-        gpu_problem_free(&p);
+        be.problem_end(&be);
         if (fatal) goto fail;
         double med[MAX_RES];
         int ib = set[0];
@@ -506,7 +515,7 @@ int cmd_verify(int argc, char **argv)
 fail:
     fprintf(stderr, "heurist-collect verify: %s\n", collect_last_error());
 cleanup:
-    if (gpu_ok) gpu_free(&g);
+    if (be.close) be.close(&be);
     if (fo && fclose(fo)) rc = 1;
     free(rowbuf);
     for (int i = 0; i < n_done; i++) free(done[i]);

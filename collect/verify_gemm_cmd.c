@@ -27,8 +27,9 @@
 
 #include "cli.h"
 #include "collect.h"
-#include "gemm_gpu.h"
+#include "timer.h"
 #include "verify.h"
+#include "verify_backend.h"
 #include "verify_models.h"
 
 #define MAX_MODELS 16
@@ -39,29 +40,29 @@
  * NAN until timed, INFINITY when the call failed). */
 typedef struct pool {
     int n, cap;
-    gemm_candidate *c;
+    collect_gemm_config *cfg;
+    int *handle;            /* the backend's */
     double *t1, *c1;
 } pool;
 
-/* Index of c in the pool (appended when new). */
-static int pool_add(pool *p, const gemm_candidate *c)
+/* Index of cfg in the pool (appended with its handle when new); -1 when the pool is full. */
+static int pool_add(pool *p, const collect_gemm_config *cfg, int handle)
 {
     for (int i = 0; i < p->n; i++)
-        if (collect_gemm_config_equal(&p->c[i].cfg, &c->cfg)) return i;
+        if (collect_gemm_config_equal(&p->cfg[i], cfg)) return i;
     if (p->n == p->cap) return -1;
-    p->c[p->n] = *c;
+    p->cfg[p->n] = *cfg;
+    p->handle[p->n] = handle;
     p->t1[p->n] = p->c1[p->n] = NAN;
     return p->n++;
 }
 
-static int time_single(gemm_gpu *g, gemm_problem *prob, pool *p, int u)
+static int time_single(verify_gemm_backend *b, pool *p, int u)
 {
     if (!isnan(p->t1[u])) return 0;
     double us, a0 = cli_now_s();
-    gemm_time_kind kind;
-    int respun = 0;
     const char *why = NULL;
-    int rc = gemm_gpu_time(g, prob, &p->c[u], 0, &us, &kind, &respun, &why);
+    int rc = b->time(b, p->handle[u], &us, &why);
     p->c1[u] = (cli_now_s() - a0) * 1e3;
     if (rc < 0) return rc;
     p->t1[u] = rc ? INFINITY : us;
@@ -69,17 +70,43 @@ static int time_single(gemm_gpu *g, gemm_problem *prob, pool *p, int u)
 }
 
 /* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
-static int shortlist_run(gemm_gpu *g, gemm_problem *prob, pool *p, const int *sl, int n, int *pick, double *cost)
+static int shortlist_run(verify_gemm_backend *b, pool *p, const int *sl, int n, int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
     for (int i = 0; i < n; i++) {
-        int rc = time_single(g, prob, p, sl[i]);
+        int rc = time_single(b, p, sl[i]);
         if (rc < 0) return rc;
         *cost += p->c1[sl[i]];
         if (isfinite(p->t1[sl[i]]) && (*pick < 0 || p->t1[sl[i]] < p->t1[*pick])) *pick = sl[i];
     }
     return 0;
+}
+
+/* Candidate c's pool index into built[c] (-2 until asked): its entry of the heuristic's list (vrank[c] >= 0,
+ * as cuBLASLt built it), else the configuration rebuilt and checked, -1 when cuBLASLt refuses it. 0, or a
+ * negative COLLECT_E* code on a device error. */
+static int candidate_build(verify_gemm_backend *b, pool *pl, const collect_gemm_config *cfgs, const int *vrank,
+                           const int *hidx, int *built, int c)
+{
+    if (built[c] != -2) return 0;
+    if (vrank[c] >= 0) {
+        built[c] = hidx[vrank[c]];
+        return 0;
+    }
+    const char *why = NULL;
+    int handle, rc = b->build(b, &cfgs[c], &handle, &why);
+    built[c] = rc == 0 ? pool_add(pl, &cfgs[c], handle) : -1;
+    return rc < 0 ? rc : 0;
+}
+
+/* The GPU's backend, or the fake one under HEURIST_COLLECT_FAKE (and in a build without CUDA: the tests). */
+static int backend_open(verify_gemm_backend *b, const verify_gemm_opts *o)
+{
+#ifdef HEURIST_COLLECT_CUDA
+    if (!collect_timer_is_fake()) return verify_gemm_backend_open_gpu(b, o);
+#endif
+    return verify_gemm_backend_open_fake(b, o);
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -102,7 +129,7 @@ int cmd_verify_gemm(int argc, char **argv)
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
     const char *shapes_path = cli_opt(argc, argv, "--shapes"), *source = cli_opt(argc, argv, "--source");
     double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib, topk_d, ttop_d;
-    if (cli_number(argc, argv, "--repeats", 3, 1, GEMM_GPU_MAX_REPEATS, &repeats) ||
+    if (cli_number(argc, argv, "--repeats", 3, 1, COLLECT_GEMM_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
         cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
@@ -131,9 +158,9 @@ int cmd_verify_gemm(int argc, char **argv)
     collect_gemm_measured *shapes = NULL;
     collect_gemm_tags tags = {0};
     char **done = NULL;
-    int n_shapes = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1, gpu_ok = 0;
+    int n_shapes = 0, n_read = 0, n_done = 0, has_header = 0, rc = 1;
     FILE *fo = NULL;
-    gemm_gpu g;
+    verify_gemm_backend be = {0};
     double *pv = NULL, *kv = NULL, *t = NULL;
     float *scores = NULL;
     int *ranking = NULL, *vrank = NULL, *built = NULL, *sl = NULL;
@@ -163,7 +190,8 @@ int cmd_verify_gemm(int argc, char **argv)
         if (api->n_kernel > max_nk) max_nk = api->n_kernel;
     }
     pl.cap = MAX_HEUR + ttop + n_models * (topk + 2) + 1;
-    pl.c = malloc((size_t)pl.cap * sizeof *pl.c);
+    pl.cfg = malloc((size_t)pl.cap * sizeof *pl.cfg);
+    pl.handle = malloc((size_t)pl.cap * sizeof *pl.handle);
     pl.t1 = malloc((size_t)pl.cap * sizeof *pl.t1);
     pl.c1 = malloc((size_t)pl.cap * sizeof *pl.c1);
     t = malloc((size_t)pl.cap * MAX_ROUNDS * sizeof *t);
@@ -176,7 +204,7 @@ int cmd_verify_gemm(int argc, char **argv)
     sl = malloc((size_t)(MAX_HEUR + topk + 2) * sizeof *sl);
     cfgs = malloc((size_t)max_c * sizeof *cfgs);
     rowbuf = malloc(rowcap);
-    if (!pl.c || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !built || !sl || !cfgs ||
+    if (!pl.cfg || !pl.handle || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !built || !sl || !cfgs ||
         !rowbuf) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
@@ -189,19 +217,16 @@ int cmd_verify_gemm(int argc, char **argv)
         collect_error(COLLECT_EIO, "%s: write failed", out);
         goto fail;
     }
-    if (gemm_gpu_init(&g, amax, bmax, dmax, (size_t)(ws_mib * 1048576.0), (int)repeats, min_batch, (int)max_batch, 1e9))
-        goto fail;
-    gpu_ok = 1;
-    char gpu_name[256];
-    int sms = 0;
-    gemm_gpu_describe(stdout, gpu_name, sizeof gpu_name, &sms);
+    verify_gemm_opts bo = {amax, bmax, dmax, (size_t)(ws_mib * 1048576.0), (int)repeats, (int)max_batch, min_batch};
+    if (backend_open(&be, &bo)) goto fail;
+    be.describe(&be, stdout);
     for (int m = 0; m < n_models; m++)
         printf("model %s: a table model of %d problem and %d kernel columns, %d configurations known\n",
                verify_table_models[m].name, verify_table_models[m].api.n_problem, verify_table_models[m].api.n_kernel,
                verify_table_models[m].n_configs());
     printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
            "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
-           n_shapes, table, n_done, rounds, g.repeats, g.min_batch_us, no_list ? "not timed" : "timed once",
+           n_shapes, table, n_done, rounds, (int)repeats, min_batch, no_list ? "not timed" : "timed once",
            topk ? "top-" : "", topk, ttop);
     fflush(stdout);
     cli_tally skipped = {0};
@@ -223,20 +248,20 @@ int cmd_verify_gemm(int argc, char **argv)
         }
         const char *tag = shapes_path ? collect_gemm_tags_find(&tags, key) : NULL;
         if (!tag) tag = source ? source : "-";
-        gemm_problem p;
         const char *why = NULL;
-        int pr = gemm_problem_init(&g, &p, &sh->s, &why);
+        int pr = be.problem(&be, &sh->s, key, &why);
         if (pr) {
-            gemm_problem_free(&p);
             if (pr < 0) goto fail;
             cli_tally_add(&skipped, why);
             continue;
         }
         /* cuBLASLt's heuristic, fresh */
-        gemm_candidate heur[MAX_HEUR];
-        int nh = 0;
+        collect_gemm_config heur[MAX_HEUR];
+        int nh = 0, hhandle[MAX_HEUR];
         double hus = 0, d0 = cli_now_s();
-        if (gemm_gpu_heuristic(&g, &p, heur, n_heur, &nh, &hus)) nh = 0;
+        int hrc = be.heuristic(&be, n_heur, heur, hhandle, &nh, &hus);
+        if (hrc < 0) goto fail;
+        if (hrc) nh = 0;
         part[PART_HEURISTIC] += cli_now_s() - d0;
         /* the candidates: the shape's timed configurations and any list entry missing from them, each with its
          * rank in the list */
@@ -244,14 +269,14 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int c = 0; c < sh->n; c++) cfgs[nc++] = sh->rows[c].cfg;
         for (int k = 0; k < nh; k++) {
             int c = 0;
-            while (c < nc && !collect_gemm_config_equal(&cfgs[c], &heur[k].cfg)) c++;
-            if (c == nc) cfgs[nc++] = heur[k].cfg;
+            while (c < nc && !collect_gemm_config_equal(&cfgs[c], &heur[k])) c++;
+            if (c == nc) cfgs[nc++] = heur[k];
         }
         for (int c = 0; c < nc; c++) {
             vrank[c] = -1;
             built[c] = -2; /* not built yet */
             for (int k = 0; k < nh && vrank[c] < 0; k++)
-                if (collect_gemm_config_equal(&cfgs[c], &heur[k].cfg)) vrank[c] = k;
+                if (collect_gemm_config_equal(&cfgs[c], &heur[k])) vrank[c] = k;
         }
         /* each model's decision over them, as a deployed runtime makes it */
         double decide_us[MAX_MODELS];
@@ -259,7 +284,7 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int m = 0; m < n_models; m++) {
             const verify_table_model *md = &verify_table_models[m];
             if (collect_gemm_model_values(&md->api, &sh->s, cfgs, vrank, nc, pv, kv)) {
-                gemm_problem_free(&p);
+                be.problem_end(&be);
                 goto fail;
             }
             /* at least 3 calls, then up to 200 while they take under 2 ms */
@@ -275,7 +300,7 @@ int cmd_verify_gemm(int argc, char **argv)
         /* the pool: the heuristic's list, each model's accepted candidates in its order, the table's fastest */
         pl.n = 0;
         int hidx[MAX_HEUR];
-        for (int k = 0; k < nh; k++) hidx[k] = pool_add(&pl, &heur[k]);
+        for (int k = 0; k < nh; k++) hidx[k] = pool_add(&pl, &heur[k], hhandle[k]);
         int order[MAX_MODELS][MAX_HEUR + 2], n_order[MAX_MODELS], fallbacks[MAX_MODELS], missing = 0;
         int want = topk > 1 ? topk : 1;
         d0 = cli_now_s();
@@ -284,10 +309,7 @@ int cmd_verify_gemm(int argc, char **argv)
             n_order[m] = fallbacks[m] = 0;
             for (int r = 0; r < nc && n_order[m] < want; r++) {
                 int c = rk[r];
-                if (built[c] == -2) {
-                    gemm_candidate cand;
-                    built[c] = gemm_gpu_build(&g, &p, &cfgs[c], &cand, &why) ? -1 : pool_add(&pl, &cand);
-                }
+                if (candidate_build(&be, &pl, cfgs, vrank, hidx, built, c) < 0) goto fail;
                 if (built[c] < 0) {
                     if (n_order[m] == 0) fallbacks[m]++;
                     continue;
@@ -309,12 +331,12 @@ int cmd_verify_gemm(int argc, char **argv)
         }
         int ttop_idx[64];
         for (int j = 0; j < ttop && j < sh->n; j++) {
-            gemm_candidate cand;
-            if (!gemm_gpu_build(&g, &p, &sh->rows[tops[j]].cfg, &cand, &why)) ttop_idx[n_tops++] = pool_add(&pl, &cand);
+            if (candidate_build(&be, &pl, cfgs, vrank, hidx, built, tops[j]) < 0) goto fail;
+            if (built[tops[j]] >= 0) ttop_idx[n_tops++] = built[tops[j]];
         }
         part[PART_BUILD] += cli_now_s() - d0;
         if (missing || nh == 0) {
-            gemm_problem_free(&p);
+            be.problem_end(&be);
             cli_tally_add(&skipped, missing ? "no candidate of a model passed AlgoCheck" : "no heuristic entry");
             continue;
         }
@@ -322,26 +344,26 @@ int cmd_verify_gemm(int argc, char **argv)
         double autotune_ms = 0, vt_cost = 0, tk_cost[MAX_MODELS];
         /* autotuning over the whole list: each entry timed once */
         d0 = cli_now_s();
-        if (!no_list) fatal = shortlist_run(&g, &p, &pl, hidx, nh, &il, &autotune_ms) < 0;
+        if (!no_list) fatal = shortlist_run(&be, &pl, hidx, nh, &il, &autotune_ms) < 0;
         part[PART_LIST] += cli_now_s() - d0;
         d0 = cli_now_s();
         for (int m = 0; m < n_models && topk && !fatal; m++) {
             tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
-            fatal = shortlist_run(&g, &p, &pl, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
+            fatal = shortlist_run(&be, &pl, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {
             int n = collect_shortlist(hidx, nh, NULL, topk, -1, sl);
-            fatal = shortlist_run(&g, &p, &pl, sl, n, &vt_pick, &vt_cost) < 0;
+            fatal = shortlist_run(&be, &pl, sl, n, &vt_pick, &vt_cost) < 0;
         }
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
-            gemm_problem_free(&p);
+            be.problem_end(&be);
             goto fail;
         }
         int no_topk = topk && vt_pick < 0;
         for (int m = 0; m < n_models && topk; m++) no_topk |= tk_pick[m] < 0;
         if (no_topk) {
-            gemm_problem_free(&p);
+            be.problem_end(&be);
             cli_tally_add(&skipped, "no configuration of a shortlist ran");
             continue;
         }
@@ -364,15 +386,13 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int r = 0; r < rounds && !fatal; r++)
             for (int u = 0; u < n_set && !fatal; u++) {
                 double us;
-                gemm_time_kind kind;
-                int respun = 0;
                 const char *w2 = NULL;
-                int trc = gemm_gpu_time(&g, &p, &pl.c[set[u]], 0, &us, &kind, &respun, &w2);
+                int trc = be.time(&be, pl.handle[set[u]], &us, &w2);
                 if (trc < 0) fatal = 1;
                 t[(size_t)u * MAX_ROUNDS + r] = trc ? INFINITY : us;
             }
         part[PART_RETIME] += cli_now_s() - d0;
-        gemm_problem_free(&p);
+        be.problem_end(&be);
         if (fatal) goto fail;
         double med[MAX_HEUR + 64 + 4 * MAX_MODELS];
         int ib = 0;
@@ -398,14 +418,14 @@ int cmd_verify_gemm(int argc, char **argv)
             if (set[u] == il) med_of[1] = med[u];
             if (topk && set[u] == vt_pick) med_of[2] = med[u];
         }
-        collect_gemm_config_name(&pl.c[ih].cfg, nm_h, sizeof nm_h);
-        collect_gemm_config_name(&pl.c[set[ib]].cfg, nm_b, sizeof nm_b);
+        collect_gemm_config_name(&pl.cfg[ih], nm_h, sizeof nm_h);
+        collect_gemm_config_name(&pl.cfg[set[ib]], nm_b, sizeof nm_b);
         if (il >= 0) {
-            collect_gemm_config_name(&pl.c[il].cfg, nm_l, sizeof nm_l);
+            collect_gemm_config_name(&pl.cfg[il], nm_l, sizeof nm_l);
             snprintf(tl_s, sizeof tl_s, "%.6g", med_of[1]);
             snprintf(at_s, sizeof at_s, "%.3f", autotune_ms);
         }
-        if (topk) collect_gemm_config_name(&pl.c[vt_pick].cfg, nm_vt, sizeof nm_vt);
+        if (topk) collect_gemm_config_name(&pl.cfg[vt_pick], nm_vt, sizeof nm_vt);
         for (int m = 0; m < n_models; m++) {
             double tm = 0, ttk = 0;
             for (int u = 0; u < n_set; u++) {
@@ -413,9 +433,9 @@ int cmd_verify_gemm(int argc, char **argv)
                 if (topk && set[u] == tk_pick[m]) ttk = med[u];
             }
             char nm_m[256], nm_tk[256] = "-", tail[1024];
-            collect_gemm_config_name(&pl.c[order[m][0]].cfg, nm_m, sizeof nm_m);
+            collect_gemm_config_name(&pl.cfg[order[m][0]], nm_m, sizeof nm_m);
             if (topk) {
-                collect_gemm_config_name(&pl.c[tk_pick[m]].cfg, nm_tk, sizeof nm_tk);
+                collect_gemm_config_name(&pl.cfg[tk_pick[m]], nm_tk, sizeof nm_tk);
                 snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f", topk, tk_n[m], nm_tk, ttk,
                          tk_cost[m], nm_vt, med_of[2], vt_cost);
             } else {
@@ -486,13 +506,14 @@ int cmd_verify_gemm(int argc, char **argv)
 fail:
     fprintf(stderr, "heurist-collect verify: %s\n", collect_last_error());
 cleanup:
-    if (gpu_ok) gemm_gpu_free(&g);
+    if (be.close) be.close(&be);
     if (fo && fclose(fo)) rc = 1;
     for (int i = 0; i < n_done; i++) free(done[i]);
     free(done);
     collect_gemm_tags_free(&tags);
     collect_gemm_measured_free(shapes, n_read);
-    free(pl.c);
+    free(pl.cfg);
+    free(pl.handle);
     free(pl.t1);
     free(pl.c1);
     free(t);

@@ -1,0 +1,73 @@
+/* verify_backend: what `heurist-collect verify` asks of the GPU, behind a table of functions so that its loops
+ * (verify_cmd.c, verify_gemm_cmd.c) run without one.
+ *
+ * Two implementations: the GPU's (verify_gpu.c over gpu.h and gemm_gpu.h; built with CUDA) and a fake one
+ * (verify_fake.c, under HEURIST_COLLECT_FAKE: timer.h) that answers from the collector's fake timer, so a
+ * fake verify of a fake collection finds the collected times again: a convolution's candidates and
+ * heuristic lists are what the fake `conv` records for its key, a GEMM's heuristic list the fake `gemm`
+ * table's ranked rows and any configuration's time the table's formula.
+ * Functions return 0, 1 with *why when the problem or candidate is refused, or a negative COLLECT_E* code on
+ * a device error that ends the run.
+ */
+#ifndef HEURIST_COLLECT_VERIFY_BACKEND_H
+#define HEURIST_COLLECT_VERIFY_BACKEND_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "collect.h"
+#include "gemm.h"
+
+typedef struct verify_conv_backend verify_conv_backend;
+struct verify_conv_backend {
+    void (*describe)(verify_conv_backend *b, FILE *f);
+    /* Tensors and descriptors of a problem, filled with fresh values; problem_end releases them. */
+    int (*problem)(verify_conv_backend *b, const collect_conv *cv, const char *key, const char **why);
+    void (*problem_end)(verify_conv_backend *b);
+    /* cuDNN's v7 heuristic asked with math type `math`: its successful entries in order, *us the call's host
+     * time. 0, or 1 when the call fails. */
+    int (*heuristic)(verify_conv_backend *b, int math, int *algos, int *maths, int max, int *n, double *us);
+    /* One kernel timed by the collector's method (gpu.h), bound_ms the 5x bound (0: none). */
+    int (*time)(verify_conv_backend *b, int algo, int math, double bound_ms, double *ms, size_t *workspace,
+                const char **why);
+    /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`. 0, or 1 when it fails. */
+    int (*find)(verify_conv_backend *b, int math, double *ms);
+    void (*close)(verify_conv_backend *b);
+    void *state;
+};
+
+typedef struct verify_conv_opts {
+    int repeats;
+    double min_repeat_ms;
+    size_t ws_limit;
+} verify_conv_opts;
+
+int verify_conv_backend_open_fake(verify_conv_backend *b, const verify_conv_opts *o);
+int verify_conv_backend_open_gpu(verify_conv_backend *b, const verify_conv_opts *o);
+
+typedef struct verify_gemm_backend verify_gemm_backend;
+struct verify_gemm_backend {
+    void (*describe)(verify_gemm_backend *b, FILE *f);
+    int (*problem)(verify_gemm_backend *b, const collect_gemm_shape *s, const char *key, const char **why);
+    void (*problem_end)(verify_gemm_backend *b);
+    /* cuBLASLt's heuristic list (at most max entries), each as its configuration and a handle for time; *us
+     * the call's host time. 0, or 1 when the call fails. */
+    int (*heuristic)(verify_gemm_backend *b, int max, collect_gemm_config *cfg, int *handle, int *n, double *us);
+    /* A configuration rebuilt and checked (cublasLtMatmulAlgoCheck): 0 with a handle for time. */
+    int (*build)(verify_gemm_backend *b, const collect_gemm_config *cfg, int *handle, const char **why);
+    /* One configuration timed by the collector's method (gemm_gpu.h), no bound. */
+    int (*time)(verify_gemm_backend *b, int handle, double *us, const char **why);
+    void (*close)(verify_gemm_backend *b);
+    void *state;
+};
+
+typedef struct verify_gemm_opts {
+    size_t a_max, b_max, d_max, ws_bytes; /* operand bytes of the largest shape, the workspace */
+    int repeats, max_batch;
+    double min_batch_us;
+} verify_gemm_opts;
+
+int verify_gemm_backend_open_fake(verify_gemm_backend *b, const verify_gemm_opts *o);
+int verify_gemm_backend_open_gpu(verify_gemm_backend *b, const verify_gemm_opts *o);
+
+#endif

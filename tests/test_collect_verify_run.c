@@ -1,0 +1,664 @@
+/* collect: heurist-collect verify's loops (verify_cmd.c, verify_gemm_cmd.c) run end to end on the fake backend
+ * (verify_backend.h, HEURIST_COLLECT_FAKE) with fake models registered here, and every row of the report is
+ * checked against picks, shortlists and times computed independently from the fake collector's numbers:
+ * precision classes, the vendor's list, the cheap mode on a collected find-db, --resume, GEMM families. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collect.h"
+#include "data/portable.h"
+#include "gemm.h"
+#include "helpers/testutil.h"
+#include "timer.h"
+#include "verify.h"
+#include "verify_models.h"
+
+/* ---- fake models ---- */
+
+/* every cuDNN kernel name of every direction: the vocabulary of the fake selection models */
+#define N_KERNELS ((8 + 6 + 7) * COLLECT_MATH_COUNT)
+static char kernel_names[N_KERNELS][64];
+
+static int fake_n_kernels(void)
+{
+    return N_KERNELS;
+}
+
+static const char *fake_kernel_name(int k)
+{
+    if (!kernel_names[0][0]) {
+        int n = 0;
+        for (int d = 0; d < COLLECT_DIR_COUNT; d++)
+            for (int a = 0; a < collect_algo_count((collect_dir)d); a++)
+                for (int m = 0; m < COLLECT_MATH_COUNT; m++)
+                    collect_kernel_name((collect_dir)d, a, m, kernel_names[n++], sizeof kernel_names[0]);
+    }
+    return k >= 0 && k < N_KERNELS ? kernel_names[k] : NULL;
+}
+
+static int fake_select(const char *key, float *scores, uint64_t salt)
+{
+    collect_conv cv;
+    if (collect_conv_from_key(key, strlen(key), &cv)) return -1;
+    int best = 0;
+    float s[N_KERNELS];
+    for (int k = 0; k < N_KERNELS; k++) {
+        s[k] = (float)(collect_fake_hash(key, salt, (uint64_t)k) % 100000) / 100000.0f;
+        if (s[k] > s[best]) best = k;
+    }
+    if (scores) memcpy(scores, s, sizeof s);
+    return best;
+}
+
+static int fake_select_a(const char *key, float *scores)
+{
+    return fake_select(key, scores, 1001);
+}
+
+static int fake_select_b(const char *key, float *scores)
+{
+    return fake_select(key, scores, 2002);
+}
+
+static const char *problem_column(int j)
+{
+    static const char *const cols[6] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
+    return j >= 0 && j < 6 ? cols[j] : NULL;
+}
+
+static const char *kernel_column_a(int j)
+{
+    return j >= 0 && j < COLLECT_GEMM_N_FIELDS ? collect_gemm_kernel_columns[j] : NULL;
+}
+
+static const char *kernel_column_v(int j)
+{
+    return j == COLLECT_GEMM_N_FIELDS ? "vendor_rank" : kernel_column_a(j);
+}
+
+static double category(const char *column, const char *value)
+{
+    (void)column;
+    return (double)(unsigned char)value[0];
+}
+
+/* a hash of a row of values */
+static uint64_t values_hash(const double *v, int n, uint64_t salt)
+{
+    char buf[1024];
+    size_t used = 0;
+    for (int j = 0; j < n && used < sizeof buf - 32; j++) used += (size_t)snprintf(buf + used, sizeof buf - used, "%g,", v[j]);
+    return collect_fake_hash(buf, salt, 0);
+}
+
+static int rank_by(const double *pv, const double *kv, int n, int nk, int vendor, float *scores, int *ranking)
+{
+    uint64_t hp = values_hash(pv, 6, 5);
+    for (int i = 0; i < n; i++) {
+        const double *row = kv + (size_t)i * nk;
+        scores[i] = (float)(values_hash(row, COLLECT_GEMM_N_FIELDS, hp) % 100000) / 100000.0f;
+        if (vendor && row[COLLECT_GEMM_N_FIELDS] < COLLECT_GEMM_UNLISTED) scores[i] += 0.5f;
+    }
+    for (int i = 0; i < n; i++) ranking[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && scores[ranking[j - 1]] < scores[ranking[j]]; j--) {
+            int t = ranking[j];
+            ranking[j] = ranking[j - 1];
+            ranking[j - 1] = t;
+        }
+    return 0;
+}
+
+static int rank_a(const double *pv, const double *kv, int n, float *scores, int *ranking)
+{
+    return rank_by(pv, kv, n, COLLECT_GEMM_N_FIELDS, 0, scores, ranking);
+}
+
+static int rank_v(const double *pv, const double *kv, int n, float *scores, int *ranking)
+{
+    return rank_by(pv, kv, n, COLLECT_GEMM_N_FIELDS + 1, 1, scores, ranking);
+}
+
+static int n_configs(void)
+{
+    return 0;
+}
+
+const verify_select_model verify_select_models[] = {
+    {"fake_a", fake_n_kernels, fake_kernel_name, fake_select_a},
+    {"fake_b", fake_n_kernels, fake_kernel_name, fake_select_b},
+};
+const int verify_n_select_models = 2;
+const verify_table_model verify_table_models[] = {
+    {"tab_a", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, category}, rank_a, n_configs},
+    {"tab_v", {6, COLLECT_GEMM_N_FIELDS + 1, problem_column, kernel_column_v, category}, rank_v, n_configs},
+};
+const int verify_n_table_models = 2;
+
+/* ---- running the commands ---- */
+
+/* Runs cmd with the words of args (after "heurist-collect verify"), its stdout discarded; its status. */
+static int run(int (*cmd)(int, char **), const char *args)
+{
+    char *copy = strdup(args), *argv[64] = {"heurist-collect", "verify"};
+    int argc = 2;
+    for (char *w = strtok(copy, " "); w && argc < 63; w = strtok(NULL, " ")) argv[argc++] = w;
+    argv[argc] = NULL;
+    fflush(stdout);
+    int saved = dup(1), null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    int rc = cmd(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    close(null);
+    free(copy);
+    return rc;
+}
+
+/* The rows of a report as fields (tab-separated; '#' lines and the header left out). */
+typedef struct table_rows {
+    int n;
+    char *text;
+    char *f[256][32];
+    int nf[256];
+} table_rows;
+
+static void rows_read(const char *path, table_rows *t)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    t->text = malloc((size_t)len + 1);
+    cr_assert_eq(fread(t->text, 1, (size_t)len, f), (size_t)len);
+    t->text[len] = '\0';
+    fclose(f);
+    t->n = 0;
+    for (char *line = strtok(t->text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#' || strncmp(line, "key\t", 4) == 0) continue;
+        cr_assert(t->n < 256);
+        int n = 0;
+        for (char *c = line;;) {
+            t->f[t->n][n++] = c;
+            char *tab = strchr(c, '\t');
+            if (!tab || n == 32) break;
+            *tab = '\0';
+            c = tab + 1;
+        }
+        t->nf[t->n++] = n;
+    }
+}
+
+static double num(const char *s)
+{
+    return strtod(s, NULL);
+}
+
+static void setup(void)
+{
+    setenv("HEURIST_COLLECT_FAKE", "1", 1);
+}
+
+/* ---- convolutions, computed again from the fake collector's numbers ---- */
+
+typedef struct conv_expect {
+    int verified;                /* the problem has rows */
+    char model[2][64], heur[64];
+    double t_model[2], t_heur, t_best, t_topk[2], t_vtopk;
+    int topk_timings[2];
+} conv_expect;
+
+static double res_ms(const collect_result *res, int n, int a, int m)
+{
+    for (int r = 0; r < n; r++)
+        if (res[r].algo == a && res[r].math == m) return res[r].ms;
+    return NAN;
+}
+
+static void conv_expected(const char *key, int cls, int k, conv_expect *e)
+{
+    memset(e, 0, sizeof *e);
+    collect_conv cv;
+    cr_assert_eq(collect_conv_from_key(key, strlen(key), &cv), 0);
+    collect_conv_timer t;
+    collect_conv_opts o = {.repeats = 1, .classes = 1};
+    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &o), 0);
+    collect_conv_measured m;
+    cli_tally cand = {0};
+    const char *why;
+    int rc = t.measure(&t, &cv, key, &m, &cand, &why);
+    t.close(&t);
+    if (rc) return;
+    /* the allowed candidates */
+    collect_result res[64];
+    int n = 0;
+    for (int r = 0; r < m.n_res; r++)
+        if (collect_kernel_allowed(cls, cv.dtype, cv.dir, m.res[r].algo, m.res[r].math)) res[n++] = m.res[r];
+    if (n == 0) return;
+    e->t_best = INFINITY;
+    for (int r = 0; r < n; r++) e->t_best = fmin(e->t_best, res[r].ms);
+    /* the heuristic's list under the class's math type, as its user runs it */
+    int hmath = collect_heuristic_math(cls, cv.dtype), *la = m.heur_algo, *lm = m.heur_math, ln = m.n_heur;
+    for (int c = 0; c < m.n_cls; c++)
+        if (hmath != m.heur_math_asked && hmath == collect_precision_math(collect_conv_classes[c])) {
+            la = m.cls_algo[c];
+            lm = m.cls_math[c];
+            ln = m.cls_n[c];
+        }
+    int va[64], vm[64], nv = collect_heuristic_kernels(cls, cv.dtype, cv.dir, hmath, la, lm, ln, va, vm);
+    int vt[64], n_vt = 0;
+    for (int i = 0; i < nv; i++) {
+        double ms = res_ms(res, n, va[i], vm[i]);
+        if (isnan(ms)) continue;
+        if (e->t_heur == 0) {
+            e->t_heur = ms;
+            collect_kernel_name(cv.dir, va[i], vm[i], e->heur, sizeof e->heur);
+        }
+        int dup = 0;
+        for (int j = 0; j < n_vt; j++) dup |= va[vt[j]] == va[i];
+        if (!dup) vt[n_vt++] = i;
+    }
+    if (e->t_heur == 0) return;
+    e->t_vtopk = INFINITY;
+    for (int j = 0; j < n_vt && j < k; j++) e->t_vtopk = fmin(e->t_vtopk, res_ms(res, n, va[vt[j]], vm[vt[j]]));
+    for (int mi = 0; mi < 2; mi++) {
+        float scores[N_KERNELS], s[64];
+        verify_select_models[mi].select_key(key, scores);
+        for (int r = 0; r < n; r++) {
+            char name[64];
+            collect_kernel_name(cv.dir, res[r].algo, res[r].math, name, sizeof name);
+            int kk = 0;
+            while (strcmp(fake_kernel_name(kk), name)) kk++;
+            s[r] = scores[kk];
+        }
+        /* the ranking, best first; the shortlist keeps one kernel per algorithm */
+        int order[64], used[64] = {0};
+        for (int i = 0; i < n; i++) {
+            int b = -1;
+            for (int r = 0; r < n; r++)
+                if (!used[r] && (b < 0 || s[r] > s[b])) b = r;
+            used[b] = 1;
+            order[i] = b;
+        }
+        collect_kernel_name(cv.dir, res[order[0]].algo, res[order[0]].math, e->model[mi], sizeof e->model[mi]);
+        e->t_model[mi] = res[order[0]].ms;
+        int algos[64], taken = 0, has_heur = 0;
+        e->t_topk[mi] = INFINITY;
+        for (int i = 0; i < n && taken < k; i++) {
+            int r = order[i], dup = 0;
+            for (int j = 0; j < taken; j++) dup |= algos[j] == res[r].algo;
+            if (dup) continue;
+            algos[taken++] = res[r].algo;
+            char name[64];
+            collect_kernel_name(cv.dir, res[r].algo, res[r].math, name, sizeof name);
+            has_heur |= strcmp(name, e->heur) == 0;
+            e->t_topk[mi] = fmin(e->t_topk[mi], res[r].ms);
+        }
+        e->topk_timings[mi] = taken + !has_heur;
+        if (!has_heur) e->t_topk[mi] = fmin(e->t_topk[mi], e->t_heur);
+    }
+    e->verified = 1;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* columns of the conv report */
+enum { C_KEY, C_MODEL, C_HEUR, C_BEST, C_TM, C_TH, C_TB, C_SPEEDUP, C_EFF, C_DECIDE, C_HEUR_US, C_FIND, C_NAME,
+       C_SOURCE, C_PREC, C_K, C_TIMINGS, C_TOPK_PICK, C_TTOPK, C_TOPK_MS, C_VPICK, C_TVTOPK, C_VTOPK_MS, C_COUNT };
+
+static void check_conv_report(const char *path, const char *list, int n_keys, int cls, int k)
+{
+    collect_problem *p;
+    int np;
+    cr_assert_eq(collect_problems_read(list, "-", &p, &np), 0);
+    table_rows t;
+    rows_read(path, &t);
+    int row = 0, verified = 0;
+    for (int i = 0; i < n_keys && i < np; i++) {
+        conv_expect e;
+        conv_expected(p[i].key, cls, k ? k : 1, &e);
+        if (!e.verified) continue;
+        verified++;
+        collect_conv cv;
+        collect_conv_from_key(p[i].key, strlen(p[i].key), &cv);
+        for (int mi = 0; mi < 2; mi++, row++) {
+            cr_assert(row < t.n, "%s: no row for model %d", p[i].key, mi);
+            char **f = t.f[row];
+            cr_assert_eq(t.nf[row], C_COUNT);
+            cr_assert_str_eq(f[C_KEY], p[i].key);
+            cr_assert_str_eq(f[C_NAME], verify_select_models[mi].name);
+            cr_assert_str_eq(f[C_SOURCE], p[i].source);
+            cr_assert_str_eq(f[C_PREC], cv.dtype == COLLECT_DTYPE_FP32 ? data_portable_precision_name(cls) : "-");
+            cr_assert_str_eq(f[C_MODEL], e.model[mi], "%s, model %d", p[i].key, mi);
+            cr_assert_str_eq(f[C_HEUR], e.heur, "%s", p[i].key);
+            cr_assert_float_eq(num(f[C_TM]), e.t_model[mi], 1e-5 * e.t_model[mi]);
+            cr_assert_float_eq(num(f[C_TH]), e.t_heur, 1e-5 * e.t_heur);
+            cr_assert_float_eq(num(f[C_TB]), e.t_best, 1e-5 * e.t_best, "%s", p[i].key);
+            if (cls == DATA_PRECISION_STRICT && cv.dtype == COLLECT_DTYPE_FP32)
+                for (int c = C_MODEL; c <= C_BEST; c++) cr_assert(ends_with(f[c], ".fma"), "%s: %s", p[i].key, f[c]);
+            if (!k) {
+                cr_assert_str_eq(f[C_K], "-");
+                cr_assert_str_eq(f[C_TTOPK], "-");
+                continue;
+            }
+            cr_assert_eq(atoi(f[C_K]), k);
+            cr_assert_eq(atoi(f[C_TIMINGS]), e.topk_timings[mi], "%s, model %d", p[i].key, mi);
+            cr_assert_float_eq(num(f[C_TTOPK]), e.t_topk[mi], 1e-5 * e.t_topk[mi], "%s, model %d", p[i].key, mi);
+            cr_assert_float_eq(num(f[C_TVTOPK]), e.t_vtopk, 1e-5 * e.t_vtopk, "%s", p[i].key);
+            cr_assert(num(f[C_TOPK_MS]) >= 0 && num(f[C_VTOPK_MS]) >= 0);
+            if (cls == DATA_PRECISION_STRICT && cv.dtype == COLLECT_DTYPE_FP32)
+                cr_assert(ends_with(f[C_TOPK_PICK], ".fma") && ends_with(f[C_VPICK], ".fma"));
+        }
+    }
+    cr_assert_eq(row, t.n, "%d rows expected, %d in the report", row, t.n);
+    cr_assert(verified >= n_keys / 2, "only %d of %d problems verified", verified, n_keys);
+    free(t.text);
+    collect_problems_free(p, np);
+}
+
+static const char *networks(void)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/h100/networks/networks.tsv", HEURIST_DATASETS_DIR);
+    return path;
+}
+
+Test(collect_verify_run, conv_rows_follow_the_fake_numbers, .init = setup)
+{
+    char *out = test_tmppath(".tsv"), args[8192];
+    static const int classes[3] = {DATA_PRECISION_STRICT, DATA_PRECISION_TF32, DATA_PRECISION_CONVERSION};
+    for (int c = 0; c < 3; c++) {
+        snprintf(args, sizeof args, "--problems %s --limit 27 --out %s --top-k 2 --find-cost --precision %s "
+                                    "--noise-ratio 1.02", networks(), out, data_portable_precision_name(classes[c]));
+        cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+        check_conv_report(out, networks(), 27, classes[c], 2);
+        collect_report r;
+        cr_assert_eq(collect_report_read(out, &r), 0, "%s", collect_last_error());
+        for (int i = 0; i < r.n; i++) cr_assert(r.rows[i].v.find_ms > 0);
+        collect_report_free(&r);
+    }
+    /* no shortlist, the default class */
+    snprintf(args, sizeof args, "--problems %s --limit 18 --out %s", networks(), out);
+    cr_assert_eq(run(cmd_verify, args), 0);
+    check_conv_report(out, networks(), 18, DATA_PRECISION_TF32, 0);
+    remove(out);
+    free(out);
+}
+
+/* The report without its wall-clock columns (decision, shortlist timing) and '#' lines. */
+static char *stable_columns(const char *path, int gemm)
+{
+    table_rows t;
+    rows_read(path, &t);
+    size_t cap = 1 << 20, used = 0;
+    char *s = malloc(cap);
+    s[0] = '\0';
+    for (int i = 0; i < t.n; i++)
+        for (int j = 0; j < t.nf[i]; j++) {
+            int wall = j == C_DECIDE || (gemm ? (j == 11 || j == 23 || j == 26) : (j == C_TOPK_MS || j == C_VTOPK_MS));
+            used += (size_t)snprintf(s + used, cap - used, "%s%c", wall ? "." : t.f[i][j], j + 1 < t.nf[i] ? '\t' : '\n');
+        }
+    free(t.text);
+    return s;
+}
+
+static int count_lines(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) n += strncmp(line, prefix, strlen(prefix)) == 0;
+    fclose(f);
+    return n;
+}
+
+Test(collect_verify_run, conv_resume_and_the_collected_find_db, .init = setup)
+{
+    char *whole = test_tmppath(".tsv"), *parts = test_tmppath(".tsv"), *cheap = test_tmppath(".tsv");
+    char *fdb = test_tmppath(".fdb.txt"), args[8192];
+    snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 1", networks(), whole);
+    cr_assert_eq(run(cmd_verify, args), 0);
+    /* in two runs: the second continues after the first's problems, its summary replaced */
+    snprintf(args, sizeof args, "--problems %s --limit 7 --out %s --top-k 1 --resume", networks(), parts);
+    cr_assert_eq(run(cmd_verify, args), 0);
+    cr_assert_eq(count_lines(parts, "# problems:"), 2); /* one per model */
+    snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 1 --resume", networks(), parts);
+    cr_assert_eq(run(cmd_verify, args), 0);
+    cr_assert_eq(count_lines(parts, "# problems:"), 2);
+    char *a = stable_columns(whole, 0), *b = stable_columns(parts, 0);
+    cr_assert_str_eq(a, b);
+    free(b);
+    /* another header: refused */
+    FILE *f = fopen(parts, "w");
+    fputs("key\tmodel\n", f);
+    fclose(f);
+    cr_assert_eq(run(cmd_verify, args), 1);
+
+    /* the cheap mode on the fake collection of the same keys: the same picks and times */
+    collect_problem *p;
+    int np;
+    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
+    collect_conv_timer t;
+    collect_conv_opts o = {.repeats = 1};
+    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &o), 0);
+    f = fopen(fdb, "w");
+    for (int i = 0; i < 18; i++) {
+        collect_conv cv;
+        collect_conv_from_key(p[i].key, strlen(p[i].key), &cv);
+        collect_conv_measured m;
+        cli_tally cand = {0};
+        const char *why;
+        if (t.measure(&t, &cv, p[i].key, &m, &cand, &why) == 0 && m.n_res > 0)
+            cr_assert_eq(collect_fdb_write_line(f, p[i].key, cv.dir, m.res, m.n_res), 0);
+    }
+    fclose(f);
+    t.close(&t);
+    collect_problems_free(p, np);
+    snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 1 --fdb %s --fdb-top 2", networks(), cheap, fdb);
+    cr_assert_eq(run(cmd_verify, args), 0);
+    b = stable_columns(cheap, 0);
+    cr_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    const char *files[4] = {whole, parts, cheap, fdb};
+    for (int i = 0; i < 4; i++) {
+        remove(files[i]);
+        free((char *)files[i]);
+    }
+}
+
+Test(collect_verify_run, conv_refuses_what_it_cannot_verify, .init = setup)
+{
+    char *out = test_tmppath(".tsv"), args[8192];
+    snprintf(args, sizeof args, "--problems %s --out %s --precision fp64", networks(), out);
+    cr_assert_eq(run(cmd_verify, args), 2);
+    snprintf(args, sizeof args, "--problems %s --out %s --shortlist-by math", networks(), out);
+    cr_assert_eq(run(cmd_verify, args), 2);
+    snprintf(args, sizeof args, "--problems /nonexistent/keys --out %s", out);
+    cr_assert_eq(run(cmd_verify, args), 1);
+    remove(out);
+    free(out);
+}
+
+/* ---- GEMMs ---- */
+
+static const char gemm_shapes[] = "# M N K DTYPE TA TB  # FAMILY\n"
+                                  "4096 4096 4096 bf16 N T  # llama3 a\n"
+                                  "64 131072 31 fp16 N N  # odd b\n"
+                                  "1024 1024 64 fp32 T N  # bert c\n"
+                                  "512 2048 768 tf32 N T  # vit d\n"
+                                  "8 16032 8192 bf16 N T  # llama3 e\n"
+                                  "333 555 777 fp16 T T  # odd f\n"
+                                  "2048 512 1024 bf16 T N  # vit g\n"
+                                  "96 96 96 fp32 N N  # odd h\n"
+                                  "4000 12 3000 fp16 N T  # bert i\n"
+                                  "128 4096 14336 bf16 N T  # llama3 j\n"
+                                  "7 9 11 tf32 T T  # odd k\n"
+                                  "1536 1536 1536 fp16 N N  # vit l\n";
+
+/* A fake collection of the shapes: what `heurist-collect gemm` writes under HEURIST_COLLECT_FAKE. */
+static void gemm_table_write(const char *shapes_path, const char *table)
+{
+    collect_gemm_shape *s;
+    int n;
+    cr_assert_eq(collect_gemm_shapes_read(shapes_path, &s, &n), 0, "%s", collect_last_error());
+    collect_gemm_timer t;
+    collect_gemm_opts o = {.n_enum = 64, .n_heur = 32, .repeats = 1, .max_batch = 1, .slow_factor = 5};
+    cr_assert_eq(collect_gemm_timer_open_fake(&t, 0, &o), 0);
+    collect_gemm_out out;
+    cr_assert_eq(collect_gemm_out_open(&out, table, 0), 0, "%s", collect_last_error());
+    collect_gemm_row *rows = malloc(COLLECT_GEMM_MAX_CANDIDATES * sizeof *rows);
+    for (int i = 0; i < n; i++) {
+        collect_gemm_capset caps;
+        cr_assert_eq(t.caps(&t, s[i].dtype, &caps), 0);
+        char key[128];
+        collect_gemm_shape_key(&s[i], key, sizeof key);
+        int nr, nc;
+        const char *why;
+        if (t.measure(&t, &s[i], key, &caps, rows, &nr, &nc, &why) == 0 && nr > 0)
+            cr_assert_eq(collect_gemm_out_write(&out, &s[i], rows, nr), 0);
+        collect_gemm_capset_free(&caps);
+    }
+    cr_assert_eq(collect_gemm_out_close(&out), 0);
+    t.close(&t);
+    free(rows);
+    free(s);
+}
+
+/* the time the fake gives a configuration of a shape (verify_fake.c, timer_fake.c) */
+static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *valid)
+{
+    char name[512];
+    collect_gemm_config_name(c, name, sizeof name);
+    uint64_t h = collect_fake_hash(key, collect_fake_hash(name, 0, 0), 1);
+    *valid = h % 11 != 0;
+    return 1.0 + (double)((h >> 16) % 1000000) / 100.0;
+}
+
+/* columns of the GEMM report */
+enum { G_KEY, G_MODEL, G_HEUR, G_BEST, G_TM, G_TH, G_TB, G_AUTOTUNE = 11, G_LIST_BEST, G_TLIST, G_CANDS, G_LIST,
+       G_FALLBACKS, G_NAME, G_SOURCE, G_K, G_TIMINGS, G_TOPK_PICK, G_TTOPK, G_TOPK_MS, G_VPICK, G_TVTOPK, G_VTOPK_MS,
+       G_COUNT };
+
+static void check_gemm_report(const char *path, const char *table, const collect_gemm_tags *tags, int k, int list)
+{
+    collect_gemm_measured *sh;
+    int ns;
+    cr_assert_eq(collect_gemm_measured_read(table, &sh, &ns), 0);
+    table_rows t;
+    rows_read(path, &t);
+    cr_assert_eq(t.n, 2 * ns, "%d rows for %d shapes", t.n, ns);
+    for (int row = 0; row < t.n; row++) {
+        char **f = t.f[row];
+        const collect_gemm_measured *m = &sh[row / 2];
+        char key[128];
+        collect_gemm_shape_key(&m->s, key, sizeof key);
+        cr_assert_eq(t.nf[row], G_COUNT);
+        cr_assert_str_eq(f[G_KEY], key);
+        cr_assert_str_eq(f[G_NAME], verify_table_models[row % 2].name);
+        const char *family = collect_gemm_tags_find(tags, key);
+        cr_assert_not_null(family);
+        cr_assert_str_eq(f[G_SOURCE], family, "%s", key);
+        /* the heuristic's pick, the list's best, the table's best: the fake's times */
+        double best = INFINITY, list_best = INFINITY, t_heur = NAN;
+        for (int r = 0; r < m->n; r++) {
+            best = fmin(best, m->rows[r].time_us);
+            if (m->rows[r].heuristic_rank >= 0) list_best = fmin(list_best, m->rows[r].time_us);
+            if (m->rows[r].heuristic_rank == 0) t_heur = m->rows[r].time_us;
+        }
+        cr_assert_float_eq(num(f[G_TH]), t_heur, 1e-5 * t_heur);
+        cr_assert_float_eq(num(f[G_TB]), best, 1e-5 * best, "%s", key);
+        cr_assert(num(f[G_TM]) >= best * (1 - 1e-5));
+        /* the model's pick: its best-ranked candidate (every row of a fake table passes AlgoCheck) */
+        const verify_table_model *md = &verify_table_models[row % 2];
+        collect_gemm_config cfg[256];
+        int vrank[256], ranking[256];
+        double pv[8], kv[256 * (COLLECT_GEMM_N_FIELDS + 1)];
+        float scores[256];
+        cr_assert(m->n <= 256);
+        for (int r = 0; r < m->n; r++) {
+            cfg[r] = m->rows[r].cfg;
+            vrank[r] = m->rows[r].heuristic_rank;
+        }
+        cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
+        md->rank(pv, kv, m->n, scores, ranking);
+        char name[512];
+        collect_gemm_config_name(&cfg[ranking[0]], name, sizeof name);
+        cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, md->name);
+        collect_gemm_config c;
+        cr_assert_eq(collect_gemm_config_parse(f[G_MODEL], &c), 0);
+        int valid;
+        cr_assert_float_eq(num(f[G_TM]), fake_gemm_us(key, &c, &valid), 1e-5 * num(f[G_TM]));
+        if (list) {
+            cr_assert_float_eq(num(f[G_TLIST]), list_best, 1e-5 * list_best);
+            cr_assert(num(f[G_AUTOTUNE]) >= 0);
+        } else {
+            cr_assert_str_eq(f[G_AUTOTUNE], "-");
+            cr_assert_str_eq(f[G_LIST_BEST], "-");
+        }
+        if (k) {
+            cr_assert_eq(atoi(f[G_K]), k);
+            cr_assert(atoi(f[G_TIMINGS]) == k || atoi(f[G_TIMINGS]) == k + 1);
+            cr_assert(num(f[G_TTOPK]) <= fmin(num(f[G_TM]), t_heur) * (1 + 1e-5));
+            /* the vendor's first k: the best of the list's first k ranks */
+            double vt = INFINITY;
+            for (int r = 0; r < m->n; r++)
+                if (m->rows[r].heuristic_rank >= 0 && m->rows[r].heuristic_rank < k) vt = fmin(vt, m->rows[r].time_us);
+            cr_assert_float_eq(num(f[G_TVTOPK]), vt, 1e-5 * vt, "%s", key);
+        } else {
+            cr_assert_str_eq(f[G_K], "-");
+        }
+    }
+    free(t.text);
+    collect_gemm_measured_free(sh, ns);
+}
+
+Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
+{
+    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
+    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), *again = test_tmppath(".tsv"), args[8192];
+    gemm_table_write(shapes, table);
+    collect_gemm_tags tags;
+    cr_assert_eq(collect_gemm_tags_read(shapes, &tags), 0);
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --noise-ratio 1.02", table, shapes, out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    check_gemm_report(out, table, &tags, 2, 1);
+    collect_gemm_tags_free(&tags);
+    /* resumed after two shapes: the same rows */
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --limit 2 --resume", table, shapes, again);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0);
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --resume", table, shapes, again);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0);
+    char *a = stable_columns(out, 1), *b = stable_columns(again, 1);
+    cr_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    /* the cheaper run: no list timing, no shortlist, the table's three fastest re-timed */
+    snprintf(args, sizeof args, "--table %s --out %s --no-list --table-top 3", table, out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0);
+    collect_report r;
+    cr_assert_eq(collect_report_read(out, &r), 0, "%s", collect_last_error());
+    cr_assert_str_eq(r.rows[0].source, "-");
+    cr_assert_eq(r.rows[0].v.t_list, 0);
+    collect_report_free(&r);
+    remove(shapes);
+    remove(table);
+    remove(out);
+    remove(again);
+    free(shapes);
+    free(table);
+    free(out);
+    free(again);
+}
