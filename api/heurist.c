@@ -23,8 +23,8 @@ int heurist_api_version(void)
 
 int heurist_model_load(const char *path, heurist_model **out)
 {
+    if (out) *out = NULL;
     if (!path || !out) return hr_error(HEURIST_EINVAL, "heurist_model_load: path and out are required");
-    *out = NULL;
     heurist_model *h = hr_calloc(1, sizeof *h);
     if (!h) return HEURIST_ENOMEM;
     int rc = model_load(path, &h->m);
@@ -43,28 +43,42 @@ void heurist_model_free(heurist_model *h)
     free(h);
 }
 
+/* The accessors answer a NULL handle (a failed heurist_model_load leaves one) with 0 or NULL and a message, as
+ * the calls that return a status answer it with HEURIST_EINVAL. */
+static int have_model(const heurist_model *h, const char *fn)
+{
+    if (h && h->m) return 1;
+    hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
+    return 0;
+}
+
 heurist_task heurist_model_task(const heurist_model *h)
 {
+    if (!have_model(h, "heurist_model_task")) return HEURIST_TASK_NONE;
     return h->m->task == MODEL_TASK_SELECT ? HEURIST_TASK_SELECT : HEURIST_TASK_TUNE;
 }
 
 int heurist_model_kernel_count(const heurist_model *h)
 {
+    if (!have_model(h, "heurist_model_kernel_count")) return 0;
     return h->m->task == MODEL_TASK_SELECT ? h->m->n_kernels : 0;
 }
 
 const char *heurist_model_kernel_name(const heurist_model *h, int k)
 {
+    if (!have_model(h, "heurist_model_kernel_name")) return NULL;
     return k >= 0 && k < heurist_model_kernel_count(h) ? h->m->kernels[k] : NULL;
 }
 
 int heurist_model_param_count(const heurist_model *h)
 {
+    if (!have_model(h, "heurist_model_param_count")) return 0;
     return h->m->task == MODEL_TASK_TUNE ? h->m->length : 0;
 }
 
 const char *heurist_model_param_name(const heurist_model *h, int j)
 {
+    if (!have_model(h, "heurist_model_param_name")) return NULL;
     return j >= 0 && j < heurist_model_param_count(h) ? h->m->param_names[j] : NULL;
 }
 
@@ -80,7 +94,7 @@ static int parse_key(const char *key, data_problem *p)
 
 static int need_task(const heurist_model *h, model_task task, const char *fn)
 {
-    if (!h) return hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
+    if (!h || !h->m) return hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
     if (h->m->task != task)
         return hr_error(HEURIST_ESTATE, "%s: this model %s", fn,
                         h->m->task == MODEL_TASK_SELECT ? "selects kernels, it does not tune" : "tunes parameters, it does not select kernels");

@@ -5,7 +5,8 @@
  * (a tuning model). Problems are MIOpen find-db keys, e.g. "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F".
  *
  * - Every function returns HEURIST_OK (0) or a negative heurist_status; heurist_last_error() then holds a
- *   one-line message for the calling thread.
+ *   one-line message for the calling thread. Every function takes a NULL model: the calls that return a status
+ *   return HEURIST_EINVAL, the accessors 0 (HEURIST_TASK_NONE) or NULL with that message left.
  * - A loaded model is never modified: one handle may serve any number of threads at once.
  * - Link with -lheurist (the shared library the build writes beside the `heurist` command).
  */
@@ -37,7 +38,7 @@ typedef enum heurist_status {
     HEURIST_ESTATE = -6,   /* call not valid for this model */
 } heurist_status;
 
-typedef enum heurist_task { HEURIST_TASK_SELECT = 1, HEURIST_TASK_TUNE = 2 } heurist_task;
+typedef enum heurist_task { HEURIST_TASK_NONE = 0 /* a NULL model */, HEURIST_TASK_SELECT = 1, HEURIST_TASK_TUNE = 2 } heurist_task;
 
 typedef struct heurist_model heurist_model;
 
@@ -54,7 +55,7 @@ HEURIST_API heurist_task heurist_model_task(const heurist_model *m);
 HEURIST_API int heurist_model_kernel_count(const heurist_model *m);              /* selection: kernels it knows */
 HEURIST_API const char *heurist_model_kernel_name(const heurist_model *m, int k); /* NULL when k is out of range */
 HEURIST_API int heurist_model_param_count(const heurist_model *m);               /* tuning: parameters it predicts */
-HEURIST_API const char *heurist_model_param_name(const heurist_model *m, int j);
+HEURIST_API const char *heurist_model_param_name(const heurist_model *m, int j);       /* NULL when j is out of range */
 
 /* Selection, one problem: the kernels that can run it (as the training data shows), best first.
  * kernel[i] indexes the model's kernels, prob[i] (may be NULL) is its softmax probability over the ranked

@@ -1,0 +1,114 @@
+/* Hostile calls to the C API (include/heurist.h): a NULL model (what a failed heurist_model_load leaves), NULL
+ * arguments and paths that are no model, through libheurist as its users link it. Every function answers with a
+ * status or 0/NULL and a message; none dereferences what it was not given. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "heurist.h"
+#include "helpers/testutil.h"
+
+#define KEY "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F"
+
+static void says(const char *needle)
+{
+    cr_assert(strstr(heurist_last_error(), needle), "'%s' lacks '%s'", heurist_last_error(), needle);
+}
+
+/* The accessors of a NULL handle (each crashed): 0 or NULL with a message naming the call. */
+Test(hostile_api, accessors_of_a_null_model_answer_zero_or_null)
+{
+    cr_assert_eq(heurist_model_task(NULL), HEURIST_TASK_NONE);
+    says("heurist_model_task: model is NULL");
+    cr_assert_eq(heurist_model_kernel_count(NULL), 0);
+    says("heurist_model_kernel_count: model is NULL");
+    cr_assert_null(heurist_model_kernel_name(NULL, 0));
+    says("heurist_model_kernel_name: model is NULL");
+    cr_assert_eq(heurist_model_param_count(NULL), 0);
+    says("heurist_model_param_count: model is NULL");
+    cr_assert_null(heurist_model_param_name(NULL, 0));
+    says("heurist_model_param_name: model is NULL");
+    heurist_model_free(NULL);
+}
+
+/* The status calls on a NULL handle and NULL arguments. */
+Test(hostile_api, calls_with_null_arguments_return_einval)
+{
+    int k[4], n = -1, best[2];
+    float p[4];
+    int32_t v[8];
+    const char *keys[2] = {KEY, KEY};
+    cr_assert_eq(heurist_rank(NULL, KEY, 4, k, p, &n), HEURIST_EINVAL);
+    cr_assert_eq(heurist_rank_batch(NULL, keys, 2, 1, best), HEURIST_EINVAL);
+    cr_assert_eq(heurist_tune(NULL, KEY, v), HEURIST_EINVAL);
+    cr_assert_eq(heurist_tune_batch(NULL, keys, 2, 1, v), HEURIST_EINVAL);
+    says("model is NULL");
+    cr_assert_eq(heurist_model_load(NULL, NULL), HEURIST_EINVAL);
+    heurist_model *m = (heurist_model *)1;
+    cr_assert_eq(heurist_model_load(NULL, &m), HEURIST_EINVAL);
+    cr_assert_null(m, "a refused load leaves *out NULL");
+    cr_assert_neq(heurist_api_version(), 0);
+}
+
+/* Paths that are no model: a missing file, a folder, a text file; *out stays NULL and the accessors then hold. */
+Test(hostile_api, loads_of_what_is_no_model_leave_null)
+{
+    char *dir = test_tmppath("");
+    cr_assert_eq(mkdir(dir, 0755), 0);
+    char *text = test_tmpfile("notmodel.h5", "not a model\n", 12);
+    const char *paths[3] = {"/nonexistent/model.h5", dir, text};
+    const char *why[3] = {"/nonexistent/model.h5", "is a folder", text};
+    for (int i = 0; i < 3; i++) {
+        heurist_model *m = (heurist_model *)1;
+        cr_assert_lt(heurist_model_load(paths[i], &m), 0, "%s loaded", paths[i]);
+        cr_assert_null(m);
+        says(why[i]);
+        cr_assert_eq(heurist_model_task(m), HEURIST_TASK_NONE);
+        cr_assert_eq(heurist_model_kernel_count(m), 0);
+    }
+    rmdir(dir);
+    unlink(text);
+    free(dir);
+    free(text);
+}
+
+/* A loaded model with NULL or impossible arguments: keys, outputs, counts, and a task it does not do. */
+Test(hostile_api, a_model_refuses_null_and_impossible_arguments, .timeout = 120)
+{
+    char *data = test_fdb_synthetic_write(200, 0), *mpath = test_tmppath(".h5"), *out, args[2048];
+    snprintf(args, sizeof args, "train --data %s --task select --model frequent --valid-fraction 0 --out %s --quiet", data,
+             mpath);
+    cr_assert_eq(test_run_heurist(args, 1, &out), 0, "%s", out);
+    free(out);
+    heurist_model *m;
+    cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+    int k[4], n, best[3];
+    float p[4];
+    int32_t v[8];
+    cr_assert_eq(heurist_rank(m, NULL, 4, k, p, &n), HEURIST_EINVAL);
+    says("problem key is NULL");
+    cr_assert_eq(heurist_rank(m, KEY, 4, NULL, p, &n), HEURIST_EINVAL);
+    cr_assert_eq(heurist_rank(m, KEY, -1, k, p, &n), HEURIST_EINVAL);
+    cr_assert_eq(heurist_rank(m, KEY, 0, NULL, NULL, NULL), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(heurist_rank_batch(m, NULL, 3, 1, best), HEURIST_EINVAL);
+    const char *keys[3] = {KEY, NULL, "garbage"};
+    cr_assert_eq(heurist_rank_batch(m, keys, 3, 2, NULL), HEURIST_EINVAL);
+    cr_assert_eq(heurist_rank_batch(m, keys, 3, 2, best), HEURIST_EINVAL);
+    cr_assert_geq(best[0], 0);
+    cr_assert_eq(best[1], -1);
+    cr_assert_eq(best[2], -1);
+    cr_assert_eq(heurist_rank_batch(m, keys, -1, 1, best), HEURIST_EINVAL);
+    cr_assert_eq(heurist_tune(m, KEY, v), HEURIST_ESTATE);
+    cr_assert_eq(heurist_tune_batch(m, keys, 1, 1, v), HEURIST_ESTATE);
+    cr_assert_null(heurist_model_kernel_name(m, -1));
+    cr_assert_null(heurist_model_param_name(m, 0));
+    heurist_model_free(m);
+    unlink(mpath);
+    unlink(data);
+    free(mpath);
+    free(data);
+}
