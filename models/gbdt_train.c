@@ -206,6 +206,16 @@ static int load_init(const model_ctx *ctx, const gbdt_model *like, gbdt_model **
         model_free(m);
         return hr_error(HR_EINVAL, "--init-model %s: not a gbdt model of the same task and objective", ctx->init_model);
     }
+    /* the trees address kernels (softmax classes, the rank model's kernel feature on a find-db), one-hot
+     * categories and parameter values by position: the positions must name what they named in training. A rank
+     * model of a table scores a configuration by its fields, whatever the set of configurations. */
+    char name[1024];
+    snprintf(name, sizeof name, "--init-model %s", ctx->init_model);
+    int by_kernel = !(like->mode == GBDT_MODE_RANK && like->base.table);
+    if ((rc = model_vocab_check(m, &like->base, by_kernel, name))) {
+        model_free(m);
+        return rc;
+    }
     *init = g;
     return HR_OK;
 }
@@ -363,9 +373,10 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
     g->boosters = hr_calloc((size_t)g->n_boosters, sizeof *g->boosters);
     gbdt_params p = cfg.p;
     gbdt_model *init = NULL;
-    if (!g->boosters || (rc = load_init(ctx, g, &init))) {
+    rc = g->boosters ? load_init(ctx, g, &init) : HR_ENOMEM;
+    if (rc) {
         gbdt_model_free(&g->base);
-        return g->boosters ? rc : HR_ENOMEM;
+        return rc;
     }
     int F = d->n_features;
     float *xt = NULL, *xv = NULL, *yt = NULL, *yv = NULL;

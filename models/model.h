@@ -158,6 +158,12 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
 void model_base_free(model *m);
 /* Appends a curve point. */
 int model_curve_add(model *m, model_curve_point pt);
+/* Whether `old` (a model loaded to continue training, named `name` in messages) was trained on what `now` (a
+ * model initialised from the new data) is: the same task, feature names, kernel names (when by_kernel: a model
+ * whose outputs or features index the kernel vocabulary), table columns with their categorical vocabularies,
+ * and tune parameters with their values, each compared by name (models/vocab_check.c). HR_OK, or HR_EINVAL
+ * naming the first difference. */
+int model_vocab_check(const model *old, const model *now, int by_kernel, const char *name);
 
 int model_save(const model *m, const char *path);
 int model_load(const char *path, model **out);

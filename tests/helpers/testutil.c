@@ -34,6 +34,17 @@ char *test_tmpfile(const char *tag, const void *data, size_t len)
     return p;
 }
 
+char *test_gemm_table_dir(void)
+{
+    char *dir = test_tmppath(".d"), cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s/../tests/fixtures/repro/gemm_t.csv' '%s/t.csv' && "
+             "cp '%s/../tests/fixtures/repro/gemm_t.schema.json' '%s/t.schema.json'", dir, HEURIST_DATASETS_DIR, dir,
+             HEURIST_DATASETS_DIR, dir);
+    if (test_run_shell(cmd, &out) != 0) abort();
+    free(out);
+    return dir;
+}
+
 const char *test_miopen(const char *name)
 {
     static char buf[8][512];

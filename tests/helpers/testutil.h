@@ -25,6 +25,10 @@ int test_lines_count(const char *s);
  * problems 288 to 575 (mod 576) backward, measuring a kernel KD (never the fastest) that no forward problem
  * has. Returns its malloc'd path. */
 char *test_fdb_synthetic_write(int n, int with_backward);
+/* A fresh folder (malloc'd path) holding the GEMM benchmark table of the hostile-input reproducers
+ * (tests/fixtures/repro/gemm_t.csv: 36 problems M,N,K,dtype x 16 configurations tile_m,tile_n,tile_k,split_k,
+ * time_us and a vendor rank) as t.csv with its schema t.schema.json. */
+char *test_gemm_table_dir(void);
 /* Path of a shipped MIOpen file under datasets/miopen/ of the source tree. */
 const char *test_miopen(const char *name);
 

@@ -1,0 +1,118 @@
+/* Hostile warm starts and resumes: --init-model and --checkpoint --resume of a model or checkpoint that was
+ * trained on something else. Everything a model depends on is compared by name; a mismatch is refused with one
+ * line naming it, and no model is written. Through the command line, on the reproducers' GEMM table. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "helpers/testutil.h"
+
+static char *dir;
+
+static void setup(void)
+{
+    dir = test_gemm_table_dir();
+}
+
+static void teardown(void)
+{
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run_shell(cmd, &out);
+    free(out);
+    free(dir);
+}
+
+/* Runs heurist in the fixture's folder; returns its exit status, *out its stdout and stderr. */
+static int run_in(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_in(char **out, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>&1", dir, HEURIST_BINARY, args);
+    return test_run_shell(cmd, out);
+}
+
+/* A shell command line in the fixture's folder; asserts it succeeds. */
+static void shell_in(const char *cmd)
+{
+    char line[4096], *out;
+    snprintf(line, sizeof line, "cd '%s' && %s 2>&1", dir, cmd);
+    int rc = test_run_shell(line, &out);
+    cr_assert_eq(rc, 0, "%s: exit %d\n%s", cmd, rc, out);
+    free(out);
+}
+
+/* heurist succeeds */
+#define OK(...)                                                                                                   \
+    do {                                                                                                          \
+        char *o_;                                                                                                 \
+        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        cr_assert_eq(r_, 0, "exit %d\n%s", r_, o_);                                                               \
+        free(o_);                                                                                                 \
+    } while (0)
+
+/* heurist refuses: non-zero exit, one line holding `why`, and no file `absent` (NULL: none to check) */
+#define REFUSED(why, absent, ...)                                                                                 \
+    do {                                                                                                          \
+        char *o_;                                                                                                 \
+        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        refused_check(r_, o_, why, absent);                                                                       \
+    } while (0)
+
+static void refused_check(int rc, char *out, const char *why, const char *absent)
+{
+    cr_assert(rc > 0, "accepted (exit %d): %s", rc, out);
+    cr_assert_eq(test_lines_count(out), 1, "not one line: %s", out);
+    cr_assert(strstr(out, why), "'%s' lacks '%s'", out, why);
+    free(out);
+    if (absent) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, absent);
+        cr_assert(!hr_file_exists(path), "%s was written", absent);
+    }
+}
+
+#define TRAIN "train --task select --valid-fraction 0 --quiet "
+
+/* Any --init-model the gbdt family refuses (a cache, another family, another objective) freed the model and then
+ * read it (ASan: heap-use-after-free): each is one line now, in every build. */
+TestSuite(hostile_checkpoints, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(hostile_checkpoints, refused_init_models_are_one_line_errors)
+{
+    OK("data cache --data t.csv --out cache.h5 --quiet");
+    OK(TRAIN "--data t.csv --model frequent --out freq.h5");
+    OK(TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2,\"objective\":\"rank\"}' --out rank.h5");
+    REFUSED("cache.h5", "n.h5", TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model cache.h5 --out n.h5");
+    REFUSED("not a gbdt model", "n.h5", TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model freq.h5 --out n.h5");
+    REFUSED("not a gbdt model of the same task and objective", "n.h5",
+            TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model rank.h5 --out n.h5");
+}
+
+/* The same number of configurations and categories with other values: trees of tile_k=64 would score tile_k=512,
+ * fp16's one-hot would mean fp32. Each difference is named. */
+Test(hostile_checkpoints, init_model_of_other_configurations_or_categories_is_refused)
+{
+    const char *cfg = "--model gbdt --config '{\"rounds\":2}'";
+    OK(TRAIN "--data t.csv %s --out old.h5", cfg);
+    OK(TRAIN "--data t.csv %s --init-model old.h5 --out same.h5", cfg);
+    shell_in("awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($7==64)$7=512 } {print}' t.csv > k.csv && cp t.schema.json k.schema.json");
+    shell_in("awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($4==\"fp16\")$4=\"fp32\" } {print}' t.csv > d.csv && "
+             "cp t.schema.json d.schema.json");
+    REFUSED("the same kernel set is needed", "n.h5", TRAIN "--data k.csv %s --init-model old.h5 --out n.h5", cfg);
+    REFUSED("column 'dtype' has the categories", "n.h5", TRAIN "--data d.csv %s --init-model old.h5 --out n.h5", cfg);
+    /* a rank model of a table scores configurations by their fields: another set of them is fine, other categories
+     * are not */
+    const char *rank = "--model gbdt --config '{\"rounds\":2,\"objective\":\"rank\"}'";
+    OK(TRAIN "--data t.csv %s --out rold.h5", rank);
+    OK(TRAIN "--data k.csv %s --init-model rold.h5 --out r1.h5", rank);
+    REFUSED("column 'dtype' has the categories", "r2.h5", TRAIN "--data d.csv %s --init-model rold.h5 --out r2.h5", rank);
+}
