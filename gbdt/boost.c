@@ -532,6 +532,15 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             gbdt_booster_truncate(b, first);
             break;
         }
+        /* a non-finite leaf (a Newton step over a zero hessian sum, a learning rate that overshoots) would be
+         * saved into the model and rank nothing: training stops. Every process holds the same leaves. */
+        for (int k = 0; k < K && rc == HR_OK; k++)
+            for (int l = 0; l < b->trees[first + k].num_leaves && rc == HR_OK; l++)
+                if (!isfinite(b->trees[first + k].leaf_value[l]))
+                    rc = hr_error(HR_ESTATE, "diverged at iteration %d (a leaf value is %g); try a lower "
+                                  "learning_rate or a larger lambda_l2 / min_sum_hessian_in_leaf", it + 1,
+                                  b->trees[first + k].leaf_value[l]);
+        if (rc) break;
         int grown = 0;
         /* a stump still moves the scores when they are off on average (e.g. given init scores) */
         for (int k = 0; k < K; k++)
@@ -543,6 +552,11 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
             break;
         }
         double vm = valid ? gbdt_objective_metric(p, valid, s->Fv) : 0;
+        if (!isfinite(vm)) {
+            rc = hr_error(HR_ESTATE, "diverged at iteration %d (valid %s %g); try a lower learning_rate "
+                          "or a larger lambda_l2 / min_sum_hessian_in_leaf", it + 1, metric_name, vm);
+            break;
+        }
         if (valid && p->on_round) p->on_round(p->on_round_ctx, it + 1, vm, s->Fv);
         if (valid && vm < best_metric) {
             best_metric = vm;
@@ -562,6 +576,13 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if (stopped) break;
     }
     if (rc) return rc;
+    /* finite leaves can still sum past float range: the training rows' metric must be finite at the end (every
+     * process computes it, over all of them) */
+    double tm;
+    if ((rc = gbdt_objective_metric_all(p, &s->shard, s->F, &tm))) return rc;
+    if (!isfinite(tm))
+        return hr_error(HR_ESTATE, "diverged (train %s %g after %d iterations); try a lower learning_rate "
+                        "or a larger lambda_l2 / min_sum_hessian_in_leaf", metric_name, tm, (b->num_trees - first_tree) / K);
     if (stopped) {
         gbdt_booster_truncate(b, first_tree + best_iter * K);
         b->best_iteration = first_tree / K + best_iter;

@@ -377,7 +377,8 @@ int gbdt_objective_softmax_steps(const gbdt_params *p, const gbdt_data *data, co
                                  const size_t *nrows, const double *newton, int ue, double *steps);
 /* Base raw score per class from the labels (mean, or log class priors). */
 void gbdt_objective_base_score(const gbdt_params *p, const gbdt_data *data, double *base);
-/* Mean loss as gbdt_objective_metric, summed over the processes of p->comm (rows: this process's share). */
+/* Mean loss as gbdt_objective_metric, summed over the processes of p->comm (rows: this process's share); NaN on every
+ * process when it is not finite on one. */
 int gbdt_objective_metric_all(const gbdt_params *p, const gbdt_data *data, const double *F, double *out);
 /* p = softmax(F) over K values, numerically stable. */
 void gbdt_softmax(const double *F, int K, double *p);

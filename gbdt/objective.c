@@ -586,12 +586,21 @@ int gbdt_objective_metric_all(const gbdt_params *p, const gbdt_data *data, const
 {
     *out = gbdt_objective_metric(p, data, F);
     if (!gbdt_comm_active(p->comm)) return HR_OK;
+    /* a process whose loss is not finite (diverged scores) makes the figure NaN on every process, before any
+     * rounding to a grid, which needs finite numbers */
+    int64_t bad = !isfinite(*out);
+    int rc = p->comm->allreduce_i64(p->comm->ctx, &bad, 1, HR_REDUCE_MAX);
+    if (rc) return rc;
+    if (bad) {
+        *out = NAN;
+        return HR_OK;
+    }
     /* a progress figure, not a decision: the mean over the processes' rows of each share's weighted loss sum,
      * rounded to a grid that the sum over the shares fits (its last bits depend on the number of processes) */
     double ws = 0;
     for (size_t i = 0; i < data->n; i++) ws += data->weight ? data->weight[i] : 1.0;
     double loss = *out * ws, mx = loss > ws ? loss : ws;
-    int rc = gbdt_quant_allmax(p->comm, &mx, 1);
+    rc = gbdt_quant_allmax(p->comm, &mx, 1);
     if (rc) return rc;
     int units[1] = {gbdt_quant_exponent(mx, gbdt_quant_bits((size_t)p->comm->size))};
     double v[2] = {gbdt_quant_round(loss, units[0]), gbdt_quant_round(ws, units[0])};
