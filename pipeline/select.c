@@ -281,7 +281,10 @@ static void select_format(const char *model_name, const pipe_result *r, char *bu
              model_name, m->top1, m->top5, m->efficiency_mean, m->efficiency_median, m->efficiency_p10,
              m->efficiency_min, m->unmeasured_rate, r->train_seconds, r->predict_us, r->params, r->model_bytes);
     size_t len = strlen(buf);
-    if (r->sel.table && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %.4f", m->ndcg1, r->sel.r2);
+    /* r2 is undefined for a model whose scores regress no per-pair target: "-", as report.md prints it */
+    char r2[32] = "-";
+    if (isfinite(r->sel.r2)) snprintf(r2, sizeof r2, "%.4f", r->sel.r2);
+    if (r->sel.table && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, r2);
 }
 
 /* 1 when every result was evaluated on a benchmark table. */
