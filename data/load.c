@@ -17,7 +17,14 @@ int data_load(const char *path, const char *solver, const data_load_opts *opts, 
 {
     *sel = NULL;
     *tune = NULL;
-    switch (data_source_kind_of(path)) {
+    data_source_kind kind = data_source_kind_of(path);
+    /* a schema names a table's columns: any other source holds its own layout, and an unused --schema would be
+     * ignored without a word */
+    if (opts && opts->schema && kind != DATA_SOURCE_TABLE)
+        return hr_error(HR_EINVAL, "--schema applies to a benchmark table (.csv, .tsv): %s is a %s, which %s", path,
+                        kind == DATA_SOURCE_CACHE ? "dataset cache" : kind == DATA_SOURCE_PERFDB ? "perf-db" : "find-db",
+                        kind == DATA_SOURCE_CACHE ? "keeps the schema of the table it was made from" : "has no schema");
+    switch (kind) {
     case DATA_SOURCE_CACHE: return data_cache_read(path, sel, tune);
     case DATA_SOURCE_PERFDB:
         if (!solver || !*solver)
