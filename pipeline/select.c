@@ -72,6 +72,42 @@ static int table_values_map(const data_table *t, const data_table_spec *ms, doub
     return HR_OK;
 }
 
+/* One rule for every family, as select_evaluate applies it: a measured configuration the model does not know by
+ * name is an error when the model scores only the configurations it knows (it would rank it -inf, never pick it,
+ * and be charged nothing); a model that scores configurations by their fields ranks it like any other. */
+static int table_unknown_check(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                               const double *mkv, const double *mpv)
+{
+    const data_select *s = d->sel;
+    int K = s->n_kernels, nk = m->table->n_kernel, np = m->table->n_problem + m->table->n_hardware;
+    hr_strmap names = {0};
+    int rc = HR_OK;
+    for (int k = 0; !rc && k < m->n_kernels; k++)
+        if (hr_strmap_add(&names, m->kernels[k], strlen(m->kernels[k]), k, NULL) < 0) rc = HR_ENOMEM;
+    int first = -1, first_row = -1, n_unknown = 0;
+    for (int k = 0; !rc && k < K; k++) {
+        if (hr_strmap_find(&names, s->kernels[k], strlen(s->kernels[k])) >= 0) continue;
+        int row = -1;
+        for (int i = 0; i < n_rows && row < 0; i++)
+            if (isfinite(s->runtime[(size_t)rows[i] * K + k])) row = rows[i];
+        if (row < 0) continue;
+        if (first < 0) first = k, first_row = row;
+        n_unknown++;
+    }
+    hr_strmap_free(&names);
+    if (rc || first < 0) return rc;
+    float *x = hr_malloc((size_t)m->n_features * sizeof *x), score = 0;
+    if (!x) return HR_ENOMEM;
+    data_table_problem_features(m->table, mpv + (size_t)first_row * np, x);
+    rc = model_predict_candidates(m, ws, x, mkv + (size_t)first * nk, 1, &score);
+    free(x);
+    if (!rc && !isfinite(score))
+        rc = hr_error(HR_EINVAL, "the data measures configuration '%s', which the model does not know (%d measured "
+                      "configurations are not the model's): a %s model ranks only the configurations it was trained on",
+                      s->kernels[first], n_unknown, m->family->name);
+    return rc;
+}
+
 /* A model that scores configurations from their fields (model_predict_candidates) on a table: each problem's
  * measured configurations scored by their values, so one the model never saw is ranked like any other (the
  * data's columns and categories read in the model's schema, so another table with other vocabularies can be
@@ -91,7 +127,12 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     /* the data's values in the model's columns and vocabularies, and the problem features from those */
     double *mkv = NULL, *mpv = NULL;
     int rc = table_values_map(t, ms, &mkv, &mpv);
-    if (rc) return rc;
+    if (!rc) rc = table_unknown_check(d, m, ws, rows, n_rows, mkv, mpv);
+    if (rc) {
+        free(mkv);
+        free(mpv);
+        return rc;
+    }
     long pairs = 0;
     for (int i = 0; i < n_rows; i++)
         for (int k = 0; k < K; k++) pairs += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
