@@ -195,6 +195,7 @@ static void tune_chunk(void *ctx, size_t begin, size_t end, int tid)
         int32_t *row = b->values + i * (size_t)L;
         int r = rc ? rc : parse_key(b->keys[i], &p);
         if (!r) r = model_predict_tune(b->m, ws, &p, row);
+        if (!r && model_tune_no_pick(row, L)) r = hr_error(HEURIST_ESTATE, "the model makes no prediction for this problem");
         if (r) {
             memset(row, 0, (size_t)L * sizeof *row);
             if (!first) {
@@ -245,6 +246,11 @@ int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
     if ((rc = model_ws_create(h->m, &ws))) return rc;
     rc = model_predict_tune(h->m, ws, &p, values);
     model_ws_free(ws);
+    if (!rc && model_tune_no_pick(values, h->m->length)) {
+        memset(values, 0, (size_t)h->m->length * sizeof *values);
+        rc = hr_error(HEURIST_ESTATE, "heurist_tune: the model makes no prediction for '%.200s' (the vendor's list does "
+                      "not hold it)", key);
+    }
     return rc;
 }
 

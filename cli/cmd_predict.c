@@ -76,6 +76,8 @@ static int predict_table_tune(const model *m, model_ws *ws, const char *key)
     data_tune_problem q = {NULL, pv, NULL, 0, m->length};
     int rc = model_predict_tune_q(m, ws, &q, x, v);
     free(x);
+    if (!rc && model_tune_no_pick(v, m->length))
+        rc = hr_error(HR_ESTATE, "the model makes no prediction for '%s' (the vendor's list does not hold it)", key);
     if (rc) return cli_fail("predict");
     char canon[1024], name[2048];
     for (int j = 0; j < m->length; j++) kv[j] = v[j];
@@ -133,6 +135,10 @@ static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
         return 1;
     }
     if (model_predict_tune(m, ws, p, v)) return cli_fail("predict");
+    if (model_tune_no_pick(v, m->length)) {
+        hr_error(HR_ESTATE, "the model makes no prediction for this problem (the vendor's list does not hold it)");
+        return cli_fail("predict");
+    }
     for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
     printf("\n");
     for (int j = 0; j < m->length; j++) printf("  %-18s %d\n", m->param_names[j], v[j]);

@@ -65,10 +65,12 @@ HEURIST_API int heurist_rank(const heurist_model *m, const char *key, int capaci
  * On a key that does not parse, best[i] = -1 and the call returns HEURIST_EINVAL after the whole batch. */
 HEURIST_API int heurist_rank_batch(const heurist_model *m, const char *const *keys, int n, int threads, int *best);
 
-/* Tuning, one problem: values (heurist_model_param_count) receives the predicted parameter values. */
+/* Tuning, one problem: values (heurist_model_param_count) receives the predicted parameter values; a model that
+ * makes no prediction for the problem (the vendor baseline on a problem its list does not hold) returns
+ * HEURIST_ESTATE with values zeroed. */
 HEURIST_API int heurist_tune(const heurist_model *m, const char *key, int32_t *values);
-/* Tuning, a batch: values is (n, param_count), row-major. A key that does not parse gets a row of zeros and
- * the call returns HEURIST_EINVAL after the whole batch. */
+/* Tuning, a batch: values is (n, param_count), row-major. A key that does not parse, or one the model makes no
+ * prediction for, gets a row of zeros and the call returns the first such error after the whole batch. */
 HEURIST_API int heurist_tune_batch(const heurist_model *m, const char *const *keys, int n, int threads, int32_t *values);
 
 #ifdef __cplusplus

@@ -210,7 +210,7 @@ static int vendor_train_tune(const model_train_data *d, const model_ctx *ctx, mo
     for (int i = 0; !rc && i < n; i++) {
         if (v->n && strcmp(v->keys[v->n - 1], k[i].key) == 0) continue;
         int32_t *seq = v->picks + (size_t)v->n * L;
-        for (int j = 0; j < L; j++) seq[j] = INT32_MIN;
+        for (int j = 0; j < L; j++) seq[j] = MODEL_TUNE_NO_PICK;
         for (int c = 0; c < K; c++)
             if (s->vendor_rank[(size_t)k[i].row * K + c] == 0)
                 rc = data_table_config_sequence(&tb->spec, tb->kv + (size_t)c * L, seq);
@@ -305,7 +305,7 @@ static int vendor_predict(const model *mb, void *ws, const data_problem *p, cons
     return HR_OK;
 }
 
-/* tune: the pick of the problem, or INT32_MIN throughout for a problem the vendor was not asked about */
+/* tune: the pick of the problem, or MODEL_TUNE_NO_PICK throughout for a problem the vendor was not asked about */
 static int vendor_predict_tune(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
 {
     (void)ws;
@@ -314,7 +314,8 @@ static int vendor_predict_tune(const model *mb, void *ws, const data_problem *p,
     vendor_key(mb, p, x, buf, sizeof buf);
     const char *probe = buf;
     char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
-    for (int j = 0; j < mb->length; j++) values[j] = hit ? v->picks[(size_t)(hit - v->keys) * mb->length + j] : INT32_MIN;
+    for (int j = 0; j < mb->length; j++)
+        values[j] = hit ? v->picks[(size_t)(hit - v->keys) * mb->length + j] : MODEL_TUNE_NO_PICK;
     return HR_OK;
 }
 

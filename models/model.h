@@ -146,6 +146,16 @@ extern const model_family model_family_seq2seq;
 extern const model_family model_family_frequent; /* baseline: the most frequent fastest kernel */
 extern const model_family model_family_vendor;   /* baseline: the vendor heuristic recorded beside the data */
 
+/* A tune model's value sequence where it makes no prediction (every value): the vendor baseline on a problem its
+ * list does not hold. Evaluation counts it a miss; a command or API call that hands out predictions refuses it. */
+#define MODEL_TUNE_NO_PICK INT32_MIN
+static inline int model_tune_no_pick(const int32_t *values, int length)
+{
+    for (int j = 0; j < length; j++)
+        if (values[j] == MODEL_TUNE_NO_PICK) return 1;
+    return 0;
+}
+
 /* Registered families, by name ("gbdt", "reformer", "transformer", "seq2seq"). */
 const model_family *model_family_find(const char *name);
 /* The i-th registered family (0, 1, ...), NULL past the last. */
