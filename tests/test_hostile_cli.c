@@ -1,0 +1,190 @@
+/* Hostile runs of the commands (train, predict, diff, data) on the reproducers' GEMM table: results that were
+ * silently wrong are errors or printed as undefined, and options that do not apply are refused, never ignored. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "core/h5.h"
+#include "helpers/gemm_caps_fixture.h"
+#include "helpers/testutil.h"
+
+static char *dir;
+
+static void setup(void)
+{
+    dir = test_gemm_table_dir();
+}
+
+static void teardown(void)
+{
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run_shell(cmd, &out);
+    free(out);
+    free(dir);
+}
+
+/* heurist in the fixture's folder: its exit status, *out its stdout and stderr */
+static int run_in(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_in(char **out, const char *fmt, ...)
+{
+    char args[4096], cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>&1", dir, HEURIST_BINARY, args);
+    return test_run_shell(cmd, out);
+}
+
+#define OK(...)                                                                                                   \
+    do {                                                                                                          \
+        char *o_;                                                                                                 \
+        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        cr_assert_eq(r_, 0, "exit %d\n%s", r_, o_);                                                               \
+        free(o_);                                                                                                 \
+    } while (0)
+
+/* non-zero exit `code` (0: any), a last line holding `why`, and no file `absent` (NULL: none to check) */
+#define REFUSED(code, why, absent, ...)                                                                           \
+    do {                                                                                                          \
+        char *o_;                                                                                                 \
+        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        refused_check(r_, code, o_, why, absent);                                                                 \
+    } while (0)
+
+static void refused_check(int rc, int code, char *out, const char *why, const char *absent)
+{
+    cr_assert(rc > 0 && (!code || rc == code), "exit %d (expected %d): %s", rc, code, out);
+    cr_assert(strstr(out, why), "'%s' lacks '%s'", out, why);
+    free(out);
+    if (absent) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, absent);
+        cr_assert(!hr_file_exists(path), "%s was written", absent);
+    }
+}
+
+TestSuite(hostile_cli, .init = setup, .fini = teardown, .timeout = 180);
+
+#define DIVERGE "'{\"objective\":\"rank\",\"learning_rate\":10,\"rounds\":200,\"lambda_l2\":0,\"min_sum_hessian_in_leaf\":0," \
+                "\"min_data_in_leaf\":0,\"rank_weight\":\"none\",\"early_stopping_rounds\":0}'"
+
+/* A gbdt whose scores run off to infinity (learning_rate 10, no L2, no hessian floor) was written with non-finite
+ * leaves and exit 0: it stops with "diverged", with a validation split and without, and writes nothing. */
+Test(hostile_cli, a_diverged_gbdt_is_an_error_and_no_model)
+{
+    REFUSED(0, "diverged", "m.h5", "train --data t.csv --task select --model gbdt --config " DIVERGE " --out m.h5 --quiet");
+    REFUSED(0, "diverged", "m.h5",
+            "train --data t.csv --task select --model gbdt --valid-fraction 0 --config " DIVERGE " --out m.h5 --quiet");
+}
+
+/* A model whose scores are all NaN (its numbers edited to NaN, as a diverged run wrote them): predict ranked
+ * "0 configurations" and exited 0. */
+Test(hostile_cli, predict_with_no_finite_score_fails)
+{
+    OK("train --data t.csv --task select --model frequent --valid-fraction 0 --out r.h5 --quiet");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/r.h5", dir);
+    /* every float dataset of the family (the frequent baseline's shares) set to NaN */
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "family", H5P_DEFAULT);
+    cr_assert_geq(g, 0);
+    char **names;
+    size_t nn;
+    cr_assert_eq(hr_h5_list(g, &names, &nn), HR_OK);
+    int edited = 0;
+    for (size_t i = 0; i < nn; i++) {
+        H5O_info_t info;
+        if (H5Oget_info_by_name(g, names[i], &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_DATASET) continue;
+        hid_t d = H5Dopen2(g, names[i], H5P_DEFAULT), t = H5Dget_type(d), sp = H5Dget_space(d);
+        if (H5Tget_class(t) == H5T_FLOAT) {
+            hssize_t n = H5Sget_simple_extent_npoints(sp);
+            float *nan = malloc((size_t)(n > 0 ? n : 1) * sizeof *nan);
+            for (hssize_t j = 0; j < n; j++) nan[j] = NAN;
+            cr_assert_geq(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nan), 0);
+            free(nan);
+            edited++;
+        }
+        H5Tclose(t);
+        H5Sclose(sp);
+        H5Dclose(d);
+    }
+    hr_h5_free_strings(names, nn);
+    cr_assert_gt(edited, 0);
+    H5Gclose(g);
+    H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
+    REFUSED(1, "no configuration gets a finite score", NULL, "predict --model r.h5 --problem 'M=128,N=4096,K=64,dtype=fp16'");
+}
+
+/* r2 of a model that regresses no per-pair target was printed "r2 nan". */
+Test(hostile_cli, undefined_r2_prints_as_a_dash)
+{
+    char *out;
+    int rc = run_in(&out, "train --data t.csv --task select --model frequent --out f.h5");
+    cr_assert_eq(rc, 0, "%s", out);
+    cr_assert(strstr(out, "  r2 -"), "%s", out);
+    cr_assert_null(strstr(out, "nan"), "%s", out);
+    free(out);
+}
+
+/* diff: a gbdt (softmax) model that lacks configurations the data measures exited 1 with a decision, while the
+ * same with a frequent model exited 2. One rule: exit 2, naming the configuration. A model that scores
+ * configurations by their fields (gbdt rank) ranks them and decides. */
+Test(hostile_cli, diff_refuses_a_model_lacking_measured_configurations_whatever_its_family)
+{
+    char cmd[1024], *out;
+    snprintf(cmd, sizeof cmd, "cd '%s' && awk -F, 'NR==1 || $5!=64' t.csv > sub.csv && cp t.schema.json sub.schema.json", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0);
+    free(out);
+    OK("train --data sub.csv --task select --model gbdt --config '{\"rounds\":3}' --out old_gbdt.h5 --quiet");
+    OK("train --data sub.csv --task select --model frequent --out old_freq.h5 --quiet");
+    OK("train --data sub.csv --task select --model gbdt --config '{\"rounds\":3,\"objective\":\"rank\"}' --out old_rank.h5 --quiet");
+    OK("train --data t.csv --task select --model gbdt --config '{\"rounds\":3}' --out new.h5 --quiet");
+    REFUSED(2, "which the model does not know", NULL, "diff old_gbdt.h5 new.h5 --data t.csv");
+    REFUSED(2, "which the model does not know", NULL, "diff old_freq.h5 new.h5 --data t.csv");
+    int rc = run_in(&out, "diff old_rank.h5 new.h5 --data t.csv");
+    cr_assert(rc == 0 || rc == 1, "a rank model decides: exit %d\n%s", rc, out);
+    free(out);
+}
+
+/* --schema with a dataset cache (or a find-db) was ignored without a word, even when it was not JSON. */
+Test(hostile_cli, schema_with_a_source_that_has_none_is_refused)
+{
+    OK("data cache --data t.csv --out t.h5 --quiet");
+    REFUSED(0, "--schema applies to a benchmark table", NULL, "data info --data t.h5 --schema t.schema.json");
+    REFUSED(0, "--schema applies to a benchmark table", NULL, "data info --data t.h5 --schema '{garbage'");
+    REFUSED(0, "--schema applies to a benchmark table", "m.h5",
+            "train --data t.h5 --task select --model frequent --schema t.schema.json --out m.h5");
+    char args[2048];
+    snprintf(args, sizeof args, "data info --data %s --schema t.schema.json", test_miopen("gfx906_60.HIP.fdb.txt.bz2"));
+    REFUSED(0, "is a find-db, which has no schema", NULL, "%s", args);
+}
+
+/* The tune vendor baseline printed INT32_MIN fields as a prediction for a problem its list does not hold; --caps
+ * with a cache is applied (tune) or refused (select), never ignored. */
+Test(hostile_cli, tune_vendor_without_a_pick_and_caps_with_a_tune_cache)
+{
+    char *csv = gemm_caps_fixture_write(24, 3), args[4096];
+    snprintf(args, sizeof args, "train --data '%s' --task tune --model vendor --valid-fraction 0 --out v.h5 --quiet", csv);
+    OK("%s", args);
+    REFUSED(1, "makes no prediction", NULL,
+            "predict --model v.h5 --problem 'M=7,N=7,K=7,dtype=bf16,trans_a=N,trans_b=T'");
+    /* --caps with a cache: applied where the cache's table is tuned, refused where it is not */
+    snprintf(args, sizeof args, "data cache --data '%s' --out tc.h5 --quiet", csv);
+    OK("%s", args);
+    char caps[2048];
+    snprintf(caps, sizeof caps, "%s", csv);
+    strcpy(strstr(caps, "gemm.csv"), "gemm.caps.json");
+    OK("train --data tc.h5 --task tune --model gbdt --config '{\"rounds\":2}' --caps '%s' --valid-fraction 0 --out t1.h5 --quiet",
+       caps);
+    REFUSED(0, "capability rules are for --task tune", "m.h5",
+            "train --data tc.h5 --task select --model frequent --caps '%s' --out m.h5", caps);
+    free(csv);
+}
