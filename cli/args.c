@@ -171,7 +171,95 @@ int cli_get_config(const cli_args *a, const char *cmd, cJSON **out)
     return 0;
 }
 
-int cli_check_output(const char *cmd, const char *opt, const char *path)
+void cli_inputs_add(cli_inputs *in, const char *opt, const char *path)
+{
+    if (!path || *path == '{' || in->n == CLI_MAX_INPUTS) return;
+    char *o = hr_strdup(opt), *p = hr_strdup(path);
+    if (!o || !p) {
+        free(o);
+        free(p);
+        return;
+    }
+    in->opt[in->n] = o;
+    in->path[in->n++] = p;
+}
+
+/* path with `strip` removed from its end when it ends so, then `add` appended; NULL when it does not end so. */
+static char *path_swap(const char *path, const char *strip, const char *add)
+{
+    size_t n = strlen(path), k = strlen(strip);
+    if (n < k || strcmp(path + n - k, strip) != 0) return NULL;
+    char *p = hr_malloc(n - k + strlen(add) + 1);
+    if (p) {
+        memcpy(p, path, n - k);
+        strcpy(p + n - k, add);
+    }
+    return p;
+}
+
+void cli_inputs_add_data(cli_inputs *in, const char *data, const char *schema, const char *caps)
+{
+    if (!data) return;
+    cli_inputs_add(in, "--data", data);
+    cli_inputs_add(in, "--schema", schema);
+    cli_inputs_add(in, "--caps", caps);
+    /* the files read from beside the data: the name without its compression and its table or find-db ending */
+    static const char *const comp[] = {".gz", ".bz2", ""};
+    static const char *const kind[] = {".csv", ".tsv", ".fdb.txt"};
+    for (int c = 0; c < 3; c++)
+        for (int k = 0; k < 3; k++) {
+            char ending[32];
+            snprintf(ending, sizeof ending, "%s%s", kind[k], comp[c]);
+            char *base = path_swap(data, ending, "");
+            if (!base) continue;
+            const char *side[3] = {k < 2 && !schema ? ".schema.json" : NULL, k < 2 && !caps ? ".caps.json" : NULL,
+                                   k == 2 ? ".heuristic.txt" : NULL};
+            const char *what[3] = {"its schema", "its capability file", "its vendor sidecar"};
+            for (int j = 0; j < 3; j++) {
+                if (!side[j]) continue;
+                char *p = path_swap(base, "", side[j]);
+                if (p) cli_inputs_add(in, what[j], p);
+                if (p && j == 2) {
+                    char *bz = path_swap(p, "", ".bz2");
+                    if (bz) cli_inputs_add(in, what[j], bz);
+                    free(bz);
+                }
+                free(p);
+            }
+            free(base);
+            return;
+        }
+}
+
+void cli_inputs_free(cli_inputs *in)
+{
+    for (int i = 0; i < in->n; i++) {
+        free(in->opt[i]);
+        free(in->path[i]);
+    }
+    in->n = 0;
+}
+
+/* 0, or 1 after a message when path resolves to one of the inputs */
+static int output_is_input(const char *cmd, const char *opt, const char *path, const cli_inputs *in)
+{
+    for (int i = 0; in && i < in->n; i++)
+        if (hr_file_same(path, in->path[i])) {
+            fprintf(stderr, "heurist %s: --%s %s is the same file as %s %s: refusing to replace an input\n", cmd, opt, path,
+                    in->opt[i], in->path[i]);
+            return 1;
+        }
+    return 0;
+}
+
+int cli_check_output_in(const char *cmd, const char *opt, const char *dir, const char *name, const cli_inputs *in)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return output_is_input(cmd, opt, path, in);
+}
+
+int cli_check_output(const char *cmd, const char *opt, const char *path, const cli_inputs *in)
 {
     if (!path) return 0;
     if (!*path) {
@@ -183,6 +271,7 @@ int cli_check_output(const char *cmd, const char *opt, const char *path)
         fprintf(stderr, "heurist %s: --%s %s: is a folder, expected a file path\n", cmd, opt, path);
         return 1;
     }
+    if (output_is_input(cmd, opt, path, in)) return 1;
     char *dir = hr_strdup(path);
     if (!dir) return cli_fail(cmd);
     char *slash = strrchr(dir, '/');
@@ -231,6 +320,14 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     c->seed = (uint64_t)seed;
     c->threads = hr_threads_resolve((int)threads);
     return cli_get_config(a, cmd, &c->config);
+}
+
+void cli_train_opts_inputs(const cli_args *a, const cli_train_opts *c, cli_inputs *in)
+{
+    cli_inputs_add_data(in, c->data, c->schema, c->caps);
+    const char *cfg = cli_get(a, "config");
+    while (cfg && (*cfg == ' ' || *cfg == '\t' || *cfg == '\n' || *cfg == '\r')) cfg++;
+    cli_inputs_add(in, "--config", cfg);
 }
 
 void cli_train_opts_free(cli_train_opts *c)

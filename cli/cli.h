@@ -76,9 +76,25 @@ int cli_get_valid_fraction(const cli_args *a, double *out);
 /* --config: inline JSON or a file holding a JSON object; *out NULL when absent. Nonzero (message printed)
  * when neither. */
 int cli_get_config(const cli_args *a, const char *cmd, cJSON **out);
-/* Checks that an output file can be created: its folder exists and is writable, and the path is not a
- * folder. Prints "heurist CMD: --opt PATH: reason" and returns nonzero otherwise. NULL path: nothing. */
-int cli_check_output(const char *cmd, const char *opt, const char *path);
+/* The files a command reads, which no output may replace: each with the option that names it. */
+#define CLI_MAX_INPUTS 16
+typedef struct cli_inputs {
+    int n;
+    char *opt[CLI_MAX_INPUTS];  /* "--data", "its schema", ... (owned) */
+    char *path[CLI_MAX_INPUTS]; /* (owned) */
+} cli_inputs;
+/* Adds path (NULL, or inline JSON starting with '{': nothing) as read through opt. */
+void cli_inputs_add(cli_inputs *in, const char *opt, const char *path);
+/* Adds --data and what it brings along: --schema and --caps when given as files, else a table's FILE.schema.json
+ * and FILE.caps.json beside it, a find-db's FILE.heuristic.txt[.bz2] beside it. */
+void cli_inputs_add_data(cli_inputs *in, const char *data, const char *schema, const char *caps);
+void cli_inputs_free(cli_inputs *in);
+/* Checks that an output file can be created: its folder exists and is writable, the path is not a folder, and
+ * it is not one of the inputs (in may be NULL), compared by device and inode. Prints "heurist CMD: --opt PATH:
+ * reason" and returns nonzero otherwise. NULL path: nothing. */
+int cli_check_output(const char *cmd, const char *opt, const char *path, const cli_inputs *in);
+/* The same for a file named `name` that a command writes into the folder given by --opt. */
+int cli_check_output_in(const char *cmd, const char *opt, const char *dir, const char *name, const cli_inputs *in);
 
 /* Options every training command shares (train, cv, compare). */
 typedef struct cli_train_opts {
@@ -96,6 +112,8 @@ typedef struct cli_train_opts {
 /* Reads the shared options; need_model: --model is required. Nonzero (message printed) on a bad option. */
 int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c);
 void cli_train_opts_free(cli_train_opts *c);
+/* The files the shared options read: --data with its schema and caps, --config when it names a file. */
+void cli_train_opts_inputs(const cli_args *a, const cli_train_opts *c, cli_inputs *in);
 /* The pipe_opts of a run from the shared options (config, save path and the rest left empty). */
 pipe_opts cli_train_opts_pipe(const cli_train_opts *c);
 

@@ -110,8 +110,14 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("compare");
     }
-    /* the output folder exists and is writable before any training */
-    int bad = hr_mkdir_p(out) ? cli_fail("compare") : 0;
+    /* the output folder exists and is writable before any training, and none of the files written into it is an
+     * input */
+    cli_inputs in = {0};
+    cli_train_opts_inputs(&a, &c, &in);
+    int bad = 0;
+    for (int f = 0; pipe_compare_files[f] && !bad; f++) bad = cli_check_output_in("compare", "out", out, pipe_compare_files[f], &in);
+    cli_inputs_free(&in);
+    if (!bad && hr_mkdir_p(out)) bad = cli_fail("compare");
     struct stat st;
     if (!bad && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "heurist compare: --out %s: not a folder\n", out);

@@ -39,7 +39,15 @@ int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
     long long k;
     const char *rep;
     if (cli_train_opts_parse(&a, "cv", 1, &c) || !(rep = cli_need(&a, "cv", "report")) ||
-        cli_get_int(&a, "folds", 5, 2, CV_MAX_FOLDS, &k) || cli_check_output("cv", "report", rep)) {
+        cli_get_int(&a, "folds", 5, 2, CV_MAX_FOLDS, &k)) {
+        cli_train_opts_free(&c);
+        return 2;
+    }
+    cli_inputs in = {0};
+    cli_train_opts_inputs(&a, &c, &in);
+    int bad = cli_check_output("cv", "report", rep, &in);
+    cli_inputs_free(&in);
+    if (bad) {
         cli_train_opts_free(&c);
         return 2;
     }

@@ -228,8 +228,13 @@ int cli_cmd_data(int argc, char **argv)
     const char *path = cli_need(&a, "data", "data");
     if (!path) return 2;
     const char *out = NULL;
-    if (strcmp(argv[0], "cache") == 0 && (!(out = cli_need(&a, "data cache", "out")) || cli_check_output("data cache", "out", out)))
-        return 2;
+    if (strcmp(argv[0], "cache") == 0) {
+        cli_inputs in = {0};
+        cli_inputs_add_data(&in, path, cli_get(&a, "schema"), NULL);
+        int bad = !(out = cli_need(&a, "data cache", "out")) || cli_check_output("data cache", "out", out, &in);
+        cli_inputs_free(&in);
+        if (bad) return 2;
+    }
     hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_ERROR : HR_LOG_WARN);
     data_load_opts opts = {cli_has(&a, "strict"), &log, 0, cli_get(&a, "schema")};
     data_select *sel;

@@ -225,9 +225,14 @@ int cli_cmd_diff(int argc, char **argv)
     const char *dpath = cli_need(&a, "diff", "data");
     pipe_diff_opts o;
     long long seed, folds, fold, threads;
-    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads) ||
-        cli_check_output("diff", "report", cli_get(&a, "report")))
-        return DIFF_ERROR;
+    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads)) return DIFF_ERROR;
+    cli_inputs in = {0};
+    cli_inputs_add(&in, "OLD", pos[0]);
+    cli_inputs_add(&in, "NEW", pos[1]);
+    cli_inputs_add_data(&in, dpath, NULL, NULL);
+    int bad = cli_check_output("diff", "report", cli_get(&a, "report"), &in);
+    cli_inputs_free(&in);
+    if (bad) return DIFF_ERROR;
     model *old_m = NULL, *new_m = NULL;
     pipe_dataset d;
     memset(&d, 0, sizeof d);

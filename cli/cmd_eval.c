@@ -33,9 +33,13 @@ int cli_cmd_eval(int argc, char **argv)
     const char *mpath = cli_need(&a, "eval", "model"), *dpath = cli_need(&a, "eval", "data");
     const char *rep = cli_need(&a, "eval", "report");
     long long seed;
-    if (!mpath || !dpath || !rep || cli_get_int(&a, "seed", 0, LLONG_MIN, LLONG_MAX, &seed) ||
-        cli_check_output("eval", "report", rep))
-        return 2;
+    if (!mpath || !dpath || !rep || cli_get_int(&a, "seed", 0, LLONG_MIN, LLONG_MAX, &seed)) return 2;
+    cli_inputs in = {0};
+    cli_inputs_add(&in, "--model", mpath);
+    cli_inputs_add_data(&in, dpath, cli_get(&a, "schema"), cli_get(&a, "caps"));
+    int bad = cli_check_output("eval", "report", rep, &in);
+    cli_inputs_free(&in);
+    if (bad) return 2;
     hr_log log = hr_log_stderr(HR_LOG_WARN);
     model *m;
     if (model_load(mpath, &m)) return cli_fail("eval");

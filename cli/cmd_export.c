@@ -33,11 +33,23 @@ int cli_cmd_export(int argc, char **argv)
         fprintf(stderr, "heurist export: --format '%s': expected c or lightgbm\n", format);
         return 2;
     }
+    /* --format c writes PREFIX.c and PREFIX.h into the folder --out, lightgbm the file --out: neither may be the
+     * model */
+    cli_inputs in = {0};
+    cli_inputs_add(&in, "--model", mpath);
+    const char *prefix = cli_get(&a, "prefix") ? cli_get(&a, "prefix") : "heurist_model";
+    char c_name[1024], h_name[1024];
+    snprintf(c_name, sizeof c_name, "%s.c", prefix);
+    snprintf(h_name, sizeof h_name, "%s.h", prefix);
+    int bad = strcmp(format, "c") == 0 ? cli_check_output_in("export", "out", out, c_name, &in) ||
+                                             cli_check_output_in("export", "out", out, h_name, &in)
+                                       : cli_check_output("export", "out", out, &in);
+    cli_inputs_free(&in);
+    if (bad) return 2;
     model *m;
     if (model_load(mpath, &m)) return cli_fail("export");
     int rc = 0;
     if (strcmp(format, "c") == 0) {
-        const char *prefix = cli_get(&a, "prefix") ? cli_get(&a, "prefix") : "heurist_model";
         if (export_c_write(m, mpath, out, prefix)) rc = cli_fail("export");
         else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
     } else {

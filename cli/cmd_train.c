@@ -49,9 +49,18 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
     o.checkpoint = cli_get(&a, "checkpoint");
     o.resume = cli_has(&a, "resume");
     o.init_model = cli_get(&a, "init-model");
-    /* every output's folder is checked before the data is loaded and the model trained */
-    if (!out || cli_check_output("train", "out", out) || cli_check_output("train", "report", rep) ||
-        cli_check_output("train", "checkpoint", o.checkpoint)) {
+    /* every output's folder is checked before the data is loaded and the model trained, and no output may be
+     * an input or another output */
+    cli_inputs in = {0};
+    cli_train_opts_inputs(&a, &c, &in);
+    cli_inputs_add(&in, "--init-model", o.init_model);
+    int bad = !out || cli_check_output("train", "out", out, &in);
+    cli_inputs_add(&in, "--out", out);
+    bad = bad || cli_check_output("train", "report", rep, &in);
+    cli_inputs_add(&in, "--report", rep);
+    bad = bad || cli_check_output("train", "checkpoint", o.checkpoint, &in);
+    cli_inputs_free(&in);
+    if (bad) {
         cli_train_opts_free(&c);
         return 2;
     }

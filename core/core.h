@@ -180,6 +180,8 @@ int hr_file_commit(const char *tmp, const char *path);
 /* Writes len bytes atomically to path (temporary file, fsync, rename). */
 int hr_file_write_atomic(const char *path, const void *data, size_t len);
 int hr_file_exists(const char *path);
+/* 1 when both paths exist and resolve to one file (the same device and inode: links, "./x" and "x" alike). */
+int hr_file_same(const char *a, const char *b);
 /* 1 when the first n characters of s end with suffix. */
 int hr_ends_with(const char *s, size_t n, const char *suffix);
 /* Final component of a path, pointing into `path`. */

@@ -7,6 +7,9 @@
 #include "pipeline/pipeline_internal.h"
 #include "pipeline/plot.h"
 
+const char *const pipe_compare_files[] = {"report.json", "report.md", "efficiency_cdf.png", "top1_slices.png",
+                                         "training_curves.png", "tradeoff.png", NULL};
+
 /* The header and tables of report.md, which are also the terminal summary. */
 static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s, const char *split_desc, uint64_t seed,
                       const char *const *names, const pipe_result *const *res, const int *nres)
@@ -37,15 +40,12 @@ static int write_markdown(const char *dir, const pipe_dataset *d, const char *ta
         return hr_error(HR_EIO, "%s: cannot write: %s", path, strerror(errno));
     }
     fputs(tables, f);
+    /* a figure that cannot be written (a full disk) is an error of the run, as report.md's own write is */
     int np = plot_compare(dir, d, nm, names, res, nres, f);
-    if (np < 0) fprintf(f, "\n(plots could not be drawn: %s)\n", hr_last_error());
-    int rc = HR_OK;
-    if (ferror(f) | (fclose(f) != 0)) {
-        remove(tmp);
-        rc = hr_error(HR_EIO, "%s: write failed", path);
-    } else {
-        rc = hr_file_commit(tmp, path);
-    }
+    int rc = np < 0 ? np : HR_OK;
+    if (ferror(f) | (fclose(f) != 0) && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
+    if (rc) remove(tmp);
+    else rc = hr_file_commit(tmp, path);
     free(tmp);
     return rc;
 }

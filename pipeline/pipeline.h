@@ -168,6 +168,9 @@ typedef struct pipe_compare_spec {
  * o->ranks only rank 0 writes, and the other ranks get *summary NULL. */
 int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_opts *o, const char *dir,
                  pipe_result_fn on_result, void *ctx, char **summary);
+/* The names of every file pipe_compare may write into dir, NULL-terminated (so a caller can check none is an
+ * input). */
+extern const char *const pipe_compare_files[];
 
 /* One line of a result's figures, "NAME  top1 0.9000  top5 ..." (select) or "NAME  param_accuracy ..." */
 void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n);

@@ -117,8 +117,13 @@ static int figure_end(cairo_surface_t *surf, cairo_t *cr, const char *dir, const
     char *tmp = hr_file_tmp_path(path);
     int rc = HR_OK;
     if (!tmp) rc = HR_ENOMEM;
-    else if (cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) rc = hr_error(HR_EIO, "%s: cannot write PNG", path);
-    else rc = hr_file_commit(tmp, path);
+    else if (cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) {
+        /* cairo leaves what it wrote: the temporary goes, nothing half-written stays beside the report */
+        remove(tmp);
+        rc = hr_error(HR_EIO, "%s: cannot write PNG", path);
+    } else {
+        rc = hr_file_commit(tmp, path);
+    }
     free(tmp);
     cairo_surface_destroy(surf);
     return rc;
