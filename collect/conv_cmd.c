@@ -10,7 +10,8 @@
  * stopped by a time limit or killed keeps every finished problem; the merge writes OUT and the files beside it
  * in the key list's order when every worker has ended, whatever the number of workers. --resume skips the keys
  * already in OUT or in a part. A problem that ends its worker with a CUDA error is listed in OUT.failed, which
- * --resume also skips, so that a resumed run gets past it. Exit status: 0 (also when --time-limit stopped the
+ * --resume also skips, so that a resumed run gets past it. Problems are dealt longest first by
+ * collect_conv_cost_s (run.h). Exit status: 0 (also when --time-limit stopped the
  * run: --resume continues), 3 a worker ended with a CUDA error, 1 another error, 2 usage. */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,24 @@ static int conv_lines_read(const conv_job *j, int i, collect_lines *l)
     return rc;
 }
 
+/* Sorts the to-do list longest first by collect_conv_cost_s (a key that does not parse costs 0: its worker
+ * skips it at once); the estimated total and longest, seconds. */
+static int conv_order(conv_job *j, double *total, double *longest)
+{
+    double *cost = malloc(((size_t)j->n_todo + 1) * sizeof *cost);
+    if (!cost) return collect_error(COLLECT_ENOMEM, "out of memory");
+    for (int i = 0; i < j->n_todo; i++) {
+        const char *key = j->keys[j->todo[i]];
+        collect_conv cv;
+        cost[i] = collect_conv_from_key(key, strlen(key), &cv) ? 0.0 : collect_conv_cost_s(&cv);
+        *total += cost[i];
+        if (cost[i] > *longest) *longest = cost[i];
+    }
+    int rc = collect_deal_order(j->todo, cost, j->n_todo);
+    free(cost);
+    return rc;
+}
+
 /* The keys still to measure: not in the output or its parts, nor listed as failed (with --resume); without
  * --resume the parts of an earlier run are removed. -1 after printing an error, else the count. */
 static int conv_plan(conv_job *j)
@@ -86,12 +105,15 @@ static int conv_plan(conv_job *j)
     }
     collect_lines_free(&done);
     collect_lines_free(&failed);
+    double total = 0, longest = 0;
+    if (!rc) rc = conv_order(j, &total, &longest);
     if (rc) {
         fprintf(stderr, "heurist-collect conv: %s\n", collect_last_error());
         return -1;
     }
     printf("%d problem keys in %s: %d already in the output, %d skipped as they ended an earlier run with a CUDA "
-           "error, %d to measure\n", j->n_keys, j->problems, j->n_before, n_failed, j->n_todo);
+           "error, %d to measure, dealt longest first (estimated %.0f s of measuring in all, the longest %.2f s)\n",
+           j->n_keys, j->problems, j->n_before, n_failed, j->n_todo, total, longest);
     return j->n_todo;
 }
 
@@ -130,8 +152,9 @@ static int conv_write(FILE *const *f, const char *key, collect_dir dir, collect_
     return collect_fdb_write_line(f[CONV_FDB], key, dir, m->res, m->n_res);
 }
 
-/* One worker: its parts, its GPU, the positions the run deals it. 0, 3 (a CUDA error), 1 (another error). */
-static int conv_work(conv_job *j, collect_run *run, int *stopped)
+/* One worker: its parts, its GPU, the positions the run deals it; its times in *tm. 0, 3 (a CUDA error), 1
+ * (another error). */
+static int conv_work(conv_job *j, collect_run *run, int *stopped, collect_worker_times *tm)
 {
     const char *tag = collect_run_tag(run);
     char part[CONV_FILES][4300];
@@ -157,10 +180,12 @@ static int conv_work(conv_job *j, collect_run *run, int *stopped)
     int written = 0, pos;
     double longest = 0;
     collect_conv_measured m;
+    double t_first = 0;
     rc = 0;
     while ((pos = collect_run_next(run)) >= 0) {
         const char *key = j->keys[j->todo[pos]];
         double t0 = cli_now_s();
+        if (t_first == 0) t_first = t0;
         if (j->limit > 0 && t0 - run->t_start + (longest * 2 > 3 ? longest * 2 : 3) > j->limit) {
             *stopped = 1;
             break;
@@ -198,7 +223,9 @@ static int conv_work(conv_job *j, collect_run *run, int *stopped)
             fflush(stdout);
         }
     }
-    printf("%s%d problems written, %.1f s (longest problem %.2f s)\n", tag, written, cli_now_s() - run->t_start, longest);
+    double t_end = cli_now_s();
+    *tm = (collect_worker_times){(t_first > 0 ? t_first : t_end) - run->t_began, t_first > 0 ? t_end - t_first : 0, 0, written};
+    printf("%s%d problems written, %.1f s (longest problem %.2f s)\n", tag, written, t_end - run->t_start, longest);
     char title[96];
     snprintf(title, sizeof title, "%sproblems skipped", tag);
     cli_tally_print(&skipped, stdout, title);
@@ -210,10 +237,15 @@ fail:
     fprintf(stderr, "%sheurist-collect conv: %s\n", tag, collect_last_error());
     collect_run_stop(run);
     rc = 1;
-cleanup:
+cleanup:;
+    double t_close = cli_now_s();
     if (t.close) t.close(&t);
     for (int i = 0; i < CONV_FILES; i++)
         if (f[i] && fclose(f[i])) rc = 1;
+    tm->closing = cli_now_s() - t_close;
+    printf("%sworker times: start-up %.2f s, measuring %.2f s (%d problems), closing %.2f s\n", tag, tm->startup,
+           tm->measuring, tm->problems, tm->closing);
+    fflush(stdout);
     return rc;
 }
 
@@ -296,17 +328,19 @@ int cmd_conv(int argc, char **argv)
     if (run.workers > 1 && run.merger) printf("%d workers (%s)\n", run.workers, run.mpi ? "MPI ranks" : "--gpus");
     if (collect_run_start(&run, n_todo)) goto done;
     int stopped = 0, wrc = 0;
-    if (run.worker >= 0 && j.keys) wrc = conv_work(&j, &run, &stopped);
+    collect_worker_times times = {0};
+    if (run.worker >= 0 && j.keys) wrc = conv_work(&j, &run, &stopped, &times);
     else if (run.worker >= 0) {
         collect_run_stop(&run); /* this rank could not read the keys */
         wrc = 1;
     }
-    collect_run_finish(&run, wrc, stopped);
+    collect_run_finish(&run, wrc, stopped, &times);
     if (!run.merger) {
         rc = wrc;
         goto done;
     }
     int merged = 0;
+    double t_merge = cli_now_s();
     if (conv_merge(&j, &merged)) {
         fprintf(stderr, "heurist-collect conv: merge: %s\n", collect_last_error());
         rc = 1;
@@ -316,6 +350,7 @@ int cmd_conv(int argc, char **argv)
     int this_run = merged - j.n_before;
     printf("merged: %d problems in %s, %d measured this run by %d worker%s in %.1f s (%.2f problems/s)\n", merged,
            j.path[CONV_FDB], this_run, run.workers, run.workers > 1 ? "s" : "", el, el > 0 ? this_run / el : 0.0);
+    collect_run_times_print(&run, this_run, t_merge);
     if (run.job_stopped) printf("stopped by --time-limit with problems left: run again with --resume to continue\n");
     rc = run.job_rc;
 done:

@@ -75,6 +75,28 @@ int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, s
     return COLLECT_OK;
 }
 
+/* Grows an operand buffer to at least `bytes` (a quarter more when it fits, so that a run of growing shapes
+ * reallocates rarely); 0, 1 when the GPU's memory cannot hold it. */
+static int operand_grow(void **p, size_t *cap, size_t bytes)
+{
+    if (*cap >= bytes) return 0;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes + bytes / 4;
+    if (cudaMalloc(p, want) != cudaSuccess) {
+        cudaGetLastError(); /* an out-of-memory error is not sticky: clear it */
+        want = bytes;
+        if (cudaMalloc(p, want) != cudaSuccess) {
+            cudaGetLastError();
+            *p = NULL;
+            return 1;
+        }
+    }
+    *cap = want;
+    return 0;
+}
+
 void gemm_gpu_free(gemm_gpu *g)
 {
     cudaFree(g->a);
@@ -217,8 +239,8 @@ int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s,
     p->s = *s;
     size_t ab, bb, db;
     collect_gemm_shape_bytes(s, &ab, &bb, &db);
-    if (ab > g->a_cap || bb > g->b_cap || db > g->d_cap) {
-        *why = "operands larger than the run's buffers";
+    if (operand_grow(&g->a, &g->a_cap, ab) || operand_grow(&g->b, &g->b_cap, bb) || operand_grow(&g->d, &g->d_cap, db)) {
+        *why = "operands larger than the GPU's free memory";
         return 1;
     }
     cudaDataType_t dt = data_type(s->dtype);

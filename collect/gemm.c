@@ -2,6 +2,7 @@
 #include "gemm.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,28 @@ void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b,
 double collect_gemm_shape_flops(const collect_gemm_shape *s)
 {
     return 2.0 * (double)s->m * (double)s->n * (double)s->k;
+}
+
+double collect_gemm_shape_cost_s(const collect_gemm_shape *s, int n_enum, int n_heur)
+{
+    static const double peak[COLLECT_GEMM_DTYPE_COUNT] = {600e12, 600e12, 50e12, 300e12}; /* bf16 fp16 fp32 tf32 */
+    size_t a, b, d;
+    collect_gemm_shape_bytes(s, &a, &b, &d);
+    double t = fmax(collect_gemm_shape_flops(s) / peak[s->dtype], (double)(a + b + d) / 3.35e12) * 1e6 + 4.0;
+    /* (speed factor, count, timed by its warm-ups alone): the heuristic's list, the sampled configurations
+     * within the slow factor, the slow quarter */
+    const double group[3][3] = {{1.1, n_heur < 8 ? n_heur : 8, 0}, {2.5, 0.75 * n_enum, 0}, {6.0, 0.25 * n_enum, 1}};
+    double us = 5000.0 + 3.0 * n_enum * 10.0;
+    for (int g = 0; g < 3; g++) {
+        double tc = group[g][0] * t, count = group[g][1];
+        if (group[g][2] > 0) {
+            us += count * (40.0 + 2.0 * tc);
+            continue;
+        }
+        double batch = fmin(64.0, fmax(1.0, ceil(100.0 / tc)));
+        us += count * (40.0 + tc + 1.5 * 4.0 * batch * 3.0 + 3.0 * batch * tc);
+    }
+    return us / 1e6;
 }
 
 /* ---- configurations ---- */

@@ -6,7 +6,8 @@
  * ends, so a run stopped by --time-limit, --limit or a kill keeps every finished shape; the merge writes the
  * table in the shape list's order when every worker has ended, whatever the number of workers. --resume skips
  * the shapes in the table or in a part (cutting off an unfinished last member). A shape that ends its worker
- * with a CUDA error is listed in OUT.failed, which --resume skips. Exit status: 0 every shape done; 3 shapes
+ * with a CUDA error is listed in OUT.failed, which --resume skips. Shapes are dealt longest first by
+ * collect_gemm_shape_cost_s (run.h). Exit status: 0 every shape done; 3 shapes
  * remain (time limit, --limit or a CUDA error: run again with --resume); 1 error; 2 usage. */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct gemm_job {
     int *todo, n_todo;
     int n_before;          /* shapes in the table or its parts when the run began */
     int cut;               /* --limit left shapes out of this run */
+    size_t a_max, b_max, d_max; /* operand bytes of the list's largest shape, for the log */
 } gemm_job;
 
 /* The shapes still to measure (see conv_plan); --limit keeps the first N of them. -1 after printing an error. */
@@ -70,13 +72,31 @@ static int gemm_plan(gemm_job *j)
         j->cut = 1;
         printf(" (the first %d: --limit)", j->n_todo);
     }
-    printf("; candidates: the heuristic's list (up to %d) + up to %d sampled, seed %llu\n", j->opts.n_heur,
+    /* the shapes this run measures, longest first */
+    double *cost = malloc(((size_t)j->n_todo + 1) * sizeof *cost), total = 0, longest = 0;
+    if (!cost) {
+        fprintf(stderr, "\nheurist-collect gemm: out of memory\n");
+        return -1;
+    }
+    for (int i = 0; i < j->n_todo; i++) {
+        cost[i] = collect_gemm_shape_cost_s(&j->shapes[j->todo[i]], j->opts.n_enum, j->opts.n_heur);
+        total += cost[i];
+        if (cost[i] > longest) longest = cost[i];
+    }
+    rc = collect_deal_order(j->todo, cost, j->n_todo);
+    free(cost);
+    if (rc) {
+        fprintf(stderr, "\nheurist-collect gemm: %s\n", collect_last_error());
+        return -1;
+    }
+    printf(", dealt longest first (estimated %.0f s of measuring in all, the longest %.2f s); candidates: the "
+           "heuristic's list (up to %d) + up to %d sampled, seed %llu\n", total, longest, j->opts.n_heur,
            j->opts.n_enum, (unsigned long long)j->opts.seed);
     return j->n_todo;
 }
 
 /* One worker (see conv_work); worker 0 also writes the schema and the capability lists. */
-static int gemm_work(gemm_job *j, collect_run *run, int *stopped)
+static int gemm_work(gemm_job *j, collect_run *run, int *stopped, collect_worker_times *tm)
 {
     const char *tag = collect_run_tag(run);
     char part[4200], failed_part[4300];
@@ -106,9 +126,10 @@ static int gemm_work(gemm_job *j, collect_run *run, int *stopped)
     printf("%s%s\n", tag, line);
     if (run->worker == 0)
         printf("timing: 1 warm-up, median of %d batches of B calls (B: batch >= %.0f us, at most %d) behind a spin; "
-               "a warm-up > %gx the best so far: single time; L2 not flushed; workspace %zu MiB; buffers A %zu MiB, "
-               "B %zu MiB, D %zu MiB\n", j->opts.repeats, j->opts.min_batch_us, j->opts.max_batch, j->opts.slow_factor,
-               j->opts.ws_bytes >> 20, j->opts.a_max >> 20, j->opts.b_max >> 20, j->opts.d_max >> 20);
+               "a warm-up > %gx the best so far: single time; L2 not flushed; workspace %zu MiB; operand buffers "
+               "grown to the largest shape a worker measures (the list's largest: A %zu MiB, B %zu MiB, D %zu MiB)\n",
+               j->opts.repeats, j->opts.min_batch_us, j->opts.max_batch, j->opts.slow_factor, j->opts.ws_bytes >> 20,
+               j->a_max >> 20, j->b_max >> 20, j->d_max >> 20);
     for (int d = 0; d < COLLECT_GEMM_DTYPE_COUNT; d++) {
         if (t.caps(&t, (collect_gemm_dtype)d, &caps[d])) goto fail;
         int tiles = 0;
@@ -124,13 +145,14 @@ static int gemm_work(gemm_job *j, collect_run *run, int *stopped)
     cli_tally skipped = {0};
     int written = 0, pos;
     long timed = 0;
-    double longest = 0;
+    double longest = 0, t_first = 0;
     rc = 0;
     while ((pos = collect_run_next(run)) >= 0) {
         int i = j->todo[pos];
         const collect_gemm_shape *s = &j->shapes[i];
         const char *key = j->keys[i];
         double t0 = cli_now_s();
+        if (t_first == 0) t_first = t0;
         if (j->limit > 0 && t0 - run->t_start + (longest * 2 > 3 ? longest * 2 : 3) > j->limit) {
             *stopped = 1;
             break;
@@ -170,7 +192,9 @@ static int gemm_work(gemm_job *j, collect_run *run, int *stopped)
                     tag, pos + 1, j->n_todo, key, nc, nr, best, heur0, dt, written, timed, now - run->t_start);
         }
     }
-    printf("%s%d shapes written, %.1f s (longest shape %.2f s)\n", tag, written, cli_now_s() - run->t_start, longest);
+    double t_end = cli_now_s();
+    *tm = (collect_worker_times){(t_first > 0 ? t_first : t_end) - run->t_began, t_first > 0 ? t_end - t_first : 0, 0, written};
+    printf("%s%d shapes written, %.1f s (longest shape %.2f s)\n", tag, written, t_end - run->t_start, longest);
     char title[96];
     snprintf(title, sizeof title, "%sshapes skipped", tag);
     cli_tally_print(&skipped, stdout, title);
@@ -182,7 +206,8 @@ fail:
     fprintf(stderr, "%sheurist-collect gemm: %s\n", tag, collect_last_error());
     collect_run_stop(run);
     rc = 1;
-cleanup:
+cleanup:;
+    double t_close = cli_now_s();
     if (collect_gemm_out_close(&fo)) {
         fprintf(stderr, "%sheurist-collect gemm: %s\n", tag, collect_last_error());
         rc = 1;
@@ -190,6 +215,10 @@ cleanup:
     if (t.close) t.close(&t);
     for (int d = 0; d < COLLECT_GEMM_DTYPE_COUNT; d++) collect_gemm_capset_free(&caps[d]);
     free(rows);
+    tm->closing = cli_now_s() - t_close;
+    printf("%sworker times: start-up %.2f s, measuring %.2f s (%d shapes), closing %.2f s\n", tag, tm->startup,
+           tm->measuring, tm->problems, tm->closing);
+    fflush(stdout);
     return rc;
 }
 
@@ -303,9 +332,9 @@ int cmd_gemm(int argc, char **argv)
     for (int i = 0; keys_ok && i < j.n_keys; i++) {
         size_t a, b, d;
         collect_gemm_shape_bytes(&j.shapes[i], &a, &b, &d);
-        j.opts.a_max = a > j.opts.a_max ? a : j.opts.a_max;
-        j.opts.b_max = b > j.opts.b_max ? b : j.opts.b_max;
-        j.opts.d_max = d > j.opts.d_max ? d : j.opts.d_max;
+        j.a_max = a > j.a_max ? a : j.a_max;
+        j.b_max = b > j.b_max ? b : j.b_max;
+        j.d_max = d > j.d_max ? d : j.d_max;
     }
     if (!keys_ok) fprintf(stderr, "heurist-collect gemm: %s\n", collect_last_error());
     else if (collect_run_plans(&run)) n_todo = gemm_plan(&j);
@@ -314,17 +343,19 @@ int cmd_gemm(int argc, char **argv)
     if (run.workers > 1 && run.merger) printf("%d workers (%s)\n", run.workers, run.mpi ? "MPI ranks" : "--gpus");
     if (collect_run_start(&run, n_todo)) goto done;
     int stopped = 0, wrc = 0;
-    if (run.worker >= 0 && keys_ok) wrc = gemm_work(&j, &run, &stopped);
+    collect_worker_times times = {0};
+    if (run.worker >= 0 && keys_ok) wrc = gemm_work(&j, &run, &stopped, &times);
     else if (run.worker >= 0) {
         collect_run_stop(&run); /* this rank could not read the shapes */
         wrc = 1;
     }
-    collect_run_finish(&run, wrc, stopped);
+    collect_run_finish(&run, wrc, stopped, &times);
     if (!run.merger) {
         rc = wrc;
         goto done;
     }
     int merged = 0;
+    double t_merge = cli_now_s();
     if (gemm_merge(&j, &merged)) {
         fprintf(stderr, "heurist-collect gemm: merge: %s\n", collect_last_error());
         rc = 1;
@@ -334,6 +365,7 @@ int cmd_gemm(int argc, char **argv)
     int this_run = merged - j.n_before;
     printf("merged: %d shapes in %s, %d measured this run by %d worker%s in %.1f s (%.2f shapes/s)\n", merged, j.out,
            this_run, run.workers, run.workers > 1 ? "s" : "", el, el > 0 ? this_run / el : 0.0);
+    collect_run_times_print(&run, this_run, t_merge);
     if (run.job_stopped || j.cut) printf("stopped by --time-limit or --limit: run again with --resume to continue\n");
     rc = run.job_rc ? run.job_rc : run.job_stopped || j.cut ? 3 : 0;
 done:

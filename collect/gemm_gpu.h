@@ -27,7 +27,7 @@ typedef struct gemm_gpu {
     cublasLtHandle_t lt;
     cudaStream_t s;
     cudaEvent_t ev[GEMM_GPU_MAX_REPEATS + 1];
-    void *a, *b, *d, *ws;     /* operands at the largest size of the run, and the workspace */
+    void *a, *b, *d, *ws;     /* operands, grown to the largest shape measured so far, and the workspace */
     size_t a_cap, b_cap, d_cap, ws_size;
     int repeats, max_batch;
     double min_batch_us, slow_factor;
@@ -53,6 +53,8 @@ typedef enum gemm_time_kind {
     GEMM_TIME_SLOW,       /* a single warm-up (slower than slow_factor x the best) */
 } gemm_time_kind;
 
+/* The stream, events, handle and workspace; the operand buffers at the given sizes (0: allocated by the
+ * first shape), each grown by gemm_problem_init to the shapes it is given. */
 int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, size_t ws_bytes, int repeats,
                   double min_batch_us, int max_batch, double slow_factor);
 void gemm_gpu_free(gemm_gpu *g);
@@ -64,8 +66,9 @@ long gemm_gpu_cublaslt_version(void);
  * 0, or a negative code. */
 int gemm_gpu_caps(gemm_gpu *g, collect_gemm_dtype t, collect_gemm_capset *out);
 
-/* Descriptors for a shape, and A and B filled with fresh uniform values in [-1, 1]. 0; 1 with *why when
- * cuBLASLt refuses it or it does not fit the buffers; negative on a CUDA error that ends the run. */
+/* Descriptors for a shape, the operand buffers grown to it, and A and B filled with fresh uniform values in
+ * [-1, 1]. 0; 1 with *why when cuBLASLt refuses it or the GPU's memory cannot hold it; negative on a CUDA
+ * error that ends the run. */
 int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s, const char **why);
 void gemm_problem_free(gemm_problem *p);
 

@@ -158,6 +158,14 @@ double collect_conv_flops(const collect_conv *cv)
     return 2.0 * (double)collect_conv_y_elems(cv) * (double)(cv->c / cv->groups) * (double)prod(cv->w_sp, cv->nd);
 }
 
+double collect_conv_cost_s(const collect_conv *cv)
+{
+    double bytes = (double)collect_dtype_bytes(cv->dtype) *
+                   ((double)collect_conv_x_elems(cv) + (double)collect_conv_y_elems(cv) + (double)collect_conv_w_elems(cv));
+    double slow = collect_conv_flops(cv) / 10e12 + bytes / 100e9;
+    return 0.03 + (cv->nd == 3 ? 3.0 : 1.0) * slow;
+}
+
 /* ---- kernel names ---- */
 static const char *const fwd_algos[] = {"FWD_IMPLICIT_GEMM", "FWD_IMPLICIT_PRECOMP_GEMM", "FWD_GEMM", "FWD_DIRECT",
                                         "FWD_FFT", "FWD_FFT_TILING", "FWD_WINOGRAD", "FWD_WINOGRAD_NONFUSED"};

@@ -32,6 +32,8 @@ struct run_shared {
     atomic_int next;        /* the first to-do position not yet dealt */
     atomic_int stop;        /* a worker failed: the others stop after their current problem */
     atomic_int stopped;     /* a worker stopped with problems left (--time-limit) */
+    collect_worker_times times[RUN_MAX_WORKERS];  /* each forked worker's, written before it exits */
+    int has_times[RUN_MAX_WORKERS];
 };
 
 static int launched_by_mpi(void)
@@ -39,12 +41,31 @@ static int launched_by_mpi(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
-/* A chunk's first position from the shared counter, or -1 when the list is dealt or the job stops. */
-static int deal_take(run_shared *sh, int chunk, int n_todo)
+/* A chunk's first position from the shared counter, or -1 when the list is dealt or the job stops; the
+ * chunk's size is collect_deal_chunk's of its first position, which the taker computes again. */
+static int deal_take(run_shared *sh, int chunk, int n_todo, int workers)
 {
     if (atomic_load(&sh->stop)) return -1;
-    int first = atomic_fetch_add(&sh->next, chunk);
-    return first < n_todo ? first : -1;
+    int first = atomic_load(&sh->next);
+    do {
+        if (first >= n_todo) return -1;
+    } while (!atomic_compare_exchange_weak(&sh->next, &first, first + collect_deal_chunk(first, n_todo, chunk, workers)));
+    return first;
+}
+
+/* Keeps the largest of each time over the workers, and which worker it came from. */
+static void times_merge(collect_run *r, int w, const collect_worker_times *t)
+{
+    if (t->startup > r->slowest.startup) {
+        r->slowest.startup = t->startup;
+        r->slowest_startup = w;
+    }
+    if (t->measuring > r->slowest.measuring) {
+        r->slowest.measuring = t->measuring;
+        r->slowest.problems = t->problems;
+        r->slowest_measuring = w;
+    }
+    if (t->closing > r->slowest.closing) r->slowest.closing = t->closing;
 }
 
 /* 0 < 3 (a device error: --resume goes on past it) < anything else */
@@ -85,7 +106,7 @@ static void *dealer_main(void *arg)
             atomic_store(&r->sh->stop, 1);
             continue;
         }
-        int first = deal_take(r->sh, r->chunk, r->n_todo);
+        int first = deal_take(r->sh, r->chunk, r->n_todo, r->workers);
         MPI_Send(&first, 1, MPI_INT, st.MPI_SOURCE, TAG_GIVE, r->mpi->deal);
     }
     return NULL;
@@ -163,7 +184,10 @@ int collect_run_init(collect_run *r, const char *cmd, const char *gpus, int chun
     if (!gpus) return 0;
     int devices = 0;
     if (strcmp(gpus, "all") == 0) {
-        if (collect_device_count(&devices)) {
+        double t0 = cli_now_s();
+        int counted = collect_device_count(&devices);
+        r->count_s = cli_now_s() - t0;
+        if (counted) {
             fprintf(stderr, "heurist-collect %s: --gpus all: %s\n", cmd, collect_last_error());
             return 1;
         }
@@ -213,6 +237,7 @@ int collect_run_start(collect_run *r, int n_todo)
 {
     r->n_todo = n_todo;
     r->next = r->end = 0;
+    r->t_began = cli_now_s();
 #ifdef HEURIST_COLLECT_MPI
     if (r->mpi) {
         if (r->merger && r->workers > 1) {
@@ -240,6 +265,7 @@ int collect_run_start(collect_run *r, int n_todo)
             break;
         }
         if (p == 0) {
+            r->t_began = cli_now_s();
             r->worker = r->device = started;
             r->forked = 1;
             r->merger = 0;
@@ -273,6 +299,9 @@ int collect_run_start(collect_run *r, int n_todo)
             r->job_rc = worse(r->job_rc, WEXITSTATUS(st));
         }
     }
+    r->t_ended = cli_now_s();
+    for (int w = 0; w < started; w++)
+        if (r->sh->has_times[w]) times_merge(r, w, &r->sh->times[w]);
     return 0;
 }
 
@@ -288,10 +317,10 @@ int collect_run_next(collect_run *r)
             first = -1;
     } else
 #endif
-        first = deal_take(r->sh, r->chunk, r->n_todo);
+        first = deal_take(r->sh, r->chunk, r->n_todo, r->workers);
     if (first < 0) return -1;
     r->next = first;
-    r->end = first + r->chunk < r->n_todo ? first + r->chunk : r->n_todo;
+    r->end = first + collect_deal_chunk(first, r->n_todo, r->chunk, r->workers);
     return r->next++;
 }
 
@@ -308,14 +337,23 @@ void collect_run_stop(collect_run *r)
     atomic_store(&r->sh->stop, 1);
 }
 
-int collect_run_finish(collect_run *r, int rc, int stopped)
+int collect_run_finish(collect_run *r, int rc, int stopped, const collect_worker_times *times)
 {
     if (stopped) atomic_store(&r->sh->stopped, 1);
+    collect_worker_times none = {0};
+    if (!times) times = &none;
 #ifdef HEURIST_COLLECT_MPI
     if (r->mpi) {
         int mine[2] = {rc, stopped}, *all = r->merger ? calloc(2 * (size_t)r->workers, sizeof *all) : NULL;
+        double tm[4] = {times->startup, times->measuring, times->closing, times->problems};
+        double *tall = r->merger ? calloc(4 * (size_t)r->workers, sizeof *tall) : NULL;
         MPI_Gather(mine, 2, MPI_INT, all, 2, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Gather(tm, 4, MPI_DOUBLE, tall, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         if (r->merger) {
+            r->t_ended = cli_now_s();
+            for (int w = 0; tall && w < r->workers; w++)
+                times_merge(r, w, &(collect_worker_times){tall[4 * w], tall[4 * w + 1], tall[4 * w + 2], (int)tall[4 * w + 3]});
+            free(tall);
             r->job_rc = rc;
             r->job_stopped = stopped;
             for (int w = 1; all && w < r->workers; w++) {
@@ -337,9 +375,29 @@ int collect_run_finish(collect_run *r, int rc, int stopped)
         return rc;
     }
 #endif
-    if (!r->forked && r->worker >= 0) r->job_rc = rc;
+    if (r->forked) {
+        r->sh->times[r->worker] = *times;
+        r->sh->has_times[r->worker] = 1;
+    } else if (r->worker >= 0) {
+        r->job_rc = rc;
+        r->t_ended = cli_now_s();
+        times_merge(r, r->worker, times);
+    }
     if (r->merger) r->job_stopped = atomic_load(&r->sh->stopped);
     return rc;
+}
+
+void collect_run_times_print(const collect_run *r, int problems, double t_merge)
+{
+    double now = cli_now_s(), wall = now - r->t_start, plan = r->t_began - r->t_start;
+    printf("timings: plan %.2f s", plan);
+    if (r->count_s > 0) printf(" (GPUs counted in %.2f s)", r->count_s);
+    printf(", start-up %.2f s (slowest, worker %d), measuring %.2f s (longest, worker %d: %d problems), closing %.2f s, "
+           "workers ended at %.2f s, merge %.2f s, wall %.2f s\n", r->slowest.startup, r->slowest_startup,
+           r->slowest.measuring, r->slowest_measuring, r->slowest.problems, r->slowest.closing, r->t_ended - r->t_start,
+           now - t_merge, wall);
+    printf("throughput: %.2f problems/s over the wall time, %.2f over the longest measuring (steady state)\n",
+           wall > 0 ? problems / wall : 0.0, r->slowest.measuring > 0 ? problems / r->slowest.measuring : 0.0);
 }
 
 void collect_run_free(collect_run *r)

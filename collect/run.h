@@ -8,9 +8,15 @@
  *
  * Workers take positions of a shared to-do list in chunks (a slow problem holds up only its worker): an atomic
  * counter in memory shared with the forked workers, or under MPI a dealer thread of rank 0 that answers the
- * other ranks' requests while rank 0's worker measures. A worker that fails asks the others to stop after
- * their current problem. Each worker writes its own part files (parts.h); the merging process joins them when
- * every worker has ended.
+ * other ranks' requests while rank 0's worker measures. The planner orders the list longest first by an
+ * estimated cost (collect_deal_order), so that the job's tail is made of short problems and the workers end
+ * together; chunks shrink near the end of the list (collect_deal_chunk). A worker that fails asks the others
+ * to stop after their current problem. Each worker writes its own part files (parts.h); the merging process
+ * joins them, in the key list's order whatever the dealing order, when every worker has ended.
+ *
+ * Where the wall time goes: each worker reports its start-up (from its start to its first problem: the CUDA
+ * context, the library handles, buffers and part files), its measuring and its closing; the merger prints
+ * them with the planning and the merge in one "timings:" line (collect_run_times_print).
  */
 #ifndef HEURIST_COLLECT_RUN_H
 #define HEURIST_COLLECT_RUN_H
@@ -19,6 +25,14 @@
 
 typedef struct run_shared run_shared;
 typedef struct run_mpi run_mpi;
+
+/* One worker's times, seconds. */
+typedef struct collect_worker_times {
+    double startup;      /* from the worker's start (its fork, or collect_run_start) to its first problem */
+    double measuring;    /* from its first problem's start to its last one's end */
+    double closing;      /* releasing the device and closing its parts */
+    int problems;        /* problems it wrote */
+} collect_worker_times;
 
 typedef struct collect_run {
     const char *cmd;     /* "conv" or "gemm", for messages */
@@ -32,6 +46,11 @@ typedef struct collect_run {
     int job_rc;          /* in the merger once every worker ended: 0, or the worst worker status (3 before 1) */
     int job_stopped;     /* in the merger: a worker stopped with problems left (--time-limit) */
     double t_start;      /* the job's start, seconds (cli_now_s) */
+    double count_s;      /* --gpus all: the time taken to count the GPUs (a child process's CUDA start) */
+    double t_began;      /* this process's start of measuring: collect_run_start (the fork for a forked worker) */
+    double t_ended;      /* in the merger: when the last worker had ended */
+    collect_worker_times slowest;  /* in the merger: the largest start-up, measuring and closing of the workers */
+    int slowest_startup, slowest_measuring;  /* ... and the workers they came from */
     run_shared *sh;
     run_mpi *mpi;
 } collect_run;
@@ -52,11 +71,24 @@ int collect_run_start(collect_run *r, int n_todo);
 int collect_run_next(collect_run *r);
 /* A failing worker asks the others to stop after their current problem. */
 void collect_run_stop(collect_run *r);
-/* This worker has ended with status rc, stopped set when it left problems undone (--time-limit): the merger
- * learns every worker's (r->job_rc, r->job_stopped; gathered to rank 0 under MPI). Returns rc. */
-int collect_run_finish(collect_run *r, int rc, int stopped);
+/* This worker has ended with status rc, stopped set when it left problems undone (--time-limit), with its
+ * times (NULL: none, as in a process that measured nothing): the merger learns every worker's (r->job_rc,
+ * r->job_stopped, r->slowest; gathered to rank 0 under MPI). Returns rc. */
+int collect_run_finish(collect_run *r, int rc, int stopped, const collect_worker_times *times);
+/* The merger's "timings:" line: planning (keys, resume scan, order), the slowest start-up, the longest
+ * measuring with its problems, closing, when the workers had ended, the merge (from t_merge to now) and the
+ * wall time; then the throughputs over the wall time and over the longest measuring (the steady state). */
+void collect_run_times_print(const collect_run *r, int problems, double t_merge);
 /* Ends MPI where it was started; frees what the job held. */
 void collect_run_free(collect_run *r);
+
+/* ---- dealing (deal.c, in the CPU library) ---- */
+/* Sorts todo[0..n) (key indices; cost[i] the estimated cost of todo[i]) into decreasing cost, ties in
+ * increasing key index: the dealing order. The output's order is the key list's whatever this order. */
+int collect_deal_order(int *todo, const double *cost, int n);
+/* The size of the chunk that starts at position first of n_todo: chunk, but at most an even share of what is
+ * left among twice the workers (at least 1), so that the last problems go one at a time. */
+int collect_deal_chunk(int first, int n_todo, int chunk, int workers);
 
 /* "[worker w/N] " in a job of several workers, "" alone: the prefix of a worker's log lines. */
 const char *collect_run_tag(const collect_run *r);

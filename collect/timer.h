@@ -9,6 +9,8 @@
  *   HEURIST_COLLECT_FAKE_US=U       each problem takes U microseconds on average (0 to 2U, from its key)
  *   HEURIST_COLLECT_FAKE_FAIL=S     a problem whose key contains S ends its worker with a device error
  *   HEURIST_COLLECT_FAKE_KILL=S     a problem whose key contains S kills its worker (SIGKILL)
+ *   HEURIST_COLLECT_FAKE_TRACE=F    each problem's key is appended to file F as its measuring begins (the
+ *                                   dealing order, for the tests)
  * Functions return 0 or a negative COLLECT_E* code with collect_last_error() set.
  */
 #ifndef HEURIST_COLLECT_TIMER_H
@@ -87,7 +89,7 @@ typedef struct collect_gemm_opts {
     int repeats, max_batch;
     double min_batch_us, slow_factor;
     size_t ws_bytes;
-    size_t a_max, b_max, d_max; /* operand bytes of the largest shape of the run */
+    size_t a_max, b_max, d_max; /* operand bytes allocated when the timer opens (0: grown to the shapes measured) */
 } collect_gemm_opts;
 
 #define COLLECT_GEMM_MAX_CANDIDATES 1024

@@ -26,6 +26,7 @@ typedef struct fake_state {
     int device, devices;
     double us;                  /* mean time a problem takes */
     const char *fail, *kill;    /* key substrings that fail or kill the worker */
+    const char *trace;          /* a file each problem's key is appended to, in the order measured */
     long problems;
     collect_conv_opts o;
 } fake_state;
@@ -40,6 +41,8 @@ static int fake_init(fake_state **out, int device)
     f->us = us ? atof(us) : 0;
     f->fail = getenv("HEURIST_COLLECT_FAKE_FAIL");
     f->kill = getenv("HEURIST_COLLECT_FAKE_KILL");
+    f->trace = getenv("HEURIST_COLLECT_FAKE_TRACE");
+    if (f->trace && !*f->trace) f->trace = NULL;
     if (f->fail && !*f->fail) f->fail = NULL;
     if (f->kill && !*f->kill) f->kill = NULL;
     if (device < 0 || device >= f->devices) {
@@ -50,10 +53,16 @@ static int fake_init(fake_state **out, int device)
     return COLLECT_OK;
 }
 
-/* Sleeps the problem's time, then fails or kills the worker where the environment asks. */
+/* Traces the key, sleeps the problem's time, then fails or kills the worker where the environment asks. */
 static int fake_problem(fake_state *f, const char *key)
 {
     f->problems++;
+    if (f->trace) {
+        FILE *t = fopen(f->trace, "a");
+        int bad = !t || fprintf(t, "%s\n", key) < 0;
+        if ((t && fclose(t)) || bad)
+            return collect_error(COLLECT_EIO, "HEURIST_COLLECT_FAKE_TRACE %s: cannot append", f->trace);
+    }
     if (f->us > 0) {
         double us = f->us * (double)(collect_fake_hash(key, 7, 7) % 2001) / 1000.0;
         struct timespec ts = {(time_t)(us / 1e6), (long)((us - (time_t)(us / 1e6) * 1e6) * 1e3)};

@@ -1,8 +1,10 @@
 /* collect: heurist-collect conv and gemm over several workers (--gpus with the fake timer's devices, and
  * mpirun -np 2 where CMake finds MPI and its launcher) write, once merged, the file one worker writes, byte
- * for byte; a killed or failing worker keeps its finished problems and --resume completes the same file; the
- * part files and the merge (parts.h) on their own. */
+ * for byte, in the key list's order; problems are dealt longest first; a killed or failing worker keeps its
+ * finished problems and --resume completes the same file; the part files and the merge (parts.h) and the
+ * dealing order and chunks (run.h) on their own. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "gemm.h"
 #include "helpers/testutil.h"
 #include "parts.h"
+#include "run.h"
 
 /* The bytes of a file, NUL-terminated (*len without the NUL); NULL when missing. */
 static char *slurp(const char *path, size_t *len)
@@ -236,6 +239,117 @@ Test(collect_run, gemm_three_workers_equal_one, .timeout = 120)
     free(sb);
     remove(shapes);
     free(shapes);
+    cleanup(one);
+    free(one);
+    cleanup(three);
+    free(three);
+}
+
+/* The lines of a file, malloc'd, each without its newline and cut at cut (when not 0); *n their count. */
+static char **lines_of(const char *path, char cut, int *n)
+{
+    char *text = slurp(path, NULL);
+    cr_assert_not_null(text, "%s missing", path);
+    int cap = 64;
+    char **out = malloc((size_t)cap * sizeof *out);
+    *n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#') continue;
+        if (*n == cap) out = realloc(out, (size_t)(cap *= 2) * sizeof *out);
+        out[(*n)++] = strndup(line, cut && strchr(line, cut) ? (size_t)(strchr(line, cut) - line) : strlen(line));
+    }
+    free(text);
+    return out;
+}
+
+static void lines_free(char **l, int n)
+{
+    for (int i = 0; i < n; i++) free(l[i]);
+    free(l);
+}
+
+/* The keys of `sub` appear in `list` in the same order. */
+static void assert_subsequence(char **sub, int n_sub, char **list, int n_list, const char *what)
+{
+    int at = 0;
+    for (int i = 0; i < n_sub; i++) {
+        while (at < n_list && strcmp(list[at], sub[i]) != 0) at++;
+        cr_assert_lt(at, n_list, "%s: key %d (%s) is out of the key list's order", what, i, sub[i]);
+        at++;
+    }
+}
+
+static double conv_cost(const char *key)
+{
+    collect_conv cv;
+    cr_assert_eq(collect_conv_from_key(key, strlen(key), &cv), 0, "%s", collect_last_error());
+    return collect_conv_cost_s(&cv);
+}
+
+static double gemm_cost(const char *key)
+{
+    collect_gemm_shape s;
+    char line[256];
+    snprintf(line, sizeof line, "%s", key);
+    for (char *c = line; *c; c++)
+        if (*c == ',') *c = ' ';
+    cr_assert_eq(collect_gemm_shape_parse(line, &s), 0, "%s", collect_last_error());
+    return collect_gemm_shape_cost_s(&s, 24, 32);
+}
+
+Test(collect_run, problems_are_dealt_longest_first_and_merged_in_list_order, .timeout = 120)
+{
+    char *keys = conv_keys_write(150), *shapes = gemm_shapes_write(), *one = test_tmppath(""), *three = test_tmppath(""),
+         *trace = test_tmppath(".trace"), *log, env[1024];
+    /* one worker: the trace is the dealing order, every problem measured in decreasing estimated cost */
+    snprintf(env, sizeof env, FAKE4 " HEURIST_COLLECT_FAKE_TRACE=%s", trace);
+    cr_assert_eq(conv_collect(env, 0, keys, one, "", &log), 0, "%s", log);
+    cr_assert(strstr(log, "dealt longest first"), "%s", log);
+    free(log);
+    int n_dealt, n_list, n_out;
+    char **dealt = lines_of(trace, 0, &n_dealt), **list = lines_of(keys, 0, &n_list);
+    /* the list's last two lines repeat its first key */
+    cr_assert_eq(n_dealt, n_list - 2, "every distinct key measured once: %d of %d", n_dealt, n_list - 2);
+    for (int i = 1; i < n_dealt; i++)
+        cr_assert_geq(conv_cost(dealt[i - 1]), conv_cost(dealt[i]), "problem %d (%s) dealt after a cheaper one", i,
+                      dealt[i]);
+    cr_assert_gt(conv_cost(dealt[0]), conv_cost(dealt[n_dealt - 1]), "the keys' costs differ");
+    cr_assert_neq(strcmp(dealt[0], list[0]), 0, "the dealing order is not the list's");
+    /* the output keeps the key list's order; three workers write the same bytes */
+    char *fdb = with(one, ".fdb.txt");
+    char **out = lines_of(fdb, '=', &n_out);
+    cr_assert_gt(n_out, 100);
+    assert_subsequence(out, n_out, list, n_list, fdb);
+    lines_free(out, n_out);
+    free(fdb);
+    lines_free(dealt, n_dealt);
+    remove(trace);
+    cr_assert_eq(conv_collect(FAKE4_SLOW, 0, keys, three, "--gpus 3 --chunk 4", &log), 0, "%s", log);
+    cr_assert(strstr(log, "timings: plan") && strstr(log, "over the longest measuring (steady state)") &&
+              strstr(log, "[worker 2/3] worker times: start-up"), "%s", log);
+    free(log);
+    assert_same_conv(one, three);
+    /* gemm: the same */
+    cr_assert_eq(gemm_collect(env, 0, shapes, one, "", &log), 0, "%s", log);
+    free(log);
+    dealt = lines_of(trace, 0, &n_dealt);
+    cr_assert_eq(n_dealt, 11, "the distinct shapes: %d", n_dealt);
+    for (int i = 1; i < n_dealt; i++)
+        cr_assert_geq(gemm_cost(dealt[i - 1]), gemm_cost(dealt[i]), "shape %d (%s) dealt after a cheaper one", i, dealt[i]);
+    lines_free(dealt, n_dealt);
+    remove(trace);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW, 0, shapes, three, "--gpus 3", &log), 0, "%s", log);
+    free(log);
+    char *ta = with(one, ".csv.gz"), *tb = with(three, ".csv.gz");
+    assert_same_file(ta, tb);
+    free(ta);
+    free(tb);
+    lines_free(list, n_list);
+    remove(keys);
+    free(keys);
+    remove(shapes);
+    free(shapes);
+    free(trace);
     cleanup(one);
     free(one);
     cleanup(three);
@@ -542,4 +656,62 @@ Test(collect_parts, members_keep_finished_shapes_and_cut_an_unfinished_one)
     remove(bad);
     free(path);
     free(bad);
+}
+
+/* ---- dealing ---- */
+
+Test(collect_deal, order_is_decreasing_cost_ties_in_key_order)
+{
+    int todo[6] = {4, 0, 7, 2, 9, 5};
+    const double cost[6] = {0.5, 2.0, 0.5, NAN, 3.0, 0.1};
+    cr_assert_eq(collect_deal_order(todo, cost, 6), 0);
+    /* 9 (3.0), 0 (2.0), 4 and 7 (0.5, by key), 5 (0.1), 2 (an unknown cost counts as 0) */
+    const int want[6] = {9, 0, 4, 7, 5, 2};
+    for (int i = 0; i < 6; i++) cr_assert_eq(todo[i], want[i], "position %d: %d, expected %d", i, todo[i], want[i]);
+    cr_assert_eq(collect_deal_order(todo, cost, 1), 0, "one problem: nothing to order");
+    cr_assert_eq(collect_deal_order(NULL, NULL, 0), 0);
+}
+
+Test(collect_deal, chunks_shrink_to_one_near_the_end)
+{
+    /* 1000 problems, chunks of 16, 4 workers: 16 while a share of what is left among 8 is at least 16 */
+    cr_assert_eq(collect_deal_chunk(0, 1000, 16, 4), 16);
+    cr_assert_eq(collect_deal_chunk(800, 1000, 16, 4), 16);
+    cr_assert_eq(collect_deal_chunk(900, 1000, 16, 4), 12);
+    cr_assert_eq(collect_deal_chunk(990, 1000, 16, 4), 1);
+    cr_assert_eq(collect_deal_chunk(999, 1000, 16, 4), 1);
+    cr_assert_eq(collect_deal_chunk(1000, 1000, 16, 4), 0, "nothing left");
+    cr_assert_eq(collect_deal_chunk(0, 10, 1, 1), 1, "chunks of one stay one");
+    /* every position dealt once, in order, whatever the chunk */
+    for (int chunk = 1; chunk <= 7; chunk++) {
+        int at = 0, chunks = 0;
+        while (at < 103) {
+            int size = collect_deal_chunk(at, 103, chunk, 3);
+            cr_assert(size >= 1 && size <= chunk && at + size <= 103, "chunk %d at %d: %d", chunk, at, size);
+            at += size;
+            chunks++;
+        }
+        cr_assert_eq(at, 103);
+        cr_assert_geq(chunks, 103 / chunk);
+    }
+}
+
+Test(collect_deal, cost_estimates_rank_larger_problems_first)
+{
+    collect_conv small, large, deep;
+    const char *ks = "16-14-14-1x1-16-14-14-1-0x0-1x1-1x1-0-NCHW-FP16-F",
+               *kl = "256-56-56-3x3-256-56-56-256-1x1-1x1-1x1-0-NCHW-FP16-F",
+               *kd = "256-8-56-56-3x3x3-256-8-56-56-64-1x1x1-1x1x1-1x1x1-0-NCDHW-FP16-F";
+    cr_assert_eq(collect_conv_from_key(ks, strlen(ks), &small), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_conv_from_key(kl, strlen(kl), &large), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_conv_from_key(kd, strlen(kd), &deep), 0, "%s", collect_last_error());
+    double cs = collect_conv_cost_s(&small), cl = collect_conv_cost_s(&large), cd = collect_conv_cost_s(&deep);
+    cr_assert(cs >= 0.03 && cs < 0.031, "a small problem costs the floor: %g", cs);
+    cr_assert(cl > 3 * cs && cd > cl, "small %g, large %g, 3-D %g", cs, cl, cd);
+    collect_gemm_shape a = {64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T'}, b = {8192, 8192, 8192, COLLECT_GEMM_BF16, 'N', 'T'},
+                       c = {8192, 8192, 8192, COLLECT_GEMM_FP32, 'N', 'T'};
+    double ga = collect_gemm_shape_cost_s(&a, 64, 32), gb = collect_gemm_shape_cost_s(&b, 64, 32),
+           gc = collect_gemm_shape_cost_s(&c, 64, 32);
+    cr_assert(ga > 0.005 && ga < gb && gb < gc, "small %g, large bf16 %g, large fp32 %g", ga, gb, gc);
+    cr_assert_lt(collect_gemm_shape_cost_s(&b, 8, 32), gb, "fewer sampled candidates cost less");
 }
