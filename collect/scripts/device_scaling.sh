@@ -3,17 +3,27 @@
 # convolution problem list and the same GEMM shape list, and a check that each merged file lists the same
 # problems in the same order as the one-GPU file. Run from the repository root on the GPU machine:
 #   bash collect/scripts/device_scaling.sh OUTDIR KEYS...
-# KEYS: convolution key files (their first CONV_N keys are used). Environment (defaults):
+# KEYS: convolution key files (their first CONV_N keys are used, read across the files in order). Environment
+# (defaults):
 #   CONV_N=900        convolution problems per run (0: no conv runs)
 #   GEMM_N=400        GEMM shapes per run, the first of GEMM_SHAPES (0: no gemm runs)
 #   GEMM_SHAPES=datasets/h100/gemm_shapes.txt
-#   GPU_COUNTS="1 2 all"   the runs, in order; the first is the baseline of the speed-ups
-#   RUN_LIMIT=150     --time-limit of each run, seconds (a stopped run is marked "stopped" in the summary)
+#   GPU_COUNTS="1 2 all"   the runs, in order ("1 all": one GPU and every GPU); the first is the baseline of
+#                     the speed-ups
+#   RUN_LIMIT=300     --time-limit of each run, seconds (a stopped run is marked "stopped" in the summary)
 #   BUILD_DIR=/tmp/build-collect, COLLECT_CMAKE_ARGS, CONV_ARGS, GEMM_ARGS (extra heurist-collect options)
 #   COLLECT_BIN       a built heurist-collect to use instead of building one (with HEURIST_COLLECT_FAKE=N, the
 #                     fake timer's N devices stand for the GPUs: a dry run of this script without a GPU)
-# Writes OUTDIR/scaling.tsv (kind, gpus, problems, wall_s, per_s, speedup, same_order, stopped), the runs' logs
-# and outputs, OUTDIR/env.txt (every GPU: index, name, UUID, bus id) and OUTDIR/build.log; prints the table.
+# Sizes: one H200 measures about 17 conv problems/s and 6 GEMM shapes/s (chunk_000.txt, gemm_shapes.txt), so
+# GPU_COUNTS="1 all" CONV_N=2000 GEMM_N=500 on a 4-GPU host measures for about 4 minutes (conv 115 + 32 s,
+# gemm 82 + 23 s), plus the build (1-2 minutes, none with COLLECT_BIN); two chunk files give 3000 keys.
+# Writes OUTDIR/scaling.tsv, the runs' logs and outputs, OUTDIR/env.txt (every GPU: index, name, UUID, bus id)
+# and OUTDIR/build.log; prints the table. scaling.tsv's columns: kind, gpus, problems (in the merged file),
+# wall_s and per_s (the command's wall time and problems / wall: the headline), speedup (per_s against the
+# first run's), steady_per_s (problems / the longest measuring time of a worker: the throughput without the
+# start-up, the tail and the merge) and steady_speedup, startup_s (the slowest worker's, from its fork to its
+# first problem: CUDA context, library handles, buffers), measure_s (the longest measuring), merge_s,
+# same_order (the merged file lists the baseline's problems in its order) and stopped.
 set -u -o pipefail
 out=$1
 shift
@@ -21,7 +31,7 @@ conv_n=${CONV_N:-900}
 gemm_n=${GEMM_N:-400}
 shapes=${GEMM_SHAPES:-datasets/h100/gemm_shapes.txt}
 counts=${GPU_COUNTS:-1 2 all}
-limit=${RUN_LIMIT:-150}
+limit=${RUN_LIMIT:-300}
 build=${BUILD_DIR:-/tmp/build-collect}
 mkdir -p "$out"
 {
@@ -41,19 +51,26 @@ all=${HEURIST_COLLECT_FAKE:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 
 # the problem lists: keys and shapes (comments and blank lines dropped)
 if [ "$conv_n" -gt 0 ]; then
+    [ $# -gt 0 ] || { echo "device_scaling: CONV_N=$conv_n but no KEYS file given"; exit 2; }
     cat "$@" | sed -e 's/=.*//' -e '/^#/d' -e '/^[[:space:]]*$/d' | head -n "$conv_n" > "$out/conv_keys.txt"
+    got=$(wc -l < "$out/conv_keys.txt")
+    [ "$got" -eq "$conv_n" ] || echo "device_scaling: CONV_N=$conv_n, the KEYS files hold $got keys: $got used"
 fi
 if [ "$gemm_n" -gt 0 ]; then
     sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$shapes" | head -n "$gemm_n" > "$out/gemm_shapes.txt"
+    got=$(wc -l < "$out/gemm_shapes.txt")
+    [ "$got" -eq "$gemm_n" ] || echo "device_scaling: GEMM_N=$gemm_n, $shapes holds $got shapes: $got used"
 fi
 
 # the runs' GPU counts: "all" resolved, repeats dropped
 runs=""
 for c in $counts; do
     [ "$c" = all ] && c=$all
-    [ "$c" -le "$all" ] || { echo "device_scaling: $c GPUs asked, $all on the host: skipped"; continue; }
+    case $c in ''|*[!0-9]*) echo "device_scaling: GPU_COUNTS: '$c' is neither a count nor all"; exit 2 ;; esac
+    [ "$c" -ge 1 ] && [ "$c" -le "$all" ] || { echo "device_scaling: $c GPUs asked, $all on the host: skipped"; continue; }
     case " $runs " in *" $c "*) ;; *) runs="$runs $c" ;; esac
 done
+[ -n "$runs" ] || { echo "device_scaling: no run left of GPU_COUNTS='$counts'"; exit 2; }
 
 # the keys of an output, in order: find-db keys, or the table's shapes (first six columns, one per shape)
 keys_of() {
@@ -64,9 +81,14 @@ keys_of() {
 }
 
 rm -f "$out/gpus.txt"
-printf 'kind\tgpus\tproblems\twall_s\tper_s\tspeedup\tsame_order\tstopped\n' > "$out/scaling.tsv"
+printf 'kind\tgpus\tproblems\twall_s\tper_s\tspeedup\tsteady_per_s\tsteady_speedup\tstartup_s\tmeasure_s\tmerge_s\tsame_order\tstopped\n' \
+    > "$out/scaling.tsv"
+# a figure of the run's "timings:" line (the merger's): "start-up", "measuring" or "merge"; "-" when absent
+timing() {
+    sed -n "s/^timings: .*[(,] *$2 \([0-9.]*\) s.*/\1/p" "$1" | tail -1 | grep . || echo -
+}
 run_kind() { # kind: conv or gemm
-    local kind=$1 base="" n wall t0 per speed same stopped rc
+    local kind=$1 base="" n wall t0 per speed same stopped rc startup measure merge steady steady_speed base_steady=""
     for g in $runs; do
         local name=$out/${kind}_g$g
         rm -f "$name".* 2>/dev/null
@@ -108,9 +130,15 @@ run_kind() { # kind: conv or gemm
                 same=NO
             fi
         fi
-        speed=$(awk -v a="$per" -v b="$base_per" 'BEGIN { printf "%.4f", a / b }')
-        printf '%s\t%d\t%d\t%.1f\t%.2f\t%.2f\t%s\t%s\n' "$kind" "$g" "$n" "$wall" "$per" "$speed" "$same" "$stopped" \
-            >> "$out/scaling.tsv"
+        speed=$(awk -v a="$per" -v b="$base_per" 'BEGIN { printf "%.2f", a / b }')
+        startup=$(timing "$name.log" start-up)
+        measure=$(timing "$name.log" measuring)
+        merge=$(timing "$name.log" merge)
+        steady=$(awk -v n="$n" -v m="$measure" 'BEGIN { if (m + 0 > 0) printf "%.2f", n / m; else print "-" }')
+        [ -z "$base_steady" ] && base_steady=$steady
+        steady_speed=$(awk -v a="$steady" -v b="$base_steady" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+        printf '%s\t%d\t%d\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$g" "$n" "$wall" "$per" "$speed" \
+            "$steady" "$steady_speed" "$startup" "$measure" "$merge" "$same" "$stopped" >> "$out/scaling.tsv"
         grep -h -E "^(\[worker [0-9]+/[0-9]+\] )?(host .*, GPU [0-9]+:|fake device)" "$name.log" >> "$out/gpus.txt"
     done
 }
