@@ -3,7 +3,8 @@
  * Selection (per problem, measured runtimes t (K) with inf = not measured, model scores s (K)):
  *   pred = argmax_k s_k;  top1 = [t_pred == min t];  top5 = [argmin t in the 5 highest scores];
  *   a runtime tie makes every kernel at min t a fastest one (eval_select_hit is the one top-1 rule: the
- *   test metrics, the families' validation during training and gbdt's curve all count with it);
+ *   test metrics, the families' validation during training and gbdt's curve all count with it, and
+ *   eval_select_list_hit applies it to a problem's list of candidates);
  *   efficiency = t_min / t_pred, 0 when t_pred = inf;  unmeasured = [t_pred = inf].
  *   Aggregates: mean, median, p10 (10th percentile), min of efficiency.
  *   ndcg1 = mean of NDCG@1 with graded relevance rel_k = t_min / t_k (the efficiency of k, 0 when unmeasured)
@@ -41,6 +42,9 @@ int eval_select_hit(const float *runtime, int K, int pred);
 /* Hits over n problems: problem i is row rows[i] of runtime (n_rows, K), scored by scores (n, K); the
  * prediction is eval_select_argmax. */
 long eval_select_hits(const float *runtime, int K, const int *rows, const float *scores, int n);
+/* The same rule over a candidate list: of n candidates, kernels kern[0..n) scored scores[0..n), whether the
+ * highest scored (the first of equal scores) was measured at the fastest runtime (0 for an empty list). */
+int eval_select_list_hit(const float *runtime, int K, const int *kern, const float *scores, int n);
 /* 1 when a fastest measured kernel is among the k best scored (k = 1: eval_select_hit of the argmax); a runtime tie makes both kernels the fastest,
  * as top1 of docs/contract.md reads ("a runtime tie makes every kernel at that runtime a fastest one"). */
 int eval_select_in_topk(const float *runtime, const float *scores, int K, int k);

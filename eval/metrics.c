@@ -40,6 +40,12 @@ long eval_select_hits(const float *runtime, int K, const int *rows, const float 
     return hits;
 }
 
+int eval_select_list_hit(const float *runtime, int K, const int *kern, const float *scores, int n)
+{
+    if (n <= 0) return 0;
+    return eval_select_hit(runtime, K, kern[eval_select_argmax(scores, n)]);
+}
+
 /* Kernels ranked ahead of kernel j: scored strictly higher, plus equal scores with a lower index (the same
  * tie rule as argmax). */
 static int rank_of(const float *scores, int K, int j)

@@ -156,7 +156,8 @@ static void export_forward(const reformer *r, FILE *out)
 int export_reformer_check(const model *mb, const char *name)
 {
     const reformer *r = (const reformer *)mb;
-    if (r->pairs) return hr_error(HR_EINVAL, "%s: a pairs-mode reformer cannot be exported to C yet", name);
+    if (r->mode != &reformer_head_classes)
+        return hr_error(HR_EINVAL, "%s: a %s-mode reformer cannot be exported to C yet", name, r->mode->name);
     int rc = export_check_params(name, &r->p);
     if (!rc) rc = export_check_finite(name, "input mean", r->zmean, (size_t)r->n_in);
     if (!rc) rc = export_check_finite(name, "input std", r->zstd, (size_t)r->n_in);

@@ -16,7 +16,7 @@
 int export_towers_check(const model *m, const char *name)
 {
     const reformer *r = (const reformer *)m;
-    if (m->family != &model_family_reformer || !r->towers)
+    if (m->family != &model_family_reformer || r->mode != &reformer_head_towers)
         return hr_error(HR_EINVAL, "%s: not a reformer towers model", name);
     if (r->norm != NN_NORM_BATCH)
         return hr_error(HR_EINVAL, "%s: a towers model with layer norm cannot be exported to C (batch norm only)",

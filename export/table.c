@@ -12,7 +12,7 @@
 
 int export_table_check(const model *m, const char *name)
 {
-    if (m->family == &model_family_reformer && ((const reformer *)m)->towers) return export_towers_check(m, name);
+    if (m->family == &model_family_reformer && ((const reformer *)m)->mode == &reformer_head_towers) return export_towers_check(m, name);
     const gbdt_model *g = (const gbdt_model *)m;
     if (m->task == MODEL_TASK_TUNE)
         return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: the exported "

@@ -1,4 +1,18 @@
-/* What the reformer family shares with its exporter (models/reformer_export.c). */
+/* What the reformer family's files share (models/reformer*.c).
+ *
+ * The model is one Gamma-block trunk and one of three heads:
+ *   classes  z = A_f x_L + b_f over the kernel vocabulary (and the applicability head a), x_L from the problem
+ *   pairs    s = A_f x_L + b_f, one score per (problem, configuration), x_L from [x | pair features]
+ *   towers   s = u(x) . v(c) + w . q(p, c), u = A_f x_L + b_f from the problem, v and q from the configuration
+ * The files depend one way:
+ *   reformer_input.c  the input transform (slog, z-score, "ple" bins) and its fit
+ *   reformer_trunk.c  the parameter block, the blocks' layout, reset and fold, their forward and backward passes
+ *   reformer_list.c   the listwise training the pairs and towers heads share (per problem, its candidates)
+ *   reformer_classes.c, reformer_pairs.c, reformer_towers.c   the heads, each a reformer_head
+ *   reformer_file.c   the model files: sizes, options, the input transform, the head's part, the parameters
+ *   reformer.c        the family: its config table, the training written once over the head's hooks, prediction
+ *                     through the head, the model_family table
+ */
 #ifndef HEURIST_MODELS_REFORMER_INTERNAL_H
 #define HEURIST_MODELS_REFORMER_INTERNAL_H
 
@@ -17,20 +31,19 @@
 #define REFORMER_PAIR_CHUNK 256 /* candidates a pairs-mode prediction scores in one pass */
 #define REFORMER_FIT_PAIRS (1 << 18) /* training pairs the pair features' transform is fitted on, at most */
 
+typedef struct reformer_head reformer_head;
+
 typedef struct reformer {
     model base;
+    const reformer_head *mode; /* the head: classes, pairs or towers */
     int depth, hidden, expand;
     nn_norm_kind norm;
     float dropout;
     data_label_kind label;
     float tau;
-    int pairs;            /* mode "pairs" (benchmark tables): one score per (problem, configuration) from the raw
-                           * input u = [x | data_table_pair_features(pv, kv)], the head hidden -> 1 */
-    int n_pair;           /* pair features (pairs mode; 0 otherwise) */
-    /* mode "towers" (benchmark tables): s = u(x) . v(c) + w . q(p, c) + b, u the blocks and the head (hidden ->
-     * tower_dim) over the problem features alone, v a small network over the configuration's own columns, q the
-     * interaction pair features (models/reformer_towers.c) */
-    int towers;
+    int n_pair;           /* pair features (pairs head; 0 otherwise) */
+    /* towers head: s = u(x) . v(c) + w . q(p, c), u the blocks and the head (hidden -> tower_dim) over the problem
+     * features alone, v a small network over the configuration's own columns, q the interaction pair features */
     int tower_dim;        /* D: width of u and v */
     int cfg_hidden;       /* width of the configuration tower's hidden layer */
     int n_cfg;            /* configuration inputs: the first n_cfg pair features (the kernel columns' encodings) */
@@ -46,15 +59,15 @@ typedef struct reformer {
     int n_ple;            /* piecewise-linear encoding columns (input "ple"; 0 otherwise) */
     int *ple_src;         /* (n_ple) the raw input column c encodes */
     float *ple_lo, *ple_hi; /* (n_ple) its bin: value clamp((slog x - lo) / (hi - lo), 0, 1) */
-    float app_weight;     /* lambda of the applicability loss; 0: no applicability head */
+    float app_weight;     /* lambda of the applicability loss; 0: no applicability head (always 0 but in classes) */
     int app_combine;      /* reformer_combine: how predict ranks kernels from the two heads */
     int app_eff;          /* the head's target is the efficiency t_min / t_k (0 unmeasured), not 0/1 measured */
     float app_beta;       /* product: weight beta of log sigmoid(a) */
     float *zmean, *zstd;  /* (n_in), of the (transformed) features, then of the encoding columns */
-    nn_params p;          /* learnable: blocks then head */
+    nn_params p;          /* learnable: blocks then the head's */
     nn_params state;      /* BatchNorm running statistics */
     nn_gamma blocks[REFORMER_MAX_DEPTH];
-    nn_linear head;       /* "head": hidden -> n_kernels (classes) or 1 (pairs) */
+    nn_linear head;       /* "head": hidden -> n_kernels (classes), 1 (pairs) or tower_dim (towers) */
     nn_linear app;        /* "app": hidden -> n_kernels, when app_weight > 0 */
     /* single-problem inference */
     float *fold;          /* batch norm: per block [W12 ((d_out + d_hidden), d_in) | b12 | A3 (d_out, d_hidden)] */
@@ -89,28 +102,98 @@ typedef enum reformer_combine {
     REFORMER_COMBINE_HEAD,
 } reformer_combine;
 
-/* models/reformer.c, for the trainer (models/reformer_train.c) */
+/* The family's options (models/reformer.c's config table fills it). */
+enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
+enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS, REFORMER_MODE_TOWERS };
+typedef struct reformer_cfg {
+    train_opts train;
+    int hidden, depth, expand;
+    float dropout, tau, app_weight, app_beta;
+    int input, input_bins, app_combine, app_eff;
+    int batch_parts;
+    int tower_dim, config_hidden;
+    int mode;  /* REFORMER_MODE_* */
+    int norm;  /* nn_norm_kind */
+    int label; /* data_label_kind */
+} reformer_cfg;
+
+/* One head: what differs between classes, pairs and towers. The family (reformer.c, reformer_file.c) calls these
+ * in a fixed order; a head calls the trunk, the input transform and the listwise training, never the family. */
+struct reformer_head {
+    const char *name; /* its mode in the config and in model files */
+    int table;        /* scores configurations from their fields: needs a benchmark table and its values */
+    int pair_input;   /* the trunk's input holds the pair features (no folded first product of "ple" bins) */
+    /* the head's own fields, from the config (training; NULL: none) */
+    void (*setup)(reformer *r, const reformer_cfg *cfg);
+    /* fits the input transform on the training data; *train_in (n_train, n_in) the training rows' inputs, or NULL */
+    int (*input_fit)(reformer *r, const model_train_data *d, int bins, float **train_in);
+    /* lays out the head's parameters after the blocks', and draws their initial values after the blocks' */
+    void (*layout)(reformer *r);
+    void (*reset)(reformer *r, hr_rng *rng);
+    /* trains the model built and reset; takes train_in over (freed on failure) */
+    int (*fit)(reformer *r, const model_train_data *d, const model_ctx *ctx, const reformer_cfg *cfg,
+               const train_opts *o, float *train_in);
+    int (*ws_init)(const reformer *r, reformer_ws *w);
+    /* scores (n_kernels) over the kernel vocabulary; NULL: the candidates hook over the model's configurations */
+    int (*select)(const reformer *r, reformer_ws *w, const float *x, float *scores);
+    /* scores (n) of candidate configurations kv (n, n_kernel); NULL: the vocabulary's scores, by name */
+    int (*candidates)(const reformer *r, reformer_ws *w, const float *x, const double *kv, int n, float *scores);
+    /* the head's own part of a model file, after "mode" (NULL: none); load also sets the head's fields */
+    int (*save)(const reformer *r, hid_t g);
+    int (*load)(hid_t g, reformer *r);
+};
+extern const reformer_head reformer_head_classes, reformer_head_pairs, reformer_head_towers;
+/* The head named s (a file's "mode"), or NULL. */
+const reformer_head *reformer_head_find(const char *s);
+
 extern const char *const reformer_combine_names[]; /* by reformer_combine, NULL-terminated */
 extern const char *const reformer_norm_names[];    /* NULL-terminated */
 extern const int reformer_norm_values[];           /* nn_norm_kind of each norm name */
 /* Name to value for the files, with an error naming the value. */
 int reformer_parse_combine(const char *s, int *out);
 int reformer_parse_norm(const char *s, nn_norm_kind *k);
-/* The family's config table (models/reformer_train.c). */
-size_t reformer_config_options(hr_config_option *rows);
-/* Lays out blocks and head, allocates parameters and the folded inference weights. */
+
+/* ---- models/reformer_file.c: the family's save and load (model_family) ---- */
+int reformer_save(const model *mb, hid_t g);
+int reformer_load(hid_t g, model *base, model **out);
+
+/* ---- models/reformer_towers.c: v (n, tower_dim) of configurations kv (n, n_kernel) through w's chunk buffers
+ * (the problem plays no part) ---- */
+void reformer_towers_config(const reformer *r, reformer_ws *w, const double *kv, int n, float *v);
+
+/* ---- models/reformer_trunk.c ---- */
+/* Lays out the blocks and the head's parameters, allocates them and the folded inference weights. */
 int reformer_build(reformer *r);
+/* The blocks' initial values from rng, then the head's. */
+void reformer_reset(reformer *r, hr_rng *rng);
 /* The single-problem path's folded weights from the trained ones (after training or loading). */
 void reformer_fold(reformer *r);
-/* scores (K) in place over the head z from the applicability head a, as combine `how` ranks them */
-void reformer_combine_heads(float *z, const float *a, int K, int how, float beta);
 void reformer_free(model *mb);
-/* models/reformer_train.c: the family's train entry, and the OpenBLAS threads it wants (model_family) */
-int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
-int reformer_train_blas_threads(const cJSON *config, int threads);
+/* The trunk's training buffers for up to `rows` rows: each block's cache, the activations act[0] (rows, n_in) and
+ * act[l] (rows, hidden), l = 1..L, and their gradients dact[1..L]. */
+typedef struct reformer_trunk_bufs {
+    nn_gamma_cache cache[REFORMER_MAX_DEPTH];
+    float *act[REFORMER_MAX_DEPTH + 1];
+    float *dact[REFORMER_MAX_DEPTH + 1];
+} reformer_trunk_bufs;
+int reformer_trunk_bufs_init(reformer_trunk_bufs *t, const reformer *r, int rows);
+void reformer_trunk_bufs_free(reformer_trunk_bufs *t, const reformer *r);
+/* act[l + 1] = Gamma_l(act[l]), l = 0..L-1, over rows s0..s0+n of act, through the caches cache[0..L) */
+void reformer_trunk_forward(reformer *r, nn_gamma_cache *cache, float *const *act, int s0, int n, int train,
+                            hr_rng *rng);
+/* The blocks' gradients into p from dact[L] of rows 0..n (after the forward pass over them), dact[L-1..1] written */
+void reformer_trunk_backward(const reformer *r, nn_params *p, nn_gamma_cache *cache, float *const *act,
+                             float *const *dact, int n);
+/* The last block's output (hidden) of the problem with features x, in w's buffer: batch norm folded (two
+ * matrix-vector products a block) or layer norm through a B = 1 cache. */
+const float *reformer_trunk_forward1(const reformer *r, reformer_ws *w, const float *x);
+/* The last block's outputs (B, hidden) of B <= REFORMER_PAIR_CHUNK model inputs w->in, in w's buffers. */
+const float *reformer_trunk_forward_chunk(const reformer *r, reformer_ws *w, int B);
+/* out (head.out) = A_f cur + b_f, the head over one last-block output */
+void reformer_head_forward1(const reformer *r, const float *cur, float *out);
 
-/* models/reformer_input.c. in (n_in) = the model input of raw inputs u (n_raw; the features x in classes
- * mode): z-score of u, through slog when the model uses it, then the z-scored encoding columns. */
+/* ---- models/reformer_input.c. in (n_in) = the model input of raw inputs u (n_raw; the features x in classes
+ * mode): z-score of u, through slog when the model uses it, then the z-scored encoding columns. ---- */
 void reformer_input(const reformer *r, const float *u, float *in);
 /* Fits slog / bins (bins > 0: input "ple") / z-score on the training rows and returns their inputs
  * (n_train, n_in) in *in; sets n_ple, ple_*, n_in, zmean, zstd. */
@@ -120,12 +203,15 @@ int reformer_input_fit(reformer *r, const model_train_data *d, int bins, float *
 int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins);
 /* Pairs mode: u (n_raw) = [x | pair features of the problem's values pv and configuration kv] */
 void reformer_pair_raw(const reformer *r, const float *x, const double *pv, const double *kv, float *u);
+/* Fills in_fold and ple_group from the folded first block (after reformer_fold); ple_fast says whether the
+ * single-problem path can use them. */
+void reformer_fold_input(reformer *r);
+/* z (d_out + d_hidden) = block 0's stacked product of features x through in_fold; v (n_features) scratch */
+void reformer_first_product(const reformer *r, const float *x, float *v, float *z);
 
-/* models/reformer_pairs.c: pairs-mode training (after reformer_train set the model up), scratch and scores */
-int reformer_pairs_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o);
-int reformer_pairs_ws_init(const reformer *r, reformer_ws *w);
-/* A problem set of a table (training or validation rows) as the pairs and towers modes train on it: each
- * problem's measured configurations and their labels. The training loop passes positions 0..n-1 into it. */
+/* ---- models/reformer_list.c: the listwise training of the pairs and towers heads ----
+ * A problem set of a table (training or validation rows): each problem's measured configurations and their
+ * labels. The training loop passes positions 0..n-1 into it. */
 typedef struct reformer_cands {
     const int *rows; /* (n) dataset rows */
     int n;
@@ -137,36 +223,39 @@ typedef struct reformer_cands {
 } reformer_cands;
 int reformer_cands_init(reformer_cands *c, const reformer *r, const data_select *sel, const int *rows, int n);
 void reformer_cands_free(reformer_cands *c);
-/* Of a validation batch of m problems (pos[q] indexes rows / off / kern, the set's dataset rows, candidate offsets
- * and configurations), how many have a fastest configuration as their highest-scored candidate (logit, entries
- * boff[q] .. boff[q+1]; the first of equal scores, as eval/ breaks ties). Shared by the pairs and towers modes. */
-long reformer_pairs_top1_hits(const data_select *sel, const float *logit, const int *boff, int m, const int *pos,
-                              const int *rows, const int *off, const int *kern);
-int reformer_pairs_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
-                                      float *scores);
-/* models/reformer_towers.c: towers-mode input fit, training, scratch and scores */
-/* The configuration inputs' z-score and q's (slog, z-score) from the training pairs; sets n_cfg, n_q. */
-int reformer_towers_input_fit(reformer *r, const model_train_data *d);
-/* Reads a towers file's widths and z-scores (models/reformer.c's loader, before reformer_build). */
-int reformer_towers_load(hid_t g, reformer *r);
-/* cin (n_cfg) and q (n_q): the model inputs of one (problem, configuration) pair from its pair features pf */
-void reformer_towers_inputs(const reformer *r, const float *pf, float *cin, float *q);
-/* train_in (n_train, n_in): the training rows' problem inputs (reformer_input_fit), taken over */
-int reformer_towers_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const train_opts *o,
-                        float *train_in);
-int reformer_towers_ws_init(const reformer *r, reformer_ws *w);
-int reformer_towers_predict_candidates(const model *m, void *ws, const float *x, const double *kv, int n,
-                                       float *scores);
-/* v (n, tower_dim) of configurations kv (n, n_kernel) through w's chunk buffers (the problem plays no part) */
-void reformer_towers_config(const reformer *r, reformer_ws *w, const double *kv, int n, float *v);
-/* u (tower_dim) of the problem with features x: the blocks and the head, as classes mode computes its scores */
-void reformer_problem_forward(const reformer *r, reformer_ws *w, const float *x, float *u);
 
-/* Fills in_fold and ple_group from the folded first block (after reformer_fold); ple_fast says whether the
- * single-problem path can use them. */
-void reformer_fold_input(reformer *r);
-/* z (d_out + d_hidden) = block 0's stacked product of features x through in_fold; v (n_features) scratch */
-void reformer_first_product(const reformer *r, const float *x, float *v, float *z);
+/* A listwise fit: per problem, the softmax of its candidates' scores against its labels (nn_xent_seg_*), a
+ * mini-batch of problems flattened into their candidates. The head gathers a batch's inputs, scores it from the
+ * trunk's output and takes the gradient of the scores back to the trunk's output. */
+typedef struct reformer_list reformer_list;
+typedef struct reformer_list_head {
+    int per_problem; /* the trunk runs once per problem (towers), not once per candidate (pairs) */
+    /* the head's sets (after the candidates' of both sets), and its batch buffers (after the list's) */
+    int (*init)(reformer_list *f, float *train_in);
+    void (*free)(reformer_list *f);
+    /* inputs of positions pos[0..n) of set s (0 training, 1 validation): the trunk's act[0], its own, and the
+     * labels y; returns the candidates gathered */
+    int (*gather)(reformer_list *f, int s, const int *pos, int n);
+    /* the scores logit (N) from the trunk's output act[L] */
+    void (*forward)(reformer_list *f, int n, int N);
+    /* the head's parameter gradients from dlogit (N), and dact[L] of the trunk's rows */
+    void (*backward)(reformer_list *f, int n, int N);
+} reformer_list_head;
+struct reformer_list {
+    reformer *r;
+    const model_train_data *d;
+    const reformer_list_head *h;
+    reformer_cands set[2];               /* training, validation */
+    int cap;                             /* candidates of a batch or an evaluation chunk, at most */
+    int cap_prob;                        /* problems of a batch or an evaluation chunk, at most */
+    int *off;                            /* (cap_prob + 1) the batch's offsets */
+    reformer_trunk_bufs t;               /* cap rows (pairs) or cap_prob rows (towers) */
+    float *logit, *prob, *y, *dlogit;    /* (cap) */
+    void *own;                           /* the head's state */
+};
+/* Trains r with head h's hooks through train/'s loop; train_in as the head's init takes it. */
+int reformer_list_fit(reformer *r, const reformer_list_head *h, const model_train_data *d, const train_opts *o,
+                      float *train_in);
 
 /* slog(v) = sign(v) log2(1 + |v|): compresses the raw size fields (channels, batch, spatial sizes span
  * four decades) before the z-score; 0/1 indicators stay 0/1, exactly, and without a call (they are over

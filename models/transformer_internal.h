@@ -1,4 +1,4 @@
-/* What the transformer family shares with its exporter (models/transformer_export.c). */
+/* What the transformer family's files share (models/transformer.c, transformer_model.c, transformer_train.c). */
 #ifndef HEURIST_MODELS_TRANSFORMER_INTERNAL_H
 #define HEURIST_MODELS_TRANSFORMER_INTERNAL_H
 
@@ -22,15 +22,23 @@ typedef struct tfm {
     nn_linear head;      /* "head": d -> n_kernels */
 } tfm;
 
-/* models/transformer.c: lays out and allocates m's parameters from its sizes;
- * e (B, T, d) = z (B, T) w + p; pooled (B, d) = mean over T of h (B, T, d); frees a model. */
+/* models/transformer_model.c: lays out and allocates m's parameters from its sizes;
+ * e (B, T, d) = z (B, T) w + p; pooled (B, d) = mean over T of h (B, T, d); frees a model; and the family's
+ * workspace, prediction and files (model_family). */
 int transformer_build(tfm *m);
 void transformer_embed(const tfm *m, const float *z, float *e, int B);
 void transformer_pool(const float *h, float *pooled, int B, int T, int d);
 void transformer_free(model *m);
-/* models/transformer_train.c: the family's training and its config table. */
-int transformer_train(const model_train_data *d, const model_ctx *ctx, model **out);
-size_t transformer_config_options(hr_config_option *rows);
+int tfm_ws_create(const model *mb, void **out);
+void tfm_ws_free(void *vws);
+int tfm_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores);
+int tfm_save(const model *mb, hid_t g);
+int tfm_load(hid_t g, model *base, model **out);
+long tfm_n_params(const model *mb);
+/* models/transformer_train.c: trains m (built and drawn) on d through train/'s loop, in batches and evaluation
+ * chunks of up to cap rows. */
+struct train_opts;
+int transformer_fit(tfm *m, const model_train_data *d, const struct train_opts *o, int cap);
 
 
 #endif

@@ -1,5 +1,5 @@
 /* nn/parts: a training batch cut into parts that threads run side by side (the Reformer's batch_parts,
- * models/reformer_train.c). Each part runs the passes on its own contiguous rows with its own cache; what
+ * models/reformer_classes.c). Each part runs the passes on its own contiguous rows with its own cache; what
  * couples the rows, BatchNorm's statistics over the whole batch, is computed in phases: every part writes
  * its partial sums into its own row of a shared scratch, and after a barrier every part adds all rows in part
  * order. Every sum therefore has an order fixed by the number of parts, never by the threads. One part gives

@@ -71,6 +71,27 @@ Test(eval, runtime_ties_make_every_tied_kernel_fastest)
     cr_assert_float_eq(m.efficiency_mean, 0.75, 1e-12);
 }
 
+Test(eval, list_hit_applies_the_rule_to_a_problems_candidates)
+{
+    const float I = INFINITY;
+    float rt[5] = {4, 1, I, 1, 2}; /* kernels 1 and 3 tied fastest, 2 unmeasured */
+    int kern[3] = {4, 3, 0};       /* a candidate list in its own order */
+    float sc[3] = {0.5f, 0.5f, 0.1f};
+    cr_assert_not(eval_select_list_hit(rt, 5, kern, sc, 3)); /* a score tie goes to the first candidate, kernel 4 */
+    sc[1] = 0.6f;
+    cr_assert(eval_select_list_hit(rt, 5, kern, sc, 3)); /* kernel 3, tied fastest */
+    cr_assert_not(eval_select_list_hit(rt, 5, kern, sc, 0)); /* an empty list has no pick */
+    int unmeasured[1] = {2};
+    float one[1] = {1.0f};
+    cr_assert_not(eval_select_list_hit(rt, 5, unmeasured, one, 1));
+    /* the list's pick is eval_select_hit's */
+    for (int a = 0; a < 3; a++) {
+        float s3[3] = {0, 0, 0};
+        s3[a] = 1.0f;
+        cr_assert_eq(eval_select_list_hit(rt, 5, kern, s3, 3), eval_select_hit(rt, 5, kern[a]));
+    }
+}
+
 Test(eval, hit_is_the_one_top1_rule)
 {
     const float I = INFINITY;

@@ -174,7 +174,7 @@ static float hm_log_sigmoid(float z)
 }
 
 /* @section combine_product */
-/* s (HM_K) from the heads h = [z (HM_K) | a (HM_K)], as combine_heads in models/reformer.c: log softmax(z)
+/* s (HM_K) from the heads h = [z (HM_K) | a (HM_K)], as combine_heads in models/reformer_classes.c: log softmax(z)
  * + HM_BETA log sigmoid(a) */
 static void hm_combine_product(const float *h, float *s)
 {

@@ -1,117 +1,95 @@
-/* Training of the Reformer family (models/reformer.c has the model, its inference and its files): the
- * config, the training and validation rows prepared once, and the mini-batch step, whole or in parts on a
- * team of threads (see "a training batch in parts" below), through the shared loop of train/. */
+/* The Reformer's classes head (family "reformer", config "mode": "classes", the default off benchmark tables),
+ * after the Reformer paper (sec. 2 and 4):
+ *   z = A_f x_L + b_f                            linear head over the trunk's output; softmax(z) is the kernel
+ *                                                distribution
+ *   a = A_a x_L + b_a                            applicability head: sigmoid(a_k) = P(kernel k is measured)
+ *   scores_k = log softmax(z)_k + log sigmoid(a_k)
+ * trained with soft-target cross-entropy H(p, softmax(z)) against runtime-ratio labels p_k ~ 1/t_k (or
+ * one-hot / softmax labels) plus lambda times the per-kernel binary cross-entropy of a against the 0/1
+ * "was kernel k measured for this problem" mask, through the shared loop of train/. The second head is
+ * ours, not the paper's: a problem has 1-4 measured kernels of ~70, and a softmax trained on ratio labels
+ * spreads mass over kernels that do not apply; choosing one of those scores efficiency 0. lambda = 0 drops
+ * the head (the paper's model, scores = z). With app_target "efficiency" the head's BCE target is
+ * t_min / t_k (0 where unmeasured), so sigmoid(a_k) estimates the expected efficiency of picking k, and
+ * combine "head" ranks by it alone (see reformer_combine).
+ * The training rows are prepared once, and the mini-batch step runs whole or in parts on a team of threads (see
+ * "a training batch in parts" below). Prediction is the folded trunk and the heads over one problem in the
+ * caller's workspace (reformer_ws, one per thread; the model is only read). */
+#include <cblas.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "eval/eval.h"
-#include "models/model.h"
-#include "nn/nn.h"
 #include "nn/parts.h"
-#include "data/table.h"
-#include "train/train.h"
-
 #include "models/reformer_internal.h"
 
-typedef struct reformer_cfg {
-    train_opts train;
-    int hidden, depth, expand;
-    float dropout, tau, app_weight, app_beta;
-    int input, input_bins, app_combine, app_eff;
-    int batch_parts;
-    int tower_dim, config_hidden;
-    int mode;  /* reformer_mode */
-    int norm;  /* nn_norm_kind */
-    int label; /* data_label_kind */
-} reformer_cfg;
-
-enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
-enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS, REFORMER_MODE_TOWERS };
-static const char *const mode_names[] = {"auto", "classes", "pairs", "towers", NULL};
-static const char *const input_names[] = {"zscore", "log", "ple", NULL};
-static const char *const app_target_names[] = {"measured", "efficiency", NULL};
-
-#define C(field) offsetof(reformer_cfg, field)
-static const hr_config_option reformer_options[] = {
-    {.name = "mode", .type = HR_CONFIG_ENUM, .offset = C(mode), .def_name = "auto", .names = mode_names,
-     .doc = "classes: scores over the kernel vocabulary; pairs (tables): one score per problem and configuration;"
-            " towers (tables): the score u(problem) . v(configuration) + w . q(pair); auto: pairs for a benchmark"
-            " table, else classes"},
-    {.name = "tower_dim", .type = HR_CONFIG_INT, .offset = C(tower_dim), .def = 16, .min = 1, .max = 8192,
-     .doc = "towers: width D of the problem's and the configuration's vectors u and v"},
-    {.name = "config_hidden", .type = HR_CONFIG_INT, .offset = C(config_hidden), .def = 64, .min = 1, .max = 8192,
-     .doc = "towers: width of the configuration tower's hidden layer"},
-    {.name = "hidden", .type = HR_CONFIG_INT, .offset = C(hidden), .def = 92, .min = 1, .max = 8192,
-     .doc = "width of each Gamma-block"},
-    {.name = "depth", .type = HR_CONFIG_INT, .offset = C(depth), .def = 3, .min = 1, .max = REFORMER_MAX_DEPTH,
-     .doc = "Gamma-blocks"},
-    {.name = "expand", .type = HR_CONFIG_INT, .offset = C(expand), .def = 96, .min = 1, .max = 8192,
-     .doc = "width of each block's T branch"},
-    {.name = "norm", .type = HR_CONFIG_ENUM, .offset = C(norm), .def_name = "batch", .names = reformer_norm_names,
-     .values = reformer_norm_values, .doc = "normalisation inside the blocks"},
-    {.name = "dropout", .type = HR_CONFIG_FLOAT, .offset = C(dropout), .def = 0, .min = 0, .max = 0.99,
-     .doc = "dropout rate in training"},
-    {.name = "label", .type = HR_CONFIG_ENUM, .offset = C(label), .def_name = "softmax", .names = model_label_names,
-     .values = model_label_values, .doc = "target distribution: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
-    {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = C(tau), .def = 0.05, .min = 1e-6, .max = 1e6,
-     .doc = "temperature of the softmax labels"},
-    {.name = "input", .type = HR_CONFIG_ENUM, .offset = C(input), .def_name = "log", .names = input_names,
-     .doc = "features: z-score, slog then z-score, or slog plus piecewise-linear bins"},
-    {.name = "input_bins", .type = HR_CONFIG_INT, .offset = C(input_bins), .def = 32, .min = 2, .max = 4096,
-     .doc = "bins per feature of input ple"},
-    {.name = "applicability", .type = HR_CONFIG_FLOAT, .offset = C(app_weight), .def = 0.1, .min = 0, .max = 1e3,
-     .doc = "weight of the applicability head's loss (0: no head)"},
-    {.name = "combine", .type = HR_CONFIG_ENUM, .offset = C(app_combine), .def_name = "product",
-     .names = reformer_combine_names, .doc = "how the two heads rank kernels"},
-    {.name = "combine_weight", .type = HR_CONFIG_FLOAT, .offset = C(app_beta), .def = 1.0, .min = 0, .max = 1e3,
-     .doc = "weight of the applicability head in the ranking"},
-    {.name = "app_target", .type = HR_CONFIG_ENUM, .offset = C(app_eff), .def_name = "measured",
-     .names = app_target_names, .doc = "applicability head's target: measured or not, or the efficiency"},
-    /* two parts by default, so that a second core can share a batch (experiments/LOG.md: the two-thread runs) */
-    {.name = "batch_parts", .type = HR_CONFIG_INT, .offset = C(batch_parts), .def = 2, .min = 1,
-     .max = REFORMER_MAX_PARTS,
-     .doc = "parts a batch is split into, one per thread (default 1 below batch 4; classes mode)"},
-};
-#undef C
-
-/* Defaults: the paper-size model, 3 blocks of width 92 with T of width 96 (83,302 parameters for 76 features
- * and 70 kernels; the paper's instantiation has 80,978), plus the applicability head (6,510 more) at lambda 0.1,
- * slog input, softmax labels (tau 0.05), AdamW with warm-up + cosine, 30 epochs of batch 512 (in two parts).
- * The paper's own recipe is {"applicability": 0, "input": "zscore", "label": "soft"}; docs/BENCHMARKS.md gives
- * the current figures of both, experiments/LOG.md how each choice was measured. */
-size_t reformer_config_options(hr_config_option *rows)
+static int classes_input_fit(reformer *r, const model_train_data *d, int bins, float **train_in)
 {
-    train_opts loop = train_opts_defaults();
-    loop.epochs = 30;
-    loop.batch_size = 512;
-    loop.lr = 3e-3f;
-    loop.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
-    loop.optim.weight_decay = 1e-4f;
-    size_t n = sizeof reformer_options / sizeof *reformer_options;
-    memcpy(rows, reformer_options, sizeof reformer_options);
-    return n + train_config_options(&loop, offsetof(reformer_cfg, train), rows + n);
+    return reformer_input_fit(r, d, bins, train_in);
 }
 
-static int reformer_cfg_parse(const cJSON *c, reformer_cfg *o)
+static void classes_layout(reformer *r)
 {
-    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
-    hr_config_table t = {"reformer", rows, reformer_config_options(rows)};
-    /* the loop's run fields (name, metric name) keep train_opts_defaults' values */
-    o->train = train_opts_defaults();
-    int rc = hr_config_read(&t, c, o);
-    if (rc) return rc;
-    train_config_finish(&o->train);
-    /* pairs mode: a batch is that many problems with all their candidates */
-    if ((o->mode == REFORMER_MODE_PAIRS || o->mode == REFORMER_MODE_TOWERS) && !hr_config_has(c, "batch_size"))
-        o->train.batch_size = REFORMER_PAIR_BATCH;
-    if (!hr_config_has(c, "batch_parts") && o->train.batch_size < 4) o->batch_parts = 1;
-    if (o->batch_parts > o->train.batch_size / 2)
-        return hr_error(HR_EINVAL, "reformer config: \"batch_parts\" must be at most batch_size / 2 (%d), got %d",
-                        o->train.batch_size / 2, o->batch_parts);
+    nn_linear_layout(&r->head, &r->p, "head", r->hidden, r->base.n_kernels);
+    if (r->app_weight > 0.0f) nn_linear_layout(&r->app, &r->p, "app", r->hidden, r->base.n_kernels);
+}
+
+static void classes_reset(reformer *r, hr_rng *rng)
+{
+    nn_linear_reset(&r->head, &r->p, rng);
+    if (r->app_weight > 0.0f) nn_linear_reset(&r->app, &r->p, rng);
+}
+
+/* scores (K) in place over z: product: log softmax(z) + beta log sigmoid(a), the log of P(fastest) P(measured)^beta;
+ * mask: log softmax(z) - 1000 [sigmoid(a) < 1/2] (the head only vetoes; an all-vetoed row keeps the softmax
+ * order); head: log sigmoid(a). */
+static void combine_heads(float *z, const float *a, int K, int how, float beta)
+{
+    if (how == REFORMER_COMBINE_HEAD) {
+        for (int k = 0; k < K; k++) z[k] = nn_log_sigmoid(a[k]);
+        return;
+    }
+    const int mask = how == REFORMER_COMBINE_MASK;
+    float mx = z[0];
+    for (int k = 1; k < K; k++) mx = z[k] > mx ? z[k] : mx;
+    float s = 0.0f;
+    for (int k = 0; k < K; k++) s += expf(z[k] - mx);
+    const float lse = mx + logf(s);
+    for (int k = 0; k < K; k++)
+        z[k] = z[k] - lse + (mask ? (a[k] < 0.0f ? -1000.0f : 0.0f) : beta * nn_log_sigmoid(a[k]));
+}
+
+/* ---- scratch and scores ---- */
+
+static int classes_ws_init(const reformer *r, reformer_ws *w)
+{
+    const size_t wide = (size_t)r->hidden + (size_t)r->expand;
+    int rc = (w->buf = hr_calloc((size_t)r->n_in + 2 * wide + (size_t)r->base.n_kernels, sizeof *w->buf)) ? HR_OK
+                                                                                                        : HR_ENOMEM;
+    for (int l = 0; !rc && r->norm == NN_NORM_LAYER && l < r->depth; l++)
+        rc = nn_gamma_cache_init(&w->one[l], &r->blocks[l], 1);
+    return rc;
+}
+
+static int classes_select(const reformer *r, reformer_ws *w, const float *x, float *scores)
+{
+    const float *cur = reformer_trunk_forward1(r, w, x);
+    reformer_head_forward1(r, cur, scores);
+    if (r->app_weight > 0.0f) {
+        const int K = r->base.n_kernels, wide = r->hidden + r->expand;
+        float *app = w->buf + r->n_in + 2 * wide;
+        memcpy(app, r->p.w + r->app.b, (size_t)K * sizeof *app);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, K, r->hidden, 1.0f, r->p.w + r->app.w, r->hidden, cur, 1, 1.0f,
+                    app, 1);
+        combine_heads(scores, app, K, r->app_combine, r->app_beta);
+    }
     return HR_OK;
 }
+
+/* ---- training ---- */
+
 
 /* ---- training ---- */
 
@@ -134,9 +112,7 @@ typedef struct reformer_fit {
     fit_set train, valid;
     int cap;
     int *rowbuf;                         /* (cap) dataset rows of an evaluation chunk */
-    nn_gamma_cache cache[REFORMER_MAX_DEPTH];
-    float *act[REFORMER_MAX_DEPTH + 1];  /* act[0] (cap, n_in) z-scored input, act[l] (cap, hidden) */
-    float *dact[REFORMER_MAX_DEPTH + 1]; /* gradients of act[1..L] */
+    reformer_trunk_bufs t;               /* cap rows: act[0] (cap, n_in) z-scored input, act[l] (cap, hidden) */
     float *logits, *prob, *y, *dlogits;  /* (cap, K) */
     float *alogits, *aprob, *ay, *dalogits; /* (cap, K): applicability head, NULL without it */
     /* a training batch in parts (batch_parts > 1), see fit_batch_parts */
@@ -230,11 +206,7 @@ static void fit_free(reformer_fit *f)
     fit_set_free(&f->train);
     fit_set_free(&f->valid);
     free(f->rowbuf);
-    for (int l = 0; l < f->r->depth; l++) nn_gamma_cache_free(&f->cache[l]);
-    for (int l = 0; l <= f->r->depth; l++) {
-        free(f->act[l]);
-        free(f->dact[l]);
-    }
+    reformer_trunk_bufs_free(&f->t, f->r);
     free(f->logits);
     free(f->prob);
     free(f->y);
@@ -262,12 +234,7 @@ static int fit_init(reformer_fit *f, reformer *r, const model_train_data *d, flo
     int rc = fit_set_init(&f->train, r, d, d->train, d->n_train, train_in);
     if (!rc) rc = fit_set_init(&f->valid, r, d, d->valid, d->n_valid, NULL);
     if (!rc && !(f->rowbuf = hr_malloc(c * sizeof *f->rowbuf))) rc = HR_ENOMEM;
-    for (int l = 0; l < r->depth && !rc; l++) rc = nn_gamma_cache_init(&f->cache[l], &r->blocks[l], cap);
-    for (int l = 0; l <= r->depth && !rc; l++) {
-        size_t w = l ? (size_t)r->hidden : (size_t)r->n_in;
-        if (!(f->act[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
-        if (!rc && l && !(f->dact[l] = hr_calloc(c * w, sizeof(float)))) rc = HR_ENOMEM;
-    }
+    if (!rc) rc = reformer_trunk_bufs_init(&f->t, r, cap);
     if (!rc && (!(f->logits = hr_calloc(c * K, sizeof(float))) || !(f->prob = hr_calloc(c * K, sizeof(float))) ||
                 !(f->y = hr_calloc(c * K, sizeof(float))) || !(f->dlogits = hr_calloc(c * K, sizeof(float)))))
         rc = HR_ENOMEM;
@@ -319,7 +286,7 @@ static void part_rows(int n, int nparts, int q, int *start, int *len)
 
 static nn_gamma_cache *part_cache(reformer_fit *f, int q, int l)
 {
-    return q ? &f->pcache[q][l] : &f->cache[l];
+    return q ? &f->pcache[q][l] : &f->t.cache[l];
 }
 
 /* inputs act[0] and targets y, ay (rows s0..s0+n of the work buffers) of positions pos[0..n) of set s */
@@ -330,7 +297,7 @@ static void fit_gather(reformer_fit *f, const fit_set *s, const int *pos, int s0
     const int nf = r->n_in, K = r->base.n_kernels;
     const size_t oK = (size_t)s0 * K;
     for (int i = 0; i < n; i++)
-        memcpy(f->act[0] + (size_t)(s0 + i) * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
+        memcpy(f->t.act[0] + (size_t)(s0 + i) * nf, s->in + (size_t)pos[i] * nf, (size_t)nf * sizeof(float));
     memset(f->y + oK, 0, (size_t)n * K * sizeof *f->y);
     for (int i = 0; i < n; i++)
         for (int e = s->off[pos[i]]; e < s->off[pos[i] + 1]; e++) f->y[oK + (size_t)i * K + s->kern[e]] = s->y[e];
@@ -347,8 +314,8 @@ static void fit_heads_forward(reformer_fit *f, int s0, int n)
 {
     reformer *r = f->r;
     const size_t oK = (size_t)s0 * r->base.n_kernels, oH = (size_t)s0 * r->hidden;
-    nn_linear_forward(&r->head, &r->p, f->act[r->depth] + oH, f->logits + oK, n);
-    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->act[r->depth] + oH, f->alogits + oK, n);
+    nn_linear_forward(&r->head, &r->p, f->t.act[r->depth] + oH, f->logits + oK, n);
+    if (r->app_weight > 0.0f) nn_linear_forward(&r->app, &r->p, f->t.act[r->depth] + oH, f->alogits + oK, n);
 }
 
 /* The losses' gradients of rows s0..s0+n through both heads (after fit_loss): the heads' parameter
@@ -361,12 +328,12 @@ static void fit_heads_backward(reformer_fit *f, nn_params *p, int s0, int n, flo
     const size_t oK = (size_t)s0 * K, oH = (size_t)s0 * H;
     memset(f->dlogits + oK, 0, (size_t)n * K * sizeof *f->dlogits);
     nn_xent_backward(f->prob + oK, f->y + oK, f->dlogits + oK, n, K, share);
-    memset(f->dact[L] + oH, 0, (size_t)n * H * sizeof(float));
-    nn_linear_backward(&r->head, p, f->act[L] + oH, f->dlogits + oK, f->dact[L] + oH, n);
+    memset(f->t.dact[L] + oH, 0, (size_t)n * H * sizeof(float));
+    nn_linear_backward(&r->head, p, f->t.act[L] + oH, f->dlogits + oK, f->t.dact[L] + oH, n);
     if (r->app_weight > 0.0f) {
         memset(f->dalogits + oK, 0, (size_t)n * K * sizeof *f->dalogits);
         nn_bce_logits_backward(f->aprob + oK, f->ay + oK, f->dalogits + oK, n, K, r->app_weight * share);
-        nn_linear_backward(&r->app, p, f->act[L] + oH, f->dalogits + oK, f->dact[L] + oH, n);
+        nn_linear_backward(&r->app, p, f->t.act[L] + oH, f->dalogits + oK, f->t.dact[L] + oH, n);
     }
 }
 
@@ -375,13 +342,8 @@ static void fit_heads_backward(reformer_fit *f, nn_params *p, int s0, int n, flo
 static void fit_forward(reformer_fit *f, const fit_set *s, const int *pos, int s0, int n, int train, hr_rng *rng,
                         int q)
 {
-    reformer *r = f->r;
-    const int nf = r->n_in, H = r->hidden;
-    const size_t oH = (size_t)s0 * H;
     fit_gather(f, s, pos, s0, n);
-    for (int l = 0; l < r->depth; l++)
-        nn_gamma_forward(&r->blocks[l], &r->p, &r->state, part_cache(f, q, l),
-                         f->act[l] + (size_t)s0 * (l ? H : nf), f->act[l + 1] + oH, n, train, rng);
+    reformer_trunk_forward(f->r, q ? f->pcache[q] : f->t.cache, f->t.act, s0, n, train, rng);
     fit_heads_forward(f, s0, n);
 }
 
@@ -429,7 +391,7 @@ static void part_step(void *ctx, int tid, int T)
                 part_rows(n, P, q, &s0, &m);
                 nn_part part = {q, P, n, part_scratch(f, l, 0)};
                 nn_gamma_forward_part(&r->blocks[l], &r->p, q ? NULL : &r->state, part_cache(f, q, l),
-                                      f->act[l] + (size_t)s0 * win, f->act[l + 1] + (size_t)s0 * H, m, 1,
+                                      f->t.act[l] + (size_t)s0 * win, f->t.act[l + 1] + (size_t)s0 * H, m, 1,
                                       &f->prng[q], &part, phase);
             }
             if (phase < 2) hr_team_barrier(f->team);
@@ -445,10 +407,10 @@ static void part_step(void *ctx, int tid, int T)
             for (int q = tid; q < P; q += T) {
                 part_rows(n, P, q, &s0, &m);
                 nn_part part = {q, P, n, part_scratch(f, l, 1)};
-                float *dx = l ? f->dact[l] + (size_t)s0 * H : NULL;
+                float *dx = l ? f->t.dact[l] + (size_t)s0 * H : NULL;
                 if (phase == 0 && dx) memset(dx, 0, (size_t)m * H * sizeof(float));
-                nn_gamma_backward_part(&r->blocks[l], &f->pp[q], part_cache(f, q, l), f->act[l] + (size_t)s0 * win,
-                                       f->act[l + 1] + (size_t)s0 * H, f->dact[l + 1] + (size_t)s0 * H, dx, m,
+                nn_gamma_backward_part(&r->blocks[l], &f->pp[q], part_cache(f, q, l), f->t.act[l] + (size_t)s0 * win,
+                                       f->t.act[l + 1] + (size_t)s0 * H, f->t.dact[l + 1] + (size_t)s0 * H, dx, m,
                                        &part, phase);
             }
             if (phase == 0) hr_team_barrier(f->team);
@@ -496,16 +458,11 @@ static int fit_batch(void *ctx, const int *pos, int n, hr_rng *rng, float *loss)
 {
     reformer_fit *f = ctx;
     reformer *r = f->r;
-    const int L = r->depth;
     if (f->nparts > 1 && n >= 2 * f->nparts) return fit_batch_parts(f, pos, n, rng, loss);
     fit_forward(f, &f->train, pos, 0, n, 1, rng, 0);
     *loss = fit_loss(f, 0, n);
     fit_heads_backward(f, &r->p, 0, n, 1.0f);
-    for (int l = L - 1; l >= 0; l--) {
-        if (l) memset(f->dact[l], 0, (size_t)n * r->hidden * sizeof(float));
-        nn_gamma_backward(&r->blocks[l], &r->p, &f->cache[l], f->act[l], f->act[l + 1], f->dact[l + 1],
-                          l ? f->dact[l] : NULL, n);
-    }
+    reformer_trunk_backward(r, &r->p, f->t.cache, f->t.act, f->t.dact, n);
     return HR_OK;
 }
 
@@ -535,8 +492,7 @@ static void part_evaluate(void *ctx, int tid, int T)
         j->loss[q] = (double)fit_loss(f, s0, m) * m;
         if (f->r->app_weight > 0.0f) /* rank as predict does (logits are not needed again) */
             for (int i = s0; i < s0 + m; i++)
-                reformer_combine_heads(f->logits + i * K, f->alogits + i * K, (int)K, f->r->app_combine,
-                                       f->r->app_beta);
+                combine_heads(f->logits + i * K, f->alogits + i * K, (int)K, f->r->app_combine, f->r->app_beta);
         for (int i = s0; i < s0 + m; i++) f->rowbuf[i] = f->valid.rows[j->pos[i]];
         j->hits[q] = eval_select_hits(f->sel->runtime, (int)K, f->rowbuf + s0, f->logits + (size_t)s0 * K, m);
     }
@@ -561,132 +517,33 @@ static int fit_evaluate(void *ctx, const int *pos, int n, float *loss, float *me
     return HR_OK;
 }
 
-/* With a team (batch_parts > 1 on more than one thread, as fit_init makes it) the parts' own threads do the
- * parallel work, and OpenBLAS keeps one thread inside each. */
-int reformer_train_blas_threads(const cJSON *config, int threads)
+static int classes_fit(reformer *r, const model_train_data *d, const model_ctx *ctx, const reformer_cfg *cfg,
+                       const train_opts *o, float *train_in)
 {
-    reformer_cfg cfg;
-    if (reformer_cfg_parse(config, &cfg)) return threads;
-    if (cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS)
-        return threads; /* one pass over the batch, threads inside OpenBLAS */
-    return cfg.batch_parts > 1 && hr_threads_resolve(threads) > 1 ? 1 : threads;
-}
-
-int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
-{
-    *out = NULL;
-    if (d->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "reformer: only the select task");
-    reformer_cfg cfg;
-    int rc = reformer_cfg_parse(ctx->config, &cfg);
-    if (rc) return rc;
-    const data_table *table = d->sel ? d->sel->table : NULL;
-    if ((cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS) && !table)
-        return hr_error(HR_EINVAL, "reformer config: \"mode\": \"%s\" needs a benchmark table (--data FILE.csv)",
-                        mode_names[cfg.mode]);
-    if (cfg.mode == REFORMER_MODE_AUTO && table) {
-        cfg.mode = REFORMER_MODE_PAIRS;
-        if (!hr_config_has(ctx->config, "batch_size")) cfg.train.batch_size = REFORMER_PAIR_BATCH;
-    }
-    reformer *r = hr_calloc(1, sizeof *r);
-    if (!r) return HR_ENOMEM;
-    if ((rc = model_base_init(&r->base, &model_family_reformer, d, ctx))) goto fail;
-    r->depth = cfg.depth;
-    r->hidden = cfg.hidden;
-    r->expand = cfg.expand;
-    r->norm = cfg.norm;
-    r->dropout = cfg.dropout;
-    r->label = cfg.label;
-    r->tau = cfg.tau;
-    r->app_weight = cfg.app_weight;
-    r->app_combine = cfg.app_combine;
-    r->app_eff = cfg.app_eff;
-    r->app_beta = cfg.app_beta;
-    r->input_log = cfg.input != REFORMER_INPUT_ZSCORE;
-    r->n_raw = r->base.n_features;
-    if (cfg.mode == REFORMER_MODE_PAIRS) {
-        if (!r->base.table || !r->base.kernel_values) {
-            rc = hr_error(HR_EINVAL, "reformer: the model records no table schema (pairs mode)");
-            goto fail;
-        }
-        r->pairs = 1;
-        r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
-        r->n_pair = data_table_pair_feature_count(r->base.table);
-        r->n_raw += r->n_pair;
-        if ((rc = reformer_input_fit_pairs(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0))) goto fail;
-        if ((rc = reformer_build(r))) goto fail;
-        hr_rng init;
-        hr_rng_derive(&init, ctx->seed, 1);
-        for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
-        nn_linear_reset(&r->head, &r->p, &init);
-        train_opts o = cfg.train;
-        model_loop_opts(&o, ctx, "reformer");
-        o.metric_name = model_task_metric(MODEL_TASK_SELECT);
-        if ((rc = reformer_pairs_fit(r, d, ctx, &o))) goto fail;
-        reformer_fold(r);
-        *out = &r->base;
-        return HR_OK;
-    }
-    float *train_in = NULL;
-    if (cfg.mode == REFORMER_MODE_TOWERS) {
-        if (!r->base.table || !r->base.kernel_values) {
-            rc = hr_error(HR_EINVAL, "reformer: the model records no table schema (towers mode)");
-            goto fail;
-        }
-        r->towers = 1;
-        r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
-        r->tower_dim = cfg.tower_dim;
-        r->cfg_hidden = cfg.config_hidden;
-        if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
-        if ((rc = reformer_towers_input_fit(r, d)) || (rc = reformer_build(r))) {
-            free(train_in);
-            goto fail;
-        }
-        hr_rng init;
-        hr_rng_derive(&init, ctx->seed, 1);
-        for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
-        nn_linear_reset(&r->head, &r->p, &init);
-        nn_linear_reset(&r->cfg1, &r->p, &init);
-        nn_linear_reset(&r->cfg2, &r->p, &init);
-        if (r->n_q) nn_linear_reset(&r->inter, &r->p, &init);
-        train_opts o = cfg.train;
-        model_loop_opts(&o, ctx, "reformer");
-        o.metric_name = model_task_metric(MODEL_TASK_SELECT);
-        if ((rc = reformer_towers_fit(r, d, ctx, &o, train_in))) goto fail;
-        reformer_fold(r);
-        *out = &r->base;
-        return HR_OK;
-    }
-    if ((rc = reformer_input_fit(r, d, cfg.input == REFORMER_INPUT_PLE ? cfg.input_bins : 0, &train_in))) goto fail;
-    if ((rc = reformer_build(r))) {
-        free(train_in);
-        goto fail;
-    }
-    hr_rng init;
-    hr_rng_derive(&init, ctx->seed, 1);
-    for (int l = 0; l < r->depth; l++) nn_gamma_reset(&r->blocks[l], &r->p, &r->state, &init);
-    nn_linear_reset(&r->head, &r->p, &init);
-    if (r->app_weight > 0.0f) nn_linear_reset(&r->app, &r->p, &init);
-
-    train_opts o = cfg.train;
-    model_loop_opts(&o, ctx, "reformer");
-    o.metric_name = model_task_metric(MODEL_TASK_SELECT);
     reformer_fit fit;
-    int cap = cfg.train.batch_size > REFORMER_EVAL_CHUNK ? cfg.train.batch_size : REFORMER_EVAL_CHUNK;
-    if ((rc = fit_init(&fit, r, d, train_in, cap, cfg.train.batch_size, cfg.batch_parts, ctx->threads))) goto fail;
-    o.team = fit.team;
+    const int cap = cfg->train.batch_size > REFORMER_EVAL_CHUNK ? cfg->train.batch_size : REFORMER_EVAL_CHUNK;
+    int rc = fit_init(&fit, r, d, train_in, cap, cfg->train.batch_size, cfg->batch_parts, ctx->threads);
+    if (rc) return rc;
+    train_opts opts = *o;
+    opts.team = fit.team;
     train_ops ops = {fit_batch, fit_evaluate};
     train_result res;
     /* positions into the prepared sets: the shuffle permutes them exactly as it would the rows */
-    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &o, &res);
+    rc = train_run(&ops, &fit, &r->p, &r->state, fit.train.pos, d->n_train, fit.valid.pos, d->n_valid, &opts, &res);
     fit_free(&fit);
     if (!rc) rc = model_loop_curve(&r->base, &res);
     train_result_free(&res);
-    if (rc) goto fail;
-    reformer_fold(r);
-    *out = &r->base;
-    return HR_OK;
-fail:
-    reformer_free(&r->base);
     return rc;
 }
 
+const reformer_head reformer_head_classes = {
+    .name = "classes",
+    .table = 0,
+    .pair_input = 0,
+    .input_fit = classes_input_fit,
+    .layout = classes_layout,
+    .reset = classes_reset,
+    .fit = classes_fit,
+    .ws_init = classes_ws_init,
+    .select = classes_select,
+};

@@ -1,0 +1,175 @@
+/* The transformer family's model (models/transformer.c): every scalar feature is a token.
+ *   z_j = (x_j - mean_j) / std_j                         z-score fitted on the training rows
+ *   e_j = z_j w_j + p_j             (T = n_features tokens of width d; w, p learned per feature)
+ *   h = TransformerEncoderLayer(e)  (nn_transformer: one block, post-norm, ReLU FFN)
+ *   scores = A_f mean_j(h_j) + b_f  linear head, softmax = the kernel distribution
+ * trained like the Reformer: soft-target cross-entropy against runtime-ratio labels (or one-hot /
+ * softmax) through train/'s loop. Single-problem prediction runs the same ops with a B = 1 cache in the
+ * caller's workspace (tfm_ws, one per thread; the model is only read).
+ * This file holds the model, its inference and its files; models/transformer_train.c holds the mini-batch step and
+ * models/transformer.c the family (its config table, the training entry, the model_family table).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/h5.h"
+#include "models/model.h"
+#include "models/transformer_internal.h"
+#include "nn/nn.h"
+
+int transformer_build(tfm *m)
+{
+    const int T = m->base.n_features, d = m->d;
+    nn_params_init(&m->p);
+    m->value = nn_params_add(&m->p, "embed.value", (size_t)T * d);
+    m->pos = nn_params_add(&m->p, "embed.position", (size_t)T * d);
+    nn_transformer_layout(&m->block, &m->p, "block", d, m->heads, m->d_ff, m->norm_first);
+    nn_linear_layout(&m->head, &m->p, "head", d, m->base.n_kernels);
+    return nn_params_alloc(&m->p);
+}
+
+/* A prediction's scratch: the block's B = 1 cache and the activations around it. */
+typedef struct tfm_ws {
+    nn_transformer_cache one;
+    float *buf; /* z (T) | e (T, d) | h (T, d) | pooled (d) */
+} tfm_ws;
+
+void tfm_ws_free(void *vws)
+{
+    tfm_ws *w = vws;
+    if (!w) return;
+    nn_transformer_cache_free(&w->one);
+    free(w->buf);
+    free(w);
+}
+
+int tfm_ws_create(const model *mb, void **out)
+{
+    const tfm *m = (const tfm *)mb;
+    const int T = m->base.n_features, d = m->d;
+    *out = NULL;
+    tfm_ws *w = hr_calloc(1, sizeof *w);
+    if (!w) return HR_ENOMEM;
+    int rc = nn_transformer_cache_init(&w->one, &m->block, 1, T);
+    if (!rc && !(w->buf = hr_calloc((size_t)T * (1 + 2 * (size_t)d) + (size_t)d, sizeof *w->buf))) rc = HR_ENOMEM;
+    if (rc) {
+        tfm_ws_free(w);
+        return rc;
+    }
+    *out = w;
+    return HR_OK;
+}
+
+/* e (B, T, d) = z (B, T) w + p */
+void transformer_embed(const tfm *m, const float *z, float *e, int B)
+{
+    const int T = m->base.n_features, d = m->d;
+    const float *w = m->p.w + m->value, *p = m->p.w + m->pos;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < T; j++) {
+            float zj = z[(size_t)b * T + j];
+            float *er = e + ((size_t)b * T + j) * d;
+            for (int k = 0; k < d; k++) er[k] = zj * w[(size_t)j * d + k] + p[(size_t)j * d + k];
+        }
+}
+
+/* pooled (B, d) = mean over the T tokens of h (B, T, d) */
+void transformer_pool(const float *h, float *pooled, int B, int T, int d)
+{
+    for (int b = 0; b < B; b++) {
+        float *o = pooled + (size_t)b * d;
+        memset(o, 0, (size_t)d * sizeof *o);
+        for (int j = 0; j < T; j++) {
+            const float *hr = h + ((size_t)b * T + j) * d;
+            for (int k = 0; k < d; k++) o[k] += hr[k];
+        }
+        for (int k = 0; k < d; k++) o[k] /= (float)T;
+    }
+}
+
+int tfm_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
+{
+    const tfm *m = (const tfm *)mb;
+    tfm_ws *w = vws;
+    const int T = m->base.n_features, d = m->d;
+    float *z = w->buf, *e = z + T, *h = e + (size_t)T * d, *pooled = h + (size_t)T * d;
+    for (int j = 0; j < T; j++) z[j] = (x[j] - m->zmean[j]) / m->zstd[j];
+    transformer_embed(m, z, e, 1);
+    nn_transformer_forward(&m->block, &m->p, &w->one, e, h, 1, T);
+    transformer_pool(h, pooled, 1, T, d);
+    nn_linear_forward(&m->head, &m->p, pooled, scores, 1);
+    return HR_OK;
+}
+
+void transformer_free(model *mb)
+{
+    tfm *m = (tfm *)mb;
+    if (!m) return;
+    nn_params_free(&m->p);
+    free(m->zmean);
+    free(m->zstd);
+    model_base_free(&m->base);
+    free(m);
+}
+/* ---- files ---- */
+
+int tfm_save(const model *mb, hid_t g)
+{
+    const tfm *m = (const tfm *)mb;
+    int rc = hr_h5_attr_write_int(g, "transformer_version", TRANSFORMER_VERSION);
+    if (!rc) rc = hr_h5_attr_write_int(g, "d", m->d);
+    if (!rc) rc = hr_h5_attr_write_int(g, "heads", m->heads);
+    if (!rc) rc = hr_h5_attr_write_int(g, "d_ff", m->d_ff);
+    if (!rc) rc = hr_h5_attr_write_int(g, "norm_first", m->norm_first);
+    if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(m->label));
+    if (!rc) rc = hr_h5_attr_write_double(g, "tau", m->tau);
+    if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)m->base.n_features, 0, m->zmean);
+    if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)m->base.n_features, 0, m->zstd);
+    if (!rc) rc = nn_checkpoint_write(g, "params", &m->p, NULL);
+    return rc;
+}
+
+int tfm_load(hid_t g, model *base, model **out)
+{
+    *out = NULL;
+    tfm *m = hr_calloc(1, sizeof *m);
+    if (!m) return HR_ENOMEM;
+    m->base = *base;
+    int version = 0, rc = hr_h5_attr_read_int_in(g, "transformer", "transformer_version", 0, 1 << 30, &version);
+    if (!rc && version > TRANSFORMER_VERSION)
+        rc = hr_error(HR_EVERSION, "transformer content version %d is newer than this heurist's %d", version,
+                      TRANSFORMER_VERSION);
+    if (!rc && m->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "transformer: task must be select");
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d", 1, 4096, &m->d);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "heads", 1, 256, &m->heads);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d_ff", 1, 65536, &m->d_ff);
+    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "norm_first", 0, 1, &m->norm_first);
+    if (!rc && m->d % m->heads) rc = hr_error(HR_EFORMAT, "transformer: d %% heads != 0");
+    char *s = NULL;
+    if (!rc) rc = hr_h5_attr_read_str(g, "label", &s);
+    if (!rc && data_label_kind_parse(s, &m->label)) rc = hr_error(HR_EFORMAT, "transformer: unknown label '%s'", s);
+    free(s);
+    double v = 0;
+    if (!rc) rc = hr_h5_attr_read_double(g, "tau", &v);
+    m->tau = (float)v;
+    const size_t nf = (size_t)m->base.n_features;
+    if (!rc && (!(m->zmean = hr_malloc(nf * sizeof *m->zmean)) || !(m->zstd = hr_malloc(nf * sizeof *m->zstd))))
+        rc = HR_ENOMEM;
+    if (!rc) rc = hr_h5_read(g, "zscore_mean", H5T_NATIVE_FLOAT, nf, 0, m->zmean);
+    if (!rc) rc = hr_h5_read(g, "zscore_std", H5T_NATIVE_FLOAT, nf, 0, m->zstd);
+    if (!rc) rc = transformer_build(m);
+    if (!rc) rc = nn_checkpoint_read(g, "params", &m->p, NULL);
+    if (rc) {
+        memset(&m->base, 0, sizeof m->base); /* still owned by the caller */
+        transformer_free(&m->base);
+        return rc;
+    }
+    *out = &m->base;
+    return HR_OK;
+}
+
+long tfm_n_params(const model *mb)
+{
+    return (long)((const tfm *)mb)->p.n;
+}
