@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "models/models_internal.h"
 #include "export/export.h"
 
 static const cli_opt export_opts[] = {
@@ -53,19 +52,14 @@ int cli_cmd_export(int argc, char **argv)
         if (export_c_write(m, mpath, out, prefix)) rc = cli_fail("export");
         else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
     } else {
-        const gbdt_model *g = (const gbdt_model *)m;
-        if (strcmp(m->family->name, "gbdt") != 0) {
-            fprintf(stderr, "heurist export: --format lightgbm needs a gbdt model, this one is %s\n", m->family->name);
+        int trees = 0;
+        if (export_lightgbm_check(m, mpath)) {
+            fprintf(stderr, "heurist export: --format lightgbm: %s\n", hr_last_error());
             rc = 2;
-        } else if (g->n_boosters != 1) {
-            /* LightGBM's format holds one booster: a tune model has one per parameter */
-            fprintf(stderr, "heurist export: this gbdt model holds %d boosters (one per parameter); LightGBM's format holds one\n",
-                    g->n_boosters);
-            rc = 2;
-        } else if (gbdt_lightgbm_save(g->boosters[0], out)) {
+        } else if (export_lightgbm_write(m, mpath, out, &trees)) {
             rc = cli_fail("export");
         } else {
-            printf("wrote %s (LightGBM text model, %d trees)\n", out, gbdt_booster_num_trees(g->boosters[0]));
+            printf("wrote %s (LightGBM text model, %d trees)\n", out, trees);
         }
     }
     model_free(m);

@@ -1,5 +1,6 @@
 /* A trained model as a standalone C runtime: the header with the API, and the source around the family's
- * part (data/portable.h, the vocabularies, the API functions), dispatched by family. */
+ * part (data/portable.h, the vocabularies, the API functions), dispatched by family; each family's writer reads
+ * the model through its views (models/view.h), created once here. */
 #include "export/export.h"
 
 #include <ctype.h>
@@ -7,14 +8,22 @@
 #include <string.h>
 
 #include "export/export_internal.h"
-#include "models/models_internal.h"
+#include "models/view.h"
 
 /* Each family's writer; a family not listed cannot be exported to C. */
 typedef struct export_family {
     const model_family *family;
-    int (*check)(const model *m, const char *name);
-    int (*write)(const model *m, FILE *out);
+    int (*check)(const model *m, const model_views *v, const char *name);
+    int (*write)(const model *m, const model_views *v, FILE *out);
 } export_family;
+
+/* What the writers of one export share */
+typedef struct export_job {
+    const model *m;
+    const model_views *v;
+    const export_family *fam;
+    const char *prefix;
+} export_job;
 
 static const export_family *export_family_of(const model *m)
 {
@@ -41,8 +50,10 @@ static const char *direction_name(int i)
     return data_direction_names[i];
 }
 
-static int write_header(FILE *h, const model *m, const char *prefix)
+static int write_header(FILE *h, const export_job *j)
 {
+    const model *m = j->m;
+    const char *prefix = j->prefix;
     char guard[128];
     size_t i = 0;
     for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
@@ -88,20 +99,22 @@ static int write_header(FILE *h, const model *m, const char *prefix)
     return HR_OK;
 }
 
-static int write_source(FILE *c, const model *m, const char *prefix)
+static int write_source(FILE *c, const export_job *j)
 {
+    const model *m = j->m;
+    const char *prefix = j->prefix;
     fprintf(c, "/* %s.c: a %s model exported by heurist; see %s.h. Generated code: do not edit. */\n", prefix,
             m->family->name, prefix);
     fprintf(c, "#include \"%s.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n", prefix);
     fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", export_source("data/portable.h"));
     if (m->task == MODEL_TASK_TUNE) {
-        for (int j = 0; j < m->length; j++) {
+        for (int p = 0; p < m->length; p++) {
             char name[32];
-            snprintf(name, sizeof name, "hm_vocab_%d", j);
-            export_c_ints(c, "int32_t", name, (const int *)m->vocab[j], (size_t)m->vocab_size[j]);
+            snprintf(name, sizeof name, "hm_vocab_%d", p);
+            export_c_ints(c, "int32_t", name, (const int *)m->vocab[p], (size_t)m->vocab_size[p]);
         }
     }
-    int rc = export_family_of(m)->write(m, c);
+    int rc = j->fam->write(m, j->v, c);
     if (rc) return rc;
     static const char api[] = "export/runtime/api.h";
     fprintf(c, "\n/* ---- API ---- */\n");
@@ -126,12 +139,12 @@ static int write_source(FILE *c, const model *m, const char *prefix)
     return HR_OK;
 }
 
-typedef int (*writer_fn)(FILE *f, const model *m, const char *prefix);
+typedef int (*writer_fn)(FILE *f, const export_job *j);
 
-static int write_file(const char *dir, const char *prefix, const char *ext, writer_fn fn, const model *m)
+static int write_file(const char *dir, const char *ext, writer_fn fn, const export_job *j)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s%s", dir, prefix, ext);
+    snprintf(path, sizeof path, "%s/%s%s", dir, j->prefix, ext);
     char *tmp = hr_file_tmp_path(path);
     if (!tmp) return HR_ENOMEM;
     FILE *f = fopen(tmp, "w");
@@ -139,7 +152,7 @@ static int write_file(const char *dir, const char *prefix, const char *ext, writ
         free(tmp);
         return hr_error(HR_EIO, "%s: cannot create", path);
     }
-    int rc = fn(f, m, prefix);
+    int rc = fn(f, j);
     if (ferror(f)) rc = rc ? rc : hr_error(HR_EIO, "%s: write failed", path);
     if (fclose(f) != 0 && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
     if (rc) remove(tmp);
@@ -150,14 +163,14 @@ static int write_file(const char *dir, const char *prefix, const char *ext, writ
 
 /* A table model's runtime takes the problem's values and candidate configurations (export/table.c); every other
  * model's takes a problem key or its fields. */
-static int header_fn(FILE *f, const model *m, const char *prefix)
+static int header_fn(FILE *f, const export_job *j)
 {
-    return m->table ? export_table_write_header(f, m, prefix) : write_header(f, m, prefix);
+    return j->m->table ? export_table_write_header(f, j->m, j->v, j->prefix) : write_header(f, j);
 }
 
-static int source_fn(FILE *f, const model *m, const char *prefix)
+static int source_fn(FILE *f, const export_job *j)
 {
-    return m->table ? export_table_write_source(f, m, prefix) : write_source(f, m, prefix);
+    return j->m->table ? export_table_write_source(f, j->m, j->v, j->prefix) : write_source(f, j);
 }
 
 int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
@@ -168,9 +181,13 @@ int export_c_write(const model *m, const char *name, const char *dir, const char
         return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     for (const char *s = prefix; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
-    int rc = m->table ? export_table_check(m, name) : fam->check(m, name);
+    model_views *v = NULL;
+    int rc = model_views_create(m, &v);
+    if (!rc) rc = m->table ? export_table_check(m, v, name) : fam->check(m, v, name);
     if (!rc) rc = hr_mkdir_p(dir);
-    if (!rc) rc = write_file(dir, prefix, ".h", header_fn, m);
-    if (!rc) rc = write_file(dir, prefix, ".c", source_fn, m);
+    const export_job j = {m, v, fam, prefix};
+    if (!rc) rc = write_file(dir, ".h", header_fn, &j);
+    if (!rc) rc = write_file(dir, ".c", source_fn, &j);
+    model_views_free(v);
     return rc;
 }

@@ -37,29 +37,30 @@ int export_check_finite_double(const char *name, const char *tensor, const doubl
 struct nn_params;
 int export_check_params(const char *name, const struct nn_params *p);
 
-/* Each family's part of the runtime: static weights and
+/* Each family's part of the runtime, from the model's views (models/view.h): static weights and
  * `static void hm_model_scores(const data_problem *p, const float *x, float *scores)` (select) or
  * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
  * The check functions refuse a model with a non-finite weight before anything is written. */
-int export_gbdt_check(const model *m, const char *name);
+struct model_views;
+int export_gbdt_check(const model *m, const struct model_views *v, const char *name);
+int export_gbdt_write(const model *m, const struct model_views *v, FILE *out);
 /* One booster's trees as arrays and `static void hm_b<idx>_raw(const float *x, double *out)`, its raw scores. */
 struct gbdt_booster;
 int export_gbdt_booster(FILE *out, const struct gbdt_booster *b, int idx);
-/* A model of a benchmark table (m->table): the check (gbdt rank only) and its header and source
- * (export/table.c), in place of the problem-key runtime. */
-int export_table_check(const model *m, const char *name);
-int export_table_write_header(FILE *h, const model *m, const char *prefix);
-int export_table_write_source(FILE *c, const model *m, const char *prefix);
-/* A Reformer towers model of a benchmark table (export/reformer_towers.c): the check (batch norm, finite weights) and
- * its weights, known configurations' v and scoring section, written after hm_configs. */
-int export_towers_check(const model *m, const char *name);
-int export_towers_write(FILE *c, const model *m);
-int export_gbdt_write(const model *m, FILE *out);
-int export_reformer_check(const model *m, const char *name);
-int export_reformer_write(const model *m, FILE *out);
-int export_transformer_check(const model *m, const char *name);
-int export_transformer_write(const model *m, FILE *out);
-int export_seq2seq_check(const model *m, const char *name);
-int export_seq2seq_write(const model *m, FILE *out);
+/* A model of a benchmark table (m->table): the check (gbdt rank and reformer towers only) and its header and
+ * source (export/table.c), in place of the problem-key runtime. */
+int export_table_check(const model *m, const struct model_views *v, const char *name);
+int export_table_write_header(FILE *h, const model *m, const struct model_views *v, const char *prefix);
+int export_table_write_source(FILE *c, const model *m, const struct model_views *v, const char *prefix);
+/* A Reformer towers model of a benchmark table (export/reformer_towers.c): the check (batch norm, finite weights)
+ * and its weights, known configurations' v and scoring section, written after hm_configs. */
+int export_towers_check(const model *m, const struct model_views *v, const char *name);
+int export_towers_write(FILE *c, const model *m, const struct model_views *v);
+int export_reformer_check(const model *m, const struct model_views *v, const char *name);
+int export_reformer_write(const model *m, const struct model_views *v, FILE *out);
+int export_transformer_check(const model *m, const struct model_views *v, const char *name);
+int export_transformer_write(const model *m, const struct model_views *v, FILE *out);
+int export_seq2seq_check(const model *m, const struct model_views *v, const char *name);
+int export_seq2seq_write(const model *m, const struct model_views *v, FILE *out);
 
 #endif

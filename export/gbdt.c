@@ -1,10 +1,12 @@
 /* The gbdt family as C source for an exported runtime: every tree as flat arrays, and the traversal
- * (export/runtime/gbdt.h) with the same decision rules as gbdt/predict.c (LightGBM's). */
+ * (export/runtime/gbdt.h) with the same decision rules as gbdt/predict.c (LightGBM's); the boosters and the rank
+ * mode's candidates come from the model's views (models/gbdt_view.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/export_internal.h"
-#include "models/models_internal.h"
+#include "gbdt/gbdt.h"
+#include "models/view.h"
 
 /* One booster as arrays: per tree, offsets into node, leaf and category arrays. */
 int export_gbdt_booster(FILE *out, const gbdt_booster *b, int idx)
@@ -97,16 +99,25 @@ done:
 }
 
 
-int export_gbdt_check(const model *m, const char *name)
+/* The i-th booster of the model's views */
+static const gbdt_booster *booster(const model_views *v, int i)
 {
-    const gbdt_model *g = (const gbdt_model *)m;
+    char name[MODEL_VIEW_NAME];
+    snprintf(name, sizeof name, "booster%d", i);
+    return model_view_booster(v, name);
+}
+
+int export_gbdt_check(const model *m, const model_views *v, const char *name)
+{
+    (void)m;
     char tensor[64];
-    for (int i = 0; i < g->n_boosters; i++) {
+    const int nb = (int)model_view_int(v, "boosters");
+    for (int i = 0; i < nb; i++) {
+        const gbdt_booster *b = booster(v, i);
         int rc = export_check_finite_double(name, (snprintf(tensor, sizeof tensor, "booster %d base score", i), tensor),
-                                            gbdt_booster_base_score(g->boosters[i]),
-                                            (size_t)gbdt_booster_num_class(g->boosters[i]));
-        for (int t = 0; !rc && t < gbdt_booster_num_trees(g->boosters[i]); t++) {
-            const gbdt_tree *tr = gbdt_booster_tree(g->boosters[i], t);
+                                            gbdt_booster_base_score(b), (size_t)gbdt_booster_num_class(b));
+        for (int t = 0; !rc && t < gbdt_booster_num_trees(b); t++) {
+            const gbdt_tree *tr = gbdt_booster_tree(b, t);
             snprintf(tensor, sizeof tensor, "booster %d tree %d leaf values", i, t);
             rc = export_check_finite_double(name, tensor, tr->leaf_value, (size_t)tr->num_leaves);
             snprintf(tensor, sizeof tensor, "booster %d tree %d thresholds", i, t);
@@ -117,27 +128,29 @@ int export_gbdt_check(const model *m, const char *name)
     return HR_OK;
 }
 
-int export_gbdt_write(const model *m, FILE *out)
+int export_gbdt_write(const model *m, const model_views *v, FILE *out)
 {
-    const gbdt_model *g = (const gbdt_model *)m;
+    const int nb = (int)model_view_int(v, "boosters");
+    const char *objective = model_view_text(v, "objective");
     export_section(out, "export/runtime/gbdt.h", "traversal");
-    for (int i = 0; i < g->n_boosters; i++) {
-        int rc = export_gbdt_booster(out, g->boosters[i], i);
+    for (int i = 0; i < nb; i++) {
+        int rc = export_gbdt_booster(out, booster(v, i), i);
         if (rc) return rc;
     }
     int maxk = 1;
-    for (int i = 0; i < g->n_boosters; i++)
-        if (gbdt_booster_num_class(g->boosters[i]) > maxk) maxk = gbdt_booster_num_class(g->boosters[i]);
-    if (g->mode == GBDT_MODE_SOFTMAX) {
+    for (int i = 0; i < nb; i++)
+        if (gbdt_booster_num_class(booster(v, i)) > maxk) maxk = gbdt_booster_num_class(booster(v, i));
+    if (!strcmp(objective, "softmax")) {
         fprintf(out, "static void hm_model_scores(const data_problem *p, const float *x, float *scores)\n{\n"
                      "    double raw[%d];\n    (void)p;\n    hm_b0_raw(x, raw);\n"
                      "    for (int k = 0; k < %d; k++) scores[k] = (float)raw[k];\n}\n",
                 maxk, m->n_kernels);
-    } else if (g->mode == GBDT_MODE_RANK) {
-        int n = GBDT_RANK_SIGNATURES * m->n_kernels;
+    } else if (!strcmp(objective, "rank")) {
+        const int n = (int)model_view_int(v, "rank_signatures") * m->n_kernels;
+        const unsigned char *rank_cand = model_view_bytes(v, "rank_candidates", (size_t)n);
         int *cand = malloc((size_t)n * sizeof *cand);
         if (!cand) return hr_error(HR_ENOMEM, "out of memory exporting candidates");
-        for (int i = 0; i < n; i++) cand[i] = g->rank_cand[i];
+        for (int i = 0; i < n; i++) cand[i] = rank_cand[i];
         export_c_ints(out, "unsigned char", "hm_cand", cand, (size_t)n);
         free(cand);
         fprintf(out, "static void hm_model_scores(const data_problem *p, const float *x, float *scores)\n{\n"
@@ -146,7 +159,8 @@ int export_gbdt_write(const model *m, FILE *out)
                      "    memcpy(xe, x, sizeof(float) * %d);\n"
                      "    for (int k = 0; k < %d; k++) {\n        xe[%d] = (float)k;\n        hm_b0_raw(xe, raw);\n"
                      "        scores[k] = cand[k] ? (float)-raw[0] : -1e30f;\n    }\n}\n",
-                m->n_features, GBDT_RANK_SIGNATURE_EXPR, m->n_kernels, m->n_features, m->n_kernels, m->n_features);
+                m->n_features, model_view_text(v, "rank_signature"), m->n_kernels, m->n_features, m->n_kernels,
+                m->n_features);
     } else {
         fprintf(out, "static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
                      "    double raw[%d];\n    (void)p;\n", maxk);

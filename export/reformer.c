@@ -12,10 +12,42 @@
 #include <string.h>
 
 #include "export/export_internal.h"
-#include "models/models_internal.h"
-#include "models/reformer_internal.h"
+#include "models/view.h"
+#include "nn/nn.h"
 
 enum { QUANTUM = 32 }; /* rows of every exported matrix are padded to a multiple of this (HM_Q) */
+
+/* What the writer reads of the model (models/reformer_view.c's views) */
+typedef struct rv {
+    const model_views *v;
+    int nf, ni, K, depth, hidden, expand, n_ple, input_log, app;
+    float beta;
+    const float *zmean, *zstd;
+} rv;
+
+static rv rv_read(const model *m, const model_views *v)
+{
+    rv r = {v, m->n_features, (int)model_view_int(v, "n_in"), m->n_kernels, (int)model_view_int(v, "depth"),
+            (int)model_view_int(v, "hidden"), (int)model_view_int(v, "expand"), (int)model_view_int(v, "n_ple"),
+            (int)model_view_int(v, "input_log"), (int)model_view_int(v, "app"),
+            (float)model_view_real(v, "combine_weight"), NULL, NULL};
+    r.zmean = model_view_floats(v, "zscore_mean", (size_t)r.ni);
+    r.zstd = model_view_floats(v, "zscore_std", (size_t)r.ni);
+    return r;
+}
+
+/* block l's input width (the hidden part of its products is expand wide, its output hidden) */
+static int block_in(const rv *r, int l)
+{
+    return l ? r->hidden : r->ni;
+}
+
+static const float *block_view(const rv *r, int l, const char *what, size_t n)
+{
+    char name[MODEL_VIEW_NAME];
+    snprintf(name, sizeof name, "block%d.%s", l, what);
+    return model_view_floats(r->v, name, n);
+}
 
 _Static_assert(QUANTUM == 32, "hm_relu_nonzero packs HM_Q signs into a uint32_t");
 
@@ -35,16 +67,16 @@ static void put_rows(float *dst, int at, const float *src, int rows, int cols)
  * (a one-hot code or flag at 0, a stride or depth at 1) then is a zero input, which the runtime skips.
  * The bias absorbs the shift, b += W12 (c - zmean) / zstd (in double); centring farther from the mean
  * would lose accuracy to cancellation. */
-static float input_centre(const reformer *r, int j)
+static float input_centre(const rv *r, int j)
 {
     const float c = roundf(r->zmean[j]);
     return fabsf(c - r->zmean[j]) <= r->zstd[j] ? c : r->zmean[j];
 }
 
 /* b12 (padded: the output part at 0, the hidden part at po) of block 0, with W12 ((dout + dh), n_in) */
-static void shift_bias(const reformer *r, float *b12, int po, int dout, const float *W12, int dh)
+static void shift_bias(const rv *r, float *b12, int po, int dout, const float *W12, int dh)
 {
-    const int nf = r->n_in;
+    const int nf = r->ni;
     for (int i = 0; i < dout + dh; i++) {
         double acc = i < dout ? b12[i] : b12[po + i - dout];
         for (int j = 0; j < nf; j++)
@@ -56,13 +88,12 @@ static void shift_bias(const reformer *r, float *b12, int po, int dout, const fl
 
 /* The weights: per block W12 and b12 with the output part and the hidden part each padded to whole
  * quanta, A3 padded likewise; the two heads stacked into one matrix [head; app]. */
-static int export_weights(const reformer *r, FILE *out)
+static int export_weights(const rv *r, FILE *out)
 {
-    const int K = r->base.n_kernels, app = r->app_weight > 0.0f, nh = app ? 2 * K : K;
+    const int K = r->K, app = r->app, nh = app ? 2 * K : K;
     size_t most = (size_t)row_pad(nh) * r->hidden;
     for (int l = 0; l < r->depth; l++) {
-        const nn_gamma *g = &r->blocks[l];
-        size_t n = (size_t)(row_pad(g->d_out) + row_pad(g->d_hidden)) * g->d_in;
+        size_t n = (size_t)(row_pad(r->hidden) + row_pad(r->expand)) * block_in(r, l);
         most = n > most ? n : most;
     }
     float *M = malloc(most * sizeof *M);
@@ -70,10 +101,10 @@ static int export_weights(const reformer *r, FILE *out)
     int rc = HR_OK;
     char name[64];
     for (int l = 0; !rc && l < r->depth; l++) {
-        const nn_gamma *g = &r->blocks[l];
-        const int din = g->d_in, dh = g->d_hidden, dout = g->d_out, po = row_pad(dout), ph = row_pad(dh);
-        const float *W12 = r->fold + r->fold_off[l], *b12 = W12 + (size_t)(dout + dh) * din;
-        const float *A3 = b12 + dout + dh;
+        const int din = block_in(r, l), dh = r->expand, dout = r->hidden, po = row_pad(dout), ph = row_pad(dh);
+        const float *W12 = block_view(r, l, "w12", (size_t)(dout + dh) * din);
+        const float *b12 = block_view(r, l, "b12", (size_t)(dout + dh));
+        const float *A3 = block_view(r, l, "a3", (size_t)dout * dh);
         memset(M, 0, (size_t)(po + ph) * din * sizeof *M);
         put_rows(M, 0, W12, dout, din);
         put_rows(M, po, W12 + (size_t)dout * din, dh, din);
@@ -93,14 +124,15 @@ static int export_weights(const reformer *r, FILE *out)
     const int hp = row_pad(nh);
     if (!rc) {
         memset(M, 0, (size_t)hp * r->hidden * sizeof *M);
-        put_rows(M, 0, r->p.w + r->head.w, K, r->hidden);
-        if (app) put_rows(M, K, r->p.w + r->app.w, K, r->hidden);
+        const size_t kh = (size_t)K * r->hidden;
+        put_rows(M, 0, model_view_tensor(r->v, "params", "head.weight", kh), K, r->hidden);
+        if (app) put_rows(M, K, model_view_tensor(r->v, "params", "app.weight", kh), K, r->hidden);
         rc = export_c_floats_transposed(out, "hm_head_w", M, hp, r->hidden, 64);
     }
     if (!rc) {
         memset(M, 0, (size_t)hp * sizeof *M);
-        memcpy(M, r->p.w + r->head.b, (size_t)K * sizeof *M);
-        if (app) memcpy(M + K, r->p.w + r->app.b, (size_t)K * sizeof *M);
+        memcpy(M, model_view_tensor(r->v, "params", "head.bias", (size_t)K), (size_t)K * sizeof *M);
+        if (app) memcpy(M + K, model_view_tensor(r->v, "params", "app.bias", (size_t)K), (size_t)K * sizeof *M);
         export_c_floats_aligned(out, "hm_head_b", M, (size_t)hp, 64);
     }
     free(M);
@@ -108,13 +140,12 @@ static int export_weights(const reformer *r, FILE *out)
 }
 
 /* hm_model_heads: features -> h = [z (K) | a (K)], the two heads' logits (rows padded to HM_Q) */
-static void export_forward(const reformer *r, FILE *out)
+static void export_forward(const rv *r, FILE *out)
 {
-    const int nf = r->base.n_features, ni = r->n_in, K = r->base.n_kernels, app = r->app_weight > 0.0f;
+    const int nf = r->nf, ni = r->ni, K = r->K, app = r->app;
     int zmax = 0, ymax = 0, vmax = ni;
     for (int l = 0; l < r->depth; l++) {
-        const nn_gamma *g = &r->blocks[l];
-        const int po = row_pad(g->d_out), ph = row_pad(g->d_hidden);
+        const int po = row_pad(r->hidden), ph = row_pad(r->expand);
         zmax = po + ph > zmax ? po + ph : zmax;
         ymax = po > ymax ? po : ymax;
         vmax = ph > vmax ? ph : vmax;
@@ -140,8 +171,7 @@ static void export_forward(const reformer *r, FILE *out)
     }
     fprintf(out, "    for (int j = 0; j < %d; j++) {\n        nz[n] = j;\n        n += in[j] != 0.0f;\n    }\n", ni);
     for (int l = 0; l < r->depth; l++) {
-        const nn_gamma *g = &r->blocks[l];
-        const int po = row_pad(g->d_out), ph = row_pad(g->d_hidden);
+        const int po = row_pad(r->hidden), ph = row_pad(r->expand);
         fprintf(out,
                 "    /* block %d: z = [W1; A2'] x + b (%d + %d), y = relu(z_out + A3 relu(z_hidden)) (%d) */\n"
                 "    hm_matvec(%d, n, nz, %s, hm_w12_%d, hm_b12_%d, z);\n"
@@ -153,35 +183,38 @@ static void export_forward(const reformer *r, FILE *out)
     fprintf(out, "    hm_matvec(%d, n, nz, y, hm_head_w, hm_head_b, h);\n}\n\n", row_pad(app ? 2 * K : K));
 }
 
-int export_reformer_check(const model *mb, const char *name)
+int export_reformer_check(const model *m, const model_views *v, const char *name)
 {
-    const reformer *r = (const reformer *)mb;
-    if (r->mode != &reformer_head_classes)
-        return hr_error(HR_EINVAL, "%s: a %s-mode reformer cannot be exported to C yet", name, r->mode->name);
-    int rc = export_check_params(name, &r->p);
-    if (!rc) rc = export_check_finite(name, "input mean", r->zmean, (size_t)r->n_in);
-    if (!rc) rc = export_check_finite(name, "input std", r->zstd, (size_t)r->n_in);
-    if (!rc && r->n_ple) rc = export_check_finite(name, "ple bin low", r->ple_lo, (size_t)r->n_ple);
-    if (!rc && r->n_ple) rc = export_check_finite(name, "ple bin high", r->ple_hi, (size_t)r->n_ple);
+    const char *mode = model_view_text(v, "mode");
+    if (strcmp(mode, "classes"))
+        return hr_error(HR_EINVAL, "%s: a %s-mode reformer cannot be exported to C yet", name, mode);
+    const rv r = rv_read(m, v);
+    int rc = export_check_params(name, model_view_params(v, "params"));
+    if (!rc) rc = export_check_finite(name, "input mean", r.zmean, (size_t)r.ni);
+    if (!rc) rc = export_check_finite(name, "input std", r.zstd, (size_t)r.ni);
+    const size_t np = (size_t)r.n_ple;
+    if (!rc && np) rc = export_check_finite(name, "ple bin low", model_view_floats(v, "ple_lo", np), np);
+    if (!rc && np) rc = export_check_finite(name, "ple bin high", model_view_floats(v, "ple_hi", np), np);
     char tensor[64];
-    for (int l = 0; !rc && r->fold && l < r->depth; l++) {
-        const nn_gamma *g = &r->blocks[l];
-        const size_t n = (size_t)(g->d_out + g->d_hidden) * (g->d_in + 1) + (size_t)g->d_out * g->d_hidden;
+    static const char *const parts[] = {"w12", "b12", "a3"};
+    for (int l = 0; !rc && model_view_int(v, "folded") && l < r.depth; l++) {
+        const size_t o = (size_t)r.hidden + (size_t)r.expand;
+        const size_t n[3] = {o * block_in(&r, l), o, (size_t)r.hidden * r.expand};
         snprintf(tensor, sizeof tensor, "block %d folded with its batch norm", l);
-        rc = export_check_finite(name, tensor, r->fold + r->fold_off[l], n);
+        for (int t = 0; !rc && t < 3; t++) rc = export_check_finite(name, tensor, block_view(&r, l, parts[t], n[t]), n[t]);
     }
     return rc;
 }
 
-int export_reformer_write(const model *mb, FILE *out)
+int export_reformer_write(const model *m, const model_views *v, FILE *out)
 {
-    const reformer *r = (const reformer *)mb;
-    if (r->norm != NN_NORM_BATCH || !r->fold)
+    if (!model_view_int(v, "folded"))
         return hr_error(HR_EINVAL, "only batch-norm reformers can be exported to C (this one uses layer norm)");
-    const int ni = r->n_in, K = mb->n_kernels, app = r->app_weight > 0.0f;
+    const rv rr = rv_read(m, v), *r = &rr;
+    const int ni = r->ni, K = r->K, app = r->app;
     fprintf(out, "/* Weight matrices are stored transposed, rows padded to a multiple of HM_Q (see hm_matvec). */\n"
                  "#define HM_Q %d\n#define HM_K %d\n#define HM_BETA %#.9gf\n#define HM_LOG_K %.17g\n\n",
-            QUANTUM, K, (double)r->app_beta, log((double)K));
+            QUANTUM, K, (double)r->beta, log((double)K));
     float *mean = malloc((size_t)ni * sizeof *mean);
     if (!mean) return hr_error(HR_ENOMEM, "out of memory exporting the reformer");
     for (int j = 0; j < ni; j++) mean[j] = input_centre(r, j);
@@ -189,26 +222,34 @@ int export_reformer_write(const model *mb, FILE *out)
     free(mean);
     export_c_floats_aligned(out, "hm_zstd", r->zstd, (size_t)ni, 64);
     if (r->n_ple) {
-        export_c_ints(out, "int", "hm_ple_feature", r->ple_src, (size_t)r->n_ple);
-        export_c_floats(out, "hm_ple_lo", r->ple_lo, (size_t)r->n_ple);
-        export_c_floats(out, "hm_ple_hi", r->ple_hi, (size_t)r->n_ple);
+        const size_t np = (size_t)r->n_ple;
+        export_c_ints(out, "int", "hm_ple_feature", model_view_ints(v, "ple_feature", np), np);
+        export_c_floats(out, "hm_ple_lo", model_view_floats(v, "ple_lo", np), np);
+        export_c_floats(out, "hm_ple_hi", model_view_floats(v, "ple_hi", np), np);
     }
     int rc = export_weights(r, out);
     if (rc) return rc;
     static const char runtime[] = "export/runtime/reformer.h";
+    /* the runtime's sections of each way to combine the heads (models/reformer_classes.c); head: no shortcut */
+    static const struct {
+        const char *name, *combine, *choose;
+    } ways[] = {{"product", "combine_product", "choose_product"},
+                {"mask", "combine_mask", "choose_mask"},
+                {"head", "combine_head", NULL}};
+    const char *how = model_view_text(v, "combine");
+    int w = 0;
+    while (w < 2 && strcmp(how, ways[w].name)) w++;
+    HR_ASSERT(!strcmp(how, ways[w].name));
     export_section(out, runtime, "matvec");
     if (r->input_log) export_section(out, runtime, "slog");
     if (r->n_ple) export_section(out, runtime, "ple");
-    if (app && r->app_combine != REFORMER_COMBINE_MASK) export_section(out, runtime, "log_sigmoid");
+    if (app && strcmp(how, "mask")) export_section(out, runtime, "log_sigmoid");
     export_forward(r, out);
-    /* by reformer_combine */
-    static const char *const combine[] = {"combine_product", "combine_mask", "combine_head"};
-    static const char *const choose[] = {"choose_product", "choose_mask", NULL}; /* head: no shortcut */
-    const int shortcut = app && choose[r->app_combine];
-    if (app) export_section(out, runtime, combine[r->app_combine]);
+    const int shortcut = app && ways[w].choose;
+    if (app) export_section(out, runtime, ways[w].combine);
     if (shortcut) {
         export_section(out, runtime, "choose_common");
-        export_section(out, runtime, choose[r->app_combine]);
+        export_section(out, runtime, ways[w].choose);
     }
     fputs("/* The chosen kernel (the first of the highest scores) and, when asked, every score */\n"
           "#define HM_MODEL_SELECT 1\n"
@@ -217,8 +258,8 @@ int export_reformer_write(const model *mb, FILE *out)
           out);
     if (shortcut)
         fprintf(out, "    if (!scores) {\n        const int k = hm_%s(h);\n        if (k >= 0) return k;\n    }\n",
-                choose[r->app_combine]);
-    if (app) fprintf(out, "    float s[HM_K];\n    hm_%s(h, s);\n", combine[r->app_combine]);
+                ways[w].choose);
+    if (app) fprintf(out, "    float s[HM_K];\n    hm_%s(h, s);\n", ways[w].combine);
     else fputs("    const float *s = h; /* no applicability head: the scores are the logits */\n", out);
     fputs("    int best = 0;\n    for (int k = 1; k < HM_K; k++)\n        if (s[k] > s[best]) best = k;\n"
           "    if (scores) memcpy(scores, s, HM_K * sizeof *s);\n    return best;\n}\n",

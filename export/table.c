@@ -7,21 +7,32 @@
 
 #include "data/table.h"
 #include "export/export_internal.h"
-#include "models/models_internal.h"
-#include "models/reformer_internal.h"
+#include "models/view.h"
 
-int export_table_check(const model *m, const char *name)
+/* Which runtime a table model's views call for: a towers model (mode "towers") or a gbdt rank model (objective
+ * "rank"), else neither. */
+enum { TABLE_NONE, TABLE_TOWERS, TABLE_GBDT };
+
+static int table_kind(const model_views *v)
 {
-    if (m->family == &model_family_reformer && ((const reformer *)m)->mode == &reformer_head_towers) return export_towers_check(m, name);
-    const gbdt_model *g = (const gbdt_model *)m;
+    const model_view *mode = model_view_find(v, "mode"), *objective = model_view_find(v, "objective");
+    if (mode && mode->kind == MODEL_VIEW_TEXT && !strcmp(mode->data, "towers")) return TABLE_TOWERS;
+    if (objective && objective->kind == MODEL_VIEW_TEXT && !strcmp(objective->data, "rank")) return TABLE_GBDT;
+    return TABLE_NONE;
+}
+
+int export_table_check(const model *m, const model_views *v, const char *name)
+{
     if (m->task == MODEL_TASK_TUNE)
         return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: the exported "
                         "runtimes encode a convolution and check a solver's portable rules, not a table's problem "
                         "columns and capability rules", name, m->family->name);
-    if (m->family != &model_family_gbdt || g->mode != GBDT_MODE_RANK)
-        return hr_error(HR_EINVAL, "%s: a %s model of a benchmark table cannot be exported to C: only gbdt with "
-                        "objective rank and reformer with mode towers are", name, m->family->name);
-    return export_gbdt_check(m, name);
+    switch (table_kind(v)) {
+    case TABLE_TOWERS: return export_towers_check(m, v, name);
+    case TABLE_GBDT: return export_gbdt_check(m, v, name);
+    }
+    return hr_error(HR_EINVAL, "%s: a %s model of a benchmark table cannot be exported to C: only gbdt with "
+                    "objective rank and reformer with mode towers are", name, m->family->name);
 }
 
 /* The problem then hardware columns (j < n_problem + n_hardware) or, past them, the kernel columns. */
@@ -45,11 +56,24 @@ static void column_list(FILE *h, const data_table_spec *s, int from, int to)
     }
 }
 
-int export_table_write_header(FILE *h, const model *m, const char *prefix)
+/* What a gbdt rank model's scores are, for the header */
+static const char *rank_doc(const model_views *v)
 {
-    static const char *const target_doc[] = {"", "-log(cost / the problem's best cost)", "-log(cost)", "log1p(1 / cost)"};
+    static const char *const targets[][2] = {{"relative", "-log(cost / the problem's best cost)"},
+                                             {"absolute", "-log(cost)"},
+                                             {"log1p", "log1p(1 / cost)"}};
+    if (!strcmp(model_view_text(v, "rank_loss"), "lambdarank")) return "a LambdaRank score (no target)";
+    const char *target = model_view_text(v, "rank_target");
+    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++)
+        if (!strcmp(target, targets[i][0])) return targets[i][1];
+    HR_ASSERT(0);
+    return NULL;
+}
+
+int export_table_write_header(FILE *h, const model *m, const model_views *v, const char *prefix)
+{
     const data_table_spec *s = m->table;
-    const int towers = m->family != &model_family_gbdt;
+    const int towers = table_kind(v) == TABLE_TOWERS;
     int np = s->n_problem + s->n_hardware;
     fprintf(h, "/* %s.h: a %s model of a benchmark table exported by heurist. Needs only libc and libm.\n"
                " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix,
@@ -70,10 +94,7 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
                    " * The model predicts %s per (problem, configuration)\n"
                    " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
                    " * Every function is thread-safe and allocates nothing.\n */\n",
-                prefix,
-                ((const gbdt_model *)m)->loss == GBDT_TABLE_LOSS_LAMBDARANK ? "a LambdaRank score (no target)"
-                                                                            : target_doc[((const gbdt_model *)m)->target],
-                s->higher_better ? "1 / measure" : "the measure");
+                prefix, rank_doc(v), s->higher_better ? "1 / measure" : "the measure");
     /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
     size_t i = 0;
@@ -100,7 +121,7 @@ int export_table_write_header(FILE *h, const model *m, const char *prefix)
 }
 
 /* hm_shape: the schema as data/table_features.h's data_table_shape, and the sizes the rank section reads. */
-static int write_shape(FILE *c, const model *m)
+static int write_shape(FILE *c, const model *m, int features)
 {
     const data_table_spec *s = m->table;
     int np = s->n_problem + s->n_hardware;
@@ -120,7 +141,7 @@ static int write_shape(FILE *c, const model *m)
                "%d, %d, %d, %.17g};\n", s->n_problem, s->n_hardware, s->n_kernel, s->reduction, s->split, s->cus_column,
             s->cus);
     fprintf(c, "#define HM_NP %d\n#define HM_NK %d\n#define HM_NX %d\n#define HM_NF %d\n\n", np, s->n_kernel,
-            m->n_features, gbdt_table_feature_count(m));
+            m->n_features, features);
     free(pvoc);
     free(kvoc);
     return HR_OK;
@@ -163,23 +184,24 @@ static void write_columns(FILE *c, const data_table_spec *s, const char *prefix)
             prefix, n);
 }
 
-int export_table_write_source(FILE *c, const model *m, const char *prefix)
+int export_table_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
 {
-    const int towers = m->family != &model_family_gbdt;
+    const int towers = table_kind(v) == TABLE_TOWERS;
     fprintf(c, "/* %s.c: a %s model of a benchmark table exported by heurist; see %s.h. Generated code: do not "
                "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
                "#include <string.h>\n\n",
             prefix, towers ? "reformer towers" : "gbdt rank", prefix, prefix);
     fprintf(c, "/* ---- data/table_features.h, verbatim ---- */\n%s\n/* ---- model ---- */\n",
             export_source("data/table_features.h"));
-    int rc = write_shape(c, m);
+    /* HM_NF: a pair row's features, the problem's then the pair's (data/table.h) */
+    int rc = write_shape(c, m, m->n_features + data_table_pair_feature_count(m->table));
     if (rc) return rc;
     export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)m->table->n_kernel);
     if (towers) {
-        rc = export_towers_write(c, m);
+        rc = export_towers_write(c, m, v);
     } else {
         export_section(c, "export/runtime/gbdt.h", "traversal");
-        rc = export_gbdt_booster(c, ((const gbdt_model *)m)->boosters[0], 0);
+        rc = export_gbdt_booster(c, model_view_booster(v, "booster0"), 0);
         if (!rc) export_section(c, "export/runtime/table.h", "rank");
     }
     if (rc) return rc;

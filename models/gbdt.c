@@ -205,5 +205,6 @@ const model_family model_family_gbdt = {
     .load = gbdt_model_load,
     .n_params = gbdt_model_n_params,
     .free = gbdt_model_free,
+    .views = gbdt_model_views,
     .config_options = gbdt_model_config_options,
 };

@@ -66,6 +66,7 @@ typedef struct model_curve_point {
 
 typedef struct model model;
 typedef struct model_ws model_ws; /* scratch for one prediction at a time; one per thread */
+struct model_views;
 
 /* predict_candidates' answer for a model that scores only its kernel vocabulary (not an error). */
 #define MODEL_CANDIDATES_BY_NAME 1
@@ -102,6 +103,8 @@ typedef struct model_family {
     int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
     void (*free)(model *m);
+    /* The model's named views for the layers above it, export/ (models/view.h); NULL: the family shows none. */
+    int (*views)(const model *m, struct model_views *v);
     /* Writes the family's config table (its own options, then the training loop's for the nn families) into
      * rows (HR_CONFIG_MAX_OPTIONS) and returns how many: what train reads from --config, with defaults. */
     size_t (*config_options)(hr_config_option *rows);

@@ -38,6 +38,9 @@ int gbdt_model_rank_signature(const data_problem *p);
 void gbdt_model_free(model *m);
 int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t gbdt_model_config_options(hr_config_option *rows);
+/* models/gbdt_view.c: the family's views (model_family.views, models/view.h). */
+struct model_views;
+int gbdt_model_views(const model *m, struct model_views *v);
 
 /* The gbdt family on a benchmark table (models/gbdt_table.c): rank rows over (problem, configuration) pairs
  * with the problem features then the pair features, and prediction of any candidate configurations. */

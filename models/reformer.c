@@ -250,5 +250,6 @@ const model_family model_family_reformer = {
     .load = reformer_load,
     .n_params = reformer_n_params,
     .free = reformer_free,
+    .views = reformer_views,
     .config_options = reformer_config_options,
 };

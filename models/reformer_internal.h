@@ -10,6 +10,7 @@
  *   reformer_list.c   the listwise training the pairs and towers heads share (per problem, its candidates)
  *   reformer_classes.c, reformer_pairs.c, reformer_towers.c   the heads, each a reformer_head
  *   reformer_file.c   the model files: sizes, options, the input transform, the head's part, the parameters
+ *   reformer_view.c   what the model shows export/ (models/view.h)
  *   reformer.c        the family: its config table, the training written once over the head's hooks, prediction
  *                     through the head, the model_family table
  */
@@ -156,6 +157,10 @@ int reformer_parse_norm(const char *s, nn_norm_kind *k);
 /* ---- models/reformer_file.c: the family's save and load (model_family) ---- */
 int reformer_save(const model *mb, hid_t g);
 int reformer_load(hid_t g, model *base, model **out);
+
+/* ---- models/reformer_view.c: the family's views (model_family.views, models/view.h) ---- */
+struct model_views;
+int reformer_views(const model *mb, struct model_views *v);
 
 /* ---- models/reformer_towers.c: v (n, tower_dim) of configurations kv (n, n_kernel) through w's chunk buffers
  * (the problem plays no part) ---- */

@@ -342,5 +342,6 @@ const model_family model_family_seq2seq = {
     .load = s2s_load,
     .n_params = s2s_n_params,
     .free = s2s_free,
+    .views = s2s_views,
     .config_options = s2s_config_options,
 };

@@ -119,6 +119,9 @@ extern const char *const s2s_decode_names[];
 /* Lays out every tensor from the architecture and vocabularies, allocates the parameters. */
 int s2s_build(seq2seq *m);
 void s2s_free(model *m);
+/* models/seq2seq_view.c: the family's views (model_family.views, models/view.h). */
+struct model_views;
+int s2s_views(const model *mb, struct model_views *v);
 /* models/seq2seq_train.c: the family's training and its config table. */
 int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t s2s_config_options(hr_config_option *rows);

@@ -127,5 +127,6 @@ const model_family model_family_transformer = {
     .load = tfm_load,
     .n_params = tfm_n_params,
     .free = transformer_free,
+    .views = tfm_views,
     .config_options = transformer_config_options,
 };

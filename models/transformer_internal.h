@@ -35,6 +35,8 @@ int tfm_predict(const model *mb, void *vws, const data_problem *prob, const floa
 int tfm_save(const model *mb, hid_t g);
 int tfm_load(hid_t g, model *base, model **out);
 long tfm_n_params(const model *mb);
+struct model_views;
+int tfm_views(const model *mb, struct model_views *v);
 /* models/transformer_train.c: trains m (built and drawn) on d through train/'s loop, in batches and evaluation
  * chunks of up to cap rows. */
 struct train_opts;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/h5.h"
+#include "models/view.h"
 #include "models/model.h"
 #include "models/transformer_internal.h"
 #include "nn/nn.h"
@@ -172,4 +173,22 @@ int tfm_load(hid_t g, model *base, model **out)
 long tfm_n_params(const model *mb)
 {
     return (long)((const tfm *)mb)->p.n;
+}
+
+/* What the model shows export/ (models/view.h): d, heads, d_ff, norm_first (ints), ln_eps (real: both
+ * LayerNorms'), zscore_mean and zscore_std (floats, n_features), and params, the parameter block ("embed.value",
+ * "embed.position", "block.self_attn.in_proj.weight", ..., "head.bias"). */
+int tfm_views(const model *mb, model_views *v)
+{
+    const tfm *m = (const tfm *)mb;
+    HR_ASSERT(m->block.ln1.eps == m->block.ln2.eps);
+    model_views_int(v, m->d, "d");
+    model_views_int(v, m->heads, "heads");
+    model_views_int(v, m->d_ff, "d_ff");
+    model_views_int(v, m->norm_first, "norm_first");
+    model_views_real(v, m->block.ln1.eps, "ln_eps");
+    model_views_array(v, MODEL_VIEW_FLOATS, m->zmean, (size_t)mb->n_features, "zscore_mean");
+    model_views_array(v, MODEL_VIEW_FLOATS, m->zstd, (size_t)mb->n_features, "zscore_std");
+    model_views_array(v, MODEL_VIEW_PARAMS, &m->p, 1, "params");
+    return HR_OK;
 }
