@@ -27,22 +27,38 @@ modelled at most --max-us by gemm_shapes.py's cost model, the first --count in f
 robin over families, so any prefix holds each of them).
 
 Timing (the cuBLASLt table's method, collect/gemm_gpu.h): A and B filled with uniform values in [-1, 1] per
-shape; per configuration one untimed call (loading the compiled kernel), one warm-up call timed with CUDA
-events; a configuration whose warm-up is more than --slow-factor times the shape's best so far gets a second
-warm-up and, still that slow, that single time (`timed` = warmup). Otherwise 3 repeats of a batch of B
+shape; the configurations in the order of the space, inductor's first, so that a good one sets the slow bound
+early; per configuration one warm-up call timed with CUDA events (every compiled variant was loaded at the
+timing process's start, so no timed call pays a load); a configuration whose warm-up is more than
+--slow-factor times the shape's best so far keeps that single time (`timed` = warmup: it cannot win, and a
+slow configuration of a large shape costs one call, not several). Otherwise 3 repeats of a batch of B
 back-to-back calls (B so that a batch lasts >= 100 us, at most 64), queued behind torch.cuda._sleep, which
 holds the stream until the host has queued them all (if the spin ended first, the repeats run again behind a
 spin twice as long, up to three times), each batch between two CUDA events; time = the median of the 3 batch
-means (`timed` = batches). The L2 cache is not flushed.
+means (`timed` = batches). The L2 cache is not flushed. The dry run's modelled time follows these rules
+(shape_seconds, modelled_seconds).
 
 Processes: the compile phase runs a pool of --compile-procs processes (default: the CPU count, at most 64)
 that each launch their share of (configuration, dtype, alignment) variants once on a tiny problem, filling
 Triton's on-disk cache (TRITON_CACHE_DIR, default OUT.d/triton-cache), so every compile is paid once; then one
-timing process per GPU (CUDA_VISIBLE_DEVICES) takes shapes from a shared queue and appends each finished shape's
-rows to its part file OUT.d/part_G.csv, then the shape's key to part_G.done. A run stopped by --time-limit or
-killed keeps every finished shape; running it again skips them (rows of a shape whose key is not in a .done
-file are dropped). At the end the parts are merged, in shape-list order, into OUT.csv (a temporary file
-renamed into place). Exit status: 0 every shape done, 3 shapes remain, 1 error, 2 usage.
+timing process per GPU (CUDA_VISIBLE_DEVICES) loads every variant once, asks the parent for shapes one at a
+time over its own pipe (dealt longest first by shape_seconds, so that the run's tail is made of short shapes)
+and appends each finished shape's rows to its part file OUT.d/part_G.csv, then the shape's key to
+part_G.done. A run stopped by --time-limit or killed keeps every finished shape; running it again skips them
+(rows of a shape whose key is not in a .done file are dropped). At the end the parts are merged, in
+shape-list order, into OUT.csv (a temporary file renamed into place). Exit status: 0 every shape done, 3
+shapes remain, 1 error, 2 usage.
+
+Crashes: a configuration can break the CUDA context of its process (a sticky error such as "operation not
+supported on global/shared address space": every later CUDA call fails). After any error while timing, the
+process checks that the context still runs work; if not, it reports the (configuration, variant) and exits,
+its shape unwritten. The parent (Supervision, run_timing) records that configuration as skipped for that
+variant ("crash: ..." in OUT.skipped.csv, for that shape and every later one; OUT.d/crashes.txt keeps the pairs
+for a later run), tells the other processes, deals the shape again first and starts a fresh process on
+that GPU: a shape is written only when each of its configurations ran or was skipped for its own reason. A
+process that dies with no report is handled alike, from the shape and configuration it had last noted; a crash
+outside any configuration retries the shape, twice at most, and a GPU whose processes crash more than 8 times
+gets no further process.
 
     python3 collect/scripts/triton_matmul.py --out OUT/h100_triton_mm --time-limit 170
     python3 collect/scripts/triton_matmul.py --out OUT/h100_triton_mm --dry-run       # no torch needed
@@ -126,19 +142,34 @@ def variant(shape):
     return dt, k % 16 == 0, n % 16 == 0
 
 
-def modelled_seconds(shapes, configs, launch_us=15.0):
-    """Seconds of timing on one GPU: per (shape, configuration) 0.2 ms of synchronisation, then every call costs
-    the host launch_us (Triton's Python launch) and the GPU its time t, 1.5x gemm_shapes.py's modelled cuBLAS
-    time: two warm-ups and 3 batches of B = clamp(100 us / t, 1, 64) calls; a quarter of the configurations stop
-    after two warm-ups (slower than 5x the best)."""
-    total = 0.0
-    for m, n, k, dt, _ in shapes:
-        t = 1.5 * gemm_shapes.gemm_us(m, n, k, dt)
-        b = min(64, max(1, math.ceil(100.0 / t)))
-        full = 200.0 + 2 * (launch_us + t) + 3 * b * (launch_us + t)
-        cut = 200.0 + 2 * (launch_us + 5 * t)
-        total += len(configs) * (0.75 * full + 0.25 * cut) * 1e-6
-    return total
+# the best configuration of this space against gemm_shapes.py's modelled cuBLAS time: 5 to 11 times on the
+# H200 run's finished shapes (the kernel wraps and masks every operand and is specialised on nothing)
+TRITON_OVER_MODEL = 8.0
+# per shape: the share of configurations slower than --slow-factor x the best, cut after their one warm-up,
+# and how much slower than the best they and the fully timed ones run, on average (the same shapes)
+CUT_SHARE, CUT_RATIO, FULL_RATIO = 0.2, 25.0, 2.5
+
+
+def shape_seconds(shape, n_configs, launch_us=15.0):
+    """One shape's timing, seconds, by the rules of the module docstring. Its best call takes t =
+    TRITON_OVER_MODEL x gemm_shapes.py's modelled time; each configuration costs 0.2 ms of synchronisation;
+    CUT_SHARE of them run one warm-up call of CUT_RATIO x t; the others a warm-up and 3 batches of B =
+    clamp(100 us / t', 1, 64) calls of t' = FULL_RATIO x t each, every call at least the host's launch_us,
+    behind a spin of 1.5 x launch_us a queued call."""
+    m, n, k, dt = shape[:4]
+    t = TRITON_OVER_MODEL * gemm_shapes.gemm_us(m, n, k, dt)
+    tf = FULL_RATIO * t
+    b = min(64, max(1, math.ceil(100.0 / tf)))
+    full = 200.0 + max(launch_us, tf) * (1 + 3 * b) + 1.5 * launch_us * 3 * b
+    cut = 200.0 + max(launch_us, CUT_RATIO * t)
+    return n_configs * ((1 - CUT_SHARE) * full + CUT_SHARE * cut) * 1e-6
+
+
+def modelled_seconds(shapes, configs, load_ms=2.0, n_variants=4):
+    """The timing phase's seconds: (one GPU's total, the longest shape, a timing process's start-up, which
+    loads every (configuration, variant) once, load_ms each)."""
+    each = [shape_seconds(s, len(configs)) for s in shapes]
+    return sum(each), max(each, default=0.0), len(configs) * n_variants * load_ms * 1e-3
 
 
 def key_of(shape):
@@ -206,25 +237,18 @@ def compile_task(args):
     tasks, device, cache = args
     os.environ['CUDA_VISIBLE_DEVICES'] = str(device)
     os.environ['TRITON_CACHE_DIR'] = cache
-    import torch
-    kernel = build_kernel()
+    backend = TritonBackend(5.0)
     failed = {}
-    for cfg, (dt, k_al, n_al) in tasks:
-        tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
-        k, n = (16 if k_al else 24), (16 if n_al else 24)
-        a = torch.zeros((16, k), device='cuda', dtype=tdt)
-        b = torch.zeros((k, n), device='cuda', dtype=tdt)
-        c = torch.empty((16, n), device='cuda', dtype=tdt)
+    for cfg, var in tasks:
         try:
-            launch(kernel, a, b, c, cfg)
-            torch.cuda.synchronize()
+            backend.load(cfg, var)
         except Exception as e:  # a compile error or out of resources: the configuration is skipped
-            failed[(cfg, (dt, k_al, n_al))] = short_error(e)
+            failed[(cfg, var)] = short_error(e)
     return failed
 
 
 class Timer:
-    """The timing method of the module docstring, on one GPU."""
+    """The timing method of the module docstring, on one GPU, for configurations loaded beforehand."""
 
     def __init__(self, torch, kernel, slow_factor):
         self.torch, self.kernel, self.slow = torch, kernel, slow_factor
@@ -242,12 +266,9 @@ class Timer:
         return self.ev[0].elapsed_time(self.ev[1]) * 1e3, host * 1e6
 
     def time(self, a, b, c, cfg, best_us):
-        launch(self.kernel, a, b, c, cfg)  # loads the compiled kernel
         t_w, host_us = self.once(a, b, c, cfg)
         if best_us and t_w > self.slow * best_us:
-            t_w, host_us = self.once(a, b, c, cfg)
-            if t_w > self.slow * best_us:
-                return t_w, 'warmup'
+            return t_w, 'warmup'
         batch = int(min(64, max(1, math.ceil(100.0 / max(t_w, 1e-3)))))
         spin_us = 20.0 + 1.5 * max(host_us, 5.0) * 3 * batch
         for _ in range(3):
@@ -267,51 +288,131 @@ class Timer:
         return times[1], 'batches'
 
 
-def time_worker(gpu, queue, shapes, configs, failed, part, cache, deadline, out_q):
-    """One GPU's process: takes shape indices from queue until it is empty or the deadline nears."""
+class TritonBackend:
+    """What a timing process asks of the GPU: loading the compiled variants, a shape's operands, the timing of
+    one configuration and whether the CUDA context still works."""
+
+    def __init__(self, slow_factor):
+        import torch
+        self.torch = torch
+        self.kernel = build_kernel()
+        self.timer = Timer(torch, self.kernel, slow_factor)
+
+    def load(self, cfg, var):
+        """Launches cfg's variant var once on a tiny problem, so that no timed call pays its loading."""
+        torch = self.torch
+        dt, k_al, n_al = var
+        tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
+        k, n = (16 if k_al else 24), (16 if n_al else 24)
+        a = torch.zeros((16, k), device='cuda', dtype=tdt)
+        b = torch.zeros((k, n), device='cuda', dtype=tdt)
+        c = torch.empty((16, n), device='cuda', dtype=tdt)
+        launch(self.kernel, a, b, c, cfg)
+        torch.cuda.synchronize()
+
+    def operands(self, shape, seed):
+        torch = self.torch
+        m, n, k, dt = shape[:4]
+        tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
+        g = torch.Generator(device='cuda')
+        g.manual_seed(seed)
+        a = (torch.rand((m, k), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
+        b = (torch.rand((k, n), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
+        return a, b, torch.empty((m, n), device='cuda', dtype=tdt)
+
+    def time(self, ops, cfg, best_us):
+        return self.timer.time(ops[0], ops[1], ops[2], cfg, best_us)
+
+    def context_ok(self):
+        """After an error: does the context still run work? A sticky CUDA error fails every later call."""
+        try:
+            self.torch.cuda.synchronize()
+            return float((self.torch.ones(1, device='cuda') + 1).item()) == 2.0
+        except Exception:
+            return False
+
+
+def triton_backend(slow_factor):
+    return TritonBackend(slow_factor)
+
+
+CRASH_EXIT = 70  # a timing process whose CUDA context broke
+
+
+def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, part, cache, deadline, slow_factor):
+    """One GPU's process: loads every (configuration, variant) it may time once, then asks the parent for shapes
+    over its own pipe conn until none is left or the deadline nears, timing each shape's configurations in order
+    and writing the shape's rows, skips and key when all are timed. The parent's answer carries the
+    (configuration, variant) pairs it learnt are crashes. state[0] holds the configuration index being timed
+    (-1: none), for the parent to read if the process dies. When an error leaves the CUDA context broken, it
+    reports ('crash', gpu, shape, configuration index, variant, reason) and exits with CRASH_EXIT, the shape
+    unwritten. The pipe is this process's alone: a process that dies holds no lock another one waits for."""
     os.environ['CUDA_VISIBLE_DEVICES'] = str(gpu)
-    os.environ['TRITON_CACHE_DIR'] = cache
-    import torch
-    kernel = build_kernel()
-    timer = Timer(torch, kernel, 5.0)
-    longest, done, rows_n = 0.0, 0, 0
+    if cache:
+        os.environ['TRITON_CACHE_DIR'] = cache
+    failed = dict(failed)
+
+    def crash(i, ci, var, why):
+        conn.send(('crash', gpu, i, ci, var, why))
+        os._exit(CRASH_EXIT)
+
+    t0 = time.time()
+    backend = backend_factory(slow_factor)
+    loaded = 0
+    for var in sorted(set(variant(s) for s in shapes)):
+        for ci, cfg in enumerate(configs):
+            if (cfg, var) in failed:
+                continue
+            state[0] = ci
+            try:
+                backend.load(cfg, var)
+                loaded += 1
+            except Exception as e:
+                why = short_error(e)
+                if not backend.context_ok():
+                    crash(-1, ci, var, why)
+                failed[(cfg, var)] = why
+    state[0] = -1
+    conn.send(('ready', gpu, loaded, time.time() - t0))
+    longest = 0.0
     with open(part + '.csv', 'a') as rows_f, open(part + '.done', 'a') as done_f, \
             open(part + '.skipped.csv', 'a') as skip_f:
         while True:
             if time.time() + max(2.0, 2 * longest) > deadline:
-                out_q.put(('stopped', gpu, done))
+                conn.send(('stopped', gpu))
                 return
-            try:
-                i = queue.get(timeout=1.0)
-            except Exception:
-                out_q.put(('empty', gpu, done))
+            conn.send(('next', gpu))
+            i, crashes = conn.recv()
+            failed.update(crashes)
+            if i < 0:
                 return
             t0 = time.time()
             m, n, k, dt, family = shapes[i]
-            tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
-            best, lines, skips, shape_why = 0.0, [], [], None
+            var = variant(shapes[i])
+            best, lines, skips, shape_why, ops = 0.0, [], [], None, None
             try:
-                g = torch.Generator(device='cuda')
-                g.manual_seed(i)
-                a = (torch.rand((m, k), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
-                b = (torch.rand((k, n), device='cuda', dtype=torch.float32, generator=g) * 2 - 1).to(tdt)
-                c = torch.empty((m, n), device='cuda', dtype=tdt)
+                ops = backend.operands(shapes[i], i)
             except Exception as e:  # the operands do not fit: every configuration is skipped
                 shape_why = short_error(e)
-                a = b = c = None
-            for cfg in configs:
-                why = shape_why or failed.get((cfg, variant(shapes[i])))
+                if not backend.context_ok():
+                    crash(i, -1, var, shape_why)
+            for ci, cfg in enumerate(configs):
+                why = shape_why or failed.get((cfg, var))
                 if why is None:
+                    state[0] = ci
                     try:
-                        us, how = timer.time(a, b, c, cfg, best)
+                        us, how = backend.time(ops, cfg, best)
                     except Exception as e:
                         why = short_error(e)
+                        if not backend.context_ok():
+                            crash(i, ci, var, why)
+                    state[0] = -1
                 if why is not None:
                     skips.append('%s,%s,%s\n' % (key_of(shapes[i]), ','.join(map(str, cfg)), why))
                     continue
                 best = us if best == 0 or us < best else best
                 lines.append('%d,%d,%d,%s,%s,%s,%.6g,%s\n' % (m, n, k, dt, family, ','.join(map(str, cfg)), us, how))
-            del a, b, c
+            ops = None
             rows_f.write(''.join(lines))
             rows_f.flush()
             skip_f.write(''.join(skips))
@@ -320,9 +421,186 @@ def time_worker(gpu, queue, shapes, configs, failed, part, cache, deadline, out_
             done_f.flush()
             dt_s = time.time() - t0
             longest = max(longest, dt_s)
-            done += 1
-            rows_n += len(lines)
-            out_q.put(('shape', gpu, i, len(lines), len(skips), dt_s, best))
+            conn.send(('shape', gpu, i, len(lines), len(skips), dt_s, best))
+
+
+class Supervision:
+    """The parent's bookkeeping of its timing processes, apart from the processes: which shapes are still to
+    write, which (configuration, variant) pairs crashed, which shapes go back to the queue and which GPUs get a
+    fresh process. A crash attributed to a configuration marks it skipped for the shape's variant
+    ("crash: ..."), for every later shape, and the shape is timed again from its start by a fresh process: a
+    shape is written only when every configuration of it ran or was skipped for its own reason. A crash outside
+    any configuration (the operands, or a process that died between configurations) retries the shape, and
+    after max_shape_crashes of them the parent writes it with every configuration skipped. A GPU whose
+    processes crash more than max_restarts times gets no further process."""
+
+    def __init__(self, shapes, configs, failed, todo, max_restarts=8, max_shape_crashes=2):
+        self.shapes, self.configs, self.failed = shapes, configs, failed
+        self.max_restarts, self.max_shape_crashes = max_restarts, max_shape_crashes
+        self.outstanding = set(todo)   # shapes neither written by a process nor given up
+        self.restarts, self.shape_crashes = {}, {}
+        self.given_up = {}             # shape -> reason, written by the parent
+        self.crashes = []              # (gpu, shape, configuration or None, variant, reason), in order
+
+    def finished(self, i):
+        self.outstanding.discard(i)
+
+    def crashed(self, gpu, i, ci, var, why):
+        """A process on gpu broke its context (or died) on shape i (-1: none) at configuration index ci (-1:
+        none) of variant var (None: the shape's). Returns (shape to queue again or None, a new failed pair
+        ((cfg, var), reason) or None, whether gpu gets a fresh process)."""
+        if var is None and i >= 0:
+            var = variant(self.shapes[i])
+        cfg = self.configs[ci] if 0 <= ci < len(self.configs) else None
+        self.crashes.append((gpu, i, cfg, var, why))
+        new = None
+        if cfg is not None and var is not None:
+            new = ((cfg, var), 'crash: ' + why)
+            self.failed[new[0]] = new[1]
+        requeue = None
+        if i >= 0 and i in self.outstanding:
+            if cfg is None:
+                self.shape_crashes[i] = self.shape_crashes.get(i, 0) + 1
+            if self.shape_crashes.get(i, 0) >= self.max_shape_crashes:
+                self.given_up[i] = 'crash: ' + why
+                self.outstanding.discard(i)
+            else:
+                requeue = i
+        self.restarts[gpu] = self.restarts.get(gpu, 0) + 1
+        return requeue, new, self.restarts[gpu] <= self.max_restarts
+
+
+def write_given_up(part, sup):
+    """The shapes the parent gave up: every configuration skipped with the crash's reason, the key marked done."""
+    with open(part + '.skipped.csv', 'a') as skip_f, open(part + '.done', 'a') as done_f:
+        for i, why in sorted(sup.given_up.items()):
+            for cfg in sup.configs:
+                skip_f.write('%s,%s,%s\n' % (key_of(sup.shapes[i]), ','.join(map(str, cfg)), why))
+            done_f.write(key_of(sup.shapes[i]) + '\n')
+
+
+def run_timing(ctx, backend_factory, gpus, todo, shapes, configs, failed, folder, cache, deadline, slow_factor,
+               log, max_restarts=8):
+    """Times the shapes todo (in this order) on the GPUs (a list of indices), one timing_process each, dealing
+    each process its next shape when it asks: a process that crashes is replaced by a fresh one on its GPU
+    (Supervision says what becomes of its shape and configuration), a GPU left idle while shapes wait gets a
+    process again. Returns the Supervision."""
+    from collections import deque
+    from multiprocessing.connection import wait
+
+    sup = Supervision(shapes, configs, failed, todo, max_restarts)
+    pending = deque(todo)
+    procs, conns, states, holding, unsent, reports = {}, {}, {}, {}, {}, {}
+    t_run, idle_starts = time.time(), 0
+
+    def start(g):
+        mine, theirs = ctx.Pipe()
+        states[g] = ctx.Array('i', [-1], lock=False)
+        procs[g] = ctx.Process(target=timing_process,
+                               args=(g, backend_factory, theirs, states[g], shapes, configs, dict(sup.failed),
+                                     os.path.join(folder, 'part_%d' % g), cache, deadline, slow_factor))
+        procs[g].start()
+        theirs.close()
+        conns[g], unsent[g] = mine, []
+
+    def handle(g, msg):
+        kind = msg[0]
+        if kind == 'ready':
+            log('gpu %d: %d compiled variants loaded in %.1f s' % (g, msg[2], msg[3]))
+        elif kind == 'next':
+            i = pending.popleft() if pending and time.time() < deadline else -1
+            if i >= 0:
+                holding[g] = i
+            conns[g].send((i, unsent[g]))
+            unsent[g] = []
+        elif kind == 'shape':
+            _, _, i, nr, ns, dt_s, best = msg
+            sup.finished(i)
+            holding.pop(g, None)
+            done = len(todo) - len(sup.outstanding)
+            if done % 10 == 0 or not sup.outstanding:
+                rate = done / max(time.time() - t_run, 1e-9)
+                log('%d/%d shapes, ETA %.0f s (gpu %d: %s, %d rows, %d skipped, best %.1f us, %.2f s)'
+                    % (done, len(todo), len(sup.outstanding) / max(rate, 1e-9), g, key_of(shapes[i]), nr, ns, best,
+                       dt_s))
+        elif kind == 'crash':
+            reports[g] = msg
+
+    def drain(g):
+        """Every message of g's pipe; False once the process has closed it."""
+        try:
+            while conns[g].poll():
+                handle(g, conns[g].recv())
+        except (EOFError, OSError):
+            return False
+        return True
+
+    for g in gpus:
+        start(g)
+    while procs:
+        ready = wait([conns[g] for g in procs] + [procs[g].sentinel for g in procs], timeout=1.0)
+        for g in list(procs):
+            if conns[g] in ready:
+                drain(g)
+        for g in list(procs):
+            if procs[g].is_alive():
+                continue
+            procs[g].join()
+            drain(g)
+            conns[g].close()
+            code = procs[g].exitcode
+            del procs[g]
+            held = holding.pop(g, -1)
+            if code == 0 and g not in reports:
+                continue  # ended normally: nothing left to deal or the deadline near
+            if g in reports:
+                _, _, i, ci, var, why = reports.pop(g)
+            else:
+                i, ci, var = held, states[g][0], None
+                why = 'timing process died with status %s' % code
+            requeue, new, again = sup.crashed(g, i, ci, var, why)
+            log('gpu %d: %s (shape %s, configuration %s): %s' % (
+                g, 'CUDA context broken' if code == CRASH_EXIT else 'process ended',
+                key_of(shapes[i]) if i >= 0 else '-', ','.join(map(str, configs[ci])) if ci >= 0 else '-', why))
+            if new:
+                for h in procs:
+                    unsent[h].append(new)
+            if requeue is not None:
+                pending.appendleft(requeue)
+            if again and time.time() < deadline:
+                start(g)
+            elif not again:
+                log('gpu %d: %d crashes, no further process' % (g, sup.restarts[g]))
+        if not procs and pending and time.time() < deadline and idle_starts < len(todo):
+            # shapes queued again after every process had ended: a GPU that may still take work runs them
+            for g in gpus:
+                if sup.restarts.get(g, 0) <= max_restarts:
+                    idle_starts += 1
+                    start(g)
+                    break
+    if sup.given_up:
+        write_given_up(os.path.join(folder, 'part_parent'), sup)
+    return sup
+
+
+def read_crashes(folder):
+    """The (configuration, variant) pairs that broke a timing process in an earlier run: {pair: reason}."""
+    out = {}
+    path = os.path.join(folder, 'crashes.txt')
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                w = line.rstrip('\n').split(',', 9)
+                if len(w) == 10 and line.endswith('\n'):
+                    out[(tuple(int(v) for v in w[:6]), (w[6], w[7] == '1', w[8] == '1'))] = w[9]
+    return out
+
+
+def write_crashes(folder, pairs):
+    """Appends crash pairs {(configuration, variant): reason} to the folder's list, read by the next run."""
+    with open(os.path.join(folder, 'crashes.txt'), 'a') as f:
+        for (cfg, (dt, k_al, n_al)), why in sorted(pairs.items()):
+            f.write('%s,%s,%d,%d,%s\n' % (','.join(map(str, cfg)), dt, k_al, n_al, why))
 
 
 def read_done(folder):
@@ -427,7 +705,9 @@ def main():
     print('%d shapes (%s), %d configurations, %d compile variants (dtype x K, N divisible by 16): %d compiles'
           % (len(shapes), ', '.join('%s %d' % kv for kv in sorted(fams.items())), len(configs), len(variants),
              len(configs) * len(variants)))
-    print('modelled timing: %.0f s on one GPU' % modelled_seconds(shapes, configs))
+    one, longest, load_s = modelled_seconds(shapes, configs, n_variants=len(variants))
+    print('modelled timing: %.0f s on one GPU (the longest shape %.1f s), each timing process loading its '
+          'variants %.1f s at its start' % (one, longest, load_s))
     if a.dry_run:
         print('configurations (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages; shared memory KiB):')
         for c in configs:
@@ -445,14 +725,20 @@ def main():
     if a.gpus != 'all':
         n_gpu = min(n_gpu, int(a.gpus))
     print('%d GPUs (%s, %d SMs); torch %s, triton %s; Triton cache %s' % (n_gpu, name, cus, torch_v, triton_v, cache))
+    print('modelled timing on %d GPUs: %.0f s after the compiles' % (n_gpu, max(one / n_gpu, longest) + load_s))
     deadline = start + a.time_limit if a.time_limit > 0 else float('inf')
     keep_done(folder)
     done = read_done(folder)
-    todo = [i for i, s in enumerate(shapes) if key_of(s) not in done]
+    # longest first, so that the run's tail is made of short shapes
+    todo = sorted((i for i, s in enumerate(shapes) if key_of(s) not in done),
+                  key=lambda i: (-shape_seconds(shapes[i], len(configs)), i))
     print('%d shapes already done, %d to do' % (len(shapes) - len(todo), len(todo)))
     sys.stdout.flush()
     ctx = mp.get_context('spawn')
-    failed = {}
+    failed = read_crashes(folder)
+    if failed:
+        print('%d (configuration, variant) pairs skipped as they crashed an earlier run (%s)'
+              % (len(failed), os.path.join(folder, 'crashes.txt')))
     if todo:
         need = sorted(set(variant(shapes[i]) for i in todo))
         tasks = [(c, v) for v in need for c in configs]
@@ -471,39 +757,16 @@ def main():
         for why, n in sorted(reasons.items()):
             print('  refused: %s: %d' % (why, n))
         sys.stdout.flush()
-        queue, out_q = ctx.Queue(), ctx.Queue()
-        for i in todo:
-            queue.put(i)
-        workers = [ctx.Process(target=time_worker, args=(g, queue, shapes, configs, failed,
-                                                         os.path.join(folder, 'part_%d' % g), cache, deadline, out_q))
-                   for g in range(n_gpu)]
-        for w in workers:
-            w.start()
-        ended, finished, t_run = 0, 0, time.time()
-        while ended < n_gpu:
-            try:
-                msg = out_q.get(timeout=5)
-            except Exception:
-                if not any(w.is_alive() for w in workers):
-                    break
-                continue
-            if msg[0] == 'shape':
-                finished += 1
-                _, g, i, nr, ns, dt_s, best = msg
-                if finished % 10 == 0 or finished == len(todo):
-                    left = len(todo) - finished
-                    rate = finished / max(time.time() - t_run, 1e-9)
-                    print('%d/%d shapes, %.1f s, ETA %.0f s (gpu %d: %s, %d rows, %d skipped, best %.1f us, %.2f s)'
-                          % (finished, len(todo), time.time() - start, left / max(rate, 1e-9), g, key_of(shapes[i]),
-                             nr, ns, best, dt_s))
-                    sys.stdout.flush()
-            else:
-                ended += 1
-        for w in workers:
-            w.join()
-        bad = [w.exitcode for w in workers if w.exitcode]
-        if bad:
-            print('triton_matmul: a timing process ended with status %s' % bad, file=sys.stderr)
+        sup = run_timing(ctx, triton_backend, list(range(n_gpu)), todo, shapes, configs, failed, folder, cache,
+                         deadline, a.slow_factor, lambda line: (print('%.1f s: %s' % (time.time() - start, line)),
+                                                               sys.stdout.flush()))
+        for g, i, cfg, var, why in sup.crashes:
+            print('crash: gpu %d, shape %s, configuration %s, variant %s: %s'
+                  % (g, key_of(shapes[i]) if i >= 0 else '-', ','.join(map(str, cfg)) if cfg else '-', var, why))
+        known = read_crashes(folder)
+        write_crashes(folder, {k: v for k, v in sup.failed.items() if v.startswith('crash: ') and k not in known})
+        if sup.given_up:
+            print('%d shapes written with every configuration skipped after repeated crashes' % len(sup.given_up))
     done = read_done(folder)
     n_rows, n_skip = merge(a.out, folder, shapes, done, cus)
     left = sum(1 for s in shapes if key_of(s) not in done)
