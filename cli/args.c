@@ -304,6 +304,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     c->solver = cli_get(a, "solver");
     c->schema = cli_get(a, "schema");
     c->caps = cli_get(a, "caps");
+    c->group_by = cli_get(a, "group-by");
     if (need_model) {
         const char *m = cli_need(a, cmd, "model");
         if (!m) return 1;

@@ -36,6 +36,9 @@ typedef struct cli_spec {
 #define CLI_OPT_DATA                                                                                             \
     {"data", "FILE", "find-db (.fdb.txt[.bz2]), perf-db (.db[.bz2]), benchmark table (.csv/.tsv[.gz|.bz2]) or dataset cache (.h5)"}, \
     {"schema", "JSON", "a benchmark table's schema, inline JSON or a file (default: FILE.schema.json beside the table)"}
+/* --group-by: what every split holds out whole (pipe_dataset_group_by) */
+#define CLI_OPT_GROUP_BY                                                                                          \
+    {"group-by", "problem|COLUMN", "what splits hold out whole: problem (each alone: in-source) or the schema's group column (its default)"}
 #define CLI_OPT_TASK {"task", "select|tune", "the task; checked against the data (default: the data's own; a table tunes when asked)"}
 #define CLI_OPT_CAPS {"caps", "FILE", "--task tune on a table: its capability file (default: FILE.caps.json beside the table)"}
 #define CLI_OPT_SOLVER {"solver", "S", "solver whose tuned parameters a perf-db provides (tune)"}
@@ -101,6 +104,7 @@ typedef struct cli_train_opts {
     const char *data, *task, *solver;
     const char *schema;      /* --schema: a benchmark table's schema, or NULL */
     const char *caps;        /* --caps: a table's capability file for --task tune, or NULL */
+    const char *group_by;    /* --group-by (pipe_dataset_group_by), or NULL */
     const model_family *fam; /* --model, when asked for */
     cJSON *config;           /* owned */
     uint64_t seed;
@@ -134,7 +138,8 @@ typedef struct cli_reduce_stats {
 /* The ranks as the collectives that data-parallel training calls: an all-reduce through st->comm that adds
  * to *st; st must outlive the result. */
 hr_comm cli_ranks_comm(cli_reduce_stats *st);
-/* pipe_dataset_load of the shared options' data, on every rank (each holds the whole dataset). */
+/* pipe_dataset_load of the shared options' data, grouped as --group-by asks, on every rank (each holds the whole
+ * dataset). */
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d);
 
 /* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */

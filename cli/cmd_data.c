@@ -127,6 +127,14 @@ static void info_table(const char *path, const data_select *ds)
            s->higher_better ? "1 / measure" : "measure");
     printf("  duplicates       %ld pairs merged (policy %s)\n", t->duplicates,
            (const char *const[]){"median", "min", "mean", "error"}[s->duplicates]);
+    if (t->group) {
+        long *count = calloc((size_t)t->n_group_names, sizeof *count);
+        for (int i = 0; count && i < ds->n; i++) count[t->group[i]]++;
+        printf("  groups           %d (column %s):", t->n_group_names, s->group);
+        for (int g = 0; count && g < t->n_group_names; g++) printf(" %s %ld", t->group_names[g], count[g]);
+        printf("\n");
+        free(count);
+    }
     print_skips(&ds->skips);
     double *cand = malloc((size_t)ds->n * sizeof *cand), *spread = malloc((size_t)ds->n * sizeof *spread);
     double *gap = malloc((size_t)ds->n * sizeof *gap);

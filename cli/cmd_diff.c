@@ -16,6 +16,7 @@ enum { DIFF_PASS = 0, DIFF_FAIL = 1, DIFF_ERROR = 2 };
 
 static const cli_opt diff_opts[] = {
     CLI_OPT_DATA,
+    CLI_OPT_GROUP_BY,
     {"split", "random:F[:seed=S]", "compare on this split's test rows (default: every row)"},
     {"folds", "K", "with --fold: compare on GroupKFold fold F's test rows of K folds, 2..1000"},
     {"fold", "F", "the fold, 0..K-1 (with --folds)"},
@@ -239,7 +240,8 @@ int cli_cmd_diff(int argc, char **argv)
     hr_log log = hr_log_stderr(HR_LOG_WARN);
     int rc;
     if (diff_model_load(pos[0], "old", &old_m) || diff_model_load(pos[1], "new", &new_m) ||
-        pipe_dataset_load(dpath, "select", NULL, hr_threads_resolve((int)threads), &log, &d))
+        pipe_dataset_load_schema(dpath, "select", NULL, cli_get(&a, "schema"), hr_threads_resolve((int)threads), &log, &d) ||
+        pipe_dataset_group_by(&d, cli_get(&a, "group-by")))
         rc = diff_error();
     else
         rc = diff_run(&a, &d, old_m, new_m, pos, &o, seed, folds, fold);

@@ -8,6 +8,7 @@
 static const cli_opt eval_opts[] = {
     {"model", "MODEL.h5", "the saved model (required)"},
     CLI_OPT_DATA,
+    CLI_OPT_GROUP_BY,
     CLI_OPT_CAPS,
     {"solver", "S", "solver of a perf-db (default: the model's)"},
     {"split", "random:F[:seed=S]", "evaluate on this split's test rows (default: every row)"},
@@ -47,7 +48,9 @@ int cli_cmd_eval(int argc, char **argv)
     /* a table model of the tune task reads its table as tune data (the table's own capability rules for valid) */
     const char *task = m->table && m->task == MODEL_TASK_TUNE ? "tune" : NULL;
     const char *solver = m->solver && !m->table ? m->solver : cli_get(&a, "solver");
-    if (pipe_dataset_load_caps(dpath, task, solver, cli_get(&a, "schema"), cli_get(&a, "caps"), 0, &log, &d)) {
+    if (pipe_dataset_load_caps(dpath, task, solver, cli_get(&a, "schema"), cli_get(&a, "caps"), 0, &log, &d) ||
+        pipe_dataset_group_by(&d, cli_get(&a, "group-by"))) {
+        pipe_dataset_free(&d);
         model_free(m);
         return cli_fail("eval");
     }

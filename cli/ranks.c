@@ -40,5 +40,7 @@ int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset 
     if (fail && *fail && atoi(fail) == dist_comm_rank(comm))
         return hr_error(HR_EIO, "%s: rank %d of %d: load failed on purpose (HEURIST_TEST_FAIL_RANK, a test hook)",
                         c->data, dist_comm_rank(comm), dist_comm_size(comm));
-    return pipe_dataset_load_caps(c->data, c->task, c->solver, c->schema, c->caps, c->threads, &c->log, d);
+    int rc = pipe_dataset_load_caps(c->data, c->task, c->solver, c->schema, c->caps, c->threads, &c->log, d);
+    if (!rc && (rc = pipe_dataset_group_by(d, c->group_by))) pipe_dataset_free(d);
+    return rc;
 }

@@ -10,7 +10,8 @@
  *   tune:   solver attr, param_names, values (n, L) int32
  *   a benchmark table's select also: attr table (its schema as JSON, data_table_spec_to_json), attr
  *   table_duplicates, table_pv (n, problem + hardware columns) float64, table_kv (K, kernel columns) float64 and,
- *   with a vendor column, vendor_rank (n, K) int16; a cache without the attribute is a find-db's
+ *   with a vendor column, vendor_rank (n, K) int16; with a group column (the schema's "group"), table_group (n)
+ *   int32 indices into table_group_names; a cache without the attribute is a find-db's
  * Categoricals are stored with their names, and mapped back by name on reading.
  */
 #include <math.h>
@@ -107,7 +108,32 @@ static int table_write(hid_t f, const data_select *ds)
     if (!rc) rc = hr_h5_write(f, "table_kv", H5T_NATIVE_DOUBLE, (size_t)ds->n_kernels, (size_t)t->spec.n_kernel, t->kv);
     if (!rc && ds->vendor_rank)
         rc = hr_h5_write(f, "vendor_rank", H5T_NATIVE_INT16, (size_t)ds->n, (size_t)ds->n_kernels, ds->vendor_rank);
+    if (!rc && t->group) rc = hr_h5_write(f, "table_group", H5T_NATIVE_INT, (size_t)ds->n, 0, t->group);
+    if (!rc && t->group) rc = hr_h5_write_strings(f, "table_group_names", t->group_names, (size_t)t->n_group_names);
     return rc;
+}
+
+/* A group column's ids and names: every id names a value, and every value has a problem (ids dense, as the loader
+ * gives them). */
+static int table_groups_read(hid_t f, const char *path, data_table *t)
+{
+    size_t n_names = 0;
+    int rc;
+    if (!(t->group = hr_malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *t->group))) return HR_ENOMEM;
+    if ((rc = hr_h5_read(f, "table_group", H5T_NATIVE_INT, (size_t)t->n, 0, t->group)) ||
+        (rc = hr_h5_read_strings(f, "table_group_names", &t->group_names, &n_names)))
+        return rc;
+    t->n_group_names = (int)n_names;
+    int next = 0;
+    for (int i = 0; i < t->n; i++) {
+        if (t->group[i] < 0 || t->group[i] > next || t->group[i] >= t->n_group_names)
+            return hr_error(HR_EFORMAT, "%s: table_group row %d: group %d is not among the %d names in order", path, i,
+                            t->group[i], t->n_group_names);
+        if (t->group[i] == next) next++;
+    }
+    if (next != t->n_group_names)
+        return hr_error(HR_EFORMAT, "%s: table_group_names holds %d names, the problems use %d", path, t->n_group_names, next);
+    return HR_OK;
 }
 
 /* Every categorical value of a table is an index into its vocabulary. */
@@ -152,6 +178,7 @@ static int table_read(hid_t f, const char *path, data_select *ds)
         if (!(ds->vendor_rank = hr_malloc((size_t)ds->n * (size_t)ds->n_kernels * sizeof *ds->vendor_rank))) return HR_ENOMEM;
         rc = hr_h5_read(f, "vendor_rank", H5T_NATIVE_INT16, (size_t)ds->n, (size_t)ds->n_kernels, ds->vendor_rank);
     }
+    if (!rc && t->spec.group) rc = table_groups_read(f, path, t);
     return rc;
 }
 

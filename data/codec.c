@@ -43,6 +43,7 @@ const char *data_codec_kind(const data_codec *c)
 
 const char *data_codec_group_rule(const data_codec *c)
 {
+    if (c->spec && c->spec->group) return c->spec->group; /* a table's group column */
     return c->ops->group_rule;
 }
 

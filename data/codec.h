@@ -47,7 +47,7 @@ void data_codec_free(data_codec *c); /* NULL is fine */
 const char *data_codec_name(const data_codec *c);
 /* The data kind reports name ("benchmark table"), or NULL for the contract's default (a find-db or perf-db). */
 const char *data_codec_kind(const data_codec *c);
-/* What GroupKFold groups problems by ("problem geometry", "problem columns"). */
+/* What GroupKFold groups problems by ("problem geometry", "problem columns", or a table's group column's name). */
 const char *data_codec_group_rule(const data_codec *c);
 /* 1 when both read and write problems and configurations alike (the same schema and vocabularies). */
 int data_codec_equal(const data_codec *a, const data_codec *b);

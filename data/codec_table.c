@@ -126,14 +126,10 @@ static int table_map(const data_codec *c, const data_codec *from, int kernel_sid
     return rc;
 }
 
-/* Two schemas are alike when they name every column and category alike: their JSON texts are equal. */
+/* Two schemas are alike when they name every column and category alike (data_table_spec_same). */
 static int table_equal(const data_codec *a, const data_codec *b)
 {
-    char *x = data_table_spec_to_json(a->spec), *y = data_table_spec_to_json(b->spec);
-    int same = x && y && !strcmp(x, y);
-    free(x);
-    free(y);
-    return same;
+    return data_table_spec_same(a->spec, b->spec);
 }
 
 /* The schema as the "table" attribute, by name (data_table_spec_to_json), and a tune codec's capability rules as

@@ -199,6 +199,11 @@ typedef struct data_split {
 int data_groups_compute(const data_problem *p, int n, int *group, int *n_groups);
 /* Seeded random hold-out of a fraction of rows. */
 int data_split_random(int n, double test_fraction, uint64_t seed, data_split *out);
+/* Seeded random hold-out of whole groups: the groups in a seeded order, each taken into the test set when that
+ * brings the test rows nearer to test_fraction x n (the first always), so no group is on both sides. Fewer than
+ * two groups is an error, and so is a fraction that takes every group. */
+int data_split_random_groups(const int *group, int n, int n_groups, double test_fraction, uint64_t seed,
+                             data_split *out);
 /* GroupKFold: groups assigned to k folds (largest groups first, to the lightest fold; ties broken by a
  * seeded shuffle), fold f's rows are its test set. */
 int data_split_group_kfold(const int *group, int n, int n_groups, int k, uint64_t seed, int fold,

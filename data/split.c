@@ -1,5 +1,6 @@
-/* Train/test splits: seeded random hold-out and GroupKFold by problem geometry. */
+/* Train/test splits: seeded random hold-out of rows or of whole groups, and GroupKFold by group. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,47 @@ int data_split_random(int n, double test_fraction, uint64_t seed, data_split *ou
     return rc;
 }
 
+int data_split_random_groups(const int *group, int n, int n_groups, double test_fraction, uint64_t seed,
+                             data_split *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!(test_fraction > 0 && test_fraction < 1))
+        return hr_error(HR_EINVAL, "split fraction %g: must be between 0 and 1", test_fraction);
+    if (n_groups < 2) return hr_error(HR_EINVAL, "cannot hold out whole groups of %d group%s", n_groups, n_groups == 1 ? "" : "s");
+    int *order = hr_malloc((size_t)n_groups * sizeof *order);
+    long *size = hr_calloc((size_t)n_groups, sizeof *size);
+    unsigned char *held = hr_calloc((size_t)n_groups, 1), *mask = hr_calloc((size_t)(n > 0 ? n : 1), 1);
+    int rc = HR_ENOMEM;
+    if (!order || !size || !held || !mask) goto done;
+    for (int i = 0; i < n; i++) size[group[i]]++;
+    for (int g = 0; g < n_groups; g++) order[g] = g;
+    hr_rng rng;
+    hr_rng_seed(&rng, seed);
+    hr_rng_shuffle_int(&rng, order, (size_t)n_groups);
+    double target = test_fraction * n;
+    long taken = 0;
+    int n_held = 0;
+    for (int i = 0; i < n_groups; i++) {
+        long s = size[order[i]];
+        if (n_held && fabs((double)(taken + s) - target) >= fabs((double)taken - target)) continue;
+        held[order[i]] = 1;
+        taken += s;
+        n_held++;
+    }
+    if (n_held == n_groups) {
+        rc = hr_error(HR_EINVAL, "split fraction %g: holds out all %d groups, none left to train on", test_fraction, n_groups);
+        goto done;
+    }
+    for (int i = 0; i < n; i++) mask[i] = held[group[i]];
+    rc = split_from_mask(mask, n, out);
+done:
+    free(order);
+    free(size);
+    free(held);
+    free(mask);
+    return rc;
+}
+
 typedef struct group_size {
     int group, size;
     uint64_t tiebreak;
@@ -77,7 +119,7 @@ int data_split_group_kfold(const int *group, int n, int n_groups, int k, uint64_
 {
     memset(out, 0, sizeof *out);
     if (k < 2) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", k);
-    if (n_groups < k) return hr_error(HR_EINVAL, "--folds %d: only %d distinct problem geometries", k, n_groups);
+    if (n_groups < k) return hr_error(HR_EINVAL, "--folds %d: only %d groups to spread over the folds", k, n_groups);
     if (fold < 0 || fold >= k) return hr_error(HR_EINVAL, "fold %d out of range 0..%d", fold, k - 1);
     group_size *gs = hr_calloc((size_t)n_groups, sizeof *gs);
     int *fold_of = hr_malloc((size_t)n_groups * sizeof *fold_of);

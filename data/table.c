@@ -101,11 +101,14 @@ typedef struct table_reader {
     int nf, cap_f;
     int n_header;            /* 0 until the header is read */
     char **header;
-    int pcol[DATA_TABLE_MAX_COLUMNS], kcol[DATA_TABLE_MAX_COLUMNS], mcol, vcol; /* header index of each role */
+    int pcol[DATA_TABLE_MAX_COLUMNS], kcol[DATA_TABLE_MAX_COLUMNS], mcol, vcol, gcol; /* header index of each role */
     idmap pcat[DATA_TABLE_MAX_COLUMNS], kcat[DATA_TABLE_MAX_COLUMNS]; /* categorical strings, first-appearance ids */
     idmap problems, configs;
     double *pv, *kv;         /* (problems.n, width), (configs.n, n_kernel) categoricals as first-appearance ids */
-    int cap_p, cap_k;
+    int cap_p, cap_k, cap_g;
+    idmap groups;            /* the group column's values, first-appearance ids */
+    int *pgroup;             /* (problems.n) each problem's group id, with a group column */
+    long *pgroup_line;       /* (problems.n) the line that gave the problem its group */
     table_entry *entries;
     size_t n_entries, cap_entries;
     char *key;               /* scratch for canonical names */
@@ -199,7 +202,11 @@ static int header_read(table_reader *r)
                             r->row_line, want);
         }
     }
+    r->gcol = s->group ? hr_strmap_get(&names, s->group, -1) : -1;
     hr_strmap_free(&names);
+    if (s->group && r->gcol < 0)
+        return hr_error(HR_EFORMAT, "%s:%ld: column '%s' (the schema's \"group\") is missing from the header", r->name,
+                        r->row_line, s->group);
     return HR_OK;
 }
 
@@ -312,6 +319,33 @@ static int id_assign(table_reader *r, int side, const double *v, int *id)
     return HR_OK;
 }
 
+/* The problem's group from the row's group cell: set on the problem's first row, the same on every later one. */
+static int group_assign(table_reader *r, int problem, int inserted)
+{
+    const char *cell = field(r, r->gcol);
+    int id, ins;
+    if (idmap_get(&r->groups, cell, &id, &ins)) return HR_ENOMEM;
+    if (inserted) {
+        if (problem >= r->cap_g) {
+            int nc = r->cap_g ? r->cap_g * 2 : 64;
+            while (nc <= problem) nc *= 2;
+            int *g = realloc(r->pgroup, (size_t)nc * sizeof *g);
+            if (g) r->pgroup = g;
+            long *l = g ? realloc(r->pgroup_line, (size_t)nc * sizeof *l) : NULL;
+            if (!g || !l) return HR_ENOMEM;
+            r->pgroup_line = l;
+            r->cap_g = nc;
+        }
+        r->pgroup[problem] = id;
+        r->pgroup_line[problem] = r->row_line;
+        return HR_OK;
+    }
+    if (r->pgroup[problem] == id) return HR_OK;
+    return hr_error(HR_EFORMAT, "%s:%ld: problem '%s' is in group '%s' (column '%s') here and in group '%s' at line %ld: a "
+                    "problem belongs to one group", r->name, r->row_line, r->problems.names[problem], cell, r->spec->group,
+                    r->groups.names[r->pgroup[problem]], r->pgroup_line[problem]);
+}
+
 static int row_read(table_reader *r)
 {
     const data_table_spec *s = r->spec;
@@ -347,7 +381,13 @@ static int row_read(table_reader *r)
                            s->vendor, cell) ? -1 : 0;
         rank = (int)v;
     }
+    if (r->gcol >= 0 && !r->fsize[r->gcol])
+        return row_bad(r, "empty cell", "column '%s': empty cell", s->group, "") ? -1 : 0;
+    if (r->gcol >= 0 && (strlen(field(r, r->gcol)) != r->fsize[r->gcol]))
+        return row_bad(r, "group holds NUL", "column '%s': value '%s' holds a NUL byte", s->group, field(r, r->gcol)) ? -1 : 0;
+    int n_before = r->problems.n;
     if ((rc = id_assign(r, 0, pv, &problem))) return rc;
+    if (r->gcol >= 0 && (rc = group_assign(r, problem, r->problems.n > n_before))) return rc;
     if ((rc = side_read(r, 1, kv))) return rc < 0 ? rc : 0;
     if ((rc = id_assign(r, 1, kv, &config))) return rc;
     if (r->n_entries == r->cap_entries) {
@@ -425,6 +465,9 @@ static void reader_free(table_reader *r)
     }
     idmap_free(&r->problems);
     idmap_free(&r->configs);
+    idmap_free(&r->groups);
+    free(r->pgroup);
+    free(r->pgroup_line);
     free(r->pv);
     free(r->kv);
     free(r->entries);
@@ -592,6 +635,14 @@ static int dataset_build(table_reader *r, data_select **out)
     t->kv = hr_malloc((size_t)K * (size_t)nk * sizeof *t->kv);
     if (!ds->problems || !ds->keys || !ds->kernels || !ds->runtime || !ds->source || !t->pv || !t->kv) goto nomem;
     if (s->vendor && !(ds->vendor_rank = hr_malloc((size_t)n * (size_t)K * sizeof *ds->vendor_rank))) goto nomem;
+    if (s->group) {
+        if (!(t->group = hr_malloc((size_t)n * sizeof *t->group))) goto nomem;
+        memcpy(t->group, r->pgroup, (size_t)n * sizeof *t->group);
+        t->group_names = r->groups.names;
+        t->n_group_names = r->groups.n;
+        r->groups.names = NULL;
+        r->groups.n = 0;
+    }
     for (int i = 0; i < n; i++) {
         ds->problems[i].direction = DATA_DIR_F;
         ds->problems[i].dtype = DATA_DTYPE_OTHER;
@@ -724,5 +775,8 @@ void data_table_free(data_table *t)
     data_table_spec_free(&t->spec);
     free(t->pv);
     free(t->kv);
+    free(t->group);
+    for (int i = 0; i < t->n_group_names; i++) free(t->group_names[i]);
+    free(t->group_names);
     free(t);
 }

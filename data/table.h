@@ -7,7 +7,8 @@
  *    "tiles": {"tile_m": "M", "tile_n": "N", "tile_k": "K"},
  *    optional: "reduction": "K", "split": "split_k", "cus": "sms" (a hardware column or a number),
  *              "vendor": "heuristic_rank", "vendor_feature": true (the rank as a kernel column, below),
- *              "duplicates": "median" | "min" | "mean" | "error"}
+ *              "duplicates": "median" | "min" | "mean" | "error",
+ *              "group": "family" (a column naming each problem's group: the unit every split holds out)}
  * It becomes a data_select whose problems are the distinct problem+hardware values (key "M=128,N=4096,..."),
  * whose kernels are the distinct configurations (name "tile_m=128,tile_n=64,...", in schema order), and whose
  * runtime matrix holds a cost: the measure itself when lower is better, 1 / measure when higher is better
@@ -73,6 +74,8 @@ typedef struct data_table_spec {
     char *vendor;      /* column with the vendor heuristic's rank of the configuration (0 = its pick), or NULL */
     int vendor_feature; /* the vendor's rank is also the last kernel column, DATA_TABLE_VENDOR_FEATURE */
     data_table_dup duplicates;
+    char *group;       /* column naming each problem's group (a string, one per problem), or NULL: problems are
+                        * grouped by their problem columns */
 } data_table_spec;
 
 typedef struct data_table {
@@ -81,6 +84,9 @@ typedef struct data_table {
     double *pv;        /* (n, n_problem + n_hardware) each problem's values */
     double *kv;        /* (n_kernels, n_kernel) each configuration's values */
     long duplicates;   /* (problem, configuration) pairs measured more than once, merged by the policy */
+    int *group;        /* (n) each problem's index into group_names, with a group column; NULL without one */
+    char **group_names; /* (n_group_names) the group column's values, in order of first appearance */
+    int n_group_names;
 } data_table;
 
 typedef struct data_table_opts {
@@ -106,6 +112,9 @@ int data_table_spec_from_json(const char *json, const char *name, data_table_spe
 char *data_table_spec_to_json(const data_table_spec *s);
 void data_table_spec_free(data_table_spec *s);
 int data_table_spec_copy(const data_table_spec *s, data_table_spec *out);
+/* 1 when two schemas name every column and category alike (their JSON texts are equal), the group column aside: it
+ * splits the data and is no part of a problem's features. */
+int data_table_spec_same(const data_table_spec *a, const data_table_spec *b);
 
 /* Feature counts and names ("M", "log2_M", "dtype=bf16", "tile_m", "tiles_M", "waste_M", ...). */
 int data_table_problem_feature_count(const data_table_spec *s);
@@ -134,8 +143,12 @@ int data_table_config_format(const data_table_spec *s, const double *kv, char *b
 struct data_codec;
 const data_table_spec *data_codec_table_spec(const struct data_codec *c);
 
-/* GroupKFold groups of a table: problems that share every problem column (hardware aside) share a group. */
+/* GroupKFold groups of a table, the unit every split holds out: with a group column its values (group[i] indexes
+ * group_names), else data_table_problem_groups'. */
 int data_table_groups(const data_table *t, int *group, int *n_groups);
+/* Groups by the problem columns alone: problems that share every problem column (hardware aside) share a group,
+ * ids in order of first appearance. */
+int data_table_problem_groups(const data_table *t, int *group, int *n_groups);
 
 /* ---- tuning on a table (data/table_tune.c, data/table_caps.c) ----
  * `--task tune` on a table: per problem the target sequence is the kernel fields of its fastest measured

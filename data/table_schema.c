@@ -11,7 +11,7 @@
 
 static const char *const schema_keys[] = {"problem", "kernel", "hardware", "categorical", "measure", "better", "tiles",
                                           "reduction", "split", "cus", "vendor", "vendor_feature", "duplicates", "vocab",
-                                          NULL};
+                                          "group", NULL};
 static const char *const dup_names[] = {"median", "min", "mean", "error"};
 
 void data_table_spec_free(data_table_spec *s)
@@ -30,6 +30,7 @@ void data_table_spec_free(data_table_spec *s)
     free(s->tile_of);
     free(s->measure);
     free(s->vendor);
+    free(s->group);
     memset(s, 0, sizeof *s);
 }
 
@@ -89,7 +90,7 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         for (int k = 0; schema_keys[k] && !known; k++) known = strcmp(e->string, schema_keys[k]) == 0;
         if (!known)
             return hr_error(HR_EFORMAT, "%s: schema: unknown key \"%s\" (known: problem, kernel, hardware, categorical, "
-                            "measure, better, tiles, reduction, split, cus, vendor, vendor_feature, duplicates, vocab)", name,
+                            "measure, better, tiles, reduction, split, cus, vendor, vendor_feature, duplicates, vocab, group)", name,
                             e->string);
     }
     if ((rc = names_array(j, name, "problem", 1, &np)) || (rc = names_array(j, name, "hardware", 0, &nh)) ||
@@ -121,18 +122,24 @@ static int spec_fill(const cJSON *j, const char *name, data_table_spec *s)
         return rc;
     s->vendor_feature = vendor_feature;
     if (vendor_feature && !(s->kernel[nk - 1].name = hr_strdup(DATA_TABLE_VENDOR_FEATURE))) return HR_ENOMEM;
-    const char *measure = string_item(j, "measure"), *vendor = string_item(j, "vendor");
+    const char *measure = string_item(j, "measure"), *vendor = string_item(j, "vendor"), *group = string_item(j, "group");
     if (!measure || !*measure) return hr_error(HR_EFORMAT, "%s: schema: \"measure\" (the measured column's name) is required", name);
     if (cJSON_GetObjectItemCaseSensitive(j, "vendor") && (!vendor || !*vendor))
         return hr_error(HR_EFORMAT, "%s: schema: \"vendor\" must be a column name", name);
-    if (!(s->measure = hr_strdup(measure)) || (vendor && !(s->vendor = hr_strdup(vendor)))) return HR_ENOMEM;
+    if (cJSON_GetObjectItemCaseSensitive(j, "group") && (!group || !*group))
+        return hr_error(HR_EFORMAT, "%s: schema: \"group\" must be a column name (the column naming each problem's group)",
+                        name);
+    if (!(s->measure = hr_strdup(measure)) || (vendor && !(s->vendor = hr_strdup(vendor))) ||
+        (group && !(s->group = hr_strdup(group))))
+        return HR_ENOMEM;
     /* every column has one role */
-    const char *all[2 * DATA_TABLE_MAX_COLUMNS + 2];
+    const char *all[2 * DATA_TABLE_MAX_COLUMNS + 3];
     int n_all = 0;
     for (int i = 0; i < np + nh; i++) all[n_all++] = s->problem[i].name;
     for (int i = 0; i < nk; i++) all[n_all++] = s->kernel[i].name;
     all[n_all++] = s->measure;
     if (s->vendor) all[n_all++] = s->vendor;
+    if (s->group) all[n_all++] = s->group;
     for (int a = 0; a < n_all; a++)
         for (int b = a + 1; b < n_all; b++)
             if (strcmp(all[a], all[b]) == 0)
@@ -275,11 +282,23 @@ char *data_table_spec_to_json(const data_table_spec *s)
     if (s->vendor) cJSON_AddStringToObject(j, "vendor", s->vendor);
     if (s->vendor_feature) cJSON_AddBoolToObject(j, "vendor_feature", 1);
     cJSON_AddStringToObject(j, "duplicates", dup_names[s->duplicates]);
+    if (s->group) cJSON_AddStringToObject(j, "group", s->group);
     cJSON_AddItemToObject(j, "vocab", vocab);
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     if (!text) hr_error(HR_ENOMEM, "out of memory");
     return text;
+}
+
+int data_table_spec_same(const data_table_spec *a, const data_table_spec *b)
+{
+    data_table_spec sa = *a, sb = *b;
+    sa.group = sb.group = NULL;
+    char *x = data_table_spec_to_json(&sa), *y = data_table_spec_to_json(&sb);
+    int same = x && y && !strcmp(x, y);
+    free(x);
+    free(y);
+    return same;
 }
 
 int data_table_spec_copy(const data_table_spec *s, data_table_spec *out)
@@ -509,6 +528,15 @@ static int cmp_group_row(const void *a, const void *b)
 }
 
 int data_table_groups(const data_table *t, int *group, int *n_groups)
+{
+    if (!t->group) return data_table_problem_groups(t, group, n_groups);
+    /* group_names is in order of first appearance, so the ids are already dense in that order */
+    memcpy(group, t->group, (size_t)t->n * sizeof *group);
+    *n_groups = t->n_group_names;
+    return HR_OK;
+}
+
+int data_table_problem_groups(const data_table *t, int *group, int *n_groups)
 {
     int n = t->n, np = t->spec.n_problem, width = t->spec.n_problem + t->spec.n_hardware;
     group_row *r = hr_malloc((size_t)(n > 0 ? n : 1) * sizeof *r);

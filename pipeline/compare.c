@@ -17,10 +17,11 @@ static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s
     int nm = s->n_models;
     fprintf(f, "# heurist compare: %s\n\n", d->name);
     int table = d->sel && d->sel->table;
-    fprintf(f, "Task `%s`%s%s%s, %d problems, %s; every model trained and tested on the same rows%s.\n\n",
+    fprintf(f, "Task `%s`%s%s%s, %d problems, %s%s%s%s; every model trained and tested on the same rows%s.\n\n",
             model_task_name(d->task), d->tune ? ", solver " : "", d->tune ? d->tune->solver : "",
-            table ? " on a benchmark table" : "", d->n,
-            !s->folds ? split_desc : table ? "GroupKFold by problem columns" : "GroupKFold by problem geometry",
+            table ? " on a benchmark table" : "", d->n, s->folds ? "GroupKFold by " : split_desc,
+            s->folds ? d->grouping : d->by_column ? ", whole groups by " : "",
+            !s->folds && d->by_column ? d->grouping : "", d->by_column ? " (no group both trained and tested on)" : "",
             s->folds ? "; figures are means over folds" : "");
     if (s->folds) fprintf(f, "Folds: %d (seed %llu).\n\n", s->folds, (unsigned long long)seed);
     pipe_task_of(d->task)->md_tables(f, nm, names, res, nres);

@@ -228,6 +228,7 @@ cJSON *pipe_diff_report(const pipe_dataset *d, const pipe_diff *df, const char *
     cJSON_AddStringToObject(o, "task", "select");
     cJSON_AddStringToObject(o, "data", d->name);
     cJSON_AddStringToObject(o, "split", split_desc);
+    if (d->grouping) cJSON_AddStringToObject(o, "groups", d->grouping);
     cJSON_AddNumberToObject(o, "n_problems", df->n);
     cJSON_AddItemToObject(o, "old", model_object(df->old_family, old_name, &df->old_r));
     cJSON_AddItemToObject(o, "new", model_object(df->new_family, new_name, &df->new_r));

@@ -15,14 +15,42 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
     return pipe_dataset_load_schema(path, task, solver, NULL, threads, log, out);
 }
 
-/* A benchmark table's features and groups: its own problem features, grouped by problem columns. */
+static const data_table *dataset_table(const pipe_dataset *d)
+{
+    return d->sel ? d->sel->table : d->tune && d->tune->sel ? d->tune->sel->table : NULL;
+}
+
+/* A benchmark table's features and groups: its own problem features, grouped by its group column or else by its
+ * problem columns. */
 static int dataset_table_fill(pipe_dataset *out)
 {
-    const data_table *t = out->sel ? out->sel->table : out->tune->sel->table;
+    const data_table *t = dataset_table(out);
     int np = t->spec.n_problem + t->spec.n_hardware;
     for (int i = 0; i < out->n; i++)
         data_table_problem_features(&t->spec, t->pv + (size_t)i * np, out->X + (size_t)i * out->n_features);
+    out->by_column = t->group != NULL;
+    out->grouping = t->group ? t->spec.group : "problem columns";
     return data_table_groups(t, out->group, &out->n_groups);
+}
+
+int pipe_dataset_group_by(pipe_dataset *d, const char *by)
+{
+    if (!by) return HR_OK;
+    const data_table *t = dataset_table(d);
+    if (t && t->group && !strcmp(by, t->spec.group)) { /* the schema's own */
+        d->by_column = 1;
+        d->grouping = t->spec.group;
+        return data_table_groups(t, d->group, &d->n_groups);
+    }
+    if (strcmp(by, "problem") != 0) {
+        if (t && t->spec.group)
+            return hr_error(HR_EINVAL, "--group-by %s: expected problem or %s (the schema's group column)", by, t->spec.group);
+        return hr_error(HR_EINVAL, "--group-by %s: expected problem (%s names no group column)", by, d->name);
+    }
+    if (!t || !t->group) return HR_OK; /* already grouped by the problem */
+    d->by_column = 0;
+    d->grouping = "problem columns";
+    return data_table_problem_groups(t, d->group, &d->n_groups);
 }
 
 int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
@@ -81,6 +109,7 @@ int pipe_dataset_load_caps(const char *path, const char *task, const char *solve
         rc = dataset_table_fill(out);
     } else {
         data_features_compute_all(out->problems, out->n, out->X);
+        out->grouping = "problem geometry";
         rc = data_groups_compute(out->problems, out->n, out->group, &out->n_groups);
     }
     if (rc) pipe_dataset_free(out);
@@ -197,6 +226,10 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
         return hr_error(HR_EINVAL, "--split %s: a test fraction of %g of %d problems leaves no training rows", spec, frac,
                         d->n);
     snprintf(desc, n, "random:%g:seed=%llu", frac, (unsigned long long)seed);
+    if (d->by_column) {
+        rc = data_split_random_groups(d->group, d->n, d->n_groups, frac, seed, s);
+        return rc ? hr_error_wrap(rc, "--split %s, whole groups by %s", spec, d->grouping) : rc;
+    }
     return data_split_random(d->n, frac, seed, s);
 }
 

@@ -29,8 +29,11 @@ typedef struct pipe_dataset {
     int n_features;
     const data_problem *problems; /* (n) of sel or tune */
     float *X;         /* (n, n_features) */
-    int *group;       /* (n) geometry group */
+    int *group;       /* (n) each row's group, the unit every split holds out */
     int n_groups;
+    const char *grouping; /* what the groups are, for reports: "problem geometry" (a find-db or perf-db),
+                           * "problem columns" (a table) or the name of a table's group column */
+    int by_column;    /* the groups are a table's group column: --split holds out whole groups too */
     char *name;       /* file basename, for reports */
 } pipe_dataset;
 
@@ -40,7 +43,7 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
                       pipe_dataset *out);
 /* The same with a benchmark table's schema (inline JSON or a file; NULL: FILE.schema.json beside the table). A
  * table's rows are its problems, X their table problem features (data_table_problem_features) and its groups
- * data_table_groups'. */
+ * data_table_groups': the schema's group column when it names one, else the problem columns. */
 int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
                              const hr_log *log, pipe_dataset *out);
 /* The same with a capability file for --task tune on a table (data_table_tune; NULL: FILE.caps.json beside the
@@ -49,6 +52,10 @@ int pipe_dataset_load_schema(const char *path, const char *task, const char *sol
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
                            const char *caps, int threads, const hr_log *log, pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
+/* Chooses what groups the rows (--group-by): "problem" groups a table's problems by their problem columns alone
+ * (every problem its own unit: an in-source figure), the name of the schema's group column keeps its groups; NULL
+ * changes nothing. On a find-db or perf-db only "problem" (its geometry) is known. */
+int pipe_dataset_group_by(pipe_dataset *d, const char *by);
 const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row);
 
 /* Per-slice breakdown for selection: top-1 by direction and by data type. */
@@ -124,8 +131,9 @@ typedef struct pipe_opts {
     const hr_comm *shard;
 } pipe_opts;
 
-/* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed); desc (n bytes)
- * receives the split's description for reports. A fraction that leaves no training row is an error. */
+/* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed): of rows, or of whole
+ * groups when the groups are a table's group column (data_split_random_groups); desc (n bytes) receives the
+ * split's description for reports. A fraction that leaves no training row is an error. */
 int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_seed, data_split *s, char *desc,
                       size_t n);
 
@@ -144,7 +152,7 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
 /* Called with each result as soon as it is known (fold is 0 and k 1 for a single split). */
 typedef void (*pipe_result_fn)(void *ctx, const char *model_name, int fold, int k, const pipe_result *r);
 
-/* k GroupKFold folds of one family (grouped by problem geometry, seeded by o->seed): results into
+/* k GroupKFold folds of one family (grouped by d->group, seeded by o->seed): results into
  * folds (k), each passed to on_result (may be NULL) when its fold is done. Under o->ranks the folds are
  * spread over the ranks; rank 0 gets every fold's result (and calls on_result for each once all are in),
  * the other ranks none (folds left zeroed). */

@@ -129,6 +129,9 @@ int pipe_jobs_run(const pipe_dataset *d, int nm, const model_family *const *fams
     for (int m = 0; m < nm; m++) memset(res[m], 0, (size_t)nfold * sizeof *res[m]);
     if (folds == 1 || folds < 0) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", folds);
     if (!folds && !split) return hr_error(HR_EINVAL, "jobs: neither folds nor a split given");
+    if (folds > d->n_groups)
+        return hr_error(HR_EINVAL, "--folds %d: only %d groups (by %s) to spread over the folds", folds, d->n_groups,
+                        d->grouping ? d->grouping : "problem");
     const pipe_ranks *rk = o->ranks && o->ranks->size > 1 ? o->ranks : NULL;
     for (int j = 0; j < nm * nfold; j++) {
         int m = j / nfold, f = j % nfold;

@@ -28,6 +28,7 @@ static cJSON *header(const pipe_dataset *d, const char *model_name, const char *
     if (d->sel && d->sel->table) cJSON_AddStringToObject(o, "data_kind", "benchmark table");
     if (d->tune) cJSON_AddStringToObject(o, "solver", d->tune->solver);
     cJSON_AddStringToObject(o, "split", split_desc);
+    if (d->grouping) cJSON_AddStringToObject(o, "groups", d->grouping);
     return o;
 }
 

@@ -7,17 +7,6 @@
 #include "data/table.h"
 #include "pipeline/pipeline_internal.h"
 
-/* A table's tune model reads the data's sequences only when both name every column and category alike (the values
- * of a categorical field are indices into its vocabulary). */
-static int table_same_schema(const data_table_spec *a, const data_table_spec *b)
-{
-    char *x = data_table_spec_to_json(a), *y = data_table_spec_to_json(b);
-    int same = x && y && !strcmp(x, y);
-    free(x);
-    free(y);
-    return same;
-}
-
 /* Every row's sequence decoded by the model (timed: decode_us), then eval/'s metrics, with the solver's or the
  * table's validity rules where there are some. On a table the model is handed the row's measured configurations
  * (a model decoding in the measured space keeps to them), and each prediction is scored by the runtime of the
@@ -31,7 +20,9 @@ static int tune_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, co
     if (!t->sel != !m->table)
         return hr_error(HR_EINVAL, "a %s model cannot be evaluated on %s data", m->table ? "benchmark-table" : "perf-db",
                         t->sel ? "benchmark-table" : "perf-db");
-    if (t->sel && !table_same_schema(&t->sel->table->spec, m->table))
+    /* the values of a categorical field are indices into its vocabulary: both must name every column and category
+     * alike (data_table_spec_same) */
+    if (t->sel && !data_table_spec_same(&t->sel->table->spec, m->table))
         return hr_error(HR_EINVAL, "the model's table has other columns or categories than the data's: a tune model "
                         "reads the sequences of a table with its own schema and vocabularies");
     int32_t *pred = hr_malloc((size_t)n_rows * L * sizeof *pred), *truth = hr_malloc((size_t)n_rows * L * sizeof *truth);

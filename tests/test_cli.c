@@ -297,7 +297,7 @@ Test(cli, hostile_options_are_one_line_errors, .timeout = 300)
     }
     /* more folds than geometries: named by the data */
     snprintf(args, sizeof args, "cv --data %s --model gbdt --folds 1000 --report %s --quiet", data, report);
-    expect_one_line_error(args, "distinct problem geometries");
+    expect_one_line_error(args, "groups (by problem geometry)");
     /* --models that names nothing, or an unknown family */
     snprintf(args, sizeof args, "compare --data %s --models , --split random:0.2 --out %s", data, outdir);
     expect_one_line_error(args, "names no model");

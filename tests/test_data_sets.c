@@ -326,3 +326,36 @@ Test(data_cache, tune_round_trip_and_truncated_file, .timeout = 120)
     free(path);
     data_tune_free(dt);
 }
+
+/* Whole groups held out: no group on both sides, near the asked share, seeded, and refused when it cannot hold. */
+Test(data_split, random_groups_hold_out_whole_groups)
+{
+    enum { N = 400, G = 13 };
+    int group[N];
+    for (int i = 0; i < N; i++) group[i] = (i * 7 + i / 50) % G; /* uneven sizes */
+    data_split a, b, c;
+    cr_assert_eq(data_split_random_groups(group, N, G, 0.2, 3, &a), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(data_split_random_groups(group, N, G, 0.2, 3, &b), HR_OK);
+    cr_assert_eq(data_split_random_groups(group, N, G, 0.2, 4, &c), HR_OK);
+    cr_assert_eq(a.n_test, b.n_test);
+    cr_assert_arr_eq(a.test, b.test, (size_t)a.n_test * sizeof(int));
+    cr_assert(a.n_test != c.n_test || memcmp(a.test, c.test, (size_t)a.n_test * sizeof(int)), "the seed changes nothing");
+    cr_assert_eq(a.n_train + a.n_test, N);
+    unsigned char in_test[G] = {0};
+    for (int i = 0; i < a.n_test; i++) in_test[group[a.test[i]]] = 1;
+    for (int i = 0; i < a.n_train; i++) cr_assert_not(in_test[group[a.train[i]]], "group %d on both sides", group[a.train[i]]);
+    /* about 31 rows a group: within half a group of 80 */
+    cr_assert(abs(a.n_test - 80) <= 16, "%d test rows for 0.2 of %d", a.n_test, N);
+    data_split_free(&a);
+    data_split_free(&b);
+    data_split_free(&c);
+    /* a tiny share still holds out one group; one group cannot be split; a share that takes all is refused */
+    cr_assert_eq(data_split_random_groups(group, N, G, 0.001, 3, &a), HR_OK);
+    cr_assert_gt(a.n_test, 0);
+    data_split_free(&a);
+    int one[4] = {0, 0, 0, 0};
+    cr_assert_eq(data_split_random_groups(one, 4, 1, 0.5, 0, &a), HR_EINVAL);
+    int two[4] = {0, 1, 1, 1};
+    cr_assert_eq(data_split_random_groups(two, 4, 2, 0.99, 0, &a), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "all 2 groups"), "%s", hr_last_error());
+}

@@ -463,3 +463,107 @@ Test(data_table, cache_round_trip)
     remove(path);
     free(path);
 }
+
+/* ---- a group column ---- */
+
+#define GSCHEMA                                                                                                  \
+    "{\"problem\":[\"M\",\"N\"],\"hardware\":[\"gpu\"],\"categorical\":[\"gpu\"],\"kernel\":[\"t\"],"              \
+    "\"measure\":\"us\",\"group\":\"family\"}"
+
+/* Each problem's group is its group column's value; ids follow first appearance; the problem columns' grouping
+ * stays at hand for in-source splits. */
+Test(data_table, a_group_column_names_each_problems_group)
+{
+    data_select *ds = parse_ok("M,N,gpu,t,us,family\n1,2,a,16,1,llm\n1,2,b,16,1,llm\n3,2,a,16,1,conv\n1,2,a,32,1,llm\n"
+                               "3,2,b,16,1,conv\n5,5,a,16,1,llm\n9,9,a,16,2,vit\n",
+                               GSCHEMA, &strict_opts);
+    const data_table *t = ds->table;
+    cr_assert_eq(ds->n, 6);
+    cr_assert_str_eq(t->spec.group, "family");
+    cr_assert_eq(t->n_group_names, 3);
+    cr_assert_str_eq(t->group_names[0], "llm");
+    cr_assert_str_eq(t->group_names[1], "conv");
+    cr_assert_str_eq(t->group_names[2], "vit");
+    int g[6], ng, want[6] = {0, 0, 1, 1, 0, 2};
+    cr_assert_eq(data_table_groups(t, g, &ng), HR_OK);
+    cr_assert_eq(ng, 3);
+    cr_assert_arr_eq(g, want, sizeof want);
+    /* by the problem columns: (1,2) on two GPUs is one group, (3,2) another, (5,5) and (9,9) their own */
+    int p[6], np_, wantp[6] = {0, 0, 1, 1, 2, 3};
+    cr_assert_eq(data_table_problem_groups(t, p, &np_), HR_OK);
+    cr_assert_eq(np_, 4);
+    cr_assert_arr_eq(p, wantp, sizeof wantp);
+    /* the schema keeps its group role through JSON */
+    char *json = data_table_spec_to_json(&t->spec);
+    cr_assert(strstr(json, "\"group\":\"family\""), "%s", json);
+    data_table_spec back;
+    cr_assert_eq(data_table_spec_from_json(json, "back", &back), HR_OK, "%s", hr_last_error());
+    cr_assert_str_eq(back.group, "family");
+    data_table_spec_free(&back);
+    free(json);
+    data_select_free(ds);
+}
+
+Test(data_table, a_group_column_is_checked)
+{
+    const char *header = "M,N,gpu,t,us,family\n";
+    char text[512];
+    /* one problem, two groups: an error naming both lines, whatever the strictness */
+    snprintf(text, sizeof text, "%s1,2,a,16,1,llm\n1,2,a,32,1,conv\n", header);
+    parse_fails(text, GSCHEMA, "t.csv:3: problem 'M=1,N=2,gpu=a' is in group 'conv'", "'llm' at line 2");
+    data_select *ds = NULL;
+    cr_assert_neq(data_table_parse("t.csv", text, strlen(text), ',', GSCHEMA, &lax_opts, &ds), HR_OK);
+    /* the column missing from the header */
+    parse_fails("M,N,gpu,t,us\n1,2,a,16,1\n", GSCHEMA, "column 'family'", "missing from the header");
+    /* an empty group cell: a bad row, skipped unless strict */
+    snprintf(text, sizeof text, "%s1,2,a,16,1,\n3,2,a,16,1,llm\n", header);
+    parse_fails(text, GSCHEMA, "t.csv:2: column 'family': empty cell", NULL);
+    ds = parse_ok(text, GSCHEMA, &lax_opts);
+    cr_assert_eq(ds->n, 1);
+    cr_assert_eq(ds->table->n_group_names, 1);
+    data_select_free(ds);
+    /* the schema: a group column with another role, or not a name */
+    data_table_spec s;
+    cr_assert_neq(data_table_spec_from_json("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"group\":\"M\"}",
+                                            "s", &s), HR_OK);
+    cr_assert(strstr(hr_last_error(), "'M' is named twice"), "%s", hr_last_error());
+    cr_assert_neq(data_table_spec_from_json("{\"problem\":[\"M\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"group\":3}", "s",
+                                            &s), HR_OK);
+    cr_assert(strstr(hr_last_error(), "\"group\" must be a column name"), "%s", hr_last_error());
+}
+
+Test(data_table, a_group_column_survives_the_cache)
+{
+    data_select *ds = parse_ok("M,N,gpu,t,us,family\n1,2,a,16,1,llm\n3,2,a,16,1,conv\n5,5,a,16,1,llm\n", GSCHEMA,
+                               &strict_opts);
+    char *path = test_tmppath(".h5");
+    cr_assert_eq(data_cache_write_select(path, ds), HR_OK, "%s", hr_last_error());
+    data_select *back = NULL;
+    data_tune *tune = NULL;
+    cr_assert_eq(data_cache_read(path, &back, &tune), HR_OK, "%s", hr_last_error());
+    cr_assert_str_eq(back->table->spec.group, "family");
+    cr_assert_eq(back->table->n_group_names, 2);
+    cr_assert_str_eq(back->table->group_names[1], "conv");
+    cr_assert_arr_eq(back->table->group, ds->table->group, 3 * sizeof(int));
+    data_select_free(back);
+    data_select_free(ds);
+    remove(path);
+    free(path);
+}
+
+/* Two schemas that differ only in their group column are the same schema to a model. */
+Test(data_table, schemas_alike_but_for_the_group_are_the_same)
+{
+    data_table_spec a, b, c;
+    cr_assert_eq(data_table_spec_from_json(GSCHEMA, "a", &a), HR_OK);
+    cr_assert_eq(data_table_spec_from_json("{\"problem\":[\"M\",\"N\"],\"hardware\":[\"gpu\"],\"categorical\":[\"gpu\"],"
+                                           "\"kernel\":[\"t\"],\"measure\":\"us\"}", "b", &b), HR_OK);
+    cr_assert_eq(data_table_spec_from_json("{\"problem\":[\"M\",\"N\"],\"hardware\":[\"gpu\"],\"categorical\":[\"gpu\"],"
+                                           "\"kernel\":[\"t\"],\"measure\":\"ms\"}", "c", &c), HR_OK);
+    cr_assert(data_table_spec_same(&a, &b));
+    cr_assert_not(data_table_spec_same(&a, &c));
+    cr_assert_str_eq(a.group, "family", "the comparison leaves the schema as it was");
+    data_table_spec_free(&a);
+    data_table_spec_free(&b);
+    data_table_spec_free(&c);
+}

@@ -186,3 +186,68 @@ Test(pipeline_table, another_tables_categories_are_read_by_name, .timeout = 300)
     free(path);
     free(sub);
 }
+
+/* A table whose schema names a group column: --split holds out whole groups, GroupKFold folds by them and the
+ * reports say so; --group-by problem brings back the per-problem splits (the in-source figure). */
+Test(pipeline_table, a_group_column_drives_every_split, .timeout = 120)
+{
+    const char *schema = "{\"problem\":[\"M\",\"N\"],\"kernel\":[\"t\"],\"measure\":\"us\",\"vendor\":\"rank\","
+                         "\"group\":\"family\"}";
+    static const char *const fam[4] = {"llm", "conv", "vit", "moe"};
+    char text[8192];
+    size_t at = (size_t)snprintf(text, sizeof text, "M,N,t,us,rank,family\n");
+    for (int i = 0; i < 24; i++)
+        for (int t = 16; t <= 32; t += 16)
+            at += (size_t)snprintf(text + at, sizeof text - at, "%d,8,%d,%d,%d,%s\n", i + 1, t, t == 16 ? 2 + i % 3 : 3,
+                                   t == 16 ? 1 : 0, fam[(i * 5) % 4]);
+    char *path = test_tmpfile("groups.csv", text, at);
+    hr_log silent = hr_log_silent();
+    pipe_dataset d;
+    cr_assert_eq(pipe_dataset_load_schema(path, "select", NULL, schema, 1, &silent, &d), HR_OK, "%s", hr_last_error());
+    cr_assert(d.by_column);
+    cr_assert_eq(d.n_groups, 4);
+    cr_assert_str_eq(d.grouping, "family");
+    data_split s;
+    char desc[128];
+    cr_assert_eq(pipe_split_random(&d, "random:0.25", 0, &s, desc, sizeof desc), HR_OK, "%s", hr_last_error());
+    cr_assert_str_eq(desc, "random:0.25:seed=0");
+    cr_assert_eq(s.n_test, 6, "one family of six problems");
+    for (int i = 0; i < s.n_test; i++)
+        for (int j = 0; j < s.n_train; j++) cr_assert_neq(d.group[s.test[i]], d.group[s.train[j]]);
+    data_split_free(&s);
+    /* folds: every fold a whole family, and the report names the grouping */
+    pipe_result folds[5]; /* the last for the refused 5-fold run, which clears its results first */
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.threads = 1;
+    o.log = &silent;
+    cr_assert_eq(pipe_run_folds(&d, model_family_find("frequent"), 4, &o, folds, NULL, NULL), HR_OK, "%s", hr_last_error());
+    for (int f = 0; f < 4; f++) cr_assert_eq(folds[f].n_test, 6);
+    cJSON *rep = pipe_report_cv(&d, "frequent", 4, 0, folds);
+    cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(rep, "groups")), "family");
+    cJSON_Delete(rep);
+    for (int f = 0; f < 4; f++) pipe_result_free(&folds[f]);
+    cr_assert_eq(pipe_run_folds(&d, model_family_find("frequent"), 5, &o, folds, NULL, NULL), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "only 4 groups (by family)"), "%s", hr_last_error());
+    /* in-source: each problem its own group, the random split by rows */
+    cr_assert_eq(pipe_dataset_group_by(&d, "family"), HR_OK);
+    cr_assert(d.by_column);
+    cr_assert_eq(pipe_dataset_group_by(&d, "problem"), HR_OK);
+    cr_assert_not(d.by_column);
+    cr_assert_eq(d.n_groups, 24);
+    cr_assert_str_eq(d.grouping, "problem columns");
+    cr_assert_eq(pipe_split_random(&d, "random:0.25", 0, &s, desc, sizeof desc), HR_OK);
+    cr_assert_eq(s.n_test, 6);
+    int families = 0, seen[4] = {0};
+    for (int i = 0; i < s.n_test; i++) families += !seen[d.sel->table->group[s.test[i]]]++;
+    cr_assert_gt(families, 1, "a random split of rows drew one family only");
+    data_split_free(&s);
+    cr_assert_eq(pipe_dataset_group_by(&d, "model"), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "expected problem or family"), "%s", hr_last_error());
+    cr_assert_eq(pipe_dataset_group_by(&d, "family"), HR_OK);
+    cr_assert(d.by_column);
+    cr_assert_eq(d.n_groups, 4);
+    pipe_dataset_free(&d);
+    remove(path);
+    free(path);
+}
