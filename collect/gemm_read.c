@@ -21,20 +21,28 @@ void collect_gemm_measured_free(collect_gemm_measured *p, int n)
     free(p);
 }
 
-/* One data row: the shape (its first six fields), the configuration, time, rank and workspace. */
-static int row_parse(char *line, collect_gemm_shape *s, collect_gemm_row *r)
+/* The collector's own columns of a row; a table may carry more after them (a group column joined in), which the
+ * reader skips. */
+#define GEMM_ROW_FIELDS 21
+
+/* One data row of n_fields fields (the header's count): the shape (its first six fields), the configuration,
+ * time, rank and workspace; the fields after those are not read. */
+static int row_parse(char *line, int n_fields, collect_gemm_shape *s, collect_gemm_row *r)
 {
-    char *fld[21];
+    char *fld[GEMM_ROW_FIELDS];
     int nf = 0;
     for (char *c = line;;) {
         char *comma = strchr(c, ',');
-        if (nf == 21) return collect_error(COLLECT_EFORMAT, "expected 21 comma-separated fields, found more");
-        fld[nf++] = c;
+        if (nf == n_fields)
+            return collect_error(COLLECT_EFORMAT, "expected %d comma-separated fields (the header's), found more", n_fields);
+        if (nf < GEMM_ROW_FIELDS) fld[nf] = c;
+        nf++;
         if (!comma) break;
         *comma = '\0';
         c = comma + 1;
     }
-    if (nf != 21) return collect_error(COLLECT_EFORMAT, "expected 21 comma-separated fields, found %d", nf);
+    if (nf != n_fields)
+        return collect_error(COLLECT_EFORMAT, "expected %d comma-separated fields (the header's), found %d", n_fields, nf);
     char shape[512];
     snprintf(shape, sizeof shape, "%s %s %s %s %s %s", fld[0], fld[1], fld[2], fld[3], fld[4], fld[5]);
     int rc = collect_gemm_shape_parse(shape, s);
@@ -122,6 +130,7 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
     collect_gemm_measured *p = NULL;
     int n = 0, cap = 0, rc = COLLECT_OK;
     long lineno = 0;
+    int n_fields = GEMM_ROW_FIELDS;
     char line[1024];
     while (gzgets(f, line, sizeof line)) {
         lineno++;
@@ -131,7 +140,11 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
             break;
         }
         if (lineno == 1) {
-            if (strcmp(line, collect_gemm_csv_header()) != 0) {
+            /* the collector's header, then any extra columns ("...,workspace,family") */
+            const char *h = collect_gemm_csv_header();
+            size_t hl = strcspn(h, "\n");
+            for (const char *c = line + hl; line[hl] == ',' && *c; c++) n_fields += *c == ',';
+            if (strncmp(line, h, hl) != 0 || (line[hl] != ',' && strcmp(line + hl, "\n") != 0)) {
                 rc = collect_error(COLLECT_EFORMAT, "%s:1: not the header row of a table heurist-collect gemm writes "
                                                     "(%.*s)", path, (int)strcspn(collect_gemm_csv_header(), "\n"),
                                    collect_gemm_csv_header());
@@ -142,7 +155,7 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
         if (line[0] == '\n' || line[0] == '\r') continue;
         collect_gemm_shape s;
         collect_gemm_row r;
-        if ((rc = row_parse(line, &s, &r))) {
+        if ((rc = row_parse(line, n_fields, &s, &r))) {
             char why[512];
             snprintf(why, sizeof why, "%s", collect_last_error());
             rc = collect_error(COLLECT_EFORMAT, "%s:%ld: %s", path, lineno, why);

@@ -2,7 +2,8 @@
 """Self-checks of collect/scripts' problem and shape generators (Python 3 standard library only; run from the
 repository root, as ctest does): layer counts of traced networks against their published architectures, the
 committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
-training pool, and triton_matmul.py's configuration space, shape selection and resume/merge of part files."""
+training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files, and
+table_groups.py's join of a shape list's tags into a table."""
 import os
 import sys
 import tempfile
@@ -14,6 +15,7 @@ os.chdir(ROOT)
 import conv_networks as cn  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import sample_problems as sp  # noqa: E402
+import table_groups as tg  # noqa: E402
 import triton_matmul as tm  # noqa: E402
 
 failures = []
@@ -130,9 +132,56 @@ def triton():
               lines[2].startswith('8,16,32,bf16') and len(lines) == 3, 'triton: merged table in shape order')
 
 
+def table_groups():
+    import gzip
+    import json
+    with tempfile.TemporaryDirectory() as tmp:
+        shapes = os.path.join(tmp, 'shapes.txt')
+        with open(shapes, 'w') as f:
+            f.write('# M N K DTYPE TRANS_A TRANS_B  # FAMILY MODEL\n'
+                    '64 128 256 bf16 N T  # llama3 llama3_8b.qkv\n'
+                    '7 9 11 fp32 T N  # resnet50 resnet50.conv1\n'
+                    '64 128 256 bf16 N T  # mistral mistral.qkv\n')
+        table = os.path.join(tmp, 't.csv.gz')
+        rows = ('M,N,K,dtype,trans_a,trans_b,algo_id,time_us,heuristic_rank,workspace\n'
+                '64,128,256,bf16,N,T,66,12.5,0,0\n64,128,256,bf16,N,T,21,13,,0\n7,9,11,fp32,T,N,6,3,0,0\n')
+        with gzip.open(table, 'wt') as f:
+            f.write(rows)
+        with open(os.path.join(tmp, 't.schema.json'), 'w') as f:
+            json.dump({'problem': ['M', 'N', 'K', 'dtype', 'trans_a', 'trans_b'], 'kernel': ['algo_id'],
+                       'measure': 'time_us'}, f)
+        out = os.path.join(tmp, 'g.csv.gz')
+        run(tg, ['--table', table, '--shapes', shapes, '--out', out])
+        with gzip.open(out, 'rt') as f:
+            got = f.read().splitlines()
+        check(got[0].endswith(',workspace,family'), 'table_groups: header %s' % got[0])
+        check([l.rsplit(',', 1)[1] for l in got[1:]] == ['llama3', 'llama3', 'resnet50'],
+              'table_groups: tags %s (a key listed twice keeps its first)' % got[1:])
+        with open(os.path.join(tmp, 'g.schema.json')) as f:
+            check(json.load(f).get('group') == 'family', 'table_groups: the schema beside the output has no group role')
+        # run again on its own output: the column is replaced, the bytes are the same (no gzip timestamp)
+        with open(out, 'rb') as f:
+            first = f.read()
+        run(tg, ['--table', out, '--shapes', shapes])
+        with open(out, 'rb') as f:
+            check(f.read() == first, 'table_groups: rewriting a joined table changed it')
+        # a problem the list lacks is an error, unless --missing tags it
+        with open(shapes, 'w') as f:
+            f.write('64 128 256 bf16 N T  # llama3\n')
+        try:
+            run(tg, ['--table', table, '--shapes', shapes, '--out', out])
+            check(False, 'table_groups: a problem without a tag was accepted')
+        except SystemExit as e:
+            check('7 9 11 fp32 T N' in str(e.code), 'table_groups: the error names no problem: %s' % e.code)
+        run(tg, ['--table', table, '--shapes', shapes, '--out', out, '--missing', 'other'])
+        with gzip.open(out, 'rt') as f:
+            check(f.read().splitlines()[3].endswith(',other'), 'table_groups: --missing not applied')
+
+
 networks()
 gemm_shapes()
 triton()
+table_groups()
 for f in failures:
     print('FAIL: %s' % f)
 print('collect scripts: %s' % ('%d failures' % len(failures) if failures else 'ok'))

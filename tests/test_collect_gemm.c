@@ -334,6 +334,43 @@ Test(collect_gemm_read, malformed_rows_name_line_and_field)
     cr_assert(strstr(collect_last_error(), "no/such/table.csv.gz"), "%s", collect_last_error());
 }
 
+/* A table with a column joined after the collector's (a problem's group, collect/scripts/table_groups.py) reads as
+ * the collector wrote it; each row then needs the header's field count. */
+Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
+{
+    char text[2048];
+    size_t hl = strcspn(collect_gemm_csv_header(), "\n");
+    snprintf(text, sizeof text, "%.*s,family\n%s\n%s\n", (int)hl, collect_gemm_csv_header(),
+             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
+             "64,128,256,bf16,N,T,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,llama3");
+    char *path = test_tmpfile("family.csv", text, strlen(text));
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 1);
+    cr_assert_eq(m[0].n, 2);
+    cr_assert_float_eq(m[0].rows[0].time_us, 12.5, 1e-12);
+    cr_assert_eq(m[0].rows[0].workspace, 4096, "the last collector column, not the family after it");
+    cr_assert_eq(m[0].rows[1].heuristic_rank, -1);
+    collect_gemm_measured_free(m, n);
+    remove(path);
+    free(path);
+    /* a row without the extra field is short of the header's count */
+    snprintf(text, sizeof text, "%.*s,family\n%s\n", (int)hl, collect_gemm_csv_header(),
+             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096");
+    path = test_tmpfile("short.csv", text, strlen(text));
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), ":2: expected 22"), "%s", collect_last_error());
+    remove(path);
+    free(path);
+    /* a header that only starts like the collector's is another table's */
+    snprintf(text, sizeof text, "%.*sx\n", (int)hl, collect_gemm_csv_header());
+    path = test_tmpfile("other.csv", text, strlen(text));
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
+    remove(path);
+    free(path);
+}
+
 Test(collect_gemm_read, categorical_columns_as_the_schema_lists_them)
 {
     cr_assert(collect_gemm_is_categorical("dtype"));
