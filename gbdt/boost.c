@@ -491,6 +491,22 @@ static int boost_quantize(const gbdt_params *p, boost_state *s, int K, size_t nr
     return rc;
 }
 
+/* Over several processes every one runs the same iterations. At the top of each, and once as it leaves the loop,
+ * a process tells the others whether it goes on, so that one which leaves early (given fewer rounds, or stopping
+ * where the others do not) is an error on every process instead of a collective the others wait in forever. */
+static int boost_loop_turn(const gbdt_params *p, int going_on, int it)
+{
+    if (!gbdt_comm_active(p->comm)) return HR_OK;
+    /* v[0]: the lowest process leaving, as size - rank (0: none); v[1]: whether any goes on */
+    int64_t v[2] = {going_on ? 0 : p->comm->size - p->comm->rank, going_on != 0};
+    int rc = p->comm->allreduce_i64(p->comm->ctx, v, 2, HR_REDUCE_MAX);
+    if (rc) return rc;
+    if (v[0] && v[1])
+        return hr_error(HR_ESTATE, "process %d of %d left the training loop before iteration %d while others went on "
+                        "(were the processes given different runs?)", p->comm->size - (int)v[0], p->comm->size, it + 1);
+    return HR_OK;
+}
+
 static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_data *valid, const hr_log *log,
                       int nthreads, boost_state *s, gbdt_booster *b)
 {
@@ -503,7 +519,9 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
                                                                           : "multi_logloss";
     const int *rows = s->all_rows;
     size_t nrows = n;
-    for (int it = 0; it < p->num_rounds && rc == HR_OK; it++) {
+    int it = 0;
+    for (; it < p->num_rounds && rc == HR_OK; it++) {
+        if ((rc = boost_loop_turn(p, 1, it))) break;
         if (p->bagging_freq > 0 && p->bagging_fraction < 1 && it % p->bagging_freq == 0) {
             hr_rng rng;
             hr_rng_derive(&rng, p->seed, STREAM_BAGGING + (uint64_t)it);
@@ -576,6 +594,7 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
         if (stopped) break;
     }
     if (rc) return rc;
+    if ((rc = boost_loop_turn(p, 0, it))) return rc;
     /* finite leaves can still sum past float range: the training rows' metric must be finite at the end (every
      * process computes it, over all of them) */
     double tm;
