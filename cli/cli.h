@@ -142,6 +142,30 @@ hr_comm cli_ranks_comm(cli_reduce_stats *st);
  * dataset). */
 int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset *d);
 
+/* Ranks agree before they work: what each rank was given, as 64-bit digests (FNV-1a), compared with rank 0's. */
+typedef enum cli_agree_part {
+    CLI_AGREE_OPTIONS, /* the command, family(ies), task, solver, the config, the split or folds, --valid-fraction */
+    CLI_AGREE_DATA,    /* every row: problems, features, kernels and measurements or parameter values */
+    CLI_AGREE_SEED,
+    CLI_AGREE_SPLIT,   /* the training and test rows (train; cv and compare draw theirs from the data and seed) */
+    CLI_AGREE_PARTS,
+} cli_agree_part;
+/* FNV-1a of n bytes, continuing from h (start from CLI_DIGEST_INIT). */
+#define CLI_DIGEST_INIT 1469598103934665603ULL
+uint64_t cli_digest(uint64_t h, const void *p, size_t n);
+uint64_t cli_digest_str(uint64_t h, const char *s); /* NULL hashes as "" and apart from it */
+/* The digest of a loaded dataset's rows (CLI_AGREE_DATA). */
+uint64_t cli_digest_dataset(const pipe_dataset *d);
+/* Collective over every rank of comm (nothing on one process): each rank's digests (CLI_AGREE_PARTS) are compared
+ * with rank 0's; when a part differs anywhere, every rank returns HR_EINVAL with one line naming the lowest rank
+ * that differs and the part ("ranks disagree: rank 1's options differ from rank 0's (...)"). */
+int cli_ranks_agree(const dist_comm *comm, const char *cmd, const uint64_t digest[CLI_AGREE_PARTS]);
+/* cli_ranks_agree on a training command's run: the shared options (c) and the command's own (the values of the
+ * options named in `opts`, NULL-terminated), the loaded data d, the split s (NULL: the folds follow from the data
+ * and the seed) and the seed. Prints nothing; HR_EINVAL with the message above. */
+int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, const cli_train_opts *c,
+                    const char *const *opts, const pipe_dataset *d, const data_split *s);
+
 /* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
 

@@ -139,6 +139,12 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("compare");
     }
+    static const char *const own[] = {"models", "folds", "split", NULL};
+    if (cli_ranks_check(comm, "compare", &a, &c, own, &d, NULL)) {
+        pipe_dataset_free(&d);
+        cli_train_opts_free(&c);
+        return cli_fail(NULL);
+    }
     /* the baselines are rows of every selection comparison: the most frequent fastest kernel, and the vendor's
      * own heuristic where one is recorded beside the data */
     const model_family *baselines[2] = {&model_family_frequent, d.sel && d.sel->vendor_rank ? &model_family_vendor : NULL};

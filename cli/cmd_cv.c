@@ -61,6 +61,12 @@ int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("cv");
     }
+    static const char *const own[] = {"folds", NULL};
+    if (cli_ranks_check(comm, "cv", &a, &c, own, &d, NULL)) {
+        pipe_dataset_free(&d);
+        cli_train_opts_free(&c);
+        return cli_fail(NULL);
+    }
     pipe_result *folds = hr_calloc((size_t)k, sizeof *folds);
     int rc = 0;
     if (!folds || pipe_run_folds(&d, c.fam, (int)k, &o, folds, cli_print_fold, NULL)) {

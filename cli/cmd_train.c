@@ -95,6 +95,14 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail("train");
     }
+    /* the ranks that share the training rows agree on the run before they work on it */
+    static const char *const own[] = {"split", "init-model", "resume", "checkpoint", NULL};
+    if (shared && cli_ranks_check(comm, "train", &a, &c, own, &d, &s)) {
+        data_split_free(&s);
+        pipe_dataset_free(&d);
+        cli_train_opts_free(&c);
+        return cli_fail(NULL);
+    }
     hr_log_printf(o.log, HR_LOG_INFO, "train: %s on %s, %d training / %d test problems (%s), %d threads%s\n",
                   c.fam->name, d.name, s.n_train, s.n_test, desc, c.threads,
                   shared ? ", the training rows shared by the ranks" : "");

@@ -1,6 +1,7 @@
 /* What the commands that run on every rank of an MPI job (train, cv, compare) share: the pipeline's view of
  * the ranks, built from dist/, and the dataset load, where a test can make one rank fail. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 
@@ -43,4 +44,104 @@ int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset 
     int rc = pipe_dataset_load_caps(c->data, c->task, c->solver, c->schema, c->caps, c->threads, &c->log, d);
     if (!rc && (rc = pipe_dataset_group_by(d, c->group_by))) pipe_dataset_free(d);
     return rc;
+}
+
+uint64_t cli_digest(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t cli_digest_str(uint64_t h, const char *s)
+{
+    unsigned char tag = s != NULL;
+    h = cli_digest(h, &tag, 1);
+    return s ? cli_digest(h, s, strlen(s) + 1) : h;
+}
+
+uint64_t cli_digest_dataset(const pipe_dataset *d)
+{
+    uint64_t h = CLI_DIGEST_INIT;
+    int head[3] = {(int)d->task, d->n, d->n_features};
+    h = cli_digest(h, head, sizeof head);
+    for (int i = 0; i < d->n; i++) {
+        const data_problem *p = &d->problems[i];
+        h = cli_digest(h, p->f, sizeof p->f);
+        int8_t kind[3] = {p->direction, p->dtype, p->layout};
+        h = cli_digest(h, kind, sizeof kind);
+    }
+    if (d->X) h = cli_digest(h, d->X, (size_t)d->n * (size_t)d->n_features * sizeof *d->X);
+    const data_select *s = d->sel ? d->sel : d->tune ? d->tune->sel : NULL;
+    if (s) {
+        h = cli_digest(h, &s->n_kernels, sizeof s->n_kernels);
+        for (int k = 0; k < s->n_kernels; k++) h = cli_digest_str(h, s->kernels[k]);
+        for (int i = 0; i < s->n; i++) h = cli_digest_str(h, s->keys ? s->keys[i] : NULL);
+        h = cli_digest(h, s->runtime, (size_t)s->n * (size_t)s->n_kernels * sizeof *s->runtime);
+    }
+    if (d->tune) {
+        const data_tune *t = d->tune;
+        h = cli_digest(h, &t->length, sizeof t->length);
+        for (int j = 0; j < t->length; j++) h = cli_digest_str(h, t->param_names[j]);
+        h = cli_digest(h, t->values, (size_t)t->n * (size_t)t->length * sizeof *t->values);
+    }
+    return h;
+}
+
+int cli_ranks_agree(const dist_comm *comm, const char *cmd, const uint64_t digest[CLI_AGREE_PARTS])
+{
+    int size = dist_comm_size(comm), rank = dist_comm_rank(comm);
+    if (size < 2) return HR_OK;
+    /* rank 0's digests reach every rank as a sum to which the others add 0 (exact in int64 arithmetic) */
+    int64_t ref[CLI_AGREE_PARTS];
+    for (int p = 0; p < CLI_AGREE_PARTS; p++) ref[p] = rank == 0 ? (int64_t)digest[p] : 0;
+    int rc = dist_comm_allreduce_i64(comm, ref, CLI_AGREE_PARTS, 0);
+    if (rc) return rc;
+    /* the lowest rank that differs in each part, as the largest of size - rank (0: none) */
+    int64_t low[CLI_AGREE_PARTS];
+    for (int p = 0; p < CLI_AGREE_PARTS; p++) low[p] = (int64_t)digest[p] != ref[p] ? size - rank : 0;
+    if ((rc = dist_comm_allreduce_i64(comm, low, CLI_AGREE_PARTS, 1))) return rc;
+    static const char *const part[CLI_AGREE_PARTS] = {
+        "options (model, task, config, split or folds)", "data (its rows, kernels or measurements)",
+        "seed", "training and test rows"};
+    for (int p = 0; p < CLI_AGREE_PARTS; p++)
+        if (low[p])
+            return hr_error(HR_EINVAL, "%s: ranks disagree: rank %d's %s differ from rank 0's; every rank of a job must "
+                            "be given the same run", cmd, size - (int)low[p], part[p]);
+    return HR_OK;
+}
+
+int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, const cli_train_opts *c,
+                    const char *const *opts, const pipe_dataset *d, const data_split *s)
+{
+    if (dist_comm_size(comm) < 2) return HR_OK;
+    /* for tests only: HEURIST_TEST_NO_AGREEMENT skips the check, so that the training loop's own exchange (a rank
+     * leaving it early tells the others) can be seen on ranks given different runs */
+    const char *skip = getenv("HEURIST_TEST_NO_AGREEMENT");
+    if (skip && *skip) return HR_OK;
+    uint64_t dg[CLI_AGREE_PARTS];
+    uint64_t h = cli_digest_str(CLI_DIGEST_INIT, cmd);
+    h = cli_digest_str(h, c->fam ? c->fam->name : NULL);
+    h = cli_digest_str(h, c->task);
+    h = cli_digest_str(h, c->solver);
+    h = cli_digest(h, &c->valid_fraction, sizeof c->valid_fraction);
+    char *cfg = c->config ? cJSON_PrintUnformatted(c->config) : NULL;
+    h = cli_digest_str(h, cfg);
+    free(cfg);
+    for (int i = 0; opts && opts[i]; i++) {
+        h = cli_digest_str(h, opts[i]);
+        h = cli_digest_str(h, cli_get(a, opts[i]));
+    }
+    dg[CLI_AGREE_OPTIONS] = h;
+    dg[CLI_AGREE_DATA] = cli_digest_dataset(d);
+    h = CLI_DIGEST_INIT;
+    if (s) {
+        h = cli_digest(h, &s->n_train, sizeof s->n_train);
+        h = cli_digest(h, s->train, (size_t)s->n_train * sizeof *s->train);
+        h = cli_digest(h, &s->n_test, sizeof s->n_test);
+        h = cli_digest(h, s->test, (size_t)s->n_test * sizeof *s->test);
+    }
+    dg[CLI_AGREE_SPLIT] = h;
+    dg[CLI_AGREE_SEED] = cli_digest(CLI_DIGEST_INIT, &c->seed, sizeof c->seed);
+    return cli_ranks_agree(comm, cmd, dg);
 }
