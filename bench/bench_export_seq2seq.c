@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, s.n_train < 3000 ? s.n_train : 3000, NULL, 0};
         cJSON *cfg = cJSON_Parse("{\"epochs\": 2}");
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 0, &silent, cfg, NULL, 0, NULL, NULL};
+        model_ctx ctx = {7, 0, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         double t0 = hr_now();
         rc = model_family_find("seq2seq")->train(&d, &ctx, &m);
         printf("trained seq2seq (defaults, 2 epochs, %d rows) in %.1f s\n", d.n_train, hr_now() - t0);

@@ -130,7 +130,7 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     cJSON_AddNumberToObject(cfg, "epochs", epochs);
     hr_log log = hr_log_stderr(HR_LOG_INFO);
     model_train_data td = {MODEL_TASK_SELECT, s, NULL, X, data_features_count(), sp.train, n_train, NULL, 0};
-    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
     /* this benchmark owns OpenBLAS's thread count, as the pipeline does in heurist (pipeline/pipeline.c) */
     hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(cfg, threads) : threads);
     model *m = NULL;

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     cJSON *cfg = cJSON_Parse(cfg_text);
     hr_log log = hr_log_silent();
     model_train_data d = {MODEL_TASK_TUNE, NULL, t, X, nf, split.train, split.n_train, NULL, 0};
-    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
     hr_blas_set_threads(threads);
     model *m = NULL;
     size_t len = argc > 3 ? strlen(argv[3]) : 0;

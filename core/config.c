@@ -165,3 +165,57 @@ void hr_config_print(const hr_config_table *t, FILE *out)
         fprintf(out, "  %-24s %-5s %-10s %-26s %s\n", o->name, type_name(o->type), def, allowed, o->doc);
     }
 }
+
+/* The canonical text of option o's value v (a number, 0/1 for a bool, an enum index). */
+static void value_text(const hr_config_option *o, double v, char *buf, size_t cap)
+{
+    switch (o->type) {
+    case HR_CONFIG_INT: snprintf(buf, cap, "%lld", (long long)v); break;
+    case HR_CONFIG_FLOAT: snprintf(buf, cap, "%.9g", (double)(float)v); break;
+    case HR_CONFIG_DOUBLE: snprintf(buf, cap, "%.17g", v); break;
+    case HR_CONFIG_BOOL: snprintf(buf, cap, "%s", v != 0 ? "true" : "false"); break;
+    case HR_CONFIG_ENUM: {
+        /* an alias reads as the first name of its value */
+        int i = (int)v, first = i;
+        for (int k = 0; o->values && k < i; k++)
+            if (o->values[k] == o->values[i]) {
+                first = k;
+                break;
+            }
+        snprintf(buf, cap, "%s", o->names[first]);
+        break;
+    }
+    }
+}
+
+char *hr_config_effective(const hr_config_table *t, const cJSON *cfg)
+{
+    size_t cap = 256, len = 0;
+    char *text = hr_malloc(cap);
+    if (!text) return NULL;
+    text[0] = '\0';
+    for (size_t i = 0; i < t->n; i++) {
+        const hr_config_option *o = &t->options[i];
+        const cJSON *v = cfg ? cJSON_GetObjectItemCaseSensitive(cfg, o->name) : NULL;
+        double x = o->type == HR_CONFIG_ENUM ? enum_index(o, o->def_name) : o->def;
+        if (v && cJSON_IsNumber(v)) x = v->valuedouble;
+        else if (v && cJSON_IsBool(v)) x = cJSON_IsTrue(v);
+        else if (v && cJSON_IsString(v) && o->type == HR_CONFIG_ENUM && enum_index(o, v->valuestring) >= 0)
+            x = enum_index(o, v->valuestring);
+        char val[64];
+        value_text(o, x, val, sizeof val);
+        size_t need = len + strlen(o->name) + strlen(val) + 3;
+        if (need > cap) {
+            while (cap < need) cap *= 2;
+            char *nt = realloc(text, cap);
+            if (!nt) {
+                free(text);
+                hr_error(HR_ENOMEM, "out of memory");
+                return NULL;
+            }
+            text = nt;
+        }
+        len += (size_t)snprintf(text + len, cap - len, "%s=%s\n", o->name, val);
+    }
+    return text;
+}

@@ -53,5 +53,9 @@ int hr_config_read(const hr_config_table *t, const cJSON *cfg, void *out);
 int hr_config_has(const cJSON *cfg, const char *key);
 /* One line per option: name, type, default, range or choices, doc. */
 void hr_config_print(const hr_config_table *t, FILE *out);
+/* Every option's value in effect (cfg's where it gives one, else the default), one "name=value\n" line each in the
+ * table's order, each value in one canonical text for its type (so 1e-3 and 0.001 read alike): what a run was
+ * configured with, to record and compare by name. cfg must have passed hr_config_read. malloc'd; NULL on ENOMEM. */
+char *hr_config_effective(const hr_config_table *t, const cJSON *cfg);
 
 #endif

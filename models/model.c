@@ -366,6 +366,7 @@ void model_loop_opts(train_opts *o, const model_ctx *ctx, const char *name)
     o->name = name;
     o->checkpoint = ctx->checkpoint;
     o->resume = ctx->resume;
+    o->config = ctx->config_effective;
 }
 
 int model_loop_curve(model *m, const train_result *res)

@@ -48,6 +48,9 @@ typedef struct model_ctx {
     /* the processes that share this training run's rows (data-parallel gbdt; each calls train with the same
      * data and ctx), or NULL: one process */
     const hr_comm *comm;
+    /* every family option in effect (hr_config_effective), recorded in checkpoints and compared by name on
+     * resume; NULL: none recorded */
+    const char *config_effective;
 } model_ctx;
 
 /* What a task is called ("select", "tune") and the name of its validation metric, the curve's valid_metric

@@ -331,12 +331,24 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
     if (o->shard && o->shard->size > 1 && !pipe_family_shares_rows(fam))
         return hr_error(HR_EINVAL, "model family '%s' does not train over several processes' rows (gbdt does)", fam->name);
-    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model, o->shard};
+    /* a checkpoint records every option in effect, by name, so that a resume with other options is refused */
+    char *effective = NULL;
+    if (o->checkpoint && fam->config_options) {
+        hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+        hr_config_table t = {fam->name, rows, fam->config_options(rows)};
+        if (!(effective = hr_config_effective(&t, o->config))) {
+            free(fit_rows);
+            free(valid);
+            return HR_ENOMEM;
+        }
+    }
+    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model, o->shard, effective};
     model *m = NULL;
     blas_threads_for_training(fam, o);
     double t0 = hr_now();
     rc = fam->train(&td, &ctx, &m);
     double secs = hr_now() - t0;
+    free(effective);
     free(fit_rows);
     free(valid);
     if (rc) return rc;

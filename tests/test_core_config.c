@@ -110,3 +110,22 @@ Test(core_config, has_and_print)
     cr_assert_eq(lines, 5);
     free(buf);
 }
+
+/* The options in effect as recorded in checkpoints: every option by name, defaults filled, one text per value
+ * whatever its spelling (1e-3 and 0.001, an enum's aliases). */
+Test(core_config, effective_options_are_canonical_name_value_lines)
+{
+    char *a = hr_config_effective(&table, NULL);
+    cr_assert_str_eq(a, "n=5\nf=0.5\nd=0.001\nb=true\ne=green\n");
+    cJSON *c = cJSON_Parse("{\"d\": 1e-3, \"e\": \"verde\", \"n\": 5.0}");
+    char *b = hr_config_effective(&table, c);
+    cr_assert_str_eq(a, b, "the same options spelt otherwise");
+    cJSON_Delete(c);
+    c = cJSON_Parse("{\"f\": 0.25, \"b\": false, \"e\": \"red\"}");
+    char *d = hr_config_effective(&table, c);
+    cr_assert_str_eq(d, "n=5\nf=0.25\nd=0.001\nb=false\ne=red\n");
+    cJSON_Delete(c);
+    free(a);
+    free(b);
+    free(d);
+}

@@ -80,7 +80,7 @@ static model *train_gbdt(const model_train_data *d, const char *cfg_text)
 {
     cJSON *cfg = cJSON_Parse(cfg_text);
     hr_log silent = hr_log_silent();
-    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
     model *m;
     const model_family *fam = model_family_find("gbdt");
     cr_assert_not_null(fam);
@@ -175,7 +175,7 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
     for (int c = 0; cfgs[c]; c++) {
         cJSON *cfg = cJSON_Parse(cfgs[c]);
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL};
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m;
         cr_assert_eq(model_family_find(family)->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);
@@ -276,7 +276,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, n_fit, NULL, 0};
     cJSON *cfg = cJSON_Parse("{\"epochs\": 3, \"embed\": 8, \"conv_channels\": 16, \"hidden\": 16, \"attn\": 16}");
     hr_log silent = hr_log_silent();
-    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
     model *m;
     cr_assert_eq(model_family_find("seq2seq")->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
     cJSON_Delete(cfg);
@@ -350,7 +350,7 @@ Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout =
     for (int f = 0; f < 2; f++) {
         cJSON *cfg = cJSON_Parse(cfgs[f]);
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL};
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m;
         cr_assert_eq(model_family_find(families[f])->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);

@@ -116,3 +116,36 @@ Test(hostile_checkpoints, init_model_of_other_configurations_or_categories_is_re
     OK(TRAIN "--data k.csv %s --init-model rold.h5 --out r1.h5", rank);
     REFUSED("column 'dtype' has the categories", "r2.h5", TRAIN "--data d.csv %s --init-model rold.h5 --out r2.h5", rank);
 }
+
+/* --resume of a checkpoint written under other options (input, lr, label, dropout, ...) continued "after epoch 202"
+ * into a model of neither run. The checkpoint records every option in effect and a resume under another value is
+ * refused naming it; the same options (spelt otherwise: 3e-3 for the default 0.003) resume. */
+Test(hostile_checkpoints, resume_under_other_options_is_refused_naming_the_option)
+{
+    const char *base = "\"epochs\":3,\"hidden\":8,\"expand\":8,\"depth\":1";
+    OK(TRAIN "--data t.csv --model reformer --config '{%s}' --checkpoint ck.h5 --out a.h5", base);
+    static const char *const other[][2] = {
+        {"\"lr\":0.05", "option lr is 0.00300000003 there, 0.0500000007 here"},
+        {"\"input\":\"zscore\"", "option input is log there, zscore here"},
+        {"\"label\":\"soft\"", "option label is"},
+        {"\"dropout\":0.1", "option dropout is 0 there"},
+        {"\"weight_decay\":0.5", "option weight_decay is"},
+    };
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        REFUSED(other[i][1], "b.h5", TRAIN "--data t.csv --model reformer --config '{%s,%s}' --checkpoint ck.h5 --resume "
+                "--out b.h5", base, other[i][0]);
+    OK(TRAIN "--data t.csv --model reformer --config '{%s,\"lr\":3e-3}' --checkpoint ck.h5 --resume --out c.h5", base);
+}
+
+/* A checkpoint written before checkpoints recorded the options cannot be checked: refused, not resumed. */
+Test(hostile_checkpoints, a_checkpoint_without_recorded_options_is_refused)
+{
+    char cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "cp '%s/../tests/fixtures/repro/reformer_checkpoint_no_options.h5' '%s/old.h5'",
+             HEURIST_DATASETS_DIR, dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0, "%s", out);
+    free(out);
+    REFUSED("records no training options", "b.h5",
+            "train --task select --quiet --data t.csv --model reformer --config '{\"epochs\":600,\"hidden\":8,\"expand\":8,\"depth\":1,"
+            "\"applicability\":0}' --checkpoint old.h5 --resume --out b.h5");
+}

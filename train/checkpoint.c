@@ -1,5 +1,6 @@
 /* Training checkpoints: one self-describing HDF5 file per run, rewritten atomically after every epoch.
- *   attributes  format, version, the run's fingerprint, epoch, best_epoch, bad_epochs, stopped,
+ *   attributes  format, version, the run's fingerprint (sizes, epochs, seed, and "config": every option of the
+ *               family in effect, "name=value" lines), epoch, best_epoch, bad_epochs, stopped,
  *               best_loss, best_metric, seconds
  *   rng         (4) uint64: the loop's generator after the last completed epoch
  *   curve       (epochs, 6) float: epoch, train loss, valid loss, valid metric, lr, seconds
@@ -51,6 +52,7 @@ int train_checkpoint_save(const char *path, const train_fingerprint *fp, const t
     rc = hr_h5_attr_write_str(f, "format", TRAIN_CHECKPOINT_FORMAT);
     if (!rc) rc = hr_h5_attr_write_int(f, "version", TRAIN_CHECKPOINT_VERSION);
     for (int i = 0; i < 7 && !rc; i++) rc = hr_h5_attr_write_int(f, fp_names[i], v[i]);
+    if (!rc) rc = hr_h5_attr_write_str(f, "config", fp->config ? fp->config : "");
     if (!rc) rc = hr_h5_attr_write_int(f, "epoch", pr->epoch);
     if (!rc) rc = hr_h5_attr_write_int(f, "best_epoch", pr->best_epoch);
     if (!rc) rc = hr_h5_attr_write_int(f, "bad_epochs", pr->bad_epochs);
@@ -87,6 +89,53 @@ int train_checkpoint_save(const char *path, const train_fingerprint *fp, const t
     return rc ? hr_error_wrap(rc, "checkpoint %s", path) : HR_OK;
 }
 
+/* The value of option `name` in "name=value\n" lines, into buf; 0 when the lines lack it. */
+static int option_value(const char *lines, const char *name, size_t len, char *buf, size_t cap)
+{
+    for (const char *l = lines; l && *l;) {
+        const char *eq = strchr(l, '='), *nl = strchr(l, '\n');
+        if (!nl) nl = l + strlen(l);
+        if (eq && eq < nl && (size_t)(eq - l) == len && strncmp(l, name, len) == 0) {
+            snprintf(buf, cap, "%.*s", (int)(nl - eq - 1), eq + 1);
+            return 1;
+        }
+        l = *nl ? nl + 1 : nl;
+    }
+    return 0;
+}
+
+/* Every option of the run (here) and of the checkpoint (there) by name: the first that differs, or that one of
+ * them lacks, is refused naming it. */
+static int config_compare(const char *path, const char *there, const char *here)
+{
+    for (const char *l = here; *l;) {
+        const char *eq = strchr(l, '='), *nl = strchr(l, '\n');
+        if (!nl) nl = l + strlen(l);
+        if (eq && eq < nl) {
+            int len = (int)(eq - l);
+            char mine[128], theirs[128];
+            snprintf(mine, sizeof mine, "%.*s", (int)(nl - eq - 1), eq + 1);
+            if (!option_value(there, l, (size_t)len, theirs, sizeof theirs))
+                return hr_error(HR_EINVAL, "%s belongs to another run: it records no option %.*s (%s here)", path, len, l,
+                                mine);
+            if (strcmp(mine, theirs) != 0)
+                return hr_error(HR_EINVAL, "%s belongs to another run: option %.*s is %s there, %s here", path, len, l,
+                                theirs, mine);
+        }
+        l = *nl ? nl + 1 : nl;
+    }
+    for (const char *l = there; *l;) {
+        const char *eq = strchr(l, '='), *nl = strchr(l, '\n');
+        if (!nl) nl = l + strlen(l);
+        char mine[128];
+        if (eq && eq < nl && !option_value(here, l, (size_t)(eq - l), mine, sizeof mine))
+            return hr_error(HR_EINVAL, "%s belongs to another run: it records option %.*s, which this run does not have",
+                            path, (int)(eq - l), l);
+        l = *nl ? nl + 1 : nl;
+    }
+    return HR_OK;
+}
+
 static int load_attrs(hid_t f, const char *path, const train_fingerprint *fp, train_progress *pr)
 {
     long long want[7], got, x;
@@ -98,6 +147,15 @@ static int load_attrs(hid_t f, const char *path, const train_fingerprint *fp, tr
             return hr_error(HR_EINVAL, "%s belongs to another run: %s is %lld there, %lld here", path, fp_names[i],
                             got, want[i]);
     }
+    /* the family's options: a checkpoint that records none comes from an older heurist and cannot be checked */
+    if (!hr_h5_attr_exists(f, "config"))
+        return hr_error(HR_EINVAL, "%s records no training options (written by an older heurist): it cannot be checked "
+                        "against this run; remove it to start afresh", path);
+    char *there = NULL;
+    if ((rc = hr_h5_attr_read_str(f, "config", &there))) return rc;
+    rc = config_compare(path, there, fp->config ? fp->config : "");
+    free(there);
+    if (rc) return rc;
     if ((rc = hr_h5_attr_read_int(f, "epoch", &x))) return rc;
     pr->epoch = (int)x;
     if ((rc = hr_h5_attr_read_int(f, "best_epoch", &x))) return rc;

@@ -133,7 +133,7 @@ int train_run(const train_ops *ops, void *model, nn_params *params, nn_params *s
     hr_rng_seed(&pr.rng, o->seed);
     snapshot(best_w, best_s, params, state);
     train_fingerprint fp = {(long long)params->n, (long long)n_state, n_rows, n_valid, bs, o->epochs,
-                            (long long)o->seed};
+                            (long long)o->seed, o->config ? o->config : ""};
     const char *name = o->name ? o->name : "train";
     if (o->checkpoint && o->resume && hr_file_exists(o->checkpoint)) {
         free(pr.curve);

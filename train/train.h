@@ -60,6 +60,8 @@ typedef struct train_opts {
     const char *metric_name; /* name of evaluate's metric in progress lines (default "metric") */
     const char *checkpoint;/* HDF5 checkpoint path (NULL: none) */
     int resume;            /* continue from `checkpoint` when it exists */
+    const char *config;    /* the family's options in effect, "name=value" lines (hr_config_effective): recorded in
+                            * the checkpoint, and a resume under other values is refused naming the option */
     hr_team *team;         /* threads for the step's passes over all parameters (zeroing, the optimizer
                             * update), each on fixed slices: the same bits as one thread. NULL: the caller */
 } train_opts;

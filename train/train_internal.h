@@ -20,6 +20,7 @@ typedef struct train_progress {
 /* Identifies a run: a checkpoint of another run (other rows, batch size, epochs, seed, model) is refused. */
 typedef struct train_fingerprint {
     long long n_params, n_state, n_rows, n_valid, batch_size, epochs, seed;
+    const char *config; /* train_opts.config ("" when the run records none) */
 } train_fingerprint;
 
 /* Writes the checkpoint atomically (temporary file, then rename). best_w / best_s: best-so-far copies. */

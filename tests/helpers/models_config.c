@@ -11,7 +11,7 @@ void check_config_refused(const model_family *fam, model_task task, const char *
     hr_log silent = hr_log_silent();
     int row = 0;
     model_train_data d = {task, NULL, NULL, NULL, 0, &row, 1, NULL, 0};
-    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
     model *m = NULL;
     cr_assert_eq(fam->train(&d, &ctx, &m), HR_EINVAL, "%s %s accepted", fam->name, config);
     cr_assert_null(m);
