@@ -112,18 +112,29 @@ void data_table_rules_free(data_table_rules *r)
 
 /* ---- reading the file ---- */
 
-static int json_int(const cJSON *o, const char *name, const char *path, const char *key, int64_t *out)
+/* The ranges the rules hold their numbers in: flags 0 or 1, everything else within int32 (the values of a table's
+ * kernel columns, which the rules compare them with, are int32 in sequences), sizes and masks non-negative. Each is
+ * checked as the file is read, so an out-of-range value is reported naming the file and the field. */
+#define CAPS_ANY INT32_MIN, INT32_MAX
+#define CAPS_SIZE 0, INT32_MAX
+#define CAPS_FLAG 0, 1
+
+static int json_int(const cJSON *o, const char *name, const char *path, const char *key, int64_t lo, int64_t hi,
+                    int64_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9e15)
         return hr_error(HR_EFORMAT, "%s: %s%s: expected an integer", name, path, key);
+    if (v->valuedouble < (double)lo || v->valuedouble > (double)hi)
+        return hr_error(HR_EFORMAT, "%s: %s%s: %.17g is outside [%lld, %lld]", name, path, key, v->valuedouble,
+                        (long long)lo, (long long)hi);
     *out = (int64_t)v->valuedouble;
     return HR_OK;
 }
 
 /* a list of [a, b] integer pairs (pairs 1) or of integers (pairs 0) into s */
 static int json_pairs(const cJSON *o, const char *name, const char *path, const char *key, int pairs, int required,
-                      caps_set *s)
+                      int64_t lo, int64_t hi, caps_set *s)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!arr && !required) return HR_OK;
@@ -146,6 +157,9 @@ static int json_pairs(const cJSON *o, const char *name, const char *path, const 
             if (!cJSON_IsNumber(x) || x->valuedouble != floor(x->valuedouble) || fabs(x->valuedouble) > 9e15)
                 return hr_error(HR_EFORMAT, "%s: %s%s[%d]: expected %s", name, path, key, i,
                                 pairs ? "a pair of integers" : "an integer");
+            if (x->valuedouble < (double)lo || x->valuedouble > (double)hi)
+                return hr_error(HR_EFORMAT, "%s: %s%s[%d]: %.17g is outside [%lld, %lld]", name, path, key, i,
+                                x->valuedouble, (long long)lo, (long long)hi);
             ab[h] = (int64_t)x->valuedouble;
         }
         int rc = set_add(s, ab[0], ab[1]);
@@ -222,20 +236,20 @@ static int read_algo(const cJSON *o, const char *name, const char *path, int dty
     a->k_per_split = CAPS_K_PER_SPLIT;
     int rc;
     if (!cJSON_IsObject(o)) return hr_error(HR_EFORMAT, "%s: %s: expected an object", name, path);
-    if ((rc = json_int(o, name, path, "algo_id", &a->algo))) return rc;
-    if ((rc = json_pairs(o, name, path, "tiles", 1, 1, &a->tiles))) return rc;
-    if ((rc = json_pairs(o, name, path, "stages", 1, 1, &a->stages))) return rc;
-    if ((rc = json_int(o, name, path, "splitk_support", &a->splitk))) return rc;
-    if ((rc = json_int(o, name, path, "reduction_scheme_mask", &a->red_mask))) return rc;
-    if ((rc = json_int(o, name, path, "cta_swizzling_support", &a->swizzle))) return rc;
-    if ((rc = json_int(o, name, path, "custom_option_max", &a->custom_max))) return rc;
+    if ((rc = json_int(o, name, path, "algo_id", CAPS_SIZE, &a->algo))) return rc;
+    if ((rc = json_pairs(o, name, path, "tiles", 1, 1, CAPS_SIZE, &a->tiles))) return rc;
+    if ((rc = json_pairs(o, name, path, "stages", 1, 1, CAPS_SIZE, &a->stages))) return rc;
+    if ((rc = json_int(o, name, path, "splitk_support", CAPS_FLAG, &a->splitk))) return rc;
+    if ((rc = json_int(o, name, path, "reduction_scheme_mask", CAPS_SIZE, &a->red_mask))) return rc;
+    if ((rc = json_int(o, name, path, "cta_swizzling_support", CAPS_FLAG, &a->swizzle))) return rc;
+    if ((rc = json_int(o, name, path, "custom_option_max", CAPS_SIZE, &a->custom_max))) return rc;
     /* what a compiled file (data_table_rules_to_json) adds */
-    if ((rc = json_pairs(o, name, path, "splits_seen", 1, 0, &a->splits))) return rc;
-    if ((rc = json_pairs(o, name, path, "clusters_seen", 1, 0, &a->clusters))) return rc;
-    if ((rc = json_pairs(o, name, path, "inner_shapes", 0, 0, &a->inner))) return rc;
+    if ((rc = json_pairs(o, name, path, "splits_seen", 1, 0, CAPS_ANY, &a->splits))) return rc;
+    if ((rc = json_pairs(o, name, path, "clusters_seen", 1, 0, CAPS_SIZE, &a->clusters))) return rc;
+    if ((rc = json_pairs(o, name, path, "inner_shapes", 0, 0, CAPS_ANY, &a->inner))) return rc;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "min_k_per_split");
-    if (k && (!cJSON_IsNumber(k) || !(k->valuedouble >= 0)))
-        return hr_error(HR_EFORMAT, "%s: %smin_k_per_split: expected a number >= 0", name, path);
+    if (k && (!cJSON_IsNumber(k) || !(k->valuedouble >= 0) || !isfinite(k->valuedouble)))
+        return hr_error(HR_EFORMAT, "%s: %smin_k_per_split: expected a finite number >= 0", name, path);
     if (k) a->k_per_split = k->valuedouble;
     a->tiles_seen = fill && a->tiles.n == 0;
     a->stages_seen = fill && a->stages.n == 0;
@@ -292,12 +306,12 @@ int data_table_rules_parse(const char *json, const char *name, const data_table_
     if (!rc && (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CAPS_FORMAT)))
         rc = hr_error(HR_EFORMAT, "%s: format: expected \"%s\"", name, CAPS_FORMAT);
     int64_t version = 0;
-    if (!rc) rc = json_int(root, name, "", "version", &version);
+    if (!rc) rc = json_int(root, name, "", "version", CAPS_ANY, &version);
     if (!rc && (version < 1 || version > CAPS_VERSION))
         rc = hr_error(HR_EVERSION, "%s: version: %lld, this heurist reads capability files up to version %d", name,
                       (long long)version, CAPS_VERSION);
     if (!rc) rc = rules_bind(r, spec, name);
-    if (!rc) rc = json_pairs(root, name, "", "cluster_shapes_tried", 1, 1, &r->clusters);
+    if (!rc) rc = json_pairs(root, name, "", "cluster_shapes_tried", 1, 1, CAPS_SIZE, &r->clusters);
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "types");
     if (!rc && !cJSON_IsArray(types)) rc = hr_error(HR_EFORMAT, "%s: types: expected a list", name);
     int ti = 0;
