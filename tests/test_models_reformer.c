@@ -168,7 +168,7 @@ Test(models_reformer, config_is_validated)
     model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
-        model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL};
+        model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m = NULL;
         cr_assert_eq(fam->train(&d, &ctx, &m), HR_EINVAL, "%s accepted", bad[i]);
         cr_assert_null(m);

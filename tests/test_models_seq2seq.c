@@ -88,7 +88,7 @@ static model *train_s2s(const fixture *f, const char *config, uint64_t seed)
     cr_assert(cfg, "bad test config %s", config);
     hr_log log = hr_log_silent();
     model_train_data d = {MODEL_TASK_TUNE, NULL, f->t, f->X, f->nf, f->train, f->n_train, f->valid, f->n_valid};
-    model_ctx ctx = {seed, 1, &log, cfg, NULL, 0, NULL, NULL};
+    model_ctx ctx = {seed, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
     model *m = NULL;
     int rc = model_family_seq2seq.train(&d, &ctx, &m);
     cJSON_Delete(cfg);
@@ -314,7 +314,7 @@ Test(seq2seq, config_is_checked)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
         model_train_data d = {MODEL_TASK_TUNE, NULL, NULL, NULL, 0, &row, 1, NULL, 0};
-        model_ctx ctx = {1, 1, &log, cfg, NULL, 0, NULL, NULL};
+        model_ctx ctx = {1, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
         model *m = NULL;
         cr_assert_eq(model_family_seq2seq.train(&d, &ctx, &m), HR_EINVAL, "accepted %s", bad[i]);
         cr_assert_null(m);
