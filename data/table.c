@@ -291,6 +291,9 @@ static int side_read(table_reader *r, int side, double *v)
             v[j] = strtod(cell, &end);
             if (end != cell + len || !isfinite(v[j]))
                 return row_bad(r, "not a number", "column '%s': '%s' is not a finite number", name, cell) ? -1 : 1;
+            /* the features are floats: a value past float range would be an infinite feature */
+            if (fabs(v[j]) > FLT_MAX)
+                return row_bad(r, "value out of float range", "column '%s': '%s' is outside float range", name, cell) ? -1 : 1;
             if (v[j] == 0) v[j] = 0; /* -0 and 0 are one value */
             number_format(v[j], num, sizeof num);
             if (key_append(r, &at, j ? "," : "", name, num)) return HR_ENOMEM;

@@ -142,3 +142,17 @@ Test(hostile_tables, folder_given_as_a_file_is_named)
     rmdir(dir);
     free(dir);
 }
+
+/* A problem or configuration value past float range became an infinite feature: skipped, or an error under strict. */
+Test(hostile_tables, values_outside_float_range_are_skipped_or_refused)
+{
+    const char *text = "M,N,tm,us\n1,2,32,5\n1e39,2,32,4\n1,2,-1e300,3\n";
+    data_load_opts lax = {0, NULL, 1, NULL};
+    data_select *ds = NULL;
+    cr_assert_eq(data_table_parse("big.csv", text, strlen(text), ',', SCHEMA, &lax, &ds), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(ds->n, 1);
+    cr_assert_eq(ds->n_kernels, 1);
+    cr_assert_eq(ds->skips.total, 2);
+    data_select_free(ds);
+    parse_fails("big.csv", text, SCHEMA, "big.csv:3: column 'M': '1e39' is outside float range", NULL);
+}
