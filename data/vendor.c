@@ -55,10 +55,13 @@ static int parse(data_select *ds, const char *path, char *text)
     for (int i = 0; i < ds->n; i++) rows[i] = (key_row){ds->keys[i], i};
     qsort(rows, (size_t)ds->n, sizeof *rows, cmp_key_row);
     long line = 0;
-    for (char *save = NULL, *ln = strtok_r(text, "\n", &save); ln && !rc; ln = strtok_r(NULL, "\n", &save)) {
+    /* a line ends at \n, \r\n or a lone \r, and every line counts, blank ones too, so errors name the right one */
+    for (char *ln = text, *rest; ln && *ln && !rc; ln = rest) {
         line++;
-        size_t len = strlen(ln);
-        if (len && ln[len - 1] == '\r') ln[--len] = '\0';
+        char *end = ln + strcspn(ln, "\r\n");
+        rest = *end ? end + 1 + (end[0] == '\r' && end[1] == '\n') : NULL;
+        *end = '\0';
+        size_t len = (size_t)(end - ln);
         if (!len || ln[0] == '#') continue;
         char *eq = strchr(ln, '=');
         if (!eq) {

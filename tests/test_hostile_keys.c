@@ -8,6 +8,7 @@
 
 #include "core/core.h"
 #include "data/data.h"
+#include "helpers/testutil.h"
 
 static const char *key_refused(const char *key)
 {
@@ -75,4 +76,52 @@ Test(hostile_keys, find_db_lines_with_refused_keys_are_skipped)
     data_select_free(ds);
     cr_assert_neq(data_fdb_parse("z.fdb.txt", text, strlen(text), &strict, &ds), HR_OK);
     cr_assert(strstr(hr_last_error(), "z.fdb.txt:1") && strstr(hr_last_error(), "zero size field"), "%s", hr_last_error());
+}
+
+/* The vendor's ranking beside a find-db with CR-only line ends, and blank lines: lines count as they are, so a bad
+ * line is named by its own number (it was one long line, or numbered without its blank lines). */
+Test(hostile_keys, vendor_sidecar_lines_are_numbered_as_written)
+{
+    const char *fdb = "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=k0:1.0,0,a;k1:2.0,0,a\n";
+    char *dir = test_tmppath(".d"), path[1024], side[1024], cmd[2048], *out;
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    cr_assert_eq(test_run_shell(cmd, &out), 0);
+    free(out);
+    snprintf(path, sizeof path, "%s/x.fdb.txt", dir);
+    snprintf(side, sizeof side, "%s/x.heuristic.txt", dir);
+    FILE *f = fopen(path, "w");
+    fputs(fdb, f);
+    fclose(f);
+    static const char *const sidecars[2] = {
+        "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=k1;k0\r\r# a comment\rno equals sign\r",
+        "\n\n64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=k1;k0\r\nno equals sign\r\n",
+    };
+    const char *want[2] = {":4: expected <problem key>=", ":4: expected <problem key>="};
+    for (int s = 0; s < 2; s++) {
+        f = fopen(side, "w");
+        fputs(sidecars[s], f);
+        fclose(f);
+        data_select *ds = NULL;
+        cr_assert_eq(data_fdb_parse(path, fdb, strlen(fdb), NULL, &ds), HR_OK, "%s", hr_last_error());
+        int found;
+        cr_assert_neq(data_vendor_attach(ds, path, 1, &found), HR_OK, "sidecar %d accepted", s);
+        cr_assert(strstr(hr_last_error(), side) && strstr(hr_last_error(), want[s]), "%s", hr_last_error());
+        data_select_free(ds);
+    }
+    /* and a good CR-only sidecar ranks */
+    f = fopen(side, "w");
+    fputs("# ranks\r64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=k1;k0\r", f);
+    fclose(f);
+    data_select *ds = NULL;
+    cr_assert_eq(data_fdb_parse(path, fdb, strlen(fdb), NULL, &ds), HR_OK);
+    int found;
+    cr_assert_eq(data_vendor_attach(ds, path, 1, &found), HR_OK, "%s", hr_last_error());
+    cr_assert(found);
+    cr_assert_eq(ds->vendor_rank[0], 1);
+    cr_assert_eq(ds->vendor_rank[1], 0);
+    data_select_free(ds);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    test_run_shell(cmd, &out);
+    free(out);
+    free(dir);
 }
