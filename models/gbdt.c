@@ -159,6 +159,14 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
                       gbdt_booster_num_class(g->boosters[0]), expect_k);
     if (!rc && base->task == MODEL_TASK_TUNE && g->n_boosters != base->length)
         rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
+    /* a tune booster has a class per value of its parameter (2 for a parameter of one value): prediction reads
+     * vocab_size[j] of its outputs into a fixed buffer, so the two must agree as the file is read */
+    for (int j = 0; !rc && base->task == MODEL_TASK_TUNE && j < g->n_boosters; j++) {
+        int want = base->vocab_size[j] > 1 ? base->vocab_size[j] : 2;
+        if (gbdt_booster_num_class(g->boosters[j]) != want)
+            rc = hr_error(HR_EFORMAT, "gbdt model: booster %d has %d classes for the %d values of parameter '%s'", j,
+                          gbdt_booster_num_class(g->boosters[j]), base->vocab_size[j], base->param_names[j]);
+    }
     if (rc) {
         for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
         free(g->boosters);

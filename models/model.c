@@ -301,6 +301,10 @@ static int load_base(hid_t f, const char *path, model *m)
         }
         H5Gclose(vg);
         if (rc) return rc;
+        /* a table tune model predicts one value per kernel column (and callers hold them in arrays of that size) */
+        if (m->table && m->length != m->table->n_kernel)
+            return hr_error(HR_EFORMAT, "%s: %d parameters for a table of %d kernel columns", path, m->length,
+                            m->table->n_kernel);
         m->constraint = data_constraint_find(m->solver);
         if (m->table && hr_h5_attr_exists(f, "rules") > 0) {
             char *json = NULL;

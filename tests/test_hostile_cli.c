@@ -188,3 +188,34 @@ Test(hostile_cli, tune_vendor_without_a_pick_and_caps_with_a_tune_cache)
             "train --data tc.h5 --task select --model frequent --caps '%s' --out m.h5", caps);
     free(csv);
 }
+
+/* A tune model whose parameter lists more values than its booster has classes: prediction read that many outputs
+ * from a fixed buffer. The two are compared as the model file is read (and a table tune model's parameter count
+ * with its table's kernel columns). */
+Test(hostile_cli, a_tune_model_whose_vocabulary_outgrows_its_booster_is_refused)
+{
+    char *csv = gemm_caps_fixture_write(24, 5), args[4096];
+    snprintf(args, sizeof args, "train --data '%s' --task tune --model gbdt --config '{\"rounds\":2}' --valid-fraction 0 "
+             "--out g.h5 --quiet", csv);
+    OK("%s", args);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/g.h5", dir);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "vocab", H5P_DEFAULT);
+    cr_assert_geq(g, 0);
+    hsize_t n = 2000;
+    int32_t *v = malloc(n * sizeof *v);
+    for (hsize_t i = 0; i < n; i++) v[i] = (int32_t)i;
+    cr_assert_geq(H5Ldelete(g, "tile_m", H5P_DEFAULT), 0);
+    hid_t sp = H5Screate_simple(1, &n, NULL), d = H5Dcreate2(g, "tile_m", H5T_NATIVE_INT32, sp, H5P_DEFAULT, H5P_DEFAULT,
+                                                            H5P_DEFAULT);
+    cr_assert_geq(H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
+    free(v);
+    H5Dclose(d);
+    H5Sclose(sp);
+    H5Gclose(g);
+    H5Fclose(f);
+    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
+    REFUSED(1, "classes for the 2000 values of parameter 'tile_m'", NULL,
+            "predict --model g.h5 --problem 'M=128,N=300,K=256,dtype=bf16,trans_a=N,trans_b=T'");
+    free(csv);
+}
