@@ -12,7 +12,7 @@ static const cli_opt train_opts[] = {
     CLI_OPT_SOLVER,
     {"model", "M", "model family: gbdt, reformer, transformer or seq2seq (required)"},
     CLI_OPT_CONFIG,
-    {"split", "random:F[:seed=S]", "held-out test share (default random:0.2, seed --seed)"},
+    {"split", "random:F[:seed=S]|none", "held-out test share (default random:0.2, seed --seed); none: train on every problem"},
     CLI_OPT_SEED,
     {"out", "MODEL.h5", "where the model is saved (required)"},
     {"report", "R.json", "the run's report object (contract JSON)"},

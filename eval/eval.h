@@ -9,6 +9,14 @@
  *   Aggregates: mean, median, p10 (10th percentile), min of efficiency.
  *   ndcg1 = mean of NDCG@1 with graded relevance rel_k = t_min / t_k (the efficiency of k, 0 when unmeasured)
  *   and gain 2^rel - 1: the ideal first item has rel 1 (gain 1), so NDCG@1 = 2^efficiency(pred) - 1.
+ * Against the vendor's first pick v (a benchmark table's vendor column, rank 0), where v was measured:
+ *   speedup = t_v / t_pred (> 1: the pick is faster; 0 when t_pred = inf); speedup_geomean = exp(mean log speedup)
+ *   over the problems whose pick was measured; slower = share with speedup < 1 / EVAL_NOISE_RATIO (a pick not
+ *   measured included), faster = share with speedup > EVAL_NOISE_RATIO; worst = min speedup. The noise ratio is
+ *   the run-to-run spread of a best time (x1.02 on the H100 GEMM table's second pass), so a pick inside it is a tie.
+ * Shortlists (timing k candidates once and keeping the fastest, as an autotuner does), k = 1..EVAL_SHORTLIST_MAX:
+ *   the efficiency of the fastest among the model's k highest scored plus the vendor's first pick; the vendor's
+ *   own first k (ranks 0..k-1); the vendor's whole list.
  * Regression: r2 = 1 - sum (y - f)^2 / sum (y - mean y)^2 of predictions f against targets y.
  * Tuning (per problem, predicted and true sequences of length L):
  *   param_accuracy = mean over positions of exact matches; exact = whole sequence right;
@@ -52,6 +60,28 @@ int eval_select_in_topk(const float *runtime, const float *scores, int K, int k)
 /* runtime and scores are (n, K); efficiency (n) receives per-problem efficiencies when not NULL. */
 int eval_select_compute(const float *runtime, const float *scores, int n, int K, eval_select_metrics *out,
                         double *efficiency);
+
+#define EVAL_NOISE_RATIO 1.02
+#define EVAL_SHORTLIST_MAX 8
+
+typedef struct eval_speedup_metrics {
+    int n;             /* problems compared: the vendor's first pick measured */
+    double geomean;    /* exp(mean log speedup) over those whose pick was measured (NaN: none) */
+    double slower, faster; /* shares beyond the noise ratio, of n */
+    double worst;      /* min speedup (0: a pick not measured) */
+} eval_speedup_metrics;
+
+/* speedup of pick pred over the vendor's first pick `vendor` (runtime (K), inf = not measured): t_vendor / t_pred,
+ * 0 when pred was not measured, NaN when the vendor's pick was not (or vendor < 0: no pick). */
+double eval_select_speedup(const float *runtime, int pred, int vendor);
+/* The aggregates of n speedups (NaN entries left out). */
+void eval_speedup_compute(const double *speedup, int n, eval_speedup_metrics *out);
+/* One problem's shortlists: runtime and scores (K), vendor_rank (K: the vendor's rank of each kernel, 0 its pick,
+ * -1 not listed; NULL: no vendor). model_k[k-1] = efficiency of the fastest of the k best scored (ties to the lower
+ * index) plus the vendor's first pick, vendor_k[k-1] that of the vendor's first k, *vendor_list that of its whole
+ * list (k = 1..EVAL_SHORTLIST_MAX; 0 where nothing measured is in it). */
+void eval_select_shortlist(const float *runtime, const float *scores, const int16_t *vendor_rank, int K, double *model_k,
+                           double *vendor_k, double *vendor_list);
 
 /* NDCG@1 of one problem whose pick has this efficiency: (2^eff - 1) / (2^1 - 1). */
 double eval_select_ndcg1(double efficiency);

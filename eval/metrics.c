@@ -138,6 +138,70 @@ int eval_select_compute(const float *runtime, const float *scores, int n, int K,
     return HR_OK;
 }
 
+double eval_select_speedup(const float *runtime, int pred, int vendor)
+{
+    if (vendor < 0 || !isfinite(runtime[vendor])) return NAN;
+    if (!isfinite(runtime[pred])) return 0.0;
+    return (double)runtime[vendor] / (double)runtime[pred];
+}
+
+void eval_speedup_compute(const double *speedup, int n, eval_speedup_metrics *out)
+{
+    memset(out, 0, sizeof *out);
+    double logs = 0, worst = INFINITY;
+    long measured = 0, slower = 0, faster = 0;
+    for (int i = 0; i < n; i++) {
+        double s = speedup[i];
+        if (isnan(s)) continue;
+        out->n++;
+        if (s < worst) worst = s;
+        slower += s < 1.0 / EVAL_NOISE_RATIO;
+        faster += s > EVAL_NOISE_RATIO;
+        if (s > 0) {
+            logs += log(s);
+            measured++;
+        }
+    }
+    out->geomean = measured ? exp(logs / (double)measured) : NAN;
+    out->slower = out->n ? (double)slower / out->n : NAN;
+    out->faster = out->n ? (double)faster / out->n : NAN;
+    out->worst = out->n ? worst : NAN;
+}
+
+void eval_select_shortlist(const float *runtime, const float *scores, const int16_t *vendor_rank, int K, double *model_k,
+                           double *vendor_k, double *vendor_list)
+{
+    float tmin = INFINITY, vbest[EVAL_SHORTLIST_MAX], list = INFINITY, first = INFINITY;
+    for (int k = 0; k < K; k++)
+        if (runtime[k] < tmin) tmin = runtime[k];
+    for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) vbest[j] = INFINITY;
+    for (int k = 0; vendor_rank && k < K; k++) {
+        int r = vendor_rank[k];
+        if (r < 0) continue;
+        if (runtime[k] < list) list = runtime[k];
+        if (r == 0) first = runtime[k];
+        for (int j = r; j < EVAL_SHORTLIST_MAX; j++)
+            if (runtime[k] < vbest[j]) vbest[j] = runtime[k];
+    }
+    /* the model's best scored in rank order (rank_of's tie rule: the lower index first), in one pass */
+    int top[EVAL_SHORTLIST_MAX], nt = 0;
+    for (int k = 0; k < K; k++) {
+        int at = nt;
+        while (at > 0 && scores[k] > scores[top[at - 1]]) at--;
+        if (at >= EVAL_SHORTLIST_MAX) continue;
+        if (nt < EVAL_SHORTLIST_MAX) nt++;
+        memmove(top + at + 1, top + at, (size_t)(nt - 1 - at) * sizeof *top);
+        top[at] = k;
+    }
+    float fast = first;
+    for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) {
+        if (j < nt && runtime[top[j]] < fast) fast = runtime[top[j]];
+        model_k[j] = isfinite(fast) && isfinite(tmin) ? (double)tmin / fast : 0.0;
+        vendor_k[j] = isfinite(vbest[j]) ? (double)tmin / vbest[j] : 0.0;
+    }
+    *vendor_list = isfinite(list) ? (double)tmin / list : 0.0;
+}
+
 double eval_select_ndcg1(double efficiency)
 {
     return exp2(efficiency) - 1.0;

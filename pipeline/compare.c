@@ -24,7 +24,7 @@ static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s
             !s->folds && d->by_column ? d->grouping : "", d->by_column ? " (no group both trained and tested on)" : "",
             s->folds ? "; figures are means over folds" : "");
     if (s->folds) fprintf(f, "Folds: %d (seed %llu).\n\n", s->folds, (unsigned long long)seed);
-    pipe_task_of(d->task)->md_tables(f, nm, names, res, nres);
+    pipe_task_of(d->task)->md_tables(f, d, nm, names, res, nres);
 }
 
 /* report.md: the tables, then the figures (drawn into dir) with their links. */

@@ -216,6 +216,18 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
                       size_t n)
 {
     memset(s, 0, sizeof *s);
+    if (!strcmp(spec, "none")) { /* every problem trained on, and the figures are the training problems' own */
+        s->train = hr_malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *s->train);
+        s->test = hr_malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *s->test);
+        if (!s->train || !s->test) {
+            data_split_free(s);
+            return HR_ENOMEM;
+        }
+        for (int i = 0; i < d->n; i++) s->train[i] = s->test[i] = i;
+        s->n_train = s->n_test = d->n;
+        snprintf(desc, n, "none");
+        return HR_OK;
+    }
     double frac;
     uint64_t seed;
     int rc = data_split_spec_parse(spec, &frac, &seed, default_seed);

@@ -73,6 +73,14 @@ typedef struct pipe_select_result {
                            * the model knows and the data does not hold (heurist diff) */
     int table;            /* evaluated on a benchmark table: the report adds ndcg1 and r2, and has no slices */
     double r2;            /* R^2 of the scores against the per-pair target the model regresses; NaN: none */
+    int *rows;            /* (n_test) the data row of each evaluated problem */
+    /* against the vendor's first pick, on data with a vendor ranking (vendor set; else speedup NULL) */
+    int vendor;
+    double *speedup;      /* (n_test) eval_select_speedup of each pick; NaN where the vendor's pick was not measured */
+    eval_speedup_metrics vs;
+    double shortlist[EVAL_SHORTLIST_MAX];        /* mean efficiency of the model's top-k plus the vendor's pick */
+    double vendor_shortlist[EVAL_SHORTLIST_MAX]; /* mean efficiency of the vendor's own first k */
+    double vendor_list;                          /* mean efficiency of the vendor's whole list */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */
@@ -133,7 +141,8 @@ typedef struct pipe_opts {
 
 /* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed): of rows, or of whole
  * groups when the groups are a table's group column (data_split_random_groups); desc (n bytes) receives the
- * split's description for reports. A fraction that leaves no training row is an error. */
+ * split's description for reports. A fraction that leaves no training row is an error. "none" trains on every
+ * row and tests on the same rows (figures on the training problems: a model meant for other data). */
 int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_seed, data_split *s, char *desc,
                       size_t n);
 

@@ -23,8 +23,12 @@ typedef struct pipe_task {
     double (*accuracy)(const pipe_result *r); /* the headline metric: top1 or param_accuracy */
     void (*metrics_json)(cJSON *metrics, const pipe_result *r);
     void (*format)(const char *model_name, const pipe_result *r, char *buf, size_t n);
-    /* The tables of report.md: per model the mean over its nres results. */
-    void (*md_tables)(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres);
+    /* What a report holds beyond the mean metrics, from the results' problems pooled (nres results over data d):
+     * "pooled" figures when nres > 1 and "slices"; may be NULL. */
+    void (*report_json)(cJSON *report, const pipe_dataset *d, const pipe_result *res, int nres);
+    /* The tables of report.md: per model the mean over its nres results, and what pools their problems. */
+    void (*md_tables)(FILE *f, const pipe_dataset *d, int nm, const char *const *names, const pipe_result *const *res,
+                      const int *nres);
     /* The task's own figures into dir with their links in md (may be NULL): how many, or a negative status;
      * NULL: none. */
     int (*figures)(const char *dir, int nm, const char *const *names, const pipe_result *const *res, const int *nres,

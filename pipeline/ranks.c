@@ -2,8 +2,8 @@
  * carried to rank 0. Job j = family * folds + fold runs on rank j % size: a fixed function of the job count
  * and the rank count. A result travels as bytes: a header (magic, sizeof(pipe_result), the record count),
  * then per job its (family, fold), the pipe_result's own bytes (every rank runs the same binary, whose
- * struct layout the header's size checks), and the arrays its pointers held: the per-problem efficiencies
- * (selection) and the training curve. */
+ * struct layout the header's size checks), and the arrays its pointers held: the per-problem efficiencies, picks,
+ * rows and speed-ups (selection) and the training curve. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +28,12 @@ static void ranks_pack(FILE *f, int m, int fold, const pipe_result *r)
     uint8_t has_pick = r->task == MODEL_TASK_SELECT && r->sel.pick != NULL;
     fwrite(&has_pick, 1, 1, f);
     if (has_pick && r->n_test > 0) fwrite(r->sel.pick, sizeof(int), (size_t)r->n_test, f);
+    uint8_t has_rows = r->task == MODEL_TASK_SELECT && r->sel.rows != NULL;
+    fwrite(&has_rows, 1, 1, f);
+    if (has_rows && r->n_test > 0) fwrite(r->sel.rows, sizeof(int), (size_t)r->n_test, f);
+    uint8_t has_speedup = r->task == MODEL_TASK_SELECT && r->sel.speedup != NULL;
+    fwrite(&has_speedup, 1, 1, f);
+    if (has_speedup && r->n_test > 0) fwrite(r->sel.speedup, sizeof(double), (size_t)r->n_test, f);
     if (r->n_curve > 0 && r->curve) fwrite(r->curve, sizeof *r->curve, (size_t)r->n_curve, f);
 }
 
@@ -61,7 +67,7 @@ static int ranks_unpack(const char *buf, size_t len, int nm, int nfold, pipe_res
         pipe_result *dst = &res[jf[0]][jf[1]];
         r.curve = NULL;
         /* the record's pointers are the sending rank's: every array travels after the record */
-        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL, r.sel.pick = NULL;
+        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL, r.sel.pick = NULL, r.sel.rows = NULL, r.sel.speedup = NULL;
         *dst = r;
         if (has_eff) {
             size_t n = (size_t)r.n_test * sizeof(double);
@@ -74,6 +80,19 @@ static int ranks_unpack(const char *buf, size_t len, int nm, int nfold, pipe_res
             size_t n = (size_t)r.n_test * sizeof(int);
             if (!(dst->sel.pick = hr_malloc(n ? n : 1))) return HR_ENOMEM;
             if ((rc = ranks_read(buf, len, &at, dst->sel.pick, n))) return rc;
+        }
+        uint8_t has_rows = 0, has_speedup = 0;
+        if ((rc = ranks_read(buf, len, &at, &has_rows, 1))) return rc;
+        if (has_rows) {
+            size_t n = (size_t)r.n_test * sizeof(int);
+            if (!(dst->sel.rows = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+            if ((rc = ranks_read(buf, len, &at, dst->sel.rows, n))) return rc;
+        }
+        if ((rc = ranks_read(buf, len, &at, &has_speedup, 1))) return rc;
+        if (has_speedup) {
+            size_t n = (size_t)r.n_test * sizeof(double);
+            if (!(dst->sel.speedup = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+            if ((rc = ranks_read(buf, len, &at, dst->sel.speedup, n))) return rc;
         }
         if (r.n_curve > 0) {
             size_t n = (size_t)r.n_curve * sizeof *r.curve;

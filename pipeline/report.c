@@ -44,6 +44,8 @@ cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const c
     cJSON *s = cJSON_AddObjectToObject(o, "size");
     cJSON_AddNumberToObject(s, "params", (double)r->params);
     cJSON_AddNumberToObject(s, "model_bytes", (double)r->model_bytes);
+    const pipe_task *task = pipe_task_of(r->task);
+    if (task && task->report_json) task->report_json(o, d, r, 1);
     return o;
 }
 
@@ -92,6 +94,8 @@ cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint
     cJSON *s = cJSON_AddObjectToObject(o, "size");
     cJSON_AddNumberToObject(s, "params", params / k);
     cJSON_AddNumberToObject(s, "model_bytes", bytes / k);
+    const pipe_task *task = pipe_task_of(folds[0].task);
+    if (task && task->report_json) task->report_json(o, d, folds, k);
     cJSON_AddItemToObject(o, "folds", arr);
     return o;
 }

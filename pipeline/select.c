@@ -108,6 +108,48 @@ static int table_unknown_check(const pipe_dataset *d, const model *m, model_ws *
     return rc;
 }
 
+/* The evaluated rows, and where the data ranks its kernels by the vendor's heuristic, each pick's speed-up over the
+ * vendor's first pick and the shortlists (eval.h): rt and scores are (n_rows, KX) over the data's K kernels and
+ * KX - K columns the vendor never ranks. */
+static int select_vendor_figures(const data_select *s, const float *rt, const float *scores, int KX, const int *rows,
+                                 int n_rows, pipe_select_result *sr)
+{
+    int K = s->n_kernels;
+    if (!(sr->rows = hr_malloc((size_t)n_rows * sizeof *sr->rows))) return HR_ENOMEM;
+    memcpy(sr->rows, rows, (size_t)n_rows * sizeof *rows);
+    if (!s->vendor_rank) return HR_OK;
+    int16_t *vr = hr_malloc((size_t)KX * sizeof *vr);
+    sr->speedup = hr_malloc((size_t)n_rows * sizeof *sr->speedup);
+    if (!vr || !sr->speedup) {
+        free(vr);
+        return HR_ENOMEM;
+    }
+    sr->vendor = 1;
+    memset(sr->shortlist, 0, sizeof sr->shortlist);
+    memset(sr->vendor_shortlist, 0, sizeof sr->vendor_shortlist);
+    sr->vendor_list = 0;
+    for (int i = 0; i < n_rows; i++) {
+        const float *t = rt + (size_t)i * KX;
+        const int16_t *rank = s->vendor_rank + (size_t)rows[i] * K;
+        int first = -1;
+        for (int k = 0; k < KX; k++) {
+            vr[k] = k < K ? rank[k] : -1;
+            if (vr[k] == 0) first = k;
+        }
+        sr->speedup[i] = eval_select_speedup(t, sr->pick[i], first);
+        double mk[EVAL_SHORTLIST_MAX], vk[EVAL_SHORTLIST_MAX], vl;
+        eval_select_shortlist(t, scores + (size_t)i * KX, vr, KX, mk, vk, &vl);
+        for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) {
+            sr->shortlist[j] += mk[j] / n_rows;
+            sr->vendor_shortlist[j] += vk[j] / n_rows;
+        }
+        sr->vendor_list += vl / n_rows;
+    }
+    eval_speedup_compute(sr->speedup, n_rows, &sr->vs);
+    free(vr);
+    return HR_OK;
+}
+
 /* A model that scores configurations from their fields (model_predict_candidates) on a table: each problem's
  * measured configurations scored by their values, so one the model never saw is ranked like any other (the
  * data's columns and categories read in the model's schema, so another table with other vocabularies can be
@@ -172,6 +214,7 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
     for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * K, K);
+    if (!rc) rc = select_vendor_figures(s, rt, scores, K, rows, n_rows, sr);
     /* predict_us of a pair model is what a library pays to decide: one problem's features and the scores of
      * its measured candidates (the median of >= 1000 such calls, one thread) */
     enum { CALLS = 1000 };
@@ -259,6 +302,7 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     sr->table = s->table != NULL;
     sr->r2 = NAN;
     for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
+    if (!rc) rc = select_vendor_figures(s, rt, scores, KX, rows, n_rows, sr);
     /* the direction and data-type slices are a find-db's; a table's problems have neither */
     for (int i = 0; !rc && !s->table && i < n_rows; i++) {
         const data_problem *p = &s->problems[rows[i]];
@@ -288,6 +332,23 @@ static double select_accuracy(const pipe_result *r)
     return r->sel.m.top1;
 }
 
+/* The figures against the vendor's first pick (eval.h), the same keys in every report. */
+static void vendor_json(cJSON *o, const eval_speedup_metrics *v, const double *shortlist, const double *vendor_shortlist,
+                        double vendor_list)
+{
+    pipe_json_num(o, "speedup_geomean", v->geomean);
+    pipe_json_num(o, "slower_share", v->slower);
+    pipe_json_num(o, "faster_share", v->faster);
+    pipe_json_num(o, "speedup_worst", v->worst);
+    if (!shortlist) return;
+    cJSON *a = cJSON_AddArrayToObject(o, "shortlist_efficiency"), *b = cJSON_AddArrayToObject(o, "vendor_topk_efficiency");
+    for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(shortlist[k]));
+        cJSON_AddItemToArray(b, cJSON_CreateNumber(vendor_shortlist[k]));
+    }
+    pipe_json_num(o, "vendor_list_efficiency", vendor_list);
+}
+
 static void select_metrics_json(cJSON *o, const pipe_result *r)
 {
     const eval_select_metrics *m = &r->sel.m;
@@ -303,6 +364,7 @@ static void select_metrics_json(cJSON *o, const pipe_result *r)
         pipe_json_num(o, "ndcg1", m->ndcg1);
         pipe_json_num(o, "r2", r->sel.r2);
     }
+    if (r->sel.vendor) vendor_json(o, &r->sel.vs, r->sel.shortlist, r->sel.vendor_shortlist, r->sel.vendor_list);
     cJSON *dir = cJSON_AddObjectToObject(o, "top1_by_direction");
     for (int i = 0; i < DATA_DIR_COUNT; i++)
         if (r->sel.by_direction[i].n)
@@ -311,6 +373,109 @@ static void select_metrics_json(cJSON *o, const pipe_result *r)
     for (int i = 0; i < DATA_DTYPE_COUNT; i++)
         if (r->sel.by_dtype[i].n)
             pipe_json_num(dt, data_dtype_names[i], (double)r->sel.by_dtype[i].top1 / r->sel.by_dtype[i].n);
+}
+
+/* ---- the results' problems pooled: every fold's test problems together, and by slice ---- */
+
+/* A slicing axis of a table's problems: its group column (axis -1) or a categorical problem column. */
+typedef struct slice_axis {
+    const char *name;
+    int n_values;
+    char *const *values;
+    int column; /* -1: the group column */
+} slice_axis;
+
+static int slice_axes(const data_table *t, slice_axis *ax, int max)
+{
+    int n = 0;
+    if (t->group && n < max) ax[n++] = (slice_axis){t->spec.group, t->n_group_names, t->group_names, -1};
+    for (int j = 0; j < t->spec.n_problem + t->spec.n_hardware && n < max; j++)
+        if (t->spec.problem[j].categorical)
+            ax[n++] = (slice_axis){t->spec.problem[j].name, t->spec.problem[j].n_vocab, t->spec.problem[j].vocab, j};
+    return n;
+}
+
+static int slice_value(const data_table *t, const slice_axis *a, int row)
+{
+    int np = t->spec.n_problem + t->spec.n_hardware;
+    return a->column < 0 ? t->group[row] : (int)t->pv[(size_t)row * np + a->column];
+}
+
+/* The pooled figures of the problems of nres results whose row lies in slice (axis a, value v); a NULL: all. */
+typedef struct pooled {
+    long n;
+    double efficiency_mean;
+    eval_speedup_metrics vs;
+    int vendor;
+} pooled;
+
+static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nres, const slice_axis *a, int v, pooled *out)
+{
+    const data_table *t = d->sel ? d->sel->table : NULL;
+    long total = 0;
+    for (int f = 0; f < nres; f++) total += res[f].n_test;
+    memset(out, 0, sizeof *out);
+    double *sp = hr_malloc((size_t)(total ? total : 1) * sizeof *sp), sum = 0;
+    if (!sp) return HR_ENOMEM;
+    int vendor = nres > 0;
+    for (int f = 0; f < nres; f++) {
+        const pipe_select_result *r = &res[f].sel;
+        vendor &= r->vendor;
+        for (int i = 0; i < res[f].n_test; i++) {
+            if (a && (!r->rows || !t || slice_value(t, a, r->rows[i]) != v)) continue;
+            sum += r->efficiency ? r->efficiency[i] : NAN;
+            sp[out->n++] = r->speedup ? r->speedup[i] : NAN;
+        }
+    }
+    out->efficiency_mean = out->n ? sum / out->n : NAN;
+    out->vendor = vendor;
+    eval_speedup_compute(sp, (int)out->n, &out->vs);
+    free(sp);
+    return HR_OK;
+}
+
+static void pooled_json(cJSON *o, const pooled *p)
+{
+    cJSON_AddNumberToObject(o, "n", (double)p->n);
+    pipe_json_num(o, "efficiency_mean", p->efficiency_mean);
+    if (p->vendor) vendor_json(o, &p->vs, NULL, NULL, NAN);
+}
+
+/* "pooled" (over several results) and "slices" of a table's problems: per slicing axis (the group column, each
+ * categorical problem column) and value, the pooled figures. */
+static void select_report_json(cJSON *o, const pipe_dataset *d, const pipe_result *res, int nres)
+{
+    if (nres < 1 || !res[0].sel.table || !d->sel || !d->sel->table) return;
+    pooled p;
+    if (nres > 1 && pooled_compute(d, res, nres, NULL, 0, &p) == HR_OK) {
+        cJSON *po = cJSON_AddObjectToObject(o, "pooled");
+        pooled_json(po, &p);
+        if (p.vendor) {
+            double sl[EVAL_SHORTLIST_MAX] = {0}, vs[EVAL_SHORTLIST_MAX] = {0}, vl = 0;
+            long n = 0;
+            for (int f = 0; f < nres; f++) n += res[f].n_test;
+            for (int f = 0; f < nres; f++) {
+                double w = n ? (double)res[f].n_test / n : 0;
+                for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
+                    sl[k] += w * res[f].sel.shortlist[k];
+                    vs[k] += w * res[f].sel.vendor_shortlist[k];
+                }
+                vl += w * res[f].sel.vendor_list;
+            }
+            vendor_json(po, &p.vs, sl, vs, vl);
+        }
+    }
+    const data_table *t = d->sel->table;
+    slice_axis ax[DATA_TABLE_MAX_COLUMNS + 1];
+    int na = slice_axes(t, ax, DATA_TABLE_MAX_COLUMNS + 1);
+    cJSON *so = cJSON_AddObjectToObject(o, "slices");
+    for (int a = 0; a < na; a++) {
+        cJSON *axo = cJSON_AddObjectToObject(so, ax[a].name);
+        for (int v = 0; v < ax[a].n_values; v++) {
+            if (pooled_compute(d, res, nres, &ax[a], v, &p) != HR_OK || !p.n) continue;
+            pooled_json(cJSON_AddObjectToObject(axo, ax[a].values[v]), &p);
+        }
+    }
 }
 
 static void select_format(const char *model_name, const pipe_result *r, char *buf, size_t n)
@@ -326,6 +491,10 @@ static void select_format(const char *model_name, const pipe_result *r, char *bu
     char r2[32] = "-";
     if (isfinite(r->sel.r2)) snprintf(r2, sizeof r2, "%.4f", r->sel.r2);
     if (r->sel.table && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, r2);
+    len = strlen(buf);
+    if (r->sel.vendor && len < n)
+        snprintf(buf + len, n - len, "  speedup x%.4f  slower %.4f  worst x%.3f", r->sel.vs.geomean, r->sel.vs.slower,
+                 r->sel.vs.worst);
 }
 
 /* 1 when every result was evaluated on a benchmark table. */
@@ -401,19 +570,86 @@ static void md_slices(FILE *f, int nm, const char *const *names, const pipe_resu
     }
 }
 
-static void select_md_tables(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+/* On a table with the vendor's ranking: each model against the vendor's first pick and its shortlists, every
+ * result's test problems pooled, then per slice (the group column, each categorical problem column). */
+static void md_vendor_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
+                             const pipe_result *const *res, const int *nres)
+{
+    pooled p[PIPE_COMPARE_MAX];
+    for (int m = 0; m < nm; m++)
+        if (pooled_compute(d, res[m], nres[m], NULL, 0, &p[m]) || !p[m].vendor) return;
+    fprintf(f, "\n### Against the vendor's first pick (every test problem once)\n\n"
+               "Speed-up = t_vendor / t_pick; slower and faster: beyond x%.2f (eval.h).\n\n"
+               "| model | speed-up (geomean) | slower | faster | worst | eff. mean |\n|---|---|---|---|---|---|\n",
+            EVAL_NOISE_RATIO);
+    for (int m = 0; m < nm; m++)
+        fprintf(f, "| %s | %.4f | %.4f | %.4f | %.3f | %.4f |\n", names[m], p[m].vs.geomean, p[m].vs.slower,
+                p[m].vs.faster, p[m].vs.worst, p[m].efficiency_mean);
+    fprintf(f, "\n### Shortlists: efficiency of the fastest of k candidates timed once\n\n"
+               "A model's k best plus the vendor's first pick; the vendor's own first k; its whole list.\n\n| model |");
+    for (int k = 1; k <= EVAL_SHORTLIST_MAX; k++) fprintf(f, " k=%d |", k);
+    fprintf(f, " list |\n|---|");
+    for (int k = 0; k <= EVAL_SHORTLIST_MAX; k++) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int m = 0; m <= nm; m++) {
+        const pipe_result *r = res[m < nm ? m : 0];
+        int n = nres[m < nm ? m : 0];
+        long total = 0;
+        for (int i = 0; i < n; i++) total += r[i].n_test;
+        fprintf(f, "| %s |", m < nm ? names[m] : "vendor's own first k");
+        double vl = 0;
+        for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
+            double v = 0;
+            for (int i = 0; i < n; i++)
+                v += (double)r[i].n_test / total * (m < nm ? r[i].sel.shortlist[k] : r[i].sel.vendor_shortlist[k]);
+            fprintf(f, " %.4f |", v);
+        }
+        for (int i = 0; i < n; i++) vl += (double)r[i].n_test / total * r[i].sel.vendor_list;
+        if (m < nm) fprintf(f, " |\n");
+        else fprintf(f, " %.4f |\n", vl);
+    }
+    const data_table *t = d->sel->table;
+    slice_axis ax[DATA_TABLE_MAX_COLUMNS + 1];
+    int na = slice_axes(t, ax, DATA_TABLE_MAX_COLUMNS + 1);
+    for (int a = 0; a < na; a++) {
+        fprintf(f, "\n### By %s: speed-up over the vendor's first pick (geomean) / slower share / efficiency\n\n"
+                   "| %s | n |", ax[a].name, ax[a].name);
+        for (int m = 0; m < nm; m++) fprintf(f, " %s |", names[m]);
+        fprintf(f, "\n|---|---|");
+        for (int m = 0; m < nm; m++) fprintf(f, "---|");
+        fprintf(f, "\n");
+        for (int v = 0; v < ax[a].n_values; v++) {
+            pooled q;
+            if (pooled_compute(d, res[0], nres[0], &ax[a], v, &q) || !q.n) continue;
+            fprintf(f, "| %s | %ld |", ax[a].values[v], q.n);
+            for (int m = 0; m < nm; m++) {
+                if (pooled_compute(d, res[m], nres[m], &ax[a], v, &q)) return;
+                fprintf(f, " %.3f / %.3f / %.3f |", q.vs.geomean, q.vs.slower, q.efficiency_mean);
+            }
+            fprintf(f, "\n");
+        }
+    }
+}
+
+static void select_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
+                             const pipe_result *const *res, const int *nres)
 {
     md_metrics_table(f, nm, names, res, nres);
-    /* a table's problems have no direction or convolution data type */
+    /* a table's problems have no direction or convolution data type: its slices are its own columns */
     if (!md_all_tables(nm, res, nres)) md_slices(f, nm, names, res, nres);
+    else if (d->sel && d->sel->table) md_vendor_tables(f, d, nm, names, res, nres);
 }
 
 static void select_result_free(pipe_result *r)
 {
     free(r->sel.efficiency);
     free(r->sel.pick);
+    free(r->sel.rows);
+    free(r->sel.speedup);
     r->sel.efficiency = NULL;
     r->sel.pick = NULL;
+    r->sel.rows = NULL;
+    r->sel.speedup = NULL;
 }
 
 const pipe_task pipe_task_select = {
@@ -424,6 +660,7 @@ const pipe_task pipe_task_select = {
     .predict_one = select_predict_one,
     .accuracy = select_accuracy,
     .metrics_json = select_metrics_json,
+    .report_json = select_report_json,
     .format = select_format,
     .md_tables = select_md_tables,
     .figures = plot_select_figures,

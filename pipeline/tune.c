@@ -99,7 +99,8 @@ static void tune_format(const char *model_name, const pipe_result *r, char *buf,
              r->train_seconds, r->predict_us, r->params, r->model_bytes);
 }
 
-static void tune_md_tables(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+static void tune_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names, const pipe_result *const *res,
+                           const int *nres)
 {
     int table = nm > 0 && nres[0] > 0 && res[0][0].tune.table;
     fprintf(f, "| model | param_accuracy | exact | valid |%s decode us | train s | predict us | params | model bytes |\n",

@@ -83,6 +83,15 @@ Test(cli_table, train_eval_cv_predict_end_to_end, .timeout = 300)
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "frequent"), "%s", out);
     free(out);
+    /* --split none: every problem trained on, and the report's figures are theirs */
+    snprintf(args, sizeof args, "train --data '%s' --model frequent --split none --out '%s' --report '%s' --quiet", csv,
+             model, rep);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    cr_assert_eq(hr_file_read_all(rep, &report, &len), HR_OK);
+    cr_assert(strstr(report, "\"split\":\t\"none\""), "%s", report);
+    cr_assert(strstr(report, "\"n_train\":\t200") && strstr(report, "\"n_test\":\t200"), "%s", report);
+    free(report);
     remove(model), remove(rep), remove(cache);
     free(csv), free(model), free(rep), free(cache);
 }

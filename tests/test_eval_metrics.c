@@ -167,3 +167,54 @@ Test(eval, r2_hand_computed)
     cr_assert(isnan(eval_r2(pred, truth, 1)));
     cr_assert(isnan(eval_r2(pred, mean, 4)));
 }
+
+/* Speed-up over the vendor's first pick, by hand: t_vendor / t_pick, 0 for a pick not measured, NaN (left out)
+ * where the vendor's pick was not measured; the noise ratio decides slower and faster. */
+Test(eval, speedup_over_the_vendors_pick_hand_computed)
+{
+    const float I = INFINITY;
+    float rt[4] = {10, 8, I, 12};
+    cr_assert_float_eq(eval_select_speedup(rt, 1, 0), 1.25, 1e-12);
+    cr_assert_float_eq(eval_select_speedup(rt, 3, 0), 10.0 / 12, 1e-12);
+    cr_assert_float_eq(eval_select_speedup(rt, 2, 0), 0.0, 0);
+    cr_assert(isnan(eval_select_speedup(rt, 0, 2)), "the vendor's pick not measured");
+    cr_assert(isnan(eval_select_speedup(rt, 0, -1)), "no vendor pick");
+    /* 1.25, 1/1.25, 1.01 (a tie within x1.02), 0 (not measured), NaN (left out) */
+    double s[5] = {1.25, 0.8, 1.01, 0.0, NAN};
+    eval_speedup_metrics m;
+    eval_speedup_compute(s, 5, &m);
+    cr_assert_eq(m.n, 4);
+    cr_assert_float_eq(m.geomean, cbrt(1.25 * 0.8 * 1.01), 1e-12, "the geomean of the measured picks");
+    cr_assert_float_eq(m.slower, 0.5, 1e-12, "0.8 and the unmeasured pick");
+    cr_assert_float_eq(m.faster, 0.25, 1e-12);
+    cr_assert_float_eq(m.worst, 0.0, 0);
+    eval_speedup_compute(s + 4, 1, &m);
+    cr_assert_eq(m.n, 0);
+    cr_assert(isnan(m.geomean) && isnan(m.worst));
+}
+
+/* Shortlists by hand: the model's k best plus the vendor's pick, the vendor's first k and its whole list. */
+Test(eval, shortlists_hand_computed)
+{
+    const float I = INFINITY;
+    /* fastest is kernel 4 (t 5); the vendor ranks 2 (t 10) first, then 0 (t 8), then 4; kernel 5 unmeasured */
+    float rt[6] = {8, 20, 10, 6, 5, I};
+    float sc[6] = {0.1f, 0.9f, 0.2f, 0.9f, 0.0f, 1.0f}; /* order 5, 1, 3 (tie: lower index first), 2, 0, 4 */
+    int16_t vr[6] = {1, -1, 0, -1, 2, -1};
+    double mk[EVAL_SHORTLIST_MAX], vk[EVAL_SHORTLIST_MAX], vl;
+    eval_select_shortlist(rt, sc, vr, 6, mk, vk, &vl);
+    /* model: k=1 {5 (inf), vendor 2 (10)} -> 0.5; k=2 + 1 (20) -> 0.5; k=3 + 3 (6) -> 5/6; ... k=6 + 4 -> 1 */
+    double want_m[6] = {0.5, 0.5, 5.0 / 6, 5.0 / 6, 5.0 / 6, 1.0};
+    for (int k = 0; k < 6; k++) cr_assert_float_eq(mk[k], want_m[k], 1e-6, "model k=%d", k + 1);
+    cr_assert_float_eq(mk[7], 1.0, 1e-6, "k beyond the candidates keeps the last");
+    double want_v[3] = {0.5, 5.0 / 8, 1.0};
+    for (int k = 0; k < 3; k++) cr_assert_float_eq(vk[k], want_v[k], 1e-6, "vendor k=%d", k + 1);
+    cr_assert_float_eq(vk[7], 1.0, 1e-6);
+    cr_assert_float_eq(vl, 1.0, 1e-6);
+    /* without a vendor: the model's own k best only, and the vendor's figures 0 */
+    eval_select_shortlist(rt, sc, NULL, 6, mk, vk, &vl);
+    cr_assert_float_eq(mk[0], 0.0, 0, "kernel 5 alone was never measured");
+    cr_assert_float_eq(mk[2], 5.0 / 6, 1e-6);
+    cr_assert_float_eq(vk[0], 0.0, 0);
+    cr_assert_float_eq(vl, 0.0, 0);
+}

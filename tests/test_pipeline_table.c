@@ -227,6 +227,27 @@ Test(pipeline_table, a_group_column_drives_every_split, .timeout = 120)
     cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(rep, "groups")), "family");
     cJSON_Delete(rep);
     for (int f = 0; f < 4; f++) pipe_result_free(&folds[f]);
+    /* the vendor replayed: x1 over its own pick; its first pick is 2/3 of the best where t=16 runs in 2 us (a third
+     * of the problems), its list of both the best; pooled over the folds and sliced by family and by no other column */
+    cr_assert_eq(pipe_run_folds(&d, model_family_find("vendor"), 4, &o, folds, NULL, NULL), HR_OK, "%s", hr_last_error());
+    rep = pipe_report_cv(&d, "vendor", 4, 0, folds);
+    const cJSON *pooled = cJSON_GetObjectItem(rep, "pooled");
+    cr_assert_not_null(pooled);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pooled, "n")), 24, 0);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pooled, "speedup_geomean")), 1.0, 1e-12);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pooled, "slower_share")), 0.0, 0);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pooled, "efficiency_mean")), (8 * 2.0 / 3 + 16) / 24, 1e-6);
+    const cJSON *sl = cJSON_GetObjectItem(pooled, "shortlist_efficiency");
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetArrayItem(sl, 0)), (8 * 2.0 / 3 + 16) / 24, 1e-6);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetArrayItem(sl, 1)), 1.0, 1e-6);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(pooled, "vendor_list_efficiency")), 1.0, 1e-6);
+    const cJSON *slices = cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "slices"), "family");
+    cr_assert_eq(cJSON_GetArraySize(slices), 4);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(slices, "vit"), "n")), 6, 0);
+    cr_assert_float_eq(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "metrics"), "speedup_worst")), 1.0,
+                       1e-12);
+    cJSON_Delete(rep);
+    for (int f = 0; f < 4; f++) pipe_result_free(&folds[f]);
     cr_assert_eq(pipe_run_folds(&d, model_family_find("frequent"), 5, &o, folds, NULL, NULL), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "only 4 groups (by family)"), "%s", hr_last_error());
     /* in-source: each problem its own group, the random split by rows */
