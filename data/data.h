@@ -105,6 +105,11 @@ typedef enum data_label_kind {
 /* Fills y (n_rows, n_kernels) for the listed rows. tau is used by DATA_LABEL_SOFTMAX only. */
 void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau,
                       float *y);
+/* The same where a kernel within `tie` of a problem's fastest runtime (t <= tie t_min, tie >= 1) ties with it: it
+ * takes the fastest's label (one-hot: the label shared evenly among the tied; softmax and ratio: the value of
+ * t_min), so runs that differ only inside the run-to-run noise get one label. tie <= 1: data_labels_fill. */
+void data_labels_fill_ties(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau, float tie,
+                           float *y);
 int data_label_kind_parse(const char *s, data_label_kind *out);
 const char *data_label_kind_name(data_label_kind k);
 

@@ -7,6 +7,12 @@
 void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau,
                       float *y)
 {
+    data_labels_fill_ties(ds, rows, n_rows, kind, tau, 1.0f, y);
+}
+
+void data_labels_fill_ties(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau, float tie,
+                           float *y)
+{
     int K = ds->n_kernels;
     for (int r = 0; r < n_rows; r++) {
         const float *t = ds->runtime + (size_t)rows[r] * (size_t)K;
@@ -14,15 +20,17 @@ void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_l
         memset(p, 0, (size_t)K * sizeof *p);
         int best = data_select_best(ds, rows[r]);
         if (best < 0) continue;
-        if (kind == DATA_LABEL_ONEHOT) {
+        double tmin = t[best], z = 0, bound = tie > 1 ? tie * tmin : tmin;
+        if (kind == DATA_LABEL_ONEHOT && !(tie > 1)) {
             p[best] = 1.0f;
             continue;
         }
-        double tmin = t[best], z = 0;
         for (int k = 0; k < K; k++) {
             if (!isfinite(t[k])) continue;
+            double tk = t[k] <= bound ? tmin : t[k]; /* a tie counts as the fastest */
             /* both forms are scaled by t_min so that the sum is well conditioned whatever the units */
-            double v = kind == DATA_LABEL_SOFT_RATIO ? tmin / t[k] : exp(-(t[k] / tmin - 1.0) / tau);
+            double v = kind == DATA_LABEL_ONEHOT ? tk == tmin
+                       : kind == DATA_LABEL_SOFT_RATIO ? tmin / tk : exp(-(tk / tmin - 1.0) / tau);
             p[k] = (float)v;
             z += v;
         }

@@ -18,6 +18,7 @@ typedef struct gbdt_cfg {
     int objective;  /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
     int label;      /* softmax objective: data_label_kind */
     float tau;
+    float tie;       /* a candidate within this ratio of a problem's fastest counts as the fastest (1: none) */
     int rank_target; /* rank objective on a table: model_target */
     int rank_weight; /* rank objective on a table: GBDT_TABLE_WEIGHT_* */
     int rank_loss;   /* rank objective on a table: GBDT_TABLE_LOSS_* */
@@ -95,6 +96,9 @@ static const hr_config_option gbdt_options[] = {
      .names = gbdt_table_loss_names, .values = NULL,
      .doc = "rank objective on a benchmark table: l2 on rank_target, or lambdarank over each problem's pairs "
             "(relevance = efficiency)"},
+    {.name = "tie_ratio", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tie), .def = 1, .min = 1, .max = 10,
+     .doc = "a candidate within this ratio of a problem's fastest takes its label: lambdarank relevance 1, the "
+            "softmax objective's label (the run-to-run noise, 1.02 on the H100 GEMM table; 1: none)"},
 };
 #undef P
 
@@ -331,8 +335,9 @@ static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx
         gbdt_table_pairs_free(&tr);
     if (rc) return rc;
     if (lambdarank) {
-        memcpy(tr.y, tr.w, tr.n * sizeof *tr.y);
-        memcpy(va.y, va.w, va.n * sizeof *va.y);
+        /* a pair within the tie ratio of its problem's best is as relevant as the best */
+        for (size_t i = 0; i < tr.n; i++) tr.y[i] = cfg->tie > 1 && tr.w[i] * cfg->tie >= 1 ? 1.0f : tr.w[i];
+        for (size_t i = 0; i < va.n; i++) va.y[i] = cfg->tie > 1 && va.w[i] * cfg->tie >= 1 ? 1.0f : va.w[i];
     }
     if (!tr.n) rc = hr_error(HR_EINVAL, "gbdt rank: the training problems measure no configuration");
     if (!rc) rc = gbdt_table_names_create(&g->base, &names);
@@ -428,8 +433,8 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
             if (!rc && (!yt || !yv)) rc = HR_ENOMEM;
             if (!rc) {
                 float tau = cfg.tau;
-                data_labels_fill(d->sel, d->train, d->n_train, kind, tau, yt);
-                data_labels_fill(d->sel, d->valid, d->n_valid, kind, tau, yv);
+                data_labels_fill_ties(d->sel, d->train, d->n_train, kind, tau, cfg.tie, yt);
+                data_labels_fill_ties(d->sel, d->valid, d->n_valid, kind, tau, cfg.tie, yv);
                 gbdt_data tr = {xt, (size_t)d->n_train, F, NULL, yt, NULL, NULL, NULL, names, NULL, 0};
                 gbdt_data va = {xv, (size_t)d->n_valid, F, NULL, yv, NULL, NULL, NULL, names, NULL, 0};
                 curve_ctx curve = {&g->base, d->sel, d->valid, d->n_valid, K, hr_now(), HR_OK};

@@ -50,6 +50,9 @@ static const hr_config_option reformer_options[] = {
      .values = model_label_values, .doc = "target distribution: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
     {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = C(tau), .def = 0.05, .min = 1e-6, .max = 1e6,
      .doc = "temperature of the softmax labels"},
+    {.name = "tie_ratio", .type = HR_CONFIG_FLOAT, .offset = C(tie), .def = 1, .min = 1, .max = 10,
+     .doc = "pairs and towers: a candidate within this ratio of a problem's fastest takes its label (the run-to-run "
+            "noise, 1.02 on the H100 GEMM table; 1: none)"},
     {.name = "input", .type = HR_CONFIG_ENUM, .offset = C(input), .def_name = "log", .names = input_names,
      .doc = "features: z-score, slog then z-score, or slog plus piecewise-linear bins"},
     {.name = "input_bins", .type = HR_CONFIG_INT, .offset = C(input_bins), .def = 32, .min = 2, .max = 4096,
@@ -146,6 +149,7 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     r->dropout = cfg.dropout;
     r->label = cfg.label;
     r->tau = cfg.tau;
+    r->tie = cfg.tie;
     r->app_weight = cfg.app_weight;
     r->app_combine = cfg.app_combine;
     r->app_eff = cfg.app_eff;

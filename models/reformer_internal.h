@@ -42,6 +42,7 @@ typedef struct reformer {
     float dropout;
     data_label_kind label;
     float tau;
+    float tie;          /* training only: a candidate within this ratio of the fastest shares its label (1: none) */
     int n_pair;           /* pair features (pairs head; 0 otherwise) */
     /* towers head: s = u(x) . v(c) + w . q(p, c), u the blocks and the head (hidden -> tower_dim) over the problem
      * features alone, v a small network over the configuration's own columns, q the interaction pair features */
@@ -109,7 +110,7 @@ enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS, REFORMER_
 typedef struct reformer_cfg {
     train_opts train;
     int hidden, depth, expand;
-    float dropout, tau, app_weight, app_beta;
+    float dropout, tau, tie, app_weight, app_beta;
     int input, input_bins, app_combine, app_eff;
     int batch_parts;
     int tower_dim, config_hidden;

@@ -1,6 +1,7 @@
 /* The listwise training of the Reformer's pairs and towers heads (models/reformer_internal.h): per problem of a
  * benchmark table, the softmax of its measured candidates' scores against the runtime-ratio labels restricted to
- * them (data_labels_fill: softmax over -t/(tau t_min), soft ratio or one-hot), a mini-batch of problems flattened
+ * them (data_labels_fill_ties: softmax over -t/(tau t_min), soft ratio or one-hot, a candidate within tie_ratio of
+ * the fastest counted as the fastest), a mini-batch of problems flattened
  * into their candidates with per-problem offsets (nn_xent_seg_*). The head gathers the inputs and scores them
  * from the trunk's output; this file holds the candidate sets, the batch's loss and gradient through the head and
  * the trunk, the validation chunks and the loop. */
@@ -51,7 +52,7 @@ int reformer_cands_init(reformer_cands *c, const reformer *r, const data_select 
         const float *t = sel->runtime + (size_t)row * K;
         c->pos[i] = i;
         /* the labels are 0 off the measured configurations, so restricting them to those keeps their sum */
-        data_labels_fill(sel, &row, 1, r->label, r->tau, yrow);
+        data_labels_fill_ties(sel, &row, 1, r->label, r->tau, r->tie, yrow);
         for (int k = 0; k < K; k++)
             if (isfinite(t[k])) {
                 c->kern[e] = k;

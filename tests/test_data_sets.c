@@ -137,6 +137,32 @@ Test(data_labels, soft_onehot_and_softmax)
     data_select_free(ds);
 }
 
+/* Kernels within the tie ratio of the fastest share its label; outside it nothing changes. */
+Test(data_labels, ties_within_the_noise_share_the_label)
+{
+    const char *t = "1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=A:1.0,0,a;B:1.01,0,a;C:4.0,0,a\n";
+    data_select *ds;
+    cr_assert_eq(data_fdb_parse("t.txt", t, strlen(t), NULL, &ds), HR_OK);
+    int row = 0;
+    float y[3], y1[3];
+    data_labels_fill_ties(ds, &row, 1, DATA_LABEL_ONEHOT, 1.0f, 1.02f, y);
+    cr_assert(y[0] == 0.5f && y[1] == 0.5f && y[2] == 0, "one-hot shared: %g %g %g", y[0], y[1], y[2]);
+    data_labels_fill_ties(ds, &row, 1, DATA_LABEL_SOFTMAX, 0.5f, 1.02f, y);
+    double z = 2 + exp(-6.0);
+    cr_assert_float_eq(y[0], 1 / z, 1e-6);
+    cr_assert_float_eq(y[1], 1 / z, 1e-6);
+    cr_assert_float_eq(y[2], exp(-6.0) / z, 1e-6);
+    data_labels_fill_ties(ds, &row, 1, DATA_LABEL_SOFT_RATIO, 1.0f, 1.02f, y);
+    cr_assert_float_eq(y[1], 1 / 2.25, 1e-6);
+    /* tie 1 (or a ratio the runner-up is outside of) is data_labels_fill */
+    data_labels_fill_ties(ds, &row, 1, DATA_LABEL_SOFTMAX, 0.5f, 1.0f, y);
+    data_labels_fill(ds, &row, 1, DATA_LABEL_SOFTMAX, 0.5f, y1);
+    cr_assert_arr_eq(y, y1, sizeof y);
+    data_labels_fill_ties(ds, &row, 1, DATA_LABEL_ONEHOT, 1.0f, 1.005f, y);
+    cr_assert(y[0] == 1 && y[1] == 0);
+    data_select_free(ds);
+}
+
 Test(data_features, named_finite_and_z_scored_on_train_rows_only)
 {
     int F = data_features_count();

@@ -175,3 +175,25 @@ Test(models_table, lambdarank_scores_regress_no_target_and_round_trip, .timeout 
     model_free(l);
     table_fixture_free(&f);
 }
+
+/* tie_ratio reaches lambdarank's relevance: 1 leaves the model as the default trains it, bit for bit; a ratio wide
+ * enough to tie most candidates with their problem's best changes the scores. */
+Test(models_table, lambdarank_tie_ratio_shares_the_relevance_of_near_ties, .timeout = 300)
+{
+    table_fixture f = table_fixture_make(60, 19, 0.05);
+    const char *base = "{\"objective\": \"rank\", \"rank_loss\": \"lambdarank\", \"rounds\": 10, \"log_every\": 0";
+    char cfg[256];
+    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rank_loss\": \"lambdarank\", \"rounds\": 10, "
+                                               "\"log_every\": 0}");
+    snprintf(cfg, sizeof cfg, "%s, \"tie_ratio\": 1}", base);
+    model *one = table_fixture_train(&f, "gbdt", cfg);
+    snprintf(cfg, sizeof cfg, "%s, \"tie_ratio\": 3}", base);
+    model *wide = table_fixture_train(&f, "gbdt", cfg);
+    float *a = table_fixture_test_scores(&f, m), *b = table_fixture_test_scores(&f, one), *c = table_fixture_test_scores(&f, wide);
+    size_t n = (size_t)f.n_test * f.sel->n_kernels;
+    cr_assert_eq(memcmp(a, b, n * sizeof *a), 0, "tie_ratio 1 is the default");
+    cr_assert_neq(memcmp(a, c, n * sizeof *a), 0, "tie_ratio 3 changed nothing");
+    free(a), free(b), free(c);
+    model_free(m), model_free(one), model_free(wide);
+    table_fixture_free(&f);
+}
