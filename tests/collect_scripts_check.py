@@ -15,6 +15,7 @@ os.chdir(ROOT)
 import conv_networks as cn  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import sample_problems as sp  # noqa: E402
+import split_table as st  # noqa: E402
 import table_groups as tg  # noqa: E402
 import triton_matmul as tm  # noqa: E402
 
@@ -176,6 +177,18 @@ def table_groups():
         run(tg, ['--table', table, '--shapes', shapes, '--out', out, '--missing', 'other'])
         with gzip.open(out, 'rt') as f:
             check(f.read().splitlines()[3].endswith(',other'), 'table_groups: --missing not applied')
+        # split_table.py --hold: every shape of the named groups held out, the rest trained on
+        prefix = os.path.join(tmp, 's')
+        run(st, ['--table', out, '--hold', 'family=other', '--out-prefix', prefix])
+        for part, want in (('test', ['7,9,11']), ('train', ['64,128,256', '64,128,256'])):
+            with gzip.open('%s.%s.csv.gz' % (prefix, part), 'rt') as f:
+                got = [','.join(l.split(',')[:3]) for l in f.read().splitlines()[1:]]
+            check(got == want, 'split_table --hold: %s rows %s, expected %s' % (part, got, want))
+        try:
+            run(st, ['--table', out, '--hold', 'family=nosuch', '--out-prefix', prefix])
+            check(False, 'split_table --hold: a value the column never holds was accepted')
+        except SystemExit as e:
+            check('nosuch' in str(e.code), 'split_table --hold: %s' % e.code)
 
 
 networks()
