@@ -43,7 +43,7 @@ static int write_raw(const char *dir, const char *name, const void *p, size_t by
 /* The find-db's selection table and the features of all its rows. */
 static int load_select(const char *data, data_select **s, float **X)
 {
-    data_load_opts opts = {0, NULL, 0, NULL};
+    data_load_opts opts = {0};
     data_tune *t = NULL;
     int rc = data_load(data, NULL, &opts, s, &t);
     if (rc) return rc;

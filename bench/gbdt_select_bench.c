@@ -61,7 +61,7 @@ static void *read_raw(const char *dir, const char *name, size_t bytes)
 
 static int cmd_export(const char *data, const char *dir, double frac, uint64_t seed)
 {
-    data_load_opts opts = {0, NULL, 0, NULL};
+    data_load_opts opts = {0};
     data_select *s = NULL;
     data_tune *t = NULL;
     int rc = data_load(data, NULL, &opts, &s, &t);

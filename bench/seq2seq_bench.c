@@ -28,7 +28,7 @@ int main(int argc, char **argv)
     }
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     const char *cfg_text = argc > 3 ? argv[3] : "{\"epochs\": 1}";
-    data_load_opts lo = {0, NULL, 0, NULL};
+    data_load_opts lo = {0};
     data_tune *t = NULL;
     if (data_perfdb_load(argv[1], "ConvAsm1x1U", &lo, &t)) {
         fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());

@@ -212,14 +212,18 @@ void cli_inputs_add_data(cli_inputs *in, const char *data, const char *schema, c
             snprintf(ending, sizeof ending, "%s%s", kind[k], comp[c]);
             char *base = path_swap(data, ending, "");
             if (!base) continue;
-            const char *side[3] = {k < 2 && !schema ? ".schema.json" : NULL, k < 2 && !caps ? ".caps.json" : NULL,
-                                   k == 2 ? ".heuristic.txt" : NULL};
-            const char *what[3] = {"its schema", "its capability file", "its vendor sidecar"};
-            for (int j = 0; j < 3; j++) {
+            /* a find-db's vendor sidecars: the TF32 class's (and every other data type's), the strict and
+             * conversion classes' (data/vendor.c) */
+            const char *side[5] = {k < 2 && !schema ? ".schema.json" : NULL, k < 2 && !caps ? ".caps.json" : NULL,
+                                   k == 2 ? ".heuristic.txt" : NULL, k == 2 ? ".heuristic.strict.txt" : NULL,
+                                   k == 2 ? ".heuristic.conversion.txt" : NULL};
+            const char *what[5] = {"its schema", "its capability file", "its vendor sidecar", "its vendor sidecar",
+                                   "its vendor sidecar"};
+            for (int j = 0; j < 5; j++) {
                 if (!side[j]) continue;
                 char *p = path_swap(base, "", side[j]);
                 if (p) cli_inputs_add(in, what[j], p);
-                if (p && j == 2) {
+                if (p && j >= 2) {
                     char *bz = path_swap(p, "", ".bz2");
                     if (bz) cli_inputs_add(in, what[j], bz);
                     free(bz);
@@ -290,6 +294,17 @@ int cli_check_output(const char *cmd, const char *opt, const char *path, const c
     return rc;
 }
 
+int cli_get_precisions(const cli_args *a, const char *cmd, int *out)
+{
+    *out = 0;
+    const char *v = cli_get(a, "precision");
+    if (v && data_precision_list_parse(v, out)) {
+        fprintf(stderr, "heurist %s: %s\n", cmd, hr_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c)
 {
     memset(c, 0, sizeof *c);
@@ -305,6 +320,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     c->schema = cli_get(a, "schema");
     c->caps = cli_get(a, "caps");
     c->group_by = cli_get(a, "group-by");
+    if (cli_get_precisions(a, cmd, &c->precisions)) return 1;
     if (need_model) {
         const char *m = cli_need(a, cmd, "model");
         if (!m) return 1;

@@ -32,10 +32,12 @@ typedef struct cli_spec {
 } cli_spec;
 
 /* Options shared by several commands, for their cli_opt tables. */
-/* --data comes with --schema, a benchmark table's schema (data/table.h) */
+/* --data comes with --schema, a benchmark table's schema (data/table.h), and --precision, the classes of a
+ * find-db's FP32 problems (data/precision.c) */
 #define CLI_OPT_DATA                                                                                             \
     {"data", "FILE", "find-db (.fdb.txt[.bz2]), perf-db (.db[.bz2]), benchmark table (.csv/.tsv[.gz|.bz2]) or dataset cache (.h5)"}, \
-    {"schema", "JSON", "a benchmark table's schema, inline JSON or a file (default: FILE.schema.json beside the table)"}
+    {"schema", "JSON", "a benchmark table's schema, inline JSON or a file (default: FILE.schema.json beside the table)"}, \
+    {"precision", "LIST", "find-db: the precision classes each FP32 problem is asked under, strict,tf32,conversion or all (default tf32)"}
 /* --group-by: what every split holds out whole (pipe_dataset_group_by) */
 #define CLI_OPT_GROUP_BY                                                                                          \
     {"group-by", "problem|COLUMN", "what splits hold out whole: problem (each alone: in-source) or the schema's group column (its default)"}
@@ -110,9 +112,12 @@ typedef struct cli_train_opts {
     uint64_t seed;
     int threads;
     double valid_fraction;   /* pipe_opts.valid_fraction */
+    int precisions;          /* --precision: data_load_opts.precisions */
     hr_log log;
 } cli_train_opts;
 
+/* --precision LIST as data_load_opts.precisions (0 when absent). Nonzero (message printed) on a bad list. */
+int cli_get_precisions(const cli_args *a, const char *cmd, int *out);
 /* Reads the shared options; need_model: --model is required. Nonzero (message printed) on a bad option. */
 int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c);
 void cli_train_opts_free(cli_train_opts *c);

@@ -21,17 +21,24 @@ static void print_skips(const data_skips *s)
 static void print_categories(const data_problem *p, int n)
 {
     long dir[DATA_DIR_COUNT] = {0}, dt[DATA_DTYPE_COUNT] = {0}, lay[DATA_LAYOUT_COUNT] = {0}, d3 = 0;
+    long prec[DATA_PRECISION_COUNT] = {0}, fp32 = 0;
     for (int i = 0; i < n; i++) {
         dir[p[i].direction]++;
         dt[p[i].dtype]++;
         lay[p[i].layout]++;
         d3 += p[i].f[DATA_FIELD_SPATIAL_DIM] == 3;
+        if (p[i].dtype == DATA_DTYPE_FP32) prec[p[i].precision]++, fp32++;
     }
     printf("  direction       ");
     for (int i = 0; i < DATA_DIR_COUNT; i++) printf(" %s %ld (%.1f%%)", data_direction_names[i], dir[i], 100.0 * dir[i] / n);
     printf("\n  data type       ");
     for (int i = 0; i < DATA_DTYPE_COUNT; i++)
         if (dt[i]) printf(" %s %ld (%.1f%%)", data_dtype_names[i], dt[i], 100.0 * dt[i] / n);
+    if (fp32) {
+        printf("\n  FP32 precision  ");
+        for (int i = 0; i < DATA_PRECISION_COUNT; i++)
+            if (prec[i]) printf(" %s %ld", data_precision_names[i], prec[i]);
+    }
     printf("\n  layout          ");
     for (int i = 0; i < DATA_LAYOUT_COUNT; i++)
         if (lay[i]) printf(" %s %ld", data_layout_names[i], lay[i]);
@@ -244,7 +251,8 @@ int cli_cmd_data(int argc, char **argv)
         if (bad) return 2;
     }
     hr_log log = hr_log_stderr(cli_has(&a, "quiet") ? HR_LOG_ERROR : HR_LOG_WARN);
-    data_load_opts opts = {cli_has(&a, "strict"), &log, 0, cli_get(&a, "schema")};
+    data_load_opts opts = {.strict = cli_has(&a, "strict"), .log = &log, .schema = cli_get(&a, "schema")};
+    if (cli_get_precisions(&a, "data", &opts.precisions)) return 2;
     data_select *sel;
     data_tune *tune;
     double t0 = hr_now();

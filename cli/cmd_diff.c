@@ -226,7 +226,9 @@ int cli_cmd_diff(int argc, char **argv)
     const char *dpath = cli_need(&a, "diff", "data");
     pipe_diff_opts o;
     long long seed, folds, fold, threads;
-    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads)) return DIFF_ERROR;
+    int precisions;
+    if (!dpath || diff_opts_parse(&a, &o, &seed, &folds, &fold, &threads) || cli_get_precisions(&a, "diff", &precisions))
+        return DIFF_ERROR;
     cli_inputs in = {0};
     cli_inputs_add(&in, "OLD", pos[0]);
     cli_inputs_add(&in, "NEW", pos[1]);
@@ -239,8 +241,9 @@ int cli_cmd_diff(int argc, char **argv)
     memset(&d, 0, sizeof d);
     hr_log log = hr_log_stderr(HR_LOG_WARN);
     int rc;
-    if (diff_model_load(pos[0], "old", &old_m) || diff_model_load(pos[1], "new", &new_m) ||
-        pipe_dataset_load_schema(dpath, "select", NULL, cli_get(&a, "schema"), hr_threads_resolve((int)threads), &log, &d) ||
+    pipe_load l = {.task = "select", .schema = cli_get(&a, "schema"), .threads = hr_threads_resolve((int)threads),
+                   .log = &log, .precisions = precisions};
+    if (diff_model_load(pos[0], "old", &old_m) || diff_model_load(pos[1], "new", &new_m) || pipe_dataset_open(dpath, &l, &d) ||
         pipe_dataset_group_by(&d, cli_get(&a, "group-by")))
         rc = diff_error();
     else

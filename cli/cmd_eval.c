@@ -34,7 +34,10 @@ int cli_cmd_eval(int argc, char **argv)
     const char *mpath = cli_need(&a, "eval", "model"), *dpath = cli_need(&a, "eval", "data");
     const char *rep = cli_need(&a, "eval", "report");
     long long seed;
-    if (!mpath || !dpath || !rep || cli_get_int(&a, "seed", 0, LLONG_MIN, LLONG_MAX, &seed)) return 2;
+    int precisions;
+    if (!mpath || !dpath || !rep || cli_get_int(&a, "seed", 0, LLONG_MIN, LLONG_MAX, &seed) ||
+        cli_get_precisions(&a, "eval", &precisions))
+        return 2;
     cli_inputs in = {0};
     cli_inputs_add(&in, "--model", mpath);
     cli_inputs_add_data(&in, dpath, cli_get(&a, "schema"), cli_get(&a, "caps"));
@@ -48,8 +51,9 @@ int cli_cmd_eval(int argc, char **argv)
     /* a table model of the tune task reads its table as tune data (the table's own capability rules for valid) */
     const char *task = m->table && m->task == MODEL_TASK_TUNE ? "tune" : NULL;
     const char *solver = m->solver && !m->table ? m->solver : cli_get(&a, "solver");
-    if (pipe_dataset_load_caps(dpath, task, solver, cli_get(&a, "schema"), cli_get(&a, "caps"), 0, &log, &d) ||
-        pipe_dataset_group_by(&d, cli_get(&a, "group-by"))) {
+    pipe_load l = {.task = task, .solver = solver, .schema = cli_get(&a, "schema"), .caps = cli_get(&a, "caps"),
+                   .log = &log, .precisions = precisions};
+    if (pipe_dataset_open(dpath, &l, &d) || pipe_dataset_group_by(&d, cli_get(&a, "group-by"))) {
         pipe_dataset_free(&d);
         model_free(m);
         return cli_fail("eval");

@@ -41,7 +41,9 @@ int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset 
     if (fail && *fail && atoi(fail) == dist_comm_rank(comm))
         return hr_error(HR_EIO, "%s: rank %d of %d: load failed on purpose (HEURIST_TEST_FAIL_RANK, a test hook)",
                         c->data, dist_comm_rank(comm), dist_comm_size(comm));
-    int rc = pipe_dataset_load_caps(c->data, c->task, c->solver, c->schema, c->caps, c->threads, &c->log, d);
+    pipe_load l = {.task = c->task, .solver = c->solver, .schema = c->schema, .caps = c->caps, .threads = c->threads,
+                   .log = &c->log, .precisions = c->precisions};
+    int rc = pipe_dataset_open(c->data, &l, d);
     if (!rc && (rc = pipe_dataset_group_by(d, c->group_by))) pipe_dataset_free(d);
     return rc;
 }
@@ -68,7 +70,7 @@ uint64_t cli_digest_dataset(const pipe_dataset *d)
     for (int i = 0; i < d->n; i++) {
         const data_problem *p = &d->problems[i];
         h = cli_digest(h, p->f, sizeof p->f);
-        int8_t kind[3] = {p->direction, p->dtype, p->layout};
+        int8_t kind[4] = {p->direction, p->dtype, p->layout, p->precision};
         h = cli_digest(h, kind, sizeof kind);
     }
     if (d->X) h = cli_digest(h, d->X, (size_t)d->n * (size_t)d->n_features * sizeof *d->X);

@@ -2,8 +2,9 @@
  *
  * Layout (version 1):
  *   attrs: format="heurist-dataset", version=1, task="select"|"tune", source, n
- *   problems/fields (n, DATA_FIELD_COUNT) int64, problems/field_names, problems/layout|dtype|direction (n) int8,
- *   problems/layout_names|dtype_names|direction_names, groups (n) int32,
+ *   problems/fields (n, DATA_FIELD_COUNT) int64, problems/field_names, problems/layout|dtype|direction|precision
+ *   (n) int8, problems/layout_names|dtype_names|direction_names|precision_names (a cache without precision holds
+ *   TF32 problems), groups (n) int32,
  *   features (n, F) float32 with feature_names (for readers outside heurist; heurist recomputes them),
  *   skips/reasons, skips/count, skips/first_line
  *   select: keys, kernels, runtime (n, K) float32 ms (inf = not measured), attr lines
@@ -28,7 +29,7 @@ static int write_problems(hid_t file, const data_problem *p, int n)
     int rc = hr_h5_group_create(file, "problems", &g);
     if (rc) return rc;
     int64_t *fields = hr_malloc((size_t)n * DATA_FIELD_COUNT * sizeof *fields);
-    int8_t *cat = hr_malloc((size_t)n * 3);
+    int8_t *cat = hr_malloc((size_t)n * 4);
     if (!fields || !cat) {
         rc = HR_ENOMEM;
         goto done;
@@ -38,6 +39,7 @@ static int write_problems(hid_t file, const data_problem *p, int n)
         cat[i] = p[i].layout;
         cat[n + i] = p[i].dtype;
         cat[2 * n + i] = p[i].direction;
+        cat[3 * n + i] = p[i].precision;
     }
     if ((rc = hr_h5_write(g, "fields", H5T_NATIVE_INT64, (size_t)n, DATA_FIELD_COUNT, fields))) goto done;
     if ((rc = hr_h5_write_strings(g, "field_names", (char *const *)data_field_names, DATA_FIELD_COUNT))) goto done;
@@ -46,7 +48,9 @@ static int write_problems(hid_t file, const data_problem *p, int n)
     if ((rc = hr_h5_write(g, "direction", H5T_NATIVE_INT8, (size_t)n, 0, cat + 2 * n))) goto done;
     if ((rc = hr_h5_write_strings(g, "layout_names", (char *const *)data_layout_names, DATA_LAYOUT_COUNT))) goto done;
     if ((rc = hr_h5_write_strings(g, "dtype_names", (char *const *)data_dtype_names, DATA_DTYPE_COUNT))) goto done;
-    rc = hr_h5_write_strings(g, "direction_names", (char *const *)data_direction_names, DATA_DIR_COUNT);
+    if ((rc = hr_h5_write_strings(g, "direction_names", (char *const *)data_direction_names, DATA_DIR_COUNT))) goto done;
+    if ((rc = hr_h5_write(g, "precision", H5T_NATIVE_INT8, (size_t)n, 0, cat + 3 * n))) goto done;
+    rc = hr_h5_write_strings(g, "precision_names", (char *const *)data_precision_names, DATA_PRECISION_COUNT);
 done:
     free(fields);
     free(cat);
@@ -256,7 +260,7 @@ static int read_problems(hid_t file, const char *path, int n, data_problem **out
     if (rc) return rc;
     data_problem *p = hr_calloc((size_t)n, sizeof *p);
     int64_t *fields = NULL;
-    int8_t *cat = hr_malloc((size_t)n * 3 + 1);
+    int8_t *cat = hr_malloc((size_t)n * 4 + 1);
     char **fnames = NULL;
     size_t nf = 0;
     if (!p || !cat) {
@@ -292,10 +296,16 @@ static int read_problems(hid_t file, const char *path, int n, data_problem **out
     if ((rc = read_category(g, "direction", "direction_names", data_direction_names, DATA_DIR_COUNT, -1,
                             cat + 2 * n, n, path)))
         goto done;
+    /* the precision class: a cache without it holds TF32 problems */
+    if (hr_h5_exists(g, "precision") > 0 &&
+        (rc = read_category(g, "precision", "precision_names", data_precision_names, DATA_PRECISION_COUNT, -1,
+                            cat + 3 * n, n, path)))
+        goto done;
     for (int i = 0; i < n; i++) {
         p[i].layout = cat[i];
         p[i].dtype = cat[n + i];
         p[i].direction = cat[2 * n + i];
+        p[i].precision = hr_h5_exists(g, "precision") > 0 ? cat[3 * n + i] : DATA_PRECISION_TF32;
     }
 done:
     hr_h5_free_strings(fnames, nf);

@@ -2,8 +2,8 @@
  * benchmark table's schema); adding a source adds a codec here and touches nothing above.
  *
  * A problem is a vector of values pv (double, data_codec_value_count of them): a convolution's key fields
- * (data_field order) then its layout, data type and direction; a table problem's problem then hardware columns
- * (a category as the index of its string in the column's vocabulary). A codec turns
+ * (data_field order) then its layout, data type, direction and precision class; a table problem's problem then
+ * hardware columns (a category as the index of its string in the column's vocabulary). A codec turns
  * - text into values and back (a find-db key or line, "M=128,N=4096,...");
  * - values into the problem features x (n_features, each named), and features back into values (exact for
  *   the values a float holds);
@@ -12,8 +12,9 @@
  *   known by name only has none (n_kernel = n_pair = 0), and ranks every kernel, where a source of valued
  *   configurations ranks for each problem the configurations measured for it;
  * - values into its slices, the categorical axes results are broken down by and kernels are known to apply to
- *   (a convolution's direction, data type and layout; a table has none), and into a kernel class (problems of
- *   one class are measured on the same kernels: a convolution's slices, 2-D or 3-D, grouped or not);
+ *   (a convolution's direction, data type, layout and precision class; a table has none), and into a kernel
+ *   class (problems of one class are measured on the same kernels: a convolution's slices, 2-D or 3-D, grouped
+ *   or not);
  * - values into encoder tokens, one per field (a convolution's sizes and categories; a table's columns, a numeric
  *   one binned by octave);
  * - itself into a model file and back (a table writes its schema, and a tune model's capability rules).
@@ -98,7 +99,7 @@ int data_codec_map_problems(const data_codec *to, const data_codec *from, const 
 
 /* ---- slices, kernel classes and tokens ---- */
 typedef struct data_codec_slice {
-    const char *name;          /* "direction", "dtype", "layout" */
+    const char *name;          /* "direction", "dtype", "layout", "precision" */
     int n_values;
     const char *const *names;  /* (n_values) */
 } data_codec_slice;

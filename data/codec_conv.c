@@ -1,5 +1,5 @@
 /* The convolution key's codec: a problem is a find-db key (data/portable.h), its values the key fields then
- * layout, data type and direction; its kernels are known by name only. */
+ * layout, data type, direction and precision class; its kernels are known by name only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@ void data_problem_values(const data_problem *p, double *pv)
     pv[DATA_CONV_LAYOUT] = p->layout;
     pv[DATA_CONV_DTYPE] = p->dtype;
     pv[DATA_CONV_DIRECTION] = p->direction;
+    pv[DATA_CONV_PRECISION] = p->precision;
 }
 
 void data_conv_problem(const double *pv, data_problem *p)
@@ -21,6 +22,7 @@ void data_conv_problem(const double *pv, data_problem *p)
     p->layout = (int8_t)pv[DATA_CONV_LAYOUT];
     p->dtype = (int8_t)pv[DATA_CONV_DTYPE];
     p->direction = (int8_t)pv[DATA_CONV_DIRECTION];
+    p->precision = (int8_t)pv[DATA_CONV_PRECISION];
 }
 
 static int conv_parse(const data_codec *c, const char *text, double *pv)
@@ -58,9 +60,9 @@ static void conv_values_of_features(const data_codec *c, const float *x, double 
     (void)c;
     for (int i = 0; i < DATA_FIELD_COUNT; i++) pv[i] = (double)x[i];
     const float *oh = x + DATA_N_NUMERIC;
-    static const int counts[3] = {DATA_DIR_COUNT, DATA_DTYPE_COUNT, DATA_LAYOUT_COUNT};
-    static const int slot[3] = {DATA_CONV_DIRECTION, DATA_CONV_DTYPE, DATA_CONV_LAYOUT};
-    for (int a = 0; a < 3; a++) {
+    static const int counts[4] = {DATA_DIR_COUNT, DATA_DTYPE_COUNT, DATA_LAYOUT_COUNT, DATA_PRECISION_COUNT};
+    static const int slot[4] = {DATA_CONV_DIRECTION, DATA_CONV_DTYPE, DATA_CONV_LAYOUT, DATA_CONV_PRECISION};
+    for (int a = 0; a < 4; a++) {
         int best = 0;
         for (int i = 1; i < counts[a]; i++)
             if (oh[i] > oh[best]) best = i;
@@ -106,10 +108,11 @@ static const char *conv_config_field_text(const data_codec *c, int j, int32_t v,
     return buf;
 }
 
-static const data_codec_slice conv_slices[3] = {
+static const data_codec_slice conv_slices[4] = {
     {"direction", DATA_DIR_COUNT, data_direction_names},
     {"dtype", DATA_DTYPE_COUNT, data_dtype_names},
     {"layout", DATA_LAYOUT_COUNT, data_layout_names},
+    {"precision", DATA_PRECISION_COUNT, data_precision_names},
 };
 
 static void conv_slice_values(const data_codec *c, const double *pv, int *v)
@@ -118,17 +121,19 @@ static void conv_slice_values(const data_codec *c, const double *pv, int *v)
     v[0] = (int)pv[DATA_CONV_DIRECTION];
     v[1] = (int)pv[DATA_CONV_DTYPE];
     v[2] = (int)pv[DATA_CONV_LAYOUT];
+    v[3] = (int)pv[DATA_CONV_PRECISION];
 }
 
-/* direction, data type, layout, 2-D or 3-D, grouped or not */
-#define CONV_KERNEL_CLASSES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4)
+/* direction, data type, layout, 2-D or 3-D, grouped or not, precision class */
+#define CONV_KERNEL_CLASSES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4 * DATA_PRECISION_COUNT)
 
 static int conv_kernel_class(const data_codec *c, const double *pv)
 {
     (void)c;
     int dir = (int)pv[DATA_CONV_DIRECTION], dtype = (int)pv[DATA_CONV_DTYPE], layout = (int)pv[DATA_CONV_LAYOUT];
-    return (((dir * DATA_DTYPE_COUNT + dtype) * DATA_LAYOUT_COUNT + layout) * 2 + (pv[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 +
-           (pv[DATA_FIELD_GROUPS] > 1);
+    int shape = ((((dir * DATA_DTYPE_COUNT + dtype) * DATA_LAYOUT_COUNT + layout) * 2 + (pv[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 +
+                 (pv[DATA_FIELD_GROUPS] > 1));
+    return shape * DATA_PRECISION_COUNT + (int)pv[DATA_CONV_PRECISION];
 }
 
 /* The encoder tokens: the sizes that vary between problems (2-D names for the 2-D fields), then the categories. */
@@ -224,7 +229,7 @@ int data_codec_conv(data_codec **out)
     c->ops = &data_codec_conv_ops;
     c->n_values = DATA_CONV_VALUES;
     c->n_features = data_features_count();
-    c->n_slices = 3;
+    c->n_slices = 4;
     c->slices = conv_slices;
     c->n_kernel_classes = CONV_KERNEL_CLASSES;
     c->n_tokens = CONV_TOKENS;

@@ -32,15 +32,18 @@ extern const char *const data_field_names[DATA_FIELD_COUNT];
 extern const char *const data_direction_names[DATA_DIR_COUNT];
 extern const char *const data_dtype_names[DATA_DTYPE_COUNT];
 extern const char *const data_layout_names[DATA_LAYOUT_COUNT];
+extern const char *const data_precision_names[DATA_PRECISION_COUNT];
 
-/* Parses a find-db problem key ("C-H-W-FyxFx-K-oH-oW-N-PxP-SxS-DxD-bias-layout-type-dir[_gG]").
+/* Parses a find-db problem key ("C-H-W-FyxFx-K-oH-oW-N-PxP-SxS-DxD-bias-layout-type-dir[_gG][_class]", the class
+ * one of DATA_PRECISION_LIST's names).
  * Returns 0, or HR_EFORMAT with `why` (a short reason, also the skip-count category) filled. */
 int data_key_parse(const char *key, size_t len, data_problem *out, const char **why);
-/* Writes the canonical key of a problem (2-D or 3-D form) into buf; returns its length. */
+/* Writes the canonical key of a problem (2-D or 3-D form; an FP32 problem's class as a suffix unless it is TF32)
+ * into buf; returns its length. */
 int data_key_format(const data_problem *p, char *buf, size_t size);
 /* A convolution's values as its codec reads them (data/codec.h): the key fields in data_field order, then layout,
- * data type and direction. */
-#define DATA_PROBLEM_VALUES (DATA_FIELD_COUNT + 3)
+ * data type, direction and precision class. */
+#define DATA_PROBLEM_VALUES (DATA_FIELD_COUNT + 4)
 void data_problem_values(const data_problem *p, double *pv);
 /* Hash of the geometry (every numeric field), the GroupKFold group. */
 uint64_t data_problem_geometry_hash(const data_problem *p);
@@ -79,13 +82,26 @@ typedef struct data_load_opts {
     int threads;         /* decompression and parsing threads (<= 0: all cores; a NULL opts means all too) */
     const char *schema;  /* a benchmark table's schema: inline JSON (starting with '{') or a file holding it;
                           * NULL: FILE.schema.json beside the table (data/table.h) */
+    int precisions;      /* find-db: the precision classes (bits 1 << data_precision) each FP32 line without a class
+                          * in its key becomes one problem of (data/precision.c); 0: TF32 alone */
 } data_load_opts;
+
+/* ---- precision classes (data/precision.c) ---- */
+#define DATA_PRECISION_ALL ((1 << DATA_PRECISION_COUNT) - 1)
+/* "strict,tf32,conversion" (any of them, comma-separated) or "all" into a mask of 1 << data_precision bits. */
+int data_precision_list_parse(const char *s, int *mask);
+/* Makes each FP32 problem of a find-db whose key names no class one problem per class of `classes` (0 or TF32
+ * alone: the TF32 problem as it is), keyed with the class's suffix; then refuses in every FP32 problem the kernels
+ * its class does not allow (data_portable_precision_allows: their times become INFINITY) and drops a problem left
+ * with none (a skip). Before the vendor's rankings are read. */
+int data_precision_apply(data_select *ds, int classes);
 
 /* Loads a find-db: plain text, or bzip2 (detected by content). */
 int data_fdb_load(const char *path, const data_load_opts *opts, data_select **out);
 /* Reads the vendor heuristic's ranking recorded beside a find-db (FILE.heuristic.txt[.bz2] next to
- * FILE.fdb.txt[.bz2]) into ds->vendor_rank, decompressing on `threads` threads (<= 0: all cores); *found = 0
- * and nothing changes when there is no such file. */
+ * FILE.fdb.txt[.bz2]; an FP32 problem of the strict or conversion class from FILE.heuristic.strict.txt or
+ * FILE.heuristic.conversion.txt, as heurist-collect writes them) into ds->vendor_rank, decompressing on `threads`
+ * threads (<= 0: all cores); *found = 0 and nothing changes when there is no such file. */
 int data_vendor_attach(data_select *ds, const char *fdb_path, int threads, int *found);
 /* Parses find-db text already in memory (used by the loader and by tests); `name` names it in errors. */
 int data_fdb_parse(const char *name, const char *text, size_t len, const data_load_opts *opts,

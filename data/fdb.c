@@ -554,6 +554,16 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
     free(order);
     free(rank);
     builder_free(&b);
+    if ((rc = data_precision_apply(ds, opts ? opts->precisions : 0))) {
+        data_select_free(ds);
+        return rc;
+    }
+    if (ds->n == 0) {
+        rc = hr_error(HR_EFORMAT, "%s: no problem has a kernel of its precision class", name);
+        data_select_free(ds);
+        return rc;
+    }
+    skips = ds->skips;
     if (opts && opts->log && skips.total)
         for (int r = 0; r < skips.n_reasons; r++)
             hr_log_printf(opts->log, HR_LOG_WARN, "%s: skipped %ld line(s): %s (first at line %ld)\n", name,

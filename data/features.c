@@ -5,14 +5,15 @@
 #include "data/data.h"
 
 /* The names, in feature order, from the same X-macro lists as the enums (data/portable.h): the raw key fields,
- * the derived features, then the one-hot categoricals "dir_F", "type_FP32", "layout_NCHW", ... */
+ * the derived features, then the one-hot categoricals "dir_F", "type_FP32", "layout_NCHW", ..., "precision_tf32" */
 #define FEATURE_NAME(id, name) name,
 #define DIR_NAME(id, name) "dir_" name,
 #define DTYPE_NAME(id, name) "type_" name,
 #define LAYOUT_NAME(id, name) "layout_" name,
+#define PRECISION_NAME(id, name) "precision_" name,
 static const char *const feature_names[] = {
     DATA_FIELD_LIST(FEATURE_NAME) DATA_FEAT_LIST(FEATURE_NAME) DATA_DIRECTION_LIST(DIR_NAME)
-    DATA_DTYPE_LIST(DTYPE_NAME) DATA_LAYOUT_LIST(LAYOUT_NAME)
+    DATA_DTYPE_LIST(DTYPE_NAME) DATA_LAYOUT_LIST(LAYOUT_NAME) DATA_PRECISION_LIST(PRECISION_NAME)
 };
 _Static_assert(sizeof feature_names / sizeof *feature_names == DATA_N_FEATURES, "a name for every feature");
 

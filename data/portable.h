@@ -42,11 +42,17 @@ typedef enum data_direction { DATA_DIRECTION_LIST(DATA_PORTABLE_DIR_ENUM) DATA_D
 typedef enum data_dtype { DATA_DTYPE_LIST(DATA_PORTABLE_DTYPE_ENUM) DATA_DTYPE_COUNT } data_dtype;
 typedef enum data_layout { DATA_LAYOUT_LIST(DATA_PORTABLE_LAYOUT_ENUM) DATA_LAYOUT_COUNT } data_layout;
 
+
+/* A problem: its key's fields and categories, and the precision class it is asked under (data_precision, below):
+ * the key's suffix "_strict" or "_conversion" after the direction (and its "_g<G>"); an FP32 key without one is
+ * the TF32 class, PyTorch's default, and a problem of any other data type is TF32 whatever its suffix says, since
+ * every class allows it every kernel. */
 typedef struct data_problem {
     int64_t f[DATA_FIELD_COUNT]; /* indexed by data_field */
     int8_t layout;               /* data_layout */
     int8_t dtype;                /* data_dtype */
     int8_t direction;            /* data_direction */
+    int8_t precision;            /* data_precision */
 } data_problem;
 
 /* ---- problem keys ---- */
@@ -116,6 +122,7 @@ static inline int data_portable_precision_allows(int precision, int dtype, const
     if (data_portable_tok_eq(math, "tensor_op_allow_conversion")) return 0;
     return 1;
 }
+
 
 /* Non-negative decimal integer, the whole token. */
 static inline int data_portable_parse_uint(const char *s, size_t n, int64_t *v)
@@ -290,16 +297,23 @@ static inline int data_portable_key_parse(const char *key, size_t len, data_prob
     default: *why = "bad direction field"; return -1;
     }
     f[DATA_FIELD_GROUPS] = 1;
-    /* suffixes: "_g<G>" sets the group count; other "_..." suffixes are accepted and ignored */
+    out->precision = DATA_PRECISION_TF32;
+    /* suffixes: "_g<G>" sets the group count, "_strict", "_tf32" and "_conversion" the precision class (of an FP32
+     * problem: another data type stays TF32); other "_..." suffixes are accepted and ignored */
     for (size_t k = 1; k < d.n; k++) {
-        if (d.s[k] == '_' && k + 1 < d.n && d.s[k + 1] == 'g') {
-            size_t e = k + 2;
-            while (e < d.n && d.s[e] != '_') e++;
-            if (data_portable_parse_uint(d.s + k + 2, e - k - 2, &f[DATA_FIELD_GROUPS]) || f[DATA_FIELD_GROUPS] < 1) {
+        if (d.s[k] != '_') continue;
+        size_t e = k + 1;
+        while (e < d.n && d.s[e] != '_') e++;
+        data_portable_tok sfx = {d.s + k + 1, e - k - 1};
+        if (sfx.n > 0 && sfx.s[0] == 'g') {
+            if (data_portable_parse_uint(sfx.s + 1, sfx.n - 1, &f[DATA_FIELD_GROUPS]) || f[DATA_FIELD_GROUPS] < 1) {
                 *why = "bad group suffix";
                 return -1;
             }
         }
+        for (int c = 0; c < DATA_PRECISION_COUNT; c++)
+            if (data_portable_tok_eq(sfx, data_portable_precision_name(c)) && out->dtype == DATA_DTYPE_FP32)
+                out->precision = (int8_t)c;
     }
     f[DATA_FIELD_SPATIAL_DIM] = nd;
     /* every size, filter, stride and dilation of every spatial slot (depth too) is at least 1: a consumer
@@ -355,7 +369,7 @@ numeric:
 enum { DATA_FEAT_LIST(DATA_PORTABLE_FEAT_ENUM) DATA_FEAT_COUNT };
 
 #define DATA_N_NUMERIC (DATA_FIELD_COUNT + DATA_FEAT_COUNT)
-#define DATA_N_FEATURES (DATA_N_NUMERIC + DATA_DIR_COUNT + DATA_DTYPE_COUNT + DATA_LAYOUT_COUNT)
+#define DATA_N_FEATURES (DATA_N_NUMERIC + DATA_DIR_COUNT + DATA_DTYPE_COUNT + DATA_LAYOUT_COUNT + DATA_PRECISION_COUNT)
 
 static inline int data_portable_dtype_bytes(int dtype)
 {
@@ -456,6 +470,7 @@ static inline void data_portable_features(const data_problem *p, float *x)
     oh[p->direction] = 1.0f;
     oh[DATA_DIR_COUNT + p->dtype] = 1.0f;
     oh[DATA_DIR_COUNT + DATA_DTYPE_COUNT + p->layout] = 1.0f;
+    oh[DATA_DIR_COUNT + DATA_DTYPE_COUNT + DATA_LAYOUT_COUNT + p->precision] = 1.0f;
 }
 
 /* ConvAsm1x1U tuning parameters, checked prefix by prefix (the rules of the data README). */

@@ -8,6 +8,7 @@ const char *const data_field_names[DATA_FIELD_COUNT] = {DATA_FIELD_LIST(DATA_POR
 const char *const data_direction_names[DATA_DIR_COUNT] = {DATA_DIRECTION_LIST(DATA_PORTABLE_NAME)};
 const char *const data_dtype_names[DATA_DTYPE_COUNT] = {DATA_DTYPE_LIST(DATA_PORTABLE_NAME)};
 const char *const data_layout_names[DATA_LAYOUT_COUNT] = {DATA_LAYOUT_LIST(DATA_PORTABLE_NAME)};
+const char *const data_precision_names[DATA_PRECISION_COUNT] = {DATA_PRECISION_LIST(DATA_PORTABLE_NAME)};
 
 int data_key_parse(const char *key, size_t len, data_problem *out, const char **why)
 {
@@ -17,12 +18,13 @@ int data_key_parse(const char *key, size_t len, data_problem *out, const char **
 int data_key_format(const data_problem *p, char *buf, size_t size)
 {
     const int64_t *f = p->f;
-    char dir[32];
-    if (f[DATA_FIELD_GROUPS] > 1)
-        snprintf(dir, sizeof dir, "%s_g%lld", data_direction_names[p->direction],
-                 (long long)f[DATA_FIELD_GROUPS]);
-    else
-        snprintf(dir, sizeof dir, "%s", data_direction_names[p->direction]);
+    char dir[48];
+    int at = f[DATA_FIELD_GROUPS] > 1 ? snprintf(dir, sizeof dir, "%s_g%lld", data_direction_names[p->direction],
+                                                 (long long)f[DATA_FIELD_GROUPS])
+                                      : snprintf(dir, sizeof dir, "%s", data_direction_names[p->direction]);
+    /* the precision class, of an FP32 problem outside the default TF32 class */
+    if (p->dtype == DATA_DTYPE_FP32 && p->precision != DATA_PRECISION_TF32 && data_portable_precision_name(p->precision))
+        snprintf(dir + at, sizeof dir - (size_t)at, "_%s", data_portable_precision_name(p->precision));
     const char *layout = data_layout_names[p->layout];
     if (p->layout >= DATA_LAYOUT_MIXED) layout = f[DATA_FIELD_SPATIAL_DIM] == 3 ? "NCDHW" : "NCHW";
     if (f[DATA_FIELD_SPATIAL_DIM] == 3)

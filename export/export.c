@@ -65,7 +65,9 @@ static int write_header(FILE *h, const export_job *j)
             prefix, prefix);
     fprintf(h, " *\n * A problem is given either as a MIOpen find-db problem key, e.g.\n"
                " *   \"64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F\"\n"
-               " * or as its numeric fields, in this order (%d values):\n *  ",
+               " * (an FP32 key may end in a precision class, \"_strict\" or \"_conversion\"; without one it is the TF32\n"
+               " * class, and the pick is never a kernel of a math type the class refuses)\n"
+               " * or as its numeric fields, in this order (%d values; the TF32 class):\n *  ",
             DATA_FIELD_COUNT);
     for (int f = 0; f < DATA_FIELD_COUNT; f++) fprintf(h, " %s%s", data_field_names[f], f + 1 < DATA_FIELD_COUNT ? "," : "");
     fprintf(h, "\n * with layout");
@@ -99,6 +101,23 @@ static int write_header(FILE *h, const export_job *j)
     return HR_OK;
 }
 
+/* hm_refused[class][kernel]: the kernels each precision class refuses an FP32 problem, by their names. */
+static void write_refused(FILE *c, const model *m)
+{
+    fprintf(c, "/* 1 where precision class c (");
+    for (int p = 0; p < DATA_PRECISION_COUNT; p++) fprintf(c, "%s%d %s", p ? ", " : "", p, data_portable_precision_name(p));
+    fprintf(c, ") refuses kernel k of an FP32 problem */\nstatic const unsigned char hm_refused[%d][HM_N_KERNELS] = {\n",
+            DATA_PRECISION_COUNT);
+    for (int p = 0; p < DATA_PRECISION_COUNT; p++) {
+        fprintf(c, "    {");
+        for (int k = 0; k < m->n_kernels; k++)
+            fprintf(c, "%s%d", k ? ", " : "",
+                    !data_portable_precision_allows(p, DATA_DTYPE_FP32, m->kernels[k], strlen(m->kernels[k])));
+        fprintf(c, "},\n");
+    }
+    fprintf(c, "};\n\n");
+}
+
 static int write_source(FILE *c, const export_job *j)
 {
     const model *m = j->m;
@@ -121,6 +140,7 @@ static int write_source(FILE *c, const export_job *j)
     export_section(c, api, "problem");
     if (m->task == MODEL_TASK_SELECT) {
         export_c_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
+        write_refused(c, m);
         export_section(c, api, "select");
         fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
                    "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);

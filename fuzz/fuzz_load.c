@@ -190,7 +190,7 @@ static int table_exercise(const data_select *ds)
 
 static int load_table(const uint8_t *data, size_t size)
 {
-    data_load_opts o = {0, NULL, 1, NULL};
+    data_load_opts o = {.threads = 1};
     data_select *ds = NULL;
     int rc = data_table_parse("fuzz.csv", (const char *)data, size, ',', FUZZ_TABLE_SCHEMA, &o, &ds);
     if (!rc) rc = table_exercise(ds);

@@ -10,7 +10,8 @@
  *   measured   uint8 (n_kernels, n_directions * n_dtypes * n_layouts), row-major, kernels in the order
  *              of the file's "kernels" list
  * Axes are stored by name so that a reader with other enums maps them; a file without the group (older
- * models, or tune models) has no table.
+ * models, or tune models) has no table. The problem's precision class then refuses the kernels of a math type it
+ * does not allow (data/portable.h), whatever the table says: a model never ranks a kernel outside the class.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -53,7 +54,33 @@ int model_applicability_compute(model *m, const data_select *s, const int *const
     return HR_OK;
 }
 
+static model_applies model_applicable_shape(const model *m, const data_problem *p, unsigned char *ok);
+
+/* Refuses the kernels p's precision class does not allow (data_portable_precision_allows); 1 when one is left. */
+static int class_mask(const model *m, const data_problem *p, unsigned char *ok)
+{
+    int any = 0;
+    for (int k = 0; k < m->n_kernels; k++) {
+        if (ok[k] && !data_portable_precision_allows(p->precision, p->dtype, m->kernels[k], strlen(m->kernels[k]))) ok[k] = 0;
+        any |= ok[k];
+    }
+    return any;
+}
+
 model_applies model_applicable(const model *m, const data_problem *p, unsigned char *ok)
+{
+    model_applies r = model_applicable_shape(m, p, ok);
+    /* a table's configurations are named by their fields, which no precision class refuses */
+    if (!m->table && !class_mask(m, p, ok)) {
+        memset(ok, 1, (size_t)m->n_kernels);
+        class_mask(m, p, ok);
+        return MODEL_APPLIES_ALL;
+    }
+    return r;
+}
+
+/* The kernels measured for p's direction, data type and layout (or the wider rules), before its class. */
+static model_applies model_applicable_shape(const model *m, const data_problem *p, unsigned char *ok)
 {
     if (!m->applicable) {
         memset(ok, 1, (size_t)m->n_kernels);

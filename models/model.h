@@ -212,7 +212,8 @@ int model_rank(const model *m, const data_problem *p, const float *scores, model
 
 /* Single-problem prediction through the family (models/predict.c). A model does not change while it predicts:
  * the scratch lives in a workspace the caller creates for that model, one per thread, so one loaded model
- * serves any number of threads at once. A workspace fits only the model it was created for. */
+ * serves any number of threads at once. A workspace fits only the model it was created for. A selection model's
+ * scores of the kernels an FP32 problem's precision class refuses (data/portable.h) are -INFINITY. */
 int model_ws_create(const model *m, model_ws **out);
 void model_ws_free(model_ws *ws);   /* NULL is fine */
 int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores);

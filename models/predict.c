@@ -14,6 +14,9 @@ struct model_ws {
     /* a table model that scores only its vocabulary: model_predict_candidates maps names through these */
     float *vocab_scores; /* (n_kernels) */
     int *by_name;        /* (n_kernels) kernel indices in strcmp order of their names, for bsearch */
+    /* a find-db selection model: refused[c * n_kernels + k] is 1 when precision class c refuses kernel k of an FP32
+     * problem (data_portable_precision_allows), whose score is then -INFINITY */
+    unsigned char *refused;
 };
 
 /* qsort's comparator has no context argument: sort (name, index) pairs instead of indices */
@@ -45,8 +48,21 @@ static int ws_by_name_create(const model *m, model_ws *ws)
     return HR_OK;
 }
 
+/* The kernels each precision class refuses, from their names, once per workspace. */
+static int ws_refused_create(const model *m, model_ws *ws)
+{
+    int K = m->n_kernels;
+    if (!(ws->refused = hr_malloc((size_t)(K ? K : 1) * DATA_PRECISION_COUNT))) return HR_ENOMEM;
+    for (int c = 0; c < DATA_PRECISION_COUNT; c++)
+        for (int k = 0; k < K; k++)
+            ws->refused[(size_t)c * K + k] =
+                !data_portable_precision_allows(c, DATA_DTYPE_FP32, m->kernels[k], strlen(m->kernels[k]));
+    return HR_OK;
+}
+
 static void ws_release(model_ws *ws)
 {
+    free(ws->refused);
     free(ws->vocab_scores);
     free(ws->by_name);
     free(ws);
@@ -60,6 +76,7 @@ int model_ws_create(const model *m, model_ws **out)
     ws->m = m;
     int rc = HR_OK;
     if (m->table && m->task == MODEL_TASK_SELECT) rc = ws_by_name_create(m, ws);
+    else if (m->task == MODEL_TASK_SELECT) rc = ws_refused_create(m, ws);
     if (!rc && m->family->ws_create) rc = m->family->ws_create(m, &ws->family);
     if (rc) {
         ws_release(ws);
@@ -91,7 +108,14 @@ static int ws_check(const model *m, const model_ws *ws, model_task task)
 int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores)
 {
     int rc = ws_check(m, ws, MODEL_TASK_SELECT);
-    return rc ? rc : m->family->predict_select(m, ws->family, p, x, scores);
+    if (!rc) rc = m->family->predict_select(m, ws->family, p, x, scores);
+    /* a kernel outside an FP32 problem's precision class is never a pick */
+    if (!rc && ws->refused && p->dtype == DATA_DTYPE_FP32 && p->precision >= 0 && p->precision < DATA_PRECISION_COUNT) {
+        const unsigned char *r = ws->refused + (size_t)p->precision * m->n_kernels;
+        for (int k = 0; k < m->n_kernels; k++)
+            if (r[k]) scores[k] = -INFINITY;
+    }
+    return rc;
 }
 
 int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values)

@@ -62,8 +62,16 @@ int pipe_dataset_load_schema(const char *path, const char *task, const char *sol
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
                            const char *caps, int threads, const hr_log *log, pipe_dataset *out)
 {
+    pipe_load l = {.task = task, .solver = solver, .schema = schema, .caps = caps, .threads = threads, .log = log};
+    return pipe_dataset_open(path, &l, out);
+}
+
+int pipe_dataset_open(const char *path, const pipe_load *l, pipe_dataset *out)
+{
     memset(out, 0, sizeof *out);
-    data_load_opts opts = {.strict = 0, .log = log, .threads = threads, .schema = schema};
+    const char *task = l->task, *solver = l->solver, *caps = l->caps;
+    const hr_log *log = l->log;
+    data_load_opts opts = {.strict = 0, .log = log, .threads = l->threads, .schema = l->schema, .precisions = l->precisions};
     int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
     if (rc) return rc;
     /* a table tunes when asked to: per problem the fields of its fastest configuration */

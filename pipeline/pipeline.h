@@ -51,6 +51,15 @@ int pipe_dataset_load_schema(const char *path, const char *task, const char *sol
  * runtimes. */
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
                            const char *caps, int threads, const hr_log *log, pipe_dataset *out);
+/* What a dataset is loaded with: pipe_dataset_load_caps' arguments, and the precision classes of a find-db's FP32
+ * problems (data_load_opts.precisions; 0: TF32 alone). */
+typedef struct pipe_load {
+    const char *task, *solver, *schema, *caps;
+    int threads;
+    const hr_log *log;
+    int precisions;
+} pipe_load;
+int pipe_dataset_open(const char *path, const pipe_load *l, pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
 /* Chooses what groups the rows (--group-by): "problem" groups a table's problems by their problem columns alone
  * (every problem its own unit: an in-source figure), the name of the schema's group column keeps its groups; NULL

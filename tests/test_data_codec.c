@@ -21,7 +21,7 @@
 static data_select *table_parse(const char *text)
 {
     data_select *ds = NULL;
-    data_load_opts o = {1, NULL, 1, NULL};
+    data_load_opts o = {.strict = 1, .threads = 1};
     cr_assert_eq(data_table_parse("t.csv", text, strlen(text), ',', SCHEMA, &o, &ds), HR_OK, "%s", hr_last_error());
     return ds;
 }
@@ -55,19 +55,33 @@ Test(data_codec, a_convolution_key_round_trips_and_gives_the_find_db_features)
     cr_assert_arr_eq(back, pv, sizeof want);
     cr_assert_eq(data_codec_feature_name(c, 0, buf, sizeof buf), HR_OK);
     cr_assert_str_eq(buf, data_feature_name(0));
-    /* slices: direction, data type, layout */
-    cr_assert_eq(data_codec_slice_count(c), 3);
-    int v[3];
+    /* slices: direction, data type, layout, precision class */
+    cr_assert_eq(data_codec_slice_count(c), 4);
+    int v[4];
     data_codec_slices(c, pv, v);
     cr_assert_eq(v[0], DATA_DIR_B);
     cr_assert_eq(v[1], DATA_DTYPE_FP16);
     cr_assert_eq(v[2], DATA_LAYOUT_NHWC);
+    cr_assert_eq(v[3], DATA_PRECISION_TF32);
     cr_assert_eq(data_codec_slice_find(c, "dtype"), 1);
+    cr_assert_eq(data_codec_slice_find(c, "precision"), 3);
     cr_assert_eq(data_codec_slice_find(c, "solver"), -1);
-    /* the kernel class: slices, 2-D, not grouped */
-    int klass = ((DATA_DIR_B * DATA_DTYPE_COUNT + DATA_DTYPE_FP16) * DATA_LAYOUT_COUNT + DATA_LAYOUT_NHWC) * 4;
+    /* the kernel class: slices, 2-D, not grouped, then the class */
+    int klass = ((DATA_DIR_B * DATA_DTYPE_COUNT + DATA_DTYPE_FP16) * DATA_LAYOUT_COUNT + DATA_LAYOUT_NHWC) * 4 *
+                    DATA_PRECISION_COUNT + DATA_PRECISION_TF32;
     cr_assert_eq(data_codec_kernel_class(c, pv), klass);
-    cr_assert_eq(data_codec_kernel_class_count(c), DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4);
+    cr_assert_eq(data_codec_kernel_class_count(c),
+                 DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4 * DATA_PRECISION_COUNT);
+    /* a strict FP32 key's class is a value of its own and round-trips */
+    cr_assert_eq(data_codec_problem_parse(c, "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F_strict", pv), HR_OK);
+    data_codec_slices(c, pv, v);
+    cr_assert_eq(v[3], DATA_PRECISION_STRICT);
+    cr_assert_eq(data_codec_problem_format(c, pv, buf, sizeof buf), HR_OK);
+    cr_assert_str_eq(buf, "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F_strict");
+    data_codec_features(c, pv, x);
+    data_codec_values_of_features(c, x, back);
+    cr_assert_arr_eq(back, pv, sizeof want);
+    cr_assert_eq(data_codec_problem_parse(c, KEY, pv), HR_OK);
     /* tokens: the sizes, then the categories stored by name */
     cr_assert_eq(data_codec_token_count(c), 19);
     cr_assert_str_eq(data_codec_token_at(c, 0)->name, "in_c");

@@ -159,7 +159,7 @@ Test(data_fdb, bad_lines_are_counted_by_reason)
 Test(data_fdb, strict_mode_names_file_and_line)
 {
     data_select *ds;
-    data_load_opts o = {1, NULL, 0, NULL};
+    data_load_opts o = {.strict = 1};
     cr_assert_eq(data_fdb_parse("bad.txt", bad_text, strlen(bad_text), &o, &ds), HR_EFORMAT);
     cr_assert_null(ds);
     cr_assert_str_eq(hr_last_error(), "bad.txt:2: non-numeric time");
@@ -329,7 +329,7 @@ Test(data_fdb, chunked_parse_matches_one_pass_semantics)
         data_select_free(dt);
     }
     data_select_free(ds);
-    data_load_opts strict = {1, NULL, 0, NULL};
+    data_load_opts strict = {.strict = 1};
     cr_assert_eq(data_fdb_parse("big.txt", t, len, &strict, &ds), HR_EFORMAT);
     cr_assert_str_eq(hr_last_error(), "big.txt:30000: duplicate problem key");
     free(t);

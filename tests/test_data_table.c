@@ -18,8 +18,8 @@
     "\"reduction\":\"K\",\"split\":\"split\",\"cus\":4}"
 #define HEADER "M,N,K,dtype,tm,tn,tk,split,us\n"
 
-static data_load_opts strict_opts = {1, NULL, 1, NULL};
-static data_load_opts lax_opts = {0, NULL, 1, NULL};
+static data_load_opts strict_opts = {.strict = 1, .threads = 1};
+static data_load_opts lax_opts = {.threads = 1};
 
 static data_select *parse_ok(const char *text, const char *schema, const data_load_opts *o)
 {
@@ -407,7 +407,7 @@ Test(data_table, gz_bz2_and_tsv_inputs)
     cr_assert_eq(BZ2_bzBuffToBuffCompress(bz, &bzlen, (char *)text, (unsigned)len, 9, 0, 0), BZ_OK);
     snprintf(path, sizeof path, "%s/g.csv.bz2", dir);
     cr_assert_eq(hr_file_write_atomic(path, bz, bzlen), HR_OK);
-    data_load_opts lo = {1, NULL, 1, NULL};
+    data_load_opts lo = {.strict = 1, .threads = 1};
     data_tune *tune = NULL;
     cr_assert_eq(data_load(path, NULL, &lo, &b, &tune), HR_OK, "%s", hr_last_error());
     cr_assert_eq(a->n, b->n);

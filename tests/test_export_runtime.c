@@ -58,6 +58,8 @@ static const int32_t *const hm_vocab[HM_LEN] = {hm_vocab_0, hm_vocab_1};
  * its parameters the next ones, and the features it was given are kept for the test to read */
 #define HM_N_KERNELS 9
 #define HM_LENGTH 3
+/* the strict class refuses kernels 0 to 5, the others none (an exported runtime writes them from the kernels' names) */
+static const unsigned char hm_refused[DATA_PRECISION_COUNT][HM_N_KERNELS] = {{1, 1, 1, 1, 1, 1, 0, 0, 0}};
 static float last_x[DATA_N_FEATURES];
 static void hm_model_scores(const data_problem *p, const float *x, float *s)
 {
@@ -135,6 +137,15 @@ Test(export_runtime, api_parses_keys_and_computes_features_as_data)
         hm_tune(&got, v);
         for (int j = 0; j < HM_LENGTH; j++) cr_assert_eq(v[j], (int)x[HM_N_KERNELS + j]);
     }
+    /* a strict FP32 key never picks a kernel its class refuses: its scores are -INFINITY */
+    data_problem sp;
+    cr_assert_eq(hm_key_parse("64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F_strict", &sp), 0);
+    cr_assert_eq(sp.precision, DATA_PRECISION_STRICT);
+    float ss[HM_N_KERNELS];
+    int pick = hm_select(&sp, ss);
+    cr_assert_eq(pick, 7, "the largest allowed score: kernel 7 (out_c 256), not kernel 0 (in_c 64)");
+    for (int k = 0; k < 6; k++) cr_assert(isinf(ss[k]) && ss[k] < 0);
+    cr_assert_eq(hm_select(&sp, NULL), pick);
     data_problem p;
     cr_assert_eq(hm_key_parse("64-56-56-1x1-256", &p), -1);
     cr_assert_eq(hm_key_parse("64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-Q", &p), -1);

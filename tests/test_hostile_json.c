@@ -75,7 +75,7 @@ Test(hostile_json, bom_is_skipped_and_syntax_errors_name_the_line)
 
 static void schema_fails(const char *schema, const char *needle)
 {
-    data_load_opts o = {1, NULL, 1, NULL};
+    data_load_opts o = {.strict = 1, .threads = 1};
     data_select *ds = NULL;
     cr_assert_neq(data_table_parse("t.csv", TABLE, strlen(TABLE), ',', schema, &o, &ds), HR_OK, "accepted %s", schema);
     cr_assert(strstr(hr_last_error(), "t.csv: schema") && strstr(hr_last_error(), needle), "'%s' lacks '%s'",

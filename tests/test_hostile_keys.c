@@ -67,7 +67,7 @@ Test(hostile_keys, find_db_lines_with_refused_keys_are_skipped)
 {
     const char *text = "1312-1-14-14-1x1x1-128-1-14-14-64-0x0x0-0x1x1-1x1x1-0-NCDHW-FP16-F=k0:1.0,0,a;k1:2.0,0,a\n"
                        "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F=k0:1.0,0,a;k1:2.0,0,a\n";
-    data_load_opts lax = {0, NULL, 1, NULL}, strict = {1, NULL, 1, NULL};
+    data_load_opts lax = {.threads = 1}, strict = {.strict = 1, .threads = 1};
     data_select *ds = NULL;
     cr_assert_eq(data_fdb_parse("z.fdb.txt", text, strlen(text), &lax, &ds), HR_OK, "%s", hr_last_error());
     cr_assert_eq(ds->n, 1);

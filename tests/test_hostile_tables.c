@@ -15,7 +15,7 @@
 
 #define SCHEMA "{\"problem\":[\"M\",\"N\"],\"kernel\":[\"tm\"],\"measure\":\"us\"}"
 
-static data_load_opts strict_opts = {1, NULL, 1, NULL};
+static data_load_opts strict_opts = {.strict = 1, .threads = 1};
 
 /* The header's duplicate check and role lookups are linear in its width: 300,000 columns read in well under
  * the timeout (a pairwise check takes minutes). */
@@ -109,7 +109,7 @@ Test(hostile_tables, kernel_columns_and_vendor_feature_are_bounded)
 Test(hostile_tables, measures_outside_float_range_are_skipped_or_refused)
 {
     const char *text = "M,N,tm,us\n1,2,32,5\n1,2,64,1e-50\n1,2,16,1e39\n3,4,32,1e-320\n3,4,64,1e308\n";
-    data_load_opts lax = {0, NULL, 1, NULL};
+    data_load_opts lax = {.threads = 1};
     data_select *ds = NULL;
     int rc = data_table_parse("tiny.csv", text, strlen(text), ',', SCHEMA, &lax, &ds);
     cr_assert_eq(rc, HR_OK, "%s", hr_last_error());

@@ -29,7 +29,7 @@ static fixture fixture_load(int n)
     fixture f;
     memset(&f, 0, sizeof f);
     hr_h5_quiet();
-    data_load_opts o = {0, NULL, 0, NULL};
+    data_load_opts o = {0};
     cr_assert_eq(data_perfdb_load(test_miopen("gfx906_60.db.bz2"), "ConvAsm1x1U", &o, &f.t), HR_OK, "%s",
                  hr_last_error());
     data_tune *t = f.t;

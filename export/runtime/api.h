@@ -5,6 +5,7 @@
  * prefix around these, and HM_N_KERNELS (select) or HM_LENGTH (tune) before them) and compiled as it is
  * by tests/test_export_runtime.c, which checks keys and features against data/'s parser and features.
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ static void hm_problem(data_problem *p, const long long *fields, int layout, int
     p->layout = (int8_t)layout;
     p->dtype = (int8_t)dtype;
     p->direction = (int8_t)direction;
+    p->precision = DATA_PRECISION_TF32;
 }
 
 /* A find-db problem key, up to an '=' when a whole find-db line is given; 0, or -1 when it does not parse */
@@ -44,11 +46,23 @@ static int hm_model_select(const data_problem *p, const float *x, float *scores)
 }
 #endif
 
+/* hm_refused[c][k] (written beside the kernel names): 1 when precision class c refuses kernel k of an FP32 problem
+ * (data_portable_precision_allows), which is then never the pick and scores -INFINITY */
 static int hm_select(const data_problem *p, float *scores)
 {
     float x[DATA_N_FEATURES];
     data_portable_features(p, x);
-    return hm_model_select(p, x, scores);
+    if (p->dtype != DATA_DTYPE_FP32 || p->precision < 0 || p->precision >= DATA_PRECISION_COUNT)
+        return hm_model_select(p, x, scores);
+    float s[HM_N_KERNELS];
+    hm_model_select(p, x, s);
+    int best = -1;
+    for (int k = 0; k < HM_N_KERNELS; k++) {
+        if (hm_refused[p->precision][k]) s[k] = -INFINITY;
+        if (best < 0 || s[k] > s[best]) best = k;
+    }
+    if (scores) memcpy(scores, s, sizeof s);
+    return best;
 }
 
 /* @section tune */

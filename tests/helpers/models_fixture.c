@@ -39,7 +39,7 @@ fixture fixture_load(size_t max_bytes)
     fclose(fp);
     while (len && buf[len - 1] != '\n') len--;
     buf[len] = '\0';
-    data_load_opts o = {0, NULL, 0, NULL};
+    data_load_opts o = {0};
     cr_assert_eq(data_fdb_parse("subset", buf, len, &o, &f.sel), HR_OK, "%s", hr_last_error());
     free(buf);
     const int n = f.sel->n;
