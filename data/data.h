@@ -126,6 +126,10 @@ void data_labels_fill(const data_select *ds, const int *rows, int n_rows, data_l
  * t_min), so runs that differ only inside the run-to-run noise get one label. tie <= 1: data_labels_fill. */
 void data_labels_fill_ties(const data_select *ds, const int *rows, int n_rows, data_label_kind kind, float tau, float tie,
                            float *y);
+/* The kinds' names, NULL-terminated ("ratio" and "hard" are other names of soft and onehot), and the kind of each;
+ * a kind's name is the first with its value. */
+extern const char *const data_label_names[];
+extern const int data_label_values[];
 int data_label_kind_parse(const char *s, data_label_kind *out);
 const char *data_label_kind_name(data_label_kind k);
 

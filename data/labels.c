@@ -38,21 +38,25 @@ void data_labels_fill_ties(const data_select *ds, const int *rows, int n_rows, d
     }
 }
 
+/* One list of the kinds' names ("ratio" and "hard" are other names of soft and onehot): the config tables' enum
+ * and the model files' attribute read and write through it. */
+const char *const data_label_names[] = {"soft", "ratio", "onehot", "hard", "softmax", NULL};
+const int data_label_values[] = {DATA_LABEL_SOFT_RATIO, DATA_LABEL_SOFT_RATIO, DATA_LABEL_ONEHOT, DATA_LABEL_ONEHOT,
+                                 DATA_LABEL_SOFTMAX};
+
 int data_label_kind_parse(const char *s, data_label_kind *out)
 {
-    if (strcmp(s, "soft") == 0 || strcmp(s, "ratio") == 0) *out = DATA_LABEL_SOFT_RATIO;
-    else if (strcmp(s, "onehot") == 0 || strcmp(s, "hard") == 0) *out = DATA_LABEL_ONEHOT;
-    else if (strcmp(s, "softmax") == 0) *out = DATA_LABEL_SOFTMAX;
-    else return hr_error(HR_EINVAL, "label type '%s': expected soft, onehot or softmax", s);
-    return HR_OK;
+    for (int i = 0; data_label_names[i]; i++)
+        if (strcmp(s, data_label_names[i]) == 0) {
+            *out = (data_label_kind)data_label_values[i];
+            return HR_OK;
+        }
+    return hr_error(HR_EINVAL, "label type '%s': expected soft, onehot or softmax", s);
 }
 
 const char *data_label_kind_name(data_label_kind k)
 {
-    switch (k) {
-    case DATA_LABEL_SOFT_RATIO: return "soft";
-    case DATA_LABEL_ONEHOT: return "onehot";
-    case DATA_LABEL_SOFTMAX: return "softmax";
-    }
+    for (int i = 0; data_label_names[i]; i++)
+        if (data_label_values[i] == (int)k) return data_label_names[i];
     return "?";
 }

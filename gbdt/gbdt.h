@@ -184,7 +184,14 @@ double gbdt_tree_predict(const gbdt_tree *t, const float *x);
 void gbdt_booster_importance(const gbdt_booster *b, gbdt_importance type, double *out);
 
 /* The objective's name in files: "l2", "softmax", "lambdarank". */
+/* The objectives' names by gbdt_objective, and the histograms' names with their gbdt_histogram, NULL-terminated:
+ * the one list the model files and the config tables read and write. */
+extern const char *const gbdt_objective_names[];
+extern const char *const gbdt_histogram_names[];
+extern const int gbdt_histogram_values[];
 const char *gbdt_objective_name(gbdt_objective o);
+/* The objective named s; HR_EINVAL naming it otherwise. */
+int gbdt_objective_parse(const char *s, gbdt_objective *out);
 
 /* Our format: HDF5 with attributes format="heurist-gbdt", version, objective, num_class, params, and
  * datasets feature_names, is_categorical, base_score and trees as struct-of-arrays (see io.c). */

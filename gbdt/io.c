@@ -13,60 +13,86 @@
 #include "gbdt/gbdt_internal.h"
 
 #include <limits.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/h5.h"
 
-#define PARAM_INTS(X)                                                                                      \
-    X(num_class) X(num_rounds) X(num_leaves) X(max_depth) X(min_data_in_leaf) X(bagging_freq) X(max_bin)   \
-    X(max_cat_to_onehot) X(max_cat_threshold) X(min_data_per_group) X(boost_from_average)                 \
-    X(early_stopping_rounds) X(log_every) X(num_threads) X(quantized_grad) X(grad_bins) X(renew_leaf)      \
-    X(hessian_counts)
-#define PARAM_DOUBLES(X)                                                                                   \
-    X(learning_rate) X(min_sum_hessian_in_leaf) X(lambda_l1) X(lambda_l2) X(min_gain_to_split)            \
-    X(bagging_fraction) X(feature_fraction) X(cat_l2) X(cat_smooth) X(base_score)
+/* The params group's rows: every gbdt_params field by its name (the objective and the histogram by their names),
+ * in the order files record them: set 1, then the seed (an unsigned 64-bit attribute of its own), then set 2. A
+ * parameter a file lacks keeps its default, so files older than a parameter still load. */
+enum { PARAMS_FILE_FIELDS = 1, PARAMS_FILE_AFTER_SEED = 2 };
+#define P(f) offsetof(gbdt_params, f)
+#define INT(f) {.name = #f, .type = HR_CONFIG_INT, .offset = P(f), .min = INT_MIN, .max = INT_MAX, .file = 1, .file_optional = 1}
+#define DOUBLE(f) {.name = #f, .type = HR_CONFIG_DOUBLE, .offset = P(f), .min = -HUGE_VAL, .max = HUGE_VAL, .file = 1, .file_optional = 1}
+static const hr_config_option param_rows[] = {
+    {.name = "objective", .type = HR_CONFIG_ENUM, .offset = P(objective), .names = gbdt_objective_names, .file = 1,
+     .file_optional = 1},
+    INT(num_class), INT(num_rounds), INT(num_leaves), INT(max_depth), INT(min_data_in_leaf), INT(bagging_freq),
+    INT(max_bin), INT(max_cat_to_onehot), INT(max_cat_threshold), INT(min_data_per_group), INT(boost_from_average),
+    INT(early_stopping_rounds), INT(log_every), INT(num_threads), INT(quantized_grad), INT(grad_bins),
+    INT(renew_leaf), INT(hessian_counts),
+    DOUBLE(learning_rate), DOUBLE(min_sum_hessian_in_leaf), DOUBLE(lambda_l1), DOUBLE(lambda_l2),
+    DOUBLE(min_gain_to_split), DOUBLE(bagging_fraction), DOUBLE(feature_fraction), DOUBLE(cat_l2), DOUBLE(cat_smooth),
+    DOUBLE(base_score),
+    {.name = "histogram", .type = HR_CONFIG_ENUM, .offset = P(histogram), .names = gbdt_histogram_names,
+     .values = gbdt_histogram_values, .file = PARAMS_FILE_AFTER_SEED, .file_optional = 1},
+};
+#undef INT
+#undef DOUBLE
+#undef P
+
+/* The rows with gbdt_params_default's values as their defaults */
+static hr_config_table params_table(hr_config_option *rows)
+{
+    const size_t n = sizeof param_rows / sizeof *param_rows;
+    memcpy(rows, param_rows, sizeof param_rows);
+    gbdt_params def;
+    gbdt_params_default(&def);
+    for (size_t i = 0; i < n; i++) {
+        const char *field = (const char *)&def + rows[i].offset;
+        switch (rows[i].type) {
+        case HR_CONFIG_DOUBLE: rows[i].def = *(const double *)field; break;
+        case HR_CONFIG_ENUM: {
+            const int v = *(const int *)field;
+            for (int k = 0; rows[i].names[k]; k++)
+                if ((rows[i].values ? rows[i].values[k] : k) == v) rows[i].def_name = rows[i].names[k];
+            break;
+        }
+        default: rows[i].def = *(const int *)field;
+        }
+    }
+    hr_config_table t = {"gbdt params", rows, n};
+    return t;
+}
 
 static int io_write_params(hid_t g, const gbdt_params *p)
 {
     hid_t pg;
     int rc = hr_h5_group_create(g, "params", &pg);
     if (rc) return rc;
-    rc = hr_h5_attr_write_str(pg, "objective", gbdt_objective_name(p->objective));
-#define WRITE_INT(f) if (rc == HR_OK) rc = hr_h5_attr_write_int(pg, #f, p->f);
-#define WRITE_DOUBLE(f) if (rc == HR_OK) rc = hr_h5_attr_write_double(pg, #f, p->f);
-    PARAM_INTS(WRITE_INT)
-    PARAM_DOUBLES(WRITE_DOUBLE)
-#undef WRITE_INT
-#undef WRITE_DOUBLE
+    hr_config_option rows[sizeof param_rows / sizeof *param_rows];
+    const hr_config_table t = params_table(rows);
+    rc = hr_config_write_h5(&t, p, PARAMS_FILE_FIELDS, pg);
     if (rc == HR_OK) rc = hr_h5_attr_write_uint64(pg, "seed", p->seed);
-    if (rc == HR_OK) rc = hr_h5_attr_write_str(pg, "histogram", p->histogram == GBDT_HISTOGRAM_INT ? "int" : "float");
+    if (rc == HR_OK) rc = hr_config_write_h5(&t, p, PARAMS_FILE_AFTER_SEED, pg);
     H5Gclose(pg);
     return rc;
 }
 
-/* A parameter missing from the file keeps its default, so files older than a parameter still load. */
 static int io_read_params(hid_t g, gbdt_params *p)
 {
     gbdt_params_default(p);
     hid_t pg;
     int rc = hr_h5_group_open(g, "params", &pg);
     if (rc) return rc;
-#define READ_INT(f)                                                                                        \
-    if (rc == HR_OK && hr_h5_attr_exists(pg, #f))                                                          \
-        rc = hr_h5_attr_read_int_in(pg, "params", #f, INT_MIN, INT_MAX, &p->f);
-#define READ_DOUBLE(f) if (rc == HR_OK && hr_h5_attr_exists(pg, #f)) rc = hr_h5_attr_read_double(pg, #f, &p->f);
-    PARAM_INTS(READ_INT)
-    PARAM_DOUBLES(READ_DOUBLE)
-#undef READ_INT
-#undef READ_DOUBLE
+    hr_config_option rows[sizeof param_rows / sizeof *param_rows];
+    const hr_config_table t = params_table(rows);
+    rc = hr_config_read_h5(&t, pg, PARAMS_FILE_FIELDS | PARAMS_FILE_AFTER_SEED, 0, p);
     if (rc == HR_OK && hr_h5_attr_exists(pg, "seed")) rc = hr_h5_attr_read_uint64(pg, "seed", &p->seed);
-    char *hist = NULL;
-    if (rc == HR_OK && hr_h5_attr_exists(pg, "histogram") && (rc = hr_h5_attr_read_str(pg, "histogram", &hist)) == HR_OK) {
-        if (strcmp(hist, "int") == 0) p->histogram = GBDT_HISTOGRAM_INT;
-        else if (strcmp(hist, "float") != 0) rc = hr_error(HR_EFORMAT, "gbdt: params/histogram is '%s' (float or int)", hist);
-    }
-    free(hist);
     H5Gclose(pg);
     return rc;
 }
@@ -297,9 +323,9 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
                         GBDT_FORMAT_VERSION);
     if (version < 1) return hr_error(HR_EFORMAT, "bad format version %lld", version);
     if ((rc = hr_h5_attr_read_str(g, "objective", &objective))) return rc;
-    int softmax = strcmp(objective, "softmax") == 0, l2 = strcmp(objective, "l2") == 0;
-    int lambdarank = strcmp(objective, "lambdarank") == 0;
-    if (!softmax && !l2 && !lambdarank) rc = hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
+    gbdt_objective obj = GBDT_OBJECTIVE_L2;
+    if (gbdt_objective_parse(objective, &obj)) rc = hr_error(HR_EFORMAT, "unknown objective '%s'", objective);
+    const int softmax = obj == GBDT_OBJECTIVE_SOFTMAX;
     free(objective);
     if (rc == HR_OK) rc = hr_h5_attr_read_int_in(g, "booster", "num_class", 1, 256, &num_class);
     if (rc == HR_OK && !softmax && num_class != 1)
@@ -316,7 +342,7 @@ int gbdt_booster_read_h5(hid_t g, gbdt_booster **out)
     if ((rc = gbdt_booster_alloc(num_features, num_class, &b))) return rc;
     b->best_iteration = best;
     rc = io_read_params(g, &b->params);
-    b->params.objective = softmax ? GBDT_OBJECTIVE_SOFTMAX : lambdarank ? GBDT_OBJECTIVE_LAMBDARANK : GBDT_OBJECTIVE_L2;
+    b->params.objective = obj;
     b->params.num_class = num_class;
     if (rc == HR_OK) rc = io_read_names(g, b);
     if (rc == HR_OK) rc = hr_h5_read(g, "is_categorical", H5T_NATIVE_UINT8, (size_t)num_features, 0, b->is_categorical);

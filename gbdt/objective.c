@@ -230,9 +230,23 @@ static void grad_range(void *ctx, size_t begin, size_t end, int tid)
     }
 }
 
+const char *const gbdt_objective_names[] = {"l2", "softmax", "lambdarank", NULL};
+const char *const gbdt_histogram_names[] = {"float", "int", NULL};
+const int gbdt_histogram_values[] = {GBDT_HISTOGRAM_FLOAT, GBDT_HISTOGRAM_INT};
+
 const char *gbdt_objective_name(gbdt_objective o)
 {
-    return o == GBDT_OBJECTIVE_SOFTMAX ? "softmax" : o == GBDT_OBJECTIVE_LAMBDARANK ? "lambdarank" : "l2";
+    return o >= GBDT_OBJECTIVE_L2 && o <= GBDT_OBJECTIVE_LAMBDARANK ? gbdt_objective_names[o] : "l2";
+}
+
+int gbdt_objective_parse(const char *s, gbdt_objective *out)
+{
+    for (int i = 0; gbdt_objective_names[i]; i++)
+        if (!strcmp(s, gbdt_objective_names[i])) {
+            *out = (gbdt_objective)i;
+            return HR_OK;
+        }
+    return hr_error(HR_EINVAL, "objective '%s': expected l2, softmax or lambdarank", s);
 }
 
 /* ---- LambdaRank ---- */

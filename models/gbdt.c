@@ -80,15 +80,28 @@ static int gbdt_model_predict_tune(const model *m, void *ws, const data_problem 
     return HR_OK;
 }
 
+const char *const gbdt_mode_names[] = {"softmax", "rank", "tune", NULL};
+
+/* The config table's rows that a rank model of a table records */
+static hr_config_table gbdt_file_table(hr_config_option *rows)
+{
+    hr_config_table t = {"gbdt model", rows, gbdt_model_config_options(rows)};
+    return t;
+}
+
 static int gbdt_model_save(const model *m, hid_t group)
 {
     const gbdt_model *g = (const gbdt_model *)m;
-    static const char *const modes[] = {"softmax", "rank", "tune"};
-    int rc = hr_h5_attr_write_str(group, "objective", modes[g->mode]);
+    int rc = hr_h5_attr_write_str(group, "objective", gbdt_mode_names[g->mode]);
     if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
     if (!rc && g->mode == GBDT_MODE_RANK && m->table) {
-        rc = hr_h5_attr_write_str(group, "rank_target", gbdt_table_target_names[g->target - 1]);
-        if (!rc) rc = hr_h5_attr_write_str(group, "rank_loss", gbdt_table_loss_names[g->loss]);
+        hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+        const hr_config_table t = gbdt_file_table(rows);
+        gbdt_cfg cfg;
+        hr_config_defaults(&t, &cfg);
+        cfg.rank_target = g->target;
+        cfg.rank_loss = g->loss;
+        rc = hr_config_write_h5(&t, &cfg, GBDT_FILE_TABLE_RANK, group);
     }
     else if (!rc && g->mode == GBDT_MODE_RANK)
         rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
@@ -113,8 +126,9 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
     int rc = hr_h5_attr_read_str(group, "objective", &mode);
     if (!rc) rc = hr_h5_attr_read_int(group, "boosters", &nb);
     if (!rc) {
-        g->mode = strcmp(mode, "softmax") == 0 ? GBDT_MODE_SOFTMAX : strcmp(mode, "rank") == 0 ? GBDT_MODE_RANK
-                  : strcmp(mode, "tune") == 0  ? GBDT_MODE_TUNE : -1;
+        g->mode = -1;
+        for (int i = 0; gbdt_mode_names[i]; i++)
+            if (!strcmp(mode, gbdt_mode_names[i])) g->mode = i;
         if (g->mode < 0 || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
     }
     free(mode);
@@ -129,20 +143,12 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
         if (!rc) g->n_boosters = i + 1;
     }
     if (!rc && g->mode == GBDT_MODE_RANK && base->table) {
-        char *target = NULL;
-        rc = hr_h5_attr_read_str(group, "rank_target", &target);
-        for (int i = 0; !rc && gbdt_table_target_names[i]; i++)
-            if (!strcmp(target, gbdt_table_target_names[i])) g->target = gbdt_table_target_values[i];
-        if (!rc && !g->target) rc = hr_error(HR_EFORMAT, "gbdt model: unknown rank_target '%s'", target);
-        free(target);
-        char *loss = NULL;
-        if (!rc && (rc = hr_h5_attr_read_str(group, "rank_loss", &loss)) == HR_OK) {
-            g->loss = -1;
-            for (int i = 0; gbdt_table_loss_names[i]; i++)
-                if (!strcmp(loss, gbdt_table_loss_names[i])) g->loss = i;
-            if (g->loss < 0) rc = hr_error(HR_EFORMAT, "gbdt model: unknown rank_loss '%s'", loss);
-        }
-        free(loss);
+        hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+        const hr_config_table t = gbdt_file_table(rows);
+        gbdt_cfg cfg;
+        rc = hr_config_read_h5(&t, group, GBDT_FILE_TABLE_RANK, 0, &cfg);
+        g->target = cfg.rank_target;
+        g->loss = cfg.rank_loss;
         int want = base->n_features + data_table_pair_feature_count(base->table);
         if (!rc && gbdt_booster_num_features(g->boosters[0]) != want)
             rc = hr_error(HR_EFORMAT, "gbdt model: the booster reads %d features, the table's pairs have %d",

@@ -13,21 +13,9 @@
 
 /* ---- config ---- */
 
-typedef struct gbdt_cfg {
-    gbdt_params p;
-    int objective;  /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
-    int label;      /* softmax objective: data_label_kind */
-    float tau;
-    float tie;       /* a candidate within this ratio of a problem's fastest counts as the fastest (1: none) */
-    int rank_target; /* rank objective on a table: model_target */
-    int rank_weight; /* rank objective on a table: GBDT_TABLE_WEIGHT_* */
-    int rank_loss;   /* rank objective on a table: GBDT_TABLE_LOSS_* */
-} gbdt_cfg;
-
+/* The objectives a select config chooses: gbdt_mode_names without "tune", which no config names (the task does) */
 static const char *const objective_names[] = {"softmax", "rank", NULL};
 static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
-static const char *const histogram_names[] = {"float", "int", NULL};
-static const int histogram_values[] = {GBDT_HISTOGRAM_FLOAT, GBDT_HISTOGRAM_INT};
 
 #define P(field) offsetof(gbdt_cfg, p.field)
 /* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
@@ -38,7 +26,7 @@ static const hr_config_option gbdt_options[] = {
      .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
             "table rank_target from the pair's features)"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
-     .names = model_label_names, .values = model_label_values,
+     .names = data_label_names, .values = data_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
     {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tau), .def = 0.1, .min = 1e-6, .max = 1e6,
      .doc = "temperature of the softmax labels"},
@@ -71,7 +59,7 @@ static const hr_config_option gbdt_options[] = {
     {.name = "early_stopping_rounds", .type = HR_CONFIG_INT, .offset = P(early_stopping_rounds), .def = 20,
      .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
     {.name = "histogram", .type = HR_CONFIG_ENUM, .offset = P(histogram), .def_name = "float",
-     .names = histogram_names, .values = histogram_values,
+     .names = gbdt_histogram_names, .values = gbdt_histogram_values,
      .doc = "gradient sums: float, or int (fixed-point, exact: the same model for any number of MPI ranks)"},
     {.name = "quantized_grad", .type = HR_CONFIG_BOOL, .offset = P(quantized_grad), .def = 0,
      .doc = "gradients discretised each round to grad_bins levels by stochastic rounding, integer histograms "
@@ -88,14 +76,16 @@ static const hr_config_option gbdt_options[] = {
     {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
      .names = gbdt_table_target_names, .values = gbdt_table_target_values,
      .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
-            "log1p(1/cost)"},
+            "log1p(1/cost)",
+     .file = GBDT_FILE_TABLE_RANK},
     {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
      .names = gbdt_table_weight_names, .values = NULL,
      .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
     {.name = "rank_loss", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_loss), .def_name = "l2",
      .names = gbdt_table_loss_names, .values = NULL,
      .doc = "rank objective on a benchmark table: l2 on rank_target, or lambdarank over each problem's pairs "
-            "(relevance = efficiency)"},
+            "(relevance = efficiency)",
+     .file = GBDT_FILE_TABLE_RANK},
     {.name = "tie_ratio", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tie), .def = 1, .min = 1, .max = 10,
      .doc = "a candidate within this ratio of a problem's fastest takes its label: lambdarank relevance 1, the "
             "softmax objective's label (the run-to-run noise, 1.02 on the H100 GEMM table; 1: none)"},

@@ -12,8 +12,7 @@
 int gbdt_model_views(const model *m, model_views *v)
 {
     const gbdt_model *g = (const gbdt_model *)m;
-    static const char *const modes[] = {"softmax", "rank", "tune"};
-    model_views_array(v, MODEL_VIEW_TEXT, modes[g->mode], 1, "objective");
+    model_views_array(v, MODEL_VIEW_TEXT, gbdt_mode_names[g->mode], 1, "objective");
     model_views_int(v, g->n_boosters, "boosters");
     for (int i = 0; i < g->n_boosters; i++) model_views_array(v, MODEL_VIEW_BOOSTER, g->boosters[i], 1, "booster%d", i);
     if (g->mode != GBDT_MODE_RANK) return HR_OK;

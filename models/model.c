@@ -352,10 +352,6 @@ int model_load(const char *path, model **out)
 
 /* ---- config ---- */
 
-const char *const model_label_names[] = {"soft", "ratio", "onehot", "hard", "softmax", NULL};
-const int model_label_values[] = {DATA_LABEL_SOFT_RATIO, DATA_LABEL_SOFT_RATIO, DATA_LABEL_ONEHOT, DATA_LABEL_ONEHOT,
-                                  DATA_LABEL_SOFTMAX};
-
 void model_config_print(const model_family *fam, FILE *out)
 {
     hr_config_option rows[HR_CONFIG_MAX_OPTIONS];

@@ -243,10 +243,6 @@ int model_predict_tune_q(const model *m, model_ws *ws, const data_tune_problem *
 
 /* The family's config table (config_options) printed one option a line: name, type, default, range, doc. */
 void model_config_print(const model_family *fam, FILE *out);
-/* Label kinds for a config enum (soft = runtime ratio, onehot, softmax; "ratio" and "hard" are other names
- * of soft and onehot), NULL-terminated, and the data_label_kind of each. */
-extern const char *const model_label_names[];
-extern const int model_label_values[];
 
 /* For the families trained by train/'s loop: the run's fields of the loop's options from ctx (seed, log,
  * checkpoint, resume) and the family's name for its progress lines; then, after the loop, its epochs appended to m's curve. */

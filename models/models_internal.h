@@ -8,6 +8,21 @@
 #include "models/model.h"
 
 enum { GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
+extern const char *const gbdt_mode_names[]; /* by GBDT_MODE_*, NULL-terminated: a model file's "objective" */
+
+/* The family's options (models/gbdt_train.c's config table fills it); a rank model of a table records rank_target
+ * and rank_loss (GBDT_FILE_TABLE_RANK). */
+typedef struct gbdt_cfg {
+    gbdt_params p;
+    int objective;   /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
+    int label;       /* softmax objective: data_label_kind */
+    float tau;
+    float tie;       /* a candidate within this ratio of a problem's fastest counts as the fastest (1: none) */
+    int rank_target; /* rank objective on a table: model_target */
+    int rank_weight; /* rank objective on a table: GBDT_TABLE_WEIGHT_* */
+    int rank_loss;   /* rank objective on a table: GBDT_TABLE_LOSS_* */
+} gbdt_cfg;
+enum { GBDT_FILE_TABLE_RANK = 1 };
 
 typedef struct gbdt_model {
     model base;

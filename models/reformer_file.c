@@ -7,61 +7,19 @@
 #include "core/h5.h"
 #include "models/reformer_internal.h"
 
-const char *const reformer_combine_names[] = {"product", "mask", "head", NULL};
-const char *const reformer_norm_names[] = {"batch", "layer", NULL};
-const int reformer_norm_values[] = {NN_NORM_BATCH, NN_NORM_LAYER};
-
-int reformer_parse_combine(const char *s, int *out)
-{
-    for (int i = 0; reformer_combine_names[i]; i++)
-        if (!strcmp(s, reformer_combine_names[i])) {
-            *out = i;
-            return HR_OK;
-        }
-    return hr_error(HR_EINVAL, "combine '%s': expected product, mask or head", s);
-}
-
-int reformer_parse_norm(const char *s, nn_norm_kind *k)
-{
-    for (int i = 0; reformer_norm_names[i]; i++)
-        if (!strcmp(s, reformer_norm_names[i])) {
-            *k = (nn_norm_kind)reformer_norm_values[i];
-            return HR_OK;
-        }
-    return hr_error(HR_EINVAL, "norm '%s': expected batch or layer", s);
-}
-
-const reformer_head *reformer_head_find(const char *s)
-{
-    static const reformer_head *const heads[] = {&reformer_head_classes, &reformer_head_pairs, &reformer_head_towers};
-    for (size_t i = 0; i < sizeof heads / sizeof *heads; i++)
-        if (!strcmp(s, heads[i]->name)) return heads[i];
-    return NULL;
-}
-
-static const char *norm_name(nn_norm_kind k)
-{
-    return k == NN_NORM_BATCH ? "batch" : "layer";
-}
-
 int reformer_save(const model *mb, hid_t g)
 {
     const reformer *r = (const reformer *)mb;
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t;
+    reformer_config_table(&t, rows);
+    reformer_cfg cfg;
+    reformer_options_of(r, &cfg);
+    const unsigned towers = r->mode == &reformer_head_towers ? REFORMER_FILE_TOWERS : 0;
     int rc = hr_h5_attr_write_int(g, "reformer_version", REFORMER_VERSION);
-    if (!rc) rc = hr_h5_attr_write_int(g, "depth", r->depth);
-    if (!rc) rc = hr_h5_attr_write_int(g, "hidden", r->hidden);
-    if (!rc) rc = hr_h5_attr_write_int(g, "expand", r->expand);
-    if (!rc) rc = hr_h5_attr_write_str(g, "norm", norm_name(r->norm));
-    if (!rc) rc = hr_h5_attr_write_double(g, "dropout", r->dropout);
-    if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(r->label));
-    if (!rc) rc = hr_h5_attr_write_double(g, "tau", r->tau);
-    if (!rc) rc = hr_h5_attr_write_str(g, "input", r->n_ple ? "ple" : r->input_log ? "log" : "zscore");
-    if (!rc) rc = hr_h5_attr_write_str(g, "mode", r->mode->name);
+    if (!rc) rc = hr_config_write_h5(&t, &cfg, REFORMER_FILE_TRUNK | towers, g);
     if (!rc && r->mode->save) rc = r->mode->save(r, g);
-    if (!rc) rc = hr_h5_attr_write_double(g, "applicability", r->app_weight);
-    if (!rc) rc = hr_h5_attr_write_str(g, "combine", reformer_combine_names[r->app_combine]);
-    if (!rc) rc = hr_h5_attr_write_str(g, "app_target", r->app_eff ? "efficiency" : "measured");
-    if (!rc) rc = hr_h5_attr_write_double(g, "combine_weight", r->app_beta);
+    if (!rc) rc = hr_config_write_h5(&t, &cfg, REFORMER_FILE_HEADS, g);
     if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)r->n_in, 0, r->zmean);
     if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)r->n_in, 0, r->zstd);
     if (!rc && r->n_ple) rc = hr_h5_write(g, "ple_feature", H5T_NATIVE_INT, (size_t)r->n_ple, 0, r->ple_src);
@@ -96,6 +54,33 @@ static int reformer_ple_load(hid_t g, reformer *r)
     return rc;
 }
 
+/* The options a file records: the trunk's and the mode (files before version 4 hold classes-mode models), the
+ * towers' widths, the classes head's (files of version 1 predate the applicability head) */
+static int reformer_options_load(hid_t g, int version, reformer_cfg *cfg)
+{
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t;
+    reformer_config_table(&t, rows);
+    int rc = hr_config_read_h5(&t, g, REFORMER_FILE_TRUNK, version, cfg);
+    if (!rc && version < 4) cfg->mode = REFORMER_MODE_CLASSES;
+    if (!rc && cfg->mode == REFORMER_MODE_AUTO) rc = hr_error(HR_EFORMAT, "reformer: unknown mode 'auto'");
+    reformer_cfg more;
+    if (!rc && cfg->mode == REFORMER_MODE_TOWERS) rc = hr_config_read_h5(&t, g, REFORMER_FILE_TOWERS, version, &more);
+    if (!rc && cfg->mode == REFORMER_MODE_TOWERS) {
+        cfg->tower_dim = more.tower_dim;
+        cfg->config_hidden = more.config_hidden;
+    }
+    if (!rc) rc = hr_config_read_h5(&t, g, REFORMER_FILE_HEADS, version, &more);
+    if (!rc && version >= 2) {
+        cfg->app_weight = more.app_weight;
+        cfg->app_combine = more.app_combine;
+        cfg->app_eff = more.app_eff;
+        cfg->app_beta = more.app_beta;
+    }
+    if (!rc && version < 2) cfg->app_weight = 0.0f;
+    return rc;
+}
+
 int reformer_load(hid_t g, model *base, model **out)
 {
     *out = NULL;
@@ -107,55 +92,10 @@ int reformer_load(hid_t g, model *base, model **out)
         rc = hr_error(HR_EVERSION, "reformer content version %d is newer than this heurist's %d", version,
                       REFORMER_VERSION);
     if (!rc && r->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "reformer: task must be select");
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "depth", 1, REFORMER_MAX_DEPTH, &r->depth);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "hidden", 1, 8192, &r->hidden);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "expand", 1, 8192, &r->expand);
-    char *s = NULL;
-    if (!rc) rc = hr_h5_attr_read_str(g, "norm", &s);
-    if (!rc) rc = reformer_parse_norm(s, &r->norm);
-    free(s);
-    s = NULL;
-    if (!rc) rc = hr_h5_attr_read_str(g, "label", &s);
-    if (!rc && data_label_kind_parse(s, &r->label)) rc = hr_error(HR_EFORMAT, "reformer: unknown label '%s'", s);
-    free(s);
-    s = NULL;
-    double v = 0;
-    if (!rc) rc = hr_h5_attr_read_double(g, "dropout", &v);
-    r->dropout = (float)v;
-    if (!rc) rc = hr_h5_attr_read_double(g, "tau", &v);
-    r->tau = (float)v;
-    if (!rc) rc = hr_h5_attr_read_str(g, "input", &s);
-    if (!rc && strcmp(s, "log") && strcmp(s, "zscore") && strcmp(s, "ple"))
-        rc = hr_error(HR_EFORMAT, "reformer: unknown input '%s'", s);
-    const int ple = !rc && strcmp(s, "ple") == 0;
-    if (!rc) r->input_log = strcmp(s, "zscore") != 0;
-    free(s);
-    /* version 1 files predate the applicability head */
-    if (!rc && version >= 2) rc = hr_h5_attr_read_double(g, "applicability", &v);
-    r->app_weight = !rc && version >= 2 ? (float)v : 0.0f;
-    if (!rc && !(r->app_weight >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: applicability %g < 0", v);
-    s = NULL;
-    if (!rc && version >= 2) rc = hr_h5_attr_read_str(g, "combine", &s);
-    if (!rc && s && reformer_parse_combine(s, &r->app_combine)) rc = HR_EFORMAT; /* the message names the value */
-    free(s);
-    s = NULL;
-    if (!rc && version >= 2 && hr_h5_attr_exists(g, "app_target") > 0)
-        rc = hr_h5_attr_read_str(g, "app_target", &s);
-    if (!rc && s && strcmp(s, "measured") && strcmp(s, "efficiency"))
-        rc = hr_error(HR_EFORMAT, "reformer: unknown app_target '%s'", s);
-    r->app_eff = s && !strcmp(s, "efficiency");
-    free(s);
-    v = 1.0;
-    if (!rc && version >= 2 && hr_h5_attr_exists(g, "combine_weight") > 0)
-        rc = hr_h5_attr_read_double(g, "combine_weight", &v);
-    r->app_beta = (float)v;
-    if (!rc && !(r->app_beta >= 0.0f)) rc = hr_error(HR_EFORMAT, "reformer: combine_weight %g < 0", v);
-    /* files before version 4 are classes mode */
-    s = NULL;
-    r->mode = &reformer_head_classes;
-    if (!rc && version >= 4) rc = hr_h5_attr_read_str(g, "mode", &s);
-    if (!rc && s && !(r->mode = reformer_head_find(s))) rc = hr_error(HR_EFORMAT, "reformer: unknown mode '%s'", s);
-    free(s);
+    reformer_cfg cfg;
+    if (!rc) rc = reformer_options_load(g, version, &cfg);
+    if (!rc) reformer_options_apply(r, &cfg);
+    const int ple = !rc && cfg.input == REFORMER_INPUT_PLE;
     if (!rc && r->mode->table && !r->base.table)
         rc = hr_error(HR_EFORMAT, "reformer: a %s-mode model without its table's schema", r->mode->name);
     if (!rc && r->mode->table && !r->base.kernel_values)

@@ -9,6 +9,7 @@
  *   reformer_trunk.c  the parameter block, the blocks' layout, reset and fold, their forward and backward passes
  *   reformer_list.c   the listwise training the pairs and towers heads share (per problem, its candidates)
  *   reformer_classes.c, reformer_pairs.c, reformer_towers.c   the heads, each a reformer_head
+ *   reformer_options.c the options: one table for --config, the model files and the option reference
  *   reformer_file.c   the model files: sizes, options, the input transform, the head's part, the parameters
  *   reformer_view.c   what the model shows export/ (models/view.h)
  *   reformer.c        the family: its config table, the training written once over the head's hooks, prediction
@@ -104,8 +105,11 @@ typedef enum reformer_combine {
     REFORMER_COMBINE_HEAD,
 } reformer_combine;
 
-/* The family's options (models/reformer.c's config table fills it). */
+/* The family's options (models/reformer_options.c's config table fills it). */
 enum { REFORMER_INPUT_ZSCORE, REFORMER_INPUT_LOG, REFORMER_INPUT_PLE };
+/* The sets of options a model file records, in this order: the trunk's (and the mode), the towers' widths, and
+ * after the head's own part the classes head's options. */
+enum { REFORMER_FILE_TRUNK = 1, REFORMER_FILE_TOWERS = 2, REFORMER_FILE_HEADS = 4 };
 enum { REFORMER_MODE_AUTO, REFORMER_MODE_CLASSES, REFORMER_MODE_PAIRS, REFORMER_MODE_TOWERS };
 typedef struct reformer_cfg {
     train_opts train;
@@ -145,15 +149,22 @@ struct reformer_head {
     int (*load)(hid_t g, reformer *r);
 };
 extern const reformer_head reformer_head_classes, reformer_head_pairs, reformer_head_towers;
-/* The head named s (a file's "mode"), or NULL. */
-const reformer_head *reformer_head_find(const char *s);
 
+/* ---- models/reformer_options.c ---- */
 extern const char *const reformer_combine_names[]; /* by reformer_combine, NULL-terminated */
 extern const char *const reformer_norm_names[];    /* NULL-terminated */
 extern const int reformer_norm_values[];           /* nn_norm_kind of each norm name */
-/* Name to value for the files, with an error naming the value. */
-int reformer_parse_combine(const char *s, int *out);
-int reformer_parse_norm(const char *s, nn_norm_kind *k);
+extern const char *const reformer_mode_names[];    /* by REFORMER_MODE_*, NULL-terminated */
+/* The config table (its own options, then the training loop's) into rows (HR_CONFIG_MAX_OPTIONS), as a table. */
+size_t reformer_config_options(hr_config_option *rows);
+void reformer_config_table(hr_config_table *t, hr_config_option *rows);
+/* --config's options, with the defaults that depend on others (a pairs batch, batch_parts below batch 4). */
+int reformer_cfg_parse(const cJSON *c, reformer_cfg *o);
+/* The head of a REFORMER_MODE_* (auto: classes). */
+const reformer_head *reformer_head_of(int mode);
+/* The model's options from cfg (training and loading), and back (saving). */
+void reformer_options_apply(reformer *r, const reformer_cfg *cfg);
+void reformer_options_of(const reformer *r, reformer_cfg *cfg);
 
 /* ---- models/reformer_file.c: the family's save and load (model_family) ---- */
 int reformer_save(const model *mb, hid_t g);

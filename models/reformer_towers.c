@@ -96,13 +96,11 @@ static int towers_cfg_fit(reformer *r, const model_train_data *d)
     return rc;
 }
 
-/* A towers file's own part: the widths, and the inputs' z-scores (each std positive and finite). */
+/* A towers file's own part: the inputs' z-scores (each std positive and finite). */
 static int towers_load(hid_t g, reformer *r)
 {
     r->app_weight = 0.0f;
-    int rc = hr_h5_attr_read_int_in(g, "reformer", "tower_dim", 1, 8192, &r->tower_dim);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "reformer", "config_hidden", 1, 8192, &r->cfg_hidden);
-    if (rc) return rc;
+    int rc;
     towers_widths(r);
     r->cfg_mean = hr_malloc((size_t)(r->n_cfg + 1) * sizeof *r->cfg_mean);
     r->cfg_std = hr_malloc((size_t)(r->n_cfg + 1) * sizeof *r->cfg_std);
@@ -125,9 +123,8 @@ static int towers_load(hid_t g, reformer *r)
 
 static void towers_setup(reformer *r, const reformer_cfg *cfg)
 {
+    (void)cfg; /* the widths tower_dim and config_hidden come with the options */
     r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
-    r->tower_dim = cfg->tower_dim;
-    r->cfg_hidden = cfg->config_hidden;
 }
 
 /* The trunk's input over the training rows (their inputs kept for the fit), then the configuration tower's */
@@ -154,11 +151,10 @@ static void towers_reset(reformer *r, hr_rng *rng)
     if (r->n_q) nn_linear_reset(&r->inter, &r->p, rng);
 }
 
+/* The configuration inputs' and q's statistics (the widths are options, recorded with them) */
 static int towers_save(const reformer *r, hid_t g)
 {
-    int rc = hr_h5_attr_write_int(g, "tower_dim", r->tower_dim);
-    if (!rc) rc = hr_h5_attr_write_int(g, "config_hidden", r->cfg_hidden);
-    if (!rc) rc = hr_h5_write(g, "config_mean", H5T_NATIVE_FLOAT, (size_t)r->n_cfg, 0, r->cfg_mean);
+    int rc = hr_h5_write(g, "config_mean", H5T_NATIVE_FLOAT, (size_t)r->n_cfg, 0, r->cfg_mean);
     if (!rc) rc = hr_h5_write(g, "config_std", H5T_NATIVE_FLOAT, (size_t)r->n_cfg, 0, r->cfg_std);
     if (!rc && r->n_q) rc = hr_h5_write(g, "interaction_mean", H5T_NATIVE_FLOAT, (size_t)r->n_q, 0, r->q_mean);
     if (!rc && r->n_q) rc = hr_h5_write(g, "interaction_std", H5T_NATIVE_FLOAT, (size_t)r->n_q, 0, r->q_std);

@@ -87,16 +87,6 @@ int s2s_enc_width(const seq2seq *m)
 const char *const s2s_decode_names[] = {"greedy", "beam", "constrained", NULL};
 const char *const s2s_space_names[] = {"caps", "measured", NULL};
 
-static int parse_decode(const char *s, s2s_decode_kind *k)
-{
-    for (int i = 0; s2s_decode_names[i]; i++)
-        if (!strcmp(s, s2s_decode_names[i])) {
-            *k = (s2s_decode_kind)i;
-            return HR_OK;
-        }
-    return hr_error(HR_EFORMAT, "seq2seq: decode '%s': expected greedy, beam or constrained", s);
-}
-
 /* ---- layout ---- */
 
 /* Lays out every tensor from the architecture and vocabularies, allocates the parameters. */
@@ -194,19 +184,13 @@ static long s2s_n_params(const model *mb)
 static int s2s_save(const model *mb, hid_t g)
 {
     const seq2seq *m = (const seq2seq *)mb;
-    const s2s_arch *a = &m->a;
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"seq2seq", rows, s2s_config_options(rows)};
+    s2s_cfg cfg;
+    hr_config_defaults(&t, &cfg);
+    cfg.a = m->a;
     int rc = hr_h5_attr_write_int(g, "seq2seq_version", SEQ2SEQ_VERSION);
-    if (!rc) rc = hr_h5_attr_write_int(g, "embed", a->embed);
-    if (!rc) rc = hr_h5_attr_write_int(g, "conv_layers", a->conv_layers);
-    if (!rc) rc = hr_h5_attr_write_int(g, "conv_channels", a->conv_channels);
-    if (!rc) rc = hr_h5_attr_write_int(g, "lstm_layers", a->lstm_layers);
-    if (!rc) rc = hr_h5_attr_write_str(g, "encoder", a->bidir ? "bilstm" : "lstm");
-    if (!rc) rc = hr_h5_attr_write_int(g, "hidden", a->hidden);
-    if (!rc) rc = hr_h5_attr_write_int(g, "attn", a->attn);
-    if (!rc) rc = hr_h5_attr_write_str(g, "decode", s2s_decode_names[a->decode]);
-    if (!rc) rc = hr_h5_attr_write_int(g, "beam", a->beam);
-    if (!rc && m->base.table) rc = hr_h5_attr_write_str(g, "space", s2s_space_names[a->space]);
-    if (!rc && m->base.table) rc = hr_h5_attr_write_int(g, "bins", a->bins);
+    if (!rc) rc = hr_config_write_h5(&t, &cfg, S2S_FILE_MODEL | (m->base.table ? S2S_FILE_TABLE : 0), g);
     /* encoder vocabularies by field name: numbers, or the category names; a table's by column name, its values
      * (bins, or indices into the categories the model's schema records) */
     hid_t vg = -1;
@@ -286,34 +270,20 @@ static int s2s_load(hid_t g, model *base, model **out)
         rc = hr_error(HR_EVERSION, "seq2seq content version %d is newer than this heurist's %d", version,
                       SEQ2SEQ_VERSION);
     if (!rc && m->base.task != MODEL_TASK_TUNE) rc = hr_error(HR_EFORMAT, "seq2seq: task must be tune");
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "embed", 1, 4096, &a->embed);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "conv_layers", 0, S2S_MAX_CONV, &a->conv_layers);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "conv_channels", 1, 4096, &a->conv_channels);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "lstm_layers", 1, S2S_MAX_LSTM, &a->lstm_layers);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "hidden", 1, 4096, &a->hidden);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "attn", 1, 4096, &a->attn);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "beam", 1, S2S_MAX_BEAM, &a->beam);
-    char *s = NULL;
-    if (!rc) rc = hr_h5_attr_read_str(g, "encoder", &s);
-    if (!rc && strcmp(s, "bilstm") && strcmp(s, "lstm")) rc = hr_error(HR_EFORMAT, "seq2seq: unknown encoder '%s'", s);
-    if (!rc) a->bidir = strcmp(s, "bilstm") == 0;
-    free(s);
-    s = NULL;
-    if (!rc) rc = hr_h5_attr_read_str(g, "decode", &s);
-    if (!rc) rc = parse_decode(s, &a->decode);
-    free(s);
-    s = NULL;
     m->n_fields = S2S_N_FIELDS;
-    a->bins = 4;
     if (!rc && m->base.table) {
         m->n_fields = m->base.table->n_problem + m->base.table->n_hardware;
         if (m->n_fields > S2S_MAX_FIELDS)
             rc = hr_error(HR_EFORMAT, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
-        if (!rc) rc = hr_h5_attr_read_int_in(g, "seq2seq", "bins", 1, 1024, &a->bins);
-        if (!rc) rc = hr_h5_attr_read_str(g, "space", &s);
-        if (!rc && !strcmp(s, "measured")) a->space = S2S_SPACE_MEASURED;
-        else if (!rc && strcmp(s, "caps")) rc = hr_error(HR_EFORMAT, "seq2seq: unknown space '%s'", s);
-        free(s);
+    }
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"seq2seq", rows, s2s_config_options(rows)};
+    s2s_cfg cfg;
+    if (!rc) rc = hr_config_read_h5(&t, g, S2S_FILE_MODEL | (m->base.table ? S2S_FILE_TABLE : 0), version, &cfg);
+    if (!rc) *a = cfg.a;
+    if (!m->base.table) { /* a convolution model records neither; it reads neither */
+        a->bins = 4;
+        a->space = S2S_SPACE_CAPS;
     }
     hid_t vg = -1;
     if (!rc) rc = hr_h5_group_open(g, "encoder_vocab", &vg);

@@ -45,6 +45,14 @@ typedef struct s2s_arch {
     int bins;           /* b: bins an octave of a table's numeric columns */
 } s2s_arch;
 
+/* The family's options (models/seq2seq_train.c's config table fills it); a model file records the architecture
+ * (S2S_FILE_MODEL) and on a table the decoding space and the bins (S2S_FILE_TABLE). */
+typedef struct s2s_cfg {
+    train_opts train;
+    s2s_arch a;
+} s2s_cfg;
+enum { S2S_FILE_MODEL = 1, S2S_FILE_TABLE = 2 };
+
 /* What constrained decoding on a table keeps to: the capability rules, or the configurations measured for the
  * problem (its candidate set, what a deployed tuner enumerates and checks on the GPU before deciding; without
  * one, as for a problem given on the command line, the rules). */

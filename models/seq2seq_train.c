@@ -13,40 +13,37 @@
 
 /* ---- config ---- */
 
-typedef struct s2s_cfg {
-    train_opts train;
-    s2s_arch a;
-} s2s_cfg;
-
 _Static_assert(sizeof(s2s_decode_kind) == sizeof(int), "decode is stored through an int");
 static const char *const encoder_names[] = {"bilstm", "lstm", NULL};
 static const int encoder_bidir[] = {1, 0};
 
+/* The rows in the order a model file records them: S2S_FILE_MODEL, then on a table S2S_FILE_TABLE. */
 #define A(field) offsetof(s2s_cfg, a.field)
 static const hr_config_option s2s_options[] = {
     {.name = "embed", .type = HR_CONFIG_INT, .offset = A(embed), .def = 32, .min = 1, .max = 4096,
-     .doc = "width of the token and value embeddings"},
+     .doc = "width of the token and value embeddings", .file = S2S_FILE_MODEL},
     {.name = "conv_layers", .type = HR_CONFIG_INT, .offset = A(conv_layers), .def = 1, .min = 0, .max = S2S_MAX_CONV,
-     .doc = "Conv1D layers (kernel 3, ReLU) over the embedded tokens"},
+     .doc = "Conv1D layers (kernel 3, ReLU) over the embedded tokens", .file = S2S_FILE_MODEL},
     {.name = "conv_channels", .type = HR_CONFIG_INT, .offset = A(conv_channels), .def = 64, .min = 1, .max = 4096,
-     .doc = "channels of each Conv1D"},
+     .doc = "channels of each Conv1D", .file = S2S_FILE_MODEL},
     {.name = "lstm_layers", .type = HR_CONFIG_INT, .offset = A(lstm_layers), .def = 1, .min = 1, .max = S2S_MAX_LSTM,
-     .doc = "encoder LSTM layers"},
-    {.name = "hidden", .type = HR_CONFIG_INT, .offset = A(hidden), .def = 64, .min = 1, .max = 4096,
-     .doc = "LSTM width (per direction) and decoder width"},
-    {.name = "attn", .type = HR_CONFIG_INT, .offset = A(attn), .def = 64, .min = 1, .max = 4096,
-     .doc = "width of the Bahdanau attention"},
-    {.name = "decode", .type = HR_CONFIG_ENUM, .offset = A(decode), .def_name = "constrained",
-     .names = s2s_decode_names, .doc = "greedy, beam search, or beam search within the solver's rules"},
-    {.name = "beam", .type = HR_CONFIG_INT, .offset = A(beam), .def = 4, .min = 1, .max = S2S_MAX_BEAM,
-     .doc = "beam width"},
+     .doc = "encoder LSTM layers", .file = S2S_FILE_MODEL},
     {.name = "encoder", .type = HR_CONFIG_ENUM, .offset = A(bidir), .def_name = "bilstm", .names = encoder_names,
-     .values = encoder_bidir, .doc = "bidirectional or forward-only LSTM encoder"},
+     .values = encoder_bidir, .doc = "bidirectional or forward-only LSTM encoder", .file = S2S_FILE_MODEL},
+    {.name = "hidden", .type = HR_CONFIG_INT, .offset = A(hidden), .def = 64, .min = 1, .max = 4096,
+     .doc = "LSTM width (per direction) and decoder width", .file = S2S_FILE_MODEL},
+    {.name = "attn", .type = HR_CONFIG_INT, .offset = A(attn), .def = 64, .min = 1, .max = 4096,
+     .doc = "width of the Bahdanau attention", .file = S2S_FILE_MODEL},
+    {.name = "decode", .type = HR_CONFIG_ENUM, .offset = A(decode), .def_name = "constrained",
+     .names = s2s_decode_names, .doc = "greedy, beam search, or beam search within the solver's rules", .file = S2S_FILE_MODEL},
+    {.name = "beam", .type = HR_CONFIG_INT, .offset = A(beam), .def = 4, .min = 1, .max = S2S_MAX_BEAM,
+     .doc = "beam width", .file = S2S_FILE_MODEL},
     {.name = "space", .type = HR_CONFIG_ENUM, .offset = A(space), .def_name = "measured", .names = s2s_space_names,
      .doc = "on a table, what constrained decoding keeps to: caps (the capability rules) or measured (the problem's "
-            "measured configurations, the rules where none are given)"},
+            "measured configurations, the rules where none are given)",
+     .file = S2S_FILE_TABLE},
     {.name = "bins", .type = HR_CONFIG_INT, .offset = A(bins), .def = 2, .min = 1, .max = 1024,
-     .doc = "on a table, encoder bins an octave of a numeric problem column"},
+     .doc = "on a table, encoder bins an octave of a numeric problem column", .file = S2S_FILE_TABLE},
 };
 #undef A
 

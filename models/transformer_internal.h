@@ -6,6 +6,7 @@
 
 #include "models/model.h"
 #include "nn/nn.h"
+#include "train/train.h"
 
 #define TRANSFORMER_VERSION 1
 #define TRANSFORMER_EVAL_CHUNK 256
@@ -21,6 +22,19 @@ typedef struct tfm {
     nn_transformer block;/* "block" */
     nn_linear head;      /* "head": d -> n_kernels */
 } tfm;
+
+/* The family's options (the config table in models/transformer_model.c fills it). */
+typedef struct tfm_cfg {
+    train_opts train;
+    int d, heads, d_ff, norm_first;
+    float tau;
+    int label; /* data_label_kind */
+} tfm_cfg;
+/* The config table (its own options, then the training loop's) into rows (HR_CONFIG_MAX_OPTIONS); --config's
+ * options; the model's fields from them. */
+size_t transformer_config_options(hr_config_option *rows);
+int tfm_cfg_parse(const cJSON *c, tfm_cfg *o);
+void tfm_options_apply(tfm *m, const tfm_cfg *cfg);
 
 /* models/transformer_model.c: lays out and allocates m's parameters from its sizes;
  * e (B, T, d) = z (B, T) w + p; pooled (B, d) = mean over T of h (B, T, d); frees a model; and the family's

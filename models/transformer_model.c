@@ -10,6 +10,7 @@
  * models/transformer.c the family (its config table, the training entry, the model_family table).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "models/model.h"
 #include "models/transformer_internal.h"
 #include "nn/nn.h"
+#include "train/train.h"
 
 int transformer_build(tfm *m)
 {
@@ -113,18 +115,83 @@ void transformer_free(model *mb)
     model_base_free(&m->base);
     free(m);
 }
-/* ---- files ---- */
+/* ---- options and files ---- */
+
+/* The options, one table for --config, the model files (the rows of file set 1, in the order files record them)
+ * and the option reference. */
+#define C(field) offsetof(tfm_cfg, field)
+static const hr_config_option transformer_options[] = {
+    {.name = "d", .type = HR_CONFIG_INT, .offset = C(d), .def = 32, .min = 1, .max = 4096,
+     .doc = "token width (a multiple of heads)", .file = 1},
+    {.name = "heads", .type = HR_CONFIG_INT, .offset = C(heads), .def = 4, .min = 1, .max = 256,
+     .doc = "attention heads", .file = 1},
+    {.name = "d_ff", .type = HR_CONFIG_INT, .offset = C(d_ff), .def = 64, .min = 1, .max = 65536,
+     .doc = "width of the feed-forward layer", .file = 1},
+    {.name = "norm_first", .type = HR_CONFIG_INT, .offset = C(norm_first), .def = 0, .min = 0, .max = 1,
+     .doc = "1: LayerNorm before attention and feed-forward (pre-norm); 0: after (post-norm)", .file = 1},
+    {.name = "label", .type = HR_CONFIG_ENUM, .offset = C(label), .def_name = "soft", .names = data_label_names,
+     .values = data_label_values, .doc = "target distribution: runtime ratio, one-hot or softmax(-t/(tau t_min))",
+     .file = 1},
+    {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = C(tau), .def = 0.1, .min = 1e-6, .max = 1e6,
+     .doc = "temperature of the softmax labels", .file = 1},
+};
+#undef C
+
+/* Defaults: d 32, 4 heads, d_ff 64, 8 epochs (an epoch costs ~20x a Reformer epoch). */
+size_t transformer_config_options(hr_config_option *rows)
+{
+    train_opts loop = train_opts_defaults();
+    loop.epochs = 8;
+    loop.batch_size = 256;
+    loop.lr = 2e-3f;
+    loop.optim = nn_optim_defaults(NN_OPTIM_ADAMW);
+    loop.optim.weight_decay = 1e-4f;
+    loop.clip = 1.0f;
+    size_t n = sizeof transformer_options / sizeof *transformer_options;
+    memcpy(rows, transformer_options, sizeof transformer_options);
+    return n + train_config_options(&loop, offsetof(tfm_cfg, train), rows + n);
+}
+
+int tfm_cfg_parse(const cJSON *c, tfm_cfg *o)
+{
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"transformer", rows, transformer_config_options(rows)};
+    o->train = train_opts_defaults();
+    int rc = hr_config_read(&t, c, o);
+    if (rc) return rc;
+    train_config_finish(&o->train);
+    if (o->d % o->heads)
+        return hr_error(HR_EINVAL, "transformer config: \"d\" must be a multiple of \"heads\" (%d), got %d", o->heads,
+                        o->d);
+    return HR_OK;
+}
+
+/* The architecture and labels from the options (training and loading alike) */
+void tfm_options_apply(tfm *m, const tfm_cfg *cfg)
+{
+    m->d = cfg->d;
+    m->heads = cfg->heads;
+    m->d_ff = cfg->d_ff;
+    m->norm_first = cfg->norm_first;
+    m->label = cfg->label;
+    m->tau = cfg->tau;
+}
 
 int tfm_save(const model *mb, hid_t g)
 {
     const tfm *m = (const tfm *)mb;
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"transformer", rows, transformer_config_options(rows)};
+    tfm_cfg cfg;
+    hr_config_defaults(&t, &cfg);
+    cfg.d = m->d;
+    cfg.heads = m->heads;
+    cfg.d_ff = m->d_ff;
+    cfg.norm_first = m->norm_first;
+    cfg.label = m->label;
+    cfg.tau = m->tau;
     int rc = hr_h5_attr_write_int(g, "transformer_version", TRANSFORMER_VERSION);
-    if (!rc) rc = hr_h5_attr_write_int(g, "d", m->d);
-    if (!rc) rc = hr_h5_attr_write_int(g, "heads", m->heads);
-    if (!rc) rc = hr_h5_attr_write_int(g, "d_ff", m->d_ff);
-    if (!rc) rc = hr_h5_attr_write_int(g, "norm_first", m->norm_first);
-    if (!rc) rc = hr_h5_attr_write_str(g, "label", data_label_kind_name(m->label));
-    if (!rc) rc = hr_h5_attr_write_double(g, "tau", m->tau);
+    if (!rc) rc = hr_config_write_h5(&t, &cfg, 1, g);
     if (!rc) rc = hr_h5_write(g, "zscore_mean", H5T_NATIVE_FLOAT, (size_t)m->base.n_features, 0, m->zmean);
     if (!rc) rc = hr_h5_write(g, "zscore_std", H5T_NATIVE_FLOAT, (size_t)m->base.n_features, 0, m->zstd);
     if (!rc) rc = nn_checkpoint_write(g, "params", &m->p, NULL);
@@ -142,18 +209,12 @@ int tfm_load(hid_t g, model *base, model **out)
         rc = hr_error(HR_EVERSION, "transformer content version %d is newer than this heurist's %d", version,
                       TRANSFORMER_VERSION);
     if (!rc && m->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "transformer: task must be select");
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d", 1, 4096, &m->d);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "heads", 1, 256, &m->heads);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "d_ff", 1, 65536, &m->d_ff);
-    if (!rc) rc = hr_h5_attr_read_int_in(g, "transformer", "norm_first", 0, 1, &m->norm_first);
+    hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+    hr_config_table t = {"transformer", rows, transformer_config_options(rows)};
+    tfm_cfg cfg;
+    if (!rc) rc = hr_config_read_h5(&t, g, 1, version, &cfg);
+    if (!rc) tfm_options_apply(m, &cfg);
     if (!rc && m->d % m->heads) rc = hr_error(HR_EFORMAT, "transformer: d %% heads != 0");
-    char *s = NULL;
-    if (!rc) rc = hr_h5_attr_read_str(g, "label", &s);
-    if (!rc && data_label_kind_parse(s, &m->label)) rc = hr_error(HR_EFORMAT, "transformer: unknown label '%s'", s);
-    free(s);
-    double v = 0;
-    if (!rc) rc = hr_h5_attr_read_double(g, "tau", &v);
-    m->tau = (float)v;
     const size_t nf = (size_t)m->base.n_features;
     if (!rc && (!(m->zmean = hr_malloc(nf * sizeof *m->zmean)) || !(m->zstd = hr_malloc(nf * sizeof *m->zstd))))
         rc = HR_ENOMEM;
