@@ -36,7 +36,9 @@ static void cli_help_families(FILE *f, const cli_spec *spec, int argc, char **ar
     for (int i = 0; model_family_at(i); i++) {
         const model_family *fam = model_family_at(i);
         if (named && !strstr(named, fam->name)) continue;
-        fputc('\n', f);
+        hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
+        if (!fam->config_options || !fam->config_options(rows)) continue; /* the baselines take no options */
+        fprintf(f, "\n%s:\n", fam->name);
         model_config_print(fam, f);
     }
 }

@@ -174,6 +174,13 @@ int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, c
 /* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
 
+/* Each command's options and help, for --help and for the reference docs/cli.md (cli_help_markdown). */
+extern const cli_spec cli_data_spec, cli_train_spec, cli_cv_spec, cli_compare_spec, cli_eval_spec, cli_predict_spec,
+    cli_diff_spec, cli_export_spec;
+/* docs/cli.md: every command's usage, options and defaults, then every family's --config options, as Markdown, from
+ * the same tables --help prints (`heurist help --markdown`). specs (n) in the order the commands are listed. */
+void cli_help_markdown(FILE *f, const cli_spec *const *specs, int n);
+
 int cli_cmd_data(int argc, char **argv);
 /* The commands that every rank of an MPI job runs (the others run on rank 0 alone): their reports record
  * "ranks", the job's size (1 without mpirun). */

@@ -24,7 +24,7 @@ static const cli_opt compare_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec compare_spec = {
+const cli_spec cli_compare_spec = {
     "heurist compare --data FILE --models M1,M2 (--folds K | --split random:F) --out DIR [options]",
     "Trains and evaluates several model families on the same rows; writes DIR/report.json (one report\n"
     "object per family), DIR/report.md (tables and figures) and the figures, and prints the tables.\n"
@@ -85,7 +85,7 @@ static int parse_configs(const cJSON *cfg, pipe_compare_spec *s)
 int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
-    int prc = cli_args_parse(argc, argv, &compare_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_compare_spec, &a);
     if (prc) return cli_args_exit(prc);
     cli_train_opts c;
     pipe_compare_spec s;

@@ -23,7 +23,7 @@ static const cli_opt cv_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec cv_spec = {
+const cli_spec cli_cv_spec = {
     "heurist cv --data FILE --model M --folds K --report R.json [options]",
     "GroupKFold cross-validation grouped by problem geometry (no shape is both trained and tested on);\n"
     "prints each fold's figures and their means.",
@@ -35,7 +35,7 @@ int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
     cli_train_opts c;
-    int prc = cli_args_parse(argc, argv, &cv_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_cv_spec, &a);
     if (prc) return cli_args_exit(prc);
     long long k;
     const char *rep;

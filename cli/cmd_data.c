@@ -218,7 +218,7 @@ static const cli_opt data_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec data_spec = {
+const cli_spec cli_data_spec = {
     "heurist data info --data FILE [--solver S] [--strict]\n"
     "       heurist data cache --data FILE [--solver S] --out F.h5",
     "info: what a database holds (problems, kernels or parameters, skipped lines by reason, label\n"
@@ -231,14 +231,14 @@ int cli_cmd_data(int argc, char **argv)
 {
     cli_args a;
     if (argc >= 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
-        cli_help_print(stdout, &data_spec);
+        cli_help_print(stdout, &cli_data_spec);
         return 0;
     }
     if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0)) {
         fprintf(stderr, "heurist data: expected info or cache (see heurist data --help)\n");
         return 2;
     }
-    int prc = cli_args_parse(argc - 1, argv + 1, &data_spec, &a);
+    int prc = cli_args_parse(argc - 1, argv + 1, &cli_data_spec, &a);
     if (prc) return cli_args_exit(prc);
     const char *path = cli_need(&a, "data", "data");
     if (!path) return 2;

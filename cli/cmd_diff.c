@@ -32,7 +32,7 @@ static const cli_opt diff_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec diff_spec = {
+const cli_spec cli_diff_spec = {
     "heurist diff OLD.h5 NEW.h5 --data FILE [--split random:F | --folds K --fold F] [options]",
     "Acceptance gate: evaluates two kernel-selection models on the same problems of FILE with the pipeline's\n"
     "metrics and checks that NEW loses no more efficiency than allowed. Exit 0 pass, 1 fail, 2 error.",
@@ -220,7 +220,7 @@ int cli_cmd_diff(int argc, char **argv)
         return DIFF_ERROR;
     }
     cli_args a;
-    int prc = cli_args_parse(n_rest, rest, &diff_spec, &a);
+    int prc = cli_args_parse(n_rest, rest, &cli_diff_spec, &a);
     free(rest); /* a keeps pointers into argv, not into rest */
     if (prc) return prc == CLI_HELP ? 0 : DIFF_ERROR;
     const char *dpath = cli_need(&a, "diff", "data");

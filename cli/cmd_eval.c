@@ -18,7 +18,7 @@ static const cli_opt eval_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec eval_spec = {
+const cli_spec cli_eval_spec = {
     "heurist eval --model MODEL.h5 --data FILE [--split random:F] --report R.json",
     "Evaluates a saved model with the contract's metrics; the same --split and --seed as at training\n"
     "give the same test rows.",
@@ -29,7 +29,7 @@ static const cli_spec eval_spec = {
 int cli_cmd_eval(int argc, char **argv)
 {
     cli_args a;
-    int prc = cli_args_parse(argc, argv, &eval_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_eval_spec, &a);
     if (prc) return cli_args_exit(prc);
     const char *mpath = cli_need(&a, "eval", "model"), *dpath = cli_need(&a, "eval", "data");
     const char *rep = cli_need(&a, "eval", "report");

@@ -12,7 +12,7 @@ static const cli_opt export_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec export_spec = {
+const cli_spec cli_export_spec = {
     "heurist export --model MODEL.h5 --format c|lightgbm --out PATH [--prefix NAME]",
     "Writes a trained model as a standalone C runtime (every family) or a gbdt with one booster in\n"
     "LightGBM's text format.",
@@ -23,7 +23,7 @@ static const cli_spec export_spec = {
 int cli_cmd_export(int argc, char **argv)
 {
     cli_args a;
-    int prc = cli_args_parse(argc, argv, &export_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_export_spec, &a);
     if (prc) return cli_args_exit(prc);
     const char *mpath = cli_need(&a, "export", "model"), *format = cli_need(&a, "export", "format");
     const char *out = cli_need(&a, "export", "out");

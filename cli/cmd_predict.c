@@ -13,7 +13,7 @@ static const cli_opt predict_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec predict_spec = {
+const cli_spec cli_predict_spec = {
     "heurist predict --model MODEL.h5 --problem KEY [--top N]",
     "Ranks the kernels that can run the problem (selection models) or predicts its tuning parameters.",
     predict_opts,
@@ -150,7 +150,7 @@ static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
 int cli_cmd_predict(int argc, char **argv)
 {
     cli_args a;
-    int prc = cli_args_parse(argc, argv, &predict_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_predict_spec, &a);
     if (prc) return cli_args_exit(prc);
     const char *mpath = cli_need(&a, "predict", "model"), *key = cli_need(&a, "predict", "problem");
     long long top;

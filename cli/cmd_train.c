@@ -25,7 +25,7 @@ static const cli_opt train_opts[] = {
     CLI_OPT_END,
 };
 
-static const cli_spec train_spec = {
+const cli_spec cli_train_spec = {
     "heurist train --data FILE --model M --out MODEL.h5 [options]",
     "Trains one model family on the training rows of a random split, evaluates it on the held-out rows and\n"
     "saves it; prints the contract's figures.",
@@ -37,7 +37,7 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
 {
     cli_args a;
     cli_train_opts c;
-    int prc = cli_args_parse(argc, argv, &train_spec, &a);
+    int prc = cli_args_parse(argc, argv, &cli_train_spec, &a);
     if (prc) return cli_args_exit(prc);
     if (cli_train_opts_parse(&a, "train", 1, &c)) {
         cli_train_opts_free(&c);

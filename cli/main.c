@@ -11,25 +11,42 @@ typedef struct command {
     int (*run)(int argc, char **argv);
     int (*run_ranks)(int argc, char **argv, const dist_comm *comm);
     const char *summary;
+    const cli_spec *spec; /* its options, for the reference (heurist help --markdown) */
 } command;
 
 static const command commands[] = {
-    {"data", cli_cmd_data, NULL, "data info|cache --data FILE: summarise a database or write its HDF5 cache"},
-    {"train", NULL, cli_cmd_train, "train a model on a split and save it (--data --task --model --out)"},
-    {"cv", NULL, cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)"},
-    {"compare", NULL, cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)"},
-    {"eval", cli_cmd_eval, NULL, "evaluate a saved model (--model --data [--split] --report)"},
-    {"predict", cli_cmd_predict, NULL, "rank kernels or predict parameters for one problem key"},
-    {"diff", cli_cmd_diff, NULL, "acceptance gate: OLD NEW --data FILE [--split]; exit 0 pass, 1 fail, 2 error"},
-    {"export", cli_cmd_export, NULL, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)"},
+    {"data", cli_cmd_data, NULL, "data info|cache --data FILE: summarise a database or write its HDF5 cache",
+     &cli_data_spec},
+    {"train", NULL, cli_cmd_train, "train a model on a split and save it (--data --task --model --out)", &cli_train_spec},
+    {"cv", NULL, cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)",
+     &cli_cv_spec},
+    {"compare", NULL, cli_cmd_compare, "several families on the same folds or split (--models a,b --out DIR)",
+     &cli_compare_spec},
+    {"eval", cli_cmd_eval, NULL, "evaluate a saved model (--model --data [--split] --report)", &cli_eval_spec},
+    {"predict", cli_cmd_predict, NULL, "rank kernels or predict parameters for one problem key", &cli_predict_spec},
+    {"diff", cli_cmd_diff, NULL, "acceptance gate: OLD NEW --data FILE [--split]; exit 0 pass, 1 fail, 2 error",
+     &cli_diff_spec},
+    {"export", cli_cmd_export, NULL, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)",
+     &cli_export_spec},
 };
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
+
+/* heurist help --markdown: the reference docs/cli.md */
+static int markdown(void)
+{
+    const cli_spec *specs[N_COMMANDS];
+    for (int i = 0; i < N_COMMANDS; i++) specs[i] = commands[i].spec;
+    cli_help_markdown(stdout, specs, N_COMMANDS);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: heurist <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nheurist CMD --help (or heurist help CMD) lists a command's options and defaults.\n");
+    fprintf(f, "\nheurist CMD --help (or heurist help CMD) lists a command's options and defaults; heurist help --markdown\n"
+               "prints every command's and every family's options as docs/cli.md holds them.\n");
 }
 
 static int dispatch(int argc, char **argv, const dist_comm *comm)
@@ -43,6 +60,7 @@ static int dispatch(int argc, char **argv, const dist_comm *comm)
         usage(stdout);
         return 0;
     }
+    if (help && strcmp(argv[2], "--markdown") == 0) return dist_comm_rank(comm) == 0 ? markdown() : 0;
     /* heurist help CMD: the command's own --help */
     const char *name = help ? argv[2] : argv[1];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

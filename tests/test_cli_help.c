@@ -1,0 +1,74 @@
+/* The command line's reference: docs/cli.md is what `heurist help --markdown` prints from the commands' and the
+ * families' option tables, and the options print with their exact defaults. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers/testutil.h"
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+/* the first line where a and b differ, for the message */
+static int first_difference(const char *a, const char *b)
+{
+    int line = 1;
+    for (; *a && *a == *b; a++, b++) line += *a == '\n';
+    return line;
+}
+
+Test(cli_help, docs_cli_md_is_what_help_markdown_prints)
+{
+    char *out = NULL;
+    cr_assert_eq(test_run_heurist("help --markdown", 0, &out), 0);
+    char *doc = read_all(HEURIST_SOURCE_DIR "/docs/cli.md");
+    cr_assert_not_null(doc, "docs/cli.md is missing");
+    cr_assert(strcmp(out, doc) == 0,
+              "docs/cli.md is out of date from line %d: regenerate it with `cmake --build build --target cli_doc`",
+              first_difference(out, doc));
+    free(doc);
+    free(out);
+}
+
+Test(cli_help, options_print_grouped_by_family_with_exact_defaults)
+{
+    char *out = NULL;
+    cr_assert_eq(test_cli_run("train --help", &out), 0);
+    /* a float default in its shortest exact form, not its double expansion */
+    cr_assert_null(strstr(out, "0.00300000002607703"), "%s", out);
+    const char *families[] = {"reformer:", "transformer:", "gbdt:", "seq2seq:"};
+    const char *lr[] = {"0.003", "0.002", NULL, "0.003"};
+    for (int f = 0; f < 4; f++) {
+        const char *at = strstr(out, families[f]);
+        cr_assert_not_null(at, "no %s heading: %s", families[f], out);
+        const char *next = f < 3 ? strstr(at + 1, families[f + 1]) : NULL;
+        /* each family's loop options once, with its own default */
+        const char *l = strstr(at, "\n  lr ");
+        if (!lr[f]) {
+            cr_assert(!l || (next && l > next), "gbdt has no lr");
+            continue;
+        }
+        cr_assert(l && (!next || l < next), "%s: no lr", families[f]);
+        char want[64];
+        snprintf(want, sizeof want, "float %-10s", lr[f]);
+        cr_assert(strncmp(strstr(l, "float"), want, strlen(want)) == 0, "%s: %.80s", families[f], l);
+        const char *again = strstr(l + 1, "\n  lr ");
+        cr_assert(!again || (next && again > next), "%s: lr twice", families[f]);
+    }
+    free(out);
+}
