@@ -126,7 +126,8 @@ static int select_scratch_init(const model *m, select_scratch *s)
     return rc;
 }
 
-/* Ranks one parsed problem into s->ranked; returns how many (or a negative status). */
+/* Ranks one parsed problem into s->ranked; returns how many, at least one, or a negative status (HEURIST_ESTATE
+ * when no kernel gets a finite score: model_rank's rule, the same as `heurist predict`'s). */
 static int rank_one(const model *m, select_scratch *s, const data_problem *p)
 {
     int rc = model_predict_select(m, s->ws, p, s->scores);
@@ -144,6 +145,7 @@ int heurist_rank(const heurist_model *h, const char *key, int capacity, int *ker
     select_scratch s;
     if ((rc = select_scratch_init(h->m, &s))) return rc;
     int n = rank_one(h->m, &s, &p);
+    if (n < 0) hr_error_wrap(n, "heurist_rank: '%.200s'", key);
     if (n >= 0) {
         for (int i = 0; i < n && i < capacity; i++) {
             kernel[i] = s.ranked[i].kernel;

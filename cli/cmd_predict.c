@@ -47,9 +47,6 @@ static int predict_table(const model *m, model_ws *ws, const char *key, long lon
     }
     char canon[1024];
     if (n >= 0 && data_table_problem_format(m->table, pv, canon, sizeof canon)) n = -1;
-    if (n == 0) /* a diverged or damaged model: an empty ranking is no answer */
-        n = hr_error(HR_ESTATE, "no configuration gets a finite score for '%s' (the model's scores are NaN or "
-                     "infinite)", key);
     if (n >= 0) {
         printf("%s: %d configurations ranked\nrank  probability       score  configuration\n", canon, n);
         for (int i = 0; i < n && i < top; i++)
@@ -105,9 +102,6 @@ static int predict_select(const model *m, model_ws *ws, const data_problem *p, l
     model_applies rule = MODEL_APPLIES_EXACT;
     int n = -1;
     if (s && r && !model_predict_select(m, ws, p, s)) n = model_rank(m, p, s, r, &rule);
-    if (n == 0) /* a diverged or damaged model: an empty ranking is no answer */
-        n = hr_error(HR_ESTATE, "no kernel gets a finite score for this problem (the model's scores are NaN or "
-                     "infinite)");
     if (n < 0) {
         free(s);
         free(r);

@@ -59,10 +59,13 @@ HEURIST_API const char *heurist_model_param_name(const heurist_model *m, int j);
 
 /* Selection, one problem: the kernels that can run it (as the training data shows), best first.
  * kernel[i] indexes the model's kernels, prob[i] (may be NULL) is its softmax probability over the ranked
- * kernels; at most `capacity` entries are written and *n_ranked receives how many kernels were ranked. */
+ * kernels; at most `capacity` entries are written and *n_ranked receives how many kernels were ranked (at
+ * least one). A kernel whose score is NaN or infinite is not ranked; when no kernel gets a finite score (a
+ * diverged or damaged model) the call returns HEURIST_ESTATE and writes nothing. */
 HEURIST_API int heurist_rank(const heurist_model *m, const char *key, int capacity, int *kernel, float *prob, int *n_ranked);
 /* Selection, a batch: best[i] is the first kernel heurist_rank gives for keys[i]; threads 0 = all cores.
- * On a key that does not parse, best[i] = -1 and the call returns HEURIST_EINVAL after the whole batch. */
+ * On a key that does not parse (HEURIST_EINVAL) or that no kernel gets a finite score for (HEURIST_ESTATE),
+ * best[i] = -1 and the call returns the first such error after the whole batch. */
 HEURIST_API int heurist_rank_batch(const heurist_model *m, const char *const *keys, int n, int threads, int *best);
 
 /* Tuning, one problem: values (heurist_model_param_count) receives the predicted parameter values; a model that

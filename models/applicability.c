@@ -125,6 +125,10 @@ int model_rank(const model *m, const data_problem *p, const float *scores, model
             if (scores[k] > hi) hi = scores[k];
         }
     free(ok);
+    /* some kernel always applies, so an empty ranking means a diverged or damaged model: no answer */
+    if (n == 0)
+        return hr_error(HR_ESTATE, "no %s gets a finite score (the model's scores are NaN or infinite)",
+                        m->table ? "configuration" : "kernel");
     /* softmax over the ranked kernels, in double, shifted by the largest score */
     for (int i = 0; i < n; i++) z += exp((double)out[i].score - hi);
     for (int i = 0; i < n; i++) out[i].prob = (float)(exp((double)out[i].score - hi) / z);

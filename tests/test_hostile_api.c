@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "heurist.h"
+#include "helpers/h5_nan.h"
 #include "helpers/testutil.h"
 
 #define KEY "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F"
@@ -106,6 +107,37 @@ Test(hostile_api, a_model_refuses_null_and_impossible_arguments, .timeout = 120)
     cr_assert_eq(heurist_tune_batch(m, keys, 1, 1, v), HEURIST_ESTATE);
     cr_assert_null(heurist_model_kernel_name(m, -1));
     cr_assert_null(heurist_model_param_name(m, 0));
+    heurist_model_free(m);
+    unlink(mpath);
+    unlink(data);
+    free(mpath);
+    free(data);
+}
+
+/* A model whose scores are all NaN (its numbers edited to NaN, as a diverged run leaves them): heurist_rank
+ * answered HEURIST_OK with no kernel ranked, where `heurist predict` fails. Both answer HEURIST_ESTATE with a
+ * message, one problem or a batch, and the batch marks every problem -1. */
+Test(hostile_api, a_model_with_no_finite_score_is_an_error, .timeout = 120)
+{
+    char *data = test_fdb_synthetic_write(200, 0), *mpath = test_tmppath(".h5"), *out, args[2048];
+    snprintf(args, sizeof args, "train --data %s --task select --model frequent --valid-fraction 0 --out %s --quiet", data,
+             mpath);
+    cr_assert_eq(test_run_heurist(args, 1, &out), 0, "%s", out);
+    free(out);
+    cr_assert_gt(test_h5_fill_nan(mpath, "family", NULL), 0, "%s", heurist_last_error());
+    heurist_model *m;
+    cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+    int k[4] = {-1, -1, -1, -1}, n = -1, best[2] = {7, 7};
+    float p[4];
+    cr_assert_eq(heurist_rank(m, KEY, 4, k, p, &n), HEURIST_ESTATE);
+    says("heurist_rank: '" KEY "': no kernel gets a finite score");
+    cr_assert_eq(n, -1, "*n_ranked is left as it was");
+    cr_assert_eq(k[0], -1, "no kernel is written");
+    const char *keys[2] = {KEY, KEY};
+    cr_assert_eq(heurist_rank_batch(m, keys, 2, 2, best), HEURIST_ESTATE);
+    says("heurist_rank_batch: problem 0: no kernel gets a finite score");
+    cr_assert_eq(best[0], -1);
+    cr_assert_eq(best[1], -1);
     heurist_model_free(m);
     unlink(mpath);
     unlink(data);
