@@ -1,6 +1,7 @@
 /* Checkpoints of a parameter block (and optionally its optimizer moments) in an HDF5 group: one float32
  * dataset per view name, so a checkpoint is checked by name and size on load, never by position. The
  * HDF5 calls go through core/h5, which checks each one and names the file object on failure. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,19 @@ static int tensors_write(hid_t parent, const char *sub, const nn_params *p, cons
     return rc;
 }
 
-/* Reads every view of p from parent/sub into base, checking names, sizes and that nothing else is stored. */
+/* A tensor read from a file must hold finite numbers: a NaN or infinite weight (a diverged run, a damaged
+ * file) would make every prediction NaN, so the file is refused where it is read, naming the tensor. */
+static int tensor_check_finite(const char *group, const char *sub, const nn_param_view *v, const float *x)
+{
+    for (size_t i = 0; i < v->size; i++)
+        if (!isfinite(x[i]))
+            return hr_error(HR_EFORMAT, "checkpoint tensor '%s/%s/%s' holds a non-finite value (%g at index %zu of %zu)",
+                            group, sub, v->name, (double)x[i], i, v->size);
+    return HR_OK;
+}
+
+/* Reads every view of p from parent/sub into base, checking names, sizes, finite values and that nothing else
+ * is stored. */
 static int tensors_read(hid_t parent, const char *group, const char *sub, const nn_params *p, float *base)
 {
     if (!hr_h5_exists(parent, sub)) return hr_error(HR_EFORMAT, "checkpoint '%s' has no '%s' group", group, sub);
@@ -44,6 +57,7 @@ static int tensors_read(hid_t parent, const char *group, const char *sub, const 
             rc = hr_error(HR_EFORMAT, "checkpoint tensor '%s/%s/%s' has %zu values, model expects %zu", group, sub,
                           v->name, count, v->size);
         if (rc == HR_OK) rc = hr_h5_read(g, v->name, H5T_NATIVE_FLOAT, v->size, 0, base + v->offset);
+        if (rc == HR_OK) rc = tensor_check_finite(group, sub, v, base + v->offset);
     }
     char **names = NULL;
     size_t n = 0;

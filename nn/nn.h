@@ -355,7 +355,8 @@ float nn_lr_at(const nn_lr_schedule *s, long step);
 
 /* ---- checkpoints: HDF5 group with one float32 dataset per view name ----
  * <group>/w/<view>, and with an optimizer <group>/m/<view>, <group>/v/<view> and attribute "step".
- * Reading checks that every view exists with its size and that the group holds no other tensors. */
+ * Reading checks that every view exists with its size and finite values (a NaN or infinite weight is refused,
+ * naming the tensor) and that the group holds no other tensors. */
 int nn_checkpoint_write(hid_t loc, const char *group, const nn_params *p, const nn_optim *o);
 int nn_checkpoint_read(hid_t loc, const char *group, nn_params *p, nn_optim *o);
 

@@ -12,6 +12,7 @@
 #include "core/core.h"
 #include "core/h5.h"
 #include "helpers/gemm_caps_fixture.h"
+#include "helpers/h5_nan.h"
 #include "helpers/testutil.h"
 
 static char *dir;
@@ -93,34 +94,34 @@ Test(hostile_cli, predict_with_no_finite_score_fails)
     char path[1024];
     snprintf(path, sizeof path, "%s/r.h5", dir);
     /* every float dataset of the family (the frequent baseline's shares) set to NaN */
-    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), g = H5Gopen2(f, "family", H5P_DEFAULT);
-    cr_assert_geq(g, 0);
-    char **names;
-    size_t nn;
-    cr_assert_eq(hr_h5_list(g, &names, &nn), HR_OK);
-    int edited = 0;
-    for (size_t i = 0; i < nn; i++) {
-        H5O_info_t info;
-        if (H5Oget_info_by_name(g, names[i], &info, H5P_DEFAULT) < 0 || info.type != H5O_TYPE_DATASET) continue;
-        hid_t d = H5Dopen2(g, names[i], H5P_DEFAULT), t = H5Dget_type(d), sp = H5Dget_space(d);
-        if (H5Tget_class(t) == H5T_FLOAT) {
-            hssize_t n = H5Sget_simple_extent_npoints(sp);
-            float *nan = malloc((size_t)(n > 0 ? n : 1) * sizeof *nan);
-            for (hssize_t j = 0; j < n; j++) nan[j] = NAN;
-            cr_assert_geq(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, nan), 0);
-            free(nan);
-            edited++;
-        }
-        H5Tclose(t);
-        H5Sclose(sp);
-        H5Dclose(d);
-    }
-    hr_h5_free_strings(names, nn);
-    cr_assert_gt(edited, 0);
-    H5Gclose(g);
-    H5Fclose(f);
-    cr_assert_eq(hr_h5_seal_file(path), HR_OK, "%s", hr_last_error());
+    cr_assert_gt(test_h5_fill_nan(path, "family", NULL), 0, "%s", hr_last_error());
     REFUSED(1, "no configuration gets a finite score", NULL, "predict --model r.h5 --problem 'M=128,N=4096,K=64,dtype=fp16'");
+}
+
+/* A neural model whose saved weights hold NaN (a diverged run, a damaged copy) loaded, and eval reported NaN
+ * metrics: loading refuses it, naming the file and the tensor, for each neural family; a gbdt leaf edited to NaN
+ * is refused at load likewise. */
+Test(hostile_cli, a_model_with_non_finite_weights_is_refused_at_load, .timeout = 600)
+{
+    static const char *const fams[][3] = {
+        {"select", "reformer", "{\"epochs\":1,\"hidden\":8,\"expand\":8,\"depth\":1}"},
+        {"select", "transformer", "{\"epochs\":1,\"d\":8,\"heads\":2,\"d_ff\":16}"},
+        {"tune", "seq2seq", "{\"epochs\":1,\"embed\":8,\"hidden\":8,\"attn\":8,\"conv_channels\":8}"},
+    };
+    char path[1024];
+    snprintf(path, sizeof path, "%s/n.h5", dir);
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        OK("train --data t.csv --task %s --model %s --config '%s' --valid-fraction 0 --out n.h5 --quiet", fams[i][0],
+           fams[i][1], fams[i][2]);
+        OK("eval --model n.h5 --data t.csv --report e.json");
+        cr_assert_gt(test_h5_fill_nan(path, "family/params/w", NULL), 0, "%s: %s", fams[i][1], hr_last_error());
+        REFUSED(0, "n.h5: checkpoint tensor 'params/w/", NULL, "eval --model n.h5 --data t.csv --report e.json");
+        REFUSED(0, "holds a non-finite value (nan at index 0", NULL, "predict --model n.h5 --problem 'M=128,N=4096,K=64,dtype=fp16'");
+    }
+    OK("train --data t.csv --task select --model gbdt --config '{\"rounds\":2}' --valid-fraction 0 --out g.h5 --quiet");
+    snprintf(path, sizeof path, "%s/g.h5", dir);
+    cr_assert_eq(test_h5_fill_nan(path, "family/booster0/trees", "leaf_value"), 1, "%s", hr_last_error());
+    REFUSED(0, "leaf 0 value is not finite", NULL, "eval --model g.h5 --data t.csv --report e.json");
 }
 
 /* r2 of a model that regresses no per-pair target was printed "r2 nan". */
