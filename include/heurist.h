@@ -61,7 +61,8 @@ HEURIST_API const char *heurist_model_param_name(const heurist_model *m, int j);
  * kernel[i] indexes the model's kernels, prob[i] (may be NULL) is its softmax probability over the ranked
  * kernels; at most `capacity` entries are written and *n_ranked receives how many kernels were ranked (at
  * least one). A kernel whose score is NaN or infinite is not ranked; when no kernel gets a finite score (a
- * diverged or damaged model) the call returns HEURIST_ESTATE and writes nothing. */
+ * diverged or damaged model), or the problem's precision class allows none of the model's kernels, the call
+ * returns HEURIST_ESTATE and writes nothing. */
 HEURIST_API int heurist_rank(const heurist_model *m, const char *key, int capacity, int *kernel, float *prob, int *n_ranked);
 /* Selection, a batch: best[i] is the first kernel heurist_rank gives for keys[i]; threads 0 = all cores.
  * On a key that does not parse (HEURIST_EINVAL) or that no kernel gets a finite score for (HEURIST_ESTATE),

@@ -117,15 +117,20 @@ int model_rank(const model *m, const data_problem *p, const float *scores, model
     if (!ok) return HR_ENOMEM;
     model_applies r = model_applicable(m, p, ok);
     if (rule) *rule = r;
-    int n = 0;
+    int n = 0, allowed = 0;
     double hi = -INFINITY, z = 0;
-    for (int k = 0; k < m->n_kernels; k++)
+    for (int k = 0; k < m->n_kernels; k++) {
+        allowed += ok[k];
         if (ok[k] && isfinite(scores[k])) {
             out[n++] = (model_ranked){k, scores[k], 0};
             if (scores[k] > hi) hi = scores[k];
         }
+    }
     free(ok);
-    /* some kernel always applies, so an empty ranking means a diverged or damaged model: no answer */
+    /* an empty ranking is no answer: every kernel refused by the problem's precision class, or the allowed ones
+     * scored NaN or infinite by a diverged or damaged model */
+    if (n == 0 && !allowed)
+        return hr_error(HR_ESTATE, "no kernel of this model is allowed for the problem's precision class");
     if (n == 0)
         return hr_error(HR_ESTATE, "no %s gets a finite score (the model's scores are NaN or infinite)",
                         m->table ? "configuration" : "kernel");

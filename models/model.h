@@ -208,7 +208,8 @@ typedef struct model_ranked {
 
 /* Ranks the kernels that can run p by their finite scores (n_kernels, from model_predict_select), best first,
  * into out (n_kernels); returns how many were ranked, at least one, or a negative status: HR_ESTATE when no
- * kernel that can run p has a finite score; *rule (may be NULL) as above. */
+ * kernel that can run p has a finite score, or when p's precision class allows none; *rule (may be NULL) as
+ * above. */
 int model_rank(const model *m, const data_problem *p, const float *scores, model_ranked *out, model_applies *rule);
 
 /* Single-problem prediction through the family (models/predict.c). A model does not change while it predicts:
