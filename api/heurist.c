@@ -1,5 +1,5 @@
 /* The C API (include/heurist.h) over models/: a handle owns a loaded model; every call takes its own
- * workspace, so one handle serves many threads. */
+ * workspace, so one handle serves many threads. Problems are text its model's codec reads. */
 #include "heurist.h"
 
 #include <stdlib.h>
@@ -52,16 +52,20 @@ static int have_model(const heurist_model *h, const char *fn)
     return 0;
 }
 
+_Static_assert((int)HEURIST_TASK_SELECT == (int)MODEL_TASK_SELECT && (int)HEURIST_TASK_TUNE == (int)MODEL_TASK_TUNE,
+               "the API's tasks are the models'");
+
 heurist_task heurist_model_task(const heurist_model *h)
 {
     if (!have_model(h, "heurist_model_task")) return HEURIST_TASK_NONE;
-    return h->m->task == MODEL_TASK_SELECT ? HEURIST_TASK_SELECT : HEURIST_TASK_TUNE;
+    return (heurist_task)h->m->task;
 }
 
+/* A model of one task holds no vocabulary of the other: its count is 0. */
 int heurist_model_kernel_count(const heurist_model *h)
 {
     if (!have_model(h, "heurist_model_kernel_count")) return 0;
-    return h->m->task == MODEL_TASK_SELECT ? h->m->n_kernels : 0;
+    return h->m->n_kernels;
 }
 
 const char *heurist_model_kernel_name(const heurist_model *h, int k)
@@ -73,7 +77,7 @@ const char *heurist_model_kernel_name(const heurist_model *h, int k)
 int heurist_model_param_count(const heurist_model *h)
 {
     if (!have_model(h, "heurist_model_param_count")) return 0;
-    return h->m->task == MODEL_TASK_TUNE ? h->m->length : 0;
+    return h->m->length;
 }
 
 const char *heurist_model_param_name(const heurist_model *h, int j)
@@ -82,22 +86,20 @@ const char *heurist_model_param_name(const heurist_model *h, int j)
     return j >= 0 && j < heurist_model_param_count(h) ? h->m->param_names[j] : NULL;
 }
 
-/* A find-db key, or a whole find-db line (the key is what precedes '='). */
-static int parse_key(const char *key, data_problem *p)
+/* A problem as text through the model's codec: a find-db key or a whole find-db line, a table problem's
+ * "col=value,...". */
+static int parse_key(const model *m, const char *key, double *pv)
 {
     if (!key) return hr_error(HEURIST_EINVAL, "problem key is NULL");
-    const char *why, *eq = strchr(key, '=');
-    if (data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), p, &why))
-        return hr_error(HEURIST_EINVAL, "problem key '%.200s': %s", key, why);
-    return HEURIST_OK;
+    return model_problem_parse(m, key, pv) ? HEURIST_EINVAL : HEURIST_OK;
 }
 
 static int need_task(const heurist_model *h, model_task task, const char *fn)
 {
     if (!h || !h->m) return hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
     if (h->m->task != task)
-        return hr_error(HEURIST_ESTATE, "%s: this model %s", fn,
-                        h->m->task == MODEL_TASK_SELECT ? "selects kernels, it does not tune" : "tunes parameters, it does not select kernels");
+        return hr_error(HEURIST_ESTATE, "%s: this model does the %s task, not %s", fn, model_task_name(h->m->task),
+                        model_task_name(task));
     return HEURIST_OK;
 }
 
@@ -128,10 +130,10 @@ static int select_scratch_init(const model *m, select_scratch *s)
 
 /* Ranks one parsed problem into s->ranked; returns how many, at least one, or a negative status (HEURIST_ESTATE
  * when no kernel gets a finite score: model_rank's rule, the same as `heurist predict`'s). */
-static int rank_one(const model *m, select_scratch *s, const data_problem *p)
+static int rank_one(const model *m, select_scratch *s, const double *pv)
 {
-    int rc = model_predict_select(m, s->ws, p, s->scores);
-    return rc ? rc : model_rank(m, p, s->scores, s->ranked, NULL);
+    int rc = model_predict_select(m, s->ws, pv, s->scores);
+    return rc ? rc : model_rank(m, pv, s->scores, s->ranked, NULL);
 }
 
 int heurist_rank(const heurist_model *h, const char *key, int capacity, int *kernel, float *prob, int *n_ranked)
@@ -140,11 +142,11 @@ int heurist_rank(const heurist_model *h, const char *key, int capacity, int *ker
     if (rc) return rc;
     if (capacity < 0 || (capacity > 0 && !kernel))
         return hr_error(HEURIST_EINVAL, "heurist_rank: kernel must hold capacity (%d) entries", capacity);
-    data_problem p;
-    if ((rc = parse_key(key, &p))) return rc;
+    double pv[DATA_CODEC_MAX_VALUES];
+    if ((rc = parse_key(h->m, key, pv))) return rc;
     select_scratch s;
     if ((rc = select_scratch_init(h->m, &s))) return rc;
-    int n = rank_one(h->m, &s, &p);
+    int n = rank_one(h->m, &s, pv);
     if (n < 0) hr_error_wrap(n, "heurist_rank: '%.200s'", key);
     if (n >= 0) {
         for (int i = 0; i < n && i < capacity; i++) {
@@ -174,9 +176,9 @@ static void select_chunk(void *ctx, size_t begin, size_t end, int tid)
     select_scratch s;
     int rc = select_scratch_init(b->m, &s), first = HEURIST_OK;
     for (size_t i = begin; i < end; i++) {
-        data_problem p;
-        int n = rc ? rc : parse_key(b->keys[i], &p);
-        if (!n) n = rank_one(b->m, &s, &p);
+        double pv[DATA_CODEC_MAX_VALUES];
+        int n = rc ? rc : parse_key(b->m, b->keys[i], pv);
+        if (!n) n = rank_one(b->m, &s, pv);
         b->best[i] = n > 0 ? s.ranked[0].kernel : -1;
         if (n < 0 && !first) {
             first = n;
@@ -193,10 +195,11 @@ static void tune_chunk(void *ctx, size_t begin, size_t end, int tid)
     model_ws *ws = NULL;
     int rc = model_ws_create(b->m, &ws), first = HEURIST_OK, L = b->m->length;
     for (size_t i = begin; i < end; i++) {
-        data_problem p;
+        double pv[DATA_CODEC_MAX_VALUES];
         int32_t *row = b->values + i * (size_t)L;
-        int r = rc ? rc : parse_key(b->keys[i], &p);
-        if (!r) r = model_predict_tune(b->m, ws, &p, row);
+        int r = rc ? rc : parse_key(b->m, b->keys[i], pv);
+        data_tune_problem q = {pv, NULL, 0, L};
+        if (!r) r = model_predict_tune(b->m, ws, &q, row);
         if (!r && model_tune_no_pick(row, L)) r = hr_error(HEURIST_ESTATE, "the model makes no prediction for this problem");
         if (r) {
             memset(row, 0, (size_t)L * sizeof *row);
@@ -242,11 +245,12 @@ int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
     int rc = need_task(h, MODEL_TASK_TUNE, "heurist_tune");
     if (rc) return rc;
     if (!values) return hr_error(HEURIST_EINVAL, "heurist_tune: values is NULL");
-    data_problem p;
-    if ((rc = parse_key(key, &p))) return rc;
+    double pv[DATA_CODEC_MAX_VALUES];
+    if ((rc = parse_key(h->m, key, pv))) return rc;
     model_ws *ws;
     if ((rc = model_ws_create(h->m, &ws))) return rc;
-    rc = model_predict_tune(h->m, ws, &p, values);
+    data_tune_problem q = {pv, NULL, 0, h->m->length};
+    rc = model_predict_tune(h->m, ws, &q, values);
     model_ws_free(ws);
     if (!rc && model_tune_no_pick(values, h->m->length)) {
         memset(values, 0, (size_t)h->m->length * sizeof *values);

@@ -68,19 +68,17 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[2], "-") != 0) {
         rc = model_load(argv[2], &m);
     } else {
-        int F = data_features_count();
-        float *X = malloc((size_t)dt->n * F * sizeof *X);
-        if (!X) return 1;
-        data_features_compute_all(dt->problems, dt->n, X);
-        model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, s.n_train < 3000 ? s.n_train : 3000, NULL, 0};
+        model_train_data d;
+        if (model_train_data_tune(dt, &d)) return 1;
+        d.train = s.train, d.n_train = s.n_train < 3000 ? s.n_train : 3000;
         cJSON *cfg = cJSON_Parse("{\"epochs\": 2}");
         hr_log silent = hr_log_silent();
         model_ctx ctx = {7, 0, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         double t0 = hr_now();
-        rc = model_family_find("seq2seq")->train(&d, &ctx, &m);
+        rc = model_train(model_family_find("seq2seq"), &d, &ctx, &m);
         printf("trained seq2seq (defaults, 2 epochs, %d rows) in %.1f s\n", d.n_train, hr_now() - t0);
         cJSON_Delete(cfg);
-        free(X);
+        model_train_data_free(&d);
     }
     if (rc) {
         fprintf(stderr, "bench_export_seq2seq: %s\n", hr_last_error());
@@ -99,9 +97,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_export_seq2seq: %s\n", hr_last_error());
         return 1;
     }
+    double (*pv)[DATA_CODEC_MAX_VALUES] = malloc(N_PROBLEMS * sizeof *pv);
+    if (!pv) return 1;
+    for (int i = 0; i < N_PROBLEMS; i++) data_problem_values(&dt->problems[s.test[i]], pv[i]);
     clock_t c0 = clock();
     for (int r = 0; r < REPS; r++)
-        for (int i = 0; i < N_PROBLEMS; i++) model_predict_tune(m, ws, &dt->problems[s.test[i]], want[i]);
+        for (int i = 0; i < N_PROBLEMS; i++) {
+            data_tune_problem q = {pv[i], NULL, 0, m->length};
+            model_predict_tune(m, ws, &q, want[i]);
+        }
     double heurist_us = 1e6 * (double)(clock() - c0) / CLOCKS_PER_SEC / (REPS * N_PROBLEMS);
     model_ws_free(ws);
 
@@ -154,6 +158,7 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) fprintf(stderr, "bench_export_seq2seq: could not remove %s\n", dir);
     free(want);
+    free(pv);
     model_free(m);
     data_split_free(&s);
     data_tune_free(dt);

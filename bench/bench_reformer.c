@@ -129,13 +129,16 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     cJSON_DeleteItemFromObject(cfg, "epochs");
     cJSON_AddNumberToObject(cfg, "epochs", epochs);
     hr_log log = hr_log_stderr(HR_LOG_INFO);
-    model_train_data td = {MODEL_TASK_SELECT, s, NULL, X, data_features_count(), sp.train, n_train, NULL, 0};
+    model_train_data td;
+    if ((rc = model_train_data_select(s, &td))) return rc;
+    td.train = sp.train, td.n_train = n_train;
+    const int nv = data_codec_value_count(td.codec);
     model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
     /* this benchmark owns OpenBLAS's thread count, as the pipeline does in heurist (pipeline/pipeline.c) */
     hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(cfg, threads) : threads);
     model *m = NULL;
     double t0 = hr_now();
-    rc = fam->train(&td, &ctx, &m);
+    rc = model_train(fam, &td, &ctx, &m);
     double secs = hr_now() - t0;
     cJSON_Delete(cfg);
     if (rc) return rc;
@@ -148,7 +151,7 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     if ((rc = model_ws_create(m, &ws))) return rc;
     for (int i = 0; i < sp.n_test && !rc; i++) {
         const int r = sp.test[i];
-        rc = model_predict_select_x(m, ws, &s->problems[r], X + (size_t)r * nf, scores + (size_t)i * K);
+        rc = model_predict_select_x(m, ws, td.V + (size_t)r * nv, X + (size_t)r * nf, scores + (size_t)i * K);
         memcpy(rt + (size_t)i * K, s->runtime + (size_t)r * K, (size_t)K * sizeof *rt);
     }
     eval_select_metrics em;
@@ -169,6 +172,7 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     model_ws_free(ws);
     model_free(m);
     data_split_free(&sp);
+    model_train_data_free(&td);
     free(X);
     data_select_free(s);
     return rc;
@@ -192,6 +196,9 @@ static int cmd_infer(const char *path, const char *data, int calls)
     const int nf = data_features_count();
     float *scores = malloc((size_t)m->n_kernels * sizeof *scores);
     double *dt = malloc((size_t)calls * sizeof *dt);
+    double *V = malloc((size_t)s->n * DATA_PROBLEM_VALUES * sizeof *V);
+    if (!V) return HR_ENOMEM;
+    data_select_values(s, V);
     model_ws *ws = NULL;
     if (!scores || !dt) return HR_ENOMEM;
     if ((rc = model_ws_create(m, &ws))) return rc;
@@ -201,8 +208,8 @@ static int cmd_infer(const char *path, const char *data, int calls)
         for (int i = 0; i < calls && !rc; i++) {
             const int r = (int)(((long)i * 7919) % s->n); /* different problems, same ones for each way */
             double t0 = hr_now();
-            rc = way ? model_predict_select(m, ws, &s->problems[r], scores)
-                     : model_predict_select_x(m, ws, &s->problems[r], X + (size_t)r * nf, scores);
+            const double *pv = V + (size_t)r * DATA_PROBLEM_VALUES;
+            rc = way ? model_predict_select(m, ws, pv, scores) : model_predict_select_x(m, ws, pv, X + (size_t)r * nf, scores);
             dt[i] = hr_now() - t0;
             sink += scores[0];
         }
@@ -214,6 +221,7 @@ static int cmd_infer(const char *path, const char *data, int calls)
                m->family->name, calls, med[0], med[1], (double)sink);
     free(scores);
     free(dt);
+    free(V);
     free(X);
     data_select_free(s);
     model_ws_free(ws);

@@ -39,12 +39,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
         return 1;
     }
-    int nf = data_features_count();
-    float *X = malloc((size_t)t->n * nf * sizeof *X);
-    data_features_compute_all(t->problems, t->n, X);
     cJSON *cfg = cJSON_Parse(cfg_text);
     hr_log log = hr_log_silent();
-    model_train_data d = {MODEL_TASK_TUNE, NULL, t, X, nf, split.train, split.n_train, NULL, 0};
+    model_train_data d;
+    if (model_train_data_tune(t, &d)) {
+        fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
+        return 1;
+    }
+    d.train = split.train, d.n_train = split.n_train;
+    const int nv = data_codec_value_count(d.codec);
     model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
     hr_blas_set_threads(threads);
     model *m = NULL;
@@ -56,7 +59,7 @@ int main(int argc, char **argv)
         }
     } else {
         double t0 = hr_now();
-        if (model_family_seq2seq.train(&d, &ctx, &m)) {
+        if (model_train(&model_family_seq2seq, &d, &ctx, &m)) {
             fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
             return 1;
         }
@@ -100,14 +103,15 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             const int row = split.test[i];
             int fb = 0;
+            data_tune_problem q = {d.V + (size_t)row * nv, NULL, 0, L};
             double a = hr_now();
             if (runs[r].kind < 0) {
-                if (model_predict_tune(base, base_ws, &t->problems[row], v)) {
+                if (model_predict_tune(base, base_ws, &q, v)) {
                     fprintf(stderr, "seq2seq_bench: %s\n", hr_last_error());
                     return 1;
                 }
             } else {
-                s2s_decode(s, w, &t->problems[row], (s2s_decode_kind)runs[r].kind, runs[r].k, v, &fb);
+                s2s_decode(s, w, &q, (s2s_decode_kind)runs[r].kind, runs[r].k, v, &fb);
             }
             us[i] = (hr_now() - a) * 1e6;
             int h = 0;
@@ -131,7 +135,7 @@ int main(int argc, char **argv)
     model_free(base);
     model_free(m);
     cJSON_Delete(cfg);
-    free(X);
+    model_train_data_free(&d);
     data_split_free(&split);
     data_tune_free(t);
     return 0;

@@ -94,12 +94,13 @@ static int bench_run(const char *data, const char *config, int threads, int call
     cJSON *cfg = cJSON_Parse(cfg_text);
     if (!cfg) return hr_error(HR_EINVAL, "--config: not JSON");
     if (!cJSON_GetObjectItem(cfg, "objective")) cJSON_AddStringToObject(cfg, "objective", "rank");
-    model_train_data td = {MODEL_TASK_SELECT, d.sel, NULL, d.X, d.n_features, order + n_valid, d.n - n_valid,
-                           order, n_valid};
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d.sel, .codec = d.codec, .V = d.V, .X = d.X,
+                           .n_features = d.n_features, .train = order + n_valid, .n_train = d.n - n_valid,
+                           .valid = order, .n_valid = n_valid};
     model_ctx ctx = {.seed = seed, .threads = threads, .log = &silent, .config = cfg};
     model *m = NULL;
     double t0 = hr_now();
-    rc = model_family_gbdt.train(&td, &ctx, &m);
+    rc = model_train(&model_family_gbdt, &td, &ctx, &m);
     double train_s = hr_now() - t0;
     cJSON_Delete(cfg);
     free(order);

@@ -145,14 +145,12 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
         cli_train_opts_free(&c);
         return cli_fail(NULL);
     }
-    /* the baselines are rows of every selection comparison: the most frequent fastest kernel, and the vendor's
-     * own heuristic where one is recorded beside the data */
-    const model_family *baselines[2] = {&model_family_frequent, d.sel && d.sel->vendor_rank ? &model_family_vendor : NULL};
-    /* a table's tune comparison has the vendor's pick as its baseline row */
-    const data_select *tsel = d.tune ? d.tune->sel : NULL;
-    if (tsel) baselines[0] = NULL, baselines[1] = tsel->vendor_rank ? &model_family_vendor : NULL;
-    for (int b = 0; (d.sel || tsel) && b < 2; b++) {
-        int listed = !baselines[b];
+    /* the baselines the data has a row for (pipe_baselines): the most frequent fastest kernel, the vendor's own
+     * heuristic where one is recorded */
+    const model_family *baselines[PIPE_COMPARE_MAX];
+    int nb = pipe_baselines(&d, baselines);
+    for (int b = 0; b < nb; b++) {
+        int listed = 0;
         for (int m = 0; m < s.n_models; m++) listed |= s.fams[m] == baselines[b];
         if (!listed && s.n_models < PIPE_COMPARE_MAX) s.fams[s.n_models++] = baselines[b];
     }

@@ -48,9 +48,10 @@ int cli_cmd_eval(int argc, char **argv)
     model *m;
     if (model_load(mpath, &m)) return cli_fail("eval");
     pipe_dataset d;
-    /* a table model of the tune task reads its table as tune data (the table's own capability rules for valid) */
-    const char *task = m->table && m->task == MODEL_TASK_TUNE ? "tune" : NULL;
-    const char *solver = m->solver && !m->table ? m->solver : cli_get(&a, "solver");
+    /* the data is read for the model's task (a tune model of a table reads its table as tune data) and, for a tune
+     * model, its solver */
+    const char *task = model_task_name(m->task);
+    const char *solver = m->solver ? m->solver : cli_get(&a, "solver");
     pipe_load l = {.task = task, .solver = solver, .schema = cli_get(&a, "schema"), .caps = cli_get(&a, "caps"),
                    .log = &log, .precisions = precisions};
     if (pipe_dataset_open(dpath, &l, &d) || pipe_dataset_group_by(&d, cli_get(&a, "group-by"))) {

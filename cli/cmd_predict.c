@@ -1,10 +1,9 @@
-/* heurist predict: the kernel ranking or the tuned parameters of one problem. */
+/* heurist predict: the kernel ranking or the tuned parameters of one problem, given as text its model's codec reads. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "data/table.h"
 
 static const cli_opt predict_opts[] = {
     {"model", "MODEL.h5", "the saved model (required)"},
@@ -28,118 +27,88 @@ const cli_spec cli_predict_spec = {
     "measured space has no measured configurations here: it decodes within the rules).",
 };
 
-/* A benchmark-table model: the problem as "col=value,..." and every configuration ranked. */
-static int predict_table(const model *m, model_ws *ws, const char *key, long long top)
+/* The problem's canonical text, its kernels ranked: kernels known by name with the rule that chose them, valued
+ * configurations (every one the model knows) with their scores. */
+static int predict_select(const model *m, model_ws *ws, const double *pv, long long top)
 {
-    double pv[DATA_TABLE_MAX_COLUMNS];
-    if (data_table_problem_parse(m->table, key, pv)) {
-        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
-        return 2;
-    }
-    float *x = hr_malloc((size_t)m->n_features * sizeof *x), *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
-    model_ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
-    data_problem p;
-    memset(&p, 0, sizeof p);
-    int n = -1;
-    if (x && s && r) {
-        data_table_problem_features(m->table, pv, x);
-        if (!model_predict_select_x(m, ws, &p, x, s)) n = model_rank(m, &p, s, r, NULL);
-    }
-    char canon[1024];
-    if (n >= 0 && data_table_problem_format(m->table, pv, canon, sizeof canon)) n = -1;
-    if (n >= 0) {
-        printf("%s: %d configurations ranked\nrank  probability       score  configuration\n", canon, n);
-        for (int i = 0; i < n && i < top; i++)
-            printf("%4d  %10.2f%%  %10.4f  %s\n", i + 1, 100.0 * r[i].prob, r[i].score, m->kernels[r[i].kernel]);
-    }
-    free(x);
-    free(s);
-    free(r);
-    return n < 0 ? cli_fail("predict") : 0;
-}
-
-/* A benchmark-table tune model: the problem as "col=value,..." and the configuration it predicts, field by field. */
-static int predict_table_tune(const model *m, model_ws *ws, const char *key)
-{
-    double pv[DATA_TABLE_MAX_COLUMNS], kv[DATA_TABLE_MAX_COLUMNS];
-    int32_t v[DATA_TABLE_MAX_COLUMNS];
-    if (data_table_problem_parse(m->table, key, pv)) {
-        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
-        return 2;
-    }
-    float *x = hr_malloc((size_t)m->n_features * sizeof *x);
-    if (!x) return cli_fail("predict");
-    data_table_problem_features(m->table, pv, x);
-    data_tune_problem q = {NULL, pv, NULL, 0, m->length};
-    int rc = model_predict_tune_q(m, ws, &q, x, v);
-    free(x);
-    if (!rc && model_tune_no_pick(v, m->length))
-        rc = hr_error(HR_ESTATE, "the model makes no prediction for '%s' (the vendor's list does not hold it)", key);
-    if (rc) return cli_fail("predict");
-    char canon[1024], name[2048];
-    for (int j = 0; j < m->length; j++) kv[j] = v[j];
-    data_table_problem_format(m->table, pv, canon, sizeof canon);
-    /* a value outside a categorical field's vocabulary (the vendor baseline's "no pick") has no name */
-    int named = 1;
-    for (int j = 0; j < m->length; j++)
-        if (m->table->kernel[j].categorical && (v[j] < 0 || v[j] >= m->table->kernel[j].n_vocab)) named = 0;
-    if (!named || data_table_config_format(m->table, kv, name, sizeof name) < 0) snprintf(name, sizeof name, "(none)");
-    printf("%s: %s\n", canon, name);
-    for (int j = 0; j < m->length && named; j++) {
-        const data_table_column *c = &m->table->kernel[j];
-        if (c->categorical) printf("  %-18s %s\n", c->name, c->vocab[v[j]]);
-        else printf("  %-18s %d\n", c->name, v[j]);
-    }
-    if (m->constraint)
-        printf("  valid under the capability rules: %s\n", data_constraint_check(m->constraint, &q, v, m->length) ? "yes" : "no");
-    return 0;
-}
-
-static int predict_select(const model *m, model_ws *ws, const data_problem *p, long long top)
-{
-    float *s = hr_malloc((size_t)m->n_kernels * sizeof *s);
-    model_ranked *r = hr_malloc((size_t)m->n_kernels * sizeof *r);
+    int valued = data_codec_config_width(m->codec) > 0;
+    float *s = hr_malloc((size_t)(m->n_kernels ? m->n_kernels : 1) * sizeof *s);
+    model_ranked *r = hr_malloc((size_t)(m->n_kernels ? m->n_kernels : 1) * sizeof *r);
     model_applies rule = MODEL_APPLIES_EXACT;
+    char canon[1024];
     int n = -1;
-    if (s && r && !model_predict_select(m, ws, p, s)) n = model_rank(m, p, s, r, &rule);
+    if (s && r && !model_predict_select(m, ws, pv, s)) n = model_rank(m, pv, s, r, &rule);
+    if (n >= 0 && data_codec_problem_format(m->codec, pv, canon, sizeof canon)) n = -1;
     if (n < 0) {
         free(s);
         free(r);
         return cli_fail("predict");
     }
-    char key[256];
-    data_key_format(p, key, sizeof key);
-    printf("%s: %d of %d kernels can run it", key, n, m->n_kernels);
-    if (rule == MODEL_APPLIES_UNRECORDED) printf(" (this model file records no applicability: every kernel is ranked)");
-    else if (rule == MODEL_APPLIES_DIRECTION)
-        printf(" (no training problem had its data type and layout: kernels measured for its direction)");
-    else if (rule == MODEL_APPLIES_ALL) printf(" (no training problem had its direction: every kernel is ranked)");
-    printf("\nrank  probability  kernel\n");
-    for (int i = 0; i < n && i < top; i++) printf("%4d  %10.2f%%  %s\n", i + 1, 100.0 * r[i].prob, m->kernels[r[i].kernel]);
+    if (valued) {
+        printf("%s: %d configurations ranked\nrank  probability       score  configuration\n", canon, n);
+    } else {
+        printf("%s: %d of %d kernels can run it", canon, n, m->n_kernels);
+        if (rule == MODEL_APPLIES_UNRECORDED) printf(" (this model file records no applicability: every kernel is ranked)");
+        else if (rule == MODEL_APPLIES_DIRECTION)
+            printf(" (no training problem had its data type and layout: kernels measured for its direction)");
+        else if (rule == MODEL_APPLIES_ALL) printf(" (no training problem had its direction: every kernel is ranked)");
+        printf("\nrank  probability  kernel\n");
+    }
+    for (int i = 0; i < n && i < top; i++) {
+        if (valued) printf("%4d  %10.2f%%  %10.4f  %s\n", i + 1, 100.0 * r[i].prob, r[i].score, m->kernels[r[i].kernel]);
+        else printf("%4d  %10.2f%%  %s\n", i + 1, 100.0 * r[i].prob, m->kernels[r[i].kernel]);
+    }
     free(s);
     free(r);
     return 0;
 }
 
-static int predict_tune(const model *m, model_ws *ws, const data_problem *p)
+/* The predicted sequence, field by field: as the configuration it names where configurations have values (a
+ * category by its name), else the parameter values; then whether the codec's rules accept it. */
+static int predict_tune(const model *m, model_ws *ws, const double *pv, long long top)
 {
+    (void)top;
     int32_t v[64];
     if (m->length > 64) {
         fprintf(stderr, "heurist predict: the model predicts %d parameters, at most 64 are supported\n", m->length);
         return 1;
     }
-    if (model_predict_tune(m, ws, p, v)) return cli_fail("predict");
+    data_tune_problem q = {pv, NULL, 0, m->length};
+    if (model_predict_tune(m, ws, &q, v)) return cli_fail("predict");
+    char canon[1024], name[2048], buf[64];
     if (model_tune_no_pick(v, m->length)) {
-        hr_error(HR_ESTATE, "the model makes no prediction for this problem (the vendor's list does not hold it)");
+        data_codec_problem_format(m->codec, pv, canon, sizeof canon);
+        hr_error(HR_ESTATE, "the model makes no prediction for '%s' (the vendor's list does not hold it)", canon);
         return cli_fail("predict");
     }
-    for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
-    printf("\n");
-    for (int j = 0; j < m->length; j++) printf("  %-18s %d\n", m->param_names[j], v[j]);
-    if (m->constraint)
-        printf("  valid under %s rules: %s\n", m->solver, m->constraint->valid_prefix(p, v, m->length) ? "yes" : "no");
+    int valued = data_codec_config_width(m->codec) > 0, named = 1;
+    /* a value outside a categorical field's vocabulary (the vendor baseline's "no pick") has no name */
+    for (int j = 0; j < m->length; j++) named &= data_codec_config_field_text(m->codec, j, v[j], buf, sizeof buf) != NULL;
+    if (valued) {
+        double kv[64];
+        for (int j = 0; j < m->length; j++) kv[j] = v[j];
+        data_codec_problem_format(m->codec, pv, canon, sizeof canon);
+        if (!named || data_codec_config_format(m->codec, kv, name, sizeof name) < 0) snprintf(name, sizeof name, "(none)");
+        printf("%s: %s\n", canon, name);
+    } else {
+        for (int j = 0; j < m->length; j++) printf("%s%d", j ? "," : "", v[j]);
+        printf("\n");
+    }
+    for (int j = 0; j < m->length && named; j++)
+        printf("  %-18s %s\n", m->param_names[j], data_codec_config_field_text(m->codec, j, v[j], buf, sizeof buf));
+    if (m->constraint) {
+        int ok = data_constraint_check(m->constraint, &q, v, m->length);
+        if (valued) printf("  valid under the capability rules: %s\n", ok ? "yes" : "no");
+        else printf("  valid under %s rules: %s\n", m->solver, ok ? "yes" : "no");
+    }
     return 0;
 }
+
+/* What predict prints for each task. */
+static const struct predict_task {
+    model_task task;
+    int (*print)(const model *m, model_ws *ws, const double *pv, long long top);
+} predict_tasks[] = {{MODEL_TASK_SELECT, predict_select}, {MODEL_TASK_TUNE, predict_tune}};
 
 int cli_cmd_predict(int argc, char **argv)
 {
@@ -149,20 +118,16 @@ int cli_cmd_predict(int argc, char **argv)
     const char *mpath = cli_need(&a, "predict", "model"), *key = cli_need(&a, "predict", "problem");
     long long top;
     if (!mpath || !key || cli_get_int(&a, "top", 10, 1, 100000, &top)) return 2;
-    data_problem p;
-    const char *why;
-    /* a whole find-db line is accepted too: the key is what precedes '='; a key that does not parse and has no
-     * '=' (no table problem either) is an error before the model is read */
-    const char *eq = strchr(key, '=');
-    int bad_key = data_key_parse(key, eq ? (size_t)(eq - key) : strlen(key), &p, &why) != 0;
-    if (bad_key && !eq) {
-        fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
+    /* a problem no source reads is an error before the model is read */
+    if (data_codec_problem_plausible(key)) {
+        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
         return 2;
     }
     model *m;
     if (model_load(mpath, &m)) return cli_fail("predict");
-    if (!m->table && bad_key) {
-        fprintf(stderr, "heurist predict: --problem '%s': %s\n", key, why);
+    double pv[DATA_CODEC_MAX_VALUES];
+    if (model_problem_parse(m, key, pv)) {
+        fprintf(stderr, "heurist predict: --problem: %s\n", hr_last_error());
         model_free(m);
         return 2;
     }
@@ -171,9 +136,9 @@ int cli_cmd_predict(int argc, char **argv)
         model_free(m);
         return cli_fail("predict");
     }
-    int rc = m->table && m->task == MODEL_TASK_TUNE ? predict_table_tune(m, ws, key)
-             : m->table ? predict_table(m, ws, key, top)
-             : m->task == MODEL_TASK_SELECT ? predict_select(m, ws, &p, top) : predict_tune(m, ws, &p);
+    int rc = 1;
+    for (size_t i = 0; i < sizeof predict_tasks / sizeof *predict_tasks; i++)
+        if (predict_tasks[i].task == m->task) rc = predict_tasks[i].print(m, ws, pv, top);
     model_ws_free(ws);
     model_free(m);
     return rc;

@@ -64,30 +64,7 @@ uint64_t cli_digest_str(uint64_t h, const char *s)
 
 uint64_t cli_digest_dataset(const pipe_dataset *d)
 {
-    uint64_t h = CLI_DIGEST_INIT;
-    int head[3] = {(int)d->task, d->n, d->n_features};
-    h = cli_digest(h, head, sizeof head);
-    for (int i = 0; i < d->n; i++) {
-        const data_problem *p = &d->problems[i];
-        h = cli_digest(h, p->f, sizeof p->f);
-        int8_t kind[4] = {p->direction, p->dtype, p->layout, p->precision};
-        h = cli_digest(h, kind, sizeof kind);
-    }
-    if (d->X) h = cli_digest(h, d->X, (size_t)d->n * (size_t)d->n_features * sizeof *d->X);
-    const data_select *s = d->sel ? d->sel : d->tune ? d->tune->sel : NULL;
-    if (s) {
-        h = cli_digest(h, &s->n_kernels, sizeof s->n_kernels);
-        for (int k = 0; k < s->n_kernels; k++) h = cli_digest_str(h, s->kernels[k]);
-        for (int i = 0; i < s->n; i++) h = cli_digest_str(h, s->keys ? s->keys[i] : NULL);
-        h = cli_digest(h, s->runtime, (size_t)s->n * (size_t)s->n_kernels * sizeof *s->runtime);
-    }
-    if (d->tune) {
-        const data_tune *t = d->tune;
-        h = cli_digest(h, &t->length, sizeof t->length);
-        for (int j = 0; j < t->length; j++) h = cli_digest_str(h, t->param_names[j]);
-        h = cli_digest(h, t->values, (size_t)t->n * (size_t)t->length * sizeof *t->values);
-    }
-    return h;
+    return pipe_dataset_digest(d, CLI_DIGEST_INIT);
 }
 
 int cli_ranks_agree(const dist_comm *comm, const char *cmd, const uint64_t digest[CLI_AGREE_PARTS])

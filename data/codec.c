@@ -41,12 +41,6 @@ const char *data_codec_kind(const data_codec *c)
     return c->ops->kind;
 }
 
-const char *data_codec_group_rule(const data_codec *c)
-{
-    if (c->spec && c->spec->group) return c->spec->group; /* a table's group column */
-    return c->ops->group_rule;
-}
-
 int data_codec_equal(const data_codec *a, const data_codec *b)
 {
     return a->ops == b->ops && a->ops->equal(a, b);
@@ -83,6 +77,19 @@ int data_codec_problem_parse(const data_codec *c, const char *text, double *pv)
 {
     if (!text) return hr_error(HR_EINVAL, "problem is NULL");
     return c->ops->problem_parse(c, text, pv);
+}
+
+int data_codec_problem_plausible(const char *text)
+{
+    if (!text) return hr_error(HR_EINVAL, "problem is NULL");
+    double pv[DATA_CODEC_MAX_VALUES];
+    data_codec *conv;
+    int rc = data_codec_conv(&conv);
+    if (rc) return rc;
+    /* a convolution key, or a table problem's col=value pairs (the table's codec checks the columns) */
+    rc = strchr(text, '=') ? HR_OK : data_codec_problem_parse(conv, text, pv);
+    data_codec_free(conv);
+    return rc;
 }
 
 int data_codec_problem_format(const data_codec *c, const double *pv, char *buf, size_t size)
@@ -189,6 +196,21 @@ void data_codec_slices(const data_codec *c, const double *pv, int *v)
     c->ops->slices(c, pv, v);
 }
 
+int data_codec_allow_count(const data_codec *c)
+{
+    return c->n_allow;
+}
+
+int data_codec_allow_class(const data_codec *c, const double *pv)
+{
+    return c->n_allow ? c->ops->allow_class(c, pv) : -1;
+}
+
+int data_codec_class_allows(const data_codec *c, int cls, const char *kernel)
+{
+    return cls < 0 || cls >= c->n_allow || c->ops->class_allows(c, cls, kernel);
+}
+
 int data_codec_kernel_class_count(const data_codec *c)
 {
     return c->n_kernel_classes;
@@ -246,12 +268,64 @@ const double *data_select_config_values(const data_select *s)
     return s->table ? s->table->kv : NULL;
 }
 
-int data_select_groups(const data_select *s, int *group, int *n_groups)
+int data_select_axes(const data_select *s, data_axis *ax, int max)
 {
-    return s->table ? data_table_groups(s->table, group, n_groups) : data_groups_compute(s->problems, s->n, group, n_groups);
+    const data_table *t = s->table;
+    int n = 0;
+    if (!t) return 0;
+    if (t->group && n < max) ax[n++] = (data_axis){t->spec.group, t->n_group_names, t->group_names, -1};
+    for (int j = 0; j < t->spec.n_problem + t->spec.n_hardware && n < max; j++)
+        if (t->spec.problem[j].categorical)
+            ax[n++] = (data_axis){t->spec.problem[j].name, t->spec.problem[j].n_vocab, t->spec.problem[j].vocab, j};
+    return n;
 }
 
-int data_tune_groups(const data_tune *t, int *group, int *n_groups)
+int data_select_axis_value(const data_select *s, const data_axis *a, int row)
 {
-    return t->sel ? data_table_groups(t->sel->table, group, n_groups) : data_groups_compute(t->problems, t->n, group, n_groups);
+    const data_table *t = s->table;
+    int np = t->spec.n_problem + t->spec.n_hardware;
+    return a->column < 0 ? t->group[row] : (int)t->pv[(size_t)row * np + a->column];
+}
+
+int data_select_tunes(const data_select *s)
+{
+    return s->table != NULL;
+}
+
+int data_select_tune(const char *path, data_select *s, const char *caps, const hr_log *log, data_tune **out)
+{
+    return data_table_tune(path, s, caps, log, out);
+}
+
+/* The groups of a table (t) or of n convolutions (p) by `by` (data_select_groups); `name` names the data. */
+static int groups_by(const data_table *t, const data_problem *p, int n, const char *name, const char *by, int *group,
+                     int *n_groups, const char **rule, int *whole)
+{
+    const char *col = t ? t->spec.group : NULL;
+    if (by && strcmp(by, "problem") != 0 && !(col && !strcmp(by, col))) {
+        if (col) return hr_error(HR_EINVAL, "expected problem or %s (the schema's group column)", col);
+        return hr_error(HR_EINVAL, "expected problem (%s names no group column)", name ? name : "the data");
+    }
+    *whole = 0;
+    if (!t) {
+        *rule = "problem geometry";
+        return data_groups_compute(p, n, group, n_groups);
+    }
+    if (col && t->group && (!by || !strcmp(by, col))) {
+        *rule = col;
+        *whole = 1;
+        return data_table_groups(t, group, n_groups);
+    }
+    *rule = "problem columns";
+    return data_table_problem_groups(t, group, n_groups);
+}
+
+int data_select_groups(const data_select *s, const char *by, int *group, int *n_groups, const char **rule, int *whole)
+{
+    return groups_by(s->table, s->problems, s->n, s->source, by, group, n_groups, rule, whole);
+}
+
+int data_tune_groups(const data_tune *t, const char *by, int *group, int *n_groups, const char **rule, int *whole)
+{
+    return groups_by(t->sel ? t->sel->table : NULL, t->problems, t->n, t->source, by, group, n_groups, rule, whole);
 }

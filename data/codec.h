@@ -12,9 +12,9 @@
  *   known by name only has none (n_kernel = n_pair = 0), and ranks every kernel, where a source of valued
  *   configurations ranks for each problem the configurations measured for it;
  * - values into its slices, the categorical axes results are broken down by and kernels are known to apply to
- *   (a convolution's direction, data type, layout and precision class; a table has none), and into a kernel
- *   class (problems of one class are measured on the same kernels: a convolution's slices, 2-D or 3-D, grouped
- *   or not);
+ *   (a convolution's direction, data type, layout and precision class; a table has none), into a kernel class
+ *   (problems of one class are measured on the same kernels: a convolution's measured slices, 2-D or 3-D, grouped
+ *   or not) and into the kernels it allows by name (an FP32 convolution's precision class refuses the other math's);
  * - values into encoder tokens, one per field (a convolution's sizes and categories; a table's columns, a numeric
  *   one binned by octave);
  * - itself into a model file and back (a table writes its schema, and a tune model's capability rules).
@@ -48,8 +48,6 @@ void data_codec_free(data_codec *c); /* NULL is fine */
 const char *data_codec_name(const data_codec *c);
 /* The data kind reports name ("benchmark table"), or NULL for the contract's default (a find-db or perf-db). */
 const char *data_codec_kind(const data_codec *c);
-/* What GroupKFold groups problems by ("problem geometry", "problem columns", or a table's group column's name). */
-const char *data_codec_group_rule(const data_codec *c);
 /* 1 when both read and write problems and configurations alike (the same schema and vocabularies). */
 int data_codec_equal(const data_codec *a, const data_codec *b);
 
@@ -64,6 +62,9 @@ int data_codec_value_count(const data_codec *c);
 /* Parses a problem as text: a find-db key or a whole find-db line (the key before '='), or a table problem's
  * "col=value,..." (every problem and hardware column once). An error names the text and what is wrong. */
 int data_codec_problem_parse(const data_codec *c, const char *text, double *pv);
+/* 0 when text can be a problem of some source (a convolution key or line, or column=value pairs), so a caller may
+ * refuse a malformed problem before it reads the model whose codec parses it; else an error with the reason. */
+int data_codec_problem_plausible(const char *text);
 /* The canonical text of a problem into buf (size bytes); 0 or a negative status. */
 int data_codec_problem_format(const data_codec *c, const double *pv, char *buf, size_t size);
 
@@ -102,6 +103,8 @@ typedef struct data_codec_slice {
     const char *name;          /* "direction", "dtype", "layout", "precision" */
     int n_values;
     const char *const *names;  /* (n_values) */
+    int measured;              /* kernels are measured per value (the applicability table's axes, first); 0 for an
+                                * axis that refuses kernels by rule instead (data_codec_allow_class) */
 } data_codec_slice;
 int data_codec_slice_count(const data_codec *c);
 const data_codec_slice *data_codec_slice_at(const data_codec *c, int s);
@@ -109,6 +112,13 @@ const data_codec_slice *data_codec_slice_at(const data_codec *c, int s);
 int data_codec_slice_find(const data_codec *c, const char *name);
 /* v (slice count): the problem's value of each slice. */
 void data_codec_slices(const data_codec *c, const double *pv, int *v);
+/* Which kernels a problem allows by their names: a convolution's FP32 problem the kernels of the math its precision
+ * class asks for (data/portable.h), any other problem every kernel. Problems fall into data_codec_allow_count
+ * classes (data_codec_allow_class, -1 for a problem that allows every kernel), so a caller can tell each class's
+ * kernels once (data_codec_class_allows). */
+int data_codec_allow_count(const data_codec *c);
+int data_codec_allow_class(const data_codec *c, const double *pv);
+int data_codec_class_allows(const data_codec *c, int cls, const char *kernel);
 /* The kernel class of a problem, in 0 .. data_codec_kernel_class_count(c). */
 int data_codec_kernel_class_count(const data_codec *c);
 int data_codec_kernel_class(const data_codec *c, const double *pv);
@@ -135,8 +145,30 @@ void data_select_values(const data_select *s, double *V);
 void data_tune_values(const data_tune *t, double *V);
 /* Each configuration's values (n_kernels, n_kernel) of a selection dataset; NULL for kernels known by name. */
 const double *data_select_config_values(const data_select *s);
-/* GroupKFold groups of a dataset's problems: a convolution's by geometry, a table's by its problem columns. */
-int data_select_groups(const data_select *s, int *group, int *n_groups);
-int data_tune_groups(const data_tune *t, int *group, int *n_groups);
+/* The axes a report pools a selection dataset's problems by, beside the codec's slices: a benchmark table's group
+ * column (column -1) and each categorical problem column; a convolution has none. Returns how many (at most
+ * max); data_select_axis_value is row's value of axis a, an index into a->values. */
+#define DATA_AXES_MAX 65 /* a group column and every problem column of a table (DATA_TABLE_MAX_COLUMNS) */
+typedef struct data_axis {
+    const char *name;
+    int n_values;
+    char *const *values;
+    int column;
+} data_axis;
+int data_select_axes(const data_select *s, data_axis *ax, int max);
+int data_select_axis_value(const data_select *s, const data_axis *a, int row);
+
+/* 1 when selection data reads as tuning data too (a benchmark table: per problem the kernel fields of its fastest
+ * measured configuration); data_select_tune turns it into tuning data (s taken over, freed on error too), with the
+ * capability rules of the file `caps` (NULL: FILE.caps.json beside the table at `path` when it exists). */
+int data_select_tunes(const data_select *s);
+int data_select_tune(const char *path, data_select *s, const char *caps, const hr_log *log, data_tune **out);
+/* The groups a dataset's problems are split by (GroupKFold's, and a random split's with a group column), chosen by
+ * `by`: NULL the source's own (a table's group column when its schema names one, else its problem columns; a
+ * convolution's geometry), "problem" the problems themselves, or a table's group column by its name. *rule names
+ * the grouping for reports ("problem geometry", "problem columns" or the column's name) and *whole is 1 for a group
+ * column's groups (a random split holds out whole groups). Another `by` is an error saying what it may be. */
+int data_select_groups(const data_select *s, const char *by, int *group, int *n_groups, const char **rule, int *whole);
+int data_tune_groups(const data_tune *t, const char *by, int *group, int *n_groups, const char **rule, int *whole);
 
 #endif

@@ -109,11 +109,26 @@ static const char *conv_config_field_text(const data_codec *c, int j, int32_t v,
 }
 
 static const data_codec_slice conv_slices[4] = {
-    {"direction", DATA_DIR_COUNT, data_direction_names},
-    {"dtype", DATA_DTYPE_COUNT, data_dtype_names},
-    {"layout", DATA_LAYOUT_COUNT, data_layout_names},
-    {"precision", DATA_PRECISION_COUNT, data_precision_names},
+    {"direction", DATA_DIR_COUNT, data_direction_names, 1},
+    {"dtype", DATA_DTYPE_COUNT, data_dtype_names, 1},
+    {"layout", DATA_LAYOUT_COUNT, data_layout_names, 1},
+    {"precision", DATA_PRECISION_COUNT, data_precision_names, 0},
 };
+
+/* An FP32 problem's precision class refuses the kernels of the other math (data_portable_precision_allows). */
+static int conv_allow_class(const data_codec *c, const double *pv)
+{
+    (void)c;
+    int precision = (int)pv[DATA_CONV_PRECISION];
+    return (int)pv[DATA_CONV_DTYPE] == DATA_DTYPE_FP32 && precision >= 0 && precision < DATA_PRECISION_COUNT ? precision
+                                                                                                              : -1;
+}
+
+static int conv_class_allows(const data_codec *c, int cls, const char *kernel)
+{
+    (void)c;
+    return data_portable_precision_allows(cls, DATA_DTYPE_FP32, kernel, strlen(kernel));
+}
 
 static void conv_slice_values(const data_codec *c, const double *pv, int *v)
 {
@@ -125,15 +140,14 @@ static void conv_slice_values(const data_codec *c, const double *pv, int *v)
 }
 
 /* direction, data type, layout, 2-D or 3-D, grouped or not, precision class */
-#define CONV_KERNEL_CLASSES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4 * DATA_PRECISION_COUNT)
+#define CONV_KERNEL_CLASSES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4)
 
 static int conv_kernel_class(const data_codec *c, const double *pv)
 {
     (void)c;
     int dir = (int)pv[DATA_CONV_DIRECTION], dtype = (int)pv[DATA_CONV_DTYPE], layout = (int)pv[DATA_CONV_LAYOUT];
-    int shape = ((((dir * DATA_DTYPE_COUNT + dtype) * DATA_LAYOUT_COUNT + layout) * 2 + (pv[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 +
-                 (pv[DATA_FIELD_GROUPS] > 1));
-    return shape * DATA_PRECISION_COUNT + (int)pv[DATA_CONV_PRECISION];
+    return (((dir * DATA_DTYPE_COUNT + dtype) * DATA_LAYOUT_COUNT + layout) * 2 + (pv[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 +
+           (pv[DATA_FIELD_GROUPS] > 1);
 }
 
 /* The encoder tokens: the sizes that vary between problems (2-D names for the 2-D fields), then the categories. */
@@ -200,7 +214,6 @@ static void conv_free(data_codec *c)
 const data_codec_ops data_codec_conv_ops = {
     .name = "convolution",
     .kind = NULL,
-    .group_rule = "problem geometry",
     .problem_parse = conv_parse,
     .problem_format = conv_format,
     .features = conv_features,
@@ -214,6 +227,8 @@ const data_codec_ops data_codec_conv_ops = {
     .slices = conv_slice_values,
     .kernel_class = conv_kernel_class,
     .token_value = conv_token_value,
+    .allow_class = conv_allow_class,
+    .class_allows = conv_class_allows,
     .map = conv_map,
     .equal = conv_equal,
     .write = conv_write,
@@ -232,6 +247,7 @@ int data_codec_conv(data_codec **out)
     c->n_slices = 4;
     c->slices = conv_slices;
     c->n_kernel_classes = CONV_KERNEL_CLASSES;
+    c->n_allow = DATA_PRECISION_COUNT;
     c->n_tokens = CONV_TOKENS;
     c->tokens = conv_tokens;
     return HR_OK;

@@ -11,6 +11,7 @@ enum { DATA_CONV_LAYOUT = DATA_FIELD_COUNT, DATA_CONV_DTYPE, DATA_CONV_DIRECTION
 _Static_assert(DATA_CONV_VALUES == DATA_PROBLEM_VALUES && DATA_CONV_VALUES <= DATA_CODEC_MAX_VALUES,
                "a convolution's values");
 _Static_assert(DATA_TABLE_MAX_COLUMNS <= DATA_CODEC_MAX_VALUES, "a table problem's values");
+_Static_assert(DATA_TABLE_MAX_COLUMNS + 1 <= DATA_AXES_MAX, "a table's axes");
 
 /* A convolution's problem from its values. */
 void data_conv_problem(const double *pv, data_problem *p);
@@ -18,7 +19,6 @@ void data_conv_problem(const double *pv, data_problem *p);
 typedef struct data_codec_ops {
     const char *name;
     const char *kind;       /* data_codec_kind */
-    const char *group_rule; /* data_codec_group_rule */
     int (*problem_parse)(const data_codec *c, const char *text, double *pv);
     int (*problem_format)(const data_codec *c, const double *pv, char *buf, size_t size);
     void (*features)(const data_codec *c, const double *pv, float *x);
@@ -32,6 +32,8 @@ typedef struct data_codec_ops {
     void (*slices)(const data_codec *c, const double *pv, int *v);
     int (*kernel_class)(const data_codec *c, const double *pv);
     int64_t (*token_value)(const data_codec *c, const double *pv, int f, int bins);
+    int (*allow_class)(const data_codec *c, const double *pv);
+    int (*class_allows)(const data_codec *c, int cls, const char *kernel);
     /* map rows of `from`'s values (a codec of the same ops) into c's: kernel side or problem side */
     int (*map)(const data_codec *c, const data_codec *from, int kernel_side, const double *v, int n, double *out);
     int (*equal)(const data_codec *a, const data_codec *b);
@@ -44,7 +46,7 @@ typedef struct data_codec_ops {
 struct data_codec {
     const data_codec_ops *ops;
     int n_values, n_features, n_kernel, n_pair;
-    int n_slices, n_kernel_classes, n_tokens;
+    int n_slices, n_kernel_classes, n_tokens, n_allow;
     const data_codec_slice *slices; /* (n_slices) */
     const data_codec_token *tokens; /* (n_tokens); a table's are owned */
     /* a table's */

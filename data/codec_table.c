@@ -175,7 +175,6 @@ static int table_copy(const data_codec *c, data_codec **out)
 const data_codec_ops data_codec_table_ops = {
     .name = "benchmark table",
     .kind = "benchmark table",
-    .group_rule = "problem columns",
     .problem_parse = table_parse,
     .problem_format = table_format,
     .features = table_features,

@@ -3,8 +3,7 @@
  * A benchmark table's rules come from its capability file (data/table_caps.c) through the same struct. */
 #include <string.h>
 
-#include "data/data.h"
-#include "data/table.h"
+#include "data/codec_internal.h"
 
 static const char *const asm1x1u_names[8] = {"read_size", "k_mult", "chunks_per_wave", "chunk_size",
                                              "n_mult", "c_mult", "waves_c_in_group", "waves_k_in_group"};
@@ -29,18 +28,22 @@ int data_constraint_check(const data_constraint *c, const data_tune_problem *q, 
         return 0;
     }
     if (!c) return 1;
-    if (c->valid_prefix) return q->conv ? c->valid_prefix(q->conv, values, len) : 1;
-    return c->valid_prefix_pv && q->pv ? c->valid_prefix_pv(c->rules, q->pv, values, len) : 1;
+    if (!q->pv) return 1;
+    /* a solver's rules read a convolution, a table's its values */
+    if (c->valid_prefix) {
+        data_problem p;
+        data_conv_problem(q->pv, &p);
+        return c->valid_prefix(&p, values, len);
+    }
+    return c->valid_prefix_pv ? c->valid_prefix_pv(c->rules, q->pv, values, len) : 1;
 }
 
-data_tune_problem data_tune_problem_of(const data_tune *dt, int i, int measured)
+data_tune_problem data_tune_problem_of(const data_tune *dt, const double *V, int i, int measured)
 {
-    data_tune_problem q = {&dt->problems[i], NULL, NULL, 0, dt->length};
-    if (!dt->sel) return q;
-    const data_table *t = dt->sel->table;
-    q.conv = NULL;
-    q.pv = t->pv + (size_t)i * (size_t)(t->spec.n_problem + t->spec.n_hardware);
-    if (measured) {
+    const data_table *t = dt->sel ? dt->sel->table : NULL;
+    int width = t ? t->spec.n_problem + t->spec.n_hardware : DATA_PROBLEM_VALUES;
+    data_tune_problem q = {V + (size_t)i * (size_t)width, NULL, 0, dt->length};
+    if (t && measured) {
         q.cand = dt->cand + (size_t)dt->cand_off[i] * (size_t)dt->length;
         q.n_cand = dt->cand_off[i + 1] - dt->cand_off[i];
     }

@@ -195,11 +195,11 @@ struct data_constraint {
 /* The rules of a solver, or NULL when none are known. */
 const data_constraint *data_constraint_find(const char *solver);
 
-/* One problem as a constraint sees it: a perf-db row's convolution, or a table problem's values; with the
- * sequences it may take when they are known (the configurations measured for it: the "measured" space). */
+/* One problem as a constraint sees it: its values (data/codec.h: a convolution's key fields and categories, or a
+ * table problem's columns), with the sequences it may take when they are known (the configurations measured for
+ * it: the "measured" space). */
 typedef struct data_tune_problem {
-    const data_problem *conv; /* a perf-db problem, or NULL */
-    const double *pv;         /* a table problem's values (n_problem + n_hardware), or NULL */
+    const double *pv;         /* the problem's values */
     const int32_t *cand;      /* (n_cand, length) the sequences it may take, or NULL: any the rules allow */
     int n_cand;
     int length;               /* values per candidate sequence */
@@ -208,8 +208,9 @@ typedef struct data_tune_problem {
 /* 1 when values[0..len) can still be part of a valid sequence for q: with q->cand, a prefix of one of them;
  * otherwise c's rules (c NULL: any). */
 int data_constraint_check(const data_constraint *c, const data_tune_problem *q, const int32_t *values, int len);
-/* Problem i of a tune dataset as data_constraint_check takes it; measured: with its measured sequences. */
-data_tune_problem data_tune_problem_of(const data_tune *dt, int i, int measured);
+/* Problem i of a tune dataset as data_constraint_check takes it, its values row i of V (data_tune_values);
+ * measured: with its measured sequences. */
+data_tune_problem data_tune_problem_of(const data_tune *dt, const double *V, int i, int measured);
 /* The constraint a tune dataset's sequences are checked with: its table's rules, or its solver's; NULL: none. */
 const data_constraint *data_tune_constraint(const data_tune *dt);
 

@@ -50,7 +50,7 @@ static int tune_rules(const char *path, data_tune *dt, const char *caps, const h
     /* the rules describe what cuBLASLt accepts: every measured configuration should pass them */
     long refused = 0;
     for (int i = 0; !rc && i < dt->n; i++) {
-        data_tune_problem q = data_tune_problem_of(dt, i, 0);
+        data_tune_problem q = data_tune_problem_of(dt, dt->sel->table->pv, i, 0);
         for (int c = dt->cand_off[i]; c < dt->cand_off[i + 1]; c++)
             refused += !data_constraint_check(dt->constraint, &q, dt->cand + (size_t)c * dt->length, dt->length);
     }

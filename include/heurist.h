@@ -1,8 +1,10 @@
 /* heurist.h: the C API of heurist, for programs and language bindings (in the manner of LightGBM's c_api.h).
  *
- * A trained model file (written by `heurist train`) is loaded once and then asked, for one convolution
- * problem or a batch of them, which kernels to run (a selection model) or which tuning parameters to use
- * (a tuning model). Problems are MIOpen find-db keys, e.g. "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F".
+ * A trained model file (written by `heurist train`) is loaded once and then asked, for one problem or a batch of
+ * them, which kernels to run (a selection model) or which tuning parameters to use (a tuning model). Problems are
+ * text in the terms of the data the model was trained on: MIOpen find-db keys for a convolution model, e.g.
+ * "64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F", or a benchmark table's column values for a table model,
+ * e.g. "M=128,N=4096,K=4096,dtype=bf16".
  *
  * - Every function returns HEURIST_OK (0) or a negative heurist_status; heurist_last_error() then holds a
  *   one-line message for the calling thread. Every function takes a NULL model: the calls that return a status

@@ -1,35 +1,45 @@
 /* Families "frequent" and "vendor": the two baselines every selection report can show beside the learned
  * families, trained and evaluated on the same rows.
  *
- * frequent: the kernel most often fastest among the training problems of the same direction, data type and
- *   layout (ties and unseen combinations by the direction's counts, then by all training problems):
- *   score_k = f_combo(k) + 1e-3 f_direction(k) + 1e-6 f_all(k), f the share of problems k was fastest for.
- * vendor: the vendor's own heuristic, replayed from the ranking recorded beside the data (data/vendor.c):
- *   score_k = -(position of k in the vendor's ranking), kernels it does not rank -inf. It learns nothing:
- *   "training" stores the ranking of every problem of the data by its canonical key, and a problem it does
- *   not hold gets no pick (every score -inf). A table model keys its problems by the canonical key of the
- *   values its features hold (data_table_problem_values), on both sides, so the keys match whatever the
- *   features round. On a table's tune task it replays the sequence of the vendor's pick (the configuration it
- *   ranks first) for every problem of the data, INT32_MIN throughout for a problem it does not hold.
+ * frequent: the kernel most often fastest among the training problems of the same combination of the source's
+ *   slices (a convolution's direction, data type and layout; ties and unseen combinations by the first slice's
+ *   counts, then by all training problems):
+ *   score_k = f_combo(k) + 1e-3 f_first(k) + 1e-6 f_all(k), f the share of problems k was fastest for.
+ *   Its rows are sized for a convolution's slices whatever the source; a source without slices fills the first
+ *   combination's and the first direction's rows, which then equal the overall one.
+ * vendor: the vendor's own heuristic, replayed from the ranking recorded beside the data (data/vendor.c, or a
+ *   benchmark table's vendor column): score_k = -(position of k in the vendor's ranking), kernels it does not
+ *   rank -inf. It learns nothing: "training" stores the ranking of every problem of the data by its canonical key,
+ *   and a problem it does not hold gets no pick (every score -inf). Problems are keyed by the canonical text of the
+ *   values their features hold (data_codec_values_of_features), on both sides, so the keys match whatever the
+ *   features round. On the tune task it replays the sequence of the vendor's pick (the configuration it ranks
+ *   first) for every problem of the data, MODEL_TUNE_NO_PICK throughout for a problem it does not hold.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/h5.h"
-#include "models/model.h"
-#include "data/table.h"
+#include "models/models_internal.h"
 
-#define N_COMBOS MODEL_APPLICABILITY_COMBOS
+/* frequent's rows: per combination of a convolution's slices, per direction, overall */
+#define N_COMBOS (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT)
 
 typedef struct frequent {
     model base;
     float *share; /* (N_COMBOS + DATA_DIR_COUNT + 1, n_kernels): per combo, per direction, overall */
 } frequent;
 
-static int combo_of(const data_problem *p)
+/* The rows of frequent's table a problem counts in: its combination of slices, its first slice, overall. */
+static void share_at(const model *m, const double *pv, size_t at[3])
 {
-    return (p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout;
+    int v[8] = {0};
+    data_codec_slices(m->codec, pv, v);
+    int combo = model_slice_combo(m->codec, pv);
+    HR_ASSERT(combo < N_COMBOS && v[0] < DATA_DIR_COUNT);
+    at[0] = (size_t)combo;
+    at[1] = (size_t)N_COMBOS + (size_t)v[0];
+    at[2] = (size_t)N_COMBOS + DATA_DIR_COUNT;
 }
 
 static void frequent_free(model *mb)
@@ -58,11 +68,12 @@ static int frequent_train(const model_train_data *d, const model_ctx *ctx, model
     double total[N_COMBOS + DATA_DIR_COUNT + 1] = {0};
     if (!rc && !(f->share = hr_calloc(share_rows() * (size_t)K, sizeof *f->share))) rc = HR_ENOMEM;
     if (!rc && !count) rc = HR_ENOMEM;
+    int nv = data_codec_value_count(d->codec);
     for (int i = 0; !rc && i < d->n_train; i++) {
         int row = d->train[i], best = data_select_best(d->sel, row);
         if (best < 0) continue;
-        const data_problem *p = &d->sel->problems[row];
-        size_t at[3] = {(size_t)combo_of(p), (size_t)N_COMBOS + (size_t)p->direction, share_rows() - 1};
+        size_t at[3];
+        share_at(&f->base, d->V + (size_t)row * nv, at);
         for (int a = 0; a < 3; a++) {
             count[at[a] * (size_t)K + (size_t)best] += 1;
             total[at[a]] += 1;
@@ -80,14 +91,16 @@ static int frequent_train(const model_train_data *d, const model_ctx *ctx, model
     return HR_OK;
 }
 
-static int frequent_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
+static int frequent_predict(const model *mb, void *ws, const double *pv, const float *x, float *scores)
 {
-    (void)ws; /* needs no scratch */
+    (void)ws, (void)x; /* needs no scratch */
     const frequent *f = (const frequent *)mb;
     int K = mb->n_kernels;
-    const float *c = f->share + (size_t)combo_of(p) * (size_t)K;
-    const float *dir = f->share + ((size_t)N_COMBOS + (size_t)p->direction) * (size_t)K;
-    const float *all = f->share + (share_rows() - 1) * (size_t)K;
+    size_t at[3];
+    share_at(mb, pv, at);
+    const float *c = f->share + at[0] * (size_t)K;
+    const float *dir = f->share + at[1] * (size_t)K;
+    const float *all = f->share + at[2] * (size_t)K;
     for (int k = 0; k < K; k++) scores[k] = c[k] + 1e-3f * dir[k] + 1e-6f * all[k];
     return HR_OK;
 }
@@ -127,13 +140,14 @@ static size_t no_options(hr_config_option *rows)
     return 0;
 }
 
+static const model_select_ops frequent_select = {
+    .ops = {.train = frequent_train, .save = frequent_save, .load = frequent_load},
+    .predict = frequent_predict,
+};
+
 const model_family model_family_frequent = {
     .name = "frequent",
-    .tasks = MODEL_TASK_SELECT,
-    .train = frequent_train,
-    .predict_select = frequent_predict,
-    .save = frequent_save,
-    .load = frequent_load,
+    .select = &frequent_select,
     .n_params = frequent_n_params,
     .free = frequent_free,
     .config_options = no_options,
@@ -148,7 +162,7 @@ typedef struct vendor {
     int32_t *off;   /* (n + 1) problem i's ranked kernels are ranked[off[i] .. off[i + 1]) */
     int32_t *ranked; /* (off[n], 2) a ranked kernel and its position in the vendor's ranking (0 = its pick): a
                       * heuristic ranks a handful of a table's thousands of configurations, so only those are kept */
-    int32_t *picks; /* tune: (n, length) the sequence of each problem's pick (INT32_MIN throughout: none) */
+    int32_t *picks; /* tune: (n, length) the sequence of each problem's pick (MODEL_TUNE_NO_PICK throughout: none) */
 } vendor;
 
 static void vendor_free(model *mb)
@@ -167,16 +181,12 @@ typedef struct keyed {
     int row;
 } keyed;
 
-/* The key the vendor model files a problem under: its find-db key, or on a table the key of its features' values. */
-static void vendor_key(const model *m, const data_problem *p, const float *x, char *buf, size_t size)
+/* The key the vendor model files a problem under: the canonical text of its features' values. */
+static void vendor_key(const model *m, const float *x, char *buf, size_t size)
 {
-    if (!m->table) {
-        data_key_format(p, buf, size);
-        return;
-    }
-    double pv[DATA_TABLE_MAX_COLUMNS];
-    data_table_problem_values(m->table, x, pv);
-    if (data_table_problem_format(m->table, pv, buf, size)) buf[0] = '\0';
+    double pv[DATA_CODEC_MAX_VALUES];
+    data_codec_values_of_features(m->codec, x, pv);
+    if (data_codec_problem_format(m->codec, pv, buf, size)) buf[0] = '\0';
 }
 
 static int cmp_keyed(const void *a, const void *b)
@@ -184,9 +194,13 @@ static int cmp_keyed(const void *a, const void *b)
     return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
 }
 
-/* Tune on a table: each problem's key and the sequence of the vendor's pick (the configuration it ranks 0). */
+/* Tune: each problem's key and the sequence of the vendor's pick (the configuration it ranks 0), from the tune
+ * data's selection (a benchmark table's, with its vendor column). */
 static int vendor_train_tune(const model_train_data *d, const model_ctx *ctx, model **out)
 {
+    *out = NULL;
+    if (ctx->config && cJSON_GetArraySize(ctx->config) > 0)
+        return hr_error(HR_EINVAL, "vendor config: the baseline has no options");
     const data_tune *t = d->tune;
     const data_select *s = t->sel;
     if (!s || !s->vendor_rank)
@@ -195,14 +209,14 @@ static int vendor_train_tune(const model_train_data *d, const model_ctx *ctx, mo
     vendor *v = hr_calloc(1, sizeof *v);
     if (!v) return HR_ENOMEM;
     int rc = model_base_init(&v->base, &model_family_vendor, d, ctx), K = s->n_kernels, L = t->length, n = t->n;
-    const data_table *tb = s->table;
+    const double *kv = data_select_config_values(s);
     keyed *k = rc ? NULL : hr_calloc((size_t)(n > 0 ? n : 1), sizeof *k);
     v->keys = rc ? NULL : hr_calloc((size_t)(n > 0 ? n : 1), sizeof *v->keys);
     v->picks = rc ? NULL : hr_malloc((size_t)(n > 0 ? n : 1) * (size_t)L * sizeof *v->picks);
     if (!rc && (!k || !v->keys || !v->picks)) rc = HR_ENOMEM;
     for (int i = 0; !rc && i < n; i++) {
         char buf[1024];
-        vendor_key(&v->base, NULL, d->X + (size_t)i * d->n_features, buf, sizeof buf);
+        vendor_key(&v->base, d->X + (size_t)i * d->n_features, buf, sizeof buf);
         if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
         k[i].row = i;
     }
@@ -213,7 +227,7 @@ static int vendor_train_tune(const model_train_data *d, const model_ctx *ctx, mo
         for (int j = 0; j < L; j++) seq[j] = MODEL_TUNE_NO_PICK;
         for (int c = 0; c < K; c++)
             if (s->vendor_rank[(size_t)k[i].row * K + c] == 0)
-                rc = data_table_config_sequence(&tb->spec, tb->kv + (size_t)c * L, seq);
+                rc = data_codec_config_sequence(d->codec, kv + (size_t)c * L, seq);
         v->keys[v->n++] = k[i].key;
         k[i].key = NULL;
     }
@@ -232,7 +246,6 @@ static int vendor_train(const model_train_data *d, const model_ctx *ctx, model *
     *out = NULL;
     if (ctx->config && cJSON_GetArraySize(ctx->config) > 0)
         return hr_error(HR_EINVAL, "vendor config: the baseline has no options");
-    if (d->task == MODEL_TASK_TUNE) return vendor_train_tune(d, ctx, out);
     const data_select *s = d->sel;
     if (!s->vendor_rank)
         return hr_error(HR_EINVAL, "%s: no vendor heuristic is recorded beside this data (FILE.heuristic.txt next to "
@@ -245,7 +258,7 @@ static int vendor_train(const model_train_data *d, const model_ctx *ctx, model *
     size_t nnz = 0;
     for (int i = 0; !rc && i < s->n; i++) {
         char buf[1024];
-        vendor_key(&v->base, &s->problems[i], d->X + (size_t)i * d->n_features, buf, sizeof buf);
+        vendor_key(&v->base, d->X + (size_t)i * d->n_features, buf, sizeof buf);
         if (!(k[i].key = hr_strdup(buf))) rc = HR_ENOMEM;
         k[i].row = i;
         for (int j = 0; j < K; j++) nnz += s->vendor_rank[(size_t)i * K + j] >= 0;
@@ -289,13 +302,13 @@ static int cmp_str_ptr(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int vendor_predict(const model *mb, void *ws, const data_problem *p, const float *x, float *scores)
+static int vendor_predict(const model *mb, void *ws, const double *pv, const float *x, float *scores)
 {
-    (void)ws; /* needs no scratch */
+    (void)ws, (void)pv; /* needs no scratch */
     const vendor *v = (const vendor *)mb;
     int K = mb->n_kernels;
     char buf[1024];
-    vendor_key(mb, p, x, buf, sizeof buf);
+    vendor_key(mb, x, buf, sizeof buf);
     const char *probe = buf;
     char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
     for (int k = 0; k < K; k++) scores[k] = -INFINITY;
@@ -306,12 +319,12 @@ static int vendor_predict(const model *mb, void *ws, const data_problem *p, cons
 }
 
 /* tune: the pick of the problem, or MODEL_TUNE_NO_PICK throughout for a problem the vendor was not asked about */
-static int vendor_predict_tune(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
+static int vendor_predict_tune(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
-    (void)ws;
+    (void)ws, (void)q;
     const vendor *v = (const vendor *)mb;
     char buf[1024];
-    vendor_key(mb, p, x, buf, sizeof buf);
+    vendor_key(mb, x, buf, sizeof buf);
     const char *probe = buf;
     char *const *hit = bsearch(&probe, v->keys, (size_t)v->n, sizeof *v->keys, cmp_str_ptr);
     for (int j = 0; j < mb->length; j++)
@@ -319,44 +332,31 @@ static int vendor_predict_tune(const model *mb, void *ws, const data_problem *p,
     return HR_OK;
 }
 
-static int vendor_save(const model *mb, hid_t g)
+static int vendor_save_select(const model *mb, hid_t g)
 {
     const vendor *v = (const vendor *)mb;
-    if (mb->task == MODEL_TASK_TUNE) {
-        int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
-        return rc ? rc : hr_h5_write(g, "picks", H5T_NATIVE_INT32, (size_t)v->n, (size_t)mb->length, v->picks);
-    }
     int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
     if (!rc) rc = hr_h5_write(g, "offsets", H5T_NATIVE_INT32, (size_t)v->n + 1, 1, v->off);
     if (!rc) rc = hr_h5_write(g, "ranked", H5T_NATIVE_INT32, (size_t)v->off[v->n], 2, v->ranked);
     return rc;
 }
 
-static int vendor_load(hid_t g, model *base, model **out)
+static int vendor_save_tune(const model *mb, hid_t g)
+{
+    const vendor *v = (const vendor *)mb;
+    int rc = hr_h5_write_strings(g, "keys", v->keys, (size_t)v->n);
+    return rc ? rc : hr_h5_write(g, "picks", H5T_NATIVE_INT32, (size_t)v->n, (size_t)mb->length, v->picks);
+}
+
+/* The keys, sorted, and the model built from the rest of the group by read_rest. */
+static int vendor_load_with(hid_t g, model *base, model **out, int (*read_rest)(hid_t g, vendor *v, const model *base))
 {
     vendor *v = hr_calloc(1, sizeof *v);
     if (!v) return HR_ENOMEM;
-    size_t n = 0, rows = 0, cols = 0, nnz = 0, c2 = 0;
-    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n), K = base->n_kernels, tune = base->task == MODEL_TASK_TUNE;
+    size_t n = 0;
+    int rc = hr_h5_read_strings(g, "keys", &v->keys, &n);
     v->n = (int)n;
-    if (!rc && tune) {
-        rc = hr_h5_read_alloc(g, "picks", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->picks);
-        if (!rc && n && (rows != n || cols != (size_t)base->length))
-            rc = hr_error(HR_EFORMAT, "vendor model: picks are not one sequence per key");
-        if (!rc) v->off = hr_calloc(n + 1, sizeof *v->off); /* no ranked entries */
-        if (!rc && !v->off) rc = HR_ENOMEM;
-    } else if (!rc) rc = hr_h5_read_alloc(g, "offsets", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->off);
-    if (!rc && !tune && (rows != n + 1 || cols != 1)) rc = hr_error(HR_EFORMAT, "vendor model: offsets are not one per key");
-    if (!rc && !tune) rc = hr_h5_read_alloc(g, "ranked", H5T_NATIVE_INT32, &nnz, &c2, (void **)&v->ranked);
-    if (!rc && c2 != 2 && nnz > 0) rc = hr_error(HR_EFORMAT, "vendor model: ranked entries are not pairs");
-    /* a corrupted file must not index out of bounds: offsets rise within the entries, kernels in the vocabulary */
-    for (size_t i = 0; !rc && i < n; i++)
-        if (v->off[i] < 0 || v->off[i] > v->off[i + 1] || (size_t)v->off[i + 1] > nnz)
-            rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order at key %zu", i);
-    if (!rc && n == 0 && v->off[0] != 0) rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order");
-    for (size_t e = 0; !rc && e < nnz; e++)
-        if (v->ranked[2 * e] < 0 || v->ranked[2 * e] >= K || v->ranked[2 * e + 1] < 0)
-            rc = hr_error(HR_EFORMAT, "vendor model: ranked entry %zu names no kernel of the model", e);
+    if (!rc) rc = read_rest(g, v, base);
     for (size_t i = 1; !rc && i < n; i++)
         if (strcmp(v->keys[i - 1], v->keys[i]) >= 0) rc = hr_error(HR_EFORMAT, "vendor model: keys are not sorted");
     if (rc) {
@@ -373,19 +373,65 @@ static int vendor_load(hid_t g, model *base, model **out)
     return HR_OK;
 }
 
+/* The ranked kernels of every key; a corrupted file must not index out of bounds: offsets rise within the
+ * entries, kernels in the vocabulary. */
+static int vendor_read_ranked(hid_t g, vendor *v, const model *base)
+{
+    size_t n = (size_t)v->n, rows = 0, cols = 0, nnz = 0, c2 = 0;
+    int K = base->n_kernels;
+    int rc = hr_h5_read_alloc(g, "offsets", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->off);
+    if (!rc && (rows != n + 1 || cols != 1)) rc = hr_error(HR_EFORMAT, "vendor model: offsets are not one per key");
+    if (!rc) rc = hr_h5_read_alloc(g, "ranked", H5T_NATIVE_INT32, &nnz, &c2, (void **)&v->ranked);
+    if (!rc && c2 != 2 && nnz > 0) rc = hr_error(HR_EFORMAT, "vendor model: ranked entries are not pairs");
+    for (size_t i = 0; !rc && i < n; i++)
+        if (v->off[i] < 0 || v->off[i] > v->off[i + 1] || (size_t)v->off[i + 1] > nnz)
+            rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order at key %zu", i);
+    if (!rc && n == 0 && v->off[0] != 0) rc = hr_error(HR_EFORMAT, "vendor model: offsets out of order");
+    for (size_t e = 0; !rc && e < nnz; e++)
+        if (v->ranked[2 * e] < 0 || v->ranked[2 * e] >= K || v->ranked[2 * e + 1] < 0)
+            rc = hr_error(HR_EFORMAT, "vendor model: ranked entry %zu names no kernel of the model", e);
+    return rc;
+}
+
+/* The pick's sequence of every key. */
+static int vendor_read_picks(hid_t g, vendor *v, const model *base)
+{
+    size_t n = (size_t)v->n, rows = 0, cols = 0;
+    int rc = hr_h5_read_alloc(g, "picks", H5T_NATIVE_INT32, &rows, &cols, (void **)&v->picks);
+    if (!rc && n && (rows != n || cols != (size_t)base->length))
+        rc = hr_error(HR_EFORMAT, "vendor model: picks are not one sequence per key");
+    return rc;
+}
+
+static int vendor_load_select(hid_t g, model *base, model **out)
+{
+    return vendor_load_with(g, base, out, vendor_read_ranked);
+}
+
+static int vendor_load_tune(hid_t g, model *base, model **out)
+{
+    return vendor_load_with(g, base, out, vendor_read_picks);
+}
+
 static long vendor_n_params(const model *mb)
 {
     return 0; /* it learns nothing */
 }
 
+static const model_select_ops vendor_select = {
+    .ops = {.train = vendor_train, .save = vendor_save_select, .load = vendor_load_select},
+    .predict = vendor_predict,
+};
+
+static const model_tune_ops vendor_tune = {
+    .ops = {.train = vendor_train_tune, .save = vendor_save_tune, .load = vendor_load_tune},
+    .predict = vendor_predict_tune,
+};
+
 const model_family model_family_vendor = {
     .name = "vendor",
-    .tasks = MODEL_TASK_SELECT | MODEL_TASK_TUNE,
-    .train = vendor_train,
-    .predict_select = vendor_predict,
-    .predict_tune = vendor_predict_tune,
-    .save = vendor_save,
-    .load = vendor_load,
+    .select = &vendor_select,
+    .tune = &vendor_tune,
     .n_params = vendor_n_params,
     .free = vendor_free,
     .config_options = no_options,

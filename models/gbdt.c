@@ -3,8 +3,8 @@
  *   softmax(-t/(tau t_min)) (or "soft" runtime-ratio / "onehot" labels), scores = raw class scores.
  * select, objective "rank": one L2 booster over measured (problem, kernel) pairs regressing
  *   log(t / t_fastest) from problem features plus the kernel id (categorical); scores = -prediction.
- *   On a benchmark table the kernel id gives way to the pair's features, so any configuration is scored
- *   (models/gbdt_table.c).
+ *   On a source whose configurations have values (a benchmark table) the kernel id gives way to the pair's
+ *   features, so any configuration is scored (models/gbdt_table.c).
  * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
  * This file holds the model, its prediction and its files; models/gbdt_train.c trains it.
  */
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "core/h5.h"
-#include "data/table.h"
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "models/models_internal.h"
@@ -28,22 +27,14 @@ void gbdt_model_free(model *m)
     free(g);
 }
 
-/* Signature of a problem for the rank mode's candidate kernels: direction, data type, layout, 2-D/3-D and
- * grouped or not. */
-int gbdt_model_rank_signature(const data_problem *p)
-{
-    return ((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 +
-             (p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1));
-}
-
 #define GBDT_MAX_OUT 1024
 
-static int gbdt_model_predict_select(const model *m, void *ws, const data_problem *p, const float *x, float *scores)
+static int gbdt_model_predict_select(const model *m, void *ws, const double *pv, const float *x, float *scores)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
     int K = m->n_kernels;
-    if (g->mode == GBDT_MODE_RANK && m->table)
+    if (g->mode == GBDT_MODE_RANK && m->kernel_values)
         return gbdt_table_predict_candidates(m, ws, x, m->kernel_values, K, scores);
     if (g->mode == GBDT_MODE_SOFTMAX) {
         HR_ASSERT(gbdt_booster_num_class(g->boosters[0]) == K && K <= GBDT_MAX_OUT);
@@ -54,8 +45,8 @@ static int gbdt_model_predict_select(const model *m, void *ws, const data_proble
     float xe[256 + 1];
     HR_ASSERT(m->n_features <= 256);
     memcpy(xe, x, (size_t)m->n_features * sizeof *xe);
-    /* kernels never measured for this signature in training are ranked last */
-    const unsigned char *cand = g->rank_cand + (size_t)gbdt_model_rank_signature(p) * K;
+    /* kernels never measured for this kernel class in training are ranked last */
+    const unsigned char *cand = g->rank_cand + (size_t)data_codec_kernel_class(m->codec, pv) * K;
     for (int k = 0; k < K; k++) {
         xe[m->n_features] = (float)k;
         gbdt_booster_predict_raw_row(g->boosters[0], xe, out);
@@ -64,9 +55,9 @@ static int gbdt_model_predict_select(const model *m, void *ws, const data_proble
     return HR_OK;
 }
 
-static int gbdt_model_predict_tune(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values)
+static int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
-    (void)ws;
+    (void)ws, (void)q;
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
     for (int j = 0; j < m->length; j++) {
@@ -94,7 +85,7 @@ static int gbdt_model_save(const model *m, hid_t group)
     const gbdt_model *g = (const gbdt_model *)m;
     int rc = hr_h5_attr_write_str(group, "objective", gbdt_mode_names[g->mode]);
     if (!rc) rc = hr_h5_attr_write_int(group, "boosters", g->n_boosters);
-    if (!rc && g->mode == GBDT_MODE_RANK && m->table) {
+    if (!rc && g->mode == GBDT_MODE_RANK && m->kernel_values) {
         hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
         const hr_config_table t = gbdt_file_table(rows);
         gbdt_cfg cfg;
@@ -104,8 +95,8 @@ static int gbdt_model_save(const model *m, hid_t group)
         rc = hr_config_write_h5(&t, &cfg, GBDT_FILE_TABLE_RANK, group);
     }
     else if (!rc && g->mode == GBDT_MODE_RANK)
-        rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES, (size_t)m->n_kernels,
-                         g->rank_cand);
+        rc = hr_h5_write(group, "rank_candidates", H5T_NATIVE_UCHAR, (size_t)data_codec_kernel_class_count(m->codec),
+                         (size_t)m->n_kernels, g->rank_cand);
     for (int i = 0; !rc && i < g->n_boosters; i++) {
         char name[32];
         snprintf(name, sizeof name, "booster%d", i);
@@ -117,7 +108,8 @@ static int gbdt_model_save(const model *m, hid_t group)
     return rc;
 }
 
-static int gbdt_model_load(hid_t group, model *base, model **out)
+/* The boosters and their objective; `modes` the objectives a model of the file's task may have. */
+static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_modes, model **out)
 {
     gbdt_model *g = hr_calloc(1, sizeof *g);
     if (!g) return HR_ENOMEM;
@@ -129,7 +121,9 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
         g->mode = -1;
         for (int i = 0; gbdt_mode_names[i]; i++)
             if (!strcmp(mode, gbdt_mode_names[i])) g->mode = i;
-        if (g->mode < 0 || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
+        int known = 0;
+        for (int i = 0; i < n_modes; i++) known |= g->mode == modes[i];
+        if (!known || nb < 1 || nb > 64) rc = hr_error(HR_EFORMAT, "gbdt model: bad objective or booster count");
     }
     free(mode);
     if (!rc && !(g->boosters = hr_calloc((size_t)nb, sizeof *g->boosters))) rc = HR_ENOMEM;
@@ -142,28 +136,28 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
         H5Gclose(b);
         if (!rc) g->n_boosters = i + 1;
     }
-    if (!rc && g->mode == GBDT_MODE_RANK && base->table) {
+    if (!rc && g->mode == GBDT_MODE_RANK && base->kernel_values) {
         hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
         const hr_config_table t = gbdt_file_table(rows);
         gbdt_cfg cfg;
         rc = hr_config_read_h5(&t, group, GBDT_FILE_TABLE_RANK, 0, &cfg);
         g->target = cfg.rank_target;
         g->loss = cfg.rank_loss;
-        int want = base->n_features + data_table_pair_feature_count(base->table);
+        int want = base->n_features + data_codec_pair_feature_count(base->codec);
         if (!rc && gbdt_booster_num_features(g->boosters[0]) != want)
-            rc = hr_error(HR_EFORMAT, "gbdt model: the booster reads %d features, the table's pairs have %d",
+            rc = hr_error(HR_EFORMAT, "gbdt model: the booster reads %d features, the pairs have %d",
                           gbdt_booster_num_features(g->boosters[0]), want);
     } else if (!rc && g->mode == GBDT_MODE_RANK) {
-        g->rank_cand = hr_malloc((size_t)GBDT_RANK_SIGNATURES * (size_t)base->n_kernels);
-        rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, GBDT_RANK_SIGNATURES,
-                                       (size_t)base->n_kernels, g->rank_cand)
+        size_t classes = (size_t)data_codec_kernel_class_count(base->codec);
+        g->rank_cand = hr_malloc(classes * (size_t)base->n_kernels);
+        rc = g->rank_cand ? hr_h5_read(group, "rank_candidates", H5T_NATIVE_UCHAR, classes, (size_t)base->n_kernels,
+                                       g->rank_cand)
                           : HR_ENOMEM;
     }
-    int expect_k = base->task == MODEL_TASK_SELECT && g->mode == GBDT_MODE_SOFTMAX ? base->n_kernels : 0;
-    if (!rc && expect_k && gbdt_booster_num_class(g->boosters[0]) != expect_k)
+    if (!rc && g->mode == GBDT_MODE_SOFTMAX && gbdt_booster_num_class(g->boosters[0]) != base->n_kernels)
         rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
-                      gbdt_booster_num_class(g->boosters[0]), expect_k);
-    if (!rc && base->task == MODEL_TASK_TUNE && g->n_boosters != base->length)
+                      gbdt_booster_num_class(g->boosters[0]), base->n_kernels);
+    if (!rc && g->mode == GBDT_MODE_TUNE && g->n_boosters != base->length)
         rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
     /* a tune booster has a class per value of its parameter (2 for a parameter of one value): prediction reads
      * vocab_size[j] of its outputs into a fixed buffer, so the two must agree as the file is read */
@@ -186,11 +180,23 @@ static int gbdt_model_load(hid_t group, model *base, model **out)
     return HR_OK;
 }
 
+static int gbdt_model_load_select(hid_t group, model *base, model **out)
+{
+    static const int modes[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
+    return gbdt_model_load(group, base, modes, 2, out);
+}
+
+static int gbdt_model_load_tune(hid_t group, model *base, model **out)
+{
+    static const int modes[] = {GBDT_MODE_TUNE};
+    return gbdt_model_load(group, base, modes, 1, out);
+}
+
 static int gbdt_model_score_target(const model *m)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     /* a lambdarank booster's scores order candidates but regress no target */
-    return g->mode == GBDT_MODE_RANK && m->table && g->loss == GBDT_TABLE_LOSS_L2 ? g->target : MODEL_TARGET_NONE;
+    return g->mode == GBDT_MODE_RANK && m->kernel_values && g->loss == GBDT_TABLE_LOSS_L2 ? g->target : MODEL_TARGET_NONE;
 }
 
 static long gbdt_model_n_params(const model *m)
@@ -205,18 +211,24 @@ static long gbdt_model_n_params(const model *m)
     return nodes;
 }
 
-const model_family model_family_gbdt = {
-    .name = "gbdt",
-    .tasks = MODEL_TASK_SELECT | MODEL_TASK_TUNE,
-    .train = gbdt_model_train,
-    .ws_create = gbdt_table_ws_create,
-    .ws_free = gbdt_table_ws_free,
-    .predict_select = gbdt_model_predict_select,
+static const model_select_ops gbdt_select = {
+    .ops = {.train = gbdt_model_train_select, .save = gbdt_model_save, .load = gbdt_model_load_select},
+    .predict = gbdt_model_predict_select,
     .predict_candidates = gbdt_table_predict_candidates,
     .score_target = gbdt_model_score_target,
-    .predict_tune = gbdt_model_predict_tune,
-    .save = gbdt_model_save,
-    .load = gbdt_model_load,
+};
+
+static const model_tune_ops gbdt_tune = {
+    .ops = {.train = gbdt_model_train_tune, .save = gbdt_model_save, .load = gbdt_model_load_tune},
+    .predict = gbdt_model_predict_tune,
+};
+
+const model_family model_family_gbdt = {
+    .name = "gbdt",
+    .select = &gbdt_select,
+    .tune = &gbdt_tune,
+    .ws_create = gbdt_table_ws_create,
+    .ws_free = gbdt_table_ws_free,
     .n_params = gbdt_model_n_params,
     .free = gbdt_model_free,
     .views = gbdt_model_views,

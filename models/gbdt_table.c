@@ -1,7 +1,7 @@
-/* The gbdt family on a benchmark table (objective "rank" with ds->table set): one L2 booster scores a
- * (problem, configuration) pair from the problem features x followed by the pair features of
- * data/table_features.h, so it ranks any configuration from its fields, measured or not (the CK Tile recipe:
- * regress a log-performance per pair, sort the candidates by the prediction).
+/* The gbdt family on a source whose configurations have values (objective "rank" on a benchmark table): one L2
+ * booster scores a (problem, configuration) pair from the problem features x followed by the codec's pair
+ * features, so it ranks any configuration from its fields, measured or not (the CK Tile recipe: regress a
+ * log-performance per pair, sort the candidates by the prediction).
  * Targets (higher = better, so the prediction is the score):
  *   relative: -log(cost / cost_best of the problem)   absolute: -log(cost)   log1p: log1p(1 / cost)
  * (cost = time for better=lower tables, 1 / throughput for better=higher ones: absolute is log TFLOPS and
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "models/model.h"
 #include "models/models_internal.h"
 
@@ -22,16 +21,16 @@ const char *const gbdt_table_loss_names[] = {"l2", "lambdarank", NULL};
 
 int gbdt_table_feature_count(const model *m)
 {
-    return m->n_features + data_table_pair_feature_count(m->table);
+    return m->n_features + data_codec_pair_feature_count(m->codec);
 }
 
 int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
                            gbdt_table_pairs *out)
 {
     const data_select *s = d->sel;
-    const data_table *t = s->table;
-    int F = d->n_features, P = data_table_pair_feature_count(&t->spec), Fe = F + P, K = s->n_kernels;
-    int np = t->spec.n_problem + t->spec.n_hardware, nk = t->spec.n_kernel;
+    const double *kv = data_select_config_values(s);
+    int F = d->n_features, P = data_codec_pair_feature_count(d->codec), Fe = F + P, K = s->n_kernels;
+    int np = data_codec_value_count(d->codec), nk = data_codec_config_width(d->codec);
     memset(out, 0, sizeof *out);
     size_t cnt = 0;
     for (int i = 0; i < n; i++)
@@ -48,7 +47,7 @@ int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, co
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         const float *rt = s->runtime + (size_t)rows[i] * K;
-        const double *pv = t->pv + (size_t)rows[i] * np;
+        const double *pv = d->V + (size_t)rows[i] * np;
         double best = INFINITY;
         for (int k = 0; k < K; k++)
             if (rt[k] < best) best = rt[k];
@@ -57,7 +56,7 @@ int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, co
             if (!isfinite(rt[k])) continue;
             float *xr = out->x + at * Fe;
             memcpy(xr, d->X + (size_t)rows[i] * F, (size_t)F * sizeof *xr);
-            data_table_pair_features(&t->spec, pv, t->kv + (size_t)k * nk, xr + F);
+            data_codec_pair_features(d->codec, pv, kv + (size_t)k * nk, xr + F);
             out->y[at] = (float)model_target_value(target, rt[k], best);
             out->w[at] = weight == GBDT_TABLE_WEIGHT_EFFICIENCY ? (float)(best / rt[k]) : 1.0f;
             out->kernel[at] = k;
@@ -89,7 +88,7 @@ int gbdt_table_names_create(const model *m, char ***out)
     for (int j = 0; j < Fe; j++) {
         char buf[256];
         int rc = j < m->n_features ? (snprintf(buf, sizeof buf, "%s", m->feature_names[j]), HR_OK)
-                                   : data_table_feature_name(m->table, j, buf, sizeof buf);
+                                   : data_codec_feature_name(m->codec, j, buf, sizeof buf);
         if (rc < 0 || !(names[j] = hr_strdup(buf))) {
             for (int i = 0; i < j; i++) free(names[i]);
             free(names);
@@ -110,11 +109,11 @@ int gbdt_table_ws_create(const model *m, void **out)
 {
     *out = NULL;
     const gbdt_model *g = (const gbdt_model *)m;
-    if (!m->table || g->mode != GBDT_MODE_RANK) return HR_OK;
+    if (!m->kernel_values || g->mode != GBDT_MODE_RANK) return HR_OK;
     gbdt_table_ws *ws = hr_calloc(1, sizeof *ws);
     if (!ws) return HR_ENOMEM;
     ws->x = hr_malloc((size_t)gbdt_table_feature_count(m) * sizeof *ws->x);
-    ws->pv = hr_malloc((size_t)(m->table->n_problem + m->table->n_hardware + 1) * sizeof *ws->pv);
+    ws->pv = hr_malloc((size_t)(data_codec_value_count(m->codec) + 1) * sizeof *ws->pv);
     if (!ws->x || !ws->pv) {
         gbdt_table_ws_free(ws);
         return HR_ENOMEM;
@@ -135,15 +134,15 @@ void gbdt_table_ws_free(void *p)
 int gbdt_table_predict_candidates(const model *m, void *p, const float *x, const double *kv, int n, float *scores)
 {
     const gbdt_model *g = (const gbdt_model *)m;
-    if (g->mode != GBDT_MODE_RANK || !m->table) return MODEL_CANDIDATES_BY_NAME; /* softmax: its vocabulary */
+    if (g->mode != GBDT_MODE_RANK || !m->kernel_values) return MODEL_CANDIDATES_BY_NAME; /* softmax: its vocabulary */
     gbdt_table_ws *ws = p;
     HR_ASSERT(ws != NULL);
-    int F = m->n_features, nk = m->table->n_kernel;
+    int F = m->n_features, nk = data_codec_config_width(m->codec);
     memcpy(ws->x, x, (size_t)F * sizeof *ws->x);
-    data_table_problem_values(m->table, x, ws->pv);
+    data_codec_values_of_features(m->codec, x, ws->pv);
     for (int i = 0; i < n; i++) {
         double raw;
-        data_table_pair_features(m->table, ws->pv, kv + (size_t)i * nk, ws->x + F);
+        data_codec_pair_features(m->codec, ws->pv, kv + (size_t)i * nk, ws->x + F);
         gbdt_booster_predict_raw_row(g->boosters[0], ws->x, &raw);
         scores[i] = (float)raw;
     }

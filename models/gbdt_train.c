@@ -126,21 +126,19 @@ static float *gather(const float *X, int F, const int *rows, int n)
 }
 
 
-#define RANK_SIGNATURES GBDT_RANK_SIGNATURES
-
 /* Rank mode rows: every measured (problem, kernel) pair with target log(t / t_fastest), and every kernel that
  * was measured for some training problem of the same signature but not for this one, with target
  * log(t_slowest / t_fastest) + log 2: the find-db keeps only the kernels MIOpen measured, so an unmeasured
  * candidate is taken as slower than every measured one. Without those rows the regression never sees an
- * unmeasured kernel and ranks them first. `cand` (RANK_SIGNATURES, K) marks the candidates. */
+ * unmeasured kernel and ranks them first. `cand` (kernel classes, K) marks the candidates. */
 static int rank_rows(const model_train_data *d, const unsigned char *cand, const int *rows, int n, float **xo,
                      float **yo, size_t *no)
 {
     const data_select *s = d->sel;
-    int F = d->n_features, K = s->n_kernels, Fe = F + 1;
+    int F = d->n_features, K = s->n_kernels, Fe = F + 1, nv = data_codec_value_count(d->codec);
     size_t cnt = 0;
     for (int i = 0; i < n; i++) {
-        const unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[rows[i]]) * K;
+        const unsigned char *c = cand + (size_t)data_codec_kernel_class(d->codec, d->V + (size_t)rows[i] * nv) * K;
         for (int k = 0; k < K; k++) cnt += isfinite(s->runtime[(size_t)rows[i] * K + k]) || c[k];
     }
     float *x = hr_malloc(cnt * Fe * sizeof *x), *y = hr_malloc(cnt * sizeof *y);
@@ -152,7 +150,7 @@ static int rank_rows(const model_train_data *d, const unsigned char *cand, const
     size_t at = 0;
     for (int i = 0; i < n; i++) {
         const float *t = s->runtime + (size_t)rows[i] * K;
-        const unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[rows[i]]) * K;
+        const unsigned char *c = cand + (size_t)data_codec_kernel_class(d->codec, d->V + (size_t)rows[i] * nv) * K;
         float tmin = INFINITY, tmax = 0;
         for (int k = 0; k < K; k++)
             if (isfinite(t[k])) {
@@ -173,15 +171,15 @@ static int rank_rows(const model_train_data *d, const unsigned char *cand, const
     return HR_OK;
 }
 
-/* Candidates per signature from the training rows. */
+/* Candidates per kernel class from the training rows. */
 static unsigned char *rank_candidates(const model_train_data *d)
 {
     const data_select *s = d->sel;
-    int K = s->n_kernels;
-    unsigned char *cand = hr_calloc((size_t)RANK_SIGNATURES * K, 1);
+    int K = s->n_kernels, nv = data_codec_value_count(d->codec);
+    unsigned char *cand = hr_calloc((size_t)data_codec_kernel_class_count(d->codec) * K, 1);
     if (!cand) return NULL;
     for (int i = 0; i < d->n_train; i++) {
-        unsigned char *c = cand + (size_t)gbdt_model_rank_signature(&s->problems[d->train[i]]) * K;
+        unsigned char *c = cand + (size_t)data_codec_kernel_class(d->codec, d->V + (size_t)d->train[i] * nv) * K;
         const float *t = s->runtime + (size_t)d->train[i] * K;
         for (int k = 0; k < K; k++) c[k] |= isfinite(t[k]) != 0;
     }
@@ -305,7 +303,8 @@ static void table_round(void *ctx, int round, double valid_metric, const double 
     if (!c->rc) c->rc = model_curve_add(c->m, pt);
 }
 
-/* Rank mode on a benchmark table: one L2 booster over every measured pair of the training problems. */
+/* Rank mode on a source of valued configurations: one L2 booster over every measured pair of the training
+ * problems. */
 static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx *ctx, const gbdt_cfg *cfg,
                        const gbdt_booster *init)
 {
@@ -352,18 +351,19 @@ static int train_table(gbdt_model *g, const model_train_data *d, const model_ctx
     return rc;
 }
 
-int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out)
+/* Trains the boosters of `mode` (select: the config's objective; tune: one booster per parameter). */
+static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, const gbdt_cfg *cfgp, int mode,
+                            model **out)
 {
-    gbdt_cfg cfg;
-    int rc = gbdt_cfg_read(ctx, &cfg);
-    if (rc) return rc;
+    gbdt_cfg cfg = *cfgp;
+    int rc;
     gbdt_model *g = hr_calloc(1, sizeof *g);
     if (!g) return HR_ENOMEM;
     if ((rc = model_base_init(&g->base, &model_family_gbdt, d, ctx))) {
         gbdt_model_free(&g->base);
         return rc;
     }
-    g->mode = d->task == MODEL_TASK_TUNE ? GBDT_MODE_TUNE : cfg.objective;
+    g->mode = mode;
     g->n_boosters = g->mode == GBDT_MODE_TUNE ? d->tune->length : 1;
     g->boosters = hr_calloc((size_t)g->n_boosters, sizeof *g->boosters);
     gbdt_params p = cfg.p;
@@ -384,7 +384,7 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
     }
     for (int j = 0; j < F; j++) names[j] = g->base.feature_names[j];
     names[F] = "kernel";
-    if (g->mode == GBDT_MODE_RANK && d->sel->table) {
+    if (g->mode == GBDT_MODE_RANK && data_codec_config_width(d->codec) > 0) {
         if (init && init->target != cfg.rank_target)
             rc = hr_error(HR_EINVAL, "--init-model %s: a rank model of another rank_target", ctx->init_model);
         else if (init && gbdt_booster_num_features(init->boosters[0]) != gbdt_table_feature_count(&g->base))
@@ -465,4 +465,18 @@ int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **ou
     log_importance(g, ctx->log);
     *out = &g->base;
     return HR_OK;
+}
+
+int gbdt_model_train_select(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    gbdt_cfg cfg;
+    int rc = gbdt_cfg_read(ctx, &cfg);
+    return rc ? rc : gbdt_model_train(d, ctx, &cfg, cfg.objective, out);
+}
+
+int gbdt_model_train_tune(const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    gbdt_cfg cfg;
+    int rc = gbdt_cfg_read(ctx, &cfg);
+    return rc ? rc : gbdt_model_train(d, ctx, &cfg, GBDT_MODE_TUNE, out);
 }

@@ -1,4 +1,5 @@
-/* The shared part of every model: vocabularies, provenance, model files, config tables. */
+/* The shared part of every model: codec, feature names, provenance, model files, config tables. What each task
+ * adds (kernels, parameters) is its part's (models/task_select.c, models/task_tune.c). */
 #include "models/model.h"
 
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include "models/models_internal.h"
 #include "train/train.h"
 
-static char **strv_dup(char *const *s, int n)
+char **model_strv_dup(char *const *s, int n)
 {
     char **out = hr_calloc((size_t)(n ? n : 1), sizeof *out);
     if (!out) return NULL;
@@ -23,122 +24,41 @@ static char **strv_dup(char *const *s, int n)
     return out;
 }
 
-/* A table model's configurations as field values, parsed from its kernel names with its schema. */
-static int table_kernel_values(model *m)
-{
-    int nk = m->table->n_kernel;
-    free(m->kernel_values);
-    m->kernel_values = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1) * (size_t)nk * sizeof *m->kernel_values);
-    if (!m->kernel_values) return HR_ENOMEM;
-    for (int k = 0; k < m->n_kernels; k++) {
-        int rc = data_table_config_parse(m->table, m->kernels[k], m->kernel_values + (size_t)k * nk);
-        if (rc) return hr_error_wrap(rc, "kernel %d", k);
-    }
-    return HR_OK;
-}
-
-/* The schema of a table model (a copy of spec) and its feature names. */
-static int table_attach(model *m, const data_table_spec *spec)
-{
-    if (!(m->table = hr_calloc(1, sizeof *m->table))) return HR_ENOMEM;
-    int rc = data_table_spec_copy(spec, m->table);
-    if (rc) {
-        free(m->table);
-        m->table = NULL;
-    }
-    return rc;
-}
-
-/* A table tune model's own rules, from their JSON (what its file keeps) read against its schema. */
-static int rules_attach(model *m, const char *json, const char *name)
-{
-    int rc = data_table_rules_parse(json, name, m->table, NULL, &m->rules);
-    if (rc) return rc;
-    if (!(m->rules_constraint = data_table_rules_constraint(m->rules, m->table))) return HR_ENOMEM;
-    m->constraint = m->rules_constraint;
-    return HR_OK;
-}
-
-static int rules_copy(model *m, const data_table_rules *r)
-{
-    char *json = data_table_rules_to_json(r);
-    if (!json) return HR_ENOMEM;
-    int rc = rules_attach(m, json, "the data's capability rules");
-    free(json);
-    return rc;
-}
-
 int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
+    const model_task_part *part = model_task_part_of(d->task);
+    if (!part) return HR_EINVAL;
     m->family = fam;
     m->task = d->task;
     m->seed = ctx->seed;
+    int rc = data_codec_copy(d->codec, &m->codec);
+    if (rc) return rc;
+    m->table = data_codec_table_spec(m->codec);
+    if (d->n_features != data_codec_feature_count(m->codec))
+        return hr_error(HR_EINVAL, "%d features for a %s with %d problem features", d->n_features,
+                        data_codec_name(m->codec), data_codec_feature_count(m->codec));
     m->n_features = d->n_features;
-    m->feature_names = hr_calloc((size_t)d->n_features, sizeof *m->feature_names);
+    m->feature_names = hr_calloc((size_t)(d->n_features ? d->n_features : 1), sizeof *m->feature_names);
     if (!m->feature_names) return HR_ENOMEM;
-    const data_table *table = d->task == MODEL_TASK_SELECT ? d->sel->table : d->tune->sel ? d->tune->sel->table : NULL;
-    if (table) {
-        int rc = table_attach(m, &table->spec);
-        if (rc) return rc;
-        if (d->n_features != data_table_problem_feature_count(m->table))
-            return hr_error(HR_EINVAL, "%d features for a table with %d problem features", d->n_features,
-                            data_table_problem_feature_count(m->table));
-    }
     for (int j = 0; j < d->n_features; j++) {
         char name[256];
-        if (table && data_table_feature_name(m->table, j, name, sizeof name)) return HR_EINVAL;
-        if (!(m->feature_names[j] = hr_strdup(table ? name : data_feature_name(j)))) return HR_ENOMEM;
+        if ((rc = data_codec_feature_name(m->codec, j, name, sizeof name))) return rc;
+        if (!(m->feature_names[j] = hr_strdup(name))) return HR_ENOMEM;
     }
     char *cfg = ctx->config ? cJSON_PrintUnformatted(ctx->config) : NULL;
     m->config_json = hr_strdup(cfg ? cfg : "{}");
     free(cfg);
     if (!m->config_json) return HR_ENOMEM;
-    if (d->task == MODEL_TASK_SELECT) {
-        m->n_kernels = d->sel->n_kernels;
-        if (!(m->kernels = strv_dup(d->sel->kernels, m->n_kernels))) return HR_ENOMEM;
-        /* on a table every configuration applies: each problem's candidates are what was measured for it */
-        if (table) return table_kernel_values(m);
-        const int *const rows[2] = {d->train, d->valid};
-        const int n_rows[2] = {d->n_train, d->n_valid};
-        int rc = model_applicability_compute(m, d->sel, rows, n_rows);
-        if (rc) return rc;
-    } else {
-        const data_tune *t = d->tune;
-        m->length = t->length;
-        m->solver = hr_strdup(t->solver);
-        m->param_names = strv_dup(t->param_names, t->length);
-        m->vocab_size = hr_calloc((size_t)t->length, sizeof *m->vocab_size);
-        m->vocab = hr_calloc((size_t)t->length, sizeof *m->vocab);
-        if (!m->solver || !m->param_names || !m->vocab_size || !m->vocab) return HR_ENOMEM;
-        for (int j = 0; j < t->length; j++) {
-            m->vocab_size[j] = t->vocab_size[j];
-            m->vocab[j] = hr_malloc((size_t)t->vocab_size[j] * sizeof **m->vocab);
-            if (!m->vocab[j]) return HR_ENOMEM;
-            memcpy(m->vocab[j], t->vocab[j], (size_t)t->vocab_size[j] * sizeof **m->vocab);
-        }
-        m->constraint = data_constraint_find(t->solver);
-        if (t->rules) return rules_copy(m, t->rules);
-    }
-    return HR_OK;
+    return part->init(m, d);
 }
 
 void model_base_free(model *m)
 {
+    const model_task_part *part = m->task ? model_task_part_of(m->task) : NULL;
+    if (part) part->free(m);
     hr_h5_free_strings(m->feature_names, m->feature_names ? (size_t)m->n_features : 0);
-    hr_h5_free_strings(m->kernels, m->kernels ? (size_t)m->n_kernels : 0);
-    free(m->applicable);
-    data_table_spec_free(m->table);
-    free(m->table);
-    free(m->kernel_values);
-    free(m->rules_constraint);
-    data_table_rules_free(m->rules);
-    hr_h5_free_strings(m->param_names, m->param_names ? (size_t)m->length : 0);
-    if (m->vocab)
-        for (int j = 0; j < m->length; j++) free(m->vocab[j]);
-    free(m->vocab);
-    free(m->vocab_size);
-    free(m->solver);
+    data_codec_free(m->codec);
     free(m->config_json);
     free(m->curve);
     memset(m, 0, sizeof *m);
@@ -163,10 +83,74 @@ long model_n_params(const model *m)
     return m->family->n_params(m);
 }
 
+/* ---- train data outside the pipeline ---- */
+
+/* V and X of n rows with the codec set: *V to fill, then X is computed from it. */
+static int train_data_alloc(model_train_data *d, int n, double **V)
+{
+    int nv = data_codec_value_count(d->codec), nf = data_codec_feature_count(d->codec);
+    *V = hr_malloc((size_t)(n ? n : 1) * (size_t)nv * sizeof **V);
+    d->V = *V;
+    d->X = hr_malloc((size_t)(n ? n : 1) * (size_t)nf * sizeof *d->X);
+    d->n_features = nf;
+    return *V && d->X ? HR_OK : HR_ENOMEM;
+}
+
+static void train_data_features(model_train_data *d, int n)
+{
+    int nv = data_codec_value_count(d->codec), nf = d->n_features;
+    for (int i = 0; i < n; i++) data_codec_features(d->codec, d->V + (size_t)i * nv, (float *)d->X + (size_t)i * nf);
+}
+
+int model_train_data_select(const data_select *s, model_train_data *d)
+{
+    memset(d, 0, sizeof *d);
+    d->task = MODEL_TASK_SELECT;
+    d->sel = s;
+    data_codec *c;
+    int rc = data_codec_of_select(s, &c);
+    d->codec = c;
+    double *V = NULL;
+    if (!rc && !(rc = train_data_alloc(d, s->n, &V))) {
+        data_select_values(s, V);
+        train_data_features(d, s->n);
+    }
+    if (rc) model_train_data_free(d);
+    return rc;
+}
+
+int model_train_data_tune(const data_tune *t, model_train_data *d)
+{
+    memset(d, 0, sizeof *d);
+    d->task = MODEL_TASK_TUNE;
+    d->tune = t;
+    data_codec *c;
+    int rc = data_codec_of_tune(t, &c);
+    d->codec = c;
+    double *V = NULL;
+    if (!rc && !(rc = train_data_alloc(d, t->n, &V))) {
+        data_tune_values(t, V);
+        train_data_features(d, t->n);
+    }
+    if (rc) model_train_data_free(d);
+    return rc;
+}
+
+void model_train_data_free(model_train_data *d)
+{
+    data_codec_free((data_codec *)d->codec);
+    free((double *)d->V);
+    free((float *)d->X);
+    memset(d, 0, sizeof *d);
+}
+
 /* ---- model files ---- */
 
 int model_save(const model *m, const char *path)
 {
+    const model_task_part *part = model_task_part_of(m->task);
+    const model_task_ops *ops = model_family_task(m->family, m->task);
+    if (!part || !ops) return hr_error(HR_EINVAL, "%s model of no task it does", m->family->name);
     hr_h5_out out;
     int rc = hr_h5_create(path, &out);
     if (rc) return rc;
@@ -174,46 +158,13 @@ int model_save(const model *m, const char *path)
     if ((rc = hr_h5_attr_write_str(f, "format", MODEL_FILE_FORMAT))) goto done;
     if ((rc = hr_h5_attr_write_int(f, "version", MODEL_FILE_VERSION))) goto done;
     if ((rc = hr_h5_attr_write_str(f, "family", m->family->name))) goto done;
-    if ((rc = hr_h5_attr_write_str(f, "task", m->task == MODEL_TASK_SELECT ? "select" : "tune"))) goto done;
+    if ((rc = hr_h5_attr_write_str(f, "task", part->name))) goto done;
     if ((rc = hr_h5_attr_write_str(f, "config", m->config_json))) goto done;
     if ((rc = hr_h5_attr_write_int(f, "seed", (long long)m->seed))) goto done;
     if ((rc = hr_h5_attr_write_double(f, "train_seconds", m->train_seconds))) goto done;
     if ((rc = hr_h5_write_strings(f, "feature_names", m->feature_names, (size_t)m->n_features))) goto done;
-    if (m->table) {
-        /* a table model keeps its schema and vocabularies, by name (data_table_spec_to_json) */
-        char *json = data_table_spec_to_json(m->table);
-        if (!json) {
-            rc = HR_ENOMEM;
-            goto done;
-        }
-        rc = hr_h5_attr_write_str(f, "table", json);
-        free(json);
-        if (rc) goto done;
-    }
-    if (m->rules) {
-        /* and a tune model its capability rules, every list filled (data_table_rules_to_json) */
-        char *json = data_table_rules_to_json(m->rules);
-        if (!json) {
-            rc = HR_ENOMEM;
-            goto done;
-        }
-        rc = hr_h5_attr_write_str(f, "rules", json);
-        free(json);
-        if (rc) goto done;
-    }
-    if (m->task == MODEL_TASK_SELECT) {
-        if ((rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels))) goto done;
-        if (m->applicable && (rc = model_applicability_write(m, f))) goto done;
-    } else {
-        if ((rc = hr_h5_attr_write_str(f, "solver", m->solver))) goto done;
-        if ((rc = hr_h5_write_strings(f, "param_names", m->param_names, (size_t)m->length))) goto done;
-        hid_t vg;
-        if ((rc = hr_h5_group_create(f, "vocab", &vg))) goto done;
-        for (int j = 0; j < m->length && !rc; j++)
-            rc = hr_h5_write(vg, m->param_names[j], H5T_NATIVE_INT32, (size_t)m->vocab_size[j], 0, m->vocab[j]);
-        H5Gclose(vg);
-        if (rc) goto done;
-    }
+    if ((rc = data_codec_write(m->codec, f))) goto done;
+    if ((rc = part->write(m, f))) goto done;
     float *curve = hr_malloc((size_t)(m->n_curve ? m->n_curve : 1) * 5 * sizeof *curve);
     if (!curve) {
         rc = HR_ENOMEM;
@@ -228,7 +179,7 @@ int model_save(const model *m, const char *path)
     free(curve);
     if (rc) goto done;
     if ((rc = hr_h5_group_create(f, "family", &g))) goto done;
-    rc = m->family->save(m, g);
+    rc = ops->save(m, g);
 done:
     if (g >= 0) H5Gclose(g);
     int crc = hr_h5_close(&out, rc == HR_OK);
@@ -250,70 +201,31 @@ static int load_base(hid_t f, const char *path, model *m)
     }
     free(fam);
     if ((rc = hr_h5_attr_read_str(f, "task", &task))) return rc;
-    m->task = strcmp(task, "select") == 0 ? MODEL_TASK_SELECT : strcmp(task, "tune") == 0 ? MODEL_TASK_TUNE : 0;
+    m->task = model_task_of_name(task);
     free(task);
     if (!m->task) return hr_error(HR_EFORMAT, "%s: unknown task", path);
+    if (!model_family_task(m->family, m->task))
+        return hr_error(HR_EFORMAT, "%s: a %s model of the %s task, which the family does not do", path, m->family->name,
+                        model_task_name(m->task));
     if ((rc = hr_h5_attr_read_str(f, "config", &m->config_json))) return rc;
     if ((rc = hr_h5_attr_read_int(f, "seed", &seed))) return rc;
     m->seed = (uint64_t)seed;
     if ((rc = hr_h5_attr_read_double(f, "train_seconds", &m->train_seconds))) return rc;
     if ((rc = hr_h5_read_strings(f, "feature_names", &m->feature_names, &n))) return rc;
     m->n_features = (int)n;
-    if (hr_h5_attr_exists(f, "table") > 0) {
-        char *json = NULL;
-        data_table_spec spec;
-        if ((rc = hr_h5_attr_read_str(f, "table", &json))) return rc;
-        rc = data_table_spec_from_json(json, path, &spec);
-        free(json);
-        if (!rc) rc = table_attach(m, &spec);
-        data_table_spec_free(&spec);
-        if (rc) return rc;
-    }
+    if ((rc = data_codec_read(f, path, &m->codec))) return rc;
+    m->table = data_codec_table_spec(m->codec);
     /* features are matched by name: a model trained on another feature list cannot be fed ours */
-    int n_ours = m->table ? data_table_problem_feature_count(m->table) : data_features_count();
+    int n_ours = data_codec_feature_count(m->codec);
     if (m->n_features != n_ours) return hr_error(HR_EFORMAT, "%s: model has %d features, this heurist computes %d", path, m->n_features, n_ours);
     for (int j = 0; j < m->n_features; j++) {
         char ours[256];
-        if (m->table) data_table_feature_name(m->table, j, ours, sizeof ours);
-        else snprintf(ours, sizeof ours, "%s", data_feature_name(j));
+        if ((rc = data_codec_feature_name(m->codec, j, ours, sizeof ours))) return rc;
         if (strcmp(m->feature_names[j], ours) != 0)
             return hr_error(HR_EFORMAT, "%s: feature %d is '%s', this heurist computes '%s'", path, j,
                             m->feature_names[j], ours);
     }
-    if (m->task == MODEL_TASK_SELECT) {
-        if ((rc = hr_h5_read_strings(f, "kernels", &m->kernels, &n))) return rc;
-        m->n_kernels = (int)n;
-        if ((rc = model_applicability_read(m, f))) return hr_error_wrap(rc, "%s", path);
-        if (m->table && (rc = table_kernel_values(m))) return hr_error_wrap(rc, "%s", path);
-    } else {
-        if ((rc = hr_h5_attr_read_str(f, "solver", &m->solver))) return rc;
-        if ((rc = hr_h5_read_strings(f, "param_names", &m->param_names, &n))) return rc;
-        m->length = (int)n;
-        m->vocab_size = hr_calloc(n, sizeof *m->vocab_size);
-        m->vocab = hr_calloc(n, sizeof *m->vocab);
-        if (!m->vocab_size || !m->vocab) return HR_ENOMEM;
-        hid_t vg;
-        if ((rc = hr_h5_group_open(f, "vocab", &vg))) return rc;
-        for (int j = 0; j < m->length && !rc; j++) {
-            size_t r, c;
-            rc = hr_h5_read_alloc(vg, m->param_names[j], H5T_NATIVE_INT32, &r, &c, (void **)&m->vocab[j]);
-            m->vocab_size[j] = (int)r;
-        }
-        H5Gclose(vg);
-        if (rc) return rc;
-        /* a table tune model predicts one value per kernel column (and callers hold them in arrays of that size) */
-        if (m->table && m->length != m->table->n_kernel)
-            return hr_error(HR_EFORMAT, "%s: %d parameters for a table of %d kernel columns", path, m->length,
-                            m->table->n_kernel);
-        m->constraint = data_constraint_find(m->solver);
-        if (m->table && hr_h5_attr_exists(f, "rules") > 0) {
-            char *json = NULL;
-            if ((rc = hr_h5_attr_read_str(f, "rules", &json))) return rc;
-            rc = rules_attach(m, json, path);
-            free(json);
-            if (rc) return rc;
-        }
-    }
+    if ((rc = model_task_part_of(m->task)->read(m, f, path))) return rc;
     size_t rows, cols;
     float *curve;
     if ((rc = hr_h5_read_alloc(f, "curve", H5T_NATIVE_FLOAT, &rows, &cols, (void **)&curve))) return rc;
@@ -341,7 +253,7 @@ int model_load(const char *path, model **out)
     hid_t g = -1;
     if (!rc) rc = hr_h5_group_open(f, "family", &g);
     if (!rc) {
-        rc = base.family->load(g, &base, out);
+        rc = model_family_task(base.family, base.task)->load(g, &base, out);
         if (rc) hr_error_wrap(rc, "%s", path);
     }
     if (g >= 0) H5Gclose(g);

@@ -1,12 +1,16 @@
-/* models: the model families (gbdt, reformer, transformer, seq2seq) behind one interface.
+/* models: the model families (gbdt, reformer, transformer, seq2seq, the baselines) behind one interface.
  *
- * A family trains on a model_train_data view (features of every row, the training rows, a validation
- * slice for early stopping) and answers single problems:
- * - select: scores (n_kernels) over the dataset's kernel vocabulary, higher = more likely fastest;
- * - tune:   a parameter value sequence (length), valid under the solver's constraint when one exists.
- * Every model file is HDF5: format "heurist-model", version, family, task, the feature names and
- * kernel names / parameter vocabularies by name, the config JSON that produced it, and the family's
- * own content under the group "family". A loader refuses newer versions.
+ * A family trains on a model_train_data view (the task's dataset, the source's codec, every row's problem values
+ * and features, the training rows, a validation slice for early stopping) and answers single problems through the
+ * table of each task it does (model_family.select, model_family.tune):
+ * - select: scores (n_kernels) over the model's kernel vocabulary, higher = more likely fastest; on a source whose
+ *   configurations have values, scores of any candidate configurations from their fields;
+ * - tune:   a parameter value sequence (length), valid under the codec's constraint when one exists.
+ * A problem reaches a family as its values and features (data/codec.h), never in its source's terms: the model's
+ * codec parses and formats problems, computes features and pair features, and names configurations.
+ * Every model file is HDF5: format "heurist-model", version, family, task, the feature names and kernel names /
+ * parameter vocabularies by name, the codec (a benchmark table's schema and rules), the config JSON that produced
+ * it, and the family's own content under the group "family". A loader refuses newer versions.
  */
 #ifndef HEURIST_MODELS_MODEL_H
 #define HEURIST_MODELS_MODEL_H
@@ -18,6 +22,7 @@
 
 #include "core/config.h"
 #include "core/core.h"
+#include "data/codec.h"
 #include "data/data.h"
 
 #define MODEL_FILE_FORMAT "heurist-model"
@@ -27,15 +32,25 @@ typedef enum model_task { MODEL_TASK_SELECT = 1, MODEL_TASK_TUNE = 2 } model_tas
 
 typedef struct model_train_data {
     model_task task;
-    const data_select *sel; /* select: problems, kernels, runtimes */
-    const data_tune *tune;  /* tune: problems, parameter sequences and vocabularies */
-    const float *X;         /* (n_rows, n_features) features of every row (data_features_compute_all) */
+    union {
+        const data_select *sel; /* select: problems, kernels, runtimes */
+        const data_tune *tune;  /* tune: problems, parameter sequences and vocabularies */
+    };
+    const data_codec *codec; /* the source: features, configurations, slices (data/codec.h) */
+    const double *V;        /* (n_rows, data_codec_value_count) every row's problem values */
+    const float *X;         /* (n_rows, n_features) every row's features (data_codec_features of V) */
     int n_features;
     const int *train;       /* (n_train) rows to fit */
     int n_train;
     const int *valid;       /* (n_valid) rows for early stopping, carved from the training rows; may be 0 */
     int n_valid;
 } model_train_data;
+
+/* The train data of every row of a dataset (the source's codec, V and X, owned; no rows: the caller sets train
+ * and valid), for callers that do not go through the pipeline. Free with model_train_data_free. */
+int model_train_data_select(const data_select *s, model_train_data *d);
+int model_train_data_tune(const data_tune *t, model_train_data *d);
+void model_train_data_free(model_train_data *d);
 
 typedef struct model_ctx {
     uint64_t seed;
@@ -57,6 +72,8 @@ typedef struct model_ctx {
  * ("top1", "param_accuracy"); NULL for a value that is no task. */
 const char *model_task_name(model_task task);
 const char *model_task_metric(model_task task);
+/* The task of a name ("select", "tune"), 0 for any other. */
+model_task model_task_of_name(const char *name);
 
 /* One point of a training curve (epoch or boosting round); saved as a 5-column row in this order. */
 typedef struct model_curve_point {
@@ -74,10 +91,41 @@ struct model_views;
 /* predict_candidates' answer for a model that scores only its kernel vocabulary (not an error). */
 #define MODEL_CANDIDATES_BY_NAME 1
 
+/* What every task's table of a family holds: training, and the family's content in a model file. */
+typedef struct model_task_ops {
+    int (*train)(const model_train_data *d, const model_ctx *ctx, model **out);
+    int (*save)(const model *m, hid_t group);
+    /* base: the shared part read from the file (its task's included), moved into *out on success */
+    int (*load)(hid_t group, model *base, model **out);
+} model_task_ops;
+
+/* A family's kernel selection. */
+typedef struct model_select_ops {
+    model_task_ops ops;
+    /* scores (n_kernels) of the problem with values pv and features x; ws the family's scratch from ws_create.
+     * Allocates nothing and writes only ws and scores, so threads with a workspace each may share m. */
+    int (*predict)(const model *m, void *ws, const double *pv, const float *x, float *scores);
+    /* scores (n) of n candidate configurations kv (n, config width), measured or not, for the problem whose
+     * features are x; as predict. NULL, or MODEL_CANDIDATES_BY_NAME returned (nothing written) by a model that
+     * scores only its kernel vocabulary: model_predict_candidates maps the candidates to that vocabulary by name. */
+    int (*predict_candidates)(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
+    /* What the model's scores regress (a model_target; NULL or MODEL_TARGET_NONE: scores that are no regression of
+     * a per-pair target, so no R^2). */
+    int (*score_target)(const model *m);
+} model_select_ops;
+
+/* A family's tuning. */
+typedef struct model_tune_ops {
+    model_task_ops ops;
+    /* values (length) for problem q (its values, and the sequences it may take when they are known), features x;
+     * decoded with the model's constraint when it has one; as model_select_ops.predict. */
+    int (*predict)(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
+} model_tune_ops;
+
 typedef struct model_family {
     const char *name;
-    int tasks; /* bitmask of model_task */
-    int (*train)(const model_train_data *d, const model_ctx *ctx, model **out);
+    const model_select_ops *select; /* NULL: the family does not select kernels */
+    const model_tune_ops *tune;     /* NULL: it does not tune */
     /* OpenBLAS threads the run should set for train with ctx->threads = threads and this config (invalid
      * configs: any answer, train reports them): fewer when the family's own threads call OpenBLAS side by
      * side. NULL: all of `threads`. The caller sets the count; a family never changes it. */
@@ -86,24 +134,6 @@ typedef struct model_family {
      * NULL when predict needs none; ws_free frees it (NULL is fine). Either hook may be NULL: no scratch. */
     int (*ws_create)(const model *m, void **out);
     void (*ws_free)(void *ws);
-    /* select: scores (n_kernels); x is the feature vector of p, ws the family's scratch from ws_create.
-     * Allocates nothing and writes only ws and scores, so threads with a workspace each may share m. */
-    int (*predict_select)(const model *m, void *ws, const data_problem *p, const float *x, float *scores);
-    /* select on a benchmark table (m->table set): scores (n) of n candidate configurations kv (n, m->table->n_kernel),
-     * measured or not, for the problem whose features are x; as predict_select. NULL, or MODEL_CANDIDATES_BY_NAME
-     * returned (nothing written) by a model of the family that scores only its kernel vocabulary: model_predict_candidates
-     * maps the candidates to that vocabulary by name. */
-    int (*predict_candidates)(const model *m, void *ws, const float *x, const double *kv, int n, float *scores);
-    /* What the model's select scores regress (a model_target; NULL or MODEL_TARGET_NONE: scores that are no
-     * regression of a per-pair target, so no R^2). */
-    int (*score_target)(const model *m);
-    /* tune: values (length), decoded with the constraint when the model has one; as predict_select. */
-    int (*predict_tune)(const model *m, void *ws, const data_problem *p, const float *x, int32_t *values);
-    /* tune, for a problem as the constraint sees it (q: a table problem's values, and its candidate sequences
-     * when known); NULL: predict_tune with q->conv. */
-    int (*predict_tune_q)(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
-    int (*save)(const model *m, hid_t group);
-    int (*load)(hid_t group, model *base, model **out);
     long (*n_params)(const model *m);
     void (*free)(model *m);
     /* The model's named views for the layers above it, export/ (models/view.h); NULL: the family shows none. */
@@ -117,26 +147,28 @@ typedef struct model_family {
 struct model {
     const model_family *family;
     model_task task;
+    data_codec *codec;         /* the source's codec (owned): problems as text, features, configurations */
     int n_features;
     char **feature_names;      /* (n_features) */
     /* select */
     int n_kernels;
     char **kernels;            /* (n_kernels) */
-    struct data_table_spec *table; /* a model of a benchmark table (select or tune): its schema and vocabularies
-                                    * (data/table.h); NULL for a find-db or perf-db model */
-    double *kernel_values;     /* (n_kernels, table->n_kernel) each configuration's fields; NULL without table */
-    unsigned char *applicable; /* (n_kernels, MODEL_APPLICABILITY_COMBOS): 1 where the training rows measured
-                                * kernel k for a problem of that direction, data type and layout; NULL when the
-                                * model file records none */
+    double *kernel_values;     /* (n_kernels, config width) each configuration's values; NULL for kernels known by
+                                * name only */
+    int n_combos;              /* combinations of the codec's slices (applicable's columns) */
+    unsigned char *applicable; /* (n_kernels, n_combos): 1 where the training rows measured kernel k for a problem
+                                * of that combination of slices (a convolution's direction, data type and layout);
+                                * NULL when the model file records none or the source has no slices */
     /* tune */
     char *solver;
     int length;
     char **param_names;        /* (length) */
     int *vocab_size;           /* (length) */
     int32_t **vocab;           /* (length)[vocab_size] */
-    const data_constraint *constraint;
-    struct data_table_rules *rules; /* a table tune model's capability rules (data/table.h), or NULL */
-    data_constraint *rules_constraint; /* the constraint over them (constraint points to it), or NULL */
+    const data_constraint *constraint; /* the codec's rules for the solver (data_codec_constraint), or NULL */
+    /* a table source's schema (data_codec_table_spec of codec, data/table.h), for the code that reads a table's
+     * columns itself; NULL for any other source */
+    const struct data_table_spec *table;
     /* provenance */
     char *config_json;         /* the config that produced the model */
     uint64_t seed;
@@ -168,8 +200,12 @@ const model_family *model_family_find(const char *name);
 const model_family *model_family_at(int i);
 /* "gbdt, reformer, ..." for messages. */
 const char *model_family_names(void);
+/* The family's table for a task, NULL when it does not do that task. */
+const model_task_ops *model_family_task(const model_family *fam, model_task task);
+/* Trains `fam` on d for d->task; an error when the family does not do it. */
+int model_train(const model_family *fam, const model_train_data *d, const model_ctx *ctx, model **out);
 
-/* Fills the shared part from the training data (vocabularies, feature names, config, seed). */
+/* Fills the shared part from the training data (codec, vocabularies, feature names, config, seed). */
 int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx);
 void model_base_free(model *m);
 /* Appends a curve point. */
@@ -187,18 +223,17 @@ void model_free(model *m);
 long model_n_params(const model *m);
 
 /* ---- which kernels can run a problem (models/applicability.c) ---- */
-#define MODEL_APPLICABILITY_COMBOS (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT)
-
 /* The rule model_applicable used, from the most to the least specific. */
 typedef enum model_applies {
     MODEL_APPLIES_UNRECORDED = -1, /* the model file records no table: every kernel */
-    MODEL_APPLIES_ALL = 0,         /* no training problem had the problem's direction: every kernel */
-    MODEL_APPLIES_DIRECTION = 1,   /* none had its data type and layout: the kernels measured for its direction */
-    MODEL_APPLIES_EXACT = 2,       /* the kernels measured for its direction, data type and layout */
+    MODEL_APPLIES_ALL = 0,         /* no training problem had the problem's first slice (direction): every kernel;
+                                    * a source without slices ranks every kernel by this rule */
+    MODEL_APPLIES_DIRECTION = 1,   /* none had its other slices: the kernels measured for its first slice */
+    MODEL_APPLIES_EXACT = 2,       /* the kernels measured for its combination of slices */
 } model_applies;
 
-/* ok (n_kernels): 1 for the kernels that can run p, as the training data shows it. */
-model_applies model_applicable(const model *m, const data_problem *p, unsigned char *ok);
+/* ok (n_kernels): 1 for the kernels that can run the problem with values pv, as the training data shows it. */
+model_applies model_applicable(const model *m, const double *pv, unsigned char *ok);
 
 typedef struct model_ranked {
     int kernel;  /* index into m->kernels */
@@ -206,25 +241,36 @@ typedef struct model_ranked {
     float prob;  /* softmax of the scores over the ranked kernels */
 } model_ranked;
 
-/* Ranks the kernels that can run p by their finite scores (n_kernels, from model_predict_select), best first,
- * into out (n_kernels); returns how many were ranked, at least one, or a negative status: HR_ESTATE when no
- * kernel that can run p has a finite score, or when p's precision class allows none; *rule (may be NULL) as
- * above. */
-int model_rank(const model *m, const data_problem *p, const float *scores, model_ranked *out, model_applies *rule);
+/* Ranks the kernels that can run the problem with values pv by their finite scores (n_kernels, from
+ * model_predict_select), best first, into out (n_kernels); returns how many were ranked, at least one, or a negative
+ * status: HR_ESTATE when no kernel that can run the problem has a finite score, or when its precision class allows
+ * none; *rule (may be NULL) as above. */
+int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule);
 
-/* Single-problem prediction through the family (models/predict.c). A model does not change while it predicts:
- * the scratch lives in a workspace the caller creates for that model, one per thread, so one loaded model
- * serves any number of threads at once. A workspace fits only the model it was created for. A selection model's
- * scores of the kernels an FP32 problem's precision class refuses (data/portable.h) are -INFINITY. */
+/* ---- single-problem prediction (models/predict.c) ----
+ * A model does not change while it predicts: the scratch lives in a workspace the caller creates for that model,
+ * one per thread, so one loaded model serves any number of threads at once. A workspace fits only the model it
+ * was created for. A problem is given by its values (data_codec_problem_parse with m->codec, or a dataset's row).
+ * A selection model's scores of the kernels a problem refuses by rule (an FP32 problem's precision class,
+ * data_codec_allow_class) are -INFINITY. */
 int model_ws_create(const model *m, model_ws **out);
 void model_ws_free(model_ws *ws);   /* NULL is fine */
-int model_predict_select(const model *m, model_ws *ws, const data_problem *p, float *scores);
-int model_predict_tune(const model *m, model_ws *ws, const data_problem *p, int32_t *values);
-/* A table model's scores (n) of any n candidate configurations kv (n, m->table->n_kernel) for the problem with
- * features x: the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a
- * configuration the model does not know). */
+/* The problem's values from text (a find-db key or line, a table problem's "col=value,...") through m's codec:
+ * pv holds data_codec_value_count(m->codec) values. */
+int model_problem_parse(const model *m, const char *text, double *pv);
+/* select: scores (n_kernels) of the problem, its features computed by the codec. */
+int model_predict_select(const model *m, model_ws *ws, const double *pv, float *scores);
+/* The same from the problem's feature vector x (n_features) when the caller has it. */
+int model_predict_select_x(const model *m, model_ws *ws, const double *pv, const float *x, float *scores);
+/* A model's scores (n) of any n candidate configurations kv (n, config width) for the problem with features x:
+ * the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a configuration
+ * the model does not know). Needs a source whose configurations have values. */
 int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores);
-/* Per-pair targets a table model's scores may regress (higher = better), from a pair's cost (time, or 1 / value for
+/* tune: values (length) of problem q (its values, and its candidate sequences when known). */
+int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q, int32_t *values);
+int model_predict_tune_x(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values);
+
+/* Per-pair targets a model's scores may regress (higher = better), from a pair's cost (time, or 1 / value for
  * better=higher tables) and its problem's best cost:
  *   RELATIVE -log(cost / cost_best),  ABSOLUTE -log(cost),  LOG1P log1p(1 / cost). */
 typedef enum model_target {
@@ -236,12 +282,6 @@ typedef enum model_target {
 double model_target_value(int target, double cost, double cost_best);
 /* The family's score_target, MODEL_TARGET_NONE without one. */
 int model_score_target(const model *m);
-/* The same from p's feature vector x (n_features, as data_features_compute writes it) when the caller has it. */
-int model_predict_select_x(const model *m, model_ws *ws, const data_problem *p, const float *x, float *scores);
-int model_predict_tune_x(const model *m, model_ws *ws, const data_problem *p, const float *x, int32_t *values);
-/* The same for a problem as the constraint sees it (a table problem: its values, and its candidate sequences when
- * known); x its features. */
-int model_predict_tune_q(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values);
 
 /* The family's config table (config_options) printed one option a line: name, type, default, range, doc. */
 void model_config_print(const model_family *fam, FILE *out);

@@ -1,4 +1,5 @@
-/* What only the models folder shares: the family structs that exporters read. */
+/* What only the models folder shares: each task's part of the shared model struct, and the family structs that
+ * exporters read. */
 #ifndef HEURIST_MODELS_INTERNAL_H
 #define HEURIST_MODELS_INTERNAL_H
 
@@ -6,6 +7,25 @@
 
 #include "gbdt/gbdt.h"
 #include "models/model.h"
+
+/* What each task adds to the part every model shares (models/task_select.c, models/task_tune.c): its fields from
+ * the training data, in a model file and back, freed; its name and validation metric; and a family's table for it. */
+typedef struct model_task_part {
+    model_task task;
+    const char *name, *metric;
+    int (*init)(model *m, const model_train_data *d);
+    int (*write)(const model *m, hid_t f);
+    int (*read)(model *m, hid_t f, const char *path);
+    void (*free)(model *m);
+    const model_task_ops *(*family_ops)(const model_family *fam);
+} model_task_part;
+extern const model_task_part model_task_select;
+extern const model_task_part model_task_tune;
+/* The part of a task; NULL (with the error set) for a value that is no task. */
+const model_task_part *model_task_part_of(model_task task);
+
+/* A copy of n strings (NULL on allocation failure). */
+char **model_strv_dup(char *const *s, int n);
 
 enum { GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
 extern const char *const gbdt_mode_names[]; /* by GBDT_MODE_*, NULL-terminated: a model file's "objective" */
@@ -29,36 +49,39 @@ typedef struct gbdt_model {
     int mode;
     int n_boosters;
     gbdt_booster **boosters; /* (n_boosters): 1 for select, length for tune */
-    unsigned char *rank_cand; /* rank mode on a find-db: (GBDT_RANK_SIGNATURES, n_kernels) kernels measured in training
-                               * per signature; NULL on a table */
-    int target;               /* rank mode on a table: the model_target the booster regresses (l2 loss) */
-    int loss;                 /* rank mode on a table: GBDT_TABLE_LOSS_* */
+    unsigned char *rank_cand; /* rank mode on kernels known by name: (kernel classes, n_kernels) kernels measured in
+                               * training per kernel class of the codec; NULL for valued configurations */
+    int target;               /* rank mode on valued configurations: the model_target the booster regresses (l2) */
+    int loss;                 /* rank mode on valued configurations: GBDT_TABLE_LOSS_* */
 } gbdt_model;
 
-/* Rank mode: a problem's signature (direction, data type, layout, 2-D/3-D, grouped) selects its candidate
- * kernels; the same expression is written into exported runtimes. */
+/* Rank mode on a convolution: a problem's kernel class (data_codec_kernel_class: direction, data type, layout,
+ * 2-D/3-D, grouped) selects its candidate kernels; the same expression is written into exported runtimes. */
 #define GBDT_RANK_SIGNATURES (DATA_DIR_COUNT * DATA_DTYPE_COUNT * DATA_LAYOUT_COUNT * 4)
 #define GBDT_RANK_SIGNATURE_EXPR \
     "((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 + " \
     "(p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1))"
 
-/* models/applicability.c: m->applicable from the rows rows[0] (n_rows[0]) and rows[1] (n_rows[1]) of s,
- * over m's kernels matched by name; its group in a model file. */
-int model_applicability_compute(model *m, const data_select *s, const int *const rows[2], const int n_rows[2]);
+/* models/applicability.c: m->applicable from d's training and validation rows, over m's kernels matched by name
+ * (nothing for a source without slices); its group in a model file. */
+int model_applicability_compute(model *m, const model_train_data *d);
 int model_applicability_write(const model *m, hid_t f);
 int model_applicability_read(model *m, hid_t f);
+/* Combinations of a codec's slices, and a problem's (mixed radix in slice order; 0 without slices). */
+int model_applicability_combos(const data_codec *c);
+int model_slice_combo(const data_codec *c, const double *pv);
 
 /* The gbdt family's parts in models/gbdt.c and models/gbdt_train.c. */
-int gbdt_model_rank_signature(const data_problem *p);
 void gbdt_model_free(model *m);
-int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, model **out);
+int gbdt_model_train_select(const model_train_data *d, const model_ctx *ctx, model **out);
+int gbdt_model_train_tune(const model_train_data *d, const model_ctx *ctx, model **out);
 size_t gbdt_model_config_options(hr_config_option *rows);
 /* models/gbdt_view.c: the family's views (model_family.views, models/view.h). */
 struct model_views;
 int gbdt_model_views(const model *m, struct model_views *v);
 
-/* The gbdt family on a benchmark table (models/gbdt_table.c): rank rows over (problem, configuration) pairs
- * with the problem features then the pair features, and prediction of any candidate configurations. */
+/* The gbdt family on a source of valued configurations (models/gbdt_table.c): rank rows over (problem,
+ * configuration) pairs with the problem features then the pair features, and prediction of any candidates. */
 typedef struct gbdt_table_pairs {
     float *x;      /* (n, d) problem features then pair features */
     float *y;      /* (n) the target, or with lambdarank the relevance: the pair's efficiency cost_best / cost */
@@ -78,11 +101,11 @@ enum { GBDT_TABLE_WEIGHT_NONE = 0, GBDT_TABLE_WEIGHT_EFFICIENCY = 1 };
 enum { GBDT_TABLE_LOSS_L2 = 0, GBDT_TABLE_LOSS_LAMBDARANK = 1 };
 extern const char *const gbdt_table_loss_names[]; /* "l2", "lambdarank", NULL */
 extern const char *const gbdt_table_weight_names[]; /* "none", "efficiency", NULL */
-/* Every measured pair of rows[0..n) of d->sel (which has a table) with `target` and `weight`. */
+/* Every measured pair of rows[0..n) of d->sel (whose configurations have values) with `target` and `weight`. */
 int gbdt_table_pairs_build(const model_train_data *d, int target, int weight, const int *rows, int n,
                            gbdt_table_pairs *out);
 void gbdt_table_pairs_free(gbdt_table_pairs *p);
-/* Features of one pair row of a table model: m->n_features + the pair features. */
+/* Features of one pair row: m->n_features + the codec's pair features. */
 int gbdt_table_feature_count(const model *m);
 /* (feature count) malloc'd names for the trees. */
 int gbdt_table_names_create(const model *m, char ***out);

@@ -36,7 +36,6 @@ static int reformer_train_blas_threads(const cJSON *config, int threads)
 static int reformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
-    if (d->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "reformer: only the select task");
     reformer_cfg cfg;
     int rc = reformer_cfg_parse(ctx->config, &cfg);
     if (rc) return rc;
@@ -117,10 +116,10 @@ static int reformer_ws_create(const model *mb, void **out)
 }
 
 /* scores (n_kernels): the head's over the vocabulary, or its candidates' scores of the model's configurations */
-static int reformer_predict(const model *mb, void *ws, const data_problem *prob, const float *x, float *scores)
+static int reformer_predict(const model *mb, void *ws, const double *pv, const float *x, float *scores)
 {
     const reformer *r = (const reformer *)mb;
-    (void)prob;
+    (void)pv;
     if (r->mode->select) return r->mode->select(r, ws, x, scores);
     return r->mode->candidates(r, ws, x, mb->kernel_values, mb->n_kernels, scores);
 }
@@ -139,17 +138,18 @@ static long reformer_n_params(const model *mb)
     return (long)((const reformer *)mb)->p.n;
 }
 
+static const model_select_ops reformer_select = {
+    .ops = {.train = reformer_train, .save = reformer_save, .load = reformer_load},
+    .predict = reformer_predict,
+    .predict_candidates = reformer_candidates,
+};
+
 const model_family model_family_reformer = {
     .name = "reformer",
-    .tasks = MODEL_TASK_SELECT,
-    .train = reformer_train,
+    .select = &reformer_select,
     .train_blas_threads = reformer_train_blas_threads,
     .ws_create = reformer_ws_create,
     .ws_free = reformer_ws_free,
-    .predict_select = reformer_predict,
-    .predict_candidates = reformer_candidates,
-    .save = reformer_save,
-    .load = reformer_load,
     .n_params = reformer_n_params,
     .free = reformer_free,
     .views = reformer_views,

@@ -91,7 +91,6 @@ int reformer_load(hid_t g, model *base, model **out)
     if (!rc && version > REFORMER_VERSION)
         rc = hr_error(HR_EVERSION, "reformer content version %d is newer than this heurist's %d", version,
                       REFORMER_VERSION);
-    if (!rc && r->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "reformer: task must be select");
     reformer_cfg cfg;
     if (!rc) rc = reformer_options_load(g, version, &cfg);
     if (!rc) reformer_options_apply(r, &cfg);

@@ -1,7 +1,7 @@
-/* The model families heurist knows, by name, and the tasks' names. */
+/* The model families heurist knows, by name, and the tasks: their names, and each family's table for each. */
 #include <string.h>
 
-#include "models/model.h"
+#include "models/models_internal.h"
 
 static const model_family *const families[] = {
     &model_family_reformer,
@@ -37,29 +37,48 @@ const char *model_family_names(void)
     return buf;
 }
 
-static const struct task_names {
-    model_task task;
-    const char *name, *metric;
-} tasks[] = {
-    {MODEL_TASK_SELECT, "select", "top1"},
-    {MODEL_TASK_TUNE, "tune", "param_accuracy"},
-};
+static const model_task_part *const tasks[] = {&model_task_select, &model_task_tune};
 
-static const struct task_names *task_find(model_task task)
+const model_task_part *model_task_part_of(model_task task)
 {
     for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
-        if (tasks[i].task == task) return &tasks[i];
+        if (tasks[i]->task == task) return tasks[i];
+    hr_error(HR_EINVAL, "no task %d", (int)task);
     return NULL;
 }
 
 const char *model_task_name(model_task task)
 {
-    const struct task_names *t = task_find(task);
-    return t ? t->name : NULL;
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
+        if (tasks[i]->task == task) return tasks[i]->name;
+    return NULL;
 }
 
 const char *model_task_metric(model_task task)
 {
-    const struct task_names *t = task_find(task);
-    return t ? t->metric : NULL;
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
+        if (tasks[i]->task == task) return tasks[i]->metric;
+    return NULL;
+}
+
+model_task model_task_of_name(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof tasks / sizeof *tasks; i++)
+        if (!strcmp(tasks[i]->name, name)) return tasks[i]->task;
+    return 0;
+}
+
+const model_task_ops *model_family_task(const model_family *fam, model_task task)
+{
+    const model_task_part *part = model_task_part_of(task);
+    return part ? part->family_ops(fam) : NULL;
+}
+
+int model_train(const model_family *fam, const model_train_data *d, const model_ctx *ctx, model **out)
+{
+    *out = NULL;
+    const model_task_ops *ops = model_family_task(fam, d->task);
+    if (!ops)
+        return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name, model_task_name(d->task));
+    return ops->train(d, ctx, out);
 }

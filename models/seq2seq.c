@@ -14,10 +14,10 @@
 
 #include "core/h5.h"
 #include "models/models_internal.h"
-#include "data/table.h"
 #include "models/seq2seq_internal.h"
 
-/* numeric descriptor fields that become encoder tokens, then direction, dtype, layout */
+/* The convolution codec's encoder tokens as export/seq2seq.c reads them (data/codec_conv.c holds the list the model
+ * encodes with, through data_codec_token_value). */
 static const int numeric_fields[S2S_N_FIELDS - 3] = {
     DATA_FIELD_IN_C,   DATA_FIELD_IN_H,     DATA_FIELD_IN_W,     DATA_FIELD_FIL_H, DATA_FIELD_FIL_W,
     DATA_FIELD_OUT_C,  DATA_FIELD_OUT_H,    DATA_FIELD_OUT_W,    DATA_FIELD_BATCH, DATA_FIELD_PAD_H,
@@ -52,27 +52,21 @@ static int field_token(const seq2seq *m, int f, int64_t v)
     return lo < m->n_vals[f] && a[lo] == v ? lo + 1 : 0;
 }
 
-void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids)
+int64_t s2s_token_value(const seq2seq *m, const double *pv, int f)
 {
-    for (int f = 0; f < S2S_N_FIELDS; f++) ids[f] = m->emb_off[f] + field_token(m, f, s2s_field_value(p, f));
+    return data_codec_token_value(m->base.codec, pv, f, m->a.bins);
 }
 
-int64_t s2s_table_value(const seq2seq *m, const double *pv, int f)
+void s2s_encode_ids(const seq2seq *m, const data_tune_problem *q, int *ids)
 {
-    double v = pv[f];
-    if (m->base.table->problem[f].categorical) return (int64_t)v;
-    double b = floor(m->a.bins * log2(1.0 + fabs(v)) + 0.5);
-    if (!(b < 1e15)) b = 1e15; /* inf or NaN: one bin past every size */
-    return v < 0 ? -(int64_t)b : (int64_t)b;
+    for (int f = 0; f < m->n_fields; f++) ids[f] = m->emb_off[f] + field_token(m, f, s2s_token_value(m, q->pv, f));
 }
 
-void s2s_encode_ids_q(const seq2seq *m, const data_tune_problem *q, int *ids)
+/* The options that only a source of valued configurations reads: the decoding space (its problems' measured
+ * configurations) and the bins of its numeric columns. */
+static int s2s_has_space(const seq2seq *m)
 {
-    if (!m->base.table) {
-        s2s_encode_ids(m, q->conv, ids);
-        return;
-    }
-    for (int f = 0; f < m->n_fields; f++) ids[f] = m->emb_off[f] + field_token(m, f, s2s_table_value(m, q->pv, f));
+    return data_codec_config_width(m->base.codec) > 0;
 }
 
 int s2s_enc_width(const seq2seq *m)
@@ -153,25 +147,14 @@ static void s2s_ws_free(void *ws)
     s2s_infer_free(ws);
 }
 
-/* A problem as the decoder takes it: a table problem's values from x when q has none, and its candidates only
- * when the model decodes in the measured space. */
-static int s2s_predict_q(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
+/* A problem as the decoder takes it: its candidates only when the model decodes in the measured space. */
+static int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
+    (void)x;
     const seq2seq *m = (const seq2seq *)mb;
     data_tune_problem own = *q;
-    double pv[S2S_MAX_FIELDS];
-    if (m->base.table && !own.pv) {
-        data_table_problem_values(m->base.table, x, pv);
-        own.pv = pv;
-    }
     if (m->a.space != S2S_SPACE_MEASURED) own.cand = NULL, own.n_cand = 0;
-    return s2s_decode_q(m, ws, &own, m->a.decode, m->a.beam, values, NULL);
-}
-
-static int s2s_predict(const model *mb, void *ws, const data_problem *p, const float *x, int32_t *values)
-{
-    data_tune_problem q = {p, NULL, NULL, 0, mb->length};
-    return s2s_predict_q(mb, ws, &q, x, values);
+    return s2s_decode(m, ws, &own, m->a.decode, m->a.beam, values, NULL);
 }
 
 static long s2s_n_params(const model *mb)
@@ -190,24 +173,22 @@ static int s2s_save(const model *mb, hid_t g)
     hr_config_defaults(&t, &cfg);
     cfg.a = m->a;
     int rc = hr_h5_attr_write_int(g, "seq2seq_version", SEQ2SEQ_VERSION);
-    if (!rc) rc = hr_config_write_h5(&t, &cfg, S2S_FILE_MODEL | (m->base.table ? S2S_FILE_TABLE : 0), g);
-    /* encoder vocabularies by field name: numbers, or the category names; a table's by column name, its values
-     * (bins, or indices into the categories the model's schema records) */
+    if (!rc) rc = hr_config_write_h5(&t, &cfg, S2S_FILE_MODEL | (s2s_has_space(m) ? S2S_FILE_TABLE : 0), g);
+    /* encoder vocabularies by the codec's field name: numbers (a value, a bin, or an index into the categories the
+     * model's codec records), or a category stored by its name */
     hid_t vg = -1;
     if (!rc) rc = hr_h5_group_create(g, "encoder_vocab", &vg);
-    for (int f = 0; f < m->n_fields && !rc && m->base.table; f++)
-        rc = hr_h5_write(vg, m->base.table->problem[f].name, H5T_NATIVE_INT64, (size_t)m->n_vals[f], 0, m->vals[f]);
-    for (int f = 0; f < S2S_N_FIELDS && !rc && !m->base.table; f++) {
-        if (f < N_NUMERIC) {
-            rc = hr_h5_write(vg, s2s_field_names[f], H5T_NATIVE_INT64, (size_t)m->n_vals[f], 0, m->vals[f]);
+    for (int f = 0; f < m->n_fields && !rc; f++) {
+        const data_codec_token *tok = data_codec_token_at(m->base.codec, f);
+        if (!tok->names) {
+            rc = hr_h5_write(vg, tok->name, H5T_NATIVE_INT64, (size_t)m->n_vals[f], 0, m->vals[f]);
             continue;
         }
-        const char *const *names = f == N_NUMERIC ? data_direction_names
-                                   : f == N_NUMERIC + 1 ? data_dtype_names
-                                                        : data_layout_names;
-        char *s[DATA_DTYPE_COUNT + DATA_LAYOUT_COUNT + DATA_DIR_COUNT];
-        for (int i = 0; i < m->n_vals[f]; i++) s[i] = (char *)names[m->vals[f][i]];
-        rc = hr_h5_write_strings(vg, s2s_field_names[f], s, (size_t)m->n_vals[f]);
+        char **s = hr_calloc((size_t)(m->n_vals[f] ? m->n_vals[f] : 1), sizeof *s);
+        if (!s) rc = HR_ENOMEM;
+        for (int i = 0; !rc && i < m->n_vals[f]; i++) s[i] = (char *)tok->names[m->vals[f][i]];
+        if (!rc) rc = hr_h5_write_strings(vg, tok->name, s, (size_t)m->n_vals[f]);
+        free(s);
     }
     if (vg >= 0) H5Gclose(vg);
     if (!rc) rc = nn_checkpoint_write(g, "params", &m->p, NULL);
@@ -217,41 +198,29 @@ static int s2s_save(const model *mb, hid_t g)
 static int load_vocab(hid_t vg, seq2seq *m)
 {
     int rc = HR_OK;
-    for (int f = 0; f < m->n_fields && !rc && m->base.table; f++) {
-        const char *name = m->base.table->problem[f].name;
+    for (int f = 0; f < m->n_fields && !rc; f++) {
+        const data_codec_token *tok = data_codec_token_at(m->base.codec, f);
         size_t r = 0, c = 0;
-        rc = hr_h5_read_alloc(vg, name, H5T_NATIVE_INT64, &r, &c, (void **)&m->vals[f]);
-        m->n_vals[f] = (int)r;
-        for (size_t i = 1; !rc && i < r; i++)
-            if (m->vals[f][i] <= m->vals[f][i - 1])
-                rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", name);
-    }
-    for (int f = 0; f < S2S_N_FIELDS && !rc && !m->base.table; f++) {
-        size_t r = 0, c = 0;
-        if (f < N_NUMERIC) {
-            rc = hr_h5_read_alloc(vg, s2s_field_names[f], H5T_NATIVE_INT64, &r, &c, (void **)&m->vals[f]);
+        if (!tok->names) {
+            rc = hr_h5_read_alloc(vg, tok->name, H5T_NATIVE_INT64, &r, &c, (void **)&m->vals[f]);
             m->n_vals[f] = (int)r;
             for (size_t i = 1; !rc && i < r; i++)
                 if (m->vals[f][i] <= m->vals[f][i - 1])
-                    rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", s2s_field_names[f]);
+                    rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", tok->name);
             continue;
         }
-        const char *const *names = f == N_NUMERIC ? data_direction_names
-                                   : f == N_NUMERIC + 1 ? data_dtype_names
-                                                        : data_layout_names;
-        int count = f == N_NUMERIC ? DATA_DIR_COUNT : f == N_NUMERIC + 1 ? DATA_DTYPE_COUNT : DATA_LAYOUT_COUNT;
         char **s = NULL;
-        if ((rc = hr_h5_read_strings(vg, s2s_field_names[f], &s, &r))) break;
+        if ((rc = hr_h5_read_strings(vg, tok->name, &s, &r))) break;
         m->n_vals[f] = (int)r;
         if (!(m->vals[f] = hr_calloc(r ? r : 1, sizeof(int64_t)))) rc = HR_ENOMEM;
         for (size_t i = 0; !rc && i < r; i++) {
             int e = -1;
-            for (int k = 0; k < count; k++)
-                if (!strcmp(s[i], names[k])) e = k;
-            if (e < 0) rc = hr_error(HR_EFORMAT, "seq2seq: unknown %s '%s'", s2s_field_names[f], s[i]);
+            for (int k = 0; k < tok->n_names; k++)
+                if (!strcmp(s[i], tok->names[k])) e = k;
+            if (e < 0) rc = hr_error(HR_EFORMAT, "seq2seq: unknown %s '%s'", tok->name, s[i]);
             else m->vals[f][i] = e;
             if (!rc && i && m->vals[f][i] <= m->vals[f][i - 1])
-                rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", s2s_field_names[f]);
+                rc = hr_error(HR_EFORMAT, "seq2seq: encoder vocabulary '%s' is not sorted", tok->name);
         }
         hr_h5_free_strings(s, r);
     }
@@ -269,19 +238,15 @@ static int s2s_load(hid_t g, model *base, model **out)
     if (!rc && version > SEQ2SEQ_VERSION)
         rc = hr_error(HR_EVERSION, "seq2seq content version %d is newer than this heurist's %d", version,
                       SEQ2SEQ_VERSION);
-    if (!rc && m->base.task != MODEL_TASK_TUNE) rc = hr_error(HR_EFORMAT, "seq2seq: task must be tune");
-    m->n_fields = S2S_N_FIELDS;
-    if (!rc && m->base.table) {
-        m->n_fields = m->base.table->n_problem + m->base.table->n_hardware;
-        if (m->n_fields > S2S_MAX_FIELDS)
-            rc = hr_error(HR_EFORMAT, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
-    }
+    m->n_fields = data_codec_token_count(m->base.codec);
+    if (!rc && m->n_fields > S2S_MAX_FIELDS)
+        rc = hr_error(HR_EFORMAT, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
     hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
     hr_config_table t = {"seq2seq", rows, s2s_config_options(rows)};
     s2s_cfg cfg;
-    if (!rc) rc = hr_config_read_h5(&t, g, S2S_FILE_MODEL | (m->base.table ? S2S_FILE_TABLE : 0), version, &cfg);
+    if (!rc) rc = hr_config_read_h5(&t, g, S2S_FILE_MODEL | (s2s_has_space(m) ? S2S_FILE_TABLE : 0), version, &cfg);
     if (!rc) *a = cfg.a;
-    if (!m->base.table) { /* a convolution model records neither; it reads neither */
+    if (!s2s_has_space(m)) { /* a model of kernels known by name records neither; it reads neither */
         a->bins = 4;
         a->space = S2S_SPACE_CAPS;
     }
@@ -300,16 +265,16 @@ static int s2s_load(hid_t g, model *base, model **out)
     return HR_OK;
 }
 
+static const model_tune_ops s2s_tune = {
+    .ops = {.train = s2s_train, .save = s2s_save, .load = s2s_load},
+    .predict = s2s_predict,
+};
+
 const model_family model_family_seq2seq = {
     .name = "seq2seq",
-    .tasks = MODEL_TASK_TUNE,
-    .train = s2s_train,
+    .tune = &s2s_tune,
     .ws_create = s2s_ws_create,
     .ws_free = s2s_ws_free,
-    .predict_tune = s2s_predict,
-    .predict_tune_q = s2s_predict_q,
-    .save = s2s_save,
-    .load = s2s_load,
     .n_params = s2s_n_params,
     .free = s2s_free,
     .views = s2s_views,

@@ -2,7 +2,7 @@
  * Everything runs in a workspace the caller creates once for the model (s2s_infer_create), so a prediction
  * allocates nothing and only reads the model: threads with a workspace each can share one model.
  * Beam search keeps k hypotheses ranked by summed log-probability; all have the same length L, so
- * no length normalisation is needed. Constrained search asks the solver's valid_prefix before
+ * no length normalisation is needed. Constrained search asks the problem's constraint (data_constraint_check) before
  * keeping an extension, so every emitted sequence satisfies the rules (paper's "constrained beam
  * search"); the rules come through data_constraint only, so a new solver needs no change here. */
 #include <math.h>
@@ -103,16 +103,8 @@ static int beam_select(s2s_beam_ws *bw, int k, int n_act, int j, int V, const in
 }
 
 void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
-                     const data_constraint *con, const data_problem *p, s2s_step_fn step, void *ctx,
+                     const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
                      int32_t *out, int *fallback)
-{
-    data_tune_problem q = {p, NULL, NULL, 0, L};
-    s2s_beam_search_q(bw, k, L, vsize, vocab, con, &q, step, ctx, out, fallback);
-}
-
-void s2s_beam_search_q(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
-                       const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
-                       int32_t *out, int *fallback)
 {
     HR_ASSERT(k >= 1 && k <= bw->k && L == bw->L);
     int n_act = 1, fell = 0;
@@ -153,7 +145,7 @@ void s2s_beam_search_q(s2s_beam_ws *bw, int k, int L, const int *vsize, const in
 static void infer_encode(const seq2seq *m, s2s_infer *w, const data_tune_problem *q)
 {
     const int S = m->n_fields;
-    s2s_encode_ids_q(m, q, w->ids);
+    s2s_encode_ids(m, q, w->ids);
     nn_embedding_forward(&m->emb, &m->p, w->ids, w->x0, S);
     float *x = w->x0, *y = w->x1;
     for (int l = 0; l < m->a.conv_layers; l++) {
@@ -233,15 +225,8 @@ static int dfs_valid(const seq2seq *m, s2s_infer *w, const data_tune_problem *q,
     return 0;
 }
 
-int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
-               int *fallback)
-{
-    data_tune_problem q = {p, NULL, NULL, 0, m->base.length};
-    return s2s_decode_q(m, w, &q, kind, k, values, fallback);
-}
-
-int s2s_decode_q(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
-                 int32_t *values, int *fallback)
+int s2s_decode(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
+               int32_t *values, int *fallback)
 {
     const int S = m->n_fields, L = m->base.length, Dk = m->key;
     if (fallback) *fallback = 0;
@@ -271,7 +256,7 @@ int s2s_decode_q(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s
     step_ctx c = {m, w};
     int fell = 0;
     const int32_t *const *vocab = (const int32_t *const *)m->base.vocab;
-    s2s_beam_search_q(&w->beam, k, L, m->base.vocab_size, vocab, con, q, model_step, &c, values, &fell);
+    s2s_beam_search(&w->beam, k, L, m->base.vocab_size, vocab, con, q, model_step, &c, values, &fell);
     if (fell && con) {
         /* every hypothesis ran into a dead end (a valid prefix with no valid completion): find the
          * first valid sequence in the model's order by depth-first search with backtracking */

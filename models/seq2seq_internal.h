@@ -1,11 +1,11 @@
 /* seq2seq family internals shared by models/seq2seq.c (layout, training, files) and
  * models/seq2seq_decode.c (single-problem inference: greedy, beam and constrained beam search).
  *
- * Encoder: the problem as S = S2S_N_FIELDS tokens, one per descriptor field, each from its field's
- * vocabulary (token 0 = UNK, token i + 1 = the i-th distinct training value); on a benchmark table S = its
- * problem and hardware columns, a numeric column's value v read as the bin round(b * log2(1 + |v|)) (b bins an
- * octave, signed like v) so that unseen sizes fall among seen ones, a categorical column's category; one embedding table
- * with per-field offsets; Conv1D (kernel 3, pad 1, ReLU) layers; LSTM or BiLSTM layers -> keys
+ * Encoder: the problem as S tokens, one per field of its codec (data_codec_token_value: a convolution's
+ * S2S_N_FIELDS descriptor fields; a benchmark table's problem and hardware columns, a numeric column's value v
+ * read as the bin round(b * log2(1 + |v|)) (b bins an octave, signed like v) so that unseen sizes fall among seen
+ * ones, a categorical column's category), each from its field's vocabulary (token 0 = UNK, token i + 1 = the
+ * i-th distinct training value); one embedding table with per-field offsets; Conv1D (kernel 3, pad 1, ReLU) layers; LSTM or BiLSTM layers -> keys
  * (S, Dk). Decoder: nn_decoder over the keys; input vocabulary BOS (id 0) then every output token
  * (id 1 + vb_j + v); output position j owns logits rows [vb_j, ve_j) = its value vocabulary.
  */
@@ -41,8 +41,8 @@ typedef struct s2s_arch {
     int attn;           /* A: additive attention width */
     s2s_decode_kind decode;
     int beam;           /* k */
-    int space;          /* constrained decoding on a table: S2S_SPACE_CAPS or S2S_SPACE_MEASURED */
-    int bins;           /* b: bins an octave of a table's numeric columns */
+    int space;          /* constrained decoding on valued configurations: S2S_SPACE_CAPS or S2S_SPACE_MEASURED */
+    int bins;           /* b: bins an octave of a table's numeric columns (data_codec_token_value) */
 } s2s_arch;
 
 /* The family's options (models/seq2seq_train.c's config table fills it); a model file records the architecture
@@ -78,16 +78,13 @@ typedef void (*s2s_step_fn)(void *ctx, int j, int rows, const int *parent, const
 int s2s_beam_ws_init(s2s_beam_ws *bw, int k, int L, int vmax);
 void s2s_beam_ws_free(s2s_beam_ws *bw);
 /* Beam search of width k over L positions of vsize[j] values (vocab[j] maps a token to its value).
- * With con, an extension is kept only if con->valid_prefix(p, prefix + value, j + 1) holds; if at
- * some position no live hypothesis has a valid extension, that position and the rest are decoded
- * without the rules and *fallback is set. out (L) = values of the highest-scoring hypothesis. */
+ * With con, an extension is kept only if data_constraint_check(con, q, prefix + value, j + 1) holds (q: the
+ * problem's values, and its candidate sequences when known); if at some position no live hypothesis has a valid
+ * extension, that position and the rest are decoded without the rules and *fallback is set. out (L) = values of
+ * the highest-scoring hypothesis. */
 void s2s_beam_search(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
-                     const data_constraint *con, const data_problem *p, s2s_step_fn step, void *ctx,
+                     const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
                      int32_t *out, int *fallback);
-/* The same for a problem as data_constraint_check takes it (a table problem, its candidates). */
-void s2s_beam_search_q(s2s_beam_ws *bw, int k, int L, const int *vsize, const int32_t *const *vocab,
-                       const data_constraint *con, const data_tune_problem *q, s2s_step_fn step, void *ctx,
-                       int32_t *out, int *fallback);
 
 typedef struct s2s_infer s2s_infer;
 
@@ -95,7 +92,7 @@ typedef struct seq2seq {
     model base;
     s2s_arch a;
     /* encoder vocabularies: field f has n_vals[f] distinct values vals[f] (sorted); token 0 = UNK */
-    int n_fields;              /* S: S2S_N_FIELDS, or a table's problem and hardware columns */
+    int n_fields;              /* S: the codec's encoder fields (data_codec_token_count) */
     int n_vals[S2S_MAX_FIELDS];
     int64_t *vals[S2S_MAX_FIELDS];
     int emb_off[S2S_MAX_FIELDS]; /* first embedding row of field f */
@@ -110,16 +107,14 @@ typedef struct seq2seq {
     nn_decoder dec;            /* "dec" */
 } seq2seq;
 
-/* Field names of the encoder tokens, in order. */
+/* A convolution's encoder fields, names and raw values (numeric field, or the categorical's enum value), as
+ * export/seq2seq.c writes them into runtimes. */
 extern const char *const s2s_field_names[S2S_N_FIELDS];
-/* Raw value of field f of p (numeric field, or the categorical's enum value). */
 int64_t s2s_field_value(const data_problem *p, int f);
-/* ids (S) = embedding rows of p's tokens. */
-void s2s_encode_ids(const seq2seq *m, const data_problem *p, int *ids);
-/* Raw value of field f of a table problem's values pv (a numeric column's bin, a category's index). */
-int64_t s2s_table_value(const seq2seq *m, const double *pv, int f);
-/* ids (S) of a problem: q->pv on a table, else q->conv. */
-void s2s_encode_ids_q(const seq2seq *m, const data_tune_problem *q, int *ids);
+/* Raw value of field f of a problem's values pv through the model's codec (a value, a bin, a category's index). */
+int64_t s2s_token_value(const seq2seq *m, const double *pv, int f);
+/* ids (S) = embedding rows of q's tokens. */
+void s2s_encode_ids(const seq2seq *m, const data_tune_problem *q, int *ids);
 /* Widest encoder activation per token (embedding, conv or LSTM output). */
 int s2s_enc_width(const seq2seq *m);
 /* Decoding names by s2s_decode_kind, NULL-terminated. */
@@ -138,14 +133,11 @@ size_t s2s_config_options(hr_config_option *rows);
  * them): one per thread, the family's model_ws scratch. NULL is fine for free. */
 int s2s_infer_create(const seq2seq *m, s2s_infer **out);
 void s2s_infer_free(s2s_infer *w);
-/* Decodes p with `kind` and beam width k (1 <= k <= S2S_MAX_BEAM; ignored for greedy) in w; *fallback
- * (may be NULL) is set when constrained decoding had to drop the rules. Allocates nothing. */
-int s2s_decode(const seq2seq *m, s2s_infer *w, const data_problem *p, s2s_decode_kind kind, int k, int32_t *values,
-               int *fallback);
-/* The same for a problem as the constraint sees it: a table problem's values, and with q->cand the sequences it
- * may take (constrained decoding keeps to them). */
-int s2s_decode_q(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
-                 int32_t *values, int *fallback);
+/* Decodes q (its values, and with q->cand the sequences it may take: constrained decoding keeps to them) with
+ * `kind` and beam width k (1 <= k <= S2S_MAX_BEAM; ignored for greedy) in w; *fallback (may be NULL) is set when
+ * constrained decoding had to drop the rules. Allocates nothing. */
+int s2s_decode(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_decode_kind kind, int k,
+               int32_t *values, int *fallback);
 /* Number of constrained decodes in w so far that fell back to unconstrained output. */
 long s2s_fallback_count(const s2s_infer *w);
 

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "models/seq2seq_internal.h"
 
 #define S2S_EVAL_CHUNK 512
@@ -93,29 +92,23 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Row r of t as the encoder and the constraint take it. */
-static data_tune_problem fit_problem(const data_tune *t, int r)
+/* Row r of the training data as the encoder and the constraint take it. */
+static data_tune_problem fit_problem(const data_tune *t, const double *V, int r)
 {
-    return data_tune_problem_of(t, r, 0);
+    return data_tune_problem_of(t, V, r, 0);
 }
 
-/* Field vocabularies: the sorted distinct values of each field over the training rows. */
-static int s2s_vocab_fit(seq2seq *m, const data_tune *t, const int *rows, int n)
+/* Field vocabularies: the sorted distinct values of each of the codec's fields over the training rows. */
+static int s2s_vocab_fit(seq2seq *m, const model_train_data *d)
 {
-    m->n_fields = S2S_N_FIELDS;
-    if (t->sel) {
-        const data_table_spec *spec = &t->sel->table->spec;
-        m->n_fields = spec->n_problem + spec->n_hardware;
-        if (m->n_fields > S2S_MAX_FIELDS)
-            return hr_error(HR_EINVAL, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
-    }
+    const int *rows = d->train, n = d->n_train, nv = data_codec_value_count(d->codec);
+    m->n_fields = data_codec_token_count(d->codec);
+    if (m->n_fields > S2S_MAX_FIELDS)
+        return hr_error(HR_EINVAL, "seq2seq: %d problem columns, at most %d", m->n_fields, S2S_MAX_FIELDS);
     for (int f = 0; f < m->n_fields; f++) {
         int64_t *v = hr_malloc((size_t)(n ? n : 1) * sizeof *v);
         if (!v) return HR_ENOMEM;
-        for (int i = 0; i < n; i++) {
-            data_tune_problem q = fit_problem(t, rows[i]);
-            v[i] = q.pv ? s2s_table_value(m, q.pv, f) : s2s_field_value(q.conv, f);
-        }
+        for (int i = 0; i < n; i++) v[i] = s2s_token_value(m, d->V + (size_t)rows[i] * nv, f);
         qsort(v, (size_t)n, sizeof *v, cmp_i64);
         int u = 0;
         for (int i = 0; i < n; i++)
@@ -131,6 +124,7 @@ static int s2s_vocab_fit(seq2seq *m, const data_tune *t, const int *rows, int n)
 typedef struct s2s_fit {
     seq2seq *m;
     const data_tune *t;
+    const double *V;               /* (rows, values) every row's problem values */
     int cap;
     int *ids;                      /* (cap, S) */
     int *prev;                     /* (cap) */
@@ -175,11 +169,12 @@ static void fit_free(s2s_fit *f)
     free(f->dl);
 }
 
-static int fit_init(s2s_fit *f, seq2seq *m, const data_tune *t, int cap)
+static int fit_init(s2s_fit *f, seq2seq *m, const model_train_data *d, int cap)
 {
     memset(f, 0, sizeof *f);
     f->m = m;
-    f->t = t;
+    f->t = d->tune;
+    f->V = d->V;
     f->cap = cap;
     const int S = m->n_fields, L = m->base.length;
     int rc = HR_OK;
@@ -209,8 +204,8 @@ static void fit_forward(s2s_fit *f, const int *rows, int B)
     const int S = m->n_fields, L = m->base.length;
     HR_ASSERT(B <= f->cap);
     for (int b = 0; b < B; b++) {
-        data_tune_problem q = fit_problem(t, rows[b]);
-        s2s_encode_ids_q(m, &q, f->ids + (size_t)b * S);
+        data_tune_problem q = fit_problem(t, f->V, rows[b]);
+        s2s_encode_ids(m, &q, f->ids + (size_t)b * S);
     }
     nn_embedding_forward(&m->emb, &m->p, f->ids, f->act[0], B * S);
     int i = 0;
@@ -312,7 +307,6 @@ static int fit_evaluate(void *ctx, const int *rows, int n, float *loss, float *m
 int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
-    if (d->task != MODEL_TASK_TUNE) return hr_error(HR_EINVAL, "seq2seq: only the tune task");
     if (d->n_train < 1) return hr_error(HR_EINVAL, "seq2seq: no training rows");
     s2s_cfg cfg;
     int rc = s2s_cfg_parse(ctx->config, &cfg);
@@ -321,7 +315,7 @@ int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out)
     if (!m) return HR_ENOMEM;
     if ((rc = model_base_init(&m->base, &model_family_seq2seq, d, ctx))) goto fail;
     m->a = cfg.a;
-    if ((rc = s2s_vocab_fit(m, d->tune, d->train, d->n_train))) goto fail;
+    if ((rc = s2s_vocab_fit(m, d))) goto fail;
     if ((rc = s2s_build(m))) goto fail;
     hr_rng init;
     hr_rng_derive(&init, ctx->seed, 1);
@@ -332,7 +326,7 @@ int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out)
     o.metric_name = model_task_metric(MODEL_TASK_TUNE);
     s2s_fit fit;
     int cap = o.batch_size > S2S_EVAL_CHUNK ? o.batch_size : S2S_EVAL_CHUNK;
-    if ((rc = fit_init(&fit, m, d->tune, cap))) goto fail;
+    if ((rc = fit_init(&fit, m, d, cap))) goto fail;
     train_ops ops = {fit_batch, fit_evaluate};
     train_result res;
     rc = train_run(&ops, &fit, &m->p, NULL, d->train, d->n_train, d->valid, d->n_valid, &o, &res);

@@ -21,7 +21,6 @@
 static int transformer_train(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
-    if (d->task != MODEL_TASK_SELECT) return hr_error(HR_EINVAL, "transformer: only the select task");
     tfm_cfg cfg;
     int rc = tfm_cfg_parse(ctx->config, &cfg);
     if (rc) return rc;
@@ -58,15 +57,16 @@ fail:
     return rc;
 }
 
+static const model_select_ops tfm_select = {
+    .ops = {.train = transformer_train, .save = tfm_save, .load = tfm_load},
+    .predict = tfm_predict,
+};
+
 const model_family model_family_transformer = {
     .name = "transformer",
-    .tasks = MODEL_TASK_SELECT,
-    .train = transformer_train,
+    .select = &tfm_select,
     .ws_create = tfm_ws_create,
     .ws_free = tfm_ws_free,
-    .predict_select = tfm_predict,
-    .save = tfm_save,
-    .load = tfm_load,
     .n_params = tfm_n_params,
     .free = transformer_free,
     .views = tfm_views,

@@ -45,7 +45,7 @@ void transformer_pool(const float *h, float *pooled, int B, int T, int d);
 void transformer_free(model *m);
 int tfm_ws_create(const model *mb, void **out);
 void tfm_ws_free(void *vws);
-int tfm_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores);
+int tfm_predict(const model *mb, void *vws, const double *pv, const float *x, float *scores);
 int tfm_save(const model *mb, hid_t g);
 int tfm_load(hid_t g, model *base, model **out);
 long tfm_n_params(const model *mb);

@@ -91,7 +91,7 @@ void transformer_pool(const float *h, float *pooled, int B, int T, int d)
     }
 }
 
-int tfm_predict(const model *mb, void *vws, const data_problem *prob, const float *x, float *scores)
+int tfm_predict(const model *mb, void *vws, const double *pv, const float *x, float *scores)
 {
     const tfm *m = (const tfm *)mb;
     tfm_ws *w = vws;
@@ -208,7 +208,6 @@ int tfm_load(hid_t g, model *base, model **out)
     if (!rc && version > TRANSFORMER_VERSION)
         rc = hr_error(HR_EVERSION, "transformer content version %d is newer than this heurist's %d", version,
                       TRANSFORMER_VERSION);
-    if (!rc && m->base.task != MODEL_TASK_SELECT) rc = hr_error(HR_EFORMAT, "transformer: task must be select");
     hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
     hr_config_table t = {"transformer", rows, transformer_config_options(rows)};
     tfm_cfg cfg;

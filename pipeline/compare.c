@@ -16,15 +16,16 @@ static void md_tables(FILE *f, const pipe_dataset *d, const pipe_compare_spec *s
 {
     int nm = s->n_models;
     fprintf(f, "# heurist compare: %s\n\n", d->name);
-    int table = d->sel && d->sel->table;
-    fprintf(f, "Task `%s`%s%s%s, %d problems, %s%s%s%s; every model trained and tested on the same rows%s.\n\n",
-            model_task_name(d->task), d->tune ? ", solver " : "", d->tune ? d->tune->solver : "",
-            table ? " on a benchmark table" : "", d->n, s->folds ? "GroupKFold by " : split_desc,
+    const pipe_task *t = pipe_task_of(d->task);
+    const char *solver = t->solver(d), *kind = data_codec_kind(d->codec);
+    fprintf(f, "Task `%s`%s%s%s%s, %d problems, %s%s%s%s; every model trained and tested on the same rows%s.\n\n",
+            model_task_name(d->task), solver ? ", solver " : "", solver ? solver : "", kind ? " on a " : "",
+            kind ? kind : "", d->n, s->folds ? "GroupKFold by " : split_desc,
             s->folds ? d->grouping : d->by_column ? ", whole groups by " : "",
             !s->folds && d->by_column ? d->grouping : "", d->by_column ? " (no group both trained and tested on)" : "",
             s->folds ? "; figures are means over folds" : "");
     if (s->folds) fprintf(f, "Folds: %d (seed %llu).\n\n", s->folds, (unsigned long long)seed);
-    pipe_task_of(d->task)->md_tables(f, d, nm, names, res, nres);
+    t->md_tables(f, d, nm, names, res, nres);
 }
 
 /* report.md: the tables, then the figures (drawn into dir) with their links. */
@@ -60,7 +61,7 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
         return hr_error(HR_EINVAL, "compare: %d models, expected 1 to %d", nm, PIPE_COMPARE_MAX);
     if (s->folds == 1 || s->folds < 0) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", s->folds);
     for (int m = 0; m < nm; m++)
-        if (!(s->fams[m]->tasks & d->task))
+        if (!model_family_task(s->fams[m], d->task))
             return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", s->fams[m]->name,
                             model_task_name(d->task));
     int rc = hr_mkdir_p(dir);

@@ -154,7 +154,7 @@ static const char *kernel_name(const pipe_dataset *d, int pick)
 static const char *problem_key(const pipe_dataset *d, int row, char *buf, size_t n)
 {
     if (d->sel->keys && d->sel->keys[row]) return d->sel->keys[row];
-    data_key_format(&d->problems[row], buf, n);
+    if (data_codec_problem_format(d->codec, pipe_dataset_values(d, row), buf, n)) snprintf(buf, n, "(row %d)", row);
     return buf;
 }
 
@@ -208,13 +208,13 @@ void pipe_diff_print(const pipe_dataset *d, const pipe_diff *df, const char *old
     fprintf(f, "\n");
 }
 
-static cJSON *model_object(const char *family, const char *name, const pipe_result *r)
+static cJSON *model_object(const pipe_dataset *d, const char *family, const char *name, const pipe_result *r)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "model", name);
     cJSON_AddStringToObject(o, "family", family);
     cJSON *mj = cJSON_AddObjectToObject(o, "metrics");
-    pipe_task_select.metrics_json(mj, r);
+    pipe_task_select.metrics_json(mj, d, r);
     pipe_json_num(o, "predict_us", r->predict_us);
     cJSON_AddNumberToObject(o, "params", (double)r->params);
     return o;
@@ -230,8 +230,8 @@ cJSON *pipe_diff_report(const pipe_dataset *d, const pipe_diff *df, const char *
     cJSON_AddStringToObject(o, "split", split_desc);
     if (d->grouping) cJSON_AddStringToObject(o, "groups", d->grouping);
     cJSON_AddNumberToObject(o, "n_problems", df->n);
-    cJSON_AddItemToObject(o, "old", model_object(df->old_family, old_name, &df->old_r));
-    cJSON_AddItemToObject(o, "new", model_object(df->new_family, new_name, &df->new_r));
+    cJSON_AddItemToObject(o, "old", model_object(d, df->old_family, old_name, &df->old_r));
+    cJSON_AddItemToObject(o, "new", model_object(d, df->new_family, new_name, &df->new_r));
     cJSON *dl = cJSON_AddObjectToObject(o, "deltas");
     pipe_json_num(dl, "efficiency_mean", mn->efficiency_mean - mo->efficiency_mean);
     pipe_json_num(dl, "efficiency_median", mn->efficiency_median - mo->efficiency_median);

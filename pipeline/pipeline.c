@@ -1,6 +1,5 @@
 /* Split -> train -> evaluate, identical for every family. */
 #include "pipeline/pipeline_internal.h"
-#include "data/table.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,48 +14,37 @@ int pipe_dataset_load(const char *path, const char *task, const char *solver, in
     return pipe_dataset_load_schema(path, task, solver, NULL, threads, log, out);
 }
 
-static const data_table *dataset_table(const pipe_dataset *d)
+int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
+                             const hr_log *log, pipe_dataset *out)
 {
-    return d->sel ? d->sel->table : d->tune && d->tune->sel ? d->tune->sel->table : NULL;
+    return pipe_dataset_load_caps(path, task, solver, schema, NULL, threads, log, out);
 }
 
-/* A benchmark table's features and groups: its own problem features, grouped by its group column or else by its
- * problem columns. */
-static int dataset_table_fill(pipe_dataset *out)
+/* The rows of a loaded dataset through its task's table: codec, values, features and groups. */
+static int dataset_rows(pipe_dataset *out, const char *path, const char *solver)
 {
-    const data_table *t = dataset_table(out);
-    int np = t->spec.n_problem + t->spec.n_hardware;
+    const pipe_task *t = pipe_task_of(out->task);
+    int rc = t->dataset_check(out, path, solver);
+    if (!rc) rc = t->dataset_codec(out, &out->codec);
+    if (rc) return rc;
+    out->n_values = data_codec_value_count(out->codec);
+    out->n_features = data_codec_feature_count(out->codec);
+    out->V = hr_malloc((size_t)(out->n ? out->n : 1) * (size_t)out->n_values * sizeof *out->V);
+    out->X = hr_malloc((size_t)(out->n ? out->n : 1) * (size_t)out->n_features * sizeof *out->X);
+    out->group = hr_malloc((size_t)(out->n ? out->n : 1) * sizeof *out->group);
+    out->name = hr_strdup(hr_path_basename(path));
+    if (!out->V || !out->X || !out->group || !out->name) return HR_ENOMEM;
+    t->dataset_values(out, out->V);
     for (int i = 0; i < out->n; i++)
-        data_table_problem_features(&t->spec, t->pv + (size_t)i * np, out->X + (size_t)i * out->n_features);
-    out->by_column = t->group != NULL;
-    out->grouping = t->group ? t->spec.group : "problem columns";
-    return data_table_groups(t, out->group, &out->n_groups);
+        data_codec_features(out->codec, out->V + (size_t)i * out->n_values, out->X + (size_t)i * out->n_features);
+    return t->dataset_groups(out, NULL, out->group, &out->n_groups, &out->grouping, &out->by_column);
 }
 
 int pipe_dataset_group_by(pipe_dataset *d, const char *by)
 {
     if (!by) return HR_OK;
-    const data_table *t = dataset_table(d);
-    if (t && t->group && !strcmp(by, t->spec.group)) { /* the schema's own */
-        d->by_column = 1;
-        d->grouping = t->spec.group;
-        return data_table_groups(t, d->group, &d->n_groups);
-    }
-    if (strcmp(by, "problem") != 0) {
-        if (t && t->spec.group)
-            return hr_error(HR_EINVAL, "--group-by %s: expected problem or %s (the schema's group column)", by, t->spec.group);
-        return hr_error(HR_EINVAL, "--group-by %s: expected problem (%s names no group column)", by, d->name);
-    }
-    if (!t || !t->group) return HR_OK; /* already grouped by the problem */
-    d->by_column = 0;
-    d->grouping = "problem columns";
-    return data_table_problem_groups(t, d->group, &d->n_groups);
-}
-
-int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
-                             const hr_log *log, pipe_dataset *out)
-{
-    return pipe_dataset_load_caps(path, task, solver, schema, NULL, threads, log, out);
+    int rc = pipe_task_of(d->task)->dataset_groups(d, by, d->group, &d->n_groups, &d->grouping, &d->by_column);
+    return rc ? hr_error_wrap(rc, "--group-by %s", by) : HR_OK;
 }
 
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
@@ -72,79 +60,95 @@ int pipe_dataset_open(const char *path, const pipe_load *l, pipe_dataset *out)
     const char *task = l->task, *solver = l->solver, *caps = l->caps;
     const hr_log *log = l->log;
     data_load_opts opts = {.strict = 0, .log = log, .threads = l->threads, .schema = l->schema, .precisions = l->precisions};
-    int rc = data_load(path, solver, &opts, &out->sel, &out->tune);
+    data_select *sel = NULL;
+    data_tune *tune = NULL;
+    int rc = data_load(path, solver, &opts, &sel, &tune);
     if (rc) return rc;
-    /* a table tunes when asked to: per problem the fields of its fastest configuration */
-    int table_tune = out->sel && out->sel->table && task && !strcmp(task, "tune");
-    if (caps && !table_tune) {
-        pipe_dataset_free(out);
+    /* selection data becomes the asked task's when that task reads it and its source can: --task tune on a table
+     * tunes, per problem the fields of its fastest configuration */
+    const pipe_task *asked = task ? pipe_task_of(model_task_of_name(task)) : NULL;
+    int convert = sel && asked && asked->from_select && data_select_tunes(sel);
+    if (caps && !convert) {
+        data_select_free(sel);
+        data_tune_free(tune);
         return hr_error(HR_EINVAL, "--caps %s: capability rules are for --task tune on a benchmark table", caps);
     }
-    if (table_tune) {
-        rc = data_table_tune(path, out->sel, caps, log, &out->tune);
-        out->sel = NULL;
+    if (convert) {
+        rc = asked->from_select(path, sel, caps, log, &tune);
+        sel = NULL;
         if (rc) return rc;
     }
     /* the data decides the task: a find-db selects, a perf-db tunes */
-    const char *holds;
-    if (out->sel) {
-        out->task = MODEL_TASK_SELECT, out->n = out->sel->n, out->problems = out->sel->problems;
-        holds = out->sel->table ? "kernel-selection (benchmark table)" : "kernel-selection (find-db)";
-    } else {
-        out->task = MODEL_TASK_TUNE, out->n = out->tune->n, out->problems = out->tune->problems;
-        holds = out->tune->sel ? "tuning (benchmark table)" : "tuning (perf-db)";
-    }
-    if (task && strcmp(task, model_task_name(out->task)) != 0) {
-        rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, holds, task);
+    out->task = sel ? MODEL_TASK_SELECT : MODEL_TASK_TUNE;
+    if (sel) out->sel = sel, out->n = sel->n;
+    else out->tune = tune, out->n = tune->n;
+    if (task && model_task_of_name(task) != out->task) {
+        rc = hr_error(HR_EINVAL, "%s holds %s data, but --task is %s", path, pipe_task_of(out->task)->data_desc, task);
         pipe_dataset_free(out);
         return rc;
     }
-    if (out->tune && !out->tune->sel && solver && strcmp(out->tune->solver, solver) != 0) {
-        rc = hr_error(HR_EINVAL, "%s holds %s parameters, not --solver %s", path, out->tune->solver, solver);
-        pipe_dataset_free(out);
-        return rc;
-    }
-    const data_table *table = out->sel ? out->sel->table : out->tune->sel ? out->tune->sel->table : NULL;
-    out->n_features = table ? data_table_problem_feature_count(&table->spec) : data_features_count();
-    out->X = hr_malloc((size_t)out->n * (size_t)out->n_features * sizeof *out->X);
-    out->group = hr_malloc((size_t)out->n * sizeof *out->group);
-    out->name = hr_strdup(hr_path_basename(path));
-    if (!out->X || !out->group || !out->name) {
-        pipe_dataset_free(out);
-        return HR_ENOMEM;
-    }
-    if (table) {
-        rc = dataset_table_fill(out);
-    } else {
-        data_features_compute_all(out->problems, out->n, out->X);
-        out->grouping = "problem geometry";
-        rc = data_groups_compute(out->problems, out->n, out->group, &out->n_groups);
-    }
-    if (rc) pipe_dataset_free(out);
+    if ((rc = dataset_rows(out, path, solver))) pipe_dataset_free(out);
     return rc;
 }
 
 void pipe_dataset_free(pipe_dataset *d)
 {
-    data_select_free(d->sel);
-    data_tune_free(d->tune);
+    const pipe_task *t = d->task ? pipe_task_of(d->task) : NULL;
+    if (t) t->dataset_free(d);
+    data_codec_free(d->codec);
+    free(d->V);
     free(d->X);
     free(d->group);
     free(d->name);
     memset(d, 0, sizeof *d);
 }
 
-const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row)
+int pipe_baselines(const pipe_dataset *d, const model_family **out)
 {
-    return &d->problems[row];
+    return pipe_task_of(d->task)->baselines(d, out);
+}
+
+uint64_t pipe_digest(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+    return h;
+}
+
+uint64_t pipe_digest_str(uint64_t h, const char *s)
+{
+    unsigned char tag = s != NULL;
+    h = pipe_digest(h, &tag, 1);
+    return s ? pipe_digest(h, s, strlen(s) + 1) : h;
+}
+
+uint64_t pipe_digest_select(const data_select *s, uint64_t h)
+{
+    h = pipe_digest(h, &s->n_kernels, sizeof s->n_kernels);
+    for (int k = 0; k < s->n_kernels; k++) h = pipe_digest_str(h, s->kernels[k]);
+    for (int i = 0; i < s->n; i++) h = pipe_digest_str(h, s->keys ? s->keys[i] : NULL);
+    return pipe_digest(h, s->runtime, (size_t)s->n * (size_t)s->n_kernels * sizeof *s->runtime);
+}
+
+uint64_t pipe_dataset_digest(const pipe_dataset *d, uint64_t h)
+{
+    int head[4] = {(int)d->task, d->n, d->n_values, d->n_features};
+    h = pipe_digest(h, head, sizeof head);
+    if (d->V) h = pipe_digest(h, d->V, (size_t)d->n * (size_t)d->n_values * sizeof *d->V);
+    if (d->X) h = pipe_digest(h, d->X, (size_t)d->n * (size_t)d->n_features * sizeof *d->X);
+    return pipe_task_of(d->task)->digest(d, h);
+}
+
+const double *pipe_dataset_values(const pipe_dataset *d, int row)
+{
+    return d->V + (size_t)row * (size_t)d->n_values;
 }
 
 const pipe_task *pipe_task_of(model_task task)
 {
-    switch (task) {
-    case MODEL_TASK_SELECT: return &pipe_task_select;
-    case MODEL_TASK_TUNE: return &pipe_task_tune;
-    }
+    static const pipe_task *const tasks[] = {&pipe_task_select, &pipe_task_tune};
+    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
+        if (tasks[i]->task == task) return tasks[i];
     hr_error(HR_EINVAL, "no task %d", (int)task);
     return NULL;
 }
@@ -166,8 +170,10 @@ static void blas_threads_for_training(const model_family *fam, const pipe_opts *
     hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(o->config, o->threads) : o->threads);
 }
 
-/* Median wall time of single-problem predictions over test rows, one thread (set by pipe_evaluate); NAN when a
- * prediction fails (an output larger than PIPE_PREDICT_MAX values). */
+/* Median wall time of single-problem predictions over test rows through the model's public predict (the
+ * problem's values in, its features computed by the codec), one thread (set by pipe_evaluate); NAN when a
+ * prediction fails (an output larger than PIPE_PREDICT_MAX values, or a model whose codec reads other
+ * vocabularies than the data's). */
 static double measure_predict_us(const pipe_dataset *d, const model *m, const pipe_task *task, model_ws *ws,
                                  const int *rows, int n_rows)
 {
@@ -177,23 +183,11 @@ static double measure_predict_us(const pipe_dataset *d, const model *m, const pi
         float scores[PIPE_PREDICT_MAX];
         int32_t values[PIPE_PREDICT_MAX];
     } out;
-    /* a table model's features are not a data_problem's: it predicts from the row's own */
-    int table = d->sel && d->sel->table;
-    if (table && m->n_kernels > PIPE_PREDICT_MAX) return NAN;
-    /* a table with other vocabularies than the model's has rows of another width: nothing to time them with */
-    if (table && d->n_features != m->n_features) return NAN;
-    /* a table's tune model decodes from the row's values, with its measured configurations */
-    const data_tune *tt = d->tune && d->tune->sel ? d->tune : NULL;
-    if (tt && (d->n_features != m->n_features || m->length > PIPE_PREDICT_MAX)) return NAN;
+    if (!data_codec_equal(d->codec, m->codec)) return NAN;
     for (int c = 0; c < CALLS; c++) {
         int r = rows[c % n_rows];
-        const data_problem *p = pipe_dataset_problem(d, r);
-        data_tune_problem q = tt ? data_tune_problem_of(tt, r, 1) : (data_tune_problem){0};
         double t0 = hr_now();
-        if (tt ? model_predict_tune_q(m, ws, &q, d->X + (size_t)r * d->n_features, out.values)
-               : table ? model_predict_select_x(m, ws, p, d->X + (size_t)r * d->n_features, out.scores)
-                       : task->predict_one(m, ws, p, &out))
-            return NAN;
+        if (task->predict_one(d, m, ws, r, &out)) return NAN;
         t[c] = (hr_now() - t0) * 1e6;
     }
     return eval_median_inplace(t, CALLS);
@@ -209,11 +203,12 @@ int pipe_evaluate(const pipe_dataset *d, const model *m, const int *rows, int n_
     if (!task) return HR_EINVAL;
     hr_blas_set_threads(1); /* see blas_threads_for_training */
     model_ws *ws = NULL;
+    int timed = 0;
     int rc = model_ws_create(m, &ws);
-    if (!rc) rc = task->evaluate(d, m, ws, rows, n_rows, res);
-    /* a pair model on a table timed its decisions in the evaluation (select.c) */
-    int pairs = d->sel && d->sel->table && m->table && m->family->predict_candidates;
-    if (!rc && !pairs) res->predict_us = measure_predict_us(d, m, task, ws, rows, n_rows);
+    if (!rc) rc = task->evaluate(d, m, ws, rows, n_rows, res, &timed);
+    /* an evaluation that timed the model's decisions itself (pipeline/select.c, on candidate configurations)
+     * keeps its figure */
+    if (!rc && !timed) res->predict_us = measure_predict_us(d, m, task, ws, rows, n_rows);
     model_ws_free(ws);
     if (rc) return rc;
     res->params = model_n_params(m);
@@ -317,7 +312,7 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
 {
     memset(res, 0, sizeof *res);
     if (out_model) *out_model = NULL;
-    if (!(fam->tasks & d->task))
+    if (!model_family_task(fam, d->task))
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name,
                         model_task_name(d->task));
     int rc = pipe_opts_check(fam, o);
@@ -348,7 +343,9 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
             return HR_ENOMEM;
         }
     }
-    model_train_data td = {d->task, d->sel, d->tune, d->X, d->n_features, fit, n_fit, valid, n_valid};
+    model_train_data td = {.task = d->task, .codec = d->codec, .V = d->V, .X = d->X, .n_features = d->n_features,
+                           .train = fit, .n_train = n_fit, .valid = valid, .n_valid = n_valid};
+    pipe_task_of(d->task)->train_data(d, &td);
     if (o->shard && o->shard->size > 1 && !pipe_family_shares_rows(fam))
         return hr_error(HR_EINVAL, "model family '%s' does not train over several processes' rows (gbdt does)", fam->name);
     /* a checkpoint records every option in effect, by name, so that a resume with other options is refused */
@@ -366,7 +363,7 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     model *m = NULL;
     blas_threads_for_training(fam, o);
     double t0 = hr_now();
-    rc = fam->train(&td, &ctx, &m);
+    rc = model_train(fam, &td, &ctx, &m);
     double secs = hr_now() - t0;
     free(effective);
     free(fit_rows);

@@ -1,6 +1,7 @@
-/* pipeline: split -> train -> evaluate -> report, the same for every model family.
+/* pipeline: split -> train -> evaluate -> report, the same for every model family and every source.
  *
- * A pipe_dataset is a loaded database with the features of every row and its geometry groups.
+ * A pipe_dataset is a loaded database with its codec (data/codec.h), every row's problem values and features and
+ * its GroupKFold groups.
  * pipe_run trains one family on one split's training rows (a seeded 10% of them held back for early
  * stopping, or another share, or none: pipe_opts.valid_fraction), evaluates it on the split's test rows
  * with the contract's metrics, and measures train_seconds, predict_us (median of >= 1000 single-problem
@@ -23,32 +24,34 @@
 
 typedef struct pipe_dataset {
     model_task task;
-    data_select *sel;
-    data_tune *tune;
-    int n;            /* rows */
+    union {
+        data_select *sel; /* select: problems, kernels, runtimes */
+        data_tune *tune;  /* tune: problems, tuned sequences */
+    };
+    data_codec *codec; /* the source's codec */
+    int n;             /* rows */
+    int n_values;      /* values per problem (data_codec_value_count) */
     int n_features;
-    const data_problem *problems; /* (n) of sel or tune */
-    float *X;         /* (n, n_features) */
-    int *group;       /* (n) each row's group, the unit every split holds out */
+    double *V;         /* (n, n_values) every problem's values */
+    float *X;          /* (n, n_features) their features */
+    int *group;        /* (n) each row's group, the unit every split holds out */
     int n_groups;
-    const char *grouping; /* what the groups are, for reports: "problem geometry" (a find-db or perf-db),
-                           * "problem columns" (a table) or the name of a table's group column */
-    int by_column;    /* the groups are a table's group column: --split holds out whole groups too */
-    char *name;       /* file basename, for reports */
+    const char *grouping; /* what the groups are, for reports: "problem geometry" (a convolution's), "problem
+                           * columns" (a table's) or the name of a table's group column */
+    int by_column;     /* the groups are a table's group column: --split holds out whole groups too */
+    char *name;        /* file basename, for reports */
 } pipe_dataset;
 
 /* Loads a dataset for `task` ("select" or "tune"; a perf-db needs `solver`), decompressing and parsing on
  * `threads` threads (<= 0: all cores). */
 int pipe_dataset_load(const char *path, const char *task, const char *solver, int threads, const hr_log *log,
                       pipe_dataset *out);
-/* The same with a benchmark table's schema (inline JSON or a file; NULL: FILE.schema.json beside the table). A
- * table's rows are its problems, X their table problem features (data_table_problem_features) and its groups
- * data_table_groups': the schema's group column when it names one, else the problem columns. */
+/* The same with a benchmark table's schema (inline JSON or a file; NULL: FILE.schema.json beside the table). Its
+ * groups are the schema's group column when it names one, else the problem columns (data_select_groups). */
 int pipe_dataset_load_schema(const char *path, const char *task, const char *solver, const char *schema, int threads,
                              const hr_log *log, pipe_dataset *out);
-/* The same with a capability file for --task tune on a table (data_table_tune; NULL: FILE.caps.json beside the
- * table when it exists). A table's tune dataset keeps the table (tune->sel) for its problems' features, groups and
- * runtimes. */
+/* The same with a capability file for --task tune on a source whose selection data tunes (a benchmark table:
+ * data_select_tune; NULL: FILE.caps.json beside the table when it exists). */
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
                            const char *caps, int threads, const hr_log *log, pipe_dataset *out);
 /* What a dataset is loaded with: pipe_dataset_load_caps' arguments, and the precision classes of a find-db's FP32
@@ -65,9 +68,17 @@ void pipe_dataset_free(pipe_dataset *d);
  * (every problem its own unit: an in-source figure), the name of the schema's group column keeps its groups; NULL
  * changes nothing. On a find-db or perf-db only "problem" (its geometry) is known. */
 int pipe_dataset_group_by(pipe_dataset *d, const char *by);
-const data_problem *pipe_dataset_problem(const pipe_dataset *d, int row);
+/* The values of row `row` (n_values). */
+const double *pipe_dataset_values(const pipe_dataset *d, int row);
+/* FNV-1a over everything a run reads of d (its rows' values and features, the task's kernels, measurements or
+ * sequences), continuing from h: equal on two processes that hold the same data. */
+uint64_t pipe_dataset_digest(const pipe_dataset *d, uint64_t h);
 
-/* Per-slice breakdown for selection: top-1 by direction and by data type. */
+/* Per-slice breakdown for selection: top-1 by each value of the report's slices, the contract's direction and
+ * data type (pipe_report_slices), where the source has them. */
+#define PIPE_REPORT_SLICES 2
+#define PIPE_SLICE_VALUES 16
+extern const char *const pipe_report_slices[PIPE_REPORT_SLICES]; /* "direction", "dtype" */
 typedef struct pipe_slice {
     long n, top1;
 } pipe_slice;
@@ -75,12 +86,12 @@ typedef struct pipe_slice {
 /* What an evaluation of a selection model finds (pipeline/select.c). */
 typedef struct pipe_select_result {
     eval_select_metrics m;
-    pipe_slice by_direction[DATA_DIR_COUNT];
-    pipe_slice by_dtype[DATA_DTYPE_COUNT];
+    pipe_slice by_slice[PIPE_REPORT_SLICES][PIPE_SLICE_VALUES]; /* by value of each report slice */
     double *efficiency;   /* (n_test) per-problem efficiency, for plots */
     int *pick;            /* (n_test) each problem's pick, a column of the data's kernels; n_kernels for a kernel
                            * the model knows and the data does not hold (heurist diff) */
-    int table;            /* evaluated on a benchmark table: the report adds ndcg1 and r2, and has no slices */
+    int candidates;       /* each problem ranked among the configurations measured for it (a source whose
+                           * configurations have values): the report adds ndcg1 and r2 */
     double r2;            /* R^2 of the scores against the per-pair target the model regresses; NaN: none */
     int *rows;            /* (n_test) the data row of each evaluated problem */
     /* against the vendor's first pick, on data with a vendor ranking (vendor set; else speedup NULL) */
@@ -96,7 +107,8 @@ typedef struct pipe_select_result {
 typedef struct pipe_tune_result {
     eval_tune_metrics m;
     double decode_us;     /* mean decode time per problem */
-    int table;            /* evaluated on a benchmark table: m's efficiency figures and measured share are set */
+    int measured;         /* the data holds each problem's measured configurations and their runtimes: m's
+                           * efficiency figures and measured share are set */
 } pipe_tune_result;
 
 /* One trained (or loaded) model's figures: the task's own in sel or tune, as `task` says, then what every
@@ -197,6 +209,10 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
 /* The names of every file pipe_compare may write into dir, NULL-terminated (so a caller can check none is an
  * input). */
 extern const char *const pipe_compare_files[];
+
+/* The baseline families every comparison on d shows beside the learned ones (the most frequent fastest kernel, the
+ * vendor's heuristic where the data records it) into out (PIPE_COMPARE_MAX); returns how many. */
+int pipe_baselines(const pipe_dataset *d, const model_family **out);
 
 /* One line of a result's figures, "NAME  top1 0.9000  top5 ..." (select) or "NAME  param_accuracy ..." */
 void pipe_result_format(const char *model_name, const pipe_result *r, char *buf, size_t n);

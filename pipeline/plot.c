@@ -173,28 +173,33 @@ static int plot_efficiency_cdf(const char *dir, int nm, const char *const *names
     return figure_end(s, cr, dir, "efficiency_cdf.png");
 }
 
-static int plot_slices(const char *dir, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+static int plot_slices(const char *dir, const pipe_dataset *d, int nm, const char *const *names,
+                       const pipe_result *const *res, const int *nres)
 {
-    /* slices: F, B, W, then each data type present */
-    const char *labels[DATA_DIR_COUNT + DATA_DTYPE_COUNT];
-    double val[COMPARE_PLOT_MAX][DATA_DIR_COUNT + DATA_DTYPE_COUNT];
+    /* bars: every value of the first report slice the source has (a convolution's F, B, W), then each value of the
+     * others with at least 100 test problems (its data types) */
+    const char *labels[PIPE_REPORT_SLICES * PIPE_SLICE_VALUES];
+    int of_slice[PIPE_REPORT_SLICES * PIPE_SLICE_VALUES], of_value[PIPE_REPORT_SLICES * PIPE_SLICE_VALUES];
+    double val[COMPARE_PLOT_MAX][PIPE_REPORT_SLICES * PIPE_SLICE_VALUES];
     int ns = 0;
-    for (int d = 0; d < DATA_DIR_COUNT; d++) labels[ns++] = data_direction_names[d];
-    int dt_of[DATA_DTYPE_COUNT], nd = 0;
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
-        long n = 0;
-        for (int m = 0; m < nm; m++)
-            for (int f = 0; f < nres[m]; f++) n += res[m][f].sel.by_dtype[t].n;
-        if (n >= 100) {
-            dt_of[nd++] = t;
-            labels[ns++] = data_dtype_names[t];
+    for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+        int at = data_codec_slice_find(d->codec, pipe_report_slices[j]);
+        const data_codec_slice *sl = at >= 0 ? data_codec_slice_at(d->codec, at) : NULL;
+        for (int v = 0; sl && v < sl->n_values && v < PIPE_SLICE_VALUES; v++) {
+            long n = 0;
+            for (int m = 0; m < nm; m++)
+                for (int f = 0; f < nres[m]; f++) n += res[m][f].sel.by_slice[j][v].n;
+            if (j > 0 && n < 100) continue;
+            of_slice[ns] = j;
+            of_value[ns] = v;
+            labels[ns++] = sl->names[v];
         }
     }
     for (int m = 0; m < nm && m < COMPARE_PLOT_MAX; m++) {
         for (int i = 0; i < ns; i++) {
             long n = 0, h = 0;
             for (int f = 0; f < nres[m]; f++) {
-                const pipe_slice *sl = i < DATA_DIR_COUNT ? &res[m][f].sel.by_direction[i] : &res[m][f].sel.by_dtype[dt_of[i - DATA_DIR_COUNT]];
+                const pipe_slice *sl = &res[m][f].sel.by_slice[of_slice[i]][of_value[i]];
                 n += sl->n;
                 h += sl->top1;
             }
@@ -220,7 +225,7 @@ static int plot_slices(const char *dir, int nm, const char *const *names, const 
         snprintf(buf, sizeof buf, "%.2f", y);
         text_at(cr, MARGIN_L - 6, py + 4, buf, 1.0, 11);
     }
-    double slot = (PLOT_W - MARGIN_L - MARGIN_R) / (double)ns, bw = slot * 0.8 / (nm ? nm : 1);
+    double slot = (PLOT_W - MARGIN_L - MARGIN_R) / (double)(ns ? ns : 1), bw = slot * 0.8 / (nm ? nm : 1);
     for (int i = 0; i < ns; i++) {
         double x0 = MARGIN_L + slot * i + slot * 0.1;
         for (int m = 0; m < nm && m < COMPARE_PLOT_MAX; m++) {
@@ -328,13 +333,13 @@ static int plot_curves(const char *dir, const pipe_task *task, int nm, const cha
     return rc ? rc : 1;
 }
 
-int plot_select_figures(const char *dir, int nm, const char *const *names, const pipe_result *const *res,
+int plot_select_figures(const char *dir, const pipe_dataset *d, int nm, const char *const *names, const pipe_result *const *res,
                         const int *nres, FILE *md)
 {
     int rc;
     if ((rc = plot_efficiency_cdf(dir, nm, names, res, nres))) return rc;
     if (md) fprintf(md, "![efficiency CDF](efficiency_cdf.png)\n\n");
-    if ((rc = plot_slices(dir, nm, names, res, nres))) return rc;
+    if ((rc = plot_slices(dir, d, nm, names, res, nres))) return rc;
     if (md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
     return 2;
 }
@@ -348,7 +353,7 @@ int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const cha
     int n = 0, rc;
     if (md) fprintf(md, "\n### Figures\n\n");
     if (task->figures) {
-        if ((rc = task->figures(dir, n_models, names, res, n_res, md)) < 0) return rc;
+        if ((rc = task->figures(dir, d, n_models, names, res, n_res, md)) < 0) return rc;
         n += rc;
     }
     rc = plot_curves(dir, task, n_models, names, res, n_res);

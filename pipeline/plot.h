@@ -20,7 +20,7 @@ int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const cha
 
 /* The selection task's own figures (efficiency_cdf.png, top1_slices.png) with their links in md (may be
  * NULL): how many, or a negative status. */
-int plot_select_figures(const char *dir, int n_models, const char *const *names, const pipe_result *const *res,
+int plot_select_figures(const char *dir, const pipe_dataset *d, int n_models, const char *const *names, const pipe_result *const *res,
                         const int *n_res, FILE *md);
 
 #endif

@@ -22,23 +22,11 @@ static void ranks_pack(FILE *f, int m, int fold, const pipe_result *r)
     int32_t head[2] = {m, fold};
     fwrite(head, sizeof head, 1, f);
     fwrite(r, sizeof *r, 1, f);
-    uint8_t has_eff = r->task == MODEL_TASK_SELECT && r->sel.efficiency != NULL;
-    fwrite(&has_eff, 1, 1, f);
-    if (has_eff && r->n_test > 0) fwrite(r->sel.efficiency, sizeof(double), (size_t)r->n_test, f);
-    uint8_t has_pick = r->task == MODEL_TASK_SELECT && r->sel.pick != NULL;
-    fwrite(&has_pick, 1, 1, f);
-    if (has_pick && r->n_test > 0) fwrite(r->sel.pick, sizeof(int), (size_t)r->n_test, f);
-    uint8_t has_rows = r->task == MODEL_TASK_SELECT && r->sel.rows != NULL;
-    fwrite(&has_rows, 1, 1, f);
-    if (has_rows && r->n_test > 0) fwrite(r->sel.rows, sizeof(int), (size_t)r->n_test, f);
-    uint8_t has_speedup = r->task == MODEL_TASK_SELECT && r->sel.speedup != NULL;
-    fwrite(&has_speedup, 1, 1, f);
-    if (has_speedup && r->n_test > 0) fwrite(r->sel.speedup, sizeof(double), (size_t)r->n_test, f);
+    pipe_task_of(r->task)->pack(f, r);
     if (r->n_curve > 0 && r->curve) fwrite(r->curve, sizeof *r->curve, (size_t)r->n_curve, f);
 }
 
-/* reads n bytes at *at of buf (len) into dst */
-static int ranks_read(const char *buf, size_t len, size_t *at, void *dst, size_t n)
+int pipe_ranks_read(const char *buf, size_t len, size_t *at, void *dst, size_t n)
 {
     if (n > len - *at) return hr_error(HR_EFORMAT, "ranks: a result record ends %zu bytes early", n - (len - *at));
     memcpy(dst, buf + *at, n);
@@ -51,53 +39,31 @@ static int ranks_unpack(const char *buf, size_t len, int nm, int nfold, pipe_res
 {
     size_t at = 0;
     uint32_t head[3];
-    int rc = ranks_read(buf, len, &at, head, sizeof head);
+    int rc = pipe_ranks_read(buf, len, &at, head, sizeof head);
     if (rc) return rc;
     if (head[0] != RANKS_MAGIC || head[1] != (uint32_t)sizeof(pipe_result))
         return hr_error(HR_EFORMAT, "ranks: results from a different heurist binary (every rank must run the same one)");
     for (uint32_t i = 0; i < head[2]; i++) {
         int32_t jf[2];
         pipe_result r;
-        uint8_t has_eff = 0;
-        if ((rc = ranks_read(buf, len, &at, jf, sizeof jf)) || (rc = ranks_read(buf, len, &at, &r, sizeof r)) ||
-            (rc = ranks_read(buf, len, &at, &has_eff, 1)))
+        if ((rc = pipe_ranks_read(buf, len, &at, jf, sizeof jf)) || (rc = pipe_ranks_read(buf, len, &at, &r, sizeof r)))
             return rc;
         if (jf[0] < 0 || jf[0] >= nm || jf[1] < 0 || jf[1] >= nfold || r.n_test < 0 || r.n_curve < 0)
             return hr_error(HR_EFORMAT, "ranks: result record %u names job (%d, %d) of %d x %d", i, jf[0], jf[1], nm, nfold);
+        const pipe_task *t = pipe_task_of(r.task);
+        if (!t) return hr_error(HR_EFORMAT, "ranks: result record %u has no task", i);
         pipe_result *dst = &res[jf[0]][jf[1]];
         r.curve = NULL;
         /* the record's pointers are the sending rank's: every array travels after the record */
-        if (r.task == MODEL_TASK_SELECT) r.sel.efficiency = NULL, r.sel.pick = NULL, r.sel.rows = NULL, r.sel.speedup = NULL;
+        if ((rc = t->unpack(buf, len, &at, &r))) {
+            t->result_free(&r);
+            return rc;
+        }
         *dst = r;
-        if (has_eff) {
-            size_t n = (size_t)r.n_test * sizeof(double);
-            if (!(dst->sel.efficiency = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-            if ((rc = ranks_read(buf, len, &at, dst->sel.efficiency, n))) return rc;
-        }
-        uint8_t has_pick = 0;
-        if ((rc = ranks_read(buf, len, &at, &has_pick, 1))) return rc;
-        if (has_pick) {
-            size_t n = (size_t)r.n_test * sizeof(int);
-            if (!(dst->sel.pick = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-            if ((rc = ranks_read(buf, len, &at, dst->sel.pick, n))) return rc;
-        }
-        uint8_t has_rows = 0, has_speedup = 0;
-        if ((rc = ranks_read(buf, len, &at, &has_rows, 1))) return rc;
-        if (has_rows) {
-            size_t n = (size_t)r.n_test * sizeof(int);
-            if (!(dst->sel.rows = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-            if ((rc = ranks_read(buf, len, &at, dst->sel.rows, n))) return rc;
-        }
-        if ((rc = ranks_read(buf, len, &at, &has_speedup, 1))) return rc;
-        if (has_speedup) {
-            size_t n = (size_t)r.n_test * sizeof(double);
-            if (!(dst->sel.speedup = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-            if ((rc = ranks_read(buf, len, &at, dst->sel.speedup, n))) return rc;
-        }
         if (r.n_curve > 0) {
             size_t n = (size_t)r.n_curve * sizeof *r.curve;
             if (!(dst->curve = hr_malloc(n))) return HR_ENOMEM;
-            if ((rc = ranks_read(buf, len, &at, dst->curve, n))) return rc;
+            if ((rc = pipe_ranks_read(buf, len, &at, dst->curve, n))) return rc;
         }
     }
     if (at != len) return hr_error(HR_EFORMAT, "ranks: %zu bytes after the last result record", len - at);

@@ -5,17 +5,19 @@
 
 #include "pipeline/pipeline_internal.h"
 
+const char *const pipe_report_slices[PIPE_REPORT_SLICES] = {"direction", "dtype"};
+
 void pipe_json_num(cJSON *o, const char *key, double v)
 {
     if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *metrics_object(const pipe_result *r)
+static cJSON *metrics_object(const pipe_dataset *d, const pipe_result *r)
 {
     cJSON *m = cJSON_CreateObject();
     const pipe_task *t = pipe_task_of(r->task);
-    if (t) t->metrics_json(m, r);
+    if (t) t->metrics_json(m, d, r);
     return m;
 }
 
@@ -25,8 +27,9 @@ static cJSON *header(const pipe_dataset *d, const char *model_name, const char *
     cJSON_AddStringToObject(o, "task", model_task_name(d->task));
     cJSON_AddStringToObject(o, "model", model_name);
     cJSON_AddStringToObject(o, "data", d->name);
-    if (d->sel && d->sel->table) cJSON_AddStringToObject(o, "data_kind", "benchmark table");
-    if (d->tune) cJSON_AddStringToObject(o, "solver", d->tune->solver);
+    const char *kind = d->codec ? data_codec_kind(d->codec) : NULL, *solver = pipe_task_of(d->task)->solver(d);
+    if (kind) cJSON_AddStringToObject(o, "data_kind", kind);
+    if (solver) cJSON_AddStringToObject(o, "solver", solver);
     cJSON_AddStringToObject(o, "split", split_desc);
     if (d->grouping) cJSON_AddStringToObject(o, "groups", d->grouping);
     return o;
@@ -37,7 +40,7 @@ cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const c
     cJSON *o = header(d, model_name, split_desc);
     cJSON_AddNumberToObject(o, "n_train", r->n_train);
     cJSON_AddNumberToObject(o, "n_test", r->n_test);
-    cJSON_AddItemToObject(o, "metrics", metrics_object(r));
+    cJSON_AddItemToObject(o, "metrics", metrics_object(d, r));
     cJSON *t = cJSON_AddObjectToObject(o, "timing");
     pipe_json_num(t, "train_seconds", r->train_seconds);
     pipe_json_num(t, "predict_us", r->predict_us);

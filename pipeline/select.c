@@ -4,82 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "pipeline/pipeline_internal.h"
 #include "pipeline/plot.h"
 
 /* Scores of every row over the data's kernels, the model's vocabulary mapped by name, then eval/'s metrics and
- * the top-1 of each direction and data type. A kernel the data measures but the model does not know is an
+ * the top-1 of each value of the report's slices. A kernel the data measures but the model does not know is an
  * error (the model cannot rank it); the kernels the model knows but the data lacks share one extra column
- * with no measurement, so a model that picks one of them is charged with an unmeasured pick. On a benchmark table
- * each problem's candidates are the configurations measured for it, and only those are ranked. */
-/* Where the values of `to`'s columns come from in `from`'s: src[j] is the column of `from` named as column j of
- * `to` (the problem then hardware columns, or the kernel columns); a column the data lacks is an error. */
-static int table_columns_map(const data_table_column *from, int n_from, const data_table_column *to, int n_to,
-                             const char *role, int *src)
-{
-    for (int j = 0; j < n_to; j++) {
-        src[j] = -1;
-        for (int i = 0; i < n_from && src[j] < 0; i++)
-            if (!strcmp(from[i].name, to[j].name)) src[j] = i;
-        if (src[j] < 0) return hr_error(HR_EINVAL, "the model's %s column '%s' is not in the data", role, to[j].name);
-    }
-    return HR_OK;
-}
-
-/* Value v of data column fc in model column tc's terms: a category by its string in the model's vocabulary (-1, no
- * category, for one the model never saw), since the two tables may have read different vocabularies. */
-static double table_value_map(const data_table_column *fc, const data_table_column *tc, double v)
-{
-    if (!tc->categorical) return v;
-    int i = (int)v;
-    if (!fc->categorical || i < 0 || i >= fc->n_vocab) return -1;
-    for (int k = 0; k < tc->n_vocab; k++)
-        if (!strcmp(tc->vocab[k], fc->vocab[i])) return k;
-    return -1;
-}
-
-/* The data's configurations (K, model kernel columns) and problem values (n, model problem columns) in the
- * model's columns and vocabularies. */
-static int table_values_map(const data_table *t, const data_table_spec *ms, double **kv_out, double **pv_out)
-{
-    const data_table_spec *ds = &t->spec;
-    int dnp = ds->n_problem + ds->n_hardware, mnp = ms->n_problem + ms->n_hardware, mnk = ms->n_kernel;
-    int *psrc = hr_malloc((size_t)(mnp ? mnp : 1) * sizeof *psrc);
-    int *ksrc = hr_malloc((size_t)(mnk ? mnk : 1) * sizeof *ksrc);
-    double *kv = hr_malloc((size_t)(t->n_kernels ? t->n_kernels : 1) * (size_t)(mnk ? mnk : 1) * sizeof *kv);
-    double *pv = hr_malloc((size_t)(t->n ? t->n : 1) * (size_t)(mnp ? mnp : 1) * sizeof *pv);
-    int rc = psrc && ksrc && kv && pv ? HR_OK : HR_ENOMEM;
-    if (!rc) rc = table_columns_map(ds->problem, dnp, ms->problem, mnp, "problem", psrc);
-    if (!rc) rc = table_columns_map(ds->kernel, ds->n_kernel, ms->kernel, mnk, "kernel", ksrc);
-    for (int k = 0; !rc && k < t->n_kernels; k++)
-        for (int j = 0; j < mnk; j++)
-            kv[(size_t)k * mnk + j] = table_value_map(&ds->kernel[ksrc[j]], &ms->kernel[j],
-                                                      t->kv[(size_t)k * ds->n_kernel + ksrc[j]]);
-    for (int i = 0; !rc && i < t->n; i++)
-        for (int j = 0; j < mnp; j++)
-            pv[(size_t)i * mnp + j] = table_value_map(&ds->problem[psrc[j]], &ms->problem[j],
-                                                      t->pv[(size_t)i * dnp + psrc[j]]);
-    free(psrc);
-    free(ksrc);
-    if (rc) {
-        free(kv);
-        free(pv);
-        return rc;
-    }
-    *kv_out = kv;
-    *pv_out = pv;
-    return HR_OK;
-}
+ * with no measurement, so a model that picks one of them is charged with an unmeasured pick. On a source whose
+ * configurations have values each problem's candidates are the configurations measured for it, and only those
+ * are ranked. */
 
 /* One rule for every family, as select_evaluate applies it: a measured configuration the model does not know by
  * name is an error when the model scores only the configurations it knows (it would rank it -inf, never pick it,
- * and be charged nothing); a model that scores configurations by their fields ranks it like any other. */
-static int table_unknown_check(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
-                               const double *mkv, const double *mpv)
+ * and be charged nothing); a model that scores configurations by their fields ranks it like any other. mkv and mpv
+ * hold the data's configurations and problems in the model's codec. */
+static int unknown_config_check(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                                const double *mkv, const double *mpv)
 {
     const data_select *s = d->sel;
-    int K = s->n_kernels, nk = m->table->n_kernel, np = m->table->n_problem + m->table->n_hardware;
+    int K = s->n_kernels, nk = data_codec_config_width(m->codec), np = data_codec_value_count(m->codec);
     hr_strmap names = {0};
     int rc = HR_OK;
     for (int k = 0; !rc && k < m->n_kernels; k++)
@@ -98,7 +41,7 @@ static int table_unknown_check(const pipe_dataset *d, const model *m, model_ws *
     if (rc || first < 0) return rc;
     float *x = hr_malloc((size_t)m->n_features * sizeof *x), score = 0;
     if (!x) return HR_ENOMEM;
-    data_table_problem_features(m->table, mpv + (size_t)first_row * np, x);
+    data_codec_features(m->codec, mpv + (size_t)first_row * np, x);
     rc = model_predict_candidates(m, ws, x, mkv + (size_t)first * nk, 1, &score);
     free(x);
     if (!rc && !isfinite(score))
@@ -150,26 +93,29 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
     return HR_OK;
 }
 
-/* A model that scores configurations from their fields (model_predict_candidates) on a table: each problem's
- * measured configurations scored by their values, so one the model never saw is ranked like any other (the
- * data's columns and categories read in the model's schema, so another table with other vocabularies can be
- * evaluated); and, for
- * scores that regress a per-pair target, R^2 of the scores against that target over the measured pairs. */
+/* A model that scores configurations from their fields (model_predict_candidates) on a source of valued
+ * configurations: each problem's measured configurations scored by their values, so one the model never saw is
+ * ranked like any other (the data's columns and categories read in the model's codec, so another table with other
+ * vocabularies can be evaluated); and, for scores that regress a per-pair target, R^2 of the scores against that
+ * target over the measured pairs. */
 static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                                  pipe_result *res)
 {
     const data_select *s = d->sel;
-    const data_table *t = s->table;
     pipe_select_result *sr = &res->sel;
-    const data_table_spec *ms = m->table;
-    int K = s->n_kernels, nk = ms->n_kernel, np = ms->n_problem + ms->n_hardware, target = model_score_target(m);
-    if (data_table_problem_feature_count(ms) != m->n_features)
-        return hr_error(HR_EINVAL, "the model has %d features, its schema gives %d", m->n_features,
-                        data_table_problem_feature_count(ms));
+    const data_codec *mc = m->codec;
+    int K = s->n_kernels, nk = data_codec_config_width(mc), np = data_codec_value_count(mc);
+    int target = model_score_target(m);
+    if (data_codec_feature_count(mc) != m->n_features)
+        return hr_error(HR_EINVAL, "the model has %d features, its codec gives %d", m->n_features,
+                        data_codec_feature_count(mc));
     /* the data's values in the model's columns and vocabularies, and the problem features from those */
-    double *mkv = NULL, *mpv = NULL;
-    int rc = table_values_map(t, ms, &mkv, &mpv);
-    if (!rc) rc = table_unknown_check(d, m, ws, rows, n_rows, mkv, mpv);
+    double *mkv = hr_malloc((size_t)(K ? K : 1) * (size_t)(nk ? nk : 1) * sizeof *mkv);
+    double *mpv = hr_malloc((size_t)(d->n ? d->n : 1) * (size_t)(np ? np : 1) * sizeof *mpv);
+    int rc = mkv && mpv ? HR_OK : HR_ENOMEM;
+    if (!rc) rc = data_codec_map_configs(mc, d->codec, data_select_config_values(s), K, mkv);
+    if (!rc) rc = data_codec_map_problems(mc, d->codec, d->V, d->n, mpv);
+    if (!rc) rc = unknown_config_check(d, m, ws, rows, n_rows, mkv, mpv);
     if (rc) {
         free(mkv);
         free(mpv);
@@ -203,7 +149,7 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
             memcpy(kv + (size_t)n * nk, mkv + (size_t)k * nk, (size_t)nk * sizeof *kv);
             cand[n++] = k;
         }
-        data_table_problem_features(ms, mpv + (size_t)r * np, x);
+        data_codec_features(mc, mpv + (size_t)r * np, x);
         rc = model_predict_candidates(m, ws, x, kv, n, cs);
         for (int j = 0; !rc && j < n; j++) {
             si[cand[j]] = cs[j];
@@ -227,13 +173,13 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
             if (isfinite(s->runtime[(size_t)r * K + k]))
                 memcpy(kv + (size_t)n++ * nk, mkv + (size_t)k * nk, (size_t)nk * sizeof *kv);
         double t0 = hr_now();
-        data_table_problem_features(ms, mpv + (size_t)r * np, x);
+        data_codec_features(mc, mpv + (size_t)r * np, x);
         rc = model_predict_candidates(m, ws, x, kv, n, cs);
         us[c] = (hr_now() - t0) * 1e6;
     }
     if (!rc) res->predict_us = eval_median_inplace(us, calls);
     free(us);
-    sr->table = 1;
+    sr->candidates = 1;
     sr->r2 = target && !rc ? eval_r2(pred, truth, at) : NAN;
     free(scores);
     free(rt);
@@ -248,12 +194,22 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
     return rc;
 }
 
-static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
-                           pipe_result *res)
+/* The index of each report slice in the codec's slices (-1: the source has none of that name). */
+static void report_slices(const data_codec *c, int *at)
 {
-    if (d->sel->table && m->table && m->family->predict_candidates)
+    for (int i = 0; i < PIPE_REPORT_SLICES; i++) at[i] = c ? data_codec_slice_find(c, pipe_report_slices[i]) : -1;
+}
+
+static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
+                           pipe_result *res, int *timed)
+{
+    /* on valued configurations each problem's candidates are the configurations measured for it */
+    int candidates = data_codec_config_width(d->codec) > 0;
+    if (candidates && m->kernel_values && m->family->select->predict_candidates) {
+        *timed = 1;
         return select_evaluate_pairs(d, m, ws, rows, n_rows, res);
-    if (d->sel->table && d->n_features != m->n_features)
+    }
+    if (d->n_features != m->n_features)
         return hr_error(HR_EINVAL, "the data has %d problem features, the %s model %d: its table has other columns or "
                         "categories, which only a model scoring configurations by their fields reads by name",
                         d->n_features, m->family->name, m->n_features);
@@ -288,30 +244,32 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
         float *t = rt + (size_t)i * KX, *sc = scores + (size_t)i * KX;
         memcpy(t, s->runtime + (size_t)r * K, (size_t)K * sizeof *t);
         t[K] = INFINITY;
-        rc = model_predict_select_x(m, ws, &s->problems[r], d->X + (size_t)r * d->n_features, ms);
+        rc = model_predict_select_x(m, ws, pipe_dataset_values(d, r), d->X + (size_t)r * d->n_features, ms);
         for (int k = 0; k < KX; k++) sc[k] = -INFINITY;
         for (int k = 0; k < m->n_kernels; k++) {
             int c = col[k] >= 0 ? col[k] : K;
             if (ms[k] > sc[c]) sc[c] = ms[k];
         }
-        /* on a table a problem's candidates are the configurations measured for it: the model ranks only those */
-        for (int k = 0; s->table && k < KX; k++)
+        for (int k = 0; candidates && k < KX; k++)
             if (!isfinite(t[k])) sc[k] = -INFINITY;
     }
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
-    sr->table = s->table != NULL;
+    sr->candidates = candidates;
     sr->r2 = NAN;
     for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * KX, KX);
     if (!rc) rc = select_vendor_figures(s, rt, scores, KX, rows, n_rows, sr);
-    /* the direction and data-type slices are a find-db's; a table's problems have neither */
-    for (int i = 0; !rc && !s->table && i < n_rows; i++) {
-        const data_problem *p = &s->problems[rows[i]];
-        const float *t = rt + (size_t)i * KX;
-        int hit = eval_select_hit(t, KX, sr->pick[i]);
-        sr->by_direction[p->direction].n++;
-        sr->by_direction[p->direction].top1 += hit;
-        sr->by_dtype[p->dtype].n++;
-        sr->by_dtype[p->dtype].top1 += hit;
+    /* top-1 by each value of the report's slices the source has */
+    int at[PIPE_REPORT_SLICES], v[16];
+    report_slices(d->codec, at);
+    for (int i = 0; !rc && i < n_rows; i++) {
+        int hit = eval_select_hit(rt + (size_t)i * KX, KX, sr->pick[i]);
+        data_codec_slices(d->codec, pipe_dataset_values(d, rows[i]), v);
+        for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+            if (at[j] < 0) continue;
+            HR_ASSERT(v[at[j]] >= 0 && v[at[j]] < PIPE_SLICE_VALUES);
+            sr->by_slice[j][v[at[j]]].n++;
+            sr->by_slice[j][v[at[j]]].top1 += hit;
+        }
     }
     free(col);
     free(known);
@@ -321,15 +279,26 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     return rc;
 }
 
-static int select_predict_one(const model *m, model_ws *ws, const data_problem *p, void *out)
+static int select_predict_one(const pipe_dataset *d, const model *m, model_ws *ws, int row, void *out)
 {
     if (m->n_kernels > PIPE_PREDICT_MAX) return hr_error(HR_EINVAL, "%d kernels: too many to time", m->n_kernels);
-    return model_predict_select(m, ws, p, out);
+    return model_predict_select(m, ws, pipe_dataset_values(d, row), out);
 }
 
 static double select_accuracy(const pipe_result *r)
 {
     return r->sel.m.top1;
+}
+
+/* The values of report slice j that a table shows: every value of the first (a convolution's directions), the
+ * values some result holds of the others. */
+static int slice_shown(int j, int nm, const pipe_result *const *res, const int *nres, int v)
+{
+    if (j == 0) return 1;
+    for (int m = 0; m < nm; m++)
+        for (int i = 0; i < nres[m]; i++)
+            if (res[m][i].sel.by_slice[j][v].n > 0) return 1;
+    return 0;
 }
 
 /* The figures against the vendor's first pick (eval.h), the same keys in every report. */
@@ -349,7 +318,7 @@ static void vendor_json(cJSON *o, const eval_speedup_metrics *v, const double *s
     pipe_json_num(o, "vendor_list_efficiency", vendor_list);
 }
 
-static void select_metrics_json(cJSON *o, const pipe_result *r)
+static void select_metrics_json(cJSON *o, const pipe_dataset *d, const pipe_result *r)
 {
     const eval_select_metrics *m = &r->sel.m;
     pipe_json_num(o, "top1", m->top1);
@@ -359,47 +328,28 @@ static void select_metrics_json(cJSON *o, const pipe_result *r)
     pipe_json_num(o, "efficiency_p10", m->efficiency_p10);
     pipe_json_num(o, "efficiency_min", m->efficiency_min);
     pipe_json_num(o, "unmeasured_rate", m->unmeasured_rate);
-    if (r->sel.table) {
+    if (r->sel.candidates) {
         /* eval.h defines NDCG@1; R^2 only for scores that regress a per-pair target (null otherwise) */
         pipe_json_num(o, "ndcg1", m->ndcg1);
         pipe_json_num(o, "r2", r->sel.r2);
     }
     if (r->sel.vendor) vendor_json(o, &r->sel.vs, r->sel.shortlist, r->sel.vendor_shortlist, r->sel.vendor_list);
-    cJSON *dir = cJSON_AddObjectToObject(o, "top1_by_direction");
-    for (int i = 0; i < DATA_DIR_COUNT; i++)
-        if (r->sel.by_direction[i].n)
-            pipe_json_num(dir, data_direction_names[i], (double)r->sel.by_direction[i].top1 / r->sel.by_direction[i].n);
-    cJSON *dt = cJSON_AddObjectToObject(o, "top1_by_dtype");
-    for (int i = 0; i < DATA_DTYPE_COUNT; i++)
-        if (r->sel.by_dtype[i].n)
-            pipe_json_num(dt, data_dtype_names[i], (double)r->sel.by_dtype[i].top1 / r->sel.by_dtype[i].n);
+    /* the contract's slices, empty where the source has none */
+    int at[PIPE_REPORT_SLICES];
+    report_slices(d->codec, at);
+    for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+        char key[64];
+        snprintf(key, sizeof key, "top1_by_%s", pipe_report_slices[j]);
+        cJSON *so = cJSON_AddObjectToObject(o, key);
+        const data_codec_slice *sl = at[j] >= 0 ? data_codec_slice_at(d->codec, at[j]) : NULL;
+        for (int v = 0; sl && v < sl->n_values; v++)
+            if (r->sel.by_slice[j][v].n)
+                pipe_json_num(so, sl->names[v], (double)r->sel.by_slice[j][v].top1 / r->sel.by_slice[j][v].n);
+    }
 }
 
 /* ---- the results' problems pooled: every fold's test problems together, and by slice ---- */
 
-/* A slicing axis of a table's problems: its group column (axis -1) or a categorical problem column. */
-typedef struct slice_axis {
-    const char *name;
-    int n_values;
-    char *const *values;
-    int column; /* -1: the group column */
-} slice_axis;
-
-static int slice_axes(const data_table *t, slice_axis *ax, int max)
-{
-    int n = 0;
-    if (t->group && n < max) ax[n++] = (slice_axis){t->spec.group, t->n_group_names, t->group_names, -1};
-    for (int j = 0; j < t->spec.n_problem + t->spec.n_hardware && n < max; j++)
-        if (t->spec.problem[j].categorical)
-            ax[n++] = (slice_axis){t->spec.problem[j].name, t->spec.problem[j].n_vocab, t->spec.problem[j].vocab, j};
-    return n;
-}
-
-static int slice_value(const data_table *t, const slice_axis *a, int row)
-{
-    int np = t->spec.n_problem + t->spec.n_hardware;
-    return a->column < 0 ? t->group[row] : (int)t->pv[(size_t)row * np + a->column];
-}
 
 /* The pooled figures of the problems of nres results whose row lies in slice (axis a, value v); a NULL: all. */
 typedef struct pooled {
@@ -409,9 +359,8 @@ typedef struct pooled {
     int vendor;
 } pooled;
 
-static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nres, const slice_axis *a, int v, pooled *out)
+static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nres, const data_axis *a, int v, pooled *out)
 {
-    const data_table *t = d->sel ? d->sel->table : NULL;
     long total = 0;
     for (int f = 0; f < nres; f++) total += res[f].n_test;
     memset(out, 0, sizeof *out);
@@ -422,7 +371,7 @@ static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nre
         const pipe_select_result *r = &res[f].sel;
         vendor &= r->vendor;
         for (int i = 0; i < res[f].n_test; i++) {
-            if (a && (!r->rows || !t || slice_value(t, a, r->rows[i]) != v)) continue;
+            if (a && (!r->rows || data_select_axis_value(d->sel, a, r->rows[i]) != v)) continue;
             sum += r->efficiency ? r->efficiency[i] : NAN;
             sp[out->n++] = r->speedup ? r->speedup[i] : NAN;
         }
@@ -441,11 +390,12 @@ static void pooled_json(cJSON *o, const pooled *p)
     if (p->vendor) vendor_json(o, &p->vs, NULL, NULL, NAN);
 }
 
-/* "pooled" (over several results) and "slices" of a table's problems: per slicing axis (the group column, each
- * categorical problem column) and value, the pooled figures. */
+/* "pooled" (over several results) and "slices" of the problems of a source of valued configurations: per axis of
+ * the data (data_select_axes: a table's group column, each categorical problem column) and value, the pooled
+ * figures. */
 static void select_report_json(cJSON *o, const pipe_dataset *d, const pipe_result *res, int nres)
 {
-    if (nres < 1 || !res[0].sel.table || !d->sel || !d->sel->table) return;
+    if (nres < 1 || !res[0].sel.candidates) return;
     pooled p;
     if (nres > 1 && pooled_compute(d, res, nres, NULL, 0, &p) == HR_OK) {
         cJSON *po = cJSON_AddObjectToObject(o, "pooled");
@@ -465,9 +415,8 @@ static void select_report_json(cJSON *o, const pipe_dataset *d, const pipe_resul
             vendor_json(po, &p.vs, sl, vs, vl);
         }
     }
-    const data_table *t = d->sel->table;
-    slice_axis ax[DATA_TABLE_MAX_COLUMNS + 1];
-    int na = slice_axes(t, ax, DATA_TABLE_MAX_COLUMNS + 1);
+    data_axis ax[DATA_AXES_MAX];
+    int na = data_select_axes(d->sel, ax, DATA_AXES_MAX);
     cJSON *so = cJSON_AddObjectToObject(o, "slices");
     for (int a = 0; a < na; a++) {
         cJSON *axo = cJSON_AddObjectToObject(so, ax[a].name);
@@ -490,29 +439,30 @@ static void select_format(const char *model_name, const pipe_result *r, char *bu
     /* r2 is undefined for a model whose scores regress no per-pair target: "-", as report.md prints it */
     char r2[32] = "-";
     if (isfinite(r->sel.r2)) snprintf(r2, sizeof r2, "%.4f", r->sel.r2);
-    if (r->sel.table && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, r2);
+    if (r->sel.candidates && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, r2);
     len = strlen(buf);
     if (r->sel.vendor && len < n)
         snprintf(buf + len, n - len, "  speedup x%.4f  slower %.4f  worst x%.3f", r->sel.vs.geomean, r->sel.vs.slower,
                  r->sel.vs.worst);
 }
 
-/* 1 when every result was evaluated on a benchmark table. */
-static int md_all_tables(int nm, const pipe_result *const *res, const int *nres)
+/* 1 when every result ranked each problem's measured configurations. */
+static int md_all_candidates(int nm, const pipe_result *const *res, const int *nres)
 {
     for (int m = 0; m < nm; m++)
         for (int i = 0; i < nres[m]; i++)
-            if (!res[m][i].sel.table) return 0;
+            if (!res[m][i].sel.candidates) return 0;
     return nm > 0;
 }
 
-/* On a table the table gains NDCG@1 and R^2 (eval.h; "-" for a model whose scores regress no target). */
+/* Ranking measured configurations, the table gains NDCG@1 and R^2 (eval.h; "-" for a model whose scores regress no
+ * target). */
 static void md_metrics_table(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
 {
-    int table = md_all_tables(nm, res, nres);
+    int cand = md_all_candidates(nm, res, nres);
     fprintf(f, "| model | top1 | top5 | eff. mean | eff. median | eff. p10 | eff. min | unmeasured |%s train s | predict us "
-               "| params | model bytes |\n", table ? " NDCG@1 | R^2 |" : "");
-    fprintf(f, "|---|---|---|---|---|---|---|---|%s---|---|---|---|\n", table ? "---|---|" : "");
+               "| params | model bytes |\n", cand ? " NDCG@1 | R^2 |" : "");
+    fprintf(f, "|---|---|---|---|---|---|---|---|%s---|---|---|---|\n", cand ? "---|---|" : "");
     for (int m = 0; m < nm; m++) {
         double v[13] = {0};
         for (int i = 0; i < nres[m]; i++) {
@@ -525,53 +475,50 @@ static void md_metrics_table(FILE *f, int nm, const char *const *names, const pi
         }
         fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |", names[m], v[0], v[1], v[2], v[3], v[4],
                 v[5], v[6]);
-        if (table) fprintf(f, " %.4f |", v[11]);
-        if (table && isfinite(v[12])) fprintf(f, " %.4f |", v[12]);
-        else if (table) fprintf(f, " - |");
+        if (cand) fprintf(f, " %.4f |", v[11]);
+        if (cand && isfinite(v[12])) fprintf(f, " %.4f |", v[12]);
+        else if (cand) fprintf(f, " - |");
         fprintf(f, " %.1f | %.2f | %.0f | %.0f |\n", v[7], v[8], v[9], v[10]);
     }
 }
 
-static void md_slices(FILE *f, int nm, const char *const *names, const pipe_result *const *res, const int *nres)
+static void md_slices(FILE *f, const data_codec *c, const int *at, int nm, const char *const *names,
+                      const pipe_result *const *res, const int *nres)
 {
     fprintf(f, "\n### Top-1 by direction and data type\n\n| model |");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, " %s |", data_direction_names[d]);
-    int used[DATA_DTYPE_COUNT] = {0};
-    for (int m = 0; m < nm; m++)
-        for (int i = 0; i < nres[m]; i++)
-            for (int t = 0; t < DATA_DTYPE_COUNT; t++) used[t] |= res[m][i].sel.by_dtype[t].n > 0;
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, " %s |", data_dtype_names[t]);
+    for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+        const data_codec_slice *sl = at[j] >= 0 ? data_codec_slice_at(c, at[j]) : NULL;
+        for (int v = 0; sl && v < sl->n_values; v++)
+            if (slice_shown(j, nm, res, nres, v)) fprintf(f, " %s |", sl->names[v]);
+    }
     fprintf(f, "\n|---|");
-    for (int d = 0; d < DATA_DIR_COUNT; d++) fprintf(f, "---|");
-    for (int t = 0; t < DATA_DTYPE_COUNT; t++)
-        if (used[t]) fprintf(f, "---|");
+    for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+        const data_codec_slice *sl = at[j] >= 0 ? data_codec_slice_at(c, at[j]) : NULL;
+        for (int v = 0; sl && v < sl->n_values; v++)
+            if (slice_shown(j, nm, res, nres, v)) fprintf(f, "---|");
+    }
     fprintf(f, "\n");
     for (int m = 0; m < nm; m++) {
         fprintf(f, "| %s |", names[m]);
-        for (int d = 0; d < DATA_DIR_COUNT; d++) {
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].sel.by_direction[d].n;
-                h += res[m][i].sel.by_direction[d].top1;
+        for (int j = 0; j < PIPE_REPORT_SLICES; j++) {
+            const data_codec_slice *sl = at[j] >= 0 ? data_codec_slice_at(c, at[j]) : NULL;
+            for (int v = 0; sl && v < sl->n_values; v++) {
+                if (!slice_shown(j, nm, res, nres, v)) continue;
+                long n = 0, h = 0;
+                for (int i = 0; i < nres[m]; i++) {
+                    n += res[m][i].sel.by_slice[j][v].n;
+                    h += res[m][i].sel.by_slice[j][v].top1;
+                }
+                fprintf(f, " %.4f |", n ? (double)h / n : NAN);
             }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
-        }
-        for (int t = 0; t < DATA_DTYPE_COUNT; t++) {
-            if (!used[t]) continue;
-            long n = 0, h = 0;
-            for (int i = 0; i < nres[m]; i++) {
-                n += res[m][i].sel.by_dtype[t].n;
-                h += res[m][i].sel.by_dtype[t].top1;
-            }
-            fprintf(f, " %.4f |", n ? (double)h / n : NAN);
         }
         fprintf(f, "\n");
     }
 }
 
-/* On a table with the vendor's ranking: each model against the vendor's first pick and its shortlists, every
- * result's test problems pooled, then per slice (the group column, each categorical problem column). */
+/* With the vendor's ranking of valued configurations: each model against the vendor's first pick and its
+ * shortlists, every result's test problems pooled, then per axis of the data (a table's group column, each
+ * categorical problem column). */
 static void md_vendor_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
                              const pipe_result *const *res, const int *nres)
 {
@@ -608,9 +555,8 @@ static void md_vendor_tables(FILE *f, const pipe_dataset *d, int nm, const char 
         if (m < nm) fprintf(f, " |\n");
         else fprintf(f, " %.4f |\n", vl);
     }
-    const data_table *t = d->sel->table;
-    slice_axis ax[DATA_TABLE_MAX_COLUMNS + 1];
-    int na = slice_axes(t, ax, DATA_TABLE_MAX_COLUMNS + 1);
+    data_axis ax[DATA_AXES_MAX];
+    int na = data_select_axes(d->sel, ax, DATA_AXES_MAX);
     for (int a = 0; a < na; a++) {
         fprintf(f, "\n### By %s: speed-up over the vendor's first pick (geomean) / slower share / efficiency\n\n"
                    "| %s | n |", ax[a].name, ax[a].name);
@@ -635,9 +581,12 @@ static void select_md_tables(FILE *f, const pipe_dataset *d, int nm, const char 
                              const pipe_result *const *res, const int *nres)
 {
     md_metrics_table(f, nm, names, res, nres);
-    /* a table's problems have no direction or convolution data type: its slices are its own columns */
-    if (!md_all_tables(nm, res, nres)) md_slices(f, nm, names, res, nres);
-    else if (d->sel && d->sel->table) md_vendor_tables(f, d, nm, names, res, nres);
+    /* the slices where the source has them (a table's problems have no direction or convolution data type) */
+    int at[PIPE_REPORT_SLICES], any = 0;
+    report_slices(d->codec, at);
+    for (int j = 0; j < PIPE_REPORT_SLICES; j++) any |= at[j] >= 0;
+    if (any) md_slices(f, d->codec, at, nm, names, res, nres);
+    else if (md_all_candidates(nm, res, nres)) md_vendor_tables(f, d, nm, names, res, nres);
 }
 
 static void select_result_free(pipe_result *r)
@@ -652,10 +601,126 @@ static void select_result_free(pipe_result *r)
     r->sel.speedup = NULL;
 }
 
+/* The per-problem figures travel after a result's record (pipeline/ranks.c). */
+static void select_pack(FILE *f, const pipe_result *r)
+{
+    uint8_t has_eff = r->sel.efficiency != NULL;
+    fwrite(&has_eff, 1, 1, f);
+    if (has_eff && r->n_test > 0) fwrite(r->sel.efficiency, sizeof(double), (size_t)r->n_test, f);
+    uint8_t has_pick = r->sel.pick != NULL;
+    fwrite(&has_pick, 1, 1, f);
+    if (has_pick && r->n_test > 0) fwrite(r->sel.pick, sizeof(int), (size_t)r->n_test, f);
+    uint8_t has_rows = r->sel.rows != NULL;
+    fwrite(&has_rows, 1, 1, f);
+    if (has_rows && r->n_test > 0) fwrite(r->sel.rows, sizeof(int), (size_t)r->n_test, f);
+    uint8_t has_speedup = r->sel.speedup != NULL;
+    fwrite(&has_speedup, 1, 1, f);
+    if (has_speedup && r->n_test > 0) fwrite(r->sel.speedup, sizeof(double), (size_t)r->n_test, f);
+}
+
+static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r)
+{
+    r->sel.efficiency = NULL;
+    r->sel.pick = NULL;
+    r->sel.rows = NULL;
+    r->sel.speedup = NULL;
+    uint8_t has_eff = 0, has_pick = 0, has_rows = 0, has_speedup = 0;
+    int rc = pipe_ranks_read(buf, len, at, &has_eff, 1);
+    if (!rc && has_eff) {
+        size_t n = (size_t)r->n_test * sizeof(double);
+        if (!(r->sel.efficiency = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+        rc = pipe_ranks_read(buf, len, at, r->sel.efficiency, n);
+    }
+    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_pick, 1);
+    if (!rc && has_pick) {
+        size_t n = (size_t)r->n_test * sizeof(int);
+        if (!(r->sel.pick = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+        rc = pipe_ranks_read(buf, len, at, r->sel.pick, n);
+    }
+    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_rows, 1);
+    if (!rc && has_rows) {
+        size_t n = (size_t)r->n_test * sizeof(int);
+        if (!(r->sel.rows = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+        rc = pipe_ranks_read(buf, len, at, r->sel.rows, n);
+    }
+    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_speedup, 1);
+    if (!rc && has_speedup) {
+        size_t n = (size_t)r->n_test * sizeof(double);
+        if (!(r->sel.speedup = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+        rc = pipe_ranks_read(buf, len, at, r->sel.speedup, n);
+    }
+    return rc;
+}
+
+/* ---- the dataset ---- */
+
+static int select_dataset_check(const pipe_dataset *d, const char *path, const char *solver)
+{
+    (void)d, (void)path, (void)solver;
+    return HR_OK;
+}
+
+static int select_dataset_codec(const pipe_dataset *d, data_codec **out)
+{
+    return data_codec_of_select(d->sel, out);
+}
+
+static void select_dataset_values(const pipe_dataset *d, double *V)
+{
+    data_select_values(d->sel, V);
+}
+
+static int select_dataset_groups(const pipe_dataset *d, const char *by, int *group, int *n_groups, const char **rule,
+                                 int *whole)
+{
+    return data_select_groups(d->sel, by, group, n_groups, rule, whole);
+}
+
+static void select_dataset_free(pipe_dataset *d)
+{
+    data_select_free(d->sel);
+}
+
+static void select_train_data(const pipe_dataset *d, model_train_data *td)
+{
+    td->sel = d->sel;
+}
+
+/* The most frequent fastest kernel, and the vendor's own heuristic where one is recorded beside the data. */
+static int select_baselines(const pipe_dataset *d, const model_family **out)
+{
+    int n = 0;
+    out[n++] = &model_family_frequent;
+    if (d->sel->vendor_rank) out[n++] = &model_family_vendor;
+    return n;
+}
+
+static uint64_t select_digest(const pipe_dataset *d, uint64_t h)
+{
+    return pipe_digest_select(d->sel, h);
+}
+
+static const char *select_solver(const pipe_dataset *d)
+{
+    (void)d;
+    return NULL;
+}
+
 const pipe_task pipe_task_select = {
     .task = MODEL_TASK_SELECT,
+    .data_desc = "kernel-selection",
     .accuracy_label = "top-1 accuracy",
     .curve_label = "validation top-1",
+    .dataset_check = select_dataset_check,
+    .dataset_codec = select_dataset_codec,
+    .dataset_values = select_dataset_values,
+    .dataset_groups = select_dataset_groups,
+    .dataset_free = select_dataset_free,
+    .from_select = NULL,
+    .train_data = select_train_data,
+    .solver = select_solver,
+    .digest = select_digest,
+    .baselines = select_baselines,
     .evaluate = select_evaluate,
     .predict_one = select_predict_one,
     .accuracy = select_accuracy,
@@ -665,4 +730,6 @@ const pipe_task pipe_task_select = {
     .md_tables = select_md_tables,
     .figures = plot_select_figures,
     .result_free = select_result_free,
+    .pack = select_pack,
+    .unpack = select_unpack,
 };

@@ -144,3 +144,44 @@ Test(api, load_errors_say_what_is_wrong)
     cr_assert_eq(heurist_api_version(), HEURIST_API_VERSION);
     heurist_model_free(NULL);
 }
+
+/* A model of a benchmark table answers through the same calls: its problems are the table's column values, and its
+ * first configuration is the one `heurist predict` ranks first. */
+Test(api, a_table_model_ranks_problems_given_by_their_column_values, .timeout = 300)
+{
+    char *dir = tmp_model(), *mpath = tmp_model(), *out, args[2048], csv[600];
+    snprintf(csv, sizeof csv, "%s.csv", dir);
+    snprintf(args, sizeof args, "'%s' --problems 60 --seed 3 --out '%s'", HEURIST_GEN_GEMM_TABLE, csv);
+    cr_assert_eq(system(args), 0, "%s", args);
+    snprintf(args, sizeof args,
+             "train --data '%s' --task select --model gbdt --config '{\"objective\":\"rank\",\"rounds\":3}' "
+             "--split random:0.5 --threads 1 --out %s --quiet", csv, mpath);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    heurist_model *m;
+    cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+    int K = heurist_model_kernel_count(m), n = 0;
+    int *kernel = malloc((size_t)K * sizeof *kernel);
+    const char *problem = "M=128,N=4096,K=4096,dtype=bf16";
+    cr_assert_eq(heurist_rank(m, problem, K, kernel, NULL, &n), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(n, K, "every configuration the model knows is ranked");
+    snprintf(args, sizeof args, "predict --model %s --problem '%s' --top 1", mpath, problem);
+    cr_assert_eq(run(args, &out), 0, "%s", out);
+    const char *line = strstr(out, "\n   1 ");
+    cr_assert_not_null(line, "%s", out);
+    cr_assert(strstr(line, heurist_model_kernel_name(m, kernel[0])) != NULL, "%s vs %s", out,
+              heurist_model_kernel_name(m, kernel[0]));
+    free(out);
+    /* a convolution key is no problem of a table */
+    cr_assert_eq(heurist_rank(m, keys[0], K, kernel, NULL, &n), HEURIST_EINVAL);
+    cr_assert(strstr(heurist_last_error(), "column values") != NULL, "%s", heurist_last_error());
+    heurist_model_free(m);
+    free(kernel);
+    char schema[640];
+    snprintf(schema, sizeof schema, "%s.schema.json", dir);
+    remove(csv);
+    remove(schema);
+    remove(mpath);
+    free(mpath);
+    free(dir);
+}

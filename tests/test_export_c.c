@@ -84,7 +84,7 @@ static model *train_gbdt(const model_train_data *d, const char *cfg_text)
     model *m;
     const model_family *fam = model_family_find("gbdt");
     cr_assert_not_null(fam);
-    cr_assert_eq(fam->train(d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_train(fam, d, &ctx, &m), HR_OK, "%s", hr_last_error());
     cJSON_Delete(cfg);
     return m;
 }
@@ -100,7 +100,9 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
     data_split s;
     cr_assert_eq(data_split_random(dt->n, 0.2, 3, &s), HR_OK);
     int n_fit = s.n_train < 4000 ? s.n_train : 4000;
-    model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, n_fit, NULL, 0};
+    model_train_data d;
+    cr_assert_eq(model_train_data_tune(dt, &d), HR_OK);
+    d.train = s.train, d.n_train = n_fit;
     model *m = train_gbdt(&d, "{\"rounds\": 8, \"num_leaves\": 15, \"log_every\": 0}");
     int n = 1000;
     char **keys = malloc((size_t)n * sizeof *keys);
@@ -114,11 +116,11 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < n; i++) {
         int32_t want[8];
-        data_problem p;
-        const char *why;
+        double pv[DATA_CODEC_MAX_VALUES];
         /* through the key, as the runtime sees it */
-        cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &p, &why), HR_OK, "%s", keys[i]);
-        cr_assert_eq(model_predict_tune(m, ws, &p, want), HR_OK);
+        cr_assert_eq(model_problem_parse(m, keys[i], pv), HR_OK, "%s", keys[i]);
+        data_tune_problem q = {pv, NULL, 0, m->length};
+        cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK);
         for (int j = 0; j < 8; j++) {
             int got;
             cr_assert_eq(fscanf(f, "%d", &got), 1, "problem %d", i);
@@ -134,6 +136,7 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
     model_free(m);
     data_split_free(&s);
     free(X);
+    model_train_data_free(&d);
     data_tune_free(dt);
 }
 
@@ -167,7 +170,9 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
     data_split s;
     cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
     int n_fit = max_fit > 0 && max_fit < s.n_train ? max_fit : s.n_train;
-    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, n_fit, NULL, 0};
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(ds, &d), HR_OK);
+    d.train = s.train, d.n_train = n_fit;
     int n = s.n_test < 1000 ? s.n_test : 1000;
     cr_assert_geq(n, 1000);
     char **sel = malloc((size_t)n * sizeof *sel);
@@ -177,7 +182,7 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
         hr_log silent = hr_log_silent();
         model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m;
-        cr_assert_eq(model_family_find(family)->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(model_train(model_family_find(family), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);
         static const char *const just_o1[] = {"-O1", NULL};
         const char *const *flags = cflags ? cflags : just_o1;
@@ -188,7 +193,8 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
             char *out = export_and_run(m, driver_select, sel, n, flags[fl]);
             FILE *f = fopen(out, "r");
             for (int i = 0; i < n; i++) {
-                cr_assert_eq(model_predict_select(m, ws, &ds->problems[s.test[i]], want), HR_OK);
+                cr_assert_eq(model_predict_select(m, ws, d.V + (size_t)s.test[i] * data_codec_value_count(d.codec), want),
+                             HR_OK);
                 int best = 0;
                 for (int k = 1; k < m->n_kernels; k++)
                     if (want[k] > want[best]) best = k;
@@ -215,6 +221,7 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
     free(sel);
     data_split_free(&s);
     free(X);
+    model_train_data_free(&d);
     data_select_free(ds);
 }
 
@@ -273,24 +280,25 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     data_split s;
     cr_assert_eq(data_split_random(dt->n, 0.2, 3, &s), HR_OK);
     int n_fit = s.n_train < 3000 ? s.n_train : 3000;
-    model_train_data d = {MODEL_TASK_TUNE, NULL, dt, X, F, s.train, n_fit, NULL, 0};
+    model_train_data d;
+    cr_assert_eq(model_train_data_tune(dt, &d), HR_OK);
+    d.train = s.train, d.n_train = n_fit;
     cJSON *cfg = cJSON_Parse("{\"epochs\": 3, \"embed\": 8, \"conv_channels\": 16, \"hidden\": 16, \"attn\": 16}");
     hr_log silent = hr_log_silent();
     model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
     model *m;
-    cr_assert_eq(model_family_find("seq2seq")->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_train(model_family_find("seq2seq"), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
     cJSON_Delete(cfg);
     int n = 1000, L = m->length;
     cr_assert_geq(s.n_test, n);
     cr_assert_eq(L, 8);
     char **keys = malloc((size_t)n * sizeof *keys);
-    data_problem *probs = malloc((size_t)n * sizeof *probs);
+    double *probs = malloc((size_t)n * DATA_CODEC_MAX_VALUES * sizeof *probs);
     for (int i = 0; i < n; i++) {
-        const char *why;
         keys[i] = malloc(256);
         data_key_format(&dt->problems[s.test[i]], keys[i], 256);
         /* through the key, as the runtime sees it */
-        cr_assert_eq(data_key_parse(keys[i], strlen(keys[i]), &probs[i], &why), HR_OK, "%s", keys[i]);
+        cr_assert_eq(model_problem_parse(m, keys[i], probs + (size_t)i * DATA_CODEC_MAX_VALUES), HR_OK, "%s", keys[i]);
     }
     seq2seq *sm = (seq2seq *)m;
     model_ws *ws = NULL;
@@ -304,7 +312,8 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
         int differ = 0, first = -1;
         for (int i = 0; i < n; i++) {
             int32_t want[8], got[8];
-            cr_assert_eq(model_predict_tune(m, ws, &probs[i], want), HR_OK);
+            data_tune_problem q = {probs + (size_t)i * DATA_CODEC_MAX_VALUES, NULL, 0, L};
+            cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK);
             int same = 1;
             for (int j = 0; j < L; j++) {
                 cr_assert_eq(fscanf(f, "%d", &got[j]), 1, "problem %d", i);
@@ -313,8 +322,8 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
             if (!same && first < 0) first = i;
             differ += !same;
             if (kinds[mode] == S2S_DECODE_CONSTRAINED)
-                cr_assert(con->valid_prefix(&probs[i], got, L), "problem %d (%s): exported sequence breaks the rules", i,
-                          keys[i]);
+                cr_assert(data_constraint_check(con, &q, got, L), "problem %d (%s): exported sequence breaks the rules",
+                          i, keys[i]);
         }
         cr_assert_eq(differ, 0, "decode %d: %d of %d sequences differ, first problem %d (%s)", (int)kinds[mode], differ, n,
                      first, first >= 0 ? keys[first] : "");
@@ -329,6 +338,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     model_free(m);
     data_split_free(&s);
     free(X);
+    model_train_data_free(&d);
     data_tune_free(dt);
 }
 
@@ -343,7 +353,9 @@ Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout =
     data_features_compute_all(ds->problems, ds->n, X);
     data_split s;
     cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
-    model_train_data d = {MODEL_TASK_SELECT, ds, NULL, X, F, s.train, 2000, NULL, 0};
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(ds, &d), HR_OK);
+    d.train = s.train, d.n_train = 2000;
     const char *const families[] = {"gbdt", "transformer"};
     const char *const cfgs[] = {"{\"rounds\": 2, \"num_leaves\": 7, \"log_every\": 0}",
                                 "{\"epochs\": 1, \"batch_size\": 128, \"d\": 8, \"heads\": 2, \"d_ff\": 16}"};
@@ -352,7 +364,7 @@ Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout =
         hr_log silent = hr_log_silent();
         model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m;
-        cr_assert_eq(model_family_find(families[f])->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(model_train(model_family_find(families[f]), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);
         char *dir = test_tmppath("_nonfinite");
         const char *tensor;
@@ -380,5 +392,6 @@ Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout =
     }
     data_split_free(&s);
     free(X);
+    model_train_data_free(&d);
     data_select_free(ds);
 }

@@ -105,8 +105,6 @@ static void check_runtime(const char *family, const char *config, float tol)
     cr_assert_eq(unknown_column, -1);
     model_ws *ws;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
-    data_problem dp;
-    memset(&dp, 0, sizeof dp);
     for (int p = 0; p < f.sel->n; p++) {
         int n = export_candidates_fill(&f, p, kv);
         cr_assert_eq(n, ncand[p]);
@@ -130,7 +128,7 @@ static void check_runtime(const char *family, const char *config, float tol)
         }
         int best;
         cr_assert_eq(fscanf(out, "%d", &best), 1);
-        cr_assert_eq(model_predict_select_x(m, ws, &dp, x, known), HR_OK);
+        cr_assert_eq(model_predict_select_x(m, ws, f.sel->table->pv + (size_t)p * np, x, known), HR_OK);
         const int top = eval_select_argmax(known, K);
         cr_assert(best == top || (best >= 0 && best < K && fabsf(known[best] - known[top]) <= 2 * tol * fmaxf(1.0f, fabsf(known[top]))),
                   "problem %d: %d vs %d", p, best, top);

@@ -72,10 +72,10 @@ Test(models_gbdt, config_values_of_the_wrong_type_or_range_are_refused)
     cJSON *cfg = cJSON_Parse("{\"roundz\": 3}");
     hr_log silent = hr_log_silent();
     int row = 0;
-    model_train_data d = {MODEL_TASK_SELECT, NULL, NULL, NULL, 0, &row, 1, NULL, 0};
+    model_train_data d = {.task = MODEL_TASK_SELECT, .train = &row, .n_train = 1};
     model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
     model *m = NULL;
-    cr_assert_eq(model_family_gbdt.train(&d, &ctx, &m), HR_EINVAL);
+    cr_assert_eq(model_train(&model_family_gbdt, &d, &ctx, &m), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "gbdt config: unknown option \"roundz\" (known: objective, label, tau, rounds,"),
               "%s", hr_last_error());
     cJSON_Delete(cfg);

@@ -165,12 +165,12 @@ Test(models_reformer, config_is_validated)
                          "{\"input\": \"ple\", \"input_bins\": 5000}", "{\"batch_parts\": 0}", "{\"batch_parts\": 9}",
                          "{\"batch_size\": 8, \"batch_parts\": 5}"};
     hr_log silent = hr_log_silent();
-    model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
+    model_train_data d = fixture_train_data(&f);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
         model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
         model *m = NULL;
-        cr_assert_eq(fam->train(&d, &ctx, &m), HR_EINVAL, "%s accepted", bad[i]);
+        cr_assert_eq(model_train(fam, &d, &ctx, &m), HR_EINVAL, "%s accepted", bad[i]);
         cr_assert_null(m);
         cJSON_Delete(cfg);
     }

@@ -71,11 +71,13 @@ static model *train_on(const table_fixture *f, const char *config, uint64_t seed
 {
     cJSON *cfg = cJSON_Parse(config);
     cr_assert_not_null(cfg, "bad JSON %s", config);
-    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .X = f->X, .n_features = f->F,
-                          .train = f->train, .n_train = f->n_train, .valid = f->valid, .n_valid = f->n_valid};
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(f->sel, &d), HR_OK, "%s", hr_last_error());
+    d.train = f->train, d.n_train = f->n_train, d.valid = f->valid, d.n_valid = f->n_valid;
     model_ctx ctx = {.seed = seed, .threads = 1, .config = cfg};
     model *m = NULL;
-    int rc = model_family_reformer.train(&d, &ctx, &m);
+    int rc = model_train(&model_family_reformer, &d, &ctx, &m);
+    model_train_data_free(&d);
     cJSON_Delete(cfg);
     cr_assert_eq(rc, HR_OK, "train: %s", hr_last_error());
     return m;
@@ -183,11 +185,11 @@ Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout =
     double *kv_rev = malloc((size_t)K * nk * sizeof *kv_rev);
     for (int k = 0; k < K; k++)
         memcpy(kv_rev + (size_t)k * nk, m->kernel_values + (size_t)(K - 1 - k) * nk, (size_t)nk * sizeof *kv_rev);
-    data_problem p;
-    memset(&p, 0, sizeof p);
+    const data_table *t = f.sel->table;
+    const int np = t->spec.n_problem + t->spec.n_hardware;
     for (int i = 0; i < f.n_test; i++) {
         const float *x = f.X + (size_t)f.test[i] * f.F;
-        cr_assert_eq(model_predict_select_x(m, ws, &p, x, sel), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(model_predict_select_x(m, ws, t->pv + (size_t)f.test[i] * np, x, sel), HR_OK, "%s", hr_last_error());
         cr_assert_eq(model_predict_candidates(m, ws, x, m->kernel_values, K, cand), HR_OK);
         cr_assert(memcmp(sel, cand, (size_t)K * sizeof *sel) == 0, "problem %d: predict_select differs", i);
         cr_assert_eq(model_predict_candidates(m, ws, x, kv_rev, K, rev), HR_OK);
@@ -263,13 +265,13 @@ Test(models_reformer_pairs, pairs_mode_needs_a_table)
                           .n_train = 1};
     model_ctx ctx = {.seed = 1, .threads = 1, .config = cfg};
     model *m = NULL;
-    cr_expect_eq(model_family_reformer.train(&d, &ctx, &m), HR_EINVAL);
+    cr_expect_eq(model_train(&model_family_reformer, &d, &ctx, &m), HR_EINVAL);
     cr_expect_null(m);
     cr_expect(strstr(hr_last_error(), "benchmark table") != NULL, "%s", hr_last_error());
     cJSON_Delete(cfg);
     cfg = cJSON_Parse("{\"mode\": \"rows\"}");
     ctx.config = cfg;
-    cr_expect_neq(model_family_reformer.train(&d, &ctx, &m), HR_OK);
+    cr_expect_neq(model_train(&model_family_reformer, &d, &ctx, &m), HR_OK);
     cr_expect(strstr(hr_last_error(), "mode") != NULL, "%s", hr_last_error());
     cJSON_Delete(cfg);
 }
@@ -284,11 +286,13 @@ static model *train_threads(const table_fixture *f, const char *config, uint64_t
 {
     cJSON *cfg = cJSON_Parse(config);
     cr_assert_not_null(cfg, "bad JSON %s", config);
-    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .X = f->X, .n_features = f->F,
-                          .train = f->train, .n_train = f->n_train, .valid = f->valid, .n_valid = f->n_valid};
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(f->sel, &d), HR_OK, "%s", hr_last_error());
+    d.train = f->train, d.n_train = f->n_train, d.valid = f->valid, d.n_valid = f->n_valid;
     model_ctx ctx = {.seed = seed, .threads = threads, .config = cfg};
     model *m = NULL;
-    int rc = model_family_reformer.train(&d, &ctx, &m);
+    int rc = model_train(&model_family_reformer, &d, &ctx, &m);
+    model_train_data_free(&d);
     cJSON_Delete(cfg);
     cr_assert_eq(rc, HR_OK, "train: %s", hr_last_error());
     return m;

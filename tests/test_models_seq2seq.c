@@ -21,6 +21,9 @@ typedef struct fixture {
     int n_train, n_valid, n_test;
     float *X;
     int nf;
+    data_codec *codec; /* the perf-db's */
+    double *V;         /* (n, nv) every problem's values */
+    int nv;
 } fixture;
 
 /* The perf-db's ConvAsm1x1U rows, cut to n seeded random rows, vocabularies rebuilt. */
@@ -60,6 +63,10 @@ static fixture fixture_load(int n)
     f.nf = data_features_count();
     f.X = malloc((size_t)n * f.nf * sizeof *f.X);
     data_features_compute_all(t->problems, n, f.X);
+    cr_assert_eq(data_codec_of_tune(t, &f.codec), HR_OK);
+    f.nv = data_codec_value_count(f.codec);
+    f.V = malloc((size_t)n * f.nv * sizeof *f.V);
+    data_tune_values(t, f.V);
     f.train = malloc((size_t)n * sizeof(int));
     f.valid = malloc((size_t)n * sizeof(int));
     f.test = malloc((size_t)n * sizeof(int));
@@ -74,10 +81,18 @@ static fixture fixture_load(int n)
 static void fixture_free(fixture *f)
 {
     data_tune_free(f->t);
+    data_codec_free(f->codec);
+    free(f->V);
     free(f->X);
     free(f->train);
     free(f->valid);
     free(f->test);
+}
+
+/* Row r as the decoder takes it. */
+static data_tune_problem q_of(const fixture *f, int r)
+{
+    return data_tune_problem_of(f->t, f->V, r, 0);
 }
 
 #define TINY "\"embed\": 16, \"conv_layers\": 1, \"conv_channels\": 32, \"hidden\": 32, \"attn\": 32, \"batch_size\": 32"
@@ -87,10 +102,12 @@ static model *train_s2s(const fixture *f, const char *config, uint64_t seed)
     cJSON *cfg = cJSON_Parse(config);
     cr_assert(cfg, "bad test config %s", config);
     hr_log log = hr_log_silent();
-    model_train_data d = {MODEL_TASK_TUNE, NULL, f->t, f->X, f->nf, f->train, f->n_train, f->valid, f->n_valid};
+    model_train_data d = {.task = MODEL_TASK_TUNE, .tune = f->t, .codec = f->codec, .V = f->V, .X = f->X,
+                          .n_features = f->nf, .train = f->train, .n_train = f->n_train, .valid = f->valid,
+                          .n_valid = f->n_valid};
     model_ctx ctx = {seed, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
     model *m = NULL;
-    int rc = model_family_seq2seq.train(&d, &ctx, &m);
+    int rc = model_train(&model_family_seq2seq, &d, &ctx, &m);
     cJSON_Delete(cfg);
     cr_assert_eq(rc, HR_OK, "%s", hr_last_error());
     return m;
@@ -113,7 +130,8 @@ static decode_stats decode_all(const fixture *f, const model *mb, s2s_infer *w, 
     for (int i = 0; i < f->n_test; i++) {
         int r = f->test[i];
         int32_t *v = out + (size_t)i * L;
-        cr_assert_eq(s2s_decode(m, w, &t->problems[r], kind, k, v, NULL), HR_OK);
+        data_tune_problem q = q_of(f, r);
+        cr_assert_eq(s2s_decode(m, w, &q, kind, k, v, NULL), HR_OK);
         int hit = 0;
         for (int j = 0; j < L; j++) hit += v[j] == t->values[(size_t)r * L + j];
         s.acc += (double)hit / L;
@@ -204,12 +222,13 @@ Test(seq2seq, dead_ends_are_backtracked)
     cr_assert_eq(s2s_infer_create(m, &w), HR_OK);
     for (int i = 0; i < 20; i++) {
         const data_problem *p = &f.t->problems[f.test[i]];
+        data_tune_problem q = q_of(&f, f.test[i]);
         int32_t g[16], v[16];
         int fell = -1;
-        cr_assert_eq(s2s_decode(m, w, p, S2S_DECODE_GREEDY, 1, g, NULL), HR_OK);
+        cr_assert_eq(s2s_decode(m, w, &q, S2S_DECODE_GREEDY, 1, g, NULL), HR_OK);
         /* force a first value greedy did not pick */
         forced_first = m->base.vocab[0][0] == g[0] ? m->base.vocab[0][1] : m->base.vocab[0][0];
-        cr_assert_eq(s2s_decode(m, w, p, S2S_DECODE_CONSTRAINED, 1, v, &fell), HR_OK);
+        cr_assert_eq(s2s_decode(m, w, &q, S2S_DECODE_CONSTRAINED, 1, v, &fell), HR_OK);
         cr_assert_eq(fell, 0);
         cr_assert(forced_rule(p, v, L), "row %d: first value %d, forced %d", i, v[0], forced_first);
     }
@@ -244,17 +263,19 @@ Test(seq2seq, save_load_round_trip)
     cr_assert_eq(model_ws_create(r, &wr), HR_OK);
     for (int i = 0; i < f.n_test; i++) {
         int32_t x[16], y[16];
-        const data_problem *p = &f.t->problems[f.test[i]];
-        cr_assert_eq(model_predict_tune(m, wm, p, x), HR_OK);
-        cr_assert_eq(model_predict_tune(r, wr, p, y), HR_OK);
+        data_tune_problem q = q_of(&f, f.test[i]);
+        cr_assert_eq(model_predict_tune(m, wm, &q, x), HR_OK);
+        cr_assert_eq(model_predict_tune(r, wr, &q, y), HR_OK);
         cr_assert_eq(memcmp(x, y, (size_t)L * sizeof *x), 0, "row %d differs after reload", i);
     }
     /* an unseen value of every field maps to UNK and still decodes */
-    data_problem odd = f.t->problems[f.test[0]];
-    odd.f[DATA_FIELD_IN_C] = 123457;
-    odd.f[DATA_FIELD_BATCH] = 999;
+    double odd[DATA_CODEC_MAX_VALUES];
+    memcpy(odd, f.V + (size_t)f.test[0] * f.nv, (size_t)f.nv * sizeof *odd);
+    odd[DATA_FIELD_IN_C] = 123457;
+    odd[DATA_FIELD_BATCH] = 999;
+    data_tune_problem oq = {odd, NULL, 0, L};
     int32_t v[16];
-    cr_assert_eq(model_predict_tune(r, wr, &odd, v), HR_OK);
+    cr_assert_eq(model_predict_tune(r, wr, &oq, v), HR_OK);
     model_ws_free(wm);
     model_ws_free(wr);
     unlink(path);
@@ -313,10 +334,10 @@ Test(seq2seq, config_is_checked)
     int row = 0;
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
-        model_train_data d = {MODEL_TASK_TUNE, NULL, NULL, NULL, 0, &row, 1, NULL, 0};
+        model_train_data d = {.task = MODEL_TASK_TUNE, .train = &row, .n_train = 1};
         model_ctx ctx = {1, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
         model *m = NULL;
-        cr_assert_eq(model_family_seq2seq.train(&d, &ctx, &m), HR_EINVAL, "accepted %s", bad[i]);
+        cr_assert_eq(model_train(&model_family_seq2seq, &d, &ctx, &m), HR_EINVAL, "accepted %s", bad[i]);
         cr_assert_null(m);
         cJSON_Delete(cfg);
     }
@@ -401,8 +422,8 @@ Test(seq2seq_beam, constrained_beam_finds_best_valid_sequence)
     const int vsize[FL] = {FV, FV, FV};
     static const char *const names[FL] = {"a", "b", "c"};
     data_constraint rule = {"fixture", FL, names, fixture_rule, NULL, NULL};
-    data_problem p;
-    memset(&p, 0, sizeof p);
+    double pv[DATA_CODEC_MAX_VALUES] = {0};
+    data_tune_problem p = {pv, NULL, 0, FL};
     s2s_beam_ws bw;
     cr_assert_eq(s2s_beam_ws_init(&bw, 9, FL, FV), HR_OK);
     fx_ctx c = {0};

@@ -72,12 +72,13 @@ Test(models_table, candidates_equal_select_and_score_unseen_configurations, .tim
     float *a = malloc((size_t)K * sizeof *a), *b = malloc((size_t)K * sizeof *b);
     model_ws *ws;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
-    data_problem p;
-    memset(&p, 0, sizeof p);
+    const data_table *t = f.sel->table;
+    int np = t->spec.n_problem + t->spec.n_hardware;
     for (int i = 0; i < f.n_test; i++) {
         const float *x = f.X + (size_t)f.test[i] * f.F;
+        const double *pv = t->pv + (size_t)f.test[i] * np;
         cr_assert_eq(model_predict_candidates(m, ws, x, m->kernel_values, K, a), HR_OK, "%s", hr_last_error());
-        cr_assert_eq(model_predict_select_x(m, ws, &p, x, b), HR_OK, "%s", hr_last_error());
+        cr_assert_eq(model_predict_select_x(m, ws, pv, x, b), HR_OK, "%s", hr_last_error());
         cr_assert_eq(memcmp(a, b, (size_t)K * sizeof *a), 0, "problem %d", i);
     }
     /* tile_m = 24, tile_n = 40: no generated configuration has them */
@@ -95,10 +96,11 @@ Test(models_table, candidates_equal_select_and_score_unseen_configurations, .tim
     cr_assert_eq(model_predict_candidates(m, ws, f.X, kv[1], 1, s2 + 1), HR_OK);
     cr_assert(isfinite(s2[0]) && isfinite(s2[1]));
     /* the first is configuration 0 of the model: its score from the vocabulary path too */
-    cr_assert_eq(model_predict_select_x(m, ws, &p, f.X, b), HR_OK);
+    cr_assert_eq(model_predict_select_x(m, ws, t->pv, f.X, b), HR_OK);
     cr_assert_eq(s2[0], b[0]);
-    /* a problem key's features are a convolution's: a table model refuses them instead of answering */
-    cr_assert_eq(model_predict_select(m, ws, &p, b), HR_EINVAL);
+    /* a problem key is a convolution's: a table model's codec refuses it instead of answering */
+    double pk[DATA_CODEC_MAX_VALUES];
+    cr_assert_eq(model_problem_parse(m, "64-56-56-1x1-64-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F", pk), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "column values"), "%s", hr_last_error());
     model_ws_free(ws);
     free(a);
@@ -138,9 +140,7 @@ Test(models_table, vocabulary_models_map_candidates_by_name, .timeout = 300)
     float *voc = malloc((size_t)K * sizeof *voc);
     model_ws *ws;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
-    data_problem p;
-    memset(&p, 0, sizeof p);
-    cr_assert_eq(model_predict_select_x(m, ws, &p, f.X, voc), HR_OK);
+    cr_assert_eq(model_predict_select_x(m, ws, f.sel->table->pv, f.X, voc), HR_OK);
     /* candidates: configuration K-1, an unknown one, configuration 0 */
     double *kv = malloc(3 * (size_t)nk * sizeof *kv);
     memcpy(kv, m->kernel_values + (size_t)(K - 1) * nk, (size_t)nk * sizeof *kv);

@@ -31,12 +31,29 @@ static pipe_dataset load_fixture(char **path)
     return d;
 }
 
-static data_problem key(const char *k)
+/* A problem's values, from its key. */
+typedef struct problem {
+    double v[DATA_CODEC_MAX_VALUES];
+} problem;
+
+static problem key(const char *k)
 {
     data_problem p;
     const char *why;
     cr_assert_eq(data_key_parse(k, strlen(k), &p, &why), HR_OK);
-    return p;
+    problem q;
+    data_problem_values(&p, q.v);
+    return q;
+}
+
+/* m's applicability table from the first n_train rows of rows as training rows and the first n_valid as
+ * validation rows. */
+static int applicability_of(model *m, const pipe_dataset *d, const int *rows, int n_train, int n_valid)
+{
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d->sel, .codec = d->codec, .V = d->V, .X = d->X,
+                           .n_features = d->n_features, .train = rows, .n_train = n_train, .valid = rows,
+                           .n_valid = n_valid};
+    return model_applicability_compute(m, &td);
 }
 
 /* Trains a two-round gbdt on every row but the last; the model is returned. */
@@ -64,11 +81,11 @@ static model *train_small(const pipe_dataset *d, const char *save_path)
 }
 
 /* One prediction through a workspace of its own. */
-static int predict_select1(const model *m, const data_problem *p, float *scores)
+static int predict_select1(const model *m, const problem *p, float *scores)
 {
     model_ws *ws = NULL;
     int rc = model_ws_create(m, &ws);
-    if (!rc) rc = model_predict_select(m, ws, p, scores);
+    if (!rc) rc = model_predict_select(m, ws, p->v, scores);
     model_ws_free(ws);
     return rc;
 }
@@ -87,30 +104,29 @@ Test(pipeline, applicability_follows_the_measured_direction_dtype_and_layout)
     pipe_dataset d = load_fixture(&path);
     model *m = train_small(&d, NULL);
     int rows[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    const int *const parts[2] = {rows, rows};
-    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){d.n, 0}), HR_OK);
+    cr_assert_eq(applicability_of(m, &d, rows, d.n, 0), HR_OK);
     unsigned char ok[3];
     int ka = kernel(m, "KA"), kb = kernel(m, "KB"), kc = kernel(m, "KC");
-    data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
-    cr_assert_eq(model_applicable(m, &fwd, ok), MODEL_APPLIES_EXACT);
+    problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    cr_assert_eq(model_applicable(m, fwd.v, ok), MODEL_APPLIES_EXACT);
     cr_assert(ok[ka] && ok[kb] && !ok[kc]);
-    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
-    cr_assert_eq(model_applicable(m, &bwd, ok), MODEL_APPLIES_EXACT);
+    problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(model_applicable(m, bwd.v, ok), MODEL_APPLIES_EXACT);
     cr_assert(ok[ka] && !ok[kb] && ok[kc]);
-    data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
-    cr_assert_eq(model_applicable(m, &half, ok), MODEL_APPLIES_EXACT);
+    problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
+    cr_assert_eq(model_applicable(m, half.v, ok), MODEL_APPLIES_EXACT);
     cr_assert(!ok[ka] && ok[kb] && !ok[kc]);
     /* unseen data type: relaxed to the direction; unseen direction: every kernel */
-    data_problem bf16 = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-BF16-B");
-    cr_assert_eq(model_applicable(m, &bf16, ok), MODEL_APPLIES_DIRECTION);
+    problem bf16 = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-BF16-B");
+    cr_assert_eq(model_applicable(m, bf16.v, ok), MODEL_APPLIES_DIRECTION);
     cr_assert(ok[ka] && !ok[kb] && ok[kc]);
-    data_problem wrw = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-W");
-    cr_assert_eq(model_applicable(m, &wrw, ok), MODEL_APPLIES_ALL);
+    problem wrw = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-W");
+    cr_assert_eq(model_applicable(m, wrw.v, ok), MODEL_APPLIES_ALL);
     cr_assert(ok[ka] && ok[kb] && ok[kc]);
     /* only the rows given count, from both parts */
-    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){2, 1}), HR_OK);
-    cr_assert_eq(model_applicable(m, &bwd, ok), MODEL_APPLIES_ALL);
-    cr_assert_eq(model_applicable(m, &fwd, ok), MODEL_APPLIES_EXACT);
+    cr_assert_eq(applicability_of(m, &d, rows, 2, 1), HR_OK);
+    cr_assert_eq(model_applicable(m, bwd.v, ok), MODEL_APPLIES_ALL);
+    cr_assert_eq(model_applicable(m, fwd.v, ok), MODEL_APPLIES_EXACT);
     model_free(m);
     pipe_dataset_free(&d);
     remove(path);
@@ -125,14 +141,14 @@ Test(pipeline, model_files_keep_the_table_and_older_files_have_none)
     model *m = train_small(&d, mpath);
     model *m2;
     cr_assert_eq(model_load(mpath, &m2), HR_OK, "%s", hr_last_error());
-    size_t cells = (size_t)m->n_kernels * MODEL_APPLICABILITY_COMBOS;
+    size_t cells = (size_t)m->n_kernels * (size_t)m->n_combos;
+    cr_assert_eq(m2->n_combos, m->n_combos);
     cr_assert_not_null(m2->applicable);
     cr_assert_eq(memcmp(m->applicable, m2->applicable, cells), 0, "the table read back differs from the one computed");
     int rows[7] = {0, 1, 2, 3, 4, 5, 6};
-    const int *const parts[2] = {rows, rows};
     unsigned char *want = malloc(cells);
     memcpy(want, m->applicable, cells);
-    cr_assert_eq(model_applicability_compute(m, d.sel, parts, (const int[2]){7, 0}), HR_OK);
+    cr_assert_eq(applicability_of(m, &d, rows, 7, 0), HR_OK);
     cr_assert_eq(memcmp(m->applicable, want, cells), 0, "the saved table is not the training rows' table");
     model_free(m2);
     /* a file without the table (a model base built otherwise) loads, and ranks every kernel */
@@ -143,8 +159,8 @@ Test(pipeline, model_files_keep_the_table_and_older_files_have_none)
     cr_assert_eq(model_load(old, &m2), HR_OK);
     cr_assert_null(m2->applicable);
     unsigned char ok[3];
-    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
-    cr_assert_eq(model_applicable(m2, &bwd, ok), MODEL_APPLIES_UNRECORDED);
+    problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    cr_assert_eq(model_applicable(m2, bwd.v, ok), MODEL_APPLIES_UNRECORDED);
     cr_assert(ok[0] && ok[1] && ok[2]);
     model_free(m2);
     free(want);
@@ -163,12 +179,12 @@ Test(pipeline, rank_orders_the_applicable_kernels_with_probabilities)
     char *path;
     pipe_dataset d = load_fixture(&path);
     model *m = train_small(&d, NULL);
-    data_problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    problem bwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
     float scores[3];
     cr_assert_eq(predict_select1(m, &bwd, scores), HR_OK);
     model_ranked r[3];
     model_applies rule;
-    int n = model_rank(m, &bwd, scores, r, &rule);
+    int n = model_rank(m, bwd.v, scores, r, &rule);
     cr_assert_eq(n, 2, "a backward problem is run by KA and KC only");
     cr_assert_eq(rule, MODEL_APPLIES_EXACT);
     cr_assert_neq(r[0].kernel, kernel(m, "KB"));
@@ -308,12 +324,12 @@ static model *train_all(const pipe_dataset *d, const model_family *fam)
 {
     int rows[16];
     for (int i = 0; i < d->n; i++) rows[i] = i;
-    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d->sel, .X = d->X, .n_features = d->n_features,
-                           .train = rows, .n_train = d->n};
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d->sel, .codec = d->codec, .V = d->V, .X = d->X,
+                           .n_features = d->n_features, .train = rows, .n_train = d->n};
     hr_log log = hr_log_silent();
     model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
     model *m = NULL;
-    cr_assert_eq(fam->train(&td, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_train(fam, &td, &ctx, &m), HR_OK, "%s", hr_last_error());
     return m;
 }
 
@@ -323,19 +339,20 @@ Test(pipeline, baselines_frequent_and_vendor)
     pipe_dataset d = load_fixture(&path);
     /* no sidecar: the vendor baseline is refused with a message saying what is missing */
     cr_assert_null(d.sel->vendor_rank);
-    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d.sel, .X = d.X, .n_features = d.n_features};
+    model_train_data td = {.task = MODEL_TASK_SELECT, .sel = d.sel, .codec = d.codec, .V = d.V, .X = d.X,
+                           .n_features = d.n_features};
     hr_log log = hr_log_silent();
     model_ctx ctx = {.seed = 1, .threads = 1, .log = &log};
     model *m = NULL;
-    cr_assert_neq(model_family_vendor.train(&td, &ctx, &m), HR_OK);
+    cr_assert_neq(model_train(&model_family_vendor, &td, &ctx, &m), HR_OK);
     cr_assert(strstr(hr_last_error(), "heuristic.txt") != NULL, "%s", hr_last_error());
     /* frequent: forward FP32 problems were won twice by KA and once by KB */
     model *f = train_all(&d, &model_family_frequent);
     float s[3];
-    data_problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    problem fwd = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
     cr_assert_eq(predict_select1(f, &fwd, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KA"));
-    data_problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
+    problem half = key("9-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP16-F");
     cr_assert_eq(predict_select1(f, &half, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(f, "KB"));
     model_free(f);
@@ -356,14 +373,14 @@ Test(pipeline, baselines_frequent_and_vendor)
     cr_assert_eq(pipe_dataset_load(path, "select", NULL, 0, &elog, &d), HR_OK, "%s", hr_last_error());
     cr_assert_not_null(d.sel->vendor_rank);
     model *v = train_all(&d, &model_family_vendor);
-    data_problem p1 = key("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    problem p1 = key("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
     cr_assert_eq(predict_select1(v, &p1, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KB"), "the vendor's first pick");
-    data_problem p4 = key("4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
+    problem p4 = key("4-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-B");
     cr_assert_eq(predict_select1(v, &p4, s), HR_OK);
     cr_assert_eq(eval_select_argmax(s, 3), kernel(v, "KC"), "an unknown kernel name is left out of the ranking");
     /* a problem the sidecar does not rank gets no pick */
-    data_problem p2 = key("2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    problem p2 = key("2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
     cr_assert_eq(predict_select1(v, &p2, s), HR_OK);
     cr_assert(isinf(s[0]) && isinf(s[1]) && isinf(s[2]));
     /* the model file round-trips */
@@ -394,7 +411,8 @@ Test(pipeline, each_task_reports_its_own_metrics)
     r.task = MODEL_TASK_SELECT;
     r.sel.m.top1 = 0.75;
     r.sel.m.efficiency_mean = 0.5;
-    r.sel.by_direction[0] = (pipe_slice){4, 3};
+    r.sel.by_slice[0][0] = (pipe_slice){4, 3};
+    cr_assert_eq(data_codec_conv(&d.codec), HR_OK);
     cJSON *o = pipe_report_object(&d, "gbdt", "random:0.2", &r);
     const cJSON *m = cJSON_GetObjectItem(o, "metrics");
     cr_assert_str_eq(cJSON_GetObjectItem(o, "task")->valuestring, "select");
@@ -426,6 +444,7 @@ Test(pipeline, each_task_reports_its_own_metrics)
     cr_assert(strstr(line, "param_accuracy 0.5000") != NULL, "%s", line);
     cJSON_Delete(o);
     pipe_result_free(&r);
+    data_codec_free(d.codec);
     /* the curve's valid_metric is named by the task */
     cr_assert_str_eq(model_task_metric(MODEL_TASK_SELECT), "top1");
     cr_assert_str_eq(model_task_metric(MODEL_TASK_TUNE), "param_accuracy");

@@ -62,7 +62,7 @@ Test(pipeline_table, report_has_ndcg1_and_r2_recomputed_from_the_scores, .timeou
     pipe_result r;
     memset(&r, 0, sizeof r);
     model *m = run(&d, "{\"objective\": \"rank\", \"rounds\": 40, \"log_every\": 0}", &r);
-    cr_assert(r.sel.table);
+    cr_assert(r.sel.candidates);
     int K = d.sel->n_kernels, target = model_score_target(m);
     cr_assert_eq(target, MODEL_TARGET_RELATIVE);
     /* the test problems again, by hand: pick = best score among measured, NDCG@1 = 2^eff - 1, R^2 over pairs */
@@ -112,7 +112,7 @@ Test(pipeline_table, report_has_ndcg1_and_r2_recomputed_from_the_scores, .timeou
 
     /* a softmax model's scores regress nothing: NDCG@1 still, R^2 null */
     m = run(&d, "{\"rounds\": 5, \"log_every\": 0}", &r);
-    cr_assert(r.sel.table);
+    cr_assert(r.sel.candidates);
     cr_assert(isnan(r.sel.r2));
     o = pipe_report_object(&d, "gbdt", "test", &r);
     metrics = cJSON_GetObjectItem(o, "metrics");

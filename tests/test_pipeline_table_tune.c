@@ -90,7 +90,7 @@ Test(table_tune, rules_accept_measured_and_refuse_each_violation)
     const data_constraint *con = t->constraint;
     const int L = t->length;
     for (int i = 0; i < t->n; i++) {
-        data_tune_problem q = data_tune_problem_of(t, i, 0);
+        data_tune_problem q = data_tune_problem_of(t, d.V, i, 0);
         for (int c = t->cand_off[i]; c < t->cand_off[i + 1]; c++)
             for (int len = 0; len <= L; len++)
                 cr_assert(data_constraint_check(con, &q, t->cand + (size_t)c * L, len), "problem %d candidate %d len %d", i,
@@ -116,7 +116,7 @@ Test(table_tune, rules_accept_measured_and_refuse_each_violation)
                             "custom_option", "cluster_m", "cluster_n", "inner_shape"};
     const char *good21[] = {"21", "128", "64", "32", "3", "1", "0", "0", "1", "1", "1", "1"};
     for (int j = 0; j < 12; j++) base[kcol(spec, fields[j])] = val(spec, fields[j], good21[j]);
-    data_tune_problem q16 = data_tune_problem_of(t, p16, 0), q32 = data_tune_problem_of(t, p32, 0);
+    data_tune_problem q16 = data_tune_problem_of(t, d.V, p16, 0), q32 = data_tune_problem_of(t, d.V, p32, 0);
     cr_assert(data_constraint_check(con, &q16, base, L), "the base configuration is valid");
     /* one field changed at a time: each breaks exactly one rule */
     static const struct {
@@ -302,7 +302,7 @@ Test(table_tune, seq2seq_decodes_valid_and_measured_configurations, .timeout = 1
     /* caps space: every prediction within the rules, though not necessarily measured */
     pipe_result caps = run(&d, "seq2seq", "{\"epochs\":3,\"space\":\"caps\",\"embed\":8,\"hidden\":16,\"attn\":16,"
                            "\"conv_channels\":8}", NULL);
-    cr_assert(caps.tune.table);
+    cr_assert(caps.tune.measured);
     cr_assert_float_eq(caps.tune.m.valid, 1.0, 1e-12);
     cr_assert(caps.tune.m.measured >= 0 && caps.tune.m.measured <= 1);
     /* measured space: every prediction is one of the problem's measured configurations */
@@ -318,9 +318,9 @@ Test(table_tune, seq2seq_decodes_valid_and_measured_configurations, .timeout = 1
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < t->n; i++) {
-        data_tune_problem q = data_tune_problem_of(t, i, 1);
+        data_tune_problem q = data_tune_problem_of(t, d.V, i, 1);
         int32_t v[64];
-        cr_assert_eq(model_predict_tune_q(m, ws, &q, d.X + (size_t)i * d.n_features, v), HR_OK);
+        cr_assert_eq(model_predict_tune_x(m, ws, &q, d.X + (size_t)i * d.n_features, v), HR_OK);
         int found = 0;
         for (int c = 0; c < q.n_cand; c++) found |= !memcmp(q.cand + (size_t)c * t->length, v, (size_t)t->length * 4);
         cr_assert(found, "problem %d: an unmeasured configuration", i);
@@ -357,7 +357,7 @@ Test(table_tune, gbdt_and_vendor_baselines, .timeout = 60)
     char *csv = gemm_caps_fixture_write(60, 6);
     pipe_dataset d = load(csv);
     pipe_result g = run(&d, "gbdt", "{\"rounds\":5}", NULL);
-    cr_assert(g.tune.table);
+    cr_assert(g.tune.measured);
     cr_assert(g.tune.m.valid >= 0 && g.tune.m.valid <= 1);
     cr_assert(g.tune.m.efficiency_mean <= g.tune.m.measured + 1e-12, "efficiency counts only measured picks");
     /* the vendor replays its first pick: always measured and valid, and its efficiency is the table's own */

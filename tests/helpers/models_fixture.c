@@ -46,6 +46,10 @@ fixture fixture_load(size_t max_bytes)
     f.nf = data_features_count();
     f.X = malloc((size_t)n * f.nf * sizeof *f.X);
     data_features_compute_all(f.sel->problems, n, f.X);
+    cr_assert_eq(data_codec_of_select(f.sel, &f.codec), HR_OK);
+    f.nv = data_codec_value_count(f.codec);
+    f.V = malloc((size_t)n * f.nv * sizeof *f.V);
+    data_select_values(f.sel, f.V);
     data_split s;
     cr_assert_eq(data_split_random(n, 0.2, 7, &s), HR_OK);
     f.test = s.test;
@@ -63,10 +67,25 @@ fixture fixture_load(size_t max_bytes)
 void fixture_free(fixture *f)
 {
     data_select_free(f->sel);
+    data_codec_free(f->codec);
+    free(f->V);
     free(f->X);
     free(f->train);
     free(f->valid);
     free(f->test);
+}
+
+model_train_data fixture_train_data(const fixture *f)
+{
+    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = f->sel, .codec = f->codec, .V = f->V, .X = f->X,
+                          .n_features = f->nf, .train = f->train, .n_train = f->n_train, .valid = f->valid,
+                          .n_valid = f->n_valid};
+    return d;
+}
+
+const double *fixture_values(const fixture *f, int r)
+{
+    return f->V + (size_t)r * f->nv;
 }
 
 int train_threads = 1;
@@ -79,10 +98,10 @@ model *train_family(const fixture *f, const char *family, const char *config, ui
     cJSON *cfg = cJSON_Parse(config);
     cr_assert(cfg);
     hr_log silent = hr_log_silent();
-    model_train_data d = {MODEL_TASK_SELECT, f->sel, NULL, f->X, f->nf, f->train, f->n_train, f->valid, f->n_valid};
+    model_train_data d = fixture_train_data(f);
     model_ctx ctx = {seed, train_threads, log ? log : &silent, cfg, checkpoint, resume, NULL, NULL, NULL};
     model *m = NULL;
-    int rc = fam->train(&d, &ctx, &m);
+    int rc = model_train(fam, &d, &ctx, &m);
     cJSON_Delete(cfg);
     cr_assert_eq(rc, HR_OK, "%s", hr_last_error());
     return m;
@@ -96,7 +115,7 @@ float *scores_of(const model *m, const fixture *f, const int *rows, int n)
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     for (int i = 0; i < n; i++)
-        cr_assert_eq(model_predict_select_x(m, ws, &f->sel->problems[rows[i]], f->X + (size_t)rows[i] * f->nf,
+        cr_assert_eq(model_predict_select_x(m, ws, fixture_values(f, rows[i]), f->X + (size_t)rows[i] * f->nf,
                                             s + (size_t)i * K),
                      HR_OK);
     model_ws_free(ws);
@@ -167,10 +186,10 @@ void check_round_trip(const char *family, const char *config)
     float *c = malloc((size_t)m->n_kernels * sizeof *c);
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m2, &ws), HR_OK);
-    cr_assert_eq(model_predict_select(m2, ws, &f.sel->problems[f.test[0]], c), HR_OK);
+    cr_assert_eq(model_predict_select(m2, ws, fixture_values(&f, f.test[0]), c), HR_OK);
     cr_assert(memcmp(a, c, (size_t)m->n_kernels * sizeof *c) == 0);
     /* a workspace fits only the model it was created for */
-    cr_assert_eq(model_predict_select(m, ws, &f.sel->problems[f.test[0]], c), HR_EINVAL);
+    cr_assert_eq(model_predict_select(m, ws, fixture_values(&f, f.test[0]), c), HR_EINVAL);
     model_ws_free(ws);
     free(a);
     free(b);
@@ -224,11 +243,11 @@ void check_resume(const char *family, const char *config)
     cJSON_ReplaceItemInObject(other, "epochs", cJSON_CreateNumber(7));
     char *other_s = cJSON_PrintUnformatted(other);
     const model_family *fam = model_family_find(family);
-    model_train_data d = {MODEL_TASK_SELECT, f.sel, NULL, f.X, f.nf, f.train, f.n_train, f.valid, f.n_valid};
+    model_train_data d = fixture_train_data(&f);
     hr_log silent = hr_log_silent();
     model_ctx ctx = {9, 1, &silent, other, ckpt, 1, NULL, NULL, NULL};
     model *m = NULL;
-    cr_assert_neq(fam->train(&d, &ctx, &m), HR_OK);
+    cr_assert_neq(model_train(fam, &d, &ctx, &m), HR_OK);
     cr_assert(strstr(hr_last_error(), "another run"), "%s", hr_last_error());
     /* a damaged checkpoint is refused by its checksum, not resumed from */
     FILE *fp = fopen(ckpt, "r+b");
@@ -241,7 +260,7 @@ void check_resume(const char *family, const char *config)
     model_ctx same = {9, 1, &silent, NULL, ckpt, 1, NULL, NULL, NULL};
     cJSON *cfg = cJSON_Parse(config);
     same.config = cfg;
-    cr_assert_neq(fam->train(&d, &same, &m), HR_OK);
+    cr_assert_neq(model_train(fam, &d, &same, &m), HR_OK);
     cr_assert(strstr(hr_last_error(), "checksum mismatch, the file is damaged") && strstr(hr_last_error(), ckpt), "%s",
               hr_last_error());
     cJSON_Delete(cfg);
@@ -364,7 +383,7 @@ static void *share_run(void *arg)
     j->rc = model_ws_create(j->m, &ws);
     for (int rep = 0; rep < 20 && !j->rc; rep++)
         for (int i = 0; i < j->f->n_test && !j->rc; i++)
-            j->rc = model_predict_select(j->m, ws, &j->f->sel->problems[j->f->test[i]], j->scores + (size_t)i * K);
+            j->rc = model_predict_select(j->m, ws, fixture_values(j->f, j->f->test[i]), j->scores + (size_t)i * K);
     model_ws_free(ws);
     return NULL;
 }

@@ -13,6 +13,9 @@
 
 typedef struct fixture {
     data_select *sel;
+    data_codec *codec; /* the find-db's */
+    double *V; /* (n, nv) every problem's values */
+    int nv;
     float *X;  /* (n, nf) */
     int nf;
     int *train, *valid, *test;
@@ -23,6 +26,11 @@ typedef struct fixture {
  * every tenth remaining row validation. */
 fixture fixture_load(size_t max_bytes);
 void fixture_free(fixture *f);
+
+/* The family's train data on f's training and validation rows. */
+model_train_data fixture_train_data(const fixture *f);
+/* The values of row r. */
+const double *fixture_values(const fixture *f, int r);
 
 /* model_ctx.threads of train_family (1 unless a test sets it) */
 extern int train_threads;

@@ -69,10 +69,13 @@ model *table_fixture_train(const table_fixture *f, const char *family, const cha
     cJSON *cfg = cJSON_Parse(config);
     cr_assert_not_null(cfg, "%s", config);
     hr_log silent = hr_log_silent();
-    model_train_data d = {MODEL_TASK_SELECT, f->sel, NULL, f->X, f->F, f->train, f->n_train, f->valid, f->n_valid};
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(f->sel, &d), HR_OK, "%s", hr_last_error());
+    d.train = f->train, d.n_train = f->n_train, d.valid = f->valid, d.n_valid = f->n_valid;
     model_ctx ctx = {.seed = 1, .threads = 1, .log = &silent, .config = cfg};
     model *m = NULL;
-    cr_assert_eq(fam->train(&d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(model_train(fam, &d, &ctx, &m), HR_OK, "%s", hr_last_error());
+    model_train_data_free(&d);
     cJSON_Delete(cfg);
     return m;
 }
