@@ -7,90 +7,13 @@
 
 #include "data/data.h"
 
-/* ---- a small open-addressing string table: names -> dense ids ---- */
-typedef struct strtab {
-    char **names;   /* (n) */
-    int n, cap_names;
-    int *slots;     /* (cap) id + 1, 0 = empty */
-    uint64_t *hashes;
-    int cap;
-} strtab;
-
-static uint64_t hash_bytes(const char *s, size_t n)
+/* The id of name[0..n) in t (core's hr_strmap, ids in order of insertion), inserted when absent (*inserted = 1);
+ * -2 on allocation failure. */
+static int strtab_get(hr_strmap *t, const char *name, size_t n, int *inserted)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static int strtab_grow(strtab *t)
-{
-    int cap = t->cap ? t->cap * 2 : 256;
-    int *slots = hr_calloc((size_t)cap, sizeof *slots);
-    uint64_t *hashes = hr_calloc((size_t)cap, sizeof *hashes);
-    if (!slots || !hashes) {
-        free(slots);
-        free(hashes);
-        return HR_ENOMEM;
-    }
-    for (int i = 0; i < t->cap; i++) {
-        if (!t->slots[i]) continue;
-        size_t j = t->hashes[i] & (size_t)(cap - 1);
-        while (slots[j]) j = (j + 1) & (size_t)(cap - 1);
-        slots[j] = t->slots[i];
-        hashes[j] = t->hashes[i];
-    }
-    free(t->slots);
-    free(t->hashes);
-    t->slots = slots;
-    t->hashes = hashes;
-    t->cap = cap;
-    return HR_OK;
-}
-
-/* Returns the id of name[0..n), inserting it when `insert`; -1 if absent, -2 on allocation failure.
- * *inserted tells whether it was new. */
-static int strtab_get(strtab *t, const char *name, size_t n, int insert, int *inserted)
-{
-    *inserted = 0;
-    if ((t->n + 1) * 2 > t->cap && insert && strtab_grow(t)) return -2;
-    if (t->cap == 0) return -1;
-    uint64_t h = hash_bytes(name, n);
-    size_t j = h & (size_t)(t->cap - 1);
-    while (t->slots[j]) {
-        int id = t->slots[j] - 1;
-        if (t->hashes[j] == h && strncmp(t->names[id], name, n) == 0 && t->names[id][n] == '\0') return id;
-        j = (j + 1) & (size_t)(t->cap - 1);
-    }
-    if (!insert) return -1;
-    if (t->n == t->cap_names) {
-        int cap = t->cap_names ? t->cap_names * 2 : 64;
-        char **nn = realloc(t->names, (size_t)cap * sizeof *nn);
-        if (!nn) return -2;
-        t->names = nn;
-        t->cap_names = cap;
-    }
-    char *copy = hr_malloc(n + 1);
-    if (!copy) return -2;
-    memcpy(copy, name, n);
-    copy[n] = '\0';
-    t->names[t->n] = copy;
-    t->slots[j] = t->n + 1;
-    t->hashes[j] = h;
-    *inserted = 1;
-    return t->n++;
-}
-
-static void strtab_free(strtab *t, int free_names)
-{
-    if (free_names)
-        for (int i = 0; i < t->n; i++) free(t->names[i]);
-    free(t->names);
-    free(t->slots);
-    free(t->hashes);
+    int id, rc = hr_strmap_add(t, name, n, 0, &id);
+    *inserted = rc == 1;
+    return rc < 0 ? -2 : id;
 }
 
 /* ---- parsing ---- */
@@ -107,8 +30,8 @@ typedef struct fdb_builder {
     int n, cap;
     fdb_entry *entries;
     size_t n_entries, cap_entries;
-    strtab kernels;
-    strtab keyset;
+    hr_strmap kernels;
+    hr_strmap keyset;
     /* duplicate-kernel check in O(1) per entry: kernel id -> number of the line that last used it */
     long *kernel_line;
     int cap_kernel_line;
@@ -240,7 +163,7 @@ static const char *line_parse(fdb_builder *b, const char *line, size_t len, long
                 return bad;
             }
             int ins;
-            int kid = strtab_get(&b->kernels, name, name_len, 1, &ins);
+            int kid = strtab_get(&b->kernels, name, name_len, &ins);
             if (kid < 0) {
                 *status = HR_ENOMEM;
                 return "out of memory";
@@ -290,8 +213,8 @@ static void builder_free(fdb_builder *b)
     free(b->key_len);
     free(b->entries);
     free(b->kernel_line);
-    strtab_free(&b->kernels, 1);
-    strtab_free(&b->keyset, 1);
+    hr_strmap_free(&b->kernels);
+    hr_strmap_free(&b->keyset);
 }
 
 /* ---- chunked parsing: line-aligned chunks parse on their own threads, then merge in order ---- */
@@ -400,7 +323,7 @@ static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skip
         }
         int ins;
         for (int k = 0; k < cb->kernels.n; k++)
-            if ((kmap[k] = strtab_get(&b->kernels, cb->kernels.names[k], strlen(cb->kernels.names[k]), 1, &ins)) < 0) {
+            if ((kmap[k] = strtab_get(&b->kernels, cb->kernels.keys[k], strlen(cb->kernels.keys[k]), &ins)) < 0) {
                 free(kmap);
                 free(pmap);
                 return HR_ENOMEM;
@@ -408,7 +331,7 @@ static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skip
         data_skips dups;
         memset(&dups, 0, sizeof dups);
         for (int i = 0; i < cb->n; i++) {
-            int id = strtab_get(&b->keyset, cb->keys[i], cb->key_len[i], 1, &ins);
+            int id = strtab_get(&b->keyset, cb->keys[i], cb->key_len[i], &ins);
             if (id < 0 || builder_reserve(b, 0)) {
                 free(kmap);
                 free(pmap);
@@ -422,7 +345,7 @@ static int chunks_merge(fdb_chunk *ch, int nch, fdb_builder *b, data_skips *skip
             }
             pmap[i] = b->n;
             b->problems[b->n] = cb->problems[i];
-            b->keys[b->n] = b->keyset.names[id];
+            b->keys[b->n] = b->keyset.keys[id];
             b->key_len[b->n] = cb->key_len[i];
             b->lines[b->n] = cb->lines[i];
             b->n++;
@@ -529,7 +452,7 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
     /* keys keep their own copies so the key table can go */
     ds->keys = b.keys;
     b.keys = NULL;
-    for (int i = 0; i < b.keyset.n; i++) b.keyset.names[i] = NULL; /* ownership moved to ds->keys */
+    for (int i = 0; i < b.keyset.n; i++) b.keyset.keys[i] = NULL; /* ownership moved to ds->keys */
     /* kernels sorted by name, so the vocabulary does not depend on line order */
     int *order = hr_malloc((size_t)K * sizeof *order), *rank = hr_malloc((size_t)K * sizeof *rank);
     ds->kernels = hr_calloc((size_t)K, sizeof *ds->kernels);
@@ -542,12 +465,12 @@ int data_fdb_parse(const char *name, const char *text, size_t len, const data_lo
         goto fail;
     }
     for (int k = 0; k < K; k++) order[k] = k;
-    qsort_r(order, (size_t)K, sizeof *order, cmp_name_index, b.kernels.names);
+    qsort_r(order, (size_t)K, sizeof *order, cmp_name_index, b.kernels.keys);
     for (int k = 0; k < K; k++) {
         rank[order[k]] = k;
-        ds->kernels[k] = b.kernels.names[order[k]];
+        ds->kernels[k] = b.kernels.keys[order[k]];
     }
-    b.kernels.n = 0; /* names now owned by ds */
+    for (int k = 0; k < K; k++) b.kernels.keys[k] = NULL; /* names now owned by ds */
     for (size_t i = 0; i < (size_t)ds->n * (size_t)K; i++) ds->runtime[i] = INFINITY;
     for (size_t e = 0; e < b.n_entries; e++)
         ds->runtime[(size_t)b.entries[e].problem * (size_t)K + (size_t)rank[b.entries[e].kernel]] = b.entries[e].ms;

@@ -13,70 +13,12 @@
 
 #include "data/table.h"
 
-/* ---- a string -> dense id map (ids in order of insertion) ---- */
-typedef struct idmap {
-    char **names; /* (n) owned */
-    int n, cap_names;
-    int *slots;   /* (cap) id + 1, 0 = empty */
-    int cap;
-} idmap;
-
-static uint64_t idmap_hash(const char *s, size_t n)
+/* Ids of strings, in order of insertion (core's hr_strmap). */
+static int idmap_get(hr_strmap *m, const char *s, int *id, int *inserted)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
-static int idmap_grow(idmap *m)
-{
-    int cap = m->cap ? m->cap * 2 : 64;
-    int *slots = hr_calloc((size_t)cap, sizeof *slots);
-    if (!slots) return HR_ENOMEM;
-    for (int i = 0; i < m->cap; i++) {
-        if (!m->slots[i]) continue;
-        const char *s = m->names[m->slots[i] - 1];
-        size_t j = idmap_hash(s, strlen(s)) & (size_t)(cap - 1);
-        while (slots[j]) j = (j + 1) & (size_t)(cap - 1);
-        slots[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = slots;
-    m->cap = cap;
-    return HR_OK;
-}
-
-/* *id of s (NUL-terminated), inserted when absent (*inserted = 1). */
-static int idmap_get(idmap *m, const char *s, int *id, int *inserted)
-{
-    *inserted = 0;
-    if ((m->n + 1) * 2 > m->cap && idmap_grow(m)) return HR_ENOMEM;
-    size_t len = strlen(s), j = idmap_hash(s, len) & (size_t)(m->cap - 1);
-    for (; m->slots[j]; j = (j + 1) & (size_t)(m->cap - 1))
-        if (strcmp(m->names[m->slots[j] - 1], s) == 0) {
-            *id = m->slots[j] - 1;
-            return HR_OK;
-        }
-    if (m->n == m->cap_names) {
-        int cap = m->cap_names ? m->cap_names * 2 : 64;
-        char **nn = realloc(m->names, (size_t)cap * sizeof *nn);
-        if (!nn) return HR_ENOMEM;
-        m->names = nn;
-        m->cap_names = cap;
-    }
-    if (!(m->names[m->n] = hr_strdup(s))) return HR_ENOMEM;
-    m->slots[j] = m->n + 1;
-    *id = m->n++;
-    *inserted = 1;
-    return HR_OK;
-}
-
-static void idmap_free(idmap *m)
-{
-    for (int i = 0; i < m->n; i++) free(m->names[i]);
-    free(m->names);
-    free(m->slots);
-    memset(m, 0, sizeof *m);
+    int rc = hr_strmap_add(m, s, strlen(s), 0, id);
+    *inserted = rc == 1;
+    return rc < 0 ? rc : HR_OK;
 }
 
 /* ---- reading ---- */
@@ -102,11 +44,11 @@ typedef struct table_reader {
     int n_header;            /* 0 until the header is read */
     char **header;
     int pcol[DATA_TABLE_MAX_COLUMNS], kcol[DATA_TABLE_MAX_COLUMNS], mcol, vcol, gcol; /* header index of each role */
-    idmap pcat[DATA_TABLE_MAX_COLUMNS], kcat[DATA_TABLE_MAX_COLUMNS]; /* categorical strings, first-appearance ids */
-    idmap problems, configs;
+    hr_strmap pcat[DATA_TABLE_MAX_COLUMNS], kcat[DATA_TABLE_MAX_COLUMNS]; /* categorical strings, first-appearance ids */
+    hr_strmap problems, configs;
     double *pv, *kv;         /* (problems.n, width), (configs.n, n_kernel) categoricals as first-appearance ids */
     int cap_p, cap_k, cap_g;
-    idmap groups;            /* the group column's values, first-appearance ids */
+    hr_strmap groups;            /* the group column's values, first-appearance ids */
     int *pgroup;             /* (problems.n) each problem's group id, with a group column */
     long *pgroup_line;       /* (problems.n) the line that gave the problem its group */
     table_entry *entries;
@@ -306,7 +248,7 @@ static int side_read(table_reader *r, int side, double *v)
 static int id_assign(table_reader *r, int side, const double *v, int *id)
 {
     int ins, width = side ? r->spec->n_kernel : r->spec->n_problem + r->spec->n_hardware;
-    idmap *m = side ? &r->configs : &r->problems;
+    hr_strmap *m = side ? &r->configs : &r->problems;
     if (idmap_get(m, r->key, id, &ins)) return HR_ENOMEM;
     if (!ins) return HR_OK;
     double **arr = side ? &r->kv : &r->pv;
@@ -345,8 +287,8 @@ static int group_assign(table_reader *r, int problem, int inserted)
     }
     if (r->pgroup[problem] == id) return HR_OK;
     return hr_error(HR_EFORMAT, "%s:%ld: problem '%s' is in group '%s' (column '%s') here and in group '%s' at line %ld: a "
-                    "problem belongs to one group", r->name, r->row_line, r->problems.names[problem], cell, r->spec->group,
-                    r->groups.names[r->pgroup[problem]], r->pgroup_line[problem]);
+                    "problem belongs to one group", r->name, r->row_line, r->problems.keys[problem], cell, r->spec->group,
+                    r->groups.keys[r->pgroup[problem]], r->pgroup_line[problem]);
 }
 
 static int row_read(table_reader *r)
@@ -463,12 +405,12 @@ static void reader_free(table_reader *r)
     for (int i = 0; i < r->n_header; i++) free(r->header[i]);
     free(r->header);
     for (int j = 0; j < DATA_TABLE_MAX_COLUMNS; j++) {
-        idmap_free(&r->pcat[j]);
-        idmap_free(&r->kcat[j]);
+        hr_strmap_free(&r->pcat[j]);
+        hr_strmap_free(&r->kcat[j]);
     }
-    idmap_free(&r->problems);
-    idmap_free(&r->configs);
-    idmap_free(&r->groups);
+    hr_strmap_free(&r->problems);
+    hr_strmap_free(&r->configs);
+    hr_strmap_free(&r->groups);
     free(r->pgroup);
     free(r->pgroup_line);
     free(r->pv);
@@ -500,13 +442,13 @@ static int cmp_str(const void *a, const void *b)
 
 /* Sorted vocabulary of a categorical column: the schema's own values and those read; ids read -> sorted index
  * into remap (m->n). */
-static int vocab_build(data_table_column *c, const idmap *m, int *remap)
+static int vocab_build(data_table_column *c, const hr_strmap *m, int *remap)
 {
     char **all = hr_calloc((size_t)(c->n_vocab + m->n + 1), sizeof *all);
     if (!all) return HR_ENOMEM;
     int n = 0;
     for (int i = 0; i < c->n_vocab; i++) all[n++] = c->vocab[i];
-    for (int i = 0; i < m->n; i++) all[n++] = m->names[i];
+    for (int i = 0; i < m->n; i++) all[n++] = m->keys[i];
     qsort(all, (size_t)n, sizeof *all, cmp_str);
     int u = 0;
     for (int i = 0; i < n; i++)
@@ -516,7 +458,7 @@ static int vocab_build(data_table_column *c, const idmap *m, int *remap)
     for (int i = 0; !rc && i < u; i++)
         if (!(vocab[i] = hr_strdup(all[i]))) rc = HR_ENOMEM;
     for (int i = 0; !rc && i < m->n; i++) {
-        char **hit = bsearch(&m->names[i], vocab, (size_t)u, sizeof *vocab, cmp_str);
+        char **hit = bsearch(&m->keys[i], vocab, (size_t)u, sizeof *vocab, cmp_str);
         remap[i] = (int)(hit - vocab);
     }
     free(all);
@@ -542,7 +484,7 @@ static int vocabs_finish(table_reader *r)
         double *v = side ? r->kv : r->pv;
         for (int j = 0; j < ncol; j++) {
             if (!cols[j].categorical) continue;
-            const idmap *m = side ? &r->kcat[j] : &r->pcat[j];
+            const hr_strmap *m = side ? &r->kcat[j] : &r->pcat[j];
             int *remap = hr_malloc((size_t)(m->n + 1) * sizeof *remap);
             if (!remap || vocab_build(&cols[j], m, remap)) {
                 free(remap);
@@ -582,7 +524,7 @@ static int entries_merge(table_reader *r, long *duplicates)
                 free(vals);
                 return hr_error(HR_EFORMAT, "%s:%ld: problem '%s' configuration '%s' measured again (first at line %ld); "
                                 "the schema's duplicates policy is error", r->name, r->entries[i + 1].line,
-                                r->problems.names[e.problem], r->configs.names[e.config], e.line);
+                                r->problems.keys[e.problem], r->configs.keys[e.config], e.line);
             }
             if (j - i > cap) {
                 cap = (j - i) * 2;
@@ -641,25 +583,28 @@ static int dataset_build(table_reader *r, data_select **out)
     if (s->group) {
         if (!(t->group = hr_malloc((size_t)n * sizeof *t->group))) goto nomem;
         memcpy(t->group, r->pgroup, (size_t)n * sizeof *t->group);
-        t->group_names = r->groups.names;
+        /* the group names move to the table */
+        if (!(t->group_names = hr_calloc((size_t)(r->groups.n ? r->groups.n : 1), sizeof *t->group_names))) goto nomem;
+        for (int g = 0; g < r->groups.n; g++) {
+            t->group_names[g] = r->groups.keys[g];
+            r->groups.keys[g] = NULL;
+        }
         t->n_group_names = r->groups.n;
-        r->groups.names = NULL;
-        r->groups.n = 0;
     }
     for (int i = 0; i < n; i++) {
         ds->problems[i].direction = DATA_DIR_F;
         ds->problems[i].dtype = DATA_DTYPE_OTHER;
         ds->problems[i].layout = DATA_LAYOUT_OTHER;
-        ds->keys[i] = r->problems.names[i];
-        r->problems.names[i] = NULL;
+        ds->keys[i] = r->problems.keys[i];
+        r->problems.keys[i] = NULL;
     }
     memcpy(t->pv, r->pv, (size_t)n * (size_t)np * sizeof *t->pv);
-    for (int k = 0; k < K; k++) order[k] = (named_id){r->configs.names[k], k};
+    for (int k = 0; k < K; k++) order[k] = (named_id){r->configs.keys[k], k};
     qsort(order, (size_t)K, sizeof *order, cmp_named);
     for (int k = 0; k < K; k++) {
         rank[order[k].id] = k;
-        ds->kernels[k] = r->configs.names[order[k].id];
-        r->configs.names[order[k].id] = NULL;
+        ds->kernels[k] = r->configs.keys[order[k].id];
+        r->configs.keys[order[k].id] = NULL;
         memcpy(t->kv + (size_t)k * nk, r->kv + (size_t)order[k].id * nk, (size_t)nk * sizeof *t->kv);
     }
     for (size_t i = 0; i < (size_t)n * (size_t)K; i++) {
