@@ -46,6 +46,13 @@ int data_codec_equal(const data_codec *a, const data_codec *b)
     return a->ops == b->ops && a->ops->equal(a, b);
 }
 
+int data_codec_check_same(const data_codec *old, const data_codec *now, const char *name)
+{
+    if (old->ops != now->ops)
+        return hr_error(HR_EINVAL, "%s: a model of a %s, the data is a %s", name, old->ops->name, now->ops->name);
+    return old->ops->check_same(old, now, name);
+}
+
 int data_codec_write(const data_codec *c, hid_t f)
 {
     return c->ops->write(c, f);

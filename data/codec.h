@@ -50,6 +50,10 @@ const char *data_codec_name(const data_codec *c);
 const char *data_codec_kind(const data_codec *c);
 /* 1 when both read and write problems and configurations alike (the same schema and vocabularies). */
 int data_codec_equal(const data_codec *a, const data_codec *b);
+/* HR_OK when `now` reads problems and configurations at the positions `old` does (the same source, columns and
+ * categorical vocabularies), else HR_EINVAL naming the first difference in `name`'s terms (old: a model's, now:
+ * the data's). */
+int data_codec_check_same(const data_codec *old, const data_codec *now, const char *name);
 
 /* ---- model files ---- */
 /* Writes the codec into a model file's root group f (a convolution writes nothing: a file without a codec is

@@ -37,6 +37,7 @@ typedef struct data_codec_ops {
     /* map rows of `from`'s values (a codec of the same ops) into c's: kernel side or problem side */
     int (*map)(const data_codec *c, const data_codec *from, int kernel_side, const double *v, int n, double *out);
     int (*equal)(const data_codec *a, const data_codec *b);
+    int (*check_same)(const data_codec *old, const data_codec *now, const char *name);
     int (*write)(const data_codec *c, hid_t f);
     const data_constraint *(*constraint)(const data_codec *c, const char *solver);
     int (*copy)(const data_codec *c, data_codec **out);

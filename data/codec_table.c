@@ -132,6 +132,46 @@ static int table_equal(const data_codec *a, const data_codec *b)
     return data_table_spec_same(a->spec, b->spec);
 }
 
+/* The first index where two name lists differ, or -1 when they are equal (n is the length of both). */
+static int names_differ(char *const *a, char *const *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(a[i], b[i]) != 0) return i;
+    return -1;
+}
+
+static int columns_check(const data_table_column *o, const data_table_column *w, int n, const char *side,
+                         const char *name)
+{
+    for (int j = 0; j < n; j++) {
+        if (strcmp(o[j].name, w[j].name) != 0 || o[j].categorical != w[j].categorical)
+            return hr_error(HR_EINVAL, "%s: %s column %d is '%s' in the model, '%s' in the data", name, side, j + 1,
+                            o[j].name, w[j].name);
+        if (!o[j].categorical) continue;
+        int n_min = o[j].n_vocab < w[j].n_vocab ? o[j].n_vocab : w[j].n_vocab;
+        int at = names_differ(o[j].vocab, w[j].vocab, n_min);
+        if (at < 0 && o[j].n_vocab != w[j].n_vocab) at = n_min;
+        if (at >= 0)
+            return hr_error(HR_EINVAL, "%s: column '%s' has the categories {%s%s} in the model, {%s%s} in the data "
+                            "(category %d differs)", name, o[j].name, at < o[j].n_vocab ? o[j].vocab[at] : "",
+                            at < o[j].n_vocab ? ", ..." : "", at < w[j].n_vocab ? w[j].vocab[at] : "",
+                            at < w[j].n_vocab ? ", ..." : "", at + 1);
+    }
+    return HR_OK;
+}
+
+/* The same columns, roles and categorical vocabularies, position by position. */
+static int table_check_same(const data_codec *old, const data_codec *now, const char *name)
+{
+    const data_table_spec *o = old->spec, *w = now->spec;
+    if (o->n_problem != w->n_problem || o->n_hardware != w->n_hardware || o->n_kernel != w->n_kernel)
+        return hr_error(HR_EINVAL, "%s: the model's table has %d problem, %d hardware and %d kernel columns, the "
+                        "data's %d, %d and %d", name, o->n_problem, o->n_hardware, o->n_kernel, w->n_problem,
+                        w->n_hardware, w->n_kernel);
+    int rc = columns_check(o->problem, w->problem, o->n_problem + o->n_hardware, "problem", name);
+    return rc ? rc : columns_check(o->kernel, w->kernel, o->n_kernel, "kernel", name);
+}
+
 /* The schema as the "table" attribute, by name (data_table_spec_to_json), and a tune codec's capability rules as
  * "rules", every list filled (data_table_rules_to_json). */
 static int table_write(const data_codec *c, hid_t f)
@@ -190,6 +230,7 @@ const data_codec_ops data_codec_table_ops = {
     .token_value = table_token_value,
     .map = table_map,
     .equal = table_equal,
+    .check_same = table_check_same,
     .write = table_write,
     .constraint = table_constraint,
     .copy = table_copy,

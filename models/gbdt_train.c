@@ -203,7 +203,7 @@ static int load_init(const model_ctx *ctx, const gbdt_model *like, gbdt_model **
      * model of a table scores a configuration by its fields, whatever the set of configurations. */
     char name[1024];
     snprintf(name, sizeof name, "--init-model %s", ctx->init_model);
-    int by_kernel = !(like->mode == GBDT_MODE_RANK && like->base.table);
+    int by_kernel = !(like->mode == GBDT_MODE_RANK && like->base.kernel_values);
     if ((rc = model_vocab_check(m, &like->base, by_kernel, name))) {
         model_free(m);
         return rc;

@@ -18,6 +18,8 @@ typedef struct model_task_part {
     int (*read)(model *m, hid_t f, const char *path);
     void (*free)(model *m);
     const model_task_ops *(*family_ops)(const model_family *fam);
+    /* model_vocab_check's part of the task: its vocabularies in old and now named alike, position by position */
+    int (*vocab_check)(const model *old, const model *now, int by_kernel, const char *name);
 } model_task_part;
 extern const model_task_part model_task_select;
 extern const model_task_part model_task_tune;
@@ -26,6 +28,8 @@ const model_task_part *model_task_part_of(model_task task);
 
 /* A copy of n strings (NULL on allocation failure). */
 char **model_strv_dup(char *const *s, int n);
+/* The first index where two name lists differ, or -1 when they are equal (n is the length of both). */
+int model_names_differ(char *const *a, char *const *b, int n);
 
 enum { GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
 extern const char *const gbdt_mode_names[]; /* by GBDT_MODE_*, NULL-terminated: a model file's "objective" */

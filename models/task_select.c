@@ -57,6 +57,20 @@ static void select_free(model *m)
     free(m->kernel_values);
 }
 
+/* The kernel vocabulary, when the model's outputs or features index it. */
+static int select_vocab_check(const model *old, const model *now, int by_kernel, const char *name)
+{
+    if (!by_kernel) return HR_OK;
+    if (old->n_kernels != now->n_kernels)
+        return hr_error(HR_EINVAL, "%s: the model knows %d kernels, the data measures %d (the same kernel set is "
+                        "needed)", name, old->n_kernels, now->n_kernels);
+    int at = model_names_differ(old->kernels, now->kernels, old->n_kernels);
+    if (at >= 0)
+        return hr_error(HR_EINVAL, "%s: kernel %d is '%s' in the model, '%s' in the data (the same kernel set is "
+                        "needed)", name, at + 1, old->kernels[at], now->kernels[at]);
+    return HR_OK;
+}
+
 static const model_task_ops *select_family_ops(const model_family *fam)
 {
     return fam->select ? &fam->select->ops : NULL;
@@ -71,4 +85,5 @@ const model_task_part model_task_select = {
     .read = select_read,
     .free = select_free,
     .family_ops = select_family_ops,
+    .vocab_check = select_vocab_check,
 };

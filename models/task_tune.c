@@ -77,6 +77,27 @@ static void tune_free(model *m)
     free(m->solver);
 }
 
+/* The parameters, and each one's values. */
+static int tune_vocab_check(const model *old, const model *now, int by_kernel, const char *name)
+{
+    (void)by_kernel;
+    if (old->length != now->length)
+        return hr_error(HR_EINVAL, "%s: the model predicts %d parameters, the data has %d", name, old->length,
+                        now->length);
+    int at = model_names_differ(old->param_names, now->param_names, old->length);
+    if (at >= 0)
+        return hr_error(HR_EINVAL, "%s: parameter %d is '%s' in the model, '%s' in the data", name, at + 1,
+                        old->param_names[at], now->param_names[at]);
+    for (int j = 0; j < old->length; j++) {
+        int same = old->vocab_size[j] == now->vocab_size[j];
+        for (int v = 0; same && v < old->vocab_size[j]; v++) same = old->vocab[j][v] == now->vocab[j][v];
+        if (!same)
+            return hr_error(HR_EINVAL, "%s: parameter '%s' takes other values in the model (%d) than in the data "
+                            "(%d)", name, old->param_names[j], old->vocab_size[j], now->vocab_size[j]);
+    }
+    return HR_OK;
+}
+
 static const model_task_ops *tune_family_ops(const model_family *fam)
 {
     return fam->tune ? &fam->tune->ops : NULL;
@@ -91,4 +112,5 @@ const model_task_part model_task_tune = {
     .read = tune_read,
     .free = tune_free,
     .family_ops = tune_family_ops,
+    .vocab_check = tune_vocab_check,
 };
