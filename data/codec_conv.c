@@ -6,25 +6,6 @@
 
 #include "data/codec_internal.h"
 
-void data_problem_values(const data_problem *p, double *pv)
-{
-    for (int i = 0; i < DATA_FIELD_COUNT; i++) pv[i] = (double)p->f[i];
-    pv[DATA_CONV_LAYOUT] = p->layout;
-    pv[DATA_CONV_DTYPE] = p->dtype;
-    pv[DATA_CONV_DIRECTION] = p->direction;
-    pv[DATA_CONV_PRECISION] = p->precision;
-}
-
-void data_conv_problem(const double *pv, data_problem *p)
-{
-    memset(p, 0, sizeof *p);
-    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)pv[i];
-    p->layout = (int8_t)pv[DATA_CONV_LAYOUT];
-    p->dtype = (int8_t)pv[DATA_CONV_DTYPE];
-    p->direction = (int8_t)pv[DATA_CONV_DIRECTION];
-    p->precision = (int8_t)pv[DATA_CONV_PRECISION];
-}
-
 static int conv_parse(const data_codec *c, const char *text, double *pv)
 {
     (void)c;

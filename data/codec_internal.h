@@ -6,15 +6,10 @@
 #include "data/codec.h"
 #include "data/table.h"
 
-/* A convolution's values (data_problem_values): its key fields (data_field order), then these four. */
-enum { DATA_CONV_LAYOUT = DATA_FIELD_COUNT, DATA_CONV_DTYPE, DATA_CONV_DIRECTION, DATA_CONV_PRECISION, DATA_CONV_VALUES };
 _Static_assert(DATA_CONV_VALUES == DATA_PROBLEM_VALUES && DATA_CONV_VALUES <= DATA_CODEC_MAX_VALUES,
                "a convolution's values");
 _Static_assert(DATA_TABLE_MAX_COLUMNS <= DATA_CODEC_MAX_VALUES, "a table problem's values");
 _Static_assert(DATA_TABLE_MAX_COLUMNS + 1 <= DATA_AXES_MAX, "a table's axes");
-
-/* A convolution's problem from its values. */
-void data_conv_problem(const double *pv, data_problem *p);
 
 typedef struct data_codec_ops {
     const char *name;

@@ -44,7 +44,10 @@ int data_key_format(const data_problem *p, char *buf, size_t size);
 /* A convolution's values as its codec reads them (data/codec.h): the key fields in data_field order, then layout,
  * data type, direction and precision class. */
 #define DATA_PROBLEM_VALUES (DATA_FIELD_COUNT + 4)
+enum { DATA_CONV_LAYOUT = DATA_FIELD_COUNT, DATA_CONV_DTYPE, DATA_CONV_DIRECTION, DATA_CONV_PRECISION, DATA_CONV_VALUES };
 void data_problem_values(const data_problem *p, double *pv);
+/* A convolution's problem from its values. */
+void data_conv_problem(const double *pv, data_problem *p);
 /* Hash of the geometry (every numeric field), the GroupKFold group. */
 uint64_t data_problem_geometry_hash(const data_problem *p);
 

@@ -1,4 +1,4 @@
-/* Convolution problem keys: parsing, formatting and the geometry group hash. */
+/* Convolution problem keys: parsing, formatting, their values (data/codec_conv.c) and the geometry group hash. */
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +46,25 @@ int data_key_format(const data_problem *p, char *buf, size_t size)
                     (long long)f[DATA_FIELD_STRIDE_H], (long long)f[DATA_FIELD_STRIDE_W],
                     (long long)f[DATA_FIELD_DIL_H], (long long)f[DATA_FIELD_DIL_W], (long long)f[DATA_FIELD_BIAS],
                     layout, data_dtype_names[p->dtype], dir);
+}
+
+void data_problem_values(const data_problem *p, double *pv)
+{
+    for (int i = 0; i < DATA_FIELD_COUNT; i++) pv[i] = (double)p->f[i];
+    pv[DATA_CONV_LAYOUT] = p->layout;
+    pv[DATA_CONV_DTYPE] = p->dtype;
+    pv[DATA_CONV_DIRECTION] = p->direction;
+    pv[DATA_CONV_PRECISION] = p->precision;
+}
+
+void data_conv_problem(const double *pv, data_problem *p)
+{
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < DATA_FIELD_COUNT; i++) p->f[i] = (int64_t)pv[i];
+    p->layout = (int8_t)pv[DATA_CONV_LAYOUT];
+    p->dtype = (int8_t)pv[DATA_CONV_DTYPE];
+    p->direction = (int8_t)pv[DATA_CONV_DIRECTION];
+    p->precision = (int8_t)pv[DATA_CONV_PRECISION];
 }
 
 uint64_t data_problem_geometry_hash(const data_problem *p)

@@ -1,5 +1,5 @@
-/* The selection dataset (data_select) whatever its source, and the count of skipped input lines every loader
- * keeps. */
+/* The selection dataset (data_select) whatever its source, with the table it may hold, and the count of skipped
+ * input lines every loader keeps. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,19 @@ void data_skips_add(data_skips *s, const char *reason, long line)
     snprintf(s->reason[i], sizeof s->reason[i], "%s", reason);
     s->count[i] = 1;
     s->first_line[i] = line;
+}
+
+/* A table's values and groups, owned by the dataset that holds it. */
+void data_table_free(data_table *t)
+{
+    if (!t) return;
+    data_table_spec_free(&t->spec);
+    free(t->pv);
+    free(t->kv);
+    free(t->group);
+    for (int i = 0; i < t->n_group_names; i++) free(t->group_names[i]);
+    free(t->group_names);
+    free(t);
 }
 
 void data_select_free(data_select *ds)

@@ -716,15 +716,3 @@ int data_table_load(const char *path, const data_table_opts *opts, data_select *
     free(schema);
     return rc;
 }
-
-void data_table_free(data_table *t)
-{
-    if (!t) return;
-    data_table_spec_free(&t->spec);
-    free(t->pv);
-    free(t->kv);
-    free(t->group);
-    for (int i = 0; i < t->n_group_names; i++) free(t->group_names[i]);
-    free(t->group_names);
-    free(t);
-}
