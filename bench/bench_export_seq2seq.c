@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         d.train = s.train, d.n_train = s.n_train < 3000 ? s.n_train : 3000;
         cJSON *cfg = cJSON_Parse("{\"epochs\": 2}");
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 0, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+        model_ctx ctx = {7, 0, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
         double t0 = hr_now();
         rc = model_train(model_family_find("seq2seq"), &d, &ctx, &m);
         printf("trained seq2seq (defaults, 2 epochs, %d rows) in %.1f s\n", d.n_train, hr_now() - t0);

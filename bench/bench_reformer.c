@@ -133,7 +133,7 @@ static int cmd_train(const char *data, const char *dir, const char *family, int 
     if ((rc = model_train_data_select(s, &td))) return rc;
     td.train = sp.train, td.n_train = n_train;
     const int nv = data_codec_value_count(td.codec);
-    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     /* this benchmark owns OpenBLAS's thread count, as the pipeline does in heurist (pipeline/pipeline.c) */
     hr_blas_set_threads(fam->train_blas_threads ? fam->train_blas_threads(cfg, threads) : threads);
     model *m = NULL;

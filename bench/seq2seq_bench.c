@@ -48,7 +48,7 @@ int main(int argc, char **argv)
     }
     d.train = split.train, d.n_train = split.n_train;
     const int nv = data_codec_value_count(d.codec);
-    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {0, threads, &log, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     hr_blas_set_threads(threads);
     model *m = NULL;
     size_t len = argc > 3 ? strlen(argv[3]) : 0;

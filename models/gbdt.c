@@ -6,7 +6,8 @@
  *   On a source whose configurations have values (a benchmark table) the kernel id gives way to the pair's
  *   features, so any configuration is scored (models/gbdt_table.c).
  * tune: one multiclass booster per parameter position (the classical baseline), argmax per position.
- * This file holds the model, its prediction and its files; models/gbdt_train.c trains it.
+ * This file holds the model, its prediction and its files; models/gbdt_train.c trains it and names the family's
+ * parts in its table, models/gbdt_options.c reads and writes its options.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ void gbdt_model_free(model *m)
 
 #define GBDT_MAX_OUT 1024
 
-static int gbdt_model_predict_select(const model *m, void *ws, const double *pv, const float *x, float *scores)
+int gbdt_model_predict_select(const model *m, void *ws, const double *pv, const float *x, float *scores)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     double out[GBDT_MAX_OUT];
@@ -55,7 +56,7 @@ static int gbdt_model_predict_select(const model *m, void *ws, const double *pv,
     return HR_OK;
 }
 
-static int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
+int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
     (void)ws, (void)q;
     const gbdt_model *g = (const gbdt_model *)m;
@@ -80,7 +81,7 @@ static hr_config_table gbdt_file_table(hr_config_option *rows)
     return t;
 }
 
-static int gbdt_model_save(const model *m, hid_t group)
+int gbdt_model_save(const model *m, hid_t group)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     int rc = hr_h5_attr_write_str(group, "objective", gbdt_mode_names[g->mode]);
@@ -180,26 +181,26 @@ static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_mod
     return HR_OK;
 }
 
-static int gbdt_model_load_select(hid_t group, model *base, model **out)
+int gbdt_model_load_select(hid_t group, model *base, model **out)
 {
     static const int modes[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
     return gbdt_model_load(group, base, modes, 2, out);
 }
 
-static int gbdt_model_load_tune(hid_t group, model *base, model **out)
+int gbdt_model_load_tune(hid_t group, model *base, model **out)
 {
     static const int modes[] = {GBDT_MODE_TUNE};
     return gbdt_model_load(group, base, modes, 1, out);
 }
 
-static int gbdt_model_score_target(const model *m)
+int gbdt_model_score_target(const model *m)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     /* a lambdarank booster's scores order candidates but regress no target */
     return g->mode == GBDT_MODE_RANK && m->kernel_values && g->loss == GBDT_TABLE_LOSS_L2 ? g->target : MODEL_TARGET_NONE;
 }
 
-static long gbdt_model_n_params(const model *m)
+long gbdt_model_n_params(const model *m)
 {
     const gbdt_model *g = (const gbdt_model *)m;
     long nodes = 0;
@@ -210,27 +211,3 @@ static long gbdt_model_n_params(const model *m)
         }
     return nodes;
 }
-
-static const model_select_ops gbdt_select = {
-    .ops = {.train = gbdt_model_train_select, .save = gbdt_model_save, .load = gbdt_model_load_select},
-    .predict = gbdt_model_predict_select,
-    .predict_candidates = gbdt_table_predict_candidates,
-    .score_target = gbdt_model_score_target,
-};
-
-static const model_tune_ops gbdt_tune = {
-    .ops = {.train = gbdt_model_train_tune, .save = gbdt_model_save, .load = gbdt_model_load_tune},
-    .predict = gbdt_model_predict_tune,
-};
-
-const model_family model_family_gbdt = {
-    .name = "gbdt",
-    .select = &gbdt_select,
-    .tune = &gbdt_tune,
-    .ws_create = gbdt_table_ws_create,
-    .ws_free = gbdt_table_ws_free,
-    .n_params = gbdt_model_n_params,
-    .free = gbdt_model_free,
-    .views = gbdt_model_views,
-    .config_options = gbdt_model_config_options,
-};

@@ -1,5 +1,5 @@
-/* Training of the gbdt family (models/gbdt.c has the model, its prediction and its files): the config table,
- * the rows and labels of each mode, and the boosters trained through gbdt/.
+/* Training of the gbdt family (models/gbdt.c has the model, its prediction and its files, models/gbdt_options.c
+ * its options): the rows and labels of each mode, the boosters trained through gbdt/, and the family's table.
  */
 #include <math.h>
 #include <stddef.h>
@@ -10,111 +10,6 @@
 #include "gbdt/gbdt.h"
 #include "models/model.h"
 #include "models/models_internal.h"
-
-/* ---- config ---- */
-
-/* The objectives a select config chooses: gbdt_mode_names without "tune", which no config names (the task does) */
-static const char *const objective_names[] = {"softmax", "rank", NULL};
-static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
-
-#define P(field) offsetof(gbdt_cfg, p.field)
-/* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
- * L2 and feature sampling, softmax labels over -t/tau); the measurements behind each are in experiments/LOG.md. */
-static const hr_config_option gbdt_options[] = {
-    {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
-     .names = objective_names, .values = objective_values,
-     .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
-            "table rank_target from the pair's features)"},
-    {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
-     .names = data_label_names, .values = data_label_values,
-     .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
-    {.name = "tau", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tau), .def = 0.1, .min = 1e-6, .max = 1e6,
-     .doc = "temperature of the softmax labels"},
-    {.name = "rounds", .type = HR_CONFIG_INT, .offset = P(num_rounds), .def = 100, .min = 1, .max = 1000000,
-     .doc = "boosting rounds (each adds one tree per class)"},
-    {.name = "num_leaves", .type = HR_CONFIG_INT, .offset = P(num_leaves), .def = 63, .min = 2, .max = 131072,
-     .doc = "leaves per tree"},
-    {.name = "learning_rate", .type = HR_CONFIG_DOUBLE, .offset = P(learning_rate), .def = 0.2, .min = 1e-6,
-     .max = 10, .doc = "shrinkage of each tree"},
-    {.name = "max_depth", .type = HR_CONFIG_INT, .offset = P(max_depth), .def = -1, .min = -1, .max = 65536,
-     .doc = "deepest leaf (-1 or 0: unlimited)"},
-    {.name = "min_data_in_leaf", .type = HR_CONFIG_INT, .offset = P(min_data_in_leaf), .def = 10, .min = 0,
-     .max = 1 << 30, .doc = "fewest rows in a leaf"},
-    {.name = "min_sum_hessian_in_leaf", .type = HR_CONFIG_DOUBLE, .offset = P(min_sum_hessian_in_leaf),
-     .def = 1e-3, .min = 0, .max = 1e12, .doc = "smallest hessian sum in a leaf"},
-    {.name = "lambda_l1", .type = HR_CONFIG_DOUBLE, .offset = P(lambda_l1), .def = 0, .min = 0, .max = 1e12,
-     .doc = "L1 penalty on leaf values"},
-    {.name = "lambda_l2", .type = HR_CONFIG_DOUBLE, .offset = P(lambda_l2), .def = 1.0, .min = 0, .max = 1e12,
-     .doc = "L2 penalty on leaf values"},
-    {.name = "min_gain_to_split", .type = HR_CONFIG_DOUBLE, .offset = P(min_gain_to_split), .def = 0, .min = 0,
-     .max = 1e12, .doc = "smallest gain a split must bring"},
-    {.name = "bagging_fraction", .type = HR_CONFIG_DOUBLE, .offset = P(bagging_fraction), .def = 1.0, .min = 1e-6,
-     .max = 1, .doc = "rows sampled per bag (without replacement)"},
-    {.name = "bagging_freq", .type = HR_CONFIG_INT, .offset = P(bagging_freq), .def = 0, .min = 0, .max = 1000000,
-     .doc = "re-bag every this many rounds (0: no bagging)"},
-    {.name = "feature_fraction", .type = HR_CONFIG_DOUBLE, .offset = P(feature_fraction), .def = 0.8, .min = 1e-6,
-     .max = 1, .doc = "features sampled per tree"},
-    {.name = "max_bin", .type = HR_CONFIG_INT, .offset = P(max_bin), .def = 255, .min = 2, .max = 65535,
-     .doc = "value bins per feature"},
-    {.name = "early_stopping_rounds", .type = HR_CONFIG_INT, .offset = P(early_stopping_rounds), .def = 20,
-     .min = 0, .max = 1000000, .doc = "stop after this many rounds without a better validation loss (0: never)"},
-    {.name = "histogram", .type = HR_CONFIG_ENUM, .offset = P(histogram), .def_name = "float",
-     .names = gbdt_histogram_names, .values = gbdt_histogram_values,
-     .doc = "gradient sums: float, or int (fixed-point, exact: the same model for any number of MPI ranks)"},
-    {.name = "quantized_grad", .type = HR_CONFIG_BOOL, .offset = P(quantized_grad), .def = 0,
-     .doc = "gradients discretised each round to grad_bins levels by stochastic rounding, integer histograms "
-            "(LightGBM's use_quantized_grad; needs histogram float and one process)"},
-    {.name = "grad_bins", .type = HR_CONFIG_INT, .offset = P(grad_bins), .def = 4, .min = 2, .max = 64,
-     .doc = "quantized_grad: levels of a gradient (even)"},
-    {.name = "renew_leaf", .type = HR_CONFIG_BOOL, .offset = P(renew_leaf), .def = 1,
-     .doc = "quantized_grad: leaf values from the true gradients of each leaf's rows"},
-    {.name = "hessian_counts", .type = HR_CONFIG_BOOL, .offset = P(hessian_counts), .def = 0,
-     .doc = "quantized_grad: a split side's row count estimated from its hessian sum as LightGBM does, so "
-            "histograms skip rows whose quantized gradient and hessian are 0"},
-    {.name = "log_every", .type = HR_CONFIG_INT, .offset = P(log_every), .def = 10, .min = 0, .max = 1000000,
-     .doc = "progress line every this many rounds (0: none)"},
-    {.name = "rank_target", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_target), .def_name = "relative",
-     .names = gbdt_table_target_names, .values = gbdt_table_target_values,
-     .doc = "rank objective on a benchmark table: relative -log(cost/cost_best), absolute -log(cost), log1p "
-            "log1p(1/cost)",
-     .file = GBDT_FILE_TABLE_RANK},
-    {.name = "rank_weight", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_weight), .def_name = "efficiency",
-     .names = gbdt_table_weight_names, .values = NULL,
-     .doc = "rank objective on a benchmark table: weight of a pair in the loss, none or its efficiency cost_best/cost"},
-    {.name = "rank_loss", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, rank_loss), .def_name = "l2",
-     .names = gbdt_table_loss_names, .values = NULL,
-     .doc = "rank objective on a benchmark table: l2 on rank_target, or lambdarank over each problem's pairs "
-            "(relevance = efficiency)",
-     .file = GBDT_FILE_TABLE_RANK},
-    {.name = "tie_ratio", .type = HR_CONFIG_FLOAT, .offset = offsetof(gbdt_cfg, tie), .def = 1, .min = 1, .max = 10,
-     .doc = "a candidate within this ratio of a problem's fastest takes its label: lambdarank relevance 1, the "
-            "softmax objective's label (the run-to-run noise, 1.02 on the H100 GEMM table; 1: none)"},
-};
-#undef P
-
-size_t gbdt_model_config_options(hr_config_option *rows)
-{
-    memcpy(rows, gbdt_options, sizeof gbdt_options);
-    return sizeof gbdt_options / sizeof *gbdt_options;
-}
-
-/* The booster parameters, objective and labels from the config; gbdt/'s defaults for what the table lacks. */
-static int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c)
-{
-    hr_config_table t = {"gbdt", gbdt_options, sizeof gbdt_options / sizeof *gbdt_options};
-    gbdt_params_default(&c->p);
-    int rc = hr_config_read(&t, ctx->config, c);
-    c->p.seed = ctx->seed;
-    c->p.num_threads = ctx->threads;
-    c->p.comm = ctx->comm;
-    /* several processes share the rows: only exact (int) sums give every process, and one process, the same trees */
-    if (rc == HR_OK && ctx->comm && c->p.histogram != GBDT_HISTOGRAM_INT) {
-        c->p.histogram = GBDT_HISTOGRAM_INT;
-        hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: histogram int over %d ranks (one process gives the same model with "
-                      "{\"histogram\": \"int\"})\n", ctx->comm->size);
-    }
-    return rc;
-}
 
 /* Gathers rows of X into a contiguous (n, F) matrix. */
 static float *gather(const float *X, int F, const int *rows, int n)
@@ -186,30 +81,23 @@ static unsigned char *rank_candidates(const model_train_data *d)
     return cand;
 }
 
-static int load_init(const model_ctx *ctx, const gbdt_model *like, gbdt_model **init)
+static int check_init(const model_ctx *ctx, const gbdt_model *like, const gbdt_model **init)
 {
     *init = NULL;
-    if (!ctx->init_model) return HR_OK;
-    model *m;
-    int rc = model_load(ctx->init_model, &m);
-    if (rc) return rc;
-    gbdt_model *g = (gbdt_model *)m;
-    if (strcmp(m->family->name, "gbdt") != 0 || g->mode != like->mode || g->n_boosters != like->n_boosters) {
-        model_free(m);
+    const model *m = ctx->init;
+    if (!m) return HR_OK;
+    const gbdt_model *g = (const gbdt_model *)m;
+    if (strcmp(m->family->name, "gbdt") != 0 || g->mode != like->mode || g->n_boosters != like->n_boosters)
         return hr_error(HR_EINVAL, "--init-model %s: not a gbdt model of the same task and objective", ctx->init_model);
-    }
     /* the trees address kernels (softmax classes, the rank model's kernel feature on a find-db), one-hot
      * categories and parameter values by position: the positions must name what they named in training. A rank
      * model of a table scores a configuration by its fields, whatever the set of configurations. */
     char name[1024];
     snprintf(name, sizeof name, "--init-model %s", ctx->init_model);
     int by_kernel = !(like->mode == GBDT_MODE_RANK && like->base.kernel_values);
-    if ((rc = model_vocab_check(m, &like->base, by_kernel, name))) {
-        model_free(m);
-        return rc;
-    }
-    *init = g;
-    return HR_OK;
+    int rc = model_vocab_check(m, &like->base, by_kernel, name);
+    if (!rc) *init = g;
+    return rc;
 }
 
 static int train_one(const gbdt_params *p, const gbdt_data *tr, const gbdt_data *va, const gbdt_booster *init,
@@ -367,8 +255,8 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, con
     g->n_boosters = g->mode == GBDT_MODE_TUNE ? d->tune->length : 1;
     g->boosters = hr_calloc((size_t)g->n_boosters, sizeof *g->boosters);
     gbdt_params p = cfg.p;
-    gbdt_model *init = NULL;
-    rc = g->boosters ? load_init(ctx, g, &init) : HR_ENOMEM;
+    const gbdt_model *init = NULL;
+    rc = g->boosters ? check_init(ctx, g, &init) : HR_ENOMEM;
     if (rc) {
         gbdt_model_free(&g->base);
         return rc;
@@ -379,7 +267,6 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, con
     const char **names = hr_calloc((size_t)F + 1, sizeof *names);
     if (!names) {
         gbdt_model_free(&g->base);
-        if (init) model_free(&init->base);
         return HR_ENOMEM;
     }
     for (int j = 0; j < F; j++) names[j] = g->base.feature_names[j];
@@ -457,7 +344,6 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, con
     free(yt);
     free(yv);
     free(names);
-    if (init) model_free(&init->base);
     if (rc) {
         gbdt_model_free(&g->base);
         return rc;
@@ -467,16 +353,42 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, con
     return HR_OK;
 }
 
-int gbdt_model_train_select(const model_train_data *d, const model_ctx *ctx, model **out)
+static int gbdt_model_train_select(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     gbdt_cfg cfg;
     int rc = gbdt_cfg_read(ctx, &cfg);
     return rc ? rc : gbdt_model_train(d, ctx, &cfg, cfg.objective, out);
 }
 
-int gbdt_model_train_tune(const model_train_data *d, const model_ctx *ctx, model **out)
+static int gbdt_model_train_tune(const model_train_data *d, const model_ctx *ctx, model **out)
 {
     gbdt_cfg cfg;
     int rc = gbdt_cfg_read(ctx, &cfg);
     return rc ? rc : gbdt_model_train(d, ctx, &cfg, GBDT_MODE_TUNE, out);
 }
+
+/* ---- the family ---- */
+
+static const model_select_ops gbdt_select = {
+    .ops = {.train = gbdt_model_train_select, .save = gbdt_model_save, .load = gbdt_model_load_select},
+    .predict = gbdt_model_predict_select,
+    .predict_candidates = gbdt_table_predict_candidates,
+    .score_target = gbdt_model_score_target,
+};
+
+static const model_tune_ops gbdt_tune = {
+    .ops = {.train = gbdt_model_train_tune, .save = gbdt_model_save, .load = gbdt_model_load_tune},
+    .predict = gbdt_model_predict_tune,
+};
+
+const model_family model_family_gbdt = {
+    .name = "gbdt",
+    .select = &gbdt_select,
+    .tune = &gbdt_tune,
+    .ws_create = gbdt_table_ws_create,
+    .ws_free = gbdt_table_ws_free,
+    .n_params = gbdt_model_n_params,
+    .free = gbdt_model_free,
+    .views = gbdt_model_views,
+    .config_options = gbdt_model_config_options,
+};

@@ -10,20 +10,6 @@
 #include "models/models_internal.h"
 #include "train/train.h"
 
-char **model_strv_dup(char *const *s, int n)
-{
-    char **out = hr_calloc((size_t)(n ? n : 1), sizeof *out);
-    if (!out) return NULL;
-    for (int i = 0; i < n; i++) {
-        out[i] = hr_strdup(s[i]);
-        if (!out[i]) {
-            hr_h5_free_strings(out, (size_t)i);
-            return NULL;
-        }
-    }
-    return out;
-}
-
 int model_base_init(model *m, const model_family *fam, const model_train_data *d, const model_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
@@ -186,20 +172,13 @@ done:
     return rc ? rc : crc;
 }
 
-static int load_base(hid_t f, const char *path, model *m)
+static int load_base(hid_t f, const char *path, const model_family *fam, model *m)
 {
     int rc;
-    char *fam = NULL, *task = NULL;
+    char *task = NULL;
     long long seed = 0;
     size_t n;
-    if ((rc = hr_h5_attr_read_str(f, "family", &fam))) return rc;
-    m->family = model_family_find(fam);
-    if (!m->family) {
-        rc = hr_error(HR_EFORMAT, "%s: unknown model family '%s'", path, fam);
-        free(fam);
-        return rc;
-    }
-    free(fam);
+    m->family = fam;
     if ((rc = hr_h5_attr_read_str(f, "task", &task))) return rc;
     m->task = model_task_of_name(task);
     free(task);
@@ -241,15 +220,12 @@ static int load_base(hid_t f, const char *path, model *m)
     return rc;
 }
 
-int model_load(const char *path, model **out)
+int model_file_read(hid_t f, const char *path, const model_family *fam, model **out)
 {
     *out = NULL;
-    hid_t f;
-    int rc = hr_h5_open(path, MODEL_FILE_FORMAT, MODEL_FILE_VERSION, &f, NULL);
-    if (rc) return rc;
     model base;
     memset(&base, 0, sizeof base);
-    rc = load_base(f, path, &base);
+    int rc = load_base(f, path, fam, &base);
     hid_t g = -1;
     if (!rc) rc = hr_h5_group_open(f, "family", &g);
     if (!rc) {
@@ -257,7 +233,6 @@ int model_load(const char *path, model **out)
         if (rc) hr_error_wrap(rc, "%s", path);
     }
     if (g >= 0) H5Gclose(g);
-    H5Fclose(f);
     if (rc) model_base_free(&base);
     return rc;
 }

@@ -59,13 +59,14 @@ typedef struct model_ctx {
     const cJSON *config;     /* family options; NULL = defaults */
     const char *checkpoint;  /* path for periodic checkpoints (NULL: none) */
     int resume;              /* continue from `checkpoint` if it exists */
-    const char *init_model;  /* warm start from a saved model (gbdt) */
+    const char *init_model;  /* warm start from a saved model (gbdt): its path, for messages */
     /* the processes that share this training run's rows (data-parallel gbdt; each calls train with the same
      * data and ctx), or NULL: one process */
     const hr_comm *comm;
     /* every family option in effect (hr_config_effective), recorded in checkpoints and compared by name on
      * resume; NULL: none recorded */
     const char *config_effective;
+    const struct model *init; /* the model at init_model, loaded by the caller (families never read model files) */
 } model_ctx;
 
 /* What a task is called ("select", "tune") and the name of its validation metric, the curve's valid_metric

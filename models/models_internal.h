@@ -26,6 +26,9 @@ extern const model_task_part model_task_tune;
 /* The part of a task; NULL (with the error set) for a value that is no task. */
 const model_task_part *model_task_part_of(model_task task);
 
+/* The model in an open model file (model_load) whose "family" attribute names `fam`. */
+int model_file_read(hid_t f, const char *path, const model_family *fam, model **out);
+
 /* A copy of n strings (NULL on allocation failure). */
 char **model_strv_dup(char *const *s, int n);
 /* The first index where two name lists differ, or -1 when they are equal (n is the length of both). */
@@ -75,11 +78,19 @@ int model_applicability_read(model *m, hid_t f);
 int model_applicability_combos(const data_codec *c);
 int model_slice_combo(const data_codec *c, const double *pv);
 
-/* The gbdt family's parts in models/gbdt.c and models/gbdt_train.c. */
+/* The gbdt family's parts: the model, its prediction and its files (models/gbdt.c), which the family's table in
+ * models/gbdt_train.c names beside the training. */
 void gbdt_model_free(model *m);
-int gbdt_model_train_select(const model_train_data *d, const model_ctx *ctx, model **out);
-int gbdt_model_train_tune(const model_train_data *d, const model_ctx *ctx, model **out);
+long gbdt_model_n_params(const model *m);
+int gbdt_model_predict_select(const model *m, void *ws, const double *pv, const float *x, float *scores);
+int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
+int gbdt_model_score_target(const model *m);
+int gbdt_model_save(const model *m, hid_t group);
+int gbdt_model_load_select(hid_t group, model *base, model **out);
+int gbdt_model_load_tune(hid_t group, model *base, model **out);
+/* models/gbdt_options.c: the option rows, and a training's options read from its context. */
 size_t gbdt_model_config_options(hr_config_option *rows);
+int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c);
 /* models/gbdt_view.c: the family's views (model_family.views, models/view.h). */
 struct model_views;
 int gbdt_model_views(const model *m, struct model_views *v);

@@ -1,6 +1,8 @@
-/* The model families heurist knows, by name, and the tasks: their names, and each family's table for each. */
+/* The model families heurist knows, by name: training one, and loading a model file, which names its family. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/h5.h"
 #include "models/models_internal.h"
 
 static const model_family *const families[] = {
@@ -37,43 +39,6 @@ const char *model_family_names(void)
     return buf;
 }
 
-static const model_task_part *const tasks[] = {&model_task_select, &model_task_tune};
-
-const model_task_part *model_task_part_of(model_task task)
-{
-    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
-        if (tasks[i]->task == task) return tasks[i];
-    hr_error(HR_EINVAL, "no task %d", (int)task);
-    return NULL;
-}
-
-const char *model_task_name(model_task task)
-{
-    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
-        if (tasks[i]->task == task) return tasks[i]->name;
-    return NULL;
-}
-
-const char *model_task_metric(model_task task)
-{
-    for (size_t i = 0; i < sizeof tasks / sizeof *tasks; i++)
-        if (tasks[i]->task == task) return tasks[i]->metric;
-    return NULL;
-}
-
-model_task model_task_of_name(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof tasks / sizeof *tasks; i++)
-        if (!strcmp(tasks[i]->name, name)) return tasks[i]->task;
-    return 0;
-}
-
-const model_task_ops *model_family_task(const model_family *fam, model_task task)
-{
-    const model_task_part *part = model_task_part_of(task);
-    return part ? part->family_ops(fam) : NULL;
-}
-
 int model_train(const model_family *fam, const model_train_data *d, const model_ctx *ctx, model **out)
 {
     *out = NULL;
@@ -81,4 +46,20 @@ int model_train(const model_family *fam, const model_train_data *d, const model_
     if (!ops)
         return hr_error(HR_EINVAL, "model family '%s' does not support the %s task", fam->name, model_task_name(d->task));
     return ops->train(d, ctx, out);
+}
+
+int model_load(const char *path, model **out)
+{
+    *out = NULL;
+    hid_t f;
+    int rc = hr_h5_open(path, MODEL_FILE_FORMAT, MODEL_FILE_VERSION, &f, NULL);
+    if (rc) return rc;
+    char *name = NULL;
+    const model_family *fam = NULL;
+    if (!(rc = hr_h5_attr_read_str(f, "family", &name)) && !(fam = model_family_find(name)))
+        rc = hr_error(HR_EFORMAT, "%s: unknown model family '%s'", path, name);
+    free(name);
+    if (!rc) rc = model_file_read(f, path, fam, out);
+    H5Fclose(f);
+    return rc;
 }

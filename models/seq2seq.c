@@ -6,7 +6,8 @@
  *   loss:     (1/L) sum_j CE(softmax(logits_j), y_j), teacher forcing, mean over the batch
  * Decoding (seq2seq_decode.c): greedy, beam of width k, or beam constrained by the solver's rules.
  * The layout, vocabularies and weights are written by name, so a model file describes itself.
- * This file holds the model, its layout and its files; models/seq2seq_train.c trains it.
+ * This file holds the model, its layout and its files; models/seq2seq_train.c trains it and names the family's
+ * parts in its table.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -76,11 +77,6 @@ int s2s_enc_width(const seq2seq *m)
     return m->key > w ? m->key : w;
 }
 
-/* ---- names ---- */
-
-const char *const s2s_decode_names[] = {"greedy", "beam", "constrained", NULL};
-const char *const s2s_space_names[] = {"caps", "measured", NULL};
-
 /* ---- layout ---- */
 
 /* Lays out every tensor from the architecture and vocabularies, allocates the parameters. */
@@ -121,7 +117,7 @@ int s2s_build(seq2seq *m)
     nn_decoder_layout(&m->dec, &m->p, "dec", 1 + m->n_out, m->n_out, a->embed, m->key, a->hidden, a->attn);
     return nn_params_alloc(&m->p);
 }
-/* ---- family ---- */
+/* ---- memory and size ---- */
 
 void s2s_free(model *mb)
 {
@@ -134,37 +130,14 @@ void s2s_free(model *mb)
     model_base_free(&m->base);
     free(m);
 }
-static int s2s_ws_create(const model *mb, void **out)
-{
-    s2s_infer *w = NULL;
-    int rc = s2s_infer_create((const seq2seq *)mb, &w);
-    *out = w;
-    return rc;
-}
-
-static void s2s_ws_free(void *ws)
-{
-    s2s_infer_free(ws);
-}
-
-/* A problem as the decoder takes it: its candidates only when the model decodes in the measured space. */
-static int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
-{
-    (void)x;
-    const seq2seq *m = (const seq2seq *)mb;
-    data_tune_problem own = *q;
-    if (m->a.space != S2S_SPACE_MEASURED) own.cand = NULL, own.n_cand = 0;
-    return s2s_decode(m, ws, &own, m->a.decode, m->a.beam, values, NULL);
-}
-
-static long s2s_n_params(const model *mb)
+long s2s_n_params(const model *mb)
 {
     return (long)((const seq2seq *)mb)->p.n;
 }
 
 /* ---- files ---- */
 
-static int s2s_save(const model *mb, hid_t g)
+int s2s_save(const model *mb, hid_t g)
 {
     const seq2seq *m = (const seq2seq *)mb;
     hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
@@ -227,7 +200,7 @@ static int load_vocab(hid_t vg, seq2seq *m)
     return rc;
 }
 
-static int s2s_load(hid_t g, model *base, model **out)
+int s2s_load(hid_t g, model *base, model **out)
 {
     *out = NULL;
     seq2seq *m = hr_calloc(1, sizeof *m);
@@ -264,19 +237,3 @@ static int s2s_load(hid_t g, model *base, model **out)
     *out = &m->base;
     return HR_OK;
 }
-
-static const model_tune_ops s2s_tune = {
-    .ops = {.train = s2s_train, .save = s2s_save, .load = s2s_load},
-    .predict = s2s_predict,
-};
-
-const model_family model_family_seq2seq = {
-    .name = "seq2seq",
-    .tune = &s2s_tune,
-    .ws_create = s2s_ws_create,
-    .ws_free = s2s_ws_free,
-    .n_params = s2s_n_params,
-    .free = s2s_free,
-    .views = s2s_views,
-    .config_options = s2s_config_options,
-};

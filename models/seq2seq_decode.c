@@ -333,3 +333,28 @@ int s2s_infer_create(const seq2seq *m, s2s_infer **out)
     *out = w;
     return HR_OK;
 }
+
+/* ---- the family's prediction ---- */
+
+int s2s_ws_create(const model *mb, void **out)
+{
+    s2s_infer *w = NULL;
+    int rc = s2s_infer_create((const seq2seq *)mb, &w);
+    *out = w;
+    return rc;
+}
+
+void s2s_ws_free(void *ws)
+{
+    s2s_infer_free(ws);
+}
+
+/* A problem as the decoder takes it: its candidates only when the model decodes in the measured space. */
+int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
+{
+    (void)x;
+    const seq2seq *m = (const seq2seq *)mb;
+    data_tune_problem own = *q;
+    if (m->a.space != S2S_SPACE_MEASURED) own.cand = NULL, own.n_cand = 0;
+    return s2s_decode(m, ws, &own, m->a.decode, m->a.beam, values, NULL);
+}

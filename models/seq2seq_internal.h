@@ -1,5 +1,6 @@
-/* seq2seq family internals shared by models/seq2seq.c (layout, training, files) and
- * models/seq2seq_decode.c (single-problem inference: greedy, beam and constrained beam search).
+/* seq2seq family internals shared by models/seq2seq.c (layout, files), models/seq2seq_options.c,
+ * models/seq2seq_train.c (training, the family's table) and models/seq2seq_decode.c (single-problem inference:
+ * greedy, beam and constrained beam search).
  *
  * Encoder: the problem as S tokens, one per field of its codec (data_codec_token_value: a convolution's
  * S2S_N_FIELDS descriptor fields; a benchmark table's problem and hardware columns, a numeric column's value v
@@ -125,8 +126,10 @@ void s2s_free(model *m);
 /* models/seq2seq_view.c: the family's views (model_family.views, models/view.h). */
 struct model_views;
 int s2s_views(const model *mb, struct model_views *v);
-/* models/seq2seq_train.c: the family's training and its config table. */
-int s2s_train(const model_train_data *d, const model_ctx *ctx, model **out);
+long s2s_n_params(const model *mb);
+int s2s_save(const model *mb, hid_t g);
+int s2s_load(hid_t g, model *base, model **out);
+/* models/seq2seq_options.c: the option rows (architecture, decoding, then the training loop's). */
 size_t s2s_config_options(hr_config_option *rows);
 
 /* Inference workspace for m (after its weights are final; it holds the decoder's transposed copies of
@@ -140,5 +143,10 @@ int s2s_decode(const seq2seq *m, s2s_infer *w, const data_tune_problem *q, s2s_d
                int32_t *values, int *fallback);
 /* Number of constrained decodes in w so far that fell back to unconstrained output. */
 long s2s_fallback_count(const s2s_infer *w);
+/* The family's prediction (models/seq2seq_decode.c): a workspace per thread, and a problem decoded as the model
+ * was configured to (its candidates only in the measured space). The family's table is models/seq2seq_train.c's. */
+int s2s_ws_create(const model *mb, void **out);
+void s2s_ws_free(void *ws);
+int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
 
 #endif

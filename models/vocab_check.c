@@ -1,16 +1,7 @@
 /* models: whether a saved model was trained on the vocabularies of new data (model_vocab_check), for a warm
  * start: trees and weights address kernels, one-hot categories and parameter values by position, so positions
  * must name the same things. The source's part is its codec's (data_codec_check_same), the task's its part's. */
-#include <string.h>
-
 #include "models/models_internal.h"
-
-int model_names_differ(char *const *a, char *const *b, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(a[i], b[i]) != 0) return i;
-    return -1;
-}
 
 int model_vocab_check(const model *old, const model *now, int by_kernel, const char *name)
 {

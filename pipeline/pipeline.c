@@ -359,12 +359,16 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
             return HR_ENOMEM;
         }
     }
-    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model, o->shard, effective};
+    model *init = NULL;
+    rc = o->init_model ? model_load(o->init_model, &init) : HR_OK;
+    model_ctx ctx = {o->seed, o->threads, o->log, o->config, o->checkpoint, o->resume, o->init_model, o->shard, effective,
+                     init};
     model *m = NULL;
     blas_threads_for_training(fam, o);
     double t0 = hr_now();
-    rc = model_train(fam, &td, &ctx, &m);
+    if (!rc) rc = model_train(fam, &td, &ctx, &m);
     double secs = hr_now() - t0;
+    model_free(init);
     free(effective);
     free(fit_rows);
     free(valid);

@@ -80,7 +80,7 @@ static model *train_gbdt(const model_train_data *d, const char *cfg_text)
 {
     cJSON *cfg = cJSON_Parse(cfg_text);
     hr_log silent = hr_log_silent();
-    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     model *m;
     const model_family *fam = model_family_find("gbdt");
     cr_assert_not_null(fam);
@@ -180,7 +180,7 @@ static void check_select_exports(const char *family, const char *const *cfgs, in
     for (int c = 0; cfgs[c]; c++) {
         cJSON *cfg = cJSON_Parse(cfgs[c]);
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
         model *m;
         cr_assert_eq(model_train(model_family_find(family), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);
@@ -285,7 +285,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
     d.train = s.train, d.n_train = n_fit;
     cJSON *cfg = cJSON_Parse("{\"epochs\": 3, \"embed\": 8, \"conv_channels\": 16, \"hidden\": 16, \"attn\": 16}");
     hr_log silent = hr_log_silent();
-    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     model *m;
     cr_assert_eq(model_train(model_family_find("seq2seq"), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
     cJSON_Delete(cfg);
@@ -362,7 +362,7 @@ Test(export_c, non_finite_weights_are_refused_naming_file_and_tensor, .timeout =
     for (int f = 0; f < 2; f++) {
         cJSON *cfg = cJSON_Parse(cfgs[f]);
         hr_log silent = hr_log_silent();
-        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+        model_ctx ctx = {7, 2, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
         model *m;
         cr_assert_eq(model_train(model_family_find(families[f]), &d, &ctx, &m), HR_OK, "%s", hr_last_error());
         cJSON_Delete(cfg);

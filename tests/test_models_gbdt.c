@@ -73,7 +73,7 @@ Test(models_gbdt, config_values_of_the_wrong_type_or_range_are_refused)
     hr_log silent = hr_log_silent();
     int row = 0;
     model_train_data d = {.task = MODEL_TASK_SELECT, .train = &row, .n_train = 1};
-    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     model *m = NULL;
     cr_assert_eq(model_train(&model_family_gbdt, &d, &ctx, &m), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "gbdt config: unknown option \"roundz\" (known: objective, label, tau, rounds,"),

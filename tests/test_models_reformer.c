@@ -168,7 +168,7 @@ Test(models_reformer, config_is_validated)
     model_train_data d = fixture_train_data(&f);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
-        model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+        model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
         model *m = NULL;
         cr_assert_eq(model_train(fam, &d, &ctx, &m), HR_EINVAL, "%s accepted", bad[i]);
         cr_assert_null(m);

@@ -105,7 +105,7 @@ static model *train_s2s(const fixture *f, const char *config, uint64_t seed)
     model_train_data d = {.task = MODEL_TASK_TUNE, .tune = f->t, .codec = f->codec, .V = f->V, .X = f->X,
                           .n_features = f->nf, .train = f->train, .n_train = f->n_train, .valid = f->valid,
                           .n_valid = f->n_valid};
-    model_ctx ctx = {seed, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {seed, 1, &log, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     model *m = NULL;
     int rc = model_train(&model_family_seq2seq, &d, &ctx, &m);
     cJSON_Delete(cfg);
@@ -335,7 +335,7 @@ Test(seq2seq, config_is_checked)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cJSON *cfg = cJSON_Parse(bad[i]);
         model_train_data d = {.task = MODEL_TASK_TUNE, .train = &row, .n_train = 1};
-        model_ctx ctx = {1, 1, &log, cfg, NULL, 0, NULL, NULL, NULL};
+        model_ctx ctx = {1, 1, &log, cfg, NULL, 0, NULL, NULL, NULL, NULL};
         model *m = NULL;
         cr_assert_eq(model_train(&model_family_seq2seq, &d, &ctx, &m), HR_EINVAL, "accepted %s", bad[i]);
         cr_assert_null(m);

@@ -11,7 +11,7 @@ void check_config_refused(const model_family *fam, model_task task, const char *
     hr_log silent = hr_log_silent();
     int row = 0;
     model_train_data d = {.task = task, .train = &row, .n_train = 1};
-    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL};
+    model_ctx ctx = {1, 1, &silent, cfg, NULL, 0, NULL, NULL, NULL, NULL};
     model *m = NULL;
     cr_assert_eq(model_train(fam, &d, &ctx, &m), HR_EINVAL, "%s %s accepted", fam->name, config);
     cr_assert_null(m);

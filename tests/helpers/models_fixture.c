@@ -99,7 +99,7 @@ model *train_family(const fixture *f, const char *family, const char *config, ui
     cr_assert(cfg);
     hr_log silent = hr_log_silent();
     model_train_data d = fixture_train_data(f);
-    model_ctx ctx = {seed, train_threads, log ? log : &silent, cfg, checkpoint, resume, NULL, NULL, NULL};
+    model_ctx ctx = {seed, train_threads, log ? log : &silent, cfg, checkpoint, resume, NULL, NULL, NULL, NULL};
     model *m = NULL;
     int rc = model_train(fam, &d, &ctx, &m);
     cJSON_Delete(cfg);
@@ -245,7 +245,7 @@ void check_resume(const char *family, const char *config)
     const model_family *fam = model_family_find(family);
     model_train_data d = fixture_train_data(&f);
     hr_log silent = hr_log_silent();
-    model_ctx ctx = {9, 1, &silent, other, ckpt, 1, NULL, NULL, NULL};
+    model_ctx ctx = {9, 1, &silent, other, ckpt, 1, NULL, NULL, NULL, NULL};
     model *m = NULL;
     cr_assert_neq(model_train(fam, &d, &ctx, &m), HR_OK);
     cr_assert(strstr(hr_last_error(), "another run"), "%s", hr_last_error());
@@ -257,7 +257,7 @@ void check_resume(const char *family, const char *config)
     cr_assert_eq(fseek(fp, 1000, SEEK_SET), 0);
     fputc(byte ^ 0x40, fp);
     fclose(fp);
-    model_ctx same = {9, 1, &silent, NULL, ckpt, 1, NULL, NULL, NULL};
+    model_ctx same = {9, 1, &silent, NULL, ckpt, 1, NULL, NULL, NULL, NULL};
     cJSON *cfg = cJSON_Parse(config);
     same.config = cfg;
     cr_assert_neq(model_train(fam, &d, &same, &m), HR_OK);
