@@ -58,7 +58,7 @@ static int bench_ranked_cmp(const void *a, const void *b)
 /* n candidates (n, nk): the model's configurations, then seeded combinations of each column's values. */
 static double *bench_candidates(const model *m, int n, uint64_t seed)
 {
-    int nk = m->table->n_kernel, K = m->n_kernels;
+    int nk = data_codec_config_width(m->codec), K = m->n_kernels;
     double *kv = malloc((size_t)n * nk * sizeof *kv);
     if (!kv) return NULL;
     hr_rng rng;
@@ -143,7 +143,7 @@ static int bench_run(const char *data, const char *config, int threads, int call
         }
         snprintf(path, sizeof path, "%s/in.txt", dir);
         f = fopen(path, "w");
-        int np = d.sel->table->spec.n_problem + d.sel->table->spec.n_hardware, nk = m->table->n_kernel;
+        int np = d.sel->table->spec.n_problem + d.sel->table->spec.n_hardware, nk = data_codec_config_width(m->codec);
         if (f) {
             fprintf(f, "%d %d %d\n", d.n, n_cand, calls);
             for (size_t i = 0; i < (size_t)d.n * np; i++) fprintf(f, "%.17g\n", d.sel->table->pv[i]);
@@ -161,7 +161,7 @@ static int bench_run(const char *data, const char *config, int threads, int call
     if (!rc)
         printf("problems=%d configurations=%d pairs_features=%d train_threads=%d train_seconds=%.2f tree_nodes=%ld "
                "candidates=%d calls=%d library_rank_us=%.1f library_scores_us=%.1f runtime_rank_us=%.1f cc=%s sink=%g\n",
-               d.n, m->n_kernels, m->n_features + data_table_pair_feature_count(m->table), threads, train_s,
+               d.n, m->n_kernels, m->n_features + data_codec_pair_feature_count(m->codec), threads, train_s,
                model_n_params(m), n_cand, calls, eval_median_inplace(us, calls), eval_median_inplace(us_scores, calls),
                runtime_us, cc, sink);
     model_ws_free(ws);

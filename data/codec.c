@@ -135,6 +135,11 @@ int data_codec_pair_feature_count(const data_codec *c)
     return c->n_pair;
 }
 
+int data_codec_config_feature_count(const data_codec *c)
+{
+    return c->n_config_features;
+}
+
 void data_codec_pair_features(const data_codec *c, const double *pv, const double *kv, float *out)
 {
     c->ops->pair_features(c, pv, kv, out);

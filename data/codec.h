@@ -84,6 +84,8 @@ int data_codec_feature_name(const data_codec *c, int j, char *buf, size_t size);
 /* ---- configurations (n_kernel values each) and pair features ---- */
 int data_codec_config_width(const data_codec *c);       /* n_kernel; 0: kernels known by name only */
 int data_codec_pair_feature_count(const data_codec *c); /* n_pair */
+/* The pair features that read the configuration alone (its columns' encodings), which lead a pair's features. */
+int data_codec_config_feature_count(const data_codec *c);
 /* out (n_pair) of a problem's values pv and a configuration's values kv. */
 void data_codec_pair_features(const data_codec *c, const double *pv, const double *kv, float *out);
 /* A configuration's name "tile_m=128,..." into its values kv and back (canonical, in schema order); 0 or a

@@ -41,7 +41,7 @@ typedef struct data_codec_ops {
 
 struct data_codec {
     const data_codec_ops *ops;
-    int n_values, n_features, n_kernel, n_pair;
+    int n_values, n_features, n_kernel, n_pair, n_config_features;
     int n_slices, n_kernel_classes, n_tokens, n_allow;
     const data_codec_slice *slices; /* (n_slices) */
     const data_codec_token *tokens; /* (n_tokens); a table's are owned */

@@ -256,6 +256,7 @@ int data_codec_table_create(const data_table_spec *spec, const char *rules_json,
         c->n_features = data_table_problem_feature_count(s);
         c->n_kernel = s->n_kernel;
         c->n_pair = data_table_pair_feature_count(s);
+        c->n_config_features = data_table_config_feature_count(s);
         c->n_kernel_classes = 1;
         c->n_tokens = np;
     }

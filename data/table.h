@@ -119,6 +119,8 @@ int data_table_spec_same(const data_table_spec *a, const data_table_spec *b);
 /* Feature counts and names ("M", "log2_M", "dtype=bf16", "tile_m", "tiles_M", "waste_M", ...). */
 int data_table_problem_feature_count(const data_table_spec *s);
 int data_table_pair_feature_count(const data_table_spec *s);
+/* The pair features of the configuration alone: its columns' encodings, which lead the pair features. */
+int data_table_config_feature_count(const data_table_spec *s);
 /* name of problem feature j (0 <= j < problem count) or pair feature problem count + j; static or spec-owned */
 int data_table_feature_name(const data_table_spec *s, int j, char *buf, size_t size);
 /* x (n_problem_features) from a problem's values pv. */

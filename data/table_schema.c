@@ -361,10 +361,23 @@ void data_table_problem_values(const data_table_spec *s, const float *x, double 
     data_table_shape_problem_values(&sh, x, pv);
 }
 
+/* A column's encoding: its categories one-hot, or a number and its log2. */
+static int encoding_width(const data_table_column *c)
+{
+    return c->categorical ? c->n_vocab : 2;
+}
+
+int data_table_config_feature_count(const data_table_spec *s)
+{
+    int n = 0;
+    for (int k = 0; k < s->n_kernel; k++) n += encoding_width(&s->kernel[k]);
+    return n;
+}
+
 /* Walks a column's encoding: j-th slot's name, or the slot count left (*j reduced) when it is not there. */
 static int encoding_name(const data_table_column *c, int *j, char *buf, size_t size)
 {
-    int w = c->categorical ? c->n_vocab : 2;
+    int w = encoding_width(c);
     if (*j >= w) {
         *j -= w;
         return 0;

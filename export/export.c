@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/table.h"
 #include "export/export_internal.h"
 #include "models/view.h"
 
@@ -181,16 +182,21 @@ static int write_file(const char *dir, const char *ext, writer_fn fn, const expo
     return rc;
 }
 
-/* A table model's runtime takes the problem's values and candidate configurations (export/table.c); every other
- * model's takes a problem key or its fields. */
+/* A table model's runtime takes the problem's values and candidate configurations (export/table.c, which writes
+ * the schema's columns into it); every other model's takes a problem key or its fields. */
+static int of_table(const model *m)
+{
+    return data_codec_table_spec(m->codec) != NULL;
+}
+
 static int header_fn(FILE *f, const export_job *j)
 {
-    return j->m->table ? export_table_write_header(f, j->m, j->v, j->prefix) : write_header(f, j);
+    return of_table(j->m) ? export_table_write_header(f, j->m, j->v, j->prefix) : write_header(f, j);
 }
 
 static int source_fn(FILE *f, const export_job *j)
 {
-    return j->m->table ? export_table_write_source(f, j->m, j->v, j->prefix) : write_source(f, j);
+    return of_table(j->m) ? export_table_write_source(f, j->m, j->v, j->prefix) : write_source(f, j);
 }
 
 int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
@@ -203,7 +209,7 @@ int export_c_write(const model *m, const char *name, const char *dir, const char
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     model_views *v = NULL;
     int rc = model_views_create(m, &v);
-    if (!rc) rc = m->table ? export_table_check(m, v, name) : fam->check(m, v, name);
+    if (!rc) rc = of_table(m) ? export_table_check(m, v, name) : fam->check(m, v, name);
     if (!rc) rc = hr_mkdir_p(dir);
     const export_job j = {m, v, fam, prefix};
     if (!rc) rc = write_file(dir, ".h", header_fn, &j);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "export/export_internal.h"
 #include "export/runtime/towers.h"
 #include "models/view.h"
@@ -84,7 +83,7 @@ static int write_blocks(FILE *c, const model_views *v, const tv *t)
 /* hm_vknown (K, D): v of the known configurations; hm_slot: their open-addressing table */
 static int write_known(FILE *c, const model *m, const model_views *v, const tv *t)
 {
-    const int K = m->n_kernels, D = t->D, nk = m->table->n_kernel;
+    const int K = m->n_kernels, D = t->D, nk = data_codec_config_width(m->codec);
     uint32_t size = 2;
     while (size < 2u * (uint32_t)K) size <<= 1;
     int *slot = hr_malloc(size * sizeof *slot);

@@ -72,7 +72,7 @@ static const char *rank_doc(const model_views *v)
 
 int export_table_write_header(FILE *h, const model *m, const model_views *v, const char *prefix)
 {
-    const data_table_spec *s = m->table;
+    const data_table_spec *s = data_codec_table_spec(m->codec);
     const int towers = table_kind(v) == TABLE_TOWERS;
     int np = s->n_problem + s->n_hardware;
     fprintf(h, "/* %s.h: a %s model of a benchmark table exported by heurist. Needs only libc and libm.\n"
@@ -123,7 +123,7 @@ int export_table_write_header(FILE *h, const model *m, const model_views *v, con
 /* hm_shape: the schema as data/table_features.h's data_table_shape, and the sizes the rank section reads. */
 static int write_shape(FILE *c, const model *m, int features)
 {
-    const data_table_spec *s = m->table;
+    const data_table_spec *s = data_codec_table_spec(m->codec);
     int np = s->n_problem + s->n_hardware;
     int *pvoc = malloc((size_t)(np ? np : 1) * sizeof *pvoc);
     int *kvoc = malloc((size_t)(s->n_kernel ? s->n_kernel : 1) * sizeof *kvoc);
@@ -194,9 +194,9 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
     fprintf(c, "/* ---- data/table_features.h, verbatim ---- */\n%s\n/* ---- model ---- */\n",
             export_source("data/table_features.h"));
     /* HM_NF: a pair row's features, the problem's then the pair's (data/table.h) */
-    int rc = write_shape(c, m, m->n_features + data_table_pair_feature_count(m->table));
+    int rc = write_shape(c, m, m->n_features + data_codec_pair_feature_count(m->codec));
     if (rc) return rc;
-    export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)m->table->n_kernel);
+    export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)data_codec_config_width(m->codec));
     if (towers) {
         rc = export_towers_write(c, m, v);
     } else {
@@ -207,7 +207,7 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
     if (rc) return rc;
     export_section(c, "export/runtime/table.h", "sort");
     fprintf(c, "\n/* ---- API ---- */\n");
-    write_columns(c, m->table, prefix);
+    write_columns(c, data_codec_table_spec(m->codec), prefix);
     export_c_vocabulary(c, prefix, "HM_N_CONFIGS", "hm_config_names", "n_configs", "config_name", "k", m->kernels,
                         m->n_kernels);
     fprintf(c, "\nconst double *%s_config_values(int k)\n{\n    return k >= 0 && k < HM_N_CONFIGS ? hm_configs + "

@@ -16,7 +16,7 @@ int gbdt_model_views(const model *m, model_views *v)
     model_views_int(v, g->n_boosters, "boosters");
     for (int i = 0; i < g->n_boosters; i++) model_views_array(v, MODEL_VIEW_BOOSTER, g->boosters[i], 1, "booster%d", i);
     if (g->mode != GBDT_MODE_RANK) return HR_OK;
-    if (m->table) {
+    if (m->kernel_values) { /* configurations of values: the booster scores their pair features */
         model_views_array(v, MODEL_VIEW_TEXT, gbdt_table_loss_names[g->loss], 1, "rank_loss");
         if (g->target > 0)
             model_views_array(v, MODEL_VIEW_TEXT, gbdt_table_target_names[g->target - 1], 1, "rank_target");

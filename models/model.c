@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/h5.h"
-#include "data/table.h"
 #include "models/models_internal.h"
 #include "train/train.h"
 
@@ -20,7 +19,6 @@ int model_base_init(model *m, const model_family *fam, const model_train_data *d
     m->seed = ctx->seed;
     int rc = data_codec_copy(d->codec, &m->codec);
     if (rc) return rc;
-    m->table = data_codec_table_spec(m->codec);
     if (d->n_features != data_codec_feature_count(m->codec))
         return hr_error(HR_EINVAL, "%d features for a %s with %d problem features", d->n_features,
                         data_codec_name(m->codec), data_codec_feature_count(m->codec));
@@ -193,7 +191,6 @@ static int load_base(hid_t f, const char *path, const model_family *fam, model *
     if ((rc = hr_h5_read_strings(f, "feature_names", &m->feature_names, &n))) return rc;
     m->n_features = (int)n;
     if ((rc = data_codec_read(f, path, &m->codec))) return rc;
-    m->table = data_codec_table_spec(m->codec);
     /* features are matched by name: a model trained on another feature list cannot be fed ours */
     int n_ours = data_codec_feature_count(m->codec);
     if (m->n_features != n_ours) return hr_error(HR_EFORMAT, "%s: model has %d features, this heurist computes %d", path, m->n_features, n_ours);

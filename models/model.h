@@ -167,9 +167,6 @@ struct model {
     int *vocab_size;           /* (length) */
     int32_t **vocab;           /* (length)[vocab_size] */
     const data_constraint *constraint; /* the codec's rules for the solver (data_codec_constraint), or NULL */
-    /* a table source's schema (data_codec_table_spec of codec, data/table.h), for the code that reads a table's
-     * columns itself; NULL for any other source */
-    const struct data_table_spec *table;
     /* provenance */
     char *config_json;         /* the config that produced the model */
     uint64_t seed;

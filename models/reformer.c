@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "models/reformer_internal.h"
 
 /* With a team (batch_parts > 1 on more than one thread, as the classes head's fit makes it) the parts' own
@@ -39,11 +38,11 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     reformer_cfg cfg;
     int rc = reformer_cfg_parse(ctx->config, &cfg);
     if (rc) return rc;
-    const data_table *table = d->sel ? d->sel->table : NULL;
-    if ((cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS) && !table)
+    const int valued = data_codec_config_width(d->codec) > 0;
+    if ((cfg.mode == REFORMER_MODE_PAIRS || cfg.mode == REFORMER_MODE_TOWERS) && !valued)
         return hr_error(HR_EINVAL, "reformer config: \"mode\": \"%s\" needs a benchmark table (--data FILE.csv)",
                         reformer_mode_names[cfg.mode]);
-    if (cfg.mode == REFORMER_MODE_AUTO && table) {
+    if (cfg.mode == REFORMER_MODE_AUTO && valued) {
         cfg.mode = REFORMER_MODE_PAIRS;
         if (!hr_config_has(ctx->config, "batch_size")) cfg.train.batch_size = REFORMER_PAIR_BATCH;
     }
@@ -53,7 +52,7 @@ static int reformer_train(const model_train_data *d, const model_ctx *ctx, model
     if ((rc = model_base_init(&r->base, &model_family_reformer, d, ctx))) goto fail;
     reformer_options_apply(r, &cfg);
     r->n_raw = r->base.n_features;
-    if (r->mode->table && (!r->base.table || !r->base.kernel_values)) {
+    if (r->mode->valued && !r->base.kernel_values) {
         rc = hr_error(HR_EINVAL, "reformer: the model records no table schema (%s mode)", r->mode->name);
         goto fail;
     }

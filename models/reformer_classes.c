@@ -538,7 +538,7 @@ static int classes_fit(reformer *r, const model_train_data *d, const model_ctx *
 
 const reformer_head reformer_head_classes = {
     .name = "classes",
-    .table = 0,
+    .valued = 0,
     .pair_input = 0,
     .input_fit = classes_input_fit,
     .layout = classes_layout,

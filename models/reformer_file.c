@@ -95,9 +95,9 @@ int reformer_load(hid_t g, model *base, model **out)
     if (!rc) rc = reformer_options_load(g, version, &cfg);
     if (!rc) reformer_options_apply(r, &cfg);
     const int ple = !rc && cfg.input == REFORMER_INPUT_PLE;
-    if (!rc && r->mode->table && !r->base.table)
+    if (!rc && r->mode->valued && !data_codec_config_width(r->base.codec))
         rc = hr_error(HR_EFORMAT, "reformer: a %s-mode model without its table's schema", r->mode->name);
-    if (!rc && r->mode->table && !r->base.kernel_values)
+    if (!rc && r->mode->valued && !r->base.kernel_values)
         rc = hr_error(HR_EFORMAT, "reformer: a %s-mode model without its configurations' values", r->mode->name);
     if (!rc && r->mode->load) rc = r->mode->load(g, r);
     r->n_raw = r->base.n_features + r->n_pair;

@@ -8,7 +8,6 @@
 
 #include "core/core.h"
 #include "data/data.h"
-#include "data/table.h"
 
 #include "models/reformer_internal.h"
 
@@ -262,14 +261,14 @@ void reformer_pair_raw(const reformer *r, const float *x, const double *pv, cons
 {
     const int nf = r->base.n_features;
     memcpy(u, x, (size_t)nf * sizeof *u);
-    data_table_pair_features(r->base.table, pv, kv, u + nf);
+    data_codec_pair_features(r->base.codec, pv, kv, u + nf);
 }
 
 int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
 {
     const data_select *sel = d->sel;
-    const data_table_spec *spec = r->base.table;
-    const int nf = r->base.n_features, np = r->n_pair, K = sel->n_kernels, nk = spec->n_kernel;
+    const data_codec *codec = r->base.codec;
+    const int nf = r->base.n_features, np = r->n_pair, K = sel->n_kernels, nk = data_codec_config_width(codec);
     long total = 0;
     for (int i = 0; i < d->n_train; i++) {
         const float *t = sel->runtime + (size_t)d->train[i] * K;
@@ -280,7 +279,7 @@ int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
     const int m = (int)((total + stride - 1) / stride);
     input_cols c = {0};
     int *len = hr_malloc((size_t)r->n_raw * sizeof *len);
-    double *pv = hr_malloc((size_t)(spec->n_problem + spec->n_hardware + 1) * sizeof *pv);
+    double *pv = hr_malloc((size_t)(data_codec_value_count(codec) + 1) * sizeof *pv);
     float *pf = hr_malloc((size_t)(np ? np : 1) * sizeof *pf);
     int rc = len && pv && pf ? HR_OK : HR_ENOMEM;
     for (int j = 0; !rc && j < r->n_raw; j++) len[j] = j < nf ? d->n_train : m;
@@ -294,11 +293,11 @@ int reformer_input_fit_pairs(reformer *r, const model_train_data *d, int bins)
     for (int i = 0; !rc && i < d->n_train; i++) {
         const int row = d->train[i];
         const float *t = sel->runtime + (size_t)row * K;
-        data_table_problem_values(spec, d->X + (size_t)row * nf, pv);
+        data_codec_values_of_features(codec, d->X + (size_t)row * nf, pv);
         for (int k = 0; k < K; k++) {
             if (!isfinite(t[k])) continue;
             if (seen++ % stride) continue;
-            data_table_pair_features(spec, pv, sel->table->kv + (size_t)k * nk, pf);
+            data_codec_pair_features(codec, pv, data_select_config_values(sel) + (size_t)k * nk, pf);
             for (int j = 0; j < np; j++) c.cols[c.off[nf + j] + e] = r->input_log ? reformer_slog(pf[j]) : pf[j];
             e++;
         }

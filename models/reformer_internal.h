@@ -127,7 +127,8 @@ typedef struct reformer_cfg {
  * in a fixed order; a head calls the trunk, the input transform and the listwise training, never the family. */
 struct reformer_head {
     const char *name; /* its mode in the config and in model files */
-    int table;        /* scores configurations from their fields: needs a benchmark table and its values */
+    int valued;       /* scores configurations from their fields: needs a source whose configurations have values
+                       * (data_codec_config_width, a benchmark table) and those values */
     int pair_input;   /* the trunk's input holds the pair features (no folded first product of "ple" bins) */
     /* the head's own fields, from the config (training; NULL: none) */
     void (*setup)(reformer *r, const reformer_cfg *cfg);

@@ -1,6 +1,6 @@
 /* The Reformer's pairs head (family "reformer", config "mode": "pairs", for benchmark tables): every candidate
  * configuration k of a problem gets one score
- *   u = [x | data_table_pair_features(pv, kv_k)]     problem features, then the pair's features (data/table.h)
+ *   u = [x | data_codec_pair_features(pv, kv_k)]     problem features, then the pair's features (data/codec.h)
  *   s_k = A_f Gamma_L(... Gamma_1(input(u))) + b_f    the trunk's Gamma-blocks, a head of width 1
  * where input() is the trunk's transform (slog, z-score, "ple" bins), its problem columns fitted on the training
  * rows and its pair columns on the training pairs (models/reformer_input.c). Training is listwise
@@ -13,14 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "models/reformer_internal.h"
 
 static void pairs_setup(reformer *r, const reformer_cfg *cfg)
 {
     (void)cfg;
     r->app_weight = 0.0f; /* every candidate scored is a configuration asked about: no applicability head */
-    r->n_pair = data_table_pair_feature_count(r->base.table);
+    r->n_pair = data_codec_pair_feature_count(r->base.codec);
     r->n_raw = r->base.n_features + r->n_pair;
 }
 
@@ -44,10 +43,9 @@ static void pairs_reset(reformer *r, hr_rng *rng)
 
 static int pairs_ws_init(const reformer *r, reformer_ws *w)
 {
-    const data_table_spec *s = r->base.table;
     const size_t C = REFORMER_PAIR_CHUNK, wide = (size_t)r->hidden + (size_t)r->expand;
     w->buf = hr_calloc((size_t)r->n_raw, sizeof *w->buf);
-    w->pv = hr_calloc((size_t)(s->n_problem + s->n_hardware + 1), sizeof *w->pv);
+    w->pv = hr_calloc((size_t)(data_codec_value_count(r->base.codec) + 1), sizeof *w->pv);
     w->in = hr_calloc(C * (size_t)r->n_in, sizeof *w->in);
     w->z = hr_calloc(C * wide, sizeof *w->z);
     w->y[0] = hr_calloc(C * (size_t)r->hidden, sizeof *w->y[0]);
@@ -61,8 +59,8 @@ static int pairs_ws_init(const reformer *r, reformer_ws *w)
 static int pairs_candidates(const reformer *r, reformer_ws *w, const float *x, const double *kv, int n,
                             float *scores)
 {
-    const int nk = r->base.table->n_kernel, ni = r->n_in;
-    data_table_problem_values(r->base.table, x, w->pv);
+    const int nk = data_codec_config_width(r->base.codec), ni = r->n_in;
+    data_codec_values_of_features(r->base.codec, x, w->pv);
     const float bf = r->p.w[r->head.b];
     for (int c0 = 0; c0 < n; c0 += REFORMER_PAIR_CHUNK) {
         const int B = n - c0 < REFORMER_PAIR_CHUNK ? n - c0 : REFORMER_PAIR_CHUNK;
@@ -100,8 +98,8 @@ static int pairs_init(reformer_list *f, float *train_in)
 {
     free(train_in); /* the pairs' inputs are gathered per batch */
     const reformer *r = f->r;
-    const data_table_spec *spec = r->base.table;
-    const int nf = r->base.n_features, npv = spec->n_problem + spec->n_hardware;
+    const data_codec *codec = r->base.codec;
+    const int nf = r->base.n_features, npv = data_codec_value_count(codec);
     pairs_own *o = hr_calloc(1, sizeof *o);
     if (!o) return HR_ENOMEM;
     f->own = o;
@@ -109,7 +107,7 @@ static int pairs_init(reformer_list *f, float *train_in)
         const reformer_cands *c = &f->set[s];
         if (!(o->pv[s] = hr_malloc((size_t)(c->n ? c->n : 1) * (npv ? npv : 1) * sizeof *o->pv[s]))) return HR_ENOMEM;
         for (int i = 0; i < c->n; i++)
-            data_table_problem_values(spec, f->d->X + (size_t)c->rows[i] * nf, o->pv[s] + (size_t)i * npv);
+            data_codec_values_of_features(codec, f->d->X + (size_t)c->rows[i] * nf, o->pv[s] + (size_t)i * npv);
     }
     return (o->u = hr_malloc((size_t)r->n_raw * sizeof *o->u)) ? HR_OK : HR_ENOMEM;
 }
@@ -120,9 +118,10 @@ static int pairs_gather(reformer_list *f, int set, const int *pos, int n)
     const reformer *r = f->r;
     const pairs_own *o = f->own;
     const reformer_cands *s = &f->set[set];
-    const data_table_spec *spec = r->base.table;
-    const int nf = r->base.n_features, ni = r->n_in, nk = spec->n_kernel, npv = spec->n_problem + spec->n_hardware;
-    const double *kv = f->d->sel->table->kv;
+    const data_codec *codec = r->base.codec;
+    const int nf = r->base.n_features, ni = r->n_in, nk = data_codec_config_width(codec);
+    const int npv = data_codec_value_count(codec);
+    const double *kv = data_select_config_values(f->d->sel);
     int e = 0;
     f->off[0] = 0;
     for (int i = 0; i < n; i++) {
@@ -180,7 +179,7 @@ static int pairs_load(hid_t g, reformer *r)
 
 const reformer_head reformer_head_pairs = {
     .name = "pairs",
-    .table = 1,
+    .valued = 1,
     .pair_input = 1,
     .setup = pairs_setup,
     .input_fit = pairs_input_fit,

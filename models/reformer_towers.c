@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "core/h5.h"
-#include "data/table.h"
 #include "models/reformer_internal.h"
 
 /* ---- inputs ---- */
@@ -32,21 +31,20 @@ static void towers_inputs(const reformer *r, const float *pf, float *cin, float 
     for (int j = 0; j < r->n_q; j++) q[j] = (reformer_slog(pf[r->n_cfg + j]) - r->q_mean[j]) / r->q_std[j];
 }
 
-/* The kernel columns' encodings lead the pair features (data/table.h): n_cfg is their width, n_q the rest. */
+/* The configuration's own features lead the pair features (data_codec_config_feature_count): n_cfg is their width,
+ * n_q the rest. */
 static void towers_widths(reformer *r)
 {
-    const data_table_spec *s = r->base.table;
-    r->n_cfg = 0;
-    for (int k = 0; k < s->n_kernel; k++) r->n_cfg += s->kernel[k].categorical ? s->kernel[k].n_vocab : 2;
-    r->n_q = data_table_pair_feature_count(s) - r->n_cfg;
+    r->n_cfg = data_codec_config_feature_count(r->base.codec);
+    r->n_q = data_codec_pair_feature_count(r->base.codec) - r->n_cfg;
 }
 
 /* The configuration inputs' z-score and q's (slog, z-score) from the training pairs; sets n_cfg, n_q. */
 static int towers_cfg_fit(reformer *r, const model_train_data *d)
 {
     const data_select *sel = d->sel;
-    const data_table_spec *spec = r->base.table;
-    const int nf = r->base.n_features, K = sel->n_kernels, nk = spec->n_kernel;
+    const data_codec *codec = r->base.codec;
+    const int nf = r->base.n_features, K = sel->n_kernels, nk = data_codec_config_width(codec);
     towers_widths(r);
     const int np = r->n_cfg + r->n_q;
     long total = 0;
@@ -60,7 +58,7 @@ static int towers_cfg_fit(reformer *r, const model_train_data *d)
     const size_t mm = (size_t)(m ? m : 1);
     float *X = hr_malloc(mm * (size_t)(np ? np : 1) * sizeof *X), *mean = hr_malloc((size_t)(np + 1) * sizeof *mean),
           *sd = hr_malloc((size_t)(np + 1) * sizeof *sd);
-    double *pv = hr_malloc((size_t)(spec->n_problem + spec->n_hardware + 1) * sizeof *pv);
+    double *pv = hr_malloc((size_t)(data_codec_value_count(codec) + 1) * sizeof *pv);
     int *idx = hr_malloc(mm * sizeof *idx);
     r->cfg_mean = hr_malloc((size_t)(r->n_cfg + 1) * sizeof *r->cfg_mean);
     r->cfg_std = hr_malloc((size_t)(r->n_cfg + 1) * sizeof *r->cfg_std);
@@ -72,11 +70,11 @@ static int towers_cfg_fit(reformer *r, const model_train_data *d)
     for (int i = 0; !rc && i < d->n_train; i++) {
         const int row = d->train[i];
         const float *t = sel->runtime + (size_t)row * K;
-        data_table_problem_values(spec, d->X + (size_t)row * nf, pv);
+        data_codec_values_of_features(codec, d->X + (size_t)row * nf, pv);
         for (int k = 0; k < K; k++) {
             if (!isfinite(t[k]) || seen++ % stride) continue;
             float *pf = X + (size_t)e++ * np;
-            data_table_pair_features(spec, pv, sel->table->kv + (size_t)k * nk, pf);
+            data_codec_pair_features(codec, pv, data_select_config_values(sel) + (size_t)k * nk, pf);
             for (int j = r->n_cfg; j < np; j++) pf[j] = reformer_slog(pf[j]);
         }
     }
@@ -165,10 +163,9 @@ static int towers_save(const reformer *r, hid_t g)
 
 static int towers_ws_init(const reformer *r, reformer_ws *w)
 {
-    const data_table_spec *s = r->base.table;
     const size_t C = REFORMER_PAIR_CHUNK, wide = (size_t)r->hidden + (size_t)r->expand, D = (size_t)r->tower_dim;
     w->buf = hr_calloc((size_t)r->n_in + 2 * wide + D, sizeof *w->buf);
-    w->pv = hr_calloc((size_t)(s->n_problem + s->n_hardware + 1), sizeof *w->pv);
+    w->pv = hr_calloc((size_t)(data_codec_value_count(r->base.codec) + 1), sizeof *w->pv);
     w->u = hr_calloc(D, sizeof *w->u);
     w->pf = hr_calloc((size_t)(r->n_cfg + r->n_q + 1), sizeof *w->pf);
     w->cin = hr_calloc(C * (size_t)(r->n_cfg + 1), sizeof *w->cin);
@@ -192,16 +189,16 @@ static void towers_config_forward(const reformer *r, const float *cin, float *h,
 /* the chunk's inputs: configuration inputs and q of candidates kv (B, n_kernel) for the problem values pv */
 static void towers_chunk_inputs(const reformer *r, reformer_ws *w, const double *pv, const double *kv, int B)
 {
-    const int nk = r->base.table->n_kernel;
+    const int nk = data_codec_config_width(r->base.codec);
     for (int i = 0; i < B; i++) {
-        data_table_pair_features(r->base.table, pv, kv + (size_t)i * nk, w->pf);
+        data_codec_pair_features(r->base.codec, pv, kv + (size_t)i * nk, w->pf);
         towers_inputs(r, w->pf, w->cin + (size_t)i * r->n_cfg, w->qin + (size_t)i * r->n_q);
     }
 }
 
 void reformer_towers_config(const reformer *r, reformer_ws *w, const double *kv, int n, float *v)
 {
-    const int nk = r->base.table->n_kernel, D = r->tower_dim;
+    const int nk = data_codec_config_width(r->base.codec), D = r->tower_dim;
     for (int c0 = 0; c0 < n; c0 += REFORMER_PAIR_CHUNK) {
         const int B = n - c0 < REFORMER_PAIR_CHUNK ? n - c0 : REFORMER_PAIR_CHUNK;
         towers_chunk_inputs(r, w, w->pv, kv + (size_t)c0 * nk, B); /* any problem: e(c) does not read it */
@@ -212,8 +209,8 @@ void reformer_towers_config(const reformer *r, reformer_ws *w, const double *kv,
 static int towers_candidates(const reformer *r, reformer_ws *w, const float *x, const double *kv, int n,
                              float *scores)
 {
-    const int nk = r->base.table->n_kernel, D = r->tower_dim;
-    data_table_problem_values(r->base.table, x, w->pv);
+    const int nk = data_codec_config_width(r->base.codec), D = r->tower_dim;
+    data_codec_values_of_features(r->base.codec, x, w->pv);
     reformer_head_forward1(r, reformer_trunk_forward1(r, w, x), w->u);
     for (int c0 = 0; c0 < n; c0 += REFORMER_PAIR_CHUNK) {
         const int B = n - c0 < REFORMER_PAIR_CHUNK ? n - c0 : REFORMER_PAIR_CHUNK;
@@ -257,13 +254,14 @@ static int towers_set_init(reformer_list *f, towers_own *o, int s, float *pin)
     const reformer *r = f->r;
     const reformer_cands *c = &f->set[s];
     const model_train_data *d = f->d;
-    const data_table_spec *spec = r->base.table;
-    const int nf = r->base.n_features, ni = r->n_in, nk = spec->n_kernel, nc = r->n_cfg, nq = r->n_q, n = c->n;
+    const data_codec *codec = r->base.codec;
+    const int nf = r->base.n_features, ni = r->n_in, nk = data_codec_config_width(codec), nc = r->n_cfg, nq = r->n_q;
+    const int n = c->n;
     const int nnz = c->off[n];
     const size_t z = (size_t)(nnz ? nnz : 1), nn = (size_t)(n ? n : 1);
     o->pin[s] = pin;
     float *pf = hr_malloc((size_t)(nc + nq + 1) * sizeof *pf);
-    double *pv = hr_malloc((size_t)(spec->n_problem + spec->n_hardware + 1) * sizeof *pv);
+    double *pv = hr_malloc((size_t)(data_codec_value_count(codec) + 1) * sizeof *pv);
     o->scin[s] = hr_malloc(z * (size_t)(nc + 1) * sizeof *o->scin[s]);
     o->sqin[s] = hr_malloc(z * (size_t)(nq + 1) * sizeof *o->sqin[s]);
     if (!o->pin[s]) o->pin[s] = hr_malloc(nn * (size_t)ni * sizeof *o->pin[s]);
@@ -271,9 +269,9 @@ static int towers_set_init(reformer_list *f, towers_own *o, int s, float *pin)
     for (int i = 0; !rc && i < n; i++) {
         const float *x = d->X + (size_t)c->rows[i] * nf;
         if (!pin) reformer_input(r, x, o->pin[s] + (size_t)i * ni);
-        data_table_problem_values(spec, x, pv);
+        data_codec_values_of_features(codec, x, pv);
         for (int e = c->off[i]; e < c->off[i + 1]; e++) {
-            data_table_pair_features(spec, pv, d->sel->table->kv + (size_t)c->kern[e] * nk, pf);
+            data_codec_pair_features(codec, pv, data_select_config_values(d->sel) + (size_t)c->kern[e] * nk, pf);
             towers_inputs(r, pf, o->scin[s] + (size_t)e * nc, o->sqin[s] + (size_t)e * nq);
         }
     }
@@ -379,7 +377,7 @@ static int towers_fit(reformer *r, const model_train_data *d, const model_ctx *c
 
 const reformer_head reformer_head_towers = {
     .name = "towers",
-    .table = 1,
+    .valued = 1,
     .pair_input = 0,
     .setup = towers_setup,
     .input_fit = towers_input_fit,

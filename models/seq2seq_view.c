@@ -43,13 +43,16 @@ int s2s_views(const model *mb, model_views *v)
     model_views_int(v, a->beam, "beam");
     model_views_int(v, s2s_enc_width(m), "width");
     model_views_array(v, MODEL_VIEW_TEXT, s2s_decode_names[a->decode], 1, "decode");
-    const int S = m->base.table ? m->n_fields : S2S_N_FIELDS;
+    /* a convolution key's tokens read its fields (field_source); a source of valued configurations' read its values
+     * in order */
+    const int by_value = data_codec_config_width(m->base.codec) > 0;
+    const int S = by_value ? m->n_fields : S2S_N_FIELDS;
     model_views_int(v, S, "tokens");
     int *src = hr_malloc((size_t)S * sizeof *src);
     if (!src) return HR_ENOMEM;
     for (int f = 0; f < S; f++) {
-        src[f] = m->base.table ? f : field_source(f);
-        if (!m->base.table) model_views_array(v, MODEL_VIEW_TEXT, s2s_field_names[f], 1, "field%d.name", f);
+        src[f] = by_value ? f : field_source(f);
+        if (!by_value) model_views_array(v, MODEL_VIEW_TEXT, s2s_field_names[f], 1, "field%d.name", f);
         model_views_array(v, MODEL_VIEW_INT64S, m->vals[f], (size_t)m->n_vals[f], "field%d.values", f);
     }
     model_views_owned(v, MODEL_VIEW_INTS, src, (size_t)S, "field_source");

@@ -100,6 +100,7 @@ Test(data_codec, convolution_errors_name_the_key_and_the_reason)
     cr_assert(strstr(hr_last_error(), "problem key 'M=128,N=64'"), "%s", hr_last_error());
     cr_assert_eq(data_codec_config_parse(c, "ConvDirect", kv), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "known by name"), "%s", hr_last_error());
+    cr_assert_eq(data_codec_config_feature_count(c), 0);
     data_codec_free(c);
 }
 
@@ -134,6 +135,13 @@ Test(data_codec, a_table_codec_reads_its_schema_for_problems_configurations_and_
     data_codec_pair_features(c, pv, kv + 4, pf);
     data_table_pair_features(s, pv, kv + 4, pg);
     cr_assert_arr_eq(pf, pg, (size_t)data_codec_pair_feature_count(c) * sizeof *pf);
+    /* the four numeric configuration columns, each a number and its log2, lead the pair features whatever the
+     * problem */
+    cr_assert_eq(data_codec_config_feature_count(c), 8);
+    double other[DATA_CODEC_MAX_VALUES];
+    cr_assert_eq(data_codec_problem_parse(c, "dtype=bf16,K=32,N=64,M=100", other), HR_OK, "%s", hr_last_error());
+    data_codec_pair_features(c, other, kv + 4, pg);
+    cr_assert_arr_eq(pf, pg, 8 * sizeof *pf);
     double k2[4];
     cr_assert_eq(data_codec_config_parse(c, ds->kernels[1], k2), HR_OK);
     cr_assert_arr_eq(k2, kv + 4, sizeof k2);

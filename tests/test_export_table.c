@@ -98,7 +98,7 @@ static void check_runtime(const char *family, const char *config, float tol)
     cr_assert_not_null(out);
     double fp32, unknown_value, unknown_column;
     cr_assert_eq(fscanf(out, "%lf %lf %lf", &fp32, &unknown_value, &unknown_column), 3);
-    const data_table_column *dtype = &m->table->problem[3];
+    const data_table_column *dtype = &data_codec_table_spec(m->codec)->problem[3];
     cr_assert_str_eq(dtype->name, "dtype");
     cr_assert_str_eq(dtype->vocab[(int)fp32], "fp32");
     cr_assert_eq(unknown_value, -1);

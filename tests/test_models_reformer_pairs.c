@@ -121,7 +121,7 @@ Test(models_reformer_pairs, recovers_the_cost_models_best_configuration, .timeou
 {
     table_fixture f = pairs_table_make(400, 3);
     model *m = train_on(&f, PAIRS_CFG, 1);
-    cr_assert_not_null(m->table);
+    cr_assert_not_null(data_codec_table_spec(m->codec));
     float *s = scores_of(m, &f, f.test, f.n_test);
     const double eff = efficiency_mean(&f, s, f.test, f.n_test);
     cr_expect_gt(eff, 0.99, "test efficiency mean %.4f", eff);
@@ -177,7 +177,7 @@ Test(models_reformer_pairs, predict_candidates_equals_predict_select, .timeout =
     table_fixture f = pairs_table_make(120, 5);
     model *m =
         train_on(&f, "{\"mode\": \"pairs\", \"epochs\": 3, \"batch_size\": 8, \"hidden\": 16, \"expand\": 8}", 3);
-    const int K = m->n_kernels, nk = m->table->n_kernel;
+    const int K = m->n_kernels, nk = data_codec_config_width(m->codec);
     model_ws *ws = NULL;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     float *sel = malloc((size_t)K * sizeof *sel), *cand = malloc((size_t)K * sizeof *cand);
@@ -261,8 +261,10 @@ Test(models_reformer_pairs, pairs_mode_needs_a_table)
     memset(&sel, 0, sizeof sel);
     float X[1] = {0};
     int rows[1] = {0};
-    model_train_data d = {.task = MODEL_TASK_SELECT, .sel = &sel, .X = X, .n_features = 1, .train = rows,
-                          .n_train = 1};
+    data_codec *conv = NULL;
+    cr_assert_eq(data_codec_conv(&conv), HR_OK);
+    model_train_data d = {.task = MODEL_TASK_SELECT, .codec = conv, .sel = &sel, .X = X, .n_features = 1,
+                          .train = rows, .n_train = 1};
     model_ctx ctx = {.seed = 1, .threads = 1, .config = cfg};
     model *m = NULL;
     cr_expect_eq(model_train(&model_family_reformer, &d, &ctx, &m), HR_EINVAL);
@@ -274,6 +276,7 @@ Test(models_reformer_pairs, pairs_mode_needs_a_table)
     cr_expect_neq(model_train(&model_family_reformer, &d, &ctx, &m), HR_OK);
     cr_expect(strstr(hr_last_error(), "mode") != NULL, "%s", hr_last_error());
     cJSON_Delete(cfg);
+    data_codec_free(conv);
 }
 
 /* ---- mode "towers": u(problem) . v(configuration) + w . q(pair) ---- */

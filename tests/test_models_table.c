@@ -40,7 +40,7 @@ Test(models_table, rank_recovers_the_cost_models_best_configuration, .timeout = 
 {
     table_fixture f = table_fixture_make(300, 3, 0.0);
     model *m = table_fixture_train(&f, "gbdt", rank_cfg);
-    cr_assert_not_null(m->table);
+    cr_assert_not_null(data_codec_table_spec(m->codec));
     cr_assert_eq(model_score_target(m), MODEL_TARGET_RELATIVE);
     float *s = table_fixture_test_scores(&f, m);
     int K = f.sel->n_kernels;
@@ -68,7 +68,7 @@ Test(models_table, candidates_equal_select_and_score_unseen_configurations, .tim
 {
     table_fixture f = table_fixture_make(120, 5, 0.05);
     model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rounds\": 30, \"log_every\": 0}");
-    int K = m->n_kernels, nk = m->table->n_kernel;
+    int K = m->n_kernels, nk = data_codec_config_width(m->codec);
     float *a = malloc((size_t)K * sizeof *a), *b = malloc((size_t)K * sizeof *b);
     model_ws *ws;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
@@ -89,7 +89,7 @@ Test(models_table, candidates_equal_select_and_score_unseen_configurations, .tim
     kv[1][0] = 24;
     kv[1][1] = 40;
     char name[512];
-    cr_assert_geq(data_table_config_format(m->table, kv[1], name, sizeof name), 0);
+    cr_assert_geq(data_table_config_format(data_codec_table_spec(m->codec), kv[1], name, sizeof name), 0);
     for (int k = 0; k < K; k++) cr_assert_str_neq(m->kernels[k], name);
     float s2[2];
     cr_assert_eq(model_predict_candidates(m, ws, f.X, &kv[0][0], 1, s2), HR_OK);
@@ -117,7 +117,7 @@ Test(models_table, save_load_round_trip_keeps_the_scores, .timeout = 300)
                                    "{\"objective\": \"rank\", \"rank_target\": \"absolute\", \"rounds\": 20, \"log_every\": 0}");
     float *a;
     model *l = table_model_reload(&f, m, "_table_model.h5", &a);
-    cr_assert_not_null(l->table);
+    cr_assert_not_null(data_codec_table_spec(l->codec));
     cr_assert_eq(model_score_target(l), MODEL_TARGET_ABSOLUTE);
     size_t n = (size_t)f.n_test * f.sel->n_kernels;
     int finite = 0;
@@ -136,7 +136,7 @@ Test(models_table, vocabulary_models_map_candidates_by_name, .timeout = 300)
     table_fixture f = table_fixture_make(80, 11, 0.05);
     model *m = table_fixture_train(&f, "gbdt", "{\"rounds\": 5, \"log_every\": 0}");
     cr_assert_eq(model_score_target(m), MODEL_TARGET_NONE);
-    int K = m->n_kernels, nk = m->table->n_kernel;
+    int K = m->n_kernels, nk = data_codec_config_width(m->codec);
     float *voc = malloc((size_t)K * sizeof *voc);
     model_ws *ws;
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
