@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs dependencies, builds release and sanitizer (address,undefined) trees,
-# runs every Criterion test in both through ctest, then every fuzz target for a bounded time (tools/fuzz.sh).
+# runs every Criterion test in both through ctest, the Python package's pytest against the release tree's
+# libheurist, then every fuzz target for a bounded time (tools/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
@@ -18,6 +19,11 @@ for variant in release asan; do
   (cd "$dir" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      LSAN_OPTIONS=suppressions="$PWD/../tools/lsan.supp" \
      ctest --output-on-failure -j"$jobs") || status=1
+  if [ $variant = release ]; then
+    echo "== python tests"
+    HEURIST_LIBRARY="$PWD/$dir/libheurist.so" "$(bash tools/python.sh)" -m pytest -q -p no:cacheprovider python \
+      || status=1
+  fi
 done
 # libFuzzer: every parser and loader for a bounded time (FUZZ_SECONDS each, 30 by default)
 echo "== fuzz"

@@ -1,0 +1,16 @@
+"""heurist: GPU kernel-selection and tuning heuristics, from Python.
+
+A ctypes binding of libheurist (include/heurist.h): load a model trained by `heurist train`, rank the kernels or
+configurations for a problem, one or a batch, or predict its tuning parameters. Every failed call raises
+HeuristError with the library's message.
+
+    import heurist
+    m = heurist.Model.load("gemm.h5")
+    top = m.shortlist({"M": 128, "N": 4096, "K": 4096, "dtype": "bf16"}, k=4)
+"""
+from ._lib import (EFORMAT, EINVAL, EIO, ENOMEM, ESTATE, EVERSION, HeuristError, api_version)
+from ._lib import path as library_path
+from .model import Model
+
+__all__ = ["Model", "HeuristError", "api_version", "library_path", "EINVAL", "EIO", "ENOMEM", "EFORMAT",
+           "EVERSION", "ESTATE"]
