@@ -172,8 +172,8 @@ def supervision():
     sup.finished(1)
     requeue, new, again = sup.crashed(0, 1, 3, None, 'late')
     check(requeue is None and again, 'a shape already written is not queued again')
-    requeue, new, again = sup.crashed(0, -1, 2, ('bf16', False, True), 'while loading')
-    check(requeue is None and new[0] == (CONFIGS[2], ('bf16', False, True)) and not again,
+    requeue, new, again = sup.crashed(0, -1, 2, ('bf16', 'D', 'N', 'D'), 'while loading')
+    check(requeue is None and new[0] == (CONFIGS[2], ('bf16', 'D', 'N', 'D')) and not again,
           'a crash while loading: the pair failed; the third crash of a GPU allowed 2 ends it')
     requeue, new, _ = sup.crashed(1, 2, -1, None, 'operands')
     check(requeue == 2 and new is None and 2 in sup.outstanding, 'a crash outside the configurations: retried')
@@ -189,7 +189,9 @@ def dry_run_model():
           'with two warm-ups a slow configuration, 7.4 s with one): %.1f' % longest)
     one, _, _ = tm.modelled_seconds(shapes[1:], tm.config_space(150, 0, 227))
     check(0.03 < one < 1.0, 'a small shape: %.2f s' % one)
-    check(0.5 < load_s < 5.0, 'loading 600 variants: %.1f s' % load_s)
+    check(5.0 < load_s < 15.0, 'loading 600 (configuration, variant) pairs: %.1f s' % load_s)
+    check(tm.variant((1, 4096, 750, 'bf16')) == ('bf16', '1', 'N', 'D') and
+          tm.variant((304, 260, 784, 'fp16')) == ('fp16', 'D', 'D', 'N'), 'variants by the class of M, K and N')
 
 
 if __name__ == '__main__':

@@ -5,16 +5,23 @@ GPU of the host, and writes a heurist benchmark table (data/table.h): OUT.csv, O
 The kernel (matmul_kernel below, written for this table): C (M, N) = A (M, K) @ B (K, N), row-major, fp16 or bf16
 in and out, fp32 accumulation; tiles of BLOCK_M x BLOCK_N over C, BLOCK_K steps over K with K masked, programs
 grouped GROUP_M tiles down a column for L2 reuse (Triton's tutorial ordering); rows and columns of A and B
-wrap (% M, % N) and the store is masked, so any size runs. M, N and K are not specialised (do_not_specialize):
-Triton compiles a configuration once per data type and per divisibility by 16 of the strides K and N.
+wrap (% M, % N) and the store is masked, so any size runs. It is specialised as `triton.jit` does by default:
+each integer argument by its class, 1 (a constant), divisible by 16, or neither (the strides K and N carry the
+classes of K and N), so Triton compiles a configuration once per variant (dtype, class of M, of K, of N), and a
+shape is timed only with binaries of its own variant (variant()).
 
 Configurations (`--configs`, default 150): PyTorch inductor's mm configurations (BLOCK_M, BLOCK_N, BLOCK_K,
-num_stages, num_warps, GROUP_M 8) and a seeded sample of the grid BLOCK_M, BLOCK_N, BLOCK_K in 16..256 (powers of
-two), GROUP_M 1 / 4 / 8, num_warps 2 / 4 / 8, num_stages 2..6, keeping those whose pipelined operand tiles,
-num_stages x (BLOCK_M + BLOCK_N) x BLOCK_K x 2 bytes, fit --smem-kib (227 KiB, an H100 block's shared memory),
-whose accumulator holds at most 256 fp32 values a thread and at least 8 (BLOCK_M x BLOCK_N over 32 x num_warps
-threads). A configuration Triton still refuses (compile error, out of resources) is written to OUT.skipped.csv
-with the reason, for every shape of its data type and alignment.
+num_stages, num_warps, GROUP_M 8) and a seeded sample of the grid BLOCK_M, BLOCK_N in 16..256, BLOCK_K in 16..128
+(powers of two), GROUP_M 1 / 4 / 8, num_warps 2 / 4 / 8, num_stages 2..5, keeping those whose pipelined operand
+tiles, num_stages x (BLOCK_M + BLOCK_N) x BLOCK_K x 2 bytes, fit --smem-kib (227 KiB, an H100 block's shared
+memory), whose accumulator holds at most 256 fp32 values a thread and at least 8 (BLOCK_M x BLOCK_N over 32 x
+num_warps threads), with 2 warps only for tiles of at most 64 x 64 and 8 warps only from 64 x 128 up
+(config_ok). The compile phase runs each (configuration, variant) once on a probe problem of the variant (M 304,
+300 or 1, K 784, 750 or 1, N 264, 260 or 1 by class: partial tiles on every side, the unaligned rows of the
+variant): a configuration
+Triton refuses (compile error, out of resources) or one that breaks the CUDA context on the probe (the pool
+process ends, a fresh one takes the rest of its share) is written to OUT.skipped.csv with the reason, for
+every shape of its data type and alignment, and never reaches a timing process.
 
 For a pruner: a table row's kernel columns are exactly triton.Config(kwargs={"BLOCK_M", "BLOCK_N", "BLOCK_K",
 "GROUP_M"}, num_warps, num_stages), and its problem columns are M, N, K (the kernel's integer arguments) and
@@ -28,8 +35,8 @@ robin over families, so any prefix holds each of them).
 
 Timing (the cuBLASLt table's method, collect/gemm_gpu.h): A and B filled with uniform values in [-1, 1] per
 shape; the configurations in the order of the space, inductor's first, so that a good one sets the slow bound
-early; per configuration one warm-up call timed with CUDA events (every compiled variant was loaded at the
-timing process's start, so no timed call pays a load); a configuration whose warm-up is more than
+early; per configuration one untimed call on the shape's operands (a load or compile it needs is paid
+there, never in a timed call), then one warm-up call timed with CUDA events; a configuration whose warm-up is more than
 --slow-factor times the shape's best so far keeps that single time (`timed` = warmup: it cannot win, and a
 slow configuration of a large shape costs one call, not several). Otherwise 3 repeats of a batch of B
 back-to-back calls (B so that a batch lasts >= 100 us, at most 64), queued behind torch.cuda._sleep, which
@@ -39,9 +46,10 @@ means (`timed` = batches). The L2 cache is not flushed. The dry run's modelled t
 (shape_seconds, modelled_seconds).
 
 Processes: the compile phase runs a pool of --compile-procs processes (default: the CPU count, at most 64)
-that each launch their share of (configuration, dtype, alignment) variants once on a tiny problem, filling
-Triton's on-disk cache (TRITON_CACHE_DIR, default OUT.d/triton-cache), so every compile is paid once; then one
-timing process per GPU (CUDA_VISIBLE_DEVICES) loads every variant once, asks the parent for shapes one at a
+(each share in a fresh process) that each compile and probe their share of (configuration, variant) pairs,
+filling Triton's on-disk cache (TRITON_CACHE_DIR, default OUT.d/triton-cache), so every compile is paid once;
+then one timing process per GPU (CUDA_VISIBLE_DEVICES) loads a variant's configurations from the cache before
+its first shape of that variant (the probe launch again), asks the parent for shapes one at a
 time over its own pipe (dealt longest first by shape_seconds, so that the run's tail is made of short shapes)
 and appends each finished shape's rows to its part file OUT.d/part_G.csv, then the shape's key to
 part_G.done. A run stopped by --time-limit or killed keeps every finished shape; running it again skips them
@@ -93,8 +101,13 @@ def smem_bytes(c):
 
 
 def config_ok(c, smem_kib):
+    """The rules of a realistic space: the pipelined operand tiles fit shared memory, the accumulator holds 8 to
+    256 fp32 values a thread, 2 warps only for tiles of at most 64 x 64 and 8 warps only from 64 x 128 up (as
+    inductor's and Triton's tutorial configurations pair them), BLOCK_K at most 128."""
     bm, bn, bk, gm, warps, stages = c
     per_thread = bm * bn / (32.0 * warps)
+    if warps == 2 and bm * bn > 64 * 64 or warps == 8 and bm * bn < 64 * 128 or bk > 128:
+        return False
     return smem_bytes(c) <= smem_kib * 1024 and 8 <= per_thread <= 256
 
 
@@ -103,12 +116,12 @@ def config_space(count, seed, smem_kib):
     out, seen = [], set()
     for bm, bn, bk, stages, warps in INDUCTOR_MM:
         c = (bm, bn, bk, 8, warps, max(2, stages))
-        if config_ok(c, smem_kib) and c not in seen:
+        if smem_bytes(c) <= smem_kib * 1024 and c not in seen:
             seen.add(c)
             out.append(c)
     sizes = (16, 32, 64, 128, 256)
     grid = [(bm, bn, bk, gm, w, s) for bm in sizes for bn in sizes for bk in sizes for gm in (1, 4, 8)
-            for w in (2, 4, 8) for s in (2, 3, 4, 5, 6)]
+            for w in (2, 4, 8) for s in (2, 3, 4, 5)]
     grid = [c for c in grid if c not in seen and config_ok(c, smem_kib)]
     rng = random.Random(seed)
     out += rng.sample(grid, max(0, min(len(grid), count - len(out))))
@@ -136,10 +149,15 @@ def read_shapes(path, count, max_us):
     return shapes
 
 
+def int_class(v):
+    """Triton's specialisation of an integer argument: '1' (the constant 1), 'D' (divisible by 16) or 'N'."""
+    return '1' if v == 1 else 'D' if v % 16 == 0 else 'N'
+
+
 def variant(shape):
-    """The compile variant a shape needs: (dtype, K % 16 == 0, N % 16 == 0)."""
+    """The compile variant a shape needs: (dtype, class of M, class of K, class of N) (int_class)."""
     m, n, k, dt = shape[:4]
-    return dt, k % 16 == 0, n % 16 == 0
+    return dt, int_class(m), int_class(k), int_class(n)
 
 
 # the best configuration of this space against gemm_shapes.py's modelled cuBLAS time: 5 to 11 times on the
@@ -153,19 +171,25 @@ CUT_SHARE, CUT_RATIO, FULL_RATIO = 0.2, 25.0, 2.5
 def shape_seconds(shape, n_configs, launch_us=15.0):
     """One shape's timing, seconds, by the rules of the module docstring. Its best call takes t =
     TRITON_OVER_MODEL x gemm_shapes.py's modelled time; each configuration costs 0.2 ms of synchronisation;
-    CUT_SHARE of them run one warm-up call of CUT_RATIO x t; the others a warm-up and 3 batches of B =
+    CUT_SHARE of them run an untimed and a warm-up call of CUT_RATIO x t; the others an untimed call, a warm-up and
+    3 batches of B =
     clamp(100 us / t', 1, 64) calls of t' = FULL_RATIO x t each, every call at least the host's launch_us,
     behind a spin of 1.5 x launch_us a queued call."""
     m, n, k, dt = shape[:4]
     t = TRITON_OVER_MODEL * gemm_shapes.gemm_us(m, n, k, dt)
     tf = FULL_RATIO * t
     b = min(64, max(1, math.ceil(100.0 / tf)))
-    full = 200.0 + max(launch_us, tf) * (1 + 3 * b) + 1.5 * launch_us * 3 * b
-    cut = 200.0 + max(launch_us, CUT_RATIO * t)
+    full = 200.0 + max(launch_us, tf) * (2 + 3 * b) + 1.5 * launch_us * 3 * b
+    cut = 200.0 + 2 * max(launch_us, CUT_RATIO * t)
     return n_configs * ((1 - CUT_SHARE) * full + CUT_SHARE * cut) * 1e-6
 
 
-def modelled_seconds(shapes, configs, load_ms=2.0, n_variants=4):
+# the compile phase: a process's start (torch and triton imported, a CUDA context) and the CPU seconds of one
+# compile and probe (300 pairs in 33.8 s with 16 processes on an H100 host)
+COMPILE_START_S, COMPILE_S = 8.0, 1.4
+
+
+def modelled_seconds(shapes, configs, load_ms=16.0, n_variants=4):
     """The timing phase's seconds: (one GPU's total, the longest shape, a timing process's start-up, which
     loads every (configuration, variant) once, load_ms each)."""
     each = [shape_seconds(s, len(configs)) for s in shapes]
@@ -182,7 +206,7 @@ def build_kernel():
     import triton
     import triton.language as tl
 
-    @triton.jit(do_not_specialize=['M', 'N', 'K'])
+    @triton.jit
     def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
         pid = tl.program_id(0)
@@ -232,18 +256,43 @@ def short_error(e):
 
 
 def compile_task(args):
-    """Pool worker: compiles (launches once on a tiny problem) every variant of its share; returns the
-    failures {(config, variant): reason}."""
+    """Pool worker (a fresh process a share): compiles and probes (launches once on the variant's probe problem)
+    each (configuration, variant) of its share in order; returns (failures {(config, variant): reason}, the
+    tasks left undone). A probe that breaks the CUDA context fails its pair with "crash: ..." and ends the
+    share there: the rest goes to a fresh process."""
     tasks, device, cache = args
     os.environ['CUDA_VISIBLE_DEVICES'] = str(device)
     os.environ['TRITON_CACHE_DIR'] = cache
     backend = TritonBackend(5.0)
     failed = {}
-    for cfg, var in tasks:
+    for j, (cfg, var) in enumerate(tasks):
         try:
             backend.load(cfg, var)
         except Exception as e:  # a compile error or out of resources: the configuration is skipped
             failed[(cfg, var)] = short_error(e)
+            if not backend.context_ok():
+                failed[(cfg, var)] = 'crash: ' + failed[(cfg, var)]
+                return failed, tasks[j + 1:]
+    return failed, []
+
+
+def compile_all(ctx, tasks, procs, n_gpu, cache, log):
+    """Compiles and probes every (configuration, variant) of tasks over a pool of procs processes (each share in
+    a fresh process, GPUs dealt round robin), dealing the shares a crash left undone again until none is left.
+    Returns the failures {(config, variant): reason}."""
+    failed, rounds = {}, 0
+    while tasks:
+        n = max(1, min(procs, len(tasks)))
+        shares = [(tasks[p::n], p % n_gpu, cache) for p in range(n)]
+        tasks = []
+        with ctx.Pool(n, maxtasksperchild=1) as pool:
+            for f, left in pool.imap_unordered(compile_task, shares):
+                failed.update(f)
+                tasks += left
+        rounds += 1
+        if tasks:
+            log('compile round %d: %d crashes, %d variants left' % (
+                rounds, sum(1 for v in failed.values() if v.startswith('crash: ')), len(tasks)))
     return failed
 
 
@@ -266,6 +315,8 @@ class Timer:
         return self.ev[0].elapsed_time(self.ev[1]) * 1e3, host * 1e6
 
     def time(self, a, b, c, cfg, best_us):
+        launch(self.kernel, a, b, c, cfg)  # untimed: whatever the first call on these operands costs the host
+        self.torch.cuda.synchronize()
         t_w, host_us = self.once(a, b, c, cfg)
         if best_us and t_w > self.slow * best_us:
             return t_w, 'warmup'
@@ -288,6 +339,10 @@ class Timer:
         return times[1], 'batches'
 
 
+# the probe problem's sizes by the class of each dimension (int_class)
+PROBE_M, PROBE_K, PROBE_N = {'1': 1, 'D': 304, 'N': 300}, {'1': 1, 'D': 784, 'N': 750}, {'1': 1, 'D': 264, 'N': 260}
+
+
 class TritonBackend:
     """What a timing process asks of the GPU: loading the compiled variants, a shape's operands, the timing of
     one configuration and whether the CUDA context still works."""
@@ -297,17 +352,19 @@ class TritonBackend:
         self.torch = torch
         self.kernel = build_kernel()
         self.timer = Timer(torch, self.kernel, slow_factor)
+        self.probes = {}
 
     def load(self, cfg, var):
-        """Launches cfg's variant var once on a tiny problem, so that no timed call pays its loading."""
+        """Launches cfg's variant var once on the variant's probe problem (module docstring), so that no timed
+        call pays its loading and a configuration that cannot run the variant fails here."""
         torch = self.torch
-        dt, k_al, n_al = var
-        tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
-        k, n = (16 if k_al else 24), (16 if n_al else 24)
-        a = torch.zeros((16, k), device='cuda', dtype=tdt)
-        b = torch.zeros((k, n), device='cuda', dtype=tdt)
-        c = torch.empty((16, n), device='cuda', dtype=tdt)
-        launch(self.kernel, a, b, c, cfg)
+        if var not in self.probes:
+            dt, mc, kc, nc = var
+            tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
+            m, k, n = PROBE_M[mc], PROBE_K[kc], PROBE_N[nc]
+            self.probes[var] = (torch.rand((m, k), device='cuda').to(tdt), torch.rand((k, n), device='cuda').to(tdt),
+                                torch.empty((m, n), device='cuda', dtype=tdt))
+        launch(self.kernel, *self.probes[var], cfg)
         torch.cuda.synchronize()
 
     def operands(self, shape, seed):
@@ -358,22 +415,27 @@ def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, p
 
     t0 = time.time()
     backend = backend_factory(slow_factor)
-    loaded = 0
-    for var in sorted(set(variant(s) for s in shapes)):
+    loaded = set()
+
+    def load(i, var):
+        """Every configuration of var not known to fail, launched once on the variant's probe (before the first
+        shape of the variant): a configuration that fails is skipped for the variant, one that breaks the
+        context is reported as a crash of shape i."""
         for ci, cfg in enumerate(configs):
             if (cfg, var) in failed:
                 continue
             state[0] = ci
             try:
                 backend.load(cfg, var)
-                loaded += 1
             except Exception as e:
                 why = short_error(e)
                 if not backend.context_ok():
-                    crash(-1, ci, var, why)
+                    crash(i, ci, var, why)
                 failed[(cfg, var)] = why
-    state[0] = -1
-    conn.send(('ready', gpu, loaded, time.time() - t0))
+        state[0] = -1
+        loaded.add(var)
+
+    conn.send(('ready', gpu, 0, time.time() - t0))
     longest = 0.0
     with open(part + '.csv', 'a') as rows_f, open(part + '.done', 'a') as done_f, \
             open(part + '.skipped.csv', 'a') as skip_f:
@@ -389,6 +451,8 @@ def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, p
             t0 = time.time()
             m, n, k, dt, family = shapes[i]
             var = variant(shapes[i])
+            if var not in loaded:
+                load(i, var)
             best, lines, skips, shape_why, ops = 0.0, [], [], None, None
             try:
                 ops = backend.operands(shapes[i], i)
@@ -506,7 +570,7 @@ def run_timing(ctx, backend_factory, gpus, todo, shapes, configs, failed, folder
     def handle(g, msg):
         kind = msg[0]
         if kind == 'ready':
-            log('gpu %d: %d compiled variants loaded in %.1f s' % (g, msg[2], msg[3]))
+            log('gpu %d: timing process started in %.1f s' % (g, msg[3]))
         elif kind == 'next':
             i = pending.popleft() if pending and time.time() < deadline else -1
             if i >= 0:
@@ -590,17 +654,17 @@ def read_crashes(folder):
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
-                w = line.rstrip('\n').split(',', 9)
-                if len(w) == 10 and line.endswith('\n'):
-                    out[(tuple(int(v) for v in w[:6]), (w[6], w[7] == '1', w[8] == '1'))] = w[9]
+                w = line.rstrip('\n').split(',', 10)
+                if len(w) == 11 and line.endswith('\n'):
+                    out[(tuple(int(v) for v in w[:6]), tuple(w[6:10]))] = w[10]
     return out
 
 
 def write_crashes(folder, pairs):
     """Appends crash pairs {(configuration, variant): reason} to the folder's list, read by the next run."""
     with open(os.path.join(folder, 'crashes.txt'), 'a') as f:
-        for (cfg, (dt, k_al, n_al)), why in sorted(pairs.items()):
-            f.write('%s,%s,%d,%d,%s\n' % (','.join(map(str, cfg)), dt, k_al, n_al, why))
+        for (cfg, var), why in sorted(pairs.items()):
+            f.write('%s,%s,%s\n' % (','.join(map(str, cfg)), ','.join(var), why))
 
 
 def read_done(folder):
@@ -702,13 +766,19 @@ def main():
     fams = {}
     for s in shapes:
         fams[s[4]] = fams.get(s[4], 0) + 1
-    print('%d shapes (%s), %d configurations, %d compile variants (dtype x K, N divisible by 16): %d compiles'
+    print('%d shapes (%s), %d configurations, %d compile variants (dtype x class of M, K, N): %d compiles'
           % (len(shapes), ', '.join('%s %d' % kv for kv in sorted(fams.items())), len(configs), len(variants),
              len(configs) * len(variants)))
     one, longest, load_s = modelled_seconds(shapes, configs, n_variants=len(variants))
-    print('modelled timing: %.0f s on one GPU (the longest shape %.1f s), each timing process loading its '
-          'variants %.1f s at its start' % (one, longest, load_s))
+    print('modelled timing: %.0f s on one GPU (the longest shape %.1f s), each timing process loading the variants '
+          'it meets, %.1f s at most' % (one, longest, load_s))
     if a.dry_run:
+        gpus = 4 if a.gpus == 'all' else int(a.gpus)
+        procs = a.compile_procs or 64
+        compile_s = COMPILE_START_S + len(configs) * len(variants) * COMPILE_S / procs
+        print('modelled run on %d GPUs with %d compile processes: compile phase %.0f s, timing %.0f s, %.0f s in all'
+              % (gpus, procs, compile_s, max(one / gpus, longest) + load_s,
+                 compile_s + max(one / gpus, longest) + load_s))
         print('configurations (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages; shared memory KiB):')
         for c in configs:
             print('  %s  %.0f' % (','.join(map(str, c)), smem_bytes(c) / 1024.0))
@@ -744,13 +814,11 @@ def main():
         tasks = [(c, v) for v in need for c in configs]
         procs = a.compile_procs or min(64, os.cpu_count() or 1)
         procs = max(1, min(procs, len(tasks)))
-        shares = [(tasks[p::procs], p % n_gpu, cache) for p in range(procs)]
         t0 = time.time()
-        with ctx.Pool(procs) as pool:
-            for f in pool.imap_unordered(compile_task, shares):
-                failed.update(f)
-        print('compiled %d variants in %.1f s with %d processes; %d refused' % (len(tasks), time.time() - t0, procs,
-                                                                                len(failed)))
+        failed.update(compile_all(ctx, [t for t in tasks if t not in failed], procs, n_gpu, cache,
+                                  lambda line: (print(line), sys.stdout.flush())))
+        print('compiled and probed %d variants in %.1f s with %d processes; %d refused' % (
+            len(tasks), time.time() - t0, procs, len(failed)))
         reasons = {}
         for why in failed.values():
             reasons[why.split(':')[0]] = reasons.get(why.split(':')[0], 0) + 1
