@@ -58,11 +58,8 @@ int64_t collect_conv_w_elems(const collect_conv *cv);
 int collect_dtype_bytes(collect_dtype t);
 double collect_conv_flops(const collect_conv *cv);
 /* An estimate of the seconds `conv` spends on the problem, to deal long problems first (run.h), not a
- * prediction of a kernel's time: 0.03 s a problem (the heuristic calls, the fills and every candidate's
- * least repeats) + the time of its slowest candidates, which run far below the GPU's peak (direct, FFT and
- * non-tensor-core paths): flops / 10 TFLOP/s + bytes of x, y and w / 100 GB/s, x 3 for 3-D problems
- * (chosen against the per-problem costs of an H200 collection: it ranks the 3-D and the large problems
- * first). */
+ * prediction of a kernel's time: exp of a linear model of ln FLOPs, ln bytes, direction, data type, 3-D and
+ * grouped, fitted to the measuring times of the H100 pool collection (problem.c, scripts/fit_cost.py). */
 double collect_conv_cost_s(const collect_conv *cv);
 
 /* ---- kernels: algorithm x math type ---- */

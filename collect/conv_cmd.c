@@ -24,7 +24,7 @@
 
 /* The files a collection writes: each merged from its workers' parts; a problem is done once its find-db line
  * is written, so the others are written before it and keep only the keys the find-db has. */
-enum { CONV_FDB, CONV_SIDE, CONV_STRICT, CONV_CONVERSION, CONV_TIME, CONV_FAILED, CONV_FILES };
+enum { CONV_FDB, CONV_SIDE, CONV_STRICT, CONV_CONVERSION, CONV_TIME, CONV_GPU, CONV_FAILED, CONV_FILES };
 
 typedef struct conv_job {
     const char *problems;
@@ -40,8 +40,8 @@ typedef struct conv_job {
 
 static const char time_header[] = "key\tmath\tus\tentries\n";
 
-/* How file i's lines are read: the time table's key ends at a tab, its header is kept, and a key has a line
- * per heuristic call. */
+/* How file i's lines are read: the tables' keys end at a tab and their header is kept; the time table has a
+ * line per heuristic call of a key, the GPU table one line a key. */
 static void conv_lines_init(collect_lines *l, int i)
 {
     memset(l, 0, sizeof *l);
@@ -49,6 +49,9 @@ static void conv_lines_init(collect_lines *l, int i)
         l->sep = '\t';
         l->header = time_header;
         l->group = 1;
+    } else if (i == CONV_GPU) {
+        l->sep = '\t';
+        l->header = collect_gpu_table_header;
     }
 }
 
@@ -136,9 +139,12 @@ static int heuristic_time_write(FILE *f, const char *key, int math, double us, i
     return COLLECT_OK;
 }
 
-/* A measured problem's lines: the sidecars and call times, then its find-db line. */
-static int conv_write(FILE *const *f, const char *key, collect_dir dir, collect_conv_measured *m)
+/* A measured problem's lines: the sidecars, call times and the GPU that measured it (in `gpu`, its seconds
+ * from its start), then its find-db line. */
+static int conv_write(FILE *const *f, const char *key, collect_dir dir, collect_conv_measured *m, const char *gpu,
+                      double seconds)
 {
+    if (collect_gpu_table_write(f[CONV_GPU], key, gpu, seconds)) return COLLECT_EIO;
     if (f[CONV_SIDE] && m->n_heur > 0 && sidecar_write(f[CONV_SIDE], key, dir, m->heur_algo, m->heur_math, m->n_heur))
         return COLLECT_EIO;
     if (f[CONV_TIME] && heuristic_time_write(f[CONV_TIME], key, m->heur_math_asked, m->heur_us, m->n_heur)) return COLLECT_EIO;
@@ -170,6 +176,10 @@ static int conv_work(conv_job *j, collect_run *run, int *stopped, collect_worker
             goto fail;
         }
     }
+    char bus[64], gpu[384];
+    if (collect_device_bus_id(run->device, bus, sizeof bus)) goto fail;
+    collect_run_bind(run, bus);
+    collect_run_gpu_columns(run, bus, gpu, sizeof gpu);
     if (collect_conv_timer_open(&t, run->device, &j->opts)) goto fail;
     char line[1024];
     t.describe(&t, line, sizeof line);
@@ -213,9 +223,9 @@ static int conv_work(conv_job *j, collect_run *run, int *stopped, collect_worker
             cli_tally_add(&skipped, mr > 0 ? why : "no algorithm ran");
             continue;
         }
-        if (conv_write(f, key, cv.dir, &m)) goto fail;
-        written++;
         double dt = cli_now_s() - t0;
+        if (conv_write(f, key, cv.dir, &m, gpu, dt)) goto fail;
+        written++;
         if (dt > longest) longest = dt;
         if (written % 100 == 0) {
             printf("%s%d problems written, position %d/%d, %.1f s\n", tag, written, pos + 1, j->n_todo,
@@ -275,7 +285,7 @@ int cmd_conv(int argc, char **argv)
 {
     static const char *const known[] = {"--problems", "--out", "--heuristic", "--time-limit", "--repeats",
                                         "--min-repeat-ms", "--workspace-mib", "--gpus", "--chunk", NULL};
-    static const char *const flags[] = {"--resume", NULL};
+    static const char *const flags[] = {"--resume", "--no-bind", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     conv_job j;
     memset(&j, 0, sizeof j);
@@ -294,12 +304,13 @@ int cmd_conv(int argc, char **argv)
         fprintf(stderr, "heurist-collect conv: --problems and --out are required\n");
         return 2;
     }
-    if (strlen(out) + sizeof ".failed" > sizeof j.path[0] || (side && strlen(side) >= sizeof j.path[0])) {
+    if (strlen(out) + sizeof ".gpu.tsv" > sizeof j.path[0] || (side && strlen(side) >= sizeof j.path[0])) {
         fprintf(stderr, "heurist-collect conv: --out or --heuristic: path too long\n");
         return 2;
     }
     snprintf(j.path[CONV_FDB], sizeof j.path[CONV_FDB], "%s", out);
     snprintf(j.path[CONV_FAILED], sizeof j.path[CONV_FAILED], "%s.failed", out);
+    snprintf(j.path[CONV_GPU], sizeof j.path[CONV_GPU], "%s.gpu.tsv", out);
     if (side) {
         snprintf(j.path[CONV_SIDE], sizeof j.path[CONV_SIDE], "%s", side);
         if (collect_sidecar_class_path(side, data_portable_precision_name(DATA_PRECISION_STRICT), ".txt",
@@ -317,6 +328,7 @@ int cmd_conv(int argc, char **argv)
         collect_run_free(&run);
         return rc;
     }
+    run.bind = !cli_flag(argc, argv, "--no-bind");
     rc = 1;
     int n_todo = -1;
     if (cli_keys_read(j.problems, &j.keys, &j.n_keys) || collect_keys_unique(j.keys, &j.n_keys, NULL))

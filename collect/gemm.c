@@ -130,26 +130,24 @@ double collect_gemm_shape_flops(const collect_gemm_shape *s)
     return 2.0 * (double)s->m * (double)s->n * (double)s->k;
 }
 
+/* log(seconds) = coef . (1, ln flops, ln bytes, fp16, fp32, tf32, A transposed, B transposed) for the default
+ * 64 sampled candidates and a heuristic list of 32 (bf16 the base): least squares over the shapes whose
+ * measured seconds the H100 collection logged (datasets/h100/logs/gemm_run1.log, one shape in 25;
+ * scripts/fit_cost.py gemm prints these numbers). Other candidate counts scale it by the configurations
+ * timed, the heuristic's list counted as its usual 8 and the shape's fixed part as one more. */
+static const double gemm_cost_coef[8] = {-4.9298, 0.2103, -0.1071, 0.1896, -0.3774, -0.5196, -0.2352, 0.0734};
+
 double collect_gemm_shape_cost_s(const collect_gemm_shape *s, int n_enum, int n_heur)
 {
-    static const double peak[COLLECT_GEMM_DTYPE_COUNT] = {600e12, 600e12, 50e12, 300e12}; /* bf16 fp16 fp32 tf32 */
     size_t a, b, d;
     collect_gemm_shape_bytes(s, &a, &b, &d);
-    double t = fmax(collect_gemm_shape_flops(s) / peak[s->dtype], (double)(a + b + d) / 3.35e12) * 1e6 + 4.0;
-    /* (speed factor, count, timed by its warm-ups alone): the heuristic's list, the sampled configurations
-     * within the slow factor, the slow quarter */
-    const double group[3][3] = {{1.1, n_heur < 8 ? n_heur : 8, 0}, {2.5, 0.75 * n_enum, 0}, {6.0, 0.25 * n_enum, 1}};
-    double us = 5000.0 + 3.0 * n_enum * 10.0;
-    for (int g = 0; g < 3; g++) {
-        double tc = group[g][0] * t, count = group[g][1];
-        if (group[g][2] > 0) {
-            us += count * (40.0 + 2.0 * tc);
-            continue;
-        }
-        double batch = fmin(64.0, fmax(1.0, ceil(100.0 / tc)));
-        us += count * (40.0 + tc + 1.5 * 4.0 * batch * 3.0 + 3.0 * batch * tc);
-    }
-    return us / 1e6;
+    double x[8] = {1.0, log(fmax(collect_gemm_shape_flops(s), 1.0)), log(fmax((double)(a + b + d), 1.0)),
+                   s->dtype == COLLECT_GEMM_FP16, s->dtype == COLLECT_GEMM_FP32, s->dtype == COLLECT_GEMM_TF32,
+                   s->trans_a == 'T', s->trans_b == 'T'};
+    double z = 0;
+    for (int i = 0; i < 8; i++) z += gemm_cost_coef[i] * x[i];
+    double timed = (n_heur < 8 ? n_heur : 8) + n_enum, usual = 8 + 64;
+    return exp(z) * (timed + 1.0) / (usual + 1.0);
 }
 
 /* ---- configurations ---- */

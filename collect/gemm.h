@@ -50,12 +50,9 @@ int collect_gemm_shape_key(const collect_gemm_shape *s, char *buf, size_t size);
 void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b, size_t *d);
 double collect_gemm_shape_flops(const collect_gemm_shape *s);
 /* An estimate of the seconds `gemm` spends on the shape with n_enum sampled configurations and up to n_heur
- * heuristic entries (the list holds about 8), to deal long shapes first (run.h): scripts/gemm_shapes.py's
- * cost model (--estimate). A call takes t = max(2MNK / peak, bytes / 3.35 TB/s) + 4 us (peak 600 TFLOP/s
- * for bf16 and fp16, 300 for tf32, 50 for fp32); the list's entries run at 1.1 t, three quarters of the
- * sample at 2.5 t, a quarter at 6 t timed by its two warm-ups alone; a fully timed candidate costs 40 us of
- * host work, a warm-up, a spin of 1.5 x 4 us a queued call and 3 batches of B = clamp(100 us / t, 1, 64)
- * calls; plus 5 ms a shape and 30 us a sampled candidate's AlgoCheck draws. */
+ * heuristic entries (the list holds about 8), to deal long shapes first (run.h): exp of a linear model of
+ * ln FLOPs, ln bytes, the data type and the transposes, fitted to the shapes' measured seconds of the H100
+ * collection (gemm.c, scripts/fit_cost.py), scaled by the configurations timed. */
 double collect_gemm_shape_cost_s(const collect_gemm_shape *s, int n_enum, int n_heur);
 
 /* ---- configurations ---- */

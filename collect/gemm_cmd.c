@@ -19,7 +19,7 @@
 
 typedef struct gemm_job {
     const char *shapes_path, *out;
-    char failed[4200], schema[4200], caps[4200];
+    char failed[4200], schema[4200], caps[4200], gpu[4200];
     double limit;
     int resume, limit_shapes;
     collect_gemm_opts opts;
@@ -40,7 +40,7 @@ static int gemm_plan(gemm_job *j)
     char **parts = NULL;
     int n_parts = 0, rc = 0, n_failed = 0;
     if (!j->resume) {
-        rc = collect_parts_remove(j->out) || collect_parts_remove(j->failed);
+        rc = collect_parts_remove(j->out) || collect_parts_remove(j->failed) || collect_parts_remove(j->gpu);
     } else {
         rc = collect_members_add_file(&done, j->out, NULL) || collect_parts_list(j->out, &parts, &n_parts) ||
              collect_lines_add_file(&failed, j->failed);
@@ -99,7 +99,8 @@ static int gemm_plan(gemm_job *j)
 static int gemm_work(gemm_job *j, collect_run *run, int *stopped, collect_worker_times *tm)
 {
     const char *tag = collect_run_tag(run);
-    char part[4200], failed_part[4300];
+    char part[4200], failed_part[4300], gpu_part[4300], bus[64], gpu[384];
+    FILE *gf = NULL;
     collect_gemm_out fo = {0};
     collect_gemm_timer t = {0};
     collect_gemm_capset caps[COLLECT_GEMM_DTYPE_COUNT];
@@ -113,8 +114,16 @@ static int gemm_work(gemm_job *j, collect_run *run, int *stopped, collect_worker
         goto fail;
     }
     if (collect_part_path(j->out, run->worker, part, sizeof part) ||
-        collect_part_path(j->failed, run->worker, failed_part, sizeof failed_part))
+        collect_part_path(j->failed, run->worker, failed_part, sizeof failed_part) ||
+        collect_part_path(j->gpu, run->worker, gpu_part, sizeof gpu_part) || collect_text_trim(gpu_part))
         goto fail;
+    if (!(gf = fopen(gpu_part, "a"))) {
+        collect_error(COLLECT_EIO, "%s: cannot open for writing", gpu_part);
+        goto fail;
+    }
+    if (collect_device_bus_id(run->device, bus, sizeof bus)) goto fail;
+    collect_run_bind(run, bus);
+    collect_run_gpu_columns(run, bus, gpu, sizeof gpu);
     /* a part left by a stopped run: keep its finished members, cut off an unfinished one */
     int scan = collect_members_add_file(&prev, part, &good);
     collect_members_free(&prev);
@@ -176,10 +185,12 @@ static int gemm_work(gemm_job *j, collect_run *run, int *stopped, collect_worker
             cli_tally_add(&skipped, why);
             continue;
         }
-        if (collect_gemm_out_write(&fo, s, rows, nr)) goto fail;
+        double dt = cli_now_s() - t0;
+        /* the shape is done once its member is written; its GPU line follows it */
+        if (collect_gemm_out_write(&fo, s, rows, nr) || collect_gpu_table_write(gf, key, gpu, dt)) goto fail;
         written++;
         timed += nr;
-        double now = cli_now_s(), dt = now - t0;
+        double now = cli_now_s();
         if (dt > longest) longest = dt;
         if (j->opts.verbose || written % 25 == 0) {
             double best = rows[0].time_us, heur0 = 0;
@@ -213,6 +224,7 @@ cleanup:;
         rc = 1;
     }
     if (t.close) t.close(&t);
+    if (gf && fclose(gf)) rc = 1;
     for (int d = 0; d < COLLECT_GEMM_DTYPE_COUNT; d++) collect_gemm_capset_free(&caps[d]);
     free(rows);
     tm->closing = cli_now_s() - t_close;
@@ -245,7 +257,17 @@ static int gemm_merge(gemm_job *j, int *merged)
         if (!rc && failed.n > 0) rc = collect_lines_merge(j->failed, j->keys, j->n_keys, &failed, NULL, &written);
         else if (!rc) remove(j->failed);
     }
-    if (!rc) rc = collect_parts_remove(j->out) || collect_parts_remove(j->failed);
+    if (!rc) {
+        collect_lines gpu = {.sep = '\t', .header = collect_gpu_table_header};
+        rc = j->resume ? collect_lines_add_file(&gpu, j->gpu) : 0;
+        if (!rc && !(rc = collect_parts_list(j->gpu, &parts, &n_parts)))
+            for (int i = 0; !rc && i < n_parts; i++) rc = collect_lines_add_file(&gpu, parts[i]);
+        collect_parts_free(parts, n_parts);
+        collect_lines_index(&gpu);
+        if (!rc) rc = collect_lines_merge(j->gpu, j->keys, j->n_keys, &gpu, NULL, &written);
+        collect_lines_free(&gpu);
+    }
+    if (!rc) rc = collect_parts_remove(j->out) || collect_parts_remove(j->failed) || collect_parts_remove(j->gpu);
     collect_members_free(&table);
     collect_lines_free(&failed);
     return rc;
@@ -271,7 +293,7 @@ int cmd_gemm(int argc, char **argv)
     static const char *const known[] = {"--shapes", "--out", "--time-limit", "--limit", "--candidates",
                                         "--heuristic-count", "--repeats", "--min-batch-us", "--max-batch",
                                         "--workspace-mib", "--slow-factor", "--seed", "--gpus", "--chunk", NULL};
-    static const char *const flags[] = {"--resume", "--verbose", "--describe", NULL};
+    static const char *const flags[] = {"--resume", "--verbose", "--describe", "--no-bind", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     gemm_job j;
     memset(&j, 0, sizeof j);
@@ -301,7 +323,8 @@ int cmd_gemm(int argc, char **argv)
     }
     snprintf(j.failed, sizeof j.failed, "%s.failed", j.out);
     if (collect_gemm_sidecar_path(j.out, ".schema.json", j.schema, sizeof j.schema) ||
-        collect_gemm_sidecar_path(j.out, ".caps.json", j.caps, sizeof j.caps)) {
+        collect_gemm_sidecar_path(j.out, ".caps.json", j.caps, sizeof j.caps) ||
+        collect_gemm_sidecar_path(j.out, ".gpu.tsv", j.gpu, sizeof j.gpu)) {
         fprintf(stderr, "heurist-collect gemm: %s\n", collect_last_error());
         return 2;
     }
@@ -311,6 +334,7 @@ int cmd_gemm(int argc, char **argv)
         collect_run_free(&run);
         return rc;
     }
+    run.bind = !cli_flag(argc, argv, "--no-bind");
     rc = 1;
     int n_todo = -1, n_shapes = 0, *kept = NULL, keys_ok = 0;
     if (!collect_gemm_shapes_read(j.shapes_path, &j.shapes, &n_shapes)) {

@@ -416,6 +416,17 @@ int collect_lines_merge(const char *path, char *const *keys, int n_keys, const c
     return tmp_commit(f, tmp, path);
 }
 
+/* ---- the GPU table ---- */
+
+const char collect_gpu_table_header[] = "key\tworker\thost\tgpu\tbus\tseconds\n";
+
+int collect_gpu_table_write(FILE *f, const char *key, const char *columns, double seconds)
+{
+    if (fprintf(f, "%s\t%s\t%.4f\n", key, columns, seconds) < 0 || fflush(f))
+        return collect_error(COLLECT_EIO, "GPU table: write failed");
+    return COLLECT_OK;
+}
+
 /* ---- gzip members ---- */
 
 /* The problem columns of a member's first row ("M,N,K,dtype,trans_a,trans_b"); NULL when it has none. */

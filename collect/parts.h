@@ -12,6 +12,7 @@
 #define HEURIST_COLLECT_PARTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* "<base>.part<worker>". 0, or COLLECT_EINVAL when buf is too small. */
 int collect_part_path(const char *base, int worker, char *buf, size_t size);
@@ -59,6 +60,15 @@ int collect_text_trim(const char *path);
  * `only` has when only is not NULL. *written: keys written. */
 int collect_lines_merge(const char *path, char *const *keys, int n_keys, const collect_lines *l,
                         const collect_lines *only, int *written);
+
+/* ---- the GPU table, OUT.gpu.tsv: which worker and GPU measured each problem, and in how many seconds ---- */
+/* "key\tworker\thost\tgpu\tbus\tseconds\n": the worker's index in the job, its host, its GPU's index among the
+ * visible ones and PCI bus id, the problem's wall time in the worker (its measuring, not its writing). A
+ * table of collect_lines (sep '\t', this header), merged as the other sidecars. */
+extern const char collect_gpu_table_header[];
+/* Writes "<key>\t<columns>\t<seconds>\n" (columns: "worker\thost\tgpu\tbus", collect_run_gpu_columns) and
+ * flushes. 0, or COLLECT_EIO. */
+int collect_gpu_table_write(FILE *f, const char *key, const char *columns, double seconds);
 
 /* ---- gzip members, gemm's table ---- */
 typedef struct collect_member_ref {

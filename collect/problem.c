@@ -1,6 +1,7 @@
 /* Problem keys to cuDNN convolution sizes, and the kernel names (algorithm x math type). */
 #include "collect.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -158,12 +159,25 @@ double collect_conv_flops(const collect_conv *cv)
     return 2.0 * (double)collect_conv_y_elems(cv) * (double)(cv->c / cv->groups) * (double)prod(cv->w_sp, cv->nd);
 }
 
+/* log(seconds) = coef . (1, ln flops, ln bytes, (ln flops - 20)^2 / 10, B, W, half, 3-D, grouped, half x 3-D,
+ * half x B, half x W), half = FP16 or BF16: least squares over the 30,000 problems of the H100 pool collection
+ * (datasets/h100), each problem's measuring time rebuilt from its kernels' times by the timing method
+ * (scripts/fit_cost.py conv, which prints these numbers; the pool holds FP16 and FP32 NCHW / NCDHW, so BF16
+ * takes FP16's terms and NHWC NCHW's). */
+static const double conv_cost_coef[12] = {-5.3879, 0.0339, 0.0960, 0.1218, -0.1544, -0.0763,
+                                          -0.0742, -0.1212, 0.6733, 0.0081, 0.1525, 0.0998};
+
 double collect_conv_cost_s(const collect_conv *cv)
 {
     double bytes = (double)collect_dtype_bytes(cv->dtype) *
                    ((double)collect_conv_x_elems(cv) + (double)collect_conv_y_elems(cv) + (double)collect_conv_w_elems(cv));
-    double slow = collect_conv_flops(cv) / 10e12 + bytes / 100e9;
-    return 0.03 + (cv->nd == 3 ? 3.0 : 1.0) * slow;
+    double lf = log(fmax(collect_conv_flops(cv), 1.0)), half = cv->dtype != COLLECT_DTYPE_FP32;
+    double b = cv->dir == COLLECT_DIR_B, w = cv->dir == COLLECT_DIR_W, deep = cv->nd == 3;
+    double x[12] = {1.0, lf, log(fmax(bytes, 1.0)), (lf - 20.0) * (lf - 20.0) / 10.0, b, w, half, deep,
+                    cv->groups > 1, half * deep, half * b, half * w};
+    double z = 0;
+    for (int i = 0; i < 12; i++) z += conv_cost_coef[i] * x[i];
+    return exp(z);
 }
 
 /* ---- kernel names ---- */

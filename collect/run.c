@@ -155,6 +155,7 @@ int collect_run_init(collect_run *r, const char *cmd, const char *gpus, int chun
     r->t_start = cli_now_s();
     r->workers = 1;
     r->merger = 1;
+    r->bind = 1;
     void *sh = mmap(NULL, sizeof *r->sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) {
         fprintf(stderr, "heurist-collect %s: shared memory: %s\n", cmd, strerror(errno));
@@ -398,6 +399,30 @@ void collect_run_times_print(const collect_run *r, int problems, double t_merge)
            now - t_merge, wall);
     printf("throughput: %.2f problems/s over the wall time, %.2f over the longest measuring (steady state)\n",
            wall > 0 ? problems / wall : 0.0, r->slowest.measuring > 0 ? problems / r->slowest.measuring : 0.0);
+}
+
+void collect_run_bind(const collect_run *r, const char *bus)
+{
+    const char *tag = collect_run_tag(r);
+    if (!r->bind) {
+        printf("%sGPU %d (bus %s): not bound (--no-bind)\n", tag, r->device, bus);
+        return;
+    }
+    const char *sysfs = getenv("HEURIST_COLLECT_SYSFS");
+    char msg[512];
+    collect_bind_gpu(sysfs && *sysfs ? sysfs : "/sys", bus, msg, sizeof msg);
+    printf("%sGPU %d (bus %s): %s\n", tag, r->device, bus, msg);
+}
+
+void collect_run_gpu_columns(const collect_run *r, const char *bus, char *buf, size_t size)
+{
+    char host[256] = "?";
+    if (gethostname(host, sizeof host - 1)) snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    /* a tab or newline in a host name would break the table's columns */
+    for (char *c = host; *c; c++)
+        if (*c == '\t' || *c == '\n' || *c == '\r') *c = '_';
+    snprintf(buf, size, "%d\t%s\t%d\t%s", r->worker, host, r->device, bus);
 }
 
 void collect_run_free(collect_run *r)

@@ -21,6 +21,8 @@
 #ifndef HEURIST_COLLECT_RUN_H
 #define HEURIST_COLLECT_RUN_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct run_shared run_shared;
@@ -41,6 +43,7 @@ typedef struct collect_run {
     int device;          /* the GPU this worker binds, among the visible ones */
     int merger;          /* this process merges the parts (the lone worker, the --gpus parent, rank 0) */
     int forked;          /* this process is a worker forked by --gpus */
+    int bind;            /* bind each worker to the CPUs local to its GPU (collect_run_bind; --no-bind: 0) */
     int n_todo, chunk;
     int next, end;       /* this worker's chunk of to-do positions, [next, end) */
     int job_rc;          /* in the merger once every worker ended: 0, or the worst worker status (3 before 1) */
@@ -79,6 +82,13 @@ int collect_run_finish(collect_run *r, int rc, int stopped, const collect_worker
  * measuring with its problems, closing, when the workers had ended, the merge (from t_merge to now) and the
  * wall time; then the throughputs over the wall time and over the longest measuring (the steady state). */
 void collect_run_times_print(const collect_run *r, int problems, double t_merge);
+/* Binds this worker to the CPUs local to its GPU, whose PCI bus id is bus (collect_bind_gpu under /sys, or
+ * under HEURIST_COLLECT_SYSFS where set: the tests' fake tree), unless r->bind is 0; prints one log line,
+ * what was bound or why not. Called before the GPU's context and the worker's buffers are made, so that
+ * what they touch first lies on the GPU's node. */
+void collect_run_bind(const collect_run *r, const char *bus);
+/* This worker's columns of the GPU table (parts.h): "worker\thost\tgpu\tbus". */
+void collect_run_gpu_columns(const collect_run *r, const char *bus, char *buf, size_t size);
 /* Ends MPI where it was started; frees what the job held. */
 void collect_run_free(collect_run *r);
 
@@ -89,6 +99,33 @@ int collect_deal_order(int *todo, const double *cost, int n);
 /* The size of the chunk that starts at position first of n_todo: chunk, but at most an even share of what is
  * left among twice the workers (at least 1), so that the last problems go one at a time. */
 int collect_deal_chunk(int first, int n_todo, int chunk, int workers);
+
+/* ---- binding to the GPU's CPUs (bind.c, in the CPU library) ---- */
+#define COLLECT_CPUS_MAX 1024
+/* A set of CPU numbers below COLLECT_CPUS_MAX. */
+typedef struct collect_cpus {
+    uint64_t bits[COLLECT_CPUS_MAX / 64];
+} collect_cpus;
+/* Parses a Linux cpulist ("0-15,32-47\n"; empty: no CPU). 0, or COLLECT_EFORMAT naming the offset. */
+int collect_cpus_parse(const char *text, collect_cpus *out);
+int collect_cpus_has(const collect_cpus *s, int cpu);
+int collect_cpus_count(const collect_cpus *s);
+/* The set as a cpulist ("0-15,32-47"), cut short where buf is too small. */
+void collect_cpus_format(const collect_cpus *s, char *buf, size_t size);
+/* "0000:1B:00.0" or "00000000:1b:00.0" (CUDA's and NVML's spellings) as sysfs names it, "0000:1b:00.0". 0, or
+ * COLLECT_EFORMAT. */
+int collect_pci_bus_normalize(const char *bus_id, char *buf, size_t size);
+/* The CPUs local to a PCI device and its NUMA node (-1 unknown), from <sysfs>/bus/pci/devices/<bus>/
+ * local_cpulist and numa_node. 0; 1 when the device has no local_cpulist there; negative on a bad bus id or a
+ * malformed list. */
+int collect_gpu_local_cpus(const char *sysfs, const char *bus_id, collect_cpus *cpus, int *numa_node);
+/* The CPUs to bind to: allowed & local. Returns their count, or 0 (bind nothing) when none of the GPU's CPUs
+ * is allowed or when they are all the allowed ones (nothing would change). */
+int collect_bind_choose(const collect_cpus *allowed, const collect_cpus *local, collect_cpus *out);
+/* Binds the calling thread (and the threads it starts later) to the CPUs collect_bind_choose picks for the
+ * GPU at bus_id; msg gets one line: "bound to NUMA node N: CPUs L (n of m)" or "not bound: why". 1 bound, 0
+ * not (a missing sysfs entry or a refused call is not an error: the worker measures unbound). */
+int collect_bind_gpu(const char *sysfs, const char *bus_id, char *msg, size_t size);
 
 /* "[worker w/N] " in a job of several workers, "" alone: the prefix of a worker's log lines. */
 const char *collect_run_tag(const collect_run *r);

@@ -48,6 +48,21 @@ int collect_device_count(int *n)
 #endif
 }
 
+int collect_device_bus_id(int device, char *buf, size_t size)
+{
+    if (collect_timer_is_fake()) {
+        int n = snprintf(buf, size, "0000:%02x:00.0", (device + 1) & 0xff);
+        return n < 0 || (size_t)n >= size ? collect_error(COLLECT_EINVAL, "bus id: buffer too small") : COLLECT_OK;
+    }
+#ifdef HEURIST_COLLECT_CUDA
+    return collect_gpu_bus_id(device, buf, size);
+#else
+    (void)device;
+    if (size) buf[0] = '\0';
+    return collect_error(COLLECT_EINVAL, "this build has no CUDA (configure with -DHEURIST_CUDA=ON)");
+#endif
+}
+
 int collect_conv_timer_open(collect_conv_timer *t, int device, const collect_conv_opts *o)
 {
     if (collect_timer_is_fake()) return collect_conv_timer_open_fake(t, device, o);

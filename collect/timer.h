@@ -29,6 +29,9 @@
 int collect_device_count(int *n);
 /* 1 when HEURIST_COLLECT_FAKE selects the fake timer. */
 int collect_timer_is_fake(void);
+/* The PCI bus id of device `device` (0-based among the visible ones), as CUDA spells it ("0000:1B:00.0"),
+ * without making its context; a fake device d is "0000:<d + 1>:00.0". 0, or negative with the error set. */
+int collect_device_bus_id(int device, char *buf, size_t size);
 
 /* ---- convolutions ---- */
 typedef struct collect_conv_opts {
@@ -122,6 +125,7 @@ int collect_gemm_timer_open_cublaslt(collect_gemm_timer *t, int device, const co
  * naming the bound GPU (host, name, PCI bus id, UUID, SMs, memory, driver and runtime versions, then library). */
 int collect_gpu_bind(int device);
 int collect_gpu_count(int *n);
+int collect_gpu_bus_id(int device, char *buf, size_t size);
 void collect_gpu_name(char *buf, size_t size, const char *library);
 
 /* ---- the fake timer's pieces, exposed for its tests ---- */

@@ -28,6 +28,16 @@ int collect_gpu_count(int *n)
     return COLLECT_OK;
 }
 
+int collect_gpu_bus_id(int device, char *buf, size_t size)
+{
+    cudaError_t e = cudaDeviceGetPCIBusId(buf, (int)size, device);
+    if (e) {
+        cudaGetLastError();
+        return collect_error(COLLECT_EIO, "CUDA: PCI bus id of GPU %d: %s", device, cudaGetErrorString(e));
+    }
+    return COLLECT_OK;
+}
+
 void collect_gpu_name(char *buf, size_t size, const char *library)
 {
     int dev = 0, drv = 0, rt = 0;
