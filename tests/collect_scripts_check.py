@@ -2,8 +2,9 @@
 """Self-checks of collect/scripts' problem and shape generators (Python 3 standard library only; run from the
 repository root, as ctest does): layer counts of traced networks against their published architectures, the
 committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
-training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files, and
-table_groups.py's join of a shape list's tags into a table."""
+training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
+table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
+correlation, and gpu_noise.py's split of the noise by GPU."""
 import os
 import sys
 import tempfile
@@ -13,6 +14,8 @@ sys.path.insert(0, os.path.join(ROOT, 'collect', 'scripts'))
 os.chdir(ROOT)
 
 import conv_networks as cn  # noqa: E402
+import fit_cost as fc  # noqa: E402
+import gpu_noise as gn  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import sample_problems as sp  # noqa: E402
 import split_table as st  # noqa: E402
@@ -191,7 +194,28 @@ def table_groups():
             check('nosuch' in str(e.code), 'split_table --hold: %s' % e.code)
 
 
+def cost_models():
+    # a key's FLOPs and bytes as collect_conv_flops counts them: 2 n k out (c / g) fil; x, y, w elements
+    feats, flops, nbytes, nd, dtype = fc.conv_parse('16-14-14-3x3-32-14-14-2-1x1-1x1-1x1-0-NCHW-FP16-F')
+    check(flops == 2.0 * 2 * 32 * 196 * 16 * 9 and nbytes == 2 * (2 * 16 * 196 + 2 * 32 * 196 + 32 * 16 * 9),
+          'fit_cost: forward flops %g bytes %g' % (flops, nbytes))
+    # backward keys hold dy first (MIOpen's convention): W of the strided problem has x 56 x 56, y 28 x 28
+    feats, flops, nbytes, nd, dtype = fc.conv_parse('24-28-28-3x3-24-56-56-22-1x1-2x2-1x1-0-NCHW-FP32-W_g24')
+    check(flops == 2.0 * 22 * 24 * 784 * 1 * 9 and feats['grouped'] == 1 and feats['dir_W'] == 1 and feats['half'] == 0,
+          'fit_cost: grouped backward key: flops %g %s' % (flops, feats))
+    check(fc.conv_parse('24-28-28-3x3-24-56-56-22') is None, 'fit_cost: a short key parsed')
+    # least squares recovers an exact linear relation; Spearman is 1 for any increasing map, ties averaged
+    xs = [[1.0, float(i), float(i * i % 7)] for i in range(20)]
+    coef = fc.lstsq(xs, [0.5 + 2.0 * r[1] - 0.25 * r[2] for r in xs])
+    check(all(abs(a - b) < 1e-4 for a, b in zip(coef, [0.5, 2.0, -0.25])), 'fit_cost: lstsq %s' % coef)
+    check(abs(fc.spearman([1, 2, 3, 4], [1, 8, 27, 64]) - 1) < 1e-12 and fc.ranks([3, 1, 3]) == [1.5, 0.0, 1.5],
+          'fit_cost: ranks or spearman')
+    # gpu_noise: the percentile of heurist-collect's stats.c (linear between order statistics)
+    check(gn.percentile([1.0, 2.0, 3.0, 4.0], 90) == 3.7 and gn.percentile([5.0], 10) == 5.0, 'gpu_noise: percentile')
+
+
 networks()
+cost_models()
 gemm_shapes()
 triton()
 table_groups()

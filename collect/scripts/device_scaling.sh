@@ -11,18 +11,26 @@
 #   GPU_COUNTS="1 2 all"   the runs, in order ("1 all": one GPU and every GPU); the first is the baseline of
 #                     the speed-ups
 #   RUN_LIMIT=300     --time-limit of each run, seconds (a stopped run is marked "stopped" in the summary)
+#   NO_BIND_TOO=0     1: each run of several GPUs is made twice, bound (each worker on its GPU's NUMA node, the
+#                     default) and then with --no-bind
+#   UNBOUND_BEFORE_S  with NO_BIND_TOO=1, start an unbound run only this many seconds after the script's start
+#                     at the latest (unset: always), so that a command with a hard limit keeps its bound runs
 #   BUILD_DIR=/tmp/build-collect, COLLECT_CMAKE_ARGS, CONV_ARGS, GEMM_ARGS (extra heurist-collect options)
 #   COLLECT_BIN       a built heurist-collect to use instead of building one (with HEURIST_COLLECT_FAKE=N, the
 #                     fake timer's N devices stand for the GPUs: a dry run of this script without a GPU)
 # Sizes: one H200 measures about 17 conv problems/s and 6 GEMM shapes/s (chunk_000.txt, gemm_shapes.txt), so
 # GPU_COUNTS="1 all" CONV_N=2000 GEMM_N=500 on a 4-GPU host measures for about 4 minutes (conv 115 + 32 s,
 # gemm 82 + 23 s), plus the build (1-2 minutes, none with COLLECT_BIN); two chunk files give 3000 keys.
-# Writes OUTDIR/scaling.tsv, the runs' logs and outputs, OUTDIR/env.txt (every GPU: index, name, UUID, bus id)
-# and OUTDIR/build.log; prints the table. scaling.tsv's columns: kind, gpus, problems (in the merged file),
+# Writes OUTDIR/scaling.tsv, the runs' logs and outputs (with each run's GPU table, OUT.gpu.tsv: which worker
+# and GPU measured each problem, in how many seconds), OUTDIR/env.txt (every GPU: index, name, UUID, bus id,
+# NUMA node and local CPUs) and OUTDIR/build.log; prints the table. scaling.tsv's columns: kind, gpus, bind
+# (yes: workers bound to their GPU's CPUs; no: --no-bind), problems (in the merged file),
 # wall_s and per_s (the command's wall time and problems / wall: the headline), speedup (per_s against the
 # first run's), steady_per_s (problems / the longest measuring time of a worker: the throughput without the
-# start-up, the tail and the merge) and steady_speedup, startup_s (the slowest worker's, from its fork to its
-# first problem: CUDA context, library handles, buffers), measure_s (the longest measuring), merge_s,
+# start-up, the tail and the merge) and steady_speedup, plan_s (reading the list, the order), startup_s (the
+# slowest worker's, from its fork to its first problem: CUDA context, library handles, buffers), measure_s (the
+# longest measuring), measure_sum_s (the workers' measuring times added: against the one-GPU run's, what
+# measuring on several GPUs costs in all), ended_s (when the last worker had ended, from the start), merge_s,
 # same_order (the merged file lists the baseline's problems in its order) and stopped.
 set -u -o pipefail
 out=$1
@@ -34,8 +42,19 @@ counts=${GPU_COUNTS:-1 2 all}
 limit=${RUN_LIMIT:-300}
 build=${BUILD_DIR:-/tmp/build-collect}
 mkdir -p "$out"
+t_script=$(date +%s)
 {
     nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version --format=csv
+    # each GPU's NUMA node and the CPUs near it (what a bound worker runs on)
+    echo "index, pci.bus_id, numa_node, local_cpulist"
+    nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader 2>/dev/null | while IFS=', ' read -r i bus; do
+        dev=$(echo "$bus" | tr 'A-F' 'a-f' | sed 's/^0000\(....:\)/\1/')
+        echo "$i, $bus, $(cat "/sys/bus/pci/devices/$dev/numa_node" 2>/dev/null || echo -), $(cat "/sys/bus/pci/devices/$dev/local_cpulist" 2>/dev/null || echo -)"
+    done
+    echo "CPUs: $(nproc) of $(getconf _NPROCESSORS_CONF 2>/dev/null); NUMA nodes:"
+    for n in /sys/devices/system/node/node[0-9]*; do
+        [ -e "$n/cpulist" ] && echo "  ${n##*/}: CPUs $(cat "$n/cpulist")"
+    done
     nvcc --version | tail -2
     date -u
 } > "$out/env.txt" 2>&1
@@ -81,26 +100,49 @@ keys_of() {
 }
 
 rm -f "$out/gpus.txt"
-printf 'kind\tgpus\tproblems\twall_s\tper_s\tspeedup\tsteady_per_s\tsteady_speedup\tstartup_s\tmeasure_s\tmerge_s\tsame_order\tstopped\n' \
+printf 'kind\tgpus\tbind\tproblems\twall_s\tper_s\tspeedup\tsteady_per_s\tsteady_speedup\tplan_s\tstartup_s\tmeasure_s\tmeasure_sum_s\tended_s\tmerge_s\tsame_order\tstopped\n' \
     > "$out/scaling.tsv"
-# a figure of the run's "timings:" line (the merger's): "start-up", "measuring" or "merge"; "-" when absent
+# a figure of the run's "timings:" line (the merger's): "plan", "start-up", "measuring", "closing", "workers
+# ended at" or "merge"; "-" when absent
 timing() {
-    sed -n "s/^timings: .*[(,] *$2 \([0-9.]*\) s.*/\1/p" "$1" | tail -1 | grep . || echo -
+    sed -n -e "s/^timings: \(.*[(,] *\)\{0,1\}$2 \([0-9.]*\) s.*/\2/p" "$1" | tail -1 | grep . || echo -
 }
+# the workers' measuring times added ("worker times: ..., measuring M s")
+measure_sum() {
+    sed -n 's/.*worker times: .*measuring \([0-9.]*\) s.*/\1/p' "$1" | awk '{ s += $1 } END { printf "%.2f", s }'
+}
+# the runs: each GPU count, and with NO_BIND_TOO=1 each count above one again unbound ("4u")
+plan=""
+for g in $runs; do
+    plan="$plan $g"
+    [ "${NO_BIND_TOO:-0}" = 1 ] && [ "$g" -gt 1 ] && plan="$plan ${g}u"
+done
 run_kind() { # kind: conv or gemm
     local kind=$1 base="" n wall t0 per speed same stopped rc startup measure merge steady steady_speed base_steady=""
-    for g in $runs; do
-        local name=$out/${kind}_g$g
+    local plan_s msum ended bind_arg bound g
+    for run in $plan; do
+        g=${run%u}
+        bind_arg=""
+        bound=yes
+        if [ "$run" != "$g" ]; then
+            bind_arg=--no-bind
+            bound=no
+            if [ -n "${UNBOUND_BEFORE_S:-}" ] && [ $(( $(date +%s) - t_script )) -gt "$UNBOUND_BEFORE_S" ]; then
+                echo "device_scaling: $kind on $g GPUs unbound: skipped, past UNBOUND_BEFORE_S=$UNBOUND_BEFORE_S s"
+                continue
+            fi
+        fi
+        local name=$out/${kind}_g$run
         rm -f "$name".* 2>/dev/null
         t0=$(date +%s%N)
         if [ "$kind" = conv ]; then
             "$bin" conv --problems "$out/conv_keys.txt" --out "$name.fdb.txt" --heuristic "$name.heuristic.txt" \
-                --gpus "$g" --time-limit "$limit" ${CONV_ARGS:-} > "$name.log" 2>&1
+                --gpus "$g" --time-limit "$limit" $bind_arg ${CONV_ARGS:-} > "$name.log" 2>&1
             rc=$?
             file=$name.fdb.txt
         else
             "$bin" gemm --shapes "$out/gemm_shapes.txt" --out "$name.csv.gz" --gpus "$g" --time-limit "$limit" \
-                ${GEMM_ARGS:-} > "$name.log" 2>&1
+                $bind_arg ${GEMM_ARGS:-} > "$name.log" 2>&1
             rc=$?
             file=$name.csv.gz
         fi
@@ -131,15 +173,19 @@ run_kind() { # kind: conv or gemm
             fi
         fi
         speed=$(awk -v a="$per" -v b="$base_per" 'BEGIN { printf "%.2f", a / b }')
+        plan_s=$(timing "$name.log" plan)
         startup=$(timing "$name.log" start-up)
         measure=$(timing "$name.log" measuring)
+        ended=$(timing "$name.log" "workers ended at")
         merge=$(timing "$name.log" merge)
+        msum=$(measure_sum "$name.log")
         steady=$(awk -v n="$n" -v m="$measure" 'BEGIN { if (m + 0 > 0) printf "%.2f", n / m; else print "-" }')
         [ -z "$base_steady" ] && base_steady=$steady
         steady_speed=$(awk -v a="$steady" -v b="$base_steady" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
-        printf '%s\t%d\t%d\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$g" "$n" "$wall" "$per" "$speed" \
-            "$steady" "$steady_speed" "$startup" "$measure" "$merge" "$same" "$stopped" >> "$out/scaling.tsv"
-        grep -h -E "^(\[worker [0-9]+/[0-9]+\] )?(host .*, GPU [0-9]+:|fake device)" "$name.log" >> "$out/gpus.txt"
+        printf '%s\t%d\t%s\t%d\t%.1f\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$g" "$bound" "$n" \
+            "$wall" "$per" "$speed" "$steady" "$steady_speed" "$plan_s" "$startup" "$measure" "$msum" "$ended" "$merge" \
+            "$same" "$stopped" >> "$out/scaling.tsv"
+        grep -h -E "^(\[worker [0-9]+/[0-9]+\] )?(host .*, GPU [0-9]+:|fake device|GPU [0-9]+ \(bus )" "$name.log" >> "$out/gpus.txt"
     done
 }
 [ "$conv_n" -gt 0 ] && run_kind conv
