@@ -39,7 +39,7 @@ class FakeBackend:
     def __init__(self, slow_factor):
         self.slow, self.broken = slow_factor, False
 
-    def load(self, cfg, var):
+    def load(self, cfg, var, shape=None):
         pass
 
     def _act(self, key, cfg):

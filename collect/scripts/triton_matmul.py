@@ -25,8 +25,8 @@ every shape of its data type and alignment, and never reaches a timing process.
 
 For a pruner: a table row's kernel columns are exactly triton.Config(kwargs={"BLOCK_M", "BLOCK_N", "BLOCK_K",
 "GROUP_M"}, num_warps, num_stages), and its problem columns are M, N, K (the kernel's integer arguments) and
-dtype ("fp16" or "bf16", the dtype of A). `family` (the shape's source family in gemm_real_shapes.txt) and
-`timed` are extra columns the schema does not name.
+dtype ("fp16" or "bf16", the dtype of A). `family` (the shape's source family in gemm_real_shapes.txt) is the
+schema's "group" (a split holds out whole families); `timed` is an extra column the schema does not name.
 
 Shapes: the fp16 / bf16 lines of --shapes (default datasets/h100/gemm_real_shapes.txt) from LLM, MoE and
 vision families, as (M, N, K, dtype) (transposes dropped: the kernel reads row-major operands), deduplicated,
@@ -260,14 +260,14 @@ def compile_task(args):
     each (configuration, variant) of its share in order; returns (failures {(config, variant): reason}, the
     tasks left undone). A probe that breaks the CUDA context fails its pair with "crash: ..." and ends the
     share there: the rest goes to a fresh process."""
-    tasks, device, cache = args
+    tasks, device, cache, probe_shapes = args
     os.environ['CUDA_VISIBLE_DEVICES'] = str(device)
     os.environ['TRITON_CACHE_DIR'] = cache
     backend = TritonBackend(5.0)
     failed = {}
     for j, (cfg, var) in enumerate(tasks):
         try:
-            backend.load(cfg, var)
+            backend.load(cfg, var, probe_shapes.get(var))
         except Exception as e:  # a compile error or out of resources: the configuration is skipped
             failed[(cfg, var)] = short_error(e)
             if not backend.context_ok():
@@ -276,14 +276,15 @@ def compile_task(args):
     return failed, []
 
 
-def compile_all(ctx, tasks, procs, n_gpu, cache, log):
+def compile_all(ctx, tasks, procs, n_gpu, cache, log, probe_shapes=None):
     """Compiles and probes every (configuration, variant) of tasks over a pool of procs processes (each share in
     a fresh process, GPUs dealt round robin), dealing the shares a crash left undone again until none is left.
-    Returns the failures {(config, variant): reason}."""
+    probe_shapes {variant: shape}: the problem a variant is probed on (default: the synthetic probe of
+    TritonBackend.load). Returns the failures {(config, variant): reason}."""
     failed, rounds = {}, 0
     while tasks:
         n = max(1, min(procs, len(tasks)))
-        shares = [(tasks[p::n], p % n_gpu, cache) for p in range(n)]
+        shares = [(tasks[p::n], p % n_gpu, cache, probe_shapes or {}) for p in range(n)]
         tasks = []
         with ctx.Pool(n, maxtasksperchild=1) as pool:
             for f, left in pool.imap_unordered(compile_task, shares):
@@ -354,17 +355,22 @@ class TritonBackend:
         self.timer = Timer(torch, self.kernel, slow_factor)
         self.probes = {}
 
-    def load(self, cfg, var):
-        """Launches cfg's variant var once on the variant's probe problem (module docstring), so that no timed
-        call pays its loading and a configuration that cannot run the variant fails here."""
+    def load(self, cfg, var, shape=None):
+        """Launches cfg's variant var once on a problem of the variant: `shape` (M, N, K, dtype), else the
+        variant's synthetic probe (module docstring), so that a configuration that cannot run the variant fails
+        here and its binary is in Triton's caches."""
         torch = self.torch
+        if shape is not None and self.probes.get(var, (None,))[0] != shape:
+            self.probes.pop(var, None)
+            ops = self.operands(shape, 0)
+            self.probes[var] = (shape,) + tuple(ops)
         if var not in self.probes:
             dt, mc, kc, nc = var
             tdt = torch.float16 if dt == 'fp16' else torch.bfloat16
             m, k, n = PROBE_M[mc], PROBE_K[kc], PROBE_N[nc]
-            self.probes[var] = (torch.rand((m, k), device='cuda').to(tdt), torch.rand((k, n), device='cuda').to(tdt),
-                                torch.empty((m, n), device='cuda', dtype=tdt))
-        launch(self.kernel, *self.probes[var], cfg)
+            self.probes[var] = (None, torch.rand((m, k), device='cuda').to(tdt),
+                                torch.rand((k, n), device='cuda').to(tdt), torch.empty((m, n), device='cuda', dtype=tdt))
+        launch(self.kernel, *self.probes[var][1:], cfg)
         torch.cuda.synchronize()
 
     def operands(self, shape, seed):
@@ -379,6 +385,10 @@ class TritonBackend:
 
     def time(self, ops, cfg, best_us):
         return self.timer.time(ops[0], ops[1], ops[2], cfg, best_us)
+
+    def compiled(self):
+        """The compiled binaries this process's kernel holds in memory (every specialisation met so far)."""
+        return [k for cache in self.kernel.device_caches.values() for k in cache[0]]
 
     def context_ok(self):
         """After an error: does the context still run work? A sticky CUDA error fails every later call."""
@@ -426,7 +436,7 @@ def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, p
                 continue
             state[0] = ci
             try:
-                backend.load(cfg, var)
+                backend.load(cfg, var, shapes[i][:4])
             except Exception as e:
                 why = short_error(e)
                 if not backend.context_ok():
@@ -453,6 +463,7 @@ def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, p
             var = variant(shapes[i])
             if var not in loaded:
                 load(i, var)
+            known = set(backend.compiled()) if hasattr(backend, 'compiled') else set()
             best, lines, skips, shape_why, ops = 0.0, [], [], None, None
             try:
                 ops = backend.operands(shapes[i], i)
@@ -485,7 +496,12 @@ def timing_process(gpu, backend_factory, conn, state, shapes, configs, failed, p
             done_f.flush()
             dt_s = time.time() - t0
             longest = max(longest, dt_s)
-            conn.send(('shape', gpu, i, len(lines), len(skips), dt_s, best))
+            new = sorted(set(backend.compiled()) - known) if hasattr(backend, 'compiled') else []
+            if new:  # a binary compiled while timing: its specialisation differs from the loaded ones'
+                print('gpu %d, shape %s: %d binaries compiled while timing, e.g. %s (loaded: %s)' % (
+                    gpu, key_of(shapes[i]), len(new), new[0][:600], sorted(known)[0][:600] if known else '-'),
+                    file=sys.stderr, flush=True)
+            conn.send(('shape', gpu, i, len(lines), len(skips), dt_s, best, len(new)))
 
 
 class Supervision:
@@ -578,15 +594,15 @@ def run_timing(ctx, backend_factory, gpus, todo, shapes, configs, failed, folder
             conns[g].send((i, unsent[g]))
             unsent[g] = []
         elif kind == 'shape':
-            _, _, i, nr, ns, dt_s, best = msg
+            _, _, i, nr, ns, dt_s, best, n_new = msg
             sup.finished(i)
             holding.pop(g, None)
             done = len(todo) - len(sup.outstanding)
-            if done % 10 == 0 or not sup.outstanding:
+            if done % 10 == 0 or not sup.outstanding or n_new:
                 rate = done / max(time.time() - t_run, 1e-9)
-                log('%d/%d shapes, ETA %.0f s (gpu %d: %s, %d rows, %d skipped, best %.1f us, %.2f s)'
-                    % (done, len(todo), len(sup.outstanding) / max(rate, 1e-9), g, key_of(shapes[i]), nr, ns, best,
-                       dt_s))
+                log('%d/%d shapes, ETA %.0f s (gpu %d: %s, %d rows, %d skipped, best %.1f us, %.2f s, %d compiled '
+                    'while timing)' % (done, len(todo), len(sup.outstanding) / max(rate, 1e-9), g, key_of(shapes[i]),
+                                       nr, ns, best, dt_s, n_new))
         elif kind == 'crash':
             reports[g] = msg
 
@@ -724,7 +740,7 @@ def merge(out, folder, shapes, done, gpus_cus):
               ' "hardware": [], "categorical": ["dtype"],\n'
               ' "measure": "time_us", "better": "lower",\n'
               ' "tiles": {"BLOCK_M": "M", "BLOCK_N": "N", "BLOCK_K": "K"}, "reduction": "K", "cus": %d,\n'
-              ' "duplicates": "error"}\n' % gpus_cus)
+              ' "duplicates": "error", "group": "family"}\n' % gpus_cus)
     with open(out + '.schema.json.tmp', 'w') as f:
         f.write(schema)
     os.replace(out + '.schema.json.tmp', out + '.schema.json')
@@ -815,8 +831,11 @@ def main():
         procs = a.compile_procs or min(64, os.cpu_count() or 1)
         procs = max(1, min(procs, len(tasks)))
         t0 = time.time()
+        probe_shapes = {}
+        for i in todo:
+            probe_shapes.setdefault(variant(shapes[i]), shapes[i][:4])
         failed.update(compile_all(ctx, [t for t in tasks if t not in failed], procs, n_gpu, cache,
-                                  lambda line: (print(line), sys.stdout.flush())))
+                                  lambda line: (print(line), sys.stdout.flush()), probe_shapes))
         print('compiled and probed %d variants in %.1f s with %d processes; %d refused' % (
             len(tasks), time.time() - t0, procs, len(failed)))
         reasons = {}
