@@ -1,15 +1,21 @@
-/* The C API (include/heurist.h) over models/: a handle owns a loaded model; every call takes its own
- * workspace, so one handle serves many threads. Problems are text its model's codec reads. */
+/* The C API (include/heurist.h) over models/: a handle owns a loaded model; the calls on a handle take their own
+ * workspace, so one handle serves many threads (a predictor, api/predictor.c, keeps one). Problems are text its
+ * model's codec reads. */
 #include "heurist.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
+#include "api/api_internal.h"
 
-struct heurist_model {
-    model *m;
-};
+/* The API's status values are core's (core/core.h), so a library error passes through unchanged. */
+_Static_assert((int)HEURIST_OK == (int)HR_OK, "HEURIST_OK is HR_OK");
+_Static_assert((int)HEURIST_EINVAL == (int)HR_EINVAL, "HEURIST_EINVAL is HR_EINVAL");
+_Static_assert((int)HEURIST_EIO == (int)HR_EIO, "HEURIST_EIO is HR_EIO");
+_Static_assert((int)HEURIST_ENOMEM == (int)HR_ENOMEM, "HEURIST_ENOMEM is HR_ENOMEM");
+_Static_assert((int)HEURIST_EFORMAT == (int)HR_EFORMAT, "HEURIST_EFORMAT is HR_EFORMAT");
+_Static_assert((int)HEURIST_EVERSION == (int)HR_EVERSION, "HEURIST_EVERSION is HR_EVERSION");
+_Static_assert((int)HEURIST_ESTATE == (int)HR_ESTATE, "HEURIST_ESTATE is HR_ESTATE");
 
 const char *heurist_last_error(void)
 {
@@ -94,7 +100,12 @@ static int parse_key(const model *m, const char *key, double *pv)
     return model_problem_parse(m, key, pv) ? HEURIST_EINVAL : HEURIST_OK;
 }
 
-static int need_task(const heurist_model *h, model_task task, const char *fn)
+int api_need_model(const heurist_model *h, const char *fn)
+{
+    return h && h->m ? HEURIST_OK : hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
+}
+
+int api_need_task(const heurist_model *h, model_task task, const char *fn)
 {
     if (!h || !h->m) return hr_error(HEURIST_EINVAL, "%s: model is NULL", fn);
     if (h->m->task != task)
@@ -138,7 +149,7 @@ static int rank_one(const model *m, select_scratch *s, const double *pv)
 
 int heurist_rank(const heurist_model *h, const char *key, int capacity, int *kernel, float *prob, int *n_ranked)
 {
-    int rc = need_task(h, MODEL_TASK_SELECT, "heurist_rank");
+    int rc = api_need_task(h, MODEL_TASK_SELECT, "heurist_rank");
     if (rc) return rc;
     if (capacity < 0 || (capacity > 0 && !kernel))
         return hr_error(HEURIST_EINVAL, "heurist_rank: kernel must hold capacity (%d) entries", capacity);
@@ -233,7 +244,7 @@ static int run_batch(const heurist_model *h, const char *const *keys, int n, int
 
 int heurist_rank_batch(const heurist_model *h, const char *const *keys, int n, int threads, int *best)
 {
-    int rc = need_task(h, MODEL_TASK_SELECT, "heurist_rank_batch");
+    int rc = api_need_task(h, MODEL_TASK_SELECT, "heurist_rank_batch");
     if (rc) return rc;
     if (n > 0 && !best) return hr_error(HEURIST_EINVAL, "heurist_rank_batch: best is NULL");
     batch b = {.best = best};
@@ -242,7 +253,7 @@ int heurist_rank_batch(const heurist_model *h, const char *const *keys, int n, i
 
 int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
 {
-    int rc = need_task(h, MODEL_TASK_TUNE, "heurist_tune");
+    int rc = api_need_task(h, MODEL_TASK_TUNE, "heurist_tune");
     if (rc) return rc;
     if (!values) return hr_error(HEURIST_EINVAL, "heurist_tune: values is NULL");
     double pv[DATA_CODEC_MAX_VALUES];
@@ -262,7 +273,7 @@ int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
 
 int heurist_tune_batch(const heurist_model *h, const char *const *keys, int n, int threads, int32_t *values)
 {
-    int rc = need_task(h, MODEL_TASK_TUNE, "heurist_tune_batch");
+    int rc = api_need_task(h, MODEL_TASK_TUNE, "heurist_tune_batch");
     if (rc) return rc;
     if (n > 0 && !values) return hr_error(HEURIST_EINVAL, "heurist_tune_batch: values is NULL");
     batch b = {.values = values};

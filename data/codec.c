@@ -1,5 +1,6 @@
 /* The codec interface (data/codec.h): each call goes to the source's operations (codec_conv.c, codec_table.c);
  * and what a dataset's rows are through their codec. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,30 @@ int data_codec_feature_name(const data_codec *c, int j, char *buf, size_t size)
 {
     if (j < 0 || j >= c->n_features + c->n_pair) return hr_error(HR_EINVAL, "feature %d: out of range", j);
     return c->ops->feature_name(c, j, buf, size);
+}
+
+const char *data_codec_column(const data_codec *c, int j, int *n_names, const char *const **names)
+{
+    int n = 0;
+    const char *const *v = NULL;
+    const char *name = j >= 0 && j < c->n_values + c->n_kernel ? c->ops->column(c, j, &n, &v) : NULL;
+    if (n_names) *n_names = name ? n : 0;
+    if (names) *names = name ? v : NULL;
+    return name;
+}
+
+int data_codec_column_check(const data_codec *c, int j, double v)
+{
+    int n;
+    const char *name = data_codec_column(c, j, &n, NULL);
+    if (!name) return hr_error(HR_EINVAL, "column %d: a %s has %d problem and %d configuration columns", j, c->ops->name,
+                               c->n_values, c->n_kernel);
+    const char *side = j < c->n_values ? "problem" : "configuration";
+    if (!isfinite(v)) return hr_error(HR_EINVAL, "%s column '%s': value %g is not finite", side, name, v);
+    if (n && (v < 0 || v >= n || v != floor(v)))
+        return hr_error(HR_EINVAL, "%s column '%s': %g is no category (an index 0..%d into its %d values)", side, name, v,
+                        n - 1, n);
+    return HR_OK;
 }
 
 int data_codec_config_width(const data_codec *c)

@@ -72,6 +72,16 @@ int data_codec_problem_plausible(const char *text);
 /* The canonical text of a problem into buf (size bytes); 0 or a negative status. */
 int data_codec_problem_format(const data_codec *c, const double *pv, char *buf, size_t size);
 
+/* ---- columns: what a problem's values and a configuration's values are called ---- */
+/* Column j: a problem's value j (j < value count: a convolution's key fields then layout, dtype, direction and
+ * precision; a table's problem then hardware columns) or a configuration's value j - value count (below the
+ * config width). Returns its name and, through n_names and names (either may be NULL), a categorical column's
+ * vocabulary (a value is an index into it) or 0 and NULL for a numeric one; NULL for j out of range. */
+const char *data_codec_column(const data_codec *c, int j, int *n_names, const char *const **names);
+/* HR_OK when v may be column j's value: finite, and a categorical column's an index into its vocabulary; else
+ * HR_EINVAL naming the column and, for a category, how many it has. */
+int data_codec_column_check(const data_codec *c, int j, double v);
+
 /* ---- features ---- */
 int data_codec_feature_count(const data_codec *c);
 /* x (feature count) of a problem. */

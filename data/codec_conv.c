@@ -64,6 +64,26 @@ static void conv_pair_features(const data_codec *c, const double *pv, const doub
     (void)c, (void)pv, (void)kv, (void)out; /* no configuration values: no pair features */
 }
 
+/* The key fields, then layout, data type, direction and precision class (DATA_CONV_*). */
+static const char *conv_column(const data_codec *c, int j, int *n_names, const char *const **names)
+{
+    (void)c;
+    static const char *const cats[4] = {"layout", "dtype", "direction", "precision"};
+    static const int counts[4] = {DATA_LAYOUT_COUNT, DATA_DTYPE_COUNT, DATA_DIR_COUNT, DATA_PRECISION_COUNT};
+    static const char *const *const vocab[4] = {data_layout_names, data_dtype_names, data_direction_names,
+                                                data_precision_names};
+    _Static_assert((int)DATA_CONV_LAYOUT == (int)DATA_FIELD_COUNT && (int)DATA_CONV_PRECISION == (int)DATA_FIELD_COUNT + 3,
+                   "the categories follow the key fields");
+    if (j < DATA_FIELD_COUNT) {
+        *n_names = 0;
+        *names = NULL;
+        return data_field_names[j];
+    }
+    *n_names = counts[j - DATA_FIELD_COUNT];
+    *names = vocab[j - DATA_FIELD_COUNT];
+    return cats[j - DATA_FIELD_COUNT];
+}
+
 static int conv_config_parse(const data_codec *c, const char *name, double *kv)
 {
     (void)c, (void)kv;
@@ -207,6 +227,7 @@ const data_codec_ops data_codec_conv_ops = {
     .values_of_features = conv_values_of_features,
     .feature_name = conv_feature_name,
     .pair_features = conv_pair_features,
+    .column = conv_column,
     .config_parse = conv_config_parse,
     .config_format = conv_config_format,
     .config_sequence = conv_config_sequence,

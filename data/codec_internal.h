@@ -20,6 +20,8 @@ typedef struct data_codec_ops {
     void (*values_of_features)(const data_codec *c, const float *x, double *pv);
     int (*feature_name)(const data_codec *c, int j, char *buf, size_t size);
     void (*pair_features)(const data_codec *c, const double *pv, const double *kv, float *out);
+    /* column j of a problem's values then of a configuration's: its name, a categorical one's vocabulary */
+    const char *(*column)(const data_codec *c, int j, int *n_names, const char *const **names);
     int (*config_parse)(const data_codec *c, const char *name, double *kv);
     int (*config_format)(const data_codec *c, const double *kv, char *buf, size_t size);
     int (*config_sequence)(const data_codec *c, const double *kv, int32_t *seq);

@@ -41,6 +41,16 @@ static void table_pair_features(const data_codec *c, const double *pv, const dou
     data_table_pair_features(c->spec, pv, kv, out);
 }
 
+/* The problem then hardware columns, then the kernel columns (data/table.h). */
+static const char *table_column(const data_codec *c, int j, int *n_names, const char *const **names)
+{
+    const data_table_spec *s = c->spec;
+    const data_table_column *col = j < c->n_values ? &s->problem[j] : &s->kernel[j - c->n_values];
+    *n_names = col->categorical ? col->n_vocab : 0;
+    *names = col->categorical ? (const char *const *)col->vocab : NULL;
+    return col->name;
+}
+
 static int table_config_parse(const data_codec *c, const char *name, double *kv)
 {
     return data_table_config_parse(c->spec, name, kv);
@@ -221,6 +231,7 @@ const data_codec_ops data_codec_table_ops = {
     .values_of_features = table_values_of_features,
     .feature_name = table_feature_name,
     .pair_features = table_pair_features,
+    .column = table_column,
     .config_parse = table_config_parse,
     .config_format = table_config_format,
     .config_sequence = table_config_sequence,

@@ -9,7 +9,13 @@
  * - Every function returns HEURIST_OK (0) or a negative heurist_status; heurist_last_error() then holds a
  *   one-line message for the calling thread. Every function takes a NULL model: the calls that return a status
  *   return HEURIST_EINVAL, the accessors 0 (HEURIST_TASK_NONE) or NULL with that message left.
- * - A loaded model is never modified: one handle may serve any number of threads at once.
+ * - A loaded model is never modified: one handle may serve any number of threads at once. A predictor
+ *   (heurist_predictor_create) is a model with its own workspace, for one thread at a time: its calls allocate
+ *   nothing, the way to ask many single problems.
+ * - A problem may also be given as values (heurist_model_problem_count doubles, a categorical column's value as
+ *   the index of its name, heurist_model_category_name), and a table model's candidates as a matrix of
+ *   configuration values (heurist_model_config_count doubles a row, row-major), so a program that holds the
+ *   numbers never formats text.
  * - Link with -lheurist (the shared library the build writes beside the `heurist` command).
  */
 #ifndef HEURIST_H
@@ -21,7 +27,7 @@
 extern "C" {
 #endif
 
-#define HEURIST_API_VERSION 1
+#define HEURIST_API_VERSION 2
 
 /* The symbols libheurist exports. */
 #if defined(HEURIST_BUILDING_API) && defined(__GNUC__)
@@ -78,6 +84,47 @@ HEURIST_API int heurist_tune(const heurist_model *m, const char *key, int32_t *v
 /* Tuning, a batch: values is (n, param_count), row-major. A key that does not parse, or one the model makes no
  * prediction for, gets a row of zeros and the call returns the first such error after the whole batch. */
 HEURIST_API int heurist_tune_batch(const heurist_model *m, const char *const *keys, int n, int threads, int32_t *values);
+
+/* A predictor: a model with a reusable workspace, for one thread at a time. Its calls allocate nothing, but for a
+ * call with more candidates than the model knows configurations and any call before it had: the workspace grows
+ * once to that count. The model must outlive its predictors. */
+typedef struct heurist_predictor heurist_predictor;
+HEURIST_API int heurist_predictor_create(const heurist_model *m, heurist_predictor **out);
+HEURIST_API void heurist_predictor_free(heurist_predictor *p); /* NULL is fine */
+
+/* A problem's columns (a table's problem then hardware columns; a convolution key's fields, then layout, dtype,
+ * direction and precision class) and a table model's configuration columns (0 for a model whose kernels are known
+ * by name only). A name is NULL for j out of range. */
+HEURIST_API int heurist_model_problem_count(const heurist_model *m);
+HEURIST_API const char *heurist_model_problem_name(const heurist_model *m, int j);
+HEURIST_API int heurist_model_config_count(const heurist_model *m);
+HEURIST_API const char *heurist_model_config_name(const heurist_model *m, int j);
+/* A categorical column's vocabulary: column j < problem_count is a problem column, else configuration column
+ * j - problem_count. A numeric column has 0 categories; a name is NULL for v out of range. */
+HEURIST_API int heurist_model_category_count(const heurist_model *m, int column);
+HEURIST_API const char *heurist_model_category_name(const heurist_model *m, int column, int v);
+
+/* Selection. The problem as text (a find-db key, or "M=128,N=4096,K=4096,dtype=bf16") or as values
+ * (problem_count doubles; a category as its index). candidates NULL: the kernels / configurations the model knows
+ * that the problem allows (a table: those whose categorical problem columns match, when the model file records
+ * them); else n_candidates rows of config_count doubles (category as index) in the caller's order, for a table
+ * model only. Writes at most `capacity` entries, best first: index[i] (into candidates, or the model's kernels
+ * when candidates is NULL) and score[i] (may be NULL; the model's score, higher is better; ties go to the lower
+ * index); *n_ranked (may be NULL) = how many were ranked, those with a finite score. shortlist(k) = capacity k.
+ * A value that is not finite, a category index outside its vocabulary, or n_candidates < 1 is HEURIST_EINVAL
+ * naming the column (and the candidate's row); no finite score at all is HEURIST_ESTATE. */
+HEURIST_API int heurist_predictor_rank(heurist_predictor *p, const char *problem, const double *candidates,
+                                       int n_candidates, int capacity, int *index, float *score, int *n_ranked);
+HEURIST_API int heurist_predictor_rank_values(heurist_predictor *p, const double *problem, const double *candidates,
+                                              int n_candidates, int capacity, int *index, float *score, int *n_ranked);
+/* A batch of n problems as values (n x problem_count, row-major), all against the same candidates (or NULL as
+ * above): top (n x k) receives each problem's k best indices (-1 past the ranked count); threads 0 = all cores.
+ * A problem that fails gets a row of -1 and the call returns the first such error (in problem order) after the
+ * whole batch; the answer does not depend on the thread count. */
+HEURIST_API int heurist_rank_values_batch(const heurist_model *m, const double *problems, int n,
+                                          const double *candidates, int n_candidates, int k, int threads, int *top);
+/* Tuning with a predictor: values receives param_count int32 (as heurist_tune). */
+HEURIST_API int heurist_predictor_tune(heurist_predictor *p, const char *problem, int32_t *values);
 
 #ifdef __cplusplus
 }

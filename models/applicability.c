@@ -129,29 +129,16 @@ static model_applies model_applicable_shape(const model *m, const double *pv, un
     return MODEL_APPLIES_ALL;
 }
 
-static int cmp_ranked(const void *a, const void *b)
+int model_rank_within(const model *m, const double *pv, const float *scores, unsigned char *ok, int k,
+                      model_ranked *out, model_applies *rule)
 {
-    const model_ranked *x = a, *y = b;
-    if (x->score != y->score) return x->score > y->score ? -1 : 1;
-    return x->kernel - y->kernel;
-}
-
-int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule)
-{
-    unsigned char *ok = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1));
-    if (!ok) return HR_ENOMEM;
     model_applies r = model_applicable(m, pv, ok);
     if (rule) *rule = r;
     int n = 0, allowed = 0;
-    double hi = -INFINITY, z = 0;
-    for (int k = 0; k < m->n_kernels; k++) {
-        allowed += ok[k];
-        if (ok[k] && isfinite(scores[k])) {
-            out[n++] = (model_ranked){k, scores[k], 0};
-            if (scores[k] > hi) hi = scores[k];
-        }
+    for (int i = 0; i < m->n_kernels; i++) {
+        allowed += ok[i];
+        if (ok[i] && isfinite(scores[i])) out[n++] = (model_ranked){i, scores[i], 0};
     }
-    free(ok);
     /* an empty ranking is no answer: every kernel refused by the problem's precision class, or the allowed ones
      * scored NaN or infinite by a diverged or damaged model */
     if (n == 0 && !allowed)
@@ -159,10 +146,20 @@ int model_rank(const model *m, const double *pv, const float *scores, model_rank
     if (n == 0)
         return hr_error(HR_ESTATE, "no %s gets a finite score (the model's scores are NaN or infinite)",
                         m->kernel_values ? "configuration" : "kernel");
-    /* softmax over the ranked kernels, in double, shifted by the largest score */
-    for (int i = 0; i < n; i++) z += exp((double)out[i].score - hi);
-    for (int i = 0; i < n; i++) out[i].prob = (float)(exp((double)out[i].score - hi) / z);
-    qsort(out, (size_t)n, sizeof *out, cmp_ranked);
+    model_ranked_top(out, n, k);
+    return n;
+}
+
+int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule)
+{
+    unsigned char *ok = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1));
+    if (!ok) return HR_ENOMEM;
+    int n = model_rank_within(m, pv, scores, ok, m->n_kernels, out, rule);
+    free(ok);
+    /* softmax over the ranked kernels, in double, shifted by the largest score (the first) */
+    double z = 0;
+    for (int i = 0; i < n; i++) z += exp((double)out[i].score - out[0].score);
+    for (int i = 0; i < n; i++) out[i].prob = (float)(exp((double)out[i].score - out[0].score) / z);
     return n;
 }
 

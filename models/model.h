@@ -264,6 +264,16 @@ int model_predict_select_x(const model *m, model_ws *ws, const double *pv, const
  * the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a configuration
  * the model does not know). Needs a source whose configurations have values. */
 int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores);
+/* select, with the workspace's scratch only (no allocation): the kernels that can run the problem with values pv
+ * (model_rank's rule and errors), best first into out (n_kernels), of which only the first k are sorted; returns
+ * how many were ranked (at least one) or a negative status; prob is left 0. */
+int model_rank_problem(const model *m, model_ws *ws, const double *pv, int k, model_ranked *out, model_applies *rule);
+/* select: n candidate configurations kv (n, config width: any configuration, measured or not) ranked for the
+ * problem with values pv by model_predict_candidates' scores into scores (n); the candidates with a finite score
+ * best first into out (n; kernel = the candidate's row), only the first k sorted. Returns how many were ranked, or
+ * HR_ESTATE when none has a finite score; allocates nothing. */
+int model_rank_candidates(const model *m, model_ws *ws, const double *pv, const double *kv, int n, int k, float *scores,
+                          model_ranked *out);
 /* tune: values (length) of problem q (its values, and its candidate sequences when known). */
 int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q, int32_t *values);
 int model_predict_tune_x(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values);

@@ -69,6 +69,19 @@ typedef struct gbdt_model {
     "((((p->direction * DATA_DTYPE_COUNT + p->dtype) * DATA_LAYOUT_COUNT + p->layout) * 2 + " \
     "(p->f[DATA_FIELD_SPATIAL_DIM] == 3)) * 2 + (p->f[DATA_FIELD_GROUPS] > 1))"
 
+/* A selection workspace's scratch for ranking (models/predict.c): scores and a mask (n_kernels each), and the
+ * problem's features (n_features). */
+float *model_ws_scores(model_ws *ws);
+unsigned char *model_ws_mask(model_ws *ws);
+float *model_ws_features(model_ws *ws);
+/* models/rank.c: puts the k best of r (n entries: higher score first, then the lower kernel index, a total order
+ * so the answer does not depend on the algorithm) first, in order; the rest follow in no order. */
+void model_ranked_top(model_ranked *r, int n, int k);
+/* model_rank with the caller's scratch ok (n_kernels) and only the k best sorted (model_ranked_top), prob left 0:
+ * allocates nothing. */
+int model_rank_within(const model *m, const double *pv, const float *scores, unsigned char *ok, int k,
+                      model_ranked *out, model_applies *rule);
+
 /* models/applicability.c: m->applicable from d's training and validation rows, over m's kernels matched by name
  * (nothing for a source without slices); its group in a model file. */
 int model_applicability_compute(model *m, const model_train_data *d);

@@ -5,12 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "models/model.h"
+#include "models/models_internal.h"
 
 struct model_ws {
     const model *m;      /* the model the scratch was sized for */
     void *family;        /* the family's scratch (NULL when it needs none) */
     float *x;            /* (n_features) the features model_predict_select computes */
+    /* a selection model's ranking (models/rank.c) */
+    float *scores;       /* (n_kernels) */
+    unsigned char *ok;   /* (n_kernels) the kernels that can run the problem (model_applicable) */
     /* a model of valued configurations that scores only its vocabulary: model_predict_candidates maps names
      * through these */
     float *vocab_scores; /* (n_kernels) */
@@ -65,6 +68,8 @@ static void ws_release(model_ws *ws)
 {
     free(ws->refused);
     free(ws->x);
+    free(ws->scores);
+    free(ws->ok);
     free(ws->vocab_scores);
     free(ws->by_name);
     free(ws);
@@ -77,6 +82,10 @@ int model_ws_create(const model *m, model_ws **out)
     if (!ws) return HR_ENOMEM;
     ws->m = m;
     int rc = (ws->x = hr_malloc((size_t)(m->n_features > 0 ? m->n_features : 1) * sizeof *ws->x)) ? HR_OK : HR_ENOMEM;
+    if (!rc && m->task == MODEL_TASK_SELECT) {
+        size_t K = (size_t)(m->n_kernels > 0 ? m->n_kernels : 1);
+        if (!(ws->scores = hr_malloc(K * sizeof *ws->scores)) || !(ws->ok = hr_malloc(K))) rc = HR_ENOMEM;
+    }
     if (!rc && m->kernel_values) rc = ws_by_name_create(m, ws);
     else if (!rc && m->n_kernels) rc = ws_refused_create(m, ws);
     if (!rc && m->family->ws_create) rc = m->family->ws_create(m, &ws->family);
@@ -93,6 +102,21 @@ void model_ws_free(model_ws *ws)
     if (!ws) return;
     if (ws->m->family->ws_free) ws->m->family->ws_free(ws->family);
     ws_release(ws);
+}
+
+float *model_ws_scores(model_ws *ws)
+{
+    return ws->scores;
+}
+
+unsigned char *model_ws_mask(model_ws *ws)
+{
+    return ws->ok;
+}
+
+float *model_ws_features(model_ws *ws)
+{
+    return ws->x;
 }
 
 static int ws_check(const model *m, const model_ws *ws, model_task task)
