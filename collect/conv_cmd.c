@@ -347,6 +347,7 @@ int cmd_conv(int argc, char **argv)
         wrc = 1;
     }
     collect_run_finish(&run, wrc, stopped, &times);
+    if (run.forked) collect_run_exit(&run, wrc);
     if (!run.merger) {
         rc = wrc;
         goto done;

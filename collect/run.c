@@ -388,6 +388,14 @@ int collect_run_finish(collect_run *r, int rc, int stopped, const collect_worker
     return rc;
 }
 
+_Noreturn void collect_run_exit(collect_run *r, int rc)
+{
+    (void)r;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+}
+
 void collect_run_times_print(const collect_run *r, int problems, double t_merge)
 {
     double now = cli_now_s(), wall = now - r->t_start, plan = r->t_began - r->t_start;

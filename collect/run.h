@@ -78,6 +78,11 @@ void collect_run_stop(collect_run *r);
  * times (NULL: none, as in a process that measured nothing): the merger learns every worker's (r->job_rc,
  * r->job_stopped, r->slowest; gathered to rank 0 under MPI). Returns rc. */
 int collect_run_finish(collect_run *r, int rc, int stopped, const collect_worker_times *times);
+/* Ends a worker forked by --gpus with status rc once its parts are closed and its times handed to the parent
+ * (collect_run_finish): flushes stdout and stderr and leaves by _exit, so that the exit handlers of the GPU
+ * libraries (a second or more of cuDNN's and cuBLASLt's, in a process that loaded them) do not hold up the
+ * merge; the operating system frees what the worker held. Does not return. */
+_Noreturn void collect_run_exit(collect_run *r, int rc);
 /* The merger's "timings:" line: planning (keys, resume scan, order), the slowest start-up, the longest
  * measuring with its problems, closing, when the workers had ended, the merge (from t_merge to now) and the
  * wall time; then the throughputs over the wall time and over the longest measuring (the steady state). */
