@@ -20,8 +20,8 @@ ESTATE = -6
 STATUS_NAMES = {EINVAL: "EINVAL", EIO: "EIO", ENOMEM: "ENOMEM", EFORMAT: "EFORMAT", EVERSION: "EVERSION",
                 ESTATE: "ESTATE"}
 
-# the oldest library this package speaks to (heurist_api_version())
-API_VERSION_MIN = 1
+# the oldest library this package speaks to (heurist_api_version()): the predictor calls came with version 2
+API_VERSION_MIN = 2
 
 
 class HeuristError(Exception):
@@ -73,13 +73,11 @@ def _load():
 lib, path = _load()
 
 c_int_p = ctypes.POINTER(ctypes.c_int)
-c_float_p = ctypes.POINTER(ctypes.c_float)
-c_double_p = ctypes.POINTER(ctypes.c_double)
-c_int32_p = ctypes.POINTER(ctypes.c_int32)
 c_char_pp = ctypes.POINTER(ctypes.c_char_p)
 void_p = ctypes.c_void_p
 
-# name: (restype, argtypes), as include/heurist.h declares them (handles as void pointers)
+# name: (restype, argtypes), as include/heurist.h declares them: handles and arrays as void pointers (the
+# package passes a numpy array's address, ndarray.ctypes.data, or None for NULL)
 _PROTOTYPES = {
     # API version 1
     "heurist_last_error": (ctypes.c_char_p, []),
@@ -91,10 +89,10 @@ _PROTOTYPES = {
     "heurist_model_kernel_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
     "heurist_model_param_count": (ctypes.c_int, [void_p]),
     "heurist_model_param_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
-    "heurist_rank": (ctypes.c_int, [void_p, ctypes.c_char_p, ctypes.c_int, c_int_p, c_float_p, c_int_p]),
-    "heurist_rank_batch": (ctypes.c_int, [void_p, c_char_pp, ctypes.c_int, ctypes.c_int, c_int_p]),
-    "heurist_tune": (ctypes.c_int, [void_p, ctypes.c_char_p, c_int32_p]),
-    "heurist_tune_batch": (ctypes.c_int, [void_p, c_char_pp, ctypes.c_int, ctypes.c_int, c_int32_p]),
+    "heurist_rank": (ctypes.c_int, [void_p, ctypes.c_char_p, ctypes.c_int, void_p, void_p, c_int_p]),
+    "heurist_rank_batch": (ctypes.c_int, [void_p, c_char_pp, ctypes.c_int, ctypes.c_int, void_p]),
+    "heurist_tune": (ctypes.c_int, [void_p, ctypes.c_char_p, void_p]),
+    "heurist_tune_batch": (ctypes.c_int, [void_p, c_char_pp, ctypes.c_int, ctypes.c_int, void_p]),
     # API version 2
     "heurist_predictor_create": (ctypes.c_int, [void_p, ctypes.POINTER(void_p)]),
     "heurist_predictor_free": (None, [void_p]),
@@ -104,13 +102,13 @@ _PROTOTYPES = {
     "heurist_model_config_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
     "heurist_model_category_count": (ctypes.c_int, [void_p, ctypes.c_int]),
     "heurist_model_category_name": (ctypes.c_char_p, [void_p, ctypes.c_int, ctypes.c_int]),
-    "heurist_predictor_rank": (ctypes.c_int, [void_p, ctypes.c_char_p, c_double_p, ctypes.c_int, ctypes.c_int,
-                                              c_int_p, c_float_p, c_int_p]),
-    "heurist_predictor_rank_values": (ctypes.c_int, [void_p, c_double_p, c_double_p, ctypes.c_int, ctypes.c_int,
-                                                     c_int_p, c_float_p, c_int_p]),
-    "heurist_rank_values_batch": (ctypes.c_int, [void_p, c_double_p, ctypes.c_int, c_double_p, ctypes.c_int,
-                                                 ctypes.c_int, ctypes.c_int, c_int_p]),
-    "heurist_predictor_tune": (ctypes.c_int, [void_p, ctypes.c_char_p, c_int32_p]),
+    "heurist_predictor_rank": (ctypes.c_int, [void_p, ctypes.c_char_p, void_p, ctypes.c_int, ctypes.c_int,
+                                              void_p, void_p, c_int_p]),
+    "heurist_predictor_rank_values": (ctypes.c_int, [void_p, void_p, void_p, ctypes.c_int, ctypes.c_int,
+                                                     void_p, void_p, c_int_p]),
+    "heurist_rank_values_batch": (ctypes.c_int, [void_p, void_p, ctypes.c_int, void_p, ctypes.c_int,
+                                                 ctypes.c_int, ctypes.c_int, void_p]),
+    "heurist_predictor_tune": (ctypes.c_int, [void_p, ctypes.c_char_p, void_p]),
     "heurist_train": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),
     "heurist_cv": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),
     "heurist_compare": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),

@@ -1,17 +1,17 @@
 """heurist.Model: a trained model file loaded through libheurist, asked for kernel rankings or tuning parameters.
 
-A problem is the text its model's codec reads (a find-db key, or "M=128,N=4096,K=4096,dtype=bf16" for a table) or a
-dict {column: value} of a table model's problem and hardware columns (a categorical value as its string). Candidates
-are a list of dicts {configuration column: value} or a float64 array (n, len(config_columns)) of values, a
-category as its index in `categories(column)`.
+A problem is the text its model's codec reads (a find-db key, or "M=128,N=4096,K=4096,dtype=bf16" for a table), a
+dict {column: value} of the model's problem columns (a table's problem and hardware columns; a categorical value as
+its string), or a float64 array of the values of `problem_columns` (a category as its index in
+`categories(column)`). Candidates, for a table model, are a list of dicts {configuration column: value} or a
+float64 array (n, len(config_columns)) of values.
 """
 import ctypes
-import threading
 
 import numpy as np
 
 from . import _lib
-from ._lib import HeuristError, check, text
+from ._lib import EINVAL, ESTATE, HeuristError, check, text
 
 TASKS = {1: "select", 2: "tune"}
 
@@ -21,18 +21,25 @@ class Model:
     each concurrent call takes a predictor (the library's reusable workspace) of its own from a pool."""
 
     def __init__(self, path):
+        lib = _lib.lib
         handle = _lib.void_p()
-        check(_lib.lib.heurist_model_load(str(path).encode(), ctypes.byref(handle)))
+        check(lib.heurist_model_load(str(path).encode(), ctypes.byref(handle)))
         self._h = handle
         self.path = str(path)
-        self._pool = []  # idle predictors; list.pop and list.append are atomic under the GIL
-        self._lock = threading.Lock()
-        self._predictors = []  # every predictor created, freed with the model
-        lib = _lib.lib
+        self._pool = []        # idle predictors: list.pop and list.append are atomic under the GIL
+        self._predictors = []  # every predictor made, freed with the model
         self.task = TASKS[lib.heurist_model_task(handle)]
         self.kernels = [text(lib.heurist_model_kernel_name(handle, k)) for k in range(lib.heurist_model_kernel_count(handle))]
         self.params = [text(lib.heurist_model_param_name(handle, j)) for j in range(lib.heurist_model_param_count(handle))]
-        self._kernel_keys = None
+        self.problem_columns = [text(lib.heurist_model_problem_name(handle, j))
+                                for j in range(lib.heurist_model_problem_count(handle))]
+        self.config_columns = [text(lib.heurist_model_config_name(handle, j))
+                               for j in range(lib.heurist_model_config_count(handle))]
+        # each column's vocabulary (problem columns, then configuration columns), [] for a numeric one
+        self._vocab = [[text(lib.heurist_model_category_name(handle, j, v))
+                        for v in range(lib.heurist_model_category_count(handle, j))]
+                       for j in range(len(self.problem_columns) + len(self.config_columns))]
+        self._code = [{name: float(v) for v, name in enumerate(vocab)} for vocab in self._vocab]
 
     @classmethod
     def load(cls, path):
@@ -43,12 +50,11 @@ class Model:
         """Frees the library's model and its predictors; later calls raise HeuristError."""
         if self._h is None:
             return
-        with self._lock:
-            for p in self._predictors:
-                _lib.lib.heurist_predictor_free(p)
-            self._predictors, self._pool = [], []
-            _lib.lib.heurist_model_free(self._h)
-            self._h = None
+        for w in self._predictors:
+            w.free()
+        self._predictors, self._pool = [], []
+        _lib.lib.heurist_model_free(self._h)
+        self._h = None
 
     def __enter__(self):
         return self
@@ -61,118 +67,238 @@ class Model:
             self.close()
 
     def __repr__(self):
-        return "heurist.Model(%r: %s, %d kernels, %d parameters)" % (self.path, self.task, len(self.kernels),
-                                                                     len(self.params))
+        return "heurist.Model(%r: %s, %d kernels, %d problem columns, %d configuration columns)" % (
+            self.path, self.task, len(self.kernels), len(self.problem_columns), len(self.config_columns))
+
+    def categories(self, column):
+        """A categorical column's values, by the column's name or number (problem columns first, then
+        configuration columns); [] for a numeric column."""
+        columns = self.problem_columns + self.config_columns
+        if isinstance(column, str):
+            if column not in columns:
+                raise HeuristError(EINVAL, "categories: '%s' is not a column of %s (%s)" %
+                                   (column, self.path, ", ".join(columns)))
+            column = columns.index(column)
+        if not 0 <= column < len(columns):
+            raise HeuristError(EINVAL, "categories: column %d is out of range (%d columns)" % (column, len(columns)))
+        return list(self._vocab[column])
 
     def _handle(self):
         if self._h is None:
-            raise HeuristError(_lib.ESTATE, "heurist.Model: %s is closed" % self.path)
+            raise HeuristError(ESTATE, "heurist.Model: %s is closed" % self.path)
         return self._h
 
     def _need(self, task, what):
         if self.task != task:
-            raise HeuristError(_lib.ESTATE, "%s: %s does the %s task, not %s" % (what, self.path, self.task, task))
+            raise HeuristError(ESTATE, "%s: %s does the %s task, not %s" % (what, self.path, self.task, task))
 
-    def _problem_text(self, problem):
+    def _acquire(self, capacity):
+        """An idle predictor with room for `capacity` answers, made when none is idle."""
+        try:
+            w = self._pool.pop()
+        except IndexError:
+            w = _Predictor(self._handle())
+            self._predictors.append(w)
+        w.reserve(capacity)
+        return w
+
+    # Problems and candidates as the library takes them.
+
+    @staticmethod
+    def _problem_text(problem):
         if isinstance(problem, str):
             return problem.encode()
         if isinstance(problem, dict):
-            return ",".join("%s=%s" % (k, v) for k, v in problem.items()).encode()
-        raise TypeError("a problem is a str key or a dict {column: value}, not %s" % type(problem).__name__)
+            return ",".join(["%s=%s" % kv for kv in problem.items()]).encode()
+        raise TypeError("a problem is a str key, a dict {column: value} or an array of values, not %s" %
+                        type(problem).__name__)
 
-    # Candidates matched to the model's configurations by their values (a table model's kernel names are
-    # "column=value,..." of its configuration columns).
-
-    def _kernel_index(self):
-        if self._kernel_keys is None:
-            keys = {}
-            for k, name in enumerate(self.kernels):
-                fields = dict(f.split("=", 1) for f in name.split(",") if "=" in f)
-                keys.setdefault(_value_key(fields, sorted(fields)), k)
-            self._kernel_keys = keys
-        return self._kernel_keys
-
-    def _candidate_kernels(self, candidates):
-        """Each candidate dict's kernel index, -1 where the model does not know the configuration."""
-        index = self._kernel_index()
-        out = []
-        for i, c in enumerate(candidates):
-            if not isinstance(c, dict):
-                raise TypeError("candidate %d: a candidate is a dict {configuration column: value}" % i)
-            out.append(index.get(_value_key(c, sorted(c)), -1))
+    def _matrix(self, rows, columns, offset, what):
+        """Dicts {column: value} as a float64 array (len(rows), len(columns)), one column at a time; a category
+        by its index in the column's vocabulary."""
+        out = np.empty((len(rows), len(columns)), dtype=np.float64)
+        for j, name in enumerate(columns):
+            code = self._code[offset + j]
+            try:
+                values = [r[name] for r in rows]
+            except KeyError:
+                i = next(i for i, r in enumerate(rows) if name not in r)
+                raise HeuristError(EINVAL, "%s %d: column '%s' is missing (columns: %s)" %
+                                   (what, i, name, ", ".join(columns))) from None
+            except TypeError:
+                i = next(i for i, r in enumerate(rows) if not isinstance(r, dict))
+                raise TypeError("%s %d: a dict {column: value} is needed, not %s" %
+                                (what, i, type(rows[i]).__name__)) from None
+            if code:
+                try:
+                    out[:, j] = [code[str(v)] for v in values]
+                except KeyError:
+                    i, v = next((i, v) for i, v in enumerate(values) if str(v) not in code)
+                    raise HeuristError(EINVAL, "%s %d: column '%s': unknown value '%s' (known: %s)" %
+                                       (what, i, name, v, ", ".join(code))) from None
+            else:
+                try:
+                    out[:, j] = values
+                except (TypeError, ValueError):
+                    i, v = next((i, v) for i, v in enumerate(values) if not _is_number(v))
+                    raise HeuristError(EINVAL, "%s %d: column '%s': '%s' is not a number" %
+                                       (what, i, name, v)) from None
+        for i, r in enumerate(rows):
+            if len(r) != len(columns):
+                extra = sorted(set(r) - set(columns))
+                raise HeuristError(EINVAL, "%s %d: %s not a column of this model (columns: %s)" %
+                                   (what, i, ", ".join("'%s'" % c for c in extra) + (" is" if len(extra) == 1
+                                                                                      else " are"),
+                                    ", ".join(columns)))
         return out
 
+    @staticmethod
+    def _values(a, width, what):
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != width:
+            raise HeuristError(EINVAL, "%s: an array (n, %d) is needed, not %s" % (what, width, a.shape))
+        return a
+
+    def _candidates(self, candidates):
+        """(array or None, count) of the candidates, as heurist_predictor_rank takes them."""
+        if candidates is None:
+            return None, 0
+        if isinstance(candidates, np.ndarray):
+            c = self._values(candidates, len(self.config_columns), "candidates")
+        else:
+            c = self._matrix(list(candidates), self.config_columns, len(self.problem_columns), "candidate")
+        return c, len(c)
+
+    def _problems(self, problems):
+        """Problems of a batch as values (n, len(problem_columns)), or None where they are keys only the library
+        reads (find-db keys)."""
+        if isinstance(problems, np.ndarray):
+            return self._values(problems, len(self.problem_columns), "problems")
+        if isinstance(problems, (str, dict)):
+            raise TypeError("a batch is a sequence of problems; for one problem call rank or tune")
+        problems = list(problems)
+        if all(isinstance(p, str) and "=" not in p for p in problems):
+            return None
+        rows = [p if isinstance(p, dict) else _assignments(p) if isinstance(p, str) else p for p in problems]
+        return self._matrix(rows, self.problem_columns, 0, "problem")
+
+    # Selection and tuning.
+
     def rank(self, problem, candidates=None, k=None):
-        """The kernels (or candidates) for `problem`, best first: (indices, scores) as numpy arrays, indices into
-        `kernels` (candidates None) or into `candidates`, at most k of them (all when k is None)."""
+        """The kernels (or candidates) for `problem`, best first: (indices, scores) as numpy arrays (int32,
+        float32), indices into `kernels` (candidates None: those the problem allows) or into `candidates`, scores
+        the model's (higher is better), at most k of them (all when k is None)."""
         self._need("select", "rank")
-        lib, h = _lib.lib, self._handle()
-        K = len(self.kernels)
-        idx = np.empty(K, dtype=np.int32)
-        score = np.empty(K, dtype=np.float32)
-        n = ctypes.c_int(0)
-        check(lib.heurist_rank(h, self._problem_text(problem), K, idx.ctypes.data_as(_lib.c_int_p),
-                               score.ctypes.data_as(_lib.c_float_p), ctypes.byref(n)))
-        idx, score = idx[:n.value], score[:n.value]
-        if candidates is not None:
-            of_kernel = {}
-            for i, kern in enumerate(self._candidate_kernels(candidates)):
-                if kern >= 0:
-                    of_kernel.setdefault(kern, i)
-            keep = [r for r in range(len(idx)) if int(idx[r]) in of_kernel]
-            score = score[keep]
-            idx = np.array([of_kernel[int(idx[r])] for r in keep], dtype=np.int32)
+        cand, n_cand = self._candidates(candidates)
+        capacity = n_cand if cand is not None else len(self.kernels)
         if k is not None:
-            idx, score = idx[:k], score[:k]
-        return idx, score
+            if k < 1:
+                raise HeuristError(EINVAL, "rank: k must be at least 1, got %d" % k)
+            capacity = min(k, capacity)
+        cand_p = cand.ctypes.data if cand is not None else None
+        w = self._acquire(capacity)
+        try:
+            if isinstance(problem, np.ndarray):
+                values = np.ascontiguousarray(problem, dtype=np.float64).reshape(-1)
+                if len(values) != len(self.problem_columns):
+                    raise HeuristError(EINVAL, "rank: %d problem values, the model has %d problem columns" %
+                                       (len(values), len(self.problem_columns)))
+                check(_lib.lib.heurist_predictor_rank_values(w.p, values.ctypes.data, cand_p, n_cand, capacity,
+                                                             w.index_p, w.score_p, w.n_p))
+            else:
+                check(_lib.lib.heurist_predictor_rank(w.p, self._problem_text(problem), cand_p, n_cand, capacity,
+                                                      w.index_p, w.score_p, w.n_p))
+            n = min(w.n.value, capacity)
+            return w.index[:n].copy(), w.score[:n].copy()
+        finally:
+            self._pool.append(w)
 
     def shortlist(self, problem, k, candidates=None):
         """The k best kernel (or candidate) indices for `problem`, best first, as a list."""
+        return self.rank(problem, candidates, k)[0].tolist()
+
+    def rank_batch(self, problems, candidates=None, k=1, threads=0):
+        """Each problem's k best kernel (or candidate) indices, an int32 array (n, k), -1 past the ranked count.
+        Problems as values, dicts or a table's "column=value,..." text are ranked in one library call over
+        `threads` threads (0: all cores); find-db keys too when k is 1 without candidates, else one call each."""
+        self._need("select", "rank_batch")
         if k < 1:
-            raise HeuristError(_lib.EINVAL, "shortlist: k must be at least 1, got %d" % k)
-        return [int(i) for i in self.rank(problem, candidates, k)[0]]
+            raise HeuristError(EINVAL, "rank_batch: k must be at least 1, got %d" % k)
+        h = self._handle()
+        values = self._problems(problems)
+        cand, n_cand = self._candidates(candidates)
+        if values is not None:
+            top = np.empty((len(values), k), dtype=np.int32)
+            check(_lib.lib.heurist_rank_values_batch(h, values.ctypes.data, len(values),
+                                                     cand.ctypes.data if cand is not None else None, n_cand, k,
+                                                     threads, top.ctypes.data))
+            return top
+        keys = [self._problem_text(p) for p in problems]
+        top = np.full((len(keys), k), -1, dtype=np.int32)
+        if k == 1 and cand is None:
+            check(_lib.lib.heurist_rank_batch(h, (ctypes.c_char_p * len(keys))(*keys), len(keys), threads,
+                                              top.ctypes.data))
+            return top
+        for i, key in enumerate(keys):
+            index, _ = self.rank(key.decode(), candidates=cand, k=k)
+            top[i, :len(index)] = index
+        return top
 
     def tune(self, problem):
         """The tuning parameters predicted for `problem`, as {parameter: value}."""
         self._need("tune", "tune")
-        v = (ctypes.c_int32 * len(self.params))()
-        check(_lib.lib.heurist_tune(self._handle(), self._problem_text(problem), v))
-        return dict(zip(self.params, (int(x) for x in v)))
-
-    def _keys(self, problems):
-        if isinstance(problems, (str, dict)):
-            raise TypeError("a batch is a sequence of problems; for one problem call rank or tune")
-        keys = [self._problem_text(p) for p in problems]
-        return (ctypes.c_char_p * len(keys))(*keys), len(keys)
-
-    def rank_batch(self, problems, candidates=None, k=1, threads=0):
-        """Each problem's k best kernel indices, an int32 array (n, k), -1 past the ranked count; the batch runs
-        in the library over `threads` threads (0: all cores)."""
-        self._need("select", "rank_batch")
-        if k != 1 or candidates is not None:
-            raise HeuristError(_lib.ESTATE, "rank_batch with k > 1 or candidates needs heurist_rank_values_batch")
-        keys, n = self._keys(problems)
-        best = np.empty((n, 1), dtype=np.int32)
-        check(_lib.lib.heurist_rank_batch(self._handle(), keys, n, threads, best.ctypes.data_as(_lib.c_int_p)))
-        return best
+        w = self._acquire(len(self.params))
+        try:
+            check(_lib.lib.heurist_predictor_tune(w.p, self._problem_text(problem), w.index_p))
+            return dict(zip(self.params, w.index[:len(self.params)].tolist()))
+        finally:
+            self._pool.append(w)
 
     def tune_batch(self, problems, threads=0):
-        """Each problem's predicted parameters, an int32 array (n, len(params))."""
+        """Each problem's predicted parameters, an int32 array (n, len(params)), in one library call over
+        `threads` threads (0: all cores)."""
         self._need("tune", "tune_batch")
-        keys, n = self._keys(problems)
-        out = np.empty((n, len(self.params)), dtype=np.int32)
-        check(_lib.lib.heurist_tune_batch(self._handle(), keys, n, threads, out.ctypes.data_as(_lib.c_int32_p)))
+        if isinstance(problems, (str, dict)):
+            raise TypeError("a batch is a sequence of problems; for one problem call tune")
+        keys = [self._problem_text(p) for p in problems]
+        out = np.empty((len(keys), len(self.params)), dtype=np.int32)
+        check(_lib.lib.heurist_tune_batch(self._handle(), (ctypes.c_char_p * len(keys))(*keys), len(keys), threads,
+                                          out.ctypes.data))
         return out
 
 
-def _value_key(fields, columns):
-    """A configuration's values as a hashable key, numbers compared as numbers ("64" == 64 == 64.0)."""
-    key = []
-    for c in columns:
-        v = fields[c]
-        try:
-            v = float(v)
-        except (TypeError, ValueError):
-            v = str(v)
-        key.append((c, v))
-    return tuple(key)
+class _Predictor:
+    """A library predictor with its answer buffers, their addresses taken once: a single rank passes them
+    straight through ctypes (taking a numpy array's address costs more than a small model's ranking)."""
+
+    __slots__ = ("p", "index", "score", "index_p", "score_p", "n", "n_p")
+
+    def __init__(self, model_handle):
+        self.p = _lib.void_p()
+        check(_lib.lib.heurist_predictor_create(model_handle, ctypes.byref(self.p)))
+        self.index = self.score = None
+        self.n = ctypes.c_int(0)
+        self.n_p = ctypes.pointer(self.n)
+
+    def reserve(self, capacity):
+        if self.index is None or len(self.index) < capacity:
+            self.index = np.empty(max(capacity, 1), dtype=np.int32)  # also a tune's int32 values
+            self.score = np.empty(max(capacity, 1), dtype=np.float32)
+            self.index_p, self.score_p = self.index.ctypes.data, self.score.ctypes.data
+
+    def free(self):
+        _lib.lib.heurist_predictor_free(self.p)
+        self.p = None
+
+
+def _assignments(problem):
+    """A table problem's "column=value,..." text as a dict."""
+    return dict(f.split("=", 1) for f in problem.split(",") if f)
+
+
+def _is_number(v):
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False

@@ -43,13 +43,15 @@ def cli(*args):
 
 
 def predict_ranking(model, problem, top):
-    """`heurist predict`'s ranking: [(kernel name, probability %, score or None)], best first."""
+    """`heurist predict`'s ranking: [(kernel name, score or None)], best first (a row is its rank, a probability
+    "NN.NN%" where printed, a score where printed, and the kernel's name)."""
     out = cli("predict", "--model", model, "--problem", problem, "--top", top)
     rows = []
     for line in out.splitlines():
         f = line.split()
-        if len(f) >= 3 and f[0].isdigit() and f[1].endswith("%"):
-            rows.append((f[-1], float(f[1][:-1]), float(f[2]) if len(f) == 4 else None))
+        if len(f) >= 3 and f[0].isdigit() and line.startswith(" "):
+            scores = [float(x) for x in f[1:-1] if not x.endswith("%")]
+            rows.append((f[-1], scores[0] if scores else None))
     return rows
 
 
