@@ -126,6 +126,13 @@ for _name, (_res, _args) in _PROTOTYPES.items():
     _fn.argtypes = _args
     _present.add(_name)
 
+# The calls of a single rank or tune without argtypes: ctypes then converts no argument (its conversions cost
+# about as much as a small model's ranking), so their callers pass only ctypes objects, bytes, ints and None.
+fast = ctypes.CDLL(path)
+for _name in ("heurist_predictor_rank", "heurist_predictor_rank_values", "heurist_predictor_tune"):
+    if _name in _present:
+        getattr(fast, _name).restype = ctypes.c_int
+
 api_version = lib.heurist_api_version()
 if api_version < API_VERSION_MIN:
     raise ImportError("heurist: %s has API version %d; this package needs %d or later" %

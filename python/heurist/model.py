@@ -92,15 +92,14 @@ class Model:
         if self.task != task:
             raise HeuristError(ESTATE, "%s: %s does the %s task, not %s" % (what, self.path, self.task, task))
 
-    def _acquire(self, capacity):
-        """An idle predictor with room for `capacity` answers, made when none is idle."""
+    def _acquire(self):
+        """An idle predictor, made when none is idle."""
         try:
-            w = self._pool.pop()
+            return self._pool.pop()
         except IndexError:
             w = _Predictor(self._handle())
             self._predictors.append(w)
-        w.reserve(capacity)
-        return w
+            return w
 
     # Problems and candidates as the library takes them.
 
@@ -188,30 +187,40 @@ class Model:
         """The kernels (or candidates) for `problem`, best first: (indices, scores) as numpy arrays (int32,
         float32), indices into `kernels` (candidates None: those the problem allows) or into `candidates`, scores
         the model's (higher is better), at most k of them (all when k is None)."""
-        self._need("select", "rank")
-        cand, n_cand = self._candidates(candidates)
-        capacity = n_cand if cand is not None else len(self.kernels)
+        if self.task != "select":
+            self._need("select", "rank")
+        if candidates is None:
+            cand, n_cand, capacity = None, 0, len(self.kernels)
+        else:
+            cand, n_cand = self._candidates(candidates)
+            capacity = n_cand
+            cand = ctypes.c_void_p(cand.ctypes.data)
         if k is not None:
             if k < 1:
                 raise HeuristError(EINVAL, "rank: k must be at least 1, got %d" % k)
             capacity = min(k, capacity)
-        cand_p = cand.ctypes.data if cand is not None else None
-        w = self._acquire(capacity)
+        # fresh ctypes arrays that numpy then wraps: cheaper than a numpy array's address
+        index = (ctypes.c_int * capacity)()
+        score = (ctypes.c_float * capacity)()
+        w = self._acquire()
         try:
-            if isinstance(problem, np.ndarray):
+            if problem.__class__ is str or isinstance(problem, dict):
+                rc = _lib.fast.heurist_predictor_rank(w.p, self._problem_text(problem), cand, n_cand, capacity, index,
+                                                      score, w.n_p)
+            elif isinstance(problem, np.ndarray):
                 values = np.ascontiguousarray(problem, dtype=np.float64).reshape(-1)
                 if len(values) != len(self.problem_columns):
                     raise HeuristError(EINVAL, "rank: %d problem values, the model has %d problem columns" %
                                        (len(values), len(self.problem_columns)))
-                check(_lib.lib.heurist_predictor_rank_values(w.p, values.ctypes.data, cand_p, n_cand, capacity,
-                                                             w.index_p, w.score_p, w.n_p))
+                rc = _lib.fast.heurist_predictor_rank_values(w.p, ctypes.c_void_p(values.ctypes.data), cand, n_cand,
+                                                             capacity, index, score, w.n_p)
             else:
-                check(_lib.lib.heurist_predictor_rank(w.p, self._problem_text(problem), cand_p, n_cand, capacity,
-                                                      w.index_p, w.score_p, w.n_p))
+                self._problem_text(problem)  # the TypeError that names what a problem is
             n = min(w.n.value, capacity)
-            return w.index[:n].copy(), w.score[:n].copy()
         finally:
             self._pool.append(w)
+        check(rc)
+        return np.frombuffer(index, np.int32, n), np.frombuffer(score, np.float32, n)
 
     def shortlist(self, problem, k, candidates=None):
         """The k best kernel (or candidate) indices for `problem`, best first, as a list."""
@@ -247,12 +256,14 @@ class Model:
     def tune(self, problem):
         """The tuning parameters predicted for `problem`, as {parameter: value}."""
         self._need("tune", "tune")
-        w = self._acquire(len(self.params))
+        values = (ctypes.c_int32 * len(self.params))()
+        w = self._acquire()
         try:
-            check(_lib.lib.heurist_predictor_tune(w.p, self._problem_text(problem), w.index_p))
-            return dict(zip(self.params, w.index[:len(self.params)].tolist()))
+            rc = _lib.fast.heurist_predictor_tune(w.p, self._problem_text(problem), values)
         finally:
             self._pool.append(w)
+        check(rc)
+        return dict(zip(self.params, values))
 
     def tune_batch(self, problems, threads=0):
         """Each problem's predicted parameters, an int32 array (n, len(params)), in one library call over
@@ -268,23 +279,15 @@ class Model:
 
 
 class _Predictor:
-    """A library predictor with its answer buffers, their addresses taken once: a single rank passes them
-    straight through ctypes (taking a numpy array's address costs more than a small model's ranking)."""
+    """A library predictor and the count its calls write (n_p: the pointer passed to them)."""
 
-    __slots__ = ("p", "index", "score", "index_p", "score_p", "n", "n_p")
+    __slots__ = ("p", "n", "n_p")
 
     def __init__(self, model_handle):
         self.p = _lib.void_p()
         check(_lib.lib.heurist_predictor_create(model_handle, ctypes.byref(self.p)))
-        self.index = self.score = None
         self.n = ctypes.c_int(0)
         self.n_p = ctypes.pointer(self.n)
-
-    def reserve(self, capacity):
-        if self.index is None or len(self.index) < capacity:
-            self.index = np.empty(max(capacity, 1), dtype=np.int32)  # also a tune's int32 values
-            self.score = np.empty(max(capacity, 1), dtype=np.float32)
-            self.index_p, self.score_p = self.index.ctypes.data, self.score.ctypes.data
 
     def free(self):
         _lib.lib.heurist_predictor_free(self.p)
