@@ -40,6 +40,9 @@ class Model:
                         for v in range(lib.heurist_model_category_count(handle, j))]
                        for j in range(len(self.problem_columns) + len(self.config_columns))]
         self._code = [{name: float(v) for v, name in enumerate(vocab)} for vocab in self._vocab]
+        # a tuned parameter that is a categorical configuration column: its vocabulary, to name the value
+        cfg = {name: self._vocab[len(self.problem_columns) + j] for j, name in enumerate(self.config_columns)}
+        self._param_vocab = [cfg.get(name) or None for name in self.params]
 
     @classmethod
     def load(cls, path):
@@ -254,7 +257,8 @@ class Model:
         return top
 
     def tune(self, problem):
-        """The tuning parameters predicted for `problem`, as {parameter: value}."""
+        """The tuning parameters predicted for `problem`, as {parameter: value}; a categorical configuration
+        column's value as its name (tune_batch gives its index)."""
         self._need("tune", "tune")
         values = (ctypes.c_int32 * len(self.params))()
         w = self._acquire()
@@ -263,11 +267,11 @@ class Model:
         finally:
             self._pool.append(w)
         check(rc)
-        return dict(zip(self.params, values))
+        return {name: vocab[v] if vocab else v for name, vocab, v in zip(self.params, self._param_vocab, values)}
 
     def tune_batch(self, problems, threads=0):
-        """Each problem's predicted parameters, an int32 array (n, len(params)), in one library call over
-        `threads` threads (0: all cores)."""
+        """Each problem's predicted parameters, an int32 array (n, len(params)) (a categorical value as its index
+        in categories(column)), in one library call over `threads` threads (0: all cores)."""
         self._need("tune", "tune_batch")
         if isinstance(problems, (str, dict)):
             raise TypeError("a batch is a sequence of problems; for one problem call tune")

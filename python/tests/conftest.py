@@ -77,3 +77,22 @@ def tune_model(tmp_path_factory):
     cli("train", "--data", MIOPEN / "gfx906_60.db.bz2", "--task", "tune", "--solver", "ConvAsm1x1U", "--model",
         "gbdt", "--config", '{"rounds":2}', "--threads", "1", "--out", path, "--quiet")
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def table_tune_model(tmp_path_factory):
+    """A tune model of gemm_t.csv with a categorical configuration column added ("order": row where split_k is
+    1, else col)."""
+    d = tmp_path_factory.mktemp("table_tune")
+    lines = GEMM_T.read_text().splitlines()
+    out = [lines[0].replace("split_k,", "split_k,order,")]
+    for line in lines[1:]:
+        f = line.split(",")
+        out.append(",".join(f[:8] + ["row" if f[7] == "1" else "col"] + f[8:]))
+    (d / "t.csv").write_text("\n".join(out) + "\n")
+    (d / "t.schema.json").write_text(
+        '{"problem": ["M","N","K","dtype"], "kernel": ["tile_m","tile_n","tile_k","split_k","order"], '
+        '"categorical": ["dtype","order"], "measure": "time_us", "better": "lower"}')
+    cli("train", "--data", d / "t.csv", "--task", "tune", "--model", "gbdt", "--config", '{"rounds":3}', "--threads",
+        "1", "--out", d / "t.h5", "--quiet")
+    return str(d / "t.h5")

@@ -101,6 +101,20 @@ def test_tune_predicts_as_predict_does(tune_model):
     assert m.tune_batch(CONV_KEYS, threads=2).tolist() == rows
 
 
+def test_a_table_tune_model_names_its_categorical_values_as_predict_does(table_tune_model):
+    m = heurist.Model.load(table_tune_model)
+    assert m.params == ["tile_m", "tile_n", "tile_k", "split_k", "order"] == m.config_columns
+    order = m.categories("order")
+    rows = []
+    for p in TABLE_PROBLEMS:
+        got = m.tune(p)
+        lines = cli("predict", "--model", table_tune_model, "--problem", problem_text(p)).splitlines()[1:]
+        assert got == {f[0]: int(f[1]) if f[1].isdigit() else f[1] for f in (line.split() for line in lines[:5])}
+        assert got["order"] in ("row", "col")
+        rows.append([got[c] for c in m.params[:4]] + [order.index(got["order"])])
+    assert m.tune_batch(TABLE_PROBLEMS).tolist() == rows
+
+
 def test_errors_raise_with_the_librarys_message(conv_model, tune_model, table_model):
     with pytest.raises(heurist.HeuristError) as e:
         heurist.Model.load("no/such/model.h5")
