@@ -20,11 +20,13 @@
 #                     fake timer's N devices stand for the GPUs: a dry run of this script without a GPU)
 # Sizes: one H200 measures about 17 conv problems/s and 6 GEMM shapes/s (chunk_000.txt, gemm_shapes.txt), so
 # GPU_COUNTS="1 all" CONV_N=2000 GEMM_N=500 on a 4-GPU host measures for about 4 minutes (conv 115 + 32 s,
-# gemm 82 + 23 s), plus the build (1-2 minutes, none with COLLECT_BIN); two chunk files give 3000 keys.
+# gemm 82 + 23 s), plus the build (1-2 minutes, none with COLLECT_BIN); two chunk files give 3000 keys. One
+# H100 measured chunk_004 + chunk_011 (3000 keys) at 17.1 problems/s: 176 s alone, 47 s on four.
 # Writes OUTDIR/scaling.tsv, the runs' logs and outputs (with each run's GPU table, OUT.gpu.tsv: which worker
 # and GPU measured each problem, in how many seconds), OUTDIR/env.txt (every GPU: index, name, UUID, bus id,
-# NUMA node and local CPUs) and OUTDIR/build.log; prints the table. scaling.tsv's columns: kind, gpus, bind
-# (yes: workers bound to their GPU's CPUs; no: --no-bind), problems (in the merged file),
+# NUMA node and local CPUs) and OUTDIR/build.log; prints the table. scaling.tsv's columns: kind, gpus, bound
+# (B/W: B of the W workers bound to their GPU's CPUs, from their log lines; none where the host has one NUMA
+# node or no sysfs entry, see env.txt; no-bind: --no-bind), problems (in the merged file),
 # wall_s and per_s (the command's wall time and problems / wall: the headline), speedup (per_s against the
 # first run's), steady_per_s (problems / the longest measuring time of a worker: the throughput without the
 # start-up, the tail and the merge) and steady_speedup, plan_s (reading the list, the order), startup_s (the
@@ -100,7 +102,7 @@ keys_of() {
 }
 
 rm -f "$out/gpus.txt"
-printf 'kind\tgpus\tbind\tproblems\twall_s\tper_s\tspeedup\tsteady_per_s\tsteady_speedup\tplan_s\tstartup_s\tmeasure_s\tmeasure_sum_s\tended_s\tmerge_s\tsame_order\tstopped\n' \
+printf 'kind\tgpus\tbound\tproblems\twall_s\tper_s\tspeedup\tsteady_per_s\tsteady_speedup\tplan_s\tstartup_s\tmeasure_s\tmeasure_sum_s\tended_s\tmerge_s\tsame_order\tstopped\n' \
     > "$out/scaling.tsv"
 # a figure of the run's "timings:" line (the merger's): "plan", "start-up", "measuring", "closing", "workers
 # ended at" or "merge"; "-" when absent
@@ -123,10 +125,8 @@ run_kind() { # kind: conv or gemm
     for run in $plan; do
         g=${run%u}
         bind_arg=""
-        bound=yes
         if [ "$run" != "$g" ]; then
             bind_arg=--no-bind
-            bound=no
             if [ -n "${UNBOUND_BEFORE_S:-}" ] && [ $(( $(date +%s) - t_script )) -gt "$UNBOUND_BEFORE_S" ]; then
                 echo "device_scaling: $kind on $g GPUs unbound: skipped, past UNBOUND_BEFORE_S=$UNBOUND_BEFORE_S s"
                 continue
@@ -173,6 +173,8 @@ run_kind() { # kind: conv or gemm
             fi
         fi
         speed=$(awk -v a="$per" -v b="$base_per" 'BEGIN { printf "%.2f", a / b }')
+        bound=no-bind
+        [ -z "$bind_arg" ] && bound="$(grep -c '): bound to NUMA node' "$name.log")/$g"
         plan_s=$(timing "$name.log" plan)
         startup=$(timing "$name.log" start-up)
         measure=$(timing "$name.log" measuring)
