@@ -3,7 +3,7 @@
 # every GPU of the host (GPUS=N for N of them; GPUS=1 for one).
 #   [GPUS=all|N] bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
 # Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log (which
-# names each worker's GPU) and OUTDIR/env.txt (every GPU: name, UUID, bus id; driver, nvcc, cuBLASLt version).
+# names each worker's GPU) and OUTDIR/env.txt (every GPU: name, UUID, bus id, NUMA node, local CPUs; driver, nvcc, cuBLASLt version).
 # Reruns with --resume after a CUDA error (the failed shape is skipped) until the shapes are done or the budget
 # is spent; run it again with the same OUTDIR to continue. Smoke test:
 #   GPUS=1 bash collect/scripts/device_gemm.sh OUTDIR 120 SHAPES --limit 3 --verbose
@@ -24,6 +24,7 @@ gpus=${GPUS:-all}
 {
     nvidia-smi
     nvidia-smi --query-gpu=index,name,uuid,pci.bus_id --format=csv
+    bash "$(dirname "$0")/gpu_numa.sh"
     nvidia-smi -q -d CLOCK | sed -n '1,40p'
     nvcc --version
     "$build/heurist-collect" gemm --describe

@@ -47,16 +47,7 @@ mkdir -p "$out"
 t_script=$(date +%s)
 {
     nvidia-smi --query-gpu=index,name,uuid,pci.bus_id,driver_version --format=csv
-    # each GPU's NUMA node and the CPUs near it (what a bound worker runs on)
-    echo "index, pci.bus_id, numa_node, local_cpulist"
-    nvidia-smi --query-gpu=index,pci.bus_id --format=csv,noheader 2>/dev/null | while IFS=', ' read -r i bus; do
-        dev=$(echo "$bus" | tr 'A-F' 'a-f' | sed 's/^0000\(....:\)/\1/')
-        echo "$i, $bus, $(cat "/sys/bus/pci/devices/$dev/numa_node" 2>/dev/null || echo -), $(cat "/sys/bus/pci/devices/$dev/local_cpulist" 2>/dev/null || echo -)"
-    done
-    echo "CPUs: $(nproc) of $(getconf _NPROCESSORS_CONF 2>/dev/null); NUMA nodes:"
-    for n in /sys/devices/system/node/node[0-9]*; do
-        [ -e "$n/cpulist" ] && echo "  ${n##*/}: CPUs $(cat "$n/cpulist")"
-    done
+    bash "$(dirname "$0")/gpu_numa.sh"
     nvcc --version | tail -2
     date -u
 } > "$out/env.txt" 2>&1
