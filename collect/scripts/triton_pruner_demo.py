@@ -174,8 +174,13 @@ def run_demo(a, make_pruner, log):
         row = {'shape': list(s), 'configs': len(cfgs), 'full': {}, 'pruned': {}}
         d_s, pick_d, _ = autotune(cfgs, None, True, ops)
         if var not in loaded_variants:
-            for c in cfgs:  # every config into the base kernel's memory, outside any timing
-                tm.launch(base, ops[0], ops[1], ops[2], as_tuple(c))
+            # every config into the base kernel's memory, outside any timing, launched with the keyword arguments
+            # the autotuner passes (Config.all_kwargs: num_ctas too), so that its calls find them there
+            m, kk = ops[0].shape
+            n = ops[1].shape[1]
+            for c in cfgs:
+                base[(1,)](ops[0], ops[1], ops[2], m, n, kk, ops[0].stride(0), ops[0].stride(1), ops[1].stride(0),
+                           ops[1].stride(1), ops[2].stride(0), ops[2].stride(1), **c.all_kwargs())
             torch.cuda.synchronize()
             loaded_variants.add(var)
         l_s, pick, bench_s = autotune(cfgs, None, False, ops)
