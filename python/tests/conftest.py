@@ -9,6 +9,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 MIOPEN = REPO / "datasets" / "miopen"
+H100 = REPO / "datasets" / "h100"
 GEMM_T = REPO / "tests" / "fixtures" / "repro" / "gemm_t.csv"
 
 CONV_KEYS = [
@@ -65,9 +66,10 @@ def table_model(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def conv_model(tmp_path_factory):
+    """gbdt on the H100 cuDNN find-db's repeat timings (the smallest shipped find-db: a model in a second)."""
     path = tmp_path_factory.mktemp("models") / "conv.h5"
-    cli("train", "--data", MIOPEN / "gfx906_60.HIP.fdb.txt.bz2", "--task", "select", "--model", "gbdt", "--config",
-        '{"rounds":3}', "--split", "random:0.5", "--threads", "1", "--out", path, "--quiet")
+    cli("train", "--data", H100 / "h100_cudnn_conv.noise.fdb.txt.bz2", "--task", "select", "--model", "gbdt",
+        "--config", '{"rounds":3}', "--split", "random:0.5", "--threads", "1", "--out", path, "--quiet")
     return str(path)
 
 
