@@ -108,7 +108,9 @@ static model_applies model_applicable_shape(const model *m, const double *pv, un
 {
     if (!m->applicable) {
         memset(ok, 1, (size_t)m->n_kernels);
-        /* a source without slices: every configuration, the problem's candidate list decides */
+        /* valued configurations: those measured for the problem's categorical values (models/match.c), else every
+         * one */
+        if (model_match_apply(m, pv, ok)) return MODEL_APPLIES_EXACT;
         return measured_slices(m->codec) ? MODEL_APPLIES_UNRECORDED : MODEL_APPLIES_ALL;
     }
     const unsigned char *t = m->applicable;

@@ -160,6 +160,8 @@ struct model {
     unsigned char *applicable; /* (n_kernels, n_combos): 1 where the training rows measured kernel k for a problem
                                 * of that combination of slices (a convolution's direction, data type and layout);
                                 * NULL when the model file records none or the source has no slices */
+    struct model_match *match; /* valued configurations: those measured per combination of the categorical problem
+                                * columns (models/match.c), or NULL */
     /* tune */
     char *solver;
     int length;

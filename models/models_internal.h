@@ -82,6 +82,17 @@ void model_ranked_top(model_ranked *r, int n, int k);
 int model_rank_within(const model *m, const double *pv, const float *scores, unsigned char *ok, int k,
                       model_ranked *out, model_applies *rule);
 
+/* models/match.c: m->match from d's training and validation rows, for a source of valued configurations with
+ * categorical problem columns (nothing otherwise); model_match_apply keeps in ok (n_kernels) the configurations
+ * measured for the problem's combination and returns 1, or leaves ok and returns 0 when training had no problem of
+ * that combination (or none of ok's there); its group in a model file. */
+typedef struct model_match model_match;
+int model_match_compute(model *m, const model_train_data *d);
+int model_match_apply(const model *m, const double *pv, unsigned char *ok);
+int model_match_write(const model *m, hid_t f);
+int model_match_read(model *m, hid_t f);
+void model_match_free(model_match *t);
+
 /* models/applicability.c: m->applicable from d's training and validation rows, over m's kernels matched by name
  * (nothing for a source without slices); its group in a model file. */
 int model_applicability_compute(model *m, const model_train_data *d);

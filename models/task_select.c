@@ -1,6 +1,7 @@
 /* The select task's part of every model: the kernel vocabulary, each configuration's values when the source's
  * configurations have them, and which kernels the training data measured per combination of the source's slices
- * (models/applicability.c). In a model file: the dataset "kernels" and the group "applicability". */
+ * (models/applicability.c), or, for valued configurations, per combination of the categorical problem columns
+ * (models/match.c). In a model file: the dataset "kernels" and the group "applicability" or "config_match". */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static int select_init(model *m, const model_train_data *d)
     int rc = kernel_values(m);
     /* where configurations have values every one applies: each problem's candidates are what was measured for it */
     if (!rc && !m->kernel_values) rc = model_applicability_compute(m, d);
+    if (!rc && m->kernel_values) rc = model_match_compute(m, d);
     return rc;
 }
 
@@ -36,6 +38,7 @@ static int select_write(const model *m, hid_t f)
 {
     int rc = hr_h5_write_strings(f, "kernels", m->kernels, (size_t)m->n_kernels);
     if (!rc && m->applicable) rc = model_applicability_write(m, f);
+    if (!rc && m->match) rc = model_match_write(m, f);
     return rc;
 }
 
@@ -47,6 +50,7 @@ static int select_read(model *m, hid_t f, const char *path)
     m->n_kernels = (int)n;
     if ((rc = model_applicability_read(m, f))) return hr_error_wrap(rc, "%s", path);
     if ((rc = kernel_values(m))) return hr_error_wrap(rc, "%s", path);
+    if (m->kernel_values && (rc = model_match_read(m, f))) return hr_error_wrap(rc, "%s", path);
     return HR_OK;
 }
 
@@ -54,6 +58,7 @@ static void select_free(model *m)
 {
     hr_h5_free_strings(m->kernels, m->kernels ? (size_t)m->n_kernels : 0);
     free(m->applicable);
+    model_match_free(m->match);
     free(m->kernel_values);
 }
 

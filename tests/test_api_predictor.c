@@ -97,34 +97,51 @@ Test(api_predictor, a_table_model_ranks_its_configurations_as_the_same_rows_give
     cr_assert_eq(heurist_predictor_create(m, &p), HEURIST_OK, "%s", heurist_last_error());
     int *a = malloc((size_t)K * sizeof *a), *b = malloc((size_t)K * sizeof *b), *c = malloc((size_t)K * sizeof *c);
     float *sa = malloc((size_t)K * sizeof *sa), *sb = malloc((size_t)K * sizeof *sb);
+    int restricted = 0;
     for (int i = 0; i < N_PROBLEMS; i++) {
         int na = 0, nb = 0, nk = 0;
         double pv[8];
         values_of_text(m, problems[i], 0, pv);
         cr_assert_eq(heurist_predictor_rank(p, problems[i], NULL, 0, K, a, sa, &na), HEURIST_OK, "%s",
                      heurist_last_error());
-        cr_assert_eq(heurist_predictor_rank_values(p, pv, kv, K, K, b, sb, &nb), HEURIST_OK, "%s", heurist_last_error());
-        cr_assert_eq(na, K, "every configuration the model knows is ranked");
+        cr_assert_gt(na, 0);
+        cr_assert_leq(na, K);
+        restricted += na < K; /* the configurations training measured for the problem's dtype */
+        /* the same rows as a candidate matrix, in the model's order: the same ranking */
+        int *rows = malloc((size_t)na * sizeof *rows), at = 0;
+        for (int k = 0; k < K; k++)
+            for (int r = 0; r < na; r++)
+                if (a[r] == k) rows[at++] = k;
+        cr_assert_eq(at, na, "each configuration ranked once");
+        double *sub = malloc((size_t)na * 5 * sizeof *sub);
+        for (int r = 0; r < na; r++) memcpy(sub + (size_t)r * 5, kv + (size_t)rows[r] * 5, 5 * sizeof *sub);
+        cr_assert_eq(heurist_predictor_rank_values(p, pv, sub, na, K, b, sb, &nb), HEURIST_OK, "%s", heurist_last_error());
         cr_assert_eq(nb, na);
         for (int r = 0; r < na; r++) {
-            cr_assert_eq(a[r], b[r], "%s: rank %d: known %d, candidates %d", problems[i], r, a[r], b[r]);
+            cr_assert_eq(a[r], rows[b[r]], "%s: rank %d: known %d, candidates %d", problems[i], r, a[r], rows[b[r]]);
             cr_assert_float_eq(sa[r], sb[r], 0, "%s: rank %d", problems[i], r);
             if (r) cr_assert_geq(sa[r - 1], sa[r], "best first");
         }
+        free(rows);
+        free(sub);
         /* a shortlist is the ranking's head */
         cr_assert_eq(heurist_predictor_rank_values(p, pv, NULL, 0, 3, c, NULL, &nk), HEURIST_OK, "%s",
                      heurist_last_error());
-        cr_assert_eq(nk, K);
+        cr_assert_eq(nk, na);
         cr_assert_arr_eq(c, a, 3 * sizeof *c);
+        /* every configuration as candidates, in the model's order and reversed: the same scores, indices into the
+         * caller's rows */
+        cr_assert_eq(heurist_predictor_rank_values(p, pv, kv, K, K, b, sb, &nb), HEURIST_OK, "%s", heurist_last_error());
+        cr_assert_eq(nb, K);
         /* candidates in another order: the same configurations, indices into the caller's rows */
         double *rev = malloc((size_t)K * 5 * sizeof *rev);
         for (int k = 0; k < K; k++) memcpy(rev + (size_t)k * 5, kv + (size_t)(K - 1 - k) * 5, 5 * sizeof *rev);
         float *score_of = malloc((size_t)K * sizeof *score_of), *sc = malloc((size_t)K * sizeof *sc);
-        for (int r = 0; r < K; r++) score_of[a[r]] = sa[r];
+        for (int r = 0; r < K; r++) score_of[b[r]] = sb[r];
         cr_assert_eq(heurist_predictor_rank_values(p, pv, rev, K, K, c, sc, NULL), HEURIST_OK, "%s",
                      heurist_last_error());
         for (int r = 0; r < K; r++) {
-            cr_assert_float_eq(sc[r], sa[r], 0, "rank %d", r);
+            cr_assert_float_eq(sc[r], sb[r], 0, "rank %d", r);
             cr_assert_float_eq(score_of[K - 1 - c[r]], sc[r], 0, "rank %d: row %d", r, c[r]);
             /* ties go to the lower index: of the caller's rows */
             if (r && sc[r] == sc[r - 1]) cr_assert_lt(c[r - 1], c[r]);
@@ -133,16 +150,20 @@ Test(api_predictor, a_table_model_ranks_its_configurations_as_the_same_rows_give
         free(sc);
         free(rev);
     }
+    cr_assert_gt(restricted, 0, "a problem ranks only the configurations measured for its dtype");
     /* the batch: each problem's k best, whatever the threads */
     double *pvs = malloc((size_t)N_PROBLEMS * (size_t)np * sizeof *pvs);
     for (int i = 0; i < N_PROBLEMS; i++) values_of_text(m, problems[i], 0, pvs + (size_t)i * np);
-    int top1[N_PROBLEMS * 4], top2[N_PROBLEMS * 4];
-    cr_assert_eq(heurist_rank_values_batch(m, pvs, N_PROBLEMS, kv, K, 4, 1, top1), HEURIST_OK, "%s", heurist_last_error());
+    int top1[N_PROBLEMS * 4], top2[N_PROBLEMS * 4], top3[N_PROBLEMS * 4];
+    cr_assert_eq(heurist_rank_values_batch(m, pvs, N_PROBLEMS, NULL, 0, 4, 1, top1), HEURIST_OK, "%s", heurist_last_error());
     cr_assert_eq(heurist_rank_values_batch(m, pvs, N_PROBLEMS, NULL, 0, 4, 2, top2), HEURIST_OK, "%s", heurist_last_error());
+    cr_assert_eq(heurist_rank_values_batch(m, pvs, N_PROBLEMS, kv, K, 4, 2, top3), HEURIST_OK, "%s", heurist_last_error());
     cr_assert_arr_eq(top1, top2, sizeof top1);
     for (int i = 0; i < N_PROBLEMS; i++) {
         cr_assert_eq(heurist_predictor_rank(p, problems[i], NULL, 0, 4, a, NULL, NULL), HEURIST_OK);
         cr_assert_arr_eq(top1 + 4 * i, a, 4 * sizeof *a, "%s", problems[i]);
+        cr_assert_eq(heurist_predictor_rank(p, problems[i], kv, K, 4, a, NULL, NULL), HEURIST_OK);
+        cr_assert_arr_eq(top3 + 4 * i, a, 4 * sizeof *a, "%s", problems[i]);
     }
     /* k past the ranked count: -1 */
     int *wide = malloc((size_t)(K + 2) * sizeof *wide);
