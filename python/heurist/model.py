@@ -195,9 +195,10 @@ class Model:
         if candidates is None:
             cand, n_cand, capacity = None, 0, len(self.kernels)
         else:
-            cand, n_cand = self._candidates(candidates)
+            # the array stays referenced until the call returns: its address alone keeps nothing alive
+            cand_array, n_cand = self._candidates(candidates)
             capacity = n_cand
-            cand = ctypes.c_void_p(cand.ctypes.data)
+            cand = ctypes.c_void_p(cand_array.ctypes.data)
         if k is not None:
             if k < 1:
                 raise HeuristError(EINVAL, "rank: k must be at least 1, got %d" % k)

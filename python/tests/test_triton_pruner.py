@@ -8,6 +8,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import heurist
@@ -146,3 +147,18 @@ def test_problem_override_and_unknown_dtype(model):
         ht.pruner(model, 2)(configs, args(64, 64, 64, "torch.float32"))
     with pytest.raises(ValueError):
         ht.pruner(model, 0)
+
+
+def test_model_rank_over_candidate_dicts_matches_the_value_matrix(model):
+    # Model.rank builds the candidate matrix from dicts; that matrix must stay alive through the foreign call
+    # (its freed memory is reused by the allocations around the call and the ranking then reads garbage)
+    m = model
+    cols = m.config_columns
+    dicts = [dict(zip(("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages"), c.values()))
+             for c in table_configs()]
+    dicts = [{col: d[col] for col in cols} for d in dicts]
+    values = np.array([[d[col] for col in cols] for d in dicts], dtype=np.float64)
+    problem = {"M": 512, "N": 4096, "K": 4096, "dtype": "bf16"}
+    expected = m.rank(problem, candidates=values)[0].tolist()
+    for _ in range(300):
+        assert m.rank(problem, candidates=dicts)[0].tolist() == expected
