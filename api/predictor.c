@@ -92,6 +92,14 @@ const char *heurist_model_category_name(const heurist_model *h, int column, int 
     return v >= 0 && v < n ? names[v] : NULL;
 }
 
+int heurist_model_problem_parse(const heurist_model *h, const char *problem, double *values)
+{
+    int rc = api_need_model(h, "heurist_model_problem_parse");
+    if (rc) return rc;
+    if (!problem || !values) return hr_error(HEURIST_EINVAL, "heurist_model_problem_parse: problem and values are required");
+    return model_problem_parse(h->m, problem, values) ? hr_error_wrap(HEURIST_EINVAL, "heurist_model_problem_parse") : 0;
+}
+
 /* ---- ranking ---- */
 
 /* Every value of a problem (row < 0) or of the candidates' rows checked against its column (data_codec_column_check),

@@ -1,6 +1,7 @@
 /* What the commands share: option parsing and help, the training options, output checks. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -55,7 +56,7 @@ int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out)
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strncmp(arg, "--", 2) != 0) {
-            fprintf(stderr, "heurist: unexpected argument '%s' (options are --name value)\n", arg);
+            cli_complain("heurist: unexpected argument '%s' (options are --name value)", arg);
             return CLI_ERROR;
         }
         const char *name = arg + 2;
@@ -63,17 +64,17 @@ int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out)
         for (const cli_opt *o = spec->opts; o->name && !opt; o++)
             if (strcmp(name, o->name) == 0) opt = o;
         if (!opt) {
-            fprintf(stderr, "heurist: unknown option '%s'\n", arg);
+            cli_complain("heurist: unknown option '%s'", arg);
             return CLI_ERROR;
         }
         if (out->n == CLI_MAX_OPTS) {
-            fprintf(stderr, "heurist: too many options\n");
+            cli_complain("heurist: too many options");
             return CLI_ERROR;
         }
         out->name[out->n] = opt->name;
         if (opt->value) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "heurist: option '%s' needs a value\n", arg);
+                cli_complain("heurist: option '%s' needs a value", arg);
                 return CLI_ERROR;
             }
             out->value[out->n] = argv[++i];
@@ -104,7 +105,7 @@ int cli_has(const cli_args *a, const char *name)
 const char *cli_need(const cli_args *a, const char *cmd, const char *name)
 {
     const char *v = cli_get(a, name);
-    if (!v) fprintf(stderr, "heurist %s: --%s is required\n", cmd, name);
+    if (!v) cli_complain("heurist %s: --%s is required", cmd, name);
     return v;
 }
 
@@ -117,7 +118,7 @@ int cli_get_int(const cli_args *a, const char *name, long long def, long long lo
     errno = 0;
     long long x = strtoll(v, &end, 10);
     if (end == v || *end || errno || x < lo || x > hi) {
-        fprintf(stderr, "heurist: --%s '%s': expected an integer from %lld to %lld\n", name, v, lo, hi);
+        cli_complain("heurist: --%s '%s': expected an integer from %lld to %lld", name, v, lo, hi);
         return 1;
     }
     *out = x;
@@ -132,7 +133,7 @@ int cli_get_valid_fraction(const cli_args *a, double *out)
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end || !(x >= 0 && x < 1)) {
-        fprintf(stderr, "heurist: --valid-fraction '%s': expected a number in [0, 1)\n", v);
+        cli_complain("heurist: --valid-fraction '%s': expected a number in [0, 1)", v);
         return 1;
     }
     *out = x > 0 ? x : -1;
@@ -161,11 +162,11 @@ int cli_get_config(const cli_args *a, const char *cmd, cJSON **out)
         }
     }
     if (rc) {
-        fprintf(stderr, "heurist %s: %s%s\n", cmd, *s == '{' ? "" : "--config ", hr_last_error());
+        cli_complain("heurist %s: %s%s", cmd, *s == '{' ? "" : "--config ", hr_last_error());
         return 1;
     }
     if (!cJSON_IsObject(j)) {
-        fprintf(stderr, "heurist %s: --config is neither a JSON object nor a file holding one: %.60s\n", cmd, cfg);
+        cli_complain("heurist %s: --config is neither a JSON object nor a file holding one: %.60s", cmd, cfg);
         cJSON_Delete(j);
         return 1;
     }
@@ -251,8 +252,8 @@ static int output_is_input(const char *cmd, const char *opt, const char *path, c
 {
     for (int i = 0; in && i < in->n; i++)
         if (hr_file_same(path, in->path[i])) {
-            fprintf(stderr, "heurist %s: --%s %s is the same file as %s %s: refusing to replace an input\n", cmd, opt, path,
-                    in->opt[i], in->path[i]);
+            cli_complain("heurist %s: --%s %s is the same file as %s %s: refusing to replace an input", cmd, opt, path,
+                         in->opt[i], in->path[i]);
             return 1;
         }
     return 0;
@@ -269,12 +270,12 @@ int cli_check_output(const char *cmd, const char *opt, const char *path, const c
 {
     if (!path) return 0;
     if (!*path) {
-        fprintf(stderr, "heurist %s: --%s: empty path\n", cmd, opt);
+        cli_complain("heurist %s: --%s: empty path", cmd, opt);
         return 1;
     }
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "heurist %s: --%s %s: is a folder, expected a file path\n", cmd, opt, path);
+        cli_complain("heurist %s: --%s %s: is a folder, expected a file path", cmd, opt, path);
         return 1;
     }
     if (output_is_input(cmd, opt, path, in)) return 1;
@@ -286,10 +287,10 @@ int cli_check_output(const char *cmd, const char *opt, const char *path, const c
     else *slash = '\0';
     int rc = 0;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "heurist %s: --%s %s: folder %s does not exist\n", cmd, opt, path, dir);
+        cli_complain("heurist %s: --%s %s: folder %s does not exist", cmd, opt, path, dir);
         rc = 1;
     } else if (access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "heurist %s: --%s %s: folder %s is not writable\n", cmd, opt, path, dir);
+        cli_complain("heurist %s: --%s %s: folder %s is not writable", cmd, opt, path, dir);
         rc = 1;
     }
     free(dir);
@@ -301,7 +302,7 @@ int cli_get_precisions(const cli_args *a, const char *cmd, int *out)
     *out = 0;
     const char *v = cli_get(a, "precision");
     if (v && data_precision_list_parse(v, out)) {
-        fprintf(stderr, "heurist %s: %s\n", cmd, hr_last_error());
+        cli_complain("heurist %s: %s", cmd, hr_last_error());
         return 1;
     }
     return 0;
@@ -315,7 +316,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     if (!c->data) return 1;
     c->task = cli_get(a, "task");
     if (c->task && strcmp(c->task, "select") && strcmp(c->task, "tune")) {
-        fprintf(stderr, "heurist %s: --task '%s': expected select or tune\n", cmd, c->task);
+        cli_complain("heurist %s: --task '%s': expected select or tune", cmd, c->task);
         return 1;
     }
     c->solver = cli_get(a, "solver");
@@ -328,7 +329,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
         if (!m) return 1;
         c->fam = model_family_find(m);
         if (!c->fam) {
-            fprintf(stderr, "heurist %s: unknown --model '%s' (available: %s)\n", cmd, m, model_family_names());
+            cli_complain("heurist %s: unknown --model '%s' (available: %s)", cmd, m, model_family_names());
             return 1;
         }
     }
@@ -377,6 +378,18 @@ void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_res
 {
     cli_print_result(name, r);
     fflush(stdout);
+}
+
+int cli_complain(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hr_error(HR_EINVAL, "%s", msg);
+    fprintf(stderr, "%s\n", msg);
+    return 1;
 }
 
 int cli_fail(const char *context)

@@ -173,6 +173,9 @@ int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, c
 
 /* Prints "heurist CONTEXT: <message>" from the last error, returns 1. */
 int cli_fail(const char *context);
+/* A bad option's one-line message: recorded as the thread's error (HR_EINVAL), so that the C API's jobs
+ * (api/jobs.c) return the command line's message, and printed on stderr; returns 1. */
+int cli_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Each command's options and help, for --help and for the reference docs/cli.md (cli_help_markdown). */
 extern const cli_spec cli_data_spec, cli_train_spec, cli_cv_spec, cli_compare_spec, cli_eval_spec, cli_predict_spec,

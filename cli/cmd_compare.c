@@ -45,17 +45,17 @@ static int parse_models(const char *list, pipe_compare_spec *s)
     for (char *tok = strtok(copy, ","); tok && !rc; tok = strtok(NULL, ",")) {
         const model_family *f = model_family_find(tok);
         if (!f) {
-            fprintf(stderr, "heurist compare: --models: unknown model '%s' (available: %s)\n", tok, model_family_names());
+            cli_complain("heurist compare: --models: unknown model '%s' (available: %s)", tok, model_family_names());
             rc = 1;
         } else if (s->n_models == PIPE_COMPARE_MAX) {
-            fprintf(stderr, "heurist compare: --models: more than %d models\n", PIPE_COMPARE_MAX);
+            cli_complain("heurist compare: --models: more than %d models", PIPE_COMPARE_MAX);
             rc = 1;
         } else {
             s->fams[s->n_models++] = f;
         }
     }
     if (!rc && s->n_models == 0) {
-        fprintf(stderr, "heurist compare: --models '%s' names no model (available: %s)\n", list, model_family_names());
+        cli_complain("heurist compare: --models '%s' names no model (available: %s)", list, model_family_names());
         rc = 1;
     }
     free(copy);
@@ -69,12 +69,12 @@ static int parse_configs(const cJSON *cfg, pipe_compare_spec *s)
     cJSON_ArrayForEach(it, cfg)
     {
         if (!model_family_find(it->string)) {
-            fprintf(stderr, "heurist compare: --config key '%s' is not a model family: the config is keyed by family, "
-                            "{\"gbdt\": {...}} (available: %s)\n", it->string, model_family_names());
+            cli_complain("heurist compare: --config key '%s' is not a model family: the config is keyed by family, "
+                         "{\"gbdt\": {...}} (available: %s)", it->string, model_family_names());
             return 1;
         }
         if (!cJSON_IsObject(it)) {
-            fprintf(stderr, "heurist compare: --config '%s': expected a JSON object of that family's options\n", it->string);
+            cli_complain("heurist compare: --config '%s': expected a JSON object of that family's options", it->string);
             return 1;
         }
     }
@@ -99,7 +99,7 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
         return 2;
     }
     if (cli_has(&a, "folds") == cli_has(&a, "split")) {
-        fprintf(stderr, "heurist compare: give exactly one of --folds K or --split random:F\n");
+        cli_complain("heurist compare: give exactly one of --folds K or --split random:F");
         cli_train_opts_free(&c);
         return 2;
     }
@@ -121,10 +121,10 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
     if (!bad && hr_mkdir_p(out)) bad = cli_fail("compare");
     struct stat st;
     if (!bad && (stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        fprintf(stderr, "heurist compare: --out %s: not a folder\n", out);
+        cli_complain("heurist compare: --out %s: not a folder", out);
         bad = 1;
     } else if (!bad && access(out, W_OK | X_OK) != 0) {
-        fprintf(stderr, "heurist compare: --out %s: folder is not writable\n", out);
+        cli_complain("heurist compare: --out %s: folder is not writable", out);
         bad = 1;
     }
     if (bad) {

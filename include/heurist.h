@@ -103,6 +103,9 @@ HEURIST_API const char *heurist_model_config_name(const heurist_model *m, int j)
  * j - problem_count. A numeric column has 0 categories; a name is NULL for v out of range. */
 HEURIST_API int heurist_model_category_count(const heurist_model *m, int column);
 HEURIST_API const char *heurist_model_category_name(const heurist_model *m, int column, int v);
+/* A problem as text (as heurist_predictor_rank takes it) into its values (problem_count doubles), for the calls
+ * that take values. */
+HEURIST_API int heurist_model_problem_parse(const heurist_model *m, const char *problem, double *values);
 
 /* Selection. The problem as text (a find-db key, or "M=128,N=4096,K=4096,dtype=bf16") or as values
  * (problem_count doubles; a category as its index). candidates NULL: the kernels / configurations the model knows
@@ -125,6 +128,23 @@ HEURIST_API int heurist_rank_values_batch(const heurist_model *m, const double *
                                           const double *candidates, int n_candidates, int k, int threads, int *top);
 /* Tuning with a predictor: values receives param_count int32 (as heurist_tune). */
 HEURIST_API int heurist_predictor_tune(heurist_predictor *p, const char *problem, int32_t *values);
+
+/* Training, cross-validation, comparison, evaluation: the command line's jobs (`heurist train`, `cv`, `compare`,
+ * `eval`), run by the same code in the calling process and thread. data: a path (find-db, perf-db, or table .csv
+ * with its schema beside); params: "name=value" pairs separated by spaces or newlines, names and values exactly as
+ * the command line's long options (docs/cli.md) without the "--", e.g. "model=gbdt folds=5 seed=1 threads=2"; a
+ * value in quotes ('...' or "...") or a JSON object ({...}) may hold spaces; a flag takes 1, true or yes (0, false
+ * or no leave it off). The call's own arguments (data, model_out, eval's model) are no params. report_json (may be
+ * NULL) receives the report.json text the command writes, freed with heurist_free (where params name report=
+ * or, for compare, out=, the files stay there; else they are written to a temporary folder and removed). A bad
+ * option is HEURIST_EINVAL with the command line's message; a job that fails (data that does not load, training
+ * that fails) is HEURIST_EIO with its message. The command's result lines go to stdout and its progress to stderr
+ * as the command line prints them (quiet=1: warnings only). */
+HEURIST_API int heurist_train(const char *data, const char *params, const char *model_out, char **report_json);
+HEURIST_API int heurist_cv(const char *data, const char *params, char **report_json);
+HEURIST_API int heurist_compare(const char *data, const char *params, char **report_json);
+HEURIST_API int heurist_eval(const char *model, const char *data, const char *params, char **report_json);
+HEURIST_API void heurist_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -100,8 +100,10 @@ Test(api_predictor, a_table_model_ranks_its_configurations_as_the_same_rows_give
     int restricted = 0;
     for (int i = 0; i < N_PROBLEMS; i++) {
         int na = 0, nb = 0, nk = 0;
-        double pv[8];
+        double pv[8], parsed[8];
         values_of_text(m, problems[i], 0, pv);
+        cr_assert_eq(heurist_model_problem_parse(m, problems[i], parsed), HEURIST_OK, "%s", heurist_last_error());
+        cr_assert_arr_eq(parsed, pv, 4 * sizeof *pv, "%s", problems[i]);
         cr_assert_eq(heurist_predictor_rank(p, problems[i], NULL, 0, K, a, sa, &na), HEURIST_OK, "%s",
                      heurist_last_error());
         cr_assert_gt(na, 0);
