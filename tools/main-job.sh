@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DHEURIST_TESTS=OFF >/dev/null
-cmake --build build -j"$(nproc)" --target heurist >/dev/null
+cmake --build build -j"$(nproc)" --target heurist heurist_api >/dev/null
 MODELS=${HEURIST_MODELS:-gbdt,reformer,transformer}
 # budgets that finish in minutes on 2 cores; the full-size runs are in docs/BENCHMARKS.md
 H100_CONFIG=${HEURIST_H100_CONFIG:-'{"gbdt":{"rounds":30,"log_every":10},"reformer":{"epochs":5},"transformer":{"epochs":1}}'}
