@@ -308,6 +308,25 @@ int cli_get_precisions(const cli_args *a, const char *cmd, int *out)
     return 0;
 }
 
+int cli_get_guard(const cli_args *a, const char *cmd, float *margin, int *top)
+{
+    const char *v = cli_get(a, "guard");
+    long long n;
+    *margin = 0;
+    *top = 0;
+    if (cli_get_int(a, "guard-top", 0, 0, 1 << 15, &n)) return 1;
+    *top = (int)n;
+    if (!v) return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0 && x < 1e30)) {
+        fprintf(stderr, "heurist %s: --guard '%s': expected a finite number >= 0\n", cmd, v);
+        return 1;
+    }
+    *margin = (float)x;
+    return 0;
+}
+
 int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli_train_opts *c)
 {
     memset(c, 0, sizeof *c);
@@ -323,7 +342,9 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     c->schema = cli_get(a, "schema");
     c->caps = cli_get(a, "caps");
     c->group_by = cli_get(a, "group-by");
-    if (cli_get_precisions(a, cmd, &c->precisions)) return 1;
+    if (cli_get_precisions(a, cmd, &c->precisions) || cli_get_guard(a, cmd, &c->guard, &c->guard_top)) return 1;
+    c->sources = cli_get(a, "sources");
+    c->source = cli_get(a, "source");
     if (need_model) {
         const char *m = cli_need(a, cmd, "model");
         if (!m) return 1;
@@ -345,6 +366,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
 void cli_train_opts_inputs(const cli_args *a, const cli_train_opts *c, cli_inputs *in)
 {
     cli_inputs_add_data(in, c->data, c->schema, c->caps);
+    cli_inputs_add(in, "--sources", c->sources);
     const char *cfg = cli_get(a, "config");
     while (cfg && (*cfg == ' ' || *cfg == '\t' || *cfg == '\n' || *cfg == '\r')) cfg++;
     cli_inputs_add(in, "--config", cfg);
@@ -364,6 +386,8 @@ pipe_opts cli_train_opts_pipe(const cli_train_opts *c)
     o.threads = c->threads;
     o.log = &c->log;
     o.valid_fraction = c->valid_fraction;
+    o.guard = c->guard;
+    o.guard_top = c->guard_top;
     return o;
 }
 

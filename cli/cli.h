@@ -38,6 +38,15 @@ typedef struct cli_spec {
     {"data", "FILE", "find-db (.fdb.txt[.bz2]), perf-db (.db[.bz2]), benchmark table (.csv/.tsv[.gz|.bz2]) or dataset cache (.h5)"}, \
     {"schema", "JSON", "a benchmark table's schema, inline JSON or a file (default: FILE.schema.json beside the table)"}, \
     {"precision", "LIST", "find-db: the precision classes each FP32 problem is asked under, strict,tf32,conversion or all (default tf32)"}
+/* --sources and --source: where a selection dataset's problems come from, for the reports' figures by source
+ * (pipe_load) */
+#define CLI_OPT_SOURCES                                                                                           \
+    {"sources", "FILE", "selection data: each problem's source for the report's slices, a key list (KEY SOURCE lines, or a table with a key and a source, network or family column)"}, \
+    {"source", "TAG", "the source of every problem --sources does not name (default -; alone: of every problem)"}
+/* --guard, --guard-top: the vendor guard (data_portable_guard) of the evaluated models */
+#define CLI_OPT_GUARD                                                                                             \
+    {"guard", "M", "on data with the vendor's ranking: the model's pick replaces the vendor's first pick only where its score beats the vendor pick's by M (default 0: always)"}, \
+    {"guard-top", "N", "on data with the vendor's ranking: the model picks among the vendor's first N candidates only (default 0: any kernel)"}
 /* --group-by: what every split holds out whole (pipe_dataset_group_by) */
 #define CLI_OPT_GROUP_BY                                                                                          \
     {"group-by", "problem|COLUMN", "what splits hold out whole: problem (each alone: in-source) or the schema's group column (its default)"}
@@ -113,9 +122,14 @@ typedef struct cli_train_opts {
     int threads;
     double valid_fraction;   /* pipe_opts.valid_fraction */
     int precisions;          /* --precision: data_load_opts.precisions */
+    const char *sources, *source; /* --sources, --source: pipe_load's */
+    float guard;             /* --guard: pipe_opts.guard */
+    int guard_top;           /* --guard-top: pipe_opts.guard_top */
     hr_log log;
 } cli_train_opts;
 
+/* --guard M as a margin >= 0 and --guard-top N (0 when absent). Nonzero (message printed) on a bad value. */
+int cli_get_guard(const cli_args *a, const char *cmd, float *margin, int *top);
 /* --precision LIST as data_load_opts.precisions (0 when absent). Nonzero (message printed) on a bad list. */
 int cli_get_precisions(const cli_args *a, const char *cmd, int *out);
 /* Reads the shared options; need_model: --model is required. Nonzero (message printed) on a bad option. */

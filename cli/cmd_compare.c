@@ -8,6 +8,8 @@
 
 static const cli_opt compare_opts[] = {
     CLI_OPT_DATA,
+    CLI_OPT_SOURCES,
+    CLI_OPT_GUARD,
     CLI_OPT_GROUP_BY,
     CLI_OPT_TASK,
     CLI_OPT_CAPS,

@@ -9,11 +9,13 @@ static const cli_opt export_opts[] = {
     {"format", "c|lightgbm", "c: a standalone C runtime; lightgbm: a one-booster gbdt in LightGBM's text format (required)"},
     {"out", "PATH", "c: the folder for PREFIX.c and PREFIX.h; lightgbm: the model file (required)"},
     {"prefix", "NAME", "c: the runtime's file and symbol prefix (default heurist_model)"},
+    {"guard", "M", "c, a model of a find-db: PREFIX_select_key_vendor, which takes the vendor's ranked list and keeps the vendor's first pick unless the model's score beats it by M"},
+    {"guard-top", "N", "c, a model of a find-db: PREFIX_select_key_vendor picks among the vendor's first N candidates only (0: any kernel)"},
     CLI_OPT_END,
 };
 
 const cli_spec cli_export_spec = {
-    "heurist export --model MODEL.h5 --format c|lightgbm --out PATH [--prefix NAME]",
+    "heurist export --model MODEL.h5 --format c|lightgbm --out PATH [--prefix NAME] [--guard M] [--guard-top N]",
     "Writes a trained model as a standalone C runtime (every family) or a gbdt with one booster in\n"
     "LightGBM's text format.",
     export_opts,
@@ -27,7 +29,9 @@ int cli_cmd_export(int argc, char **argv)
     if (prc) return cli_args_exit(prc);
     const char *mpath = cli_need(&a, "export", "model"), *format = cli_need(&a, "export", "format");
     const char *out = cli_need(&a, "export", "out");
-    if (!mpath || !format || !out) return 2;
+    float guard;
+    int guard_top;
+    if (!mpath || !format || !out || cli_get_guard(&a, "export", &guard, &guard_top)) return 2;
     if (strcmp(format, "c") && strcmp(format, "lightgbm")) {
         fprintf(stderr, "heurist export: --format '%s': expected c or lightgbm\n", format);
         return 2;
@@ -48,12 +52,17 @@ int cli_cmd_export(int argc, char **argv)
     model *m;
     if (model_load(mpath, &m)) return cli_fail("export");
     int rc = 0;
+    m->select_guard = guard;
+    m->select_guard_top = guard_top;
     if (strcmp(format, "c") == 0) {
         if (export_c_write(m, mpath, out, prefix)) rc = cli_fail("export");
         else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
     } else {
         int trees = 0;
-        if (export_lightgbm_check(m, mpath)) {
+        if (guard > 0 || guard_top > 0) {
+            fprintf(stderr, "heurist export: --guard and --guard-top are options of --format c\n");
+            rc = 2;
+        } else if (export_lightgbm_check(m, mpath)) {
             fprintf(stderr, "heurist export: --format lightgbm: %s\n", hr_last_error());
             rc = 2;
         } else if (export_lightgbm_write(m, mpath, out, &trees)) {

@@ -42,7 +42,7 @@ int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset 
         return hr_error(HR_EIO, "%s: rank %d of %d: load failed on purpose (HEURIST_TEST_FAIL_RANK, a test hook)",
                         c->data, dist_comm_rank(comm), dist_comm_size(comm));
     pipe_load l = {.task = c->task, .solver = c->solver, .schema = c->schema, .caps = c->caps, .threads = c->threads,
-                   .log = &c->log, .precisions = c->precisions};
+                   .log = &c->log, .precisions = c->precisions, .sources = c->sources, .source = c->source};
     int rc = pipe_dataset_open(c->data, &l, d);
     if (!rc && (rc = pipe_dataset_group_by(d, c->group_by))) pipe_dataset_free(d);
     return rc;
@@ -104,6 +104,8 @@ int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, c
     h = cli_digest_str(h, c->task);
     h = cli_digest_str(h, c->solver);
     h = cli_digest(h, &c->valid_fraction, sizeof c->valid_fraction);
+    h = cli_digest(h, &c->guard, sizeof c->guard);
+    h = cli_digest(h, &c->guard_top, sizeof c->guard_top);
     char *cfg = c->config ? cJSON_PrintUnformatted(c->config) : NULL;
     h = cli_digest_str(h, cfg);
     free(cfg);

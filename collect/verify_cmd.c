@@ -75,11 +75,19 @@ static int vocab_init(model_vocab *v, const verify_select_model *api)
     return COLLECT_OK;
 }
 
+/* The model's scores as a deployed runtime gives them: a runtime with the vendor guard (select_key_vendor) given
+ * cuDNN's list in its kernel indices (vendor, n_vendor), any other the key alone; -1 when the key does not parse. */
+static int model_scores(model_vocab *v, const char *key, const int *vendor, int n_vendor)
+{
+    if (v->api->select_key_vendor) return v->api->select_key_vendor(key, vendor, n_vendor, v->scores) < 0 ? -1 : 0;
+    return v->api->select_key(key, v->scores) < 0 ? -1 : 0;
+}
+
 /* The model's decision as a deployed runtime makes it: scores, then its best allowed kernel; -1 when the key
  * does not parse. */
-static int model_decide(model_vocab *v, const char *key)
+static int model_decide(model_vocab *v, const char *key, const int *vendor, int n_vendor)
 {
-    if (v->api->select_key(key, v->scores) < 0) return -1;
+    if (model_scores(v, key, vendor, n_vendor) < 0) return -1;
     int best = -1;
     for (int k = 0; k < v->n; k++)
         if (v->allowed[k] && (best < 0 || v->scores[k] > v->scores[best])) best = k;
@@ -264,14 +272,28 @@ int cmd_verify(int argc, char **argv)
             cli_tally_add(&skipped, why);
             continue;
         }
-        /* decisions: each model as a deployed runtime (many calls, averaged), then cuDNN's heuristic (one call) */
-        double decide_us[MAX_MODELS], d0 = cli_now_s();
+        /* cuDNN's heuristic (one call), then each model's decision as a deployed runtime makes it (many calls,
+         * averaged), a guarded runtime's given cuDNN's list */
+        int ha[64], hm[64], nh = 0, va[64], vm[64], nv = 0;
+        double heur_us = 0, d0 = cli_now_s();
+        if (be.heuristic(&be, hmath, ha, hm, 64, &nh, &heur_us)) cli_tally_add(&cand, "heuristic call failed");
+        part[PART_HEURISTIC] += cli_now_s() - d0;
+        nv = collect_heuristic_kernels(cls, cv.dtype, cv.dir, hmath, ha, hm, nh, va, vm);
+        double decide_us[MAX_MODELS];
         int parsed = 1;
+        d0 = cli_now_s();
         for (int m = 0; m < n_models && parsed; m++) {
             model_vocab *v = &vocab[m];
+            int vk[64];
             for (int k = 0; k < v->n; k++)
                 v->allowed[k] = v->dir[k] == cv.dir && collect_kernel_allowed(cls, cv.dtype, cv.dir, v->algo[k], v->math[k]);
-            if (v->api->select_key(key, v->scores) < 0) {
+            /* cuDNN's list in the model's kernel indices (-1: a kernel the model does not know) */
+            for (int j = 0; j < nv; j++) {
+                vk[j] = -1;
+                for (int k = 0; k < v->n && vk[j] < 0; k++)
+                    if (v->dir[k] == cv.dir && v->algo[k] == va[j] && v->math[k] == vm[j]) vk[j] = k;
+            }
+            if (model_scores(v, key, vk, nv) < 0) {
                 parsed = 0;
                 break;
             }
@@ -279,7 +301,7 @@ int cmd_verify(int argc, char **argv)
             int reps = 0;
             double m0 = cli_now_s(), el;
             do {
-                model_decide(v, key);
+                model_decide(v, key, vk, nv);
                 el = cli_now_s() - m0;
             } while (++reps < 50 && (reps < 3 || el < 2e-3));
             decide_us[m] = el * 1e6 / reps;
@@ -290,12 +312,6 @@ int cmd_verify(int argc, char **argv)
             cli_tally_add(&skipped, "a model does not parse the key");
             continue;
         }
-        int ha[64], hm[64], nh = 0, va[64], vm[64], nv = 0;
-        double heur_us = 0;
-        d0 = cli_now_s();
-        if (be.heuristic(&be, hmath, ha, hm, 64, &nh, &heur_us)) cli_tally_add(&cand, "heuristic call failed");
-        part[PART_HEURISTIC] += cli_now_s() - d0;
-        nv = collect_heuristic_kernels(cls, cv.dtype, cv.dir, hmath, ha, hm, nh, va, vm);
         /* the candidates: every allowed kernel timed, heuristic's order first, or the find-db's entries */
         collect_result res[MAX_RES];
         int n_res = 0;

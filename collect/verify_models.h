@@ -13,12 +13,14 @@
 #include "gemm.h"
 
 /* A selection model: scores (n_kernels) for a problem key, its chosen kernel's index, -1 when the key does
- * not parse. */
+ * not parse; a runtime exported with the vendor guard (heurist export --guard) also takes cuDNN's ranked list in
+ * its kernel indices (select_key_vendor, NULL for others), and verify decides with it. */
 typedef struct verify_select_model {
     const char *name;
     int (*n_kernels)(void);
     const char *(*kernel_name)(int k);
     int (*select_key)(const char *key, float *scores);
+    int (*select_key_vendor)(const char *key, const int *vendor, int n_vendor, float *scores);
 } verify_select_model;
 
 /* A table model: its columns (collect_gemm_model_api) and the ranking of n candidate configurations. */

@@ -305,12 +305,48 @@ const double *data_select_config_values(const data_select *s)
     return s->table ? s->table->kv : NULL;
 }
 
+/* A convolution's axes are computed from its problem (column < 0, these codes); a table's read its columns. */
+enum {
+    AXIS_TABLE_GROUP = -1,
+    AXIS_CLASS = -2,
+    AXIS_DIRECTION = -3,
+    AXIS_DTYPE = -4,
+    AXIS_DIMS = -5,
+    AXIS_GROUPS = -6,
+    AXIS_SOURCE = -7,
+};
+static const char *const dims_names[] = {"2d", "3d"};
+static const char *const groups_names[] = {"dense", "grouped", "depthwise"};
+/* the class of a problem as its user asks for it: an FP32 problem's precision class, any other's data type */
+static const char *const class_names[DATA_PRECISION_COUNT + DATA_DTYPE_COUNT] = {
+    DATA_PRECISION_LIST(DATA_PORTABLE_NAME) DATA_DTYPE_LIST(DATA_PORTABLE_NAME)};
+
+/* dense (one group), depthwise (a group per input channel: in_c of a forward key, out_c of a B or W key, whose
+ * "in" is dy) or grouped */
+static int conv_groups_value(const data_problem *p)
+{
+    int64_t g = p->f[DATA_FIELD_GROUPS], c = p->direction == DATA_DIR_F ? p->f[DATA_FIELD_IN_C] : p->f[DATA_FIELD_OUT_C];
+    return g <= 1 ? 0 : g == c ? 2 : 1;
+}
+
 int data_select_axes(const data_select *s, data_axis *ax, int max)
 {
     const data_table *t = s->table;
     int n = 0;
-    if (!t) return 0;
-    if (t->group && n < max) ax[n++] = (data_axis){t->spec.group, t->n_group_names, t->group_names, -1};
+    if (!t) {
+        const data_axis conv[] = {
+            {"class", DATA_PRECISION_COUNT + DATA_DTYPE_COUNT, (char *const *)class_names, AXIS_CLASS},
+            {"direction", DATA_DIR_COUNT, (char *const *)data_direction_names, AXIS_DIRECTION},
+            {"dtype", DATA_DTYPE_COUNT, (char *const *)data_dtype_names, AXIS_DTYPE},
+            {"dims", 2, (char *const *)dims_names, AXIS_DIMS},
+            {"groups", 3, (char *const *)groups_names, AXIS_GROUPS},
+        };
+        if (s->n_sources > 0 && n < max) ax[n++] = (data_axis){"source", s->n_sources, s->source_names, AXIS_SOURCE};
+        for (size_t i = 0; i < sizeof conv / sizeof conv[0] && n < max; i++) ax[n++] = conv[i];
+        return n;
+    }
+    if (s->n_sources > 0 && n < max) ax[n++] = (data_axis){"source", s->n_sources, s->source_names, AXIS_SOURCE};
+    if (t->group && n < max) ax[n++] = (data_axis){t->spec.group, t->n_group_names, t->group_names, AXIS_TABLE_GROUP};
     for (int j = 0; j < t->spec.n_problem + t->spec.n_hardware && n < max; j++)
         if (t->spec.problem[j].categorical)
             ax[n++] = (data_axis){t->spec.problem[j].name, t->spec.problem[j].n_vocab, t->spec.problem[j].vocab, j};
@@ -319,9 +355,19 @@ int data_select_axes(const data_select *s, data_axis *ax, int max)
 
 int data_select_axis_value(const data_select *s, const data_axis *a, int row)
 {
+    const data_problem *p = s->problems ? &s->problems[row] : NULL;
+    switch (a->column) {
+    case AXIS_SOURCE: return s->problem_source[row];
+    case AXIS_CLASS: return p->dtype == DATA_DTYPE_FP32 ? p->precision : DATA_PRECISION_COUNT + p->dtype;
+    case AXIS_DIRECTION: return p->direction;
+    case AXIS_DTYPE: return p->dtype;
+    case AXIS_DIMS: return p->f[DATA_FIELD_SPATIAL_DIM] == 3;
+    case AXIS_GROUPS: return conv_groups_value(p);
+    default: break;
+    }
     const data_table *t = s->table;
     int np = t->spec.n_problem + t->spec.n_hardware;
-    return a->column < 0 ? t->group[row] : (int)t->pv[(size_t)row * np + a->column];
+    return a->column == AXIS_TABLE_GROUP ? t->group[row] : (int)t->pv[(size_t)row * np + a->column];
 }
 
 int data_select_tunes(const data_select *s)

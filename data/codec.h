@@ -161,9 +161,11 @@ void data_select_values(const data_select *s, double *V);
 void data_tune_values(const data_tune *t, double *V);
 /* Each configuration's values (n_kernels, n_kernel) of a selection dataset; NULL for kernels known by name. */
 const double *data_select_config_values(const data_select *s);
-/* The axes a report pools a selection dataset's problems by, beside the codec's slices: a benchmark table's group
- * column (column -1) and each categorical problem column; a convolution has none. Returns how many (at most
- * max); data_select_axis_value is row's value of axis a, an index into a->values. */
+/* The axes a report pools a selection dataset's problems by, beside the codec's slices: the problems' source when
+ * they are tagged (data_sources_read), then a benchmark table's group column and each categorical problem column, or
+ * a convolution's class (an FP32 problem's precision class, any other's data type), direction, data type, dims (2d,
+ * 3d) and groups (dense, grouped, depthwise: a group per input channel). Returns how many (at most max);
+ * data_select_axis_value is row's value of axis a, an index into a->values. */
 #define DATA_AXES_MAX 65 /* a group column and every problem column of a table (DATA_TABLE_MAX_COLUMNS) */
 typedef struct data_axis {
     const char *name;

@@ -77,6 +77,10 @@ typedef struct data_select {
     long lines;          /* lines read, including skipped ones */
     char *source;        /* basename of the file it came from */
     struct data_table *table; /* a benchmark table's schema and column values (data/table.h); NULL for a find-db */
+    /* where each problem comes from (data/sources.c), for reports by source: NULL until tagged */
+    int *problem_source;  /* (n) index into source_names */
+    char **source_names;  /* (n_sources) */
+    int n_sources;
 } data_select;
 
 typedef struct data_load_opts {
@@ -113,6 +117,16 @@ void data_select_free(data_select *ds);
 /* Index of the fastest measured kernel of problem i (-1 if none measured). */
 int data_select_best(const data_select *ds, int i);
 int data_select_kernel_index(const data_select *ds, const char *name);
+
+/* ---- where problems come from (data/sources.c) ---- */
+/* Tags every problem of ds from a key list (lines "KEY [SOURCE ...]", or a table whose header starts with "key<TAB>"
+ * and whose source is its first column named source, network or family: heurist-collect verify's problem lists); a
+ * problem is matched by its key without the precision class suffix, and one the list does not name gets `fallback`
+ * (NULL: "-"), always source 0. Errors name the file and line. */
+int data_sources_read(data_select *ds, const char *path, const char *fallback);
+/* Tags every problem with one source. */
+int data_sources_set(data_select *ds, const char *name);
+void data_sources_clear(data_select *ds);
 
 /* ---- labels ---- */
 typedef enum data_label_kind {

@@ -123,6 +123,27 @@ static inline int data_portable_precision_allows(int precision, int dtype, const
     return 1;
 }
 
+/* The vendor guard of a selection, the one rule of heurist's evaluation and of an exported runtime, given the
+ * vendor's rank of each kernel (vendor_rank (n): 0 its first pick, -1 not listed): with top > 0 the kernels outside
+ * the vendor's first `top` score -INFINITY (the model re-ranks the vendor's candidates); then the kernel of the
+ * highest score (the first of equal ones) replaces the vendor's first pick only when its score beats the vendor
+ * pick's by at least `margin`, else the vendor's pick is raised just above it, so that it ranks first. scores (n)
+ * are updated in place; returns the pick. The margin rule is skipped when margin <= 0 or the vendor's pick has no
+ * finite score; a problem the vendor does not rank (no kernel of rank 0, or vendor_rank NULL) keeps its scores. */
+static inline int data_portable_guard(float *scores, int n, const int16_t *vendor_rank, int top, float margin)
+{
+    int vendor = -1, best = 0;
+    for (int k = 0; vendor_rank && k < n && vendor < 0; k++)
+        if (vendor_rank[k] == 0) vendor = k;
+    for (int k = 0; vendor >= 0 && top > 0 && k < n; k++)
+        if (vendor_rank[k] < 0 || vendor_rank[k] >= top) scores[k] = -INFINITY;
+    for (int k = 1; k < n; k++)
+        if (scores[k] > scores[best]) best = k;
+    if (!(margin > 0) || vendor < 0 || !isfinite(scores[vendor]) || best == vendor) return best;
+    if (scores[best] - scores[vendor] >= margin) return best;
+    scores[vendor] = nextafterf(scores[best], INFINITY);
+    return vendor;
+}
 
 /* Non-negative decimal integer, the whole token. */
 static inline int data_portable_parse_uint(const char *s, size_t n, int64_t *v)

@@ -49,6 +49,7 @@ void data_select_free(data_select *ds)
     free(ds->runtime);
     free(ds->vendor_rank);
     free(ds->source);
+    data_sources_clear(ds);
     data_table_free(ds->table);
     free(ds);
 }

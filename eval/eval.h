@@ -17,6 +17,11 @@
  * Shortlists (timing k candidates once and keeping the fastest, as an autotuner does), k = 1..EVAL_SHORTLIST_MAX:
  *   the efficiency of the fastest among the model's k highest scored plus the vendor's first pick; the vendor's
  *   own first k (ranks 0..k-1); the vendor's whole list.
+ * Vendor guard (data_portable_guard: the pick replaces the vendor's only when its score beats the vendor pick's by
+ * a margin M): margin_i = s_pick - s_vendor; at M the guarded speedup is speedup_i where margin_i >= M and 1 where
+ * the vendor's pick stays (a problem whose pick is the vendor's has margin 0; one without a margin, NaN, keeps its
+ * pick: the guard cannot apply); override = share of problems whose pick replaces the vendor's by a positive margin. The curve takes M at the quantiles q = 0, 1/EVAL_GUARD_POINTS, ... of the positive
+ * margins, then M = inf (the vendor's pick everywhere).
  * Regression: r2 = 1 - sum (y - f)^2 / sum (y - mean y)^2 of predictions f against targets y.
  * Tuning (per problem, predicted and true sequences of length L):
  *   param_accuracy = mean over positions of exact matches; exact = whole sequence right;
@@ -82,6 +87,19 @@ void eval_speedup_compute(const double *speedup, int n, eval_speedup_metrics *ou
  * list (k = 1..EVAL_SHORTLIST_MAX; 0 where nothing measured is in it). */
 void eval_select_shortlist(const float *runtime, const float *scores, const int16_t *vendor_rank, int K, double *model_k,
                            double *vendor_k, double *vendor_list);
+
+/* The pick's margin over the vendor's first pick: scores[pick] - scores[vendor], NaN when vendor < 0 or either score
+ * is not finite. */
+double eval_select_margin(const float *scores, int pick, int vendor);
+#define EVAL_GUARD_POINTS 20
+typedef struct eval_guard_point {
+    double margin;     /* M (inf: the vendor's pick everywhere) */
+    double override;   /* share of the n problems whose pick replaces the vendor's */
+    eval_speedup_metrics vs;
+} eval_guard_point;
+/* The guard's curve (above) of n problems' margins and speedups (NaN entries: no vendor figure, left out of the
+ * speedups); out receives at most EVAL_GUARD_POINTS + 1 points, ascending margins. Returns how many. */
+int eval_guard_curve(const double *margin, const double *speedup, int n, eval_guard_point *out);
 
 /* NDCG@1 of one problem whose pick has this efficiency: (2^eff - 1) / (2^1 - 1). */
 double eval_select_ndcg1(double efficiency);

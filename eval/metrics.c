@@ -168,6 +168,46 @@ void eval_speedup_compute(const double *speedup, int n, eval_speedup_metrics *ou
     out->worst = out->n ? worst : NAN;
 }
 
+double eval_select_margin(const float *scores, int pick, int vendor)
+{
+    if (vendor < 0 || pick < 0 || !isfinite(scores[vendor]) || !isfinite(scores[pick])) return NAN;
+    return (double)scores[pick] - (double)scores[vendor];
+}
+
+int eval_guard_curve(const double *margin, const double *speedup, int n, eval_guard_point *out)
+{
+    double *pos = malloc((size_t)(n > 0 ? n : 1) * sizeof *pos), *sp = malloc((size_t)(n > 0 ? n : 1) * sizeof *sp);
+    if (!pos || !sp) {
+        free(pos);
+        free(sp);
+        return 0;
+    }
+    int np = 0, nout = 0;
+    for (int i = 0; i < n; i++)
+        if (margin[i] > 0 && !isnan(speedup[i])) pos[np++] = margin[i];
+    eval_sort_doubles(pos, np);
+    for (int q = 0; q <= EVAL_GUARD_POINTS; q++) {
+        /* the q-th quantile of the positive margins (each a margin some problem has), then inf */
+        double m = q < EVAL_GUARD_POINTS ? (np ? pos[(long)q * np / EVAL_GUARD_POINTS] : INFINITY) : INFINITY;
+        if (nout > 0 && out[nout - 1].margin == m) continue;
+        long over = 0;
+        for (int i = 0; i < n; i++) {
+            /* no margin (the vendor's pick has no score): the guard does not apply, the pick stays */
+            int over_i = margin[i] > 0 && margin[i] >= m, keep = isnan(margin[i]) || over_i;
+            over += over_i;
+            /* else the vendor's pick stays: speedup 1 where the vendor's pick was measured */
+            sp[i] = keep || isnan(speedup[i]) ? speedup[i] : 1.0;
+        }
+        out[nout].margin = m;
+        out[nout].override = n ? (double)over / n : NAN;
+        eval_speedup_compute(sp, n, &out[nout].vs);
+        nout++;
+    }
+    free(pos);
+    free(sp);
+    return nout;
+}
+
 void eval_select_shortlist(const float *runtime, const float *scores, const int16_t *vendor_rank, int K, double *model_k,
                            double *vendor_k, double *vendor_list)
 {

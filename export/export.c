@@ -51,6 +51,12 @@ static const char *direction_name(int i)
     return data_direction_names[i];
 }
 
+/* A selection model exported with the vendor guard (model.select_guard, select_guard_top) */
+static int export_guarded(const model *m)
+{
+    return m->task == MODEL_TASK_SELECT && (m->select_guard > 0 || m->select_guard_top > 0);
+}
+
 static int write_header(FILE *h, const export_job *j)
 {
     const model *m = j->m;
@@ -89,6 +95,19 @@ static int write_header(FILE *h, const export_job *j)
         fprintf(h, "/* The same from the numeric fields and categorical codes. */\n"
                    "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores);\n\n",
                 prefix, DATA_FIELD_COUNT);
+        if (export_guarded(m)) {
+            fprintf(h, "/* The vendor guard this runtime was exported with, given the vendor heuristic's ranked list for the\n"
+                       " * problem (vendor[0] its first pick, as indices for %s_kernel_name; -1 for a kernel the model does\n"
+                       " * not know): ", prefix);
+            if (m->select_guard_top > 0)
+                fprintf(h, "the choice is one of the vendor's first %s_GUARD_TOP candidates, and ", guard);
+            fprintf(h, "the model's best kernel\n * replaces the vendor's first pick only where its score beats that pick's "
+                       "by %s_GUARD_MARGIN;\n * otherwise the vendor's pick is the choice and ranks first in scores. Returns "
+                       "the chosen kernel,\n * or -1 when the key does not parse. */\n"
+                       "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
+                       "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores);\n\n",
+                    guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
+        }
     } else {
         fprintf(h, "/* Length of the parameter sequence (%s) and the parameter names. */\nint %s_length(void);\n"
                    "const char *%s_param_name(int j);\n\n", m->solver, prefix, prefix);
@@ -148,6 +167,14 @@ static int write_source(FILE *c, const export_job *j)
         fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
                    "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                    "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
+        if (export_guarded(m)) {
+            fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
+                    m->select_guard_top);
+            export_section(c, api, "guard");
+            fprintf(c, "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores)\n{\n"
+                       "    data_problem p;\n    if (hm_key_parse(key, &p)) return -1;\n"
+                       "    return hm_select_vendor(&p, vendor, n_vendor, scores);\n}\n", prefix);
+        }
     } else {
         export_c_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
         export_section(c, api, "tune");
@@ -209,6 +236,9 @@ int export_c_write(const model *m, const char *name, const char *dir, const char
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     model_views *v = NULL;
     int rc = model_views_create(m, &v);
+    if (!rc && of_table(m) && (m->select_guard > 0 || m->select_guard_top > 0))
+        rc = hr_error(HR_EINVAL, "%s: the vendor guard is exported for models of a find-db (a table model reads the "
+                      "vendor's rank as a feature)", name);
     if (!rc) rc = of_table(m) ? export_table_check(m, v, name) : fam->check(m, v, name);
     if (!rc) rc = hr_mkdir_p(dir);
     const export_job j = {m, v, fam, prefix};

@@ -175,6 +175,11 @@ struct model {
     int n_curve;
     model_curve_point *curve;  /* (n_curve) */
     double train_seconds;
+    /* the vendor guard (data_portable_guard) that an evaluation on data with the vendor's ranking and an exported
+     * runtime apply: its margin (0: none) and the vendor's first candidates the pick is kept to (0: any kernel).
+     * Options of the command that evaluates or exports (--guard, --guard-top), not saved in the model file. */
+    float select_guard;
+    int select_guard_top;
 };
 
 extern const model_family model_family_gbdt;

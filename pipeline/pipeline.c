@@ -87,6 +87,16 @@ int pipe_dataset_open(const char *path, const pipe_load *l, pipe_dataset *out)
         pipe_dataset_free(out);
         return rc;
     }
+    if ((l->sources || l->source) && !out->sel) {
+        pipe_dataset_free(out);
+        return hr_error(HR_EINVAL, "%s: problem sources (--sources, --source) tag selection data", path);
+    }
+    if (l->sources) rc = data_sources_read(out->sel, l->sources, l->source);
+    else if (l->source) rc = data_sources_set(out->sel, l->source);
+    if (rc) {
+        pipe_dataset_free(out);
+        return l->sources ? hr_error_wrap(rc, "--sources %s", l->sources) : rc;
+    }
     if ((rc = dataset_rows(out, path, solver))) pipe_dataset_free(out);
     return rc;
 }
@@ -387,6 +397,8 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
             res->n_curve = m->n_curve;
         }
     }
+    m->select_guard = o->guard;
+    m->select_guard_top = o->guard_top;
     rc = pipe_evaluate(d, m, split->test, split->n_test, res);
     /* model_bytes is the size of the saved model (a temporary file, then removed, when no path was asked for) */
     char *tmp = NULL;

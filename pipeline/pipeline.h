@@ -54,13 +54,16 @@ int pipe_dataset_load_schema(const char *path, const char *task, const char *sol
  * data_select_tune; NULL: FILE.caps.json beside the table when it exists). */
 int pipe_dataset_load_caps(const char *path, const char *task, const char *solver, const char *schema,
                            const char *caps, int threads, const hr_log *log, pipe_dataset *out);
-/* What a dataset is loaded with: pipe_dataset_load_caps' arguments, and the precision classes of a find-db's FP32
- * problems (data_load_opts.precisions; 0: TF32 alone). */
+/* What a dataset is loaded with: pipe_dataset_load_caps' arguments, the precision classes of a find-db's FP32
+ * problems (data_load_opts.precisions; 0: TF32 alone), and where its selection problems come from, for reports by
+ * source: the key list `sources` (data_sources_read), every problem it does not name tagged `source` (NULL: "-"),
+ * or without a list every problem tagged `source` when given. */
 typedef struct pipe_load {
     const char *task, *solver, *schema, *caps;
     int threads;
     const hr_log *log;
     int precisions;
+    const char *sources, *source;
 } pipe_load;
 int pipe_dataset_open(const char *path, const pipe_load *l, pipe_dataset *out);
 void pipe_dataset_free(pipe_dataset *d);
@@ -83,6 +86,8 @@ typedef struct pipe_slice {
     long n, top1;
 } pipe_slice;
 
+#define PIPE_SHORTLIST_ROW (2 * EVAL_SHORTLIST_MAX + 1)
+
 /* What an evaluation of a selection model finds (pipeline/select.c). */
 typedef struct pipe_select_result {
     eval_select_metrics m;
@@ -101,6 +106,10 @@ typedef struct pipe_select_result {
     double shortlist[EVAL_SHORTLIST_MAX];        /* mean efficiency of the model's top-k plus the vendor's pick */
     double vendor_shortlist[EVAL_SHORTLIST_MAX]; /* mean efficiency of the vendor's own first k */
     double vendor_list;                          /* mean efficiency of the vendor's whole list */
+    double *shortlists;   /* (n_test, PIPE_SHORTLIST_ROW) each problem's model_k, vendor_k and vendor_list
+                           * (eval_select_shortlist) */
+    double *margin;       /* (n_test) the pick's score minus the vendor's first pick's (eval_select_margin); NaN where
+                           * the vendor's pick has no finite score */
 } pipe_select_result;
 
 /* What an evaluation of a tuning model finds (pipeline/tune.c). */
@@ -158,6 +167,9 @@ typedef struct pipe_opts {
      * where pipe_family_shares_rows), each calling pipe_run with the same data and options; rank 0 alone
      * evaluates and saves, the others return once trained (res: train_seconds only). NULL: one process. */
     const hr_comm *shard;
+    /* the vendor guard set on each trained model before it is evaluated (model.select_guard, select_guard_top) */
+    float guard;
+    int guard_top;
 } pipe_opts;
 
 /* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed): of rows, or of whole
@@ -220,6 +232,9 @@ void pipe_result_format(const char *model_name, const pipe_result *r, char *buf,
 /* The contract's report object for one result (metrics, timing, size). */
 cJSON *pipe_report_object(const pipe_dataset *d, const char *model_name, const char *split_desc,
                           const pipe_result *r);
+/* The task's markdown tables of one result (those of pipe_compare's report.md), written atomically at path. */
+int pipe_report_md(const char *path, const pipe_dataset *d, const char *model_name, const char *split_desc,
+                   const pipe_result *r);
 /* Mean of fold results into a report object with a "folds" array. */
 cJSON *pipe_report_cv(const pipe_dataset *d, const char *model_name, int k, uint64_t seed, const pipe_result *folds);
 /* Runs the jobs (family m, fold f) of nm families on `folds` GroupKFold folds, or on `split` when folds is 0

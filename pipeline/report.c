@@ -120,3 +120,28 @@ void pipe_result_format(const char *model_name, const pipe_result *r, char *buf,
     if (t) t->format(model_name, r, buf, n);
     else snprintf(buf, n, "%-12s (no result)", model_name);
 }
+
+int pipe_report_md(const char *path, const pipe_dataset *d, const char *model_name, const char *split_desc,
+                   const pipe_result *r)
+{
+    const pipe_task *t = pipe_task_of(r->task);
+    char *tmp = hr_file_tmp_path(path);
+    if (!tmp) return HR_ENOMEM;
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(tmp);
+        return hr_error(HR_EIO, "%s: cannot create", path);
+    }
+    fprintf(f, "# heurist eval: %s on %s\n\nTask `%s`, %d of %d problems (split %s).\n\n", model_name, d->name,
+            model_task_name(d->task), r->n_test, d->n, split_desc);
+    const char *names[1] = {model_name};
+    const pipe_result *res[1] = {r};
+    int nres[1] = {1};
+    t->md_tables(f, d, 1, names, res, nres);
+    int rc = ferror(f) ? hr_error(HR_EIO, "%s: write failed", path) : HR_OK;
+    if (fclose(f) != 0 && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
+    if (rc) remove(tmp);
+    else rc = hr_file_commit(tmp, path);
+    free(tmp);
+    return rc;
+}

@@ -63,7 +63,9 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
     if (!s->vendor_rank) return HR_OK;
     int16_t *vr = hr_malloc((size_t)KX * sizeof *vr);
     sr->speedup = hr_malloc((size_t)n_rows * sizeof *sr->speedup);
-    if (!vr || !sr->speedup) {
+    sr->margin = hr_malloc((size_t)n_rows * sizeof *sr->margin);
+    sr->shortlists = hr_malloc((size_t)n_rows * PIPE_SHORTLIST_ROW * sizeof *sr->shortlists);
+    if (!vr || !sr->speedup || !sr->margin || !sr->shortlists) {
         free(vr);
         return HR_ENOMEM;
     }
@@ -80,8 +82,10 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
             if (vr[k] == 0) first = k;
         }
         sr->speedup[i] = eval_select_speedup(t, sr->pick[i], first);
-        double mk[EVAL_SHORTLIST_MAX], vk[EVAL_SHORTLIST_MAX], vl;
+        sr->margin[i] = eval_select_margin(scores + (size_t)i * KX, sr->pick[i], first);
+        double *mk = sr->shortlists + (size_t)i * PIPE_SHORTLIST_ROW, *vk = mk + EVAL_SHORTLIST_MAX, vl;
         eval_select_shortlist(t, scores + (size_t)i * KX, vr, KX, mk, vk, &vl);
+        vk[EVAL_SHORTLIST_MAX] = vl;
         for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) {
             sr->shortlist[j] += mk[j] / n_rows;
             sr->vendor_shortlist[j] += vk[j] / n_rows;
@@ -89,6 +93,24 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
         sr->vendor_list += vl / n_rows;
     }
     eval_speedup_compute(sr->speedup, n_rows, &sr->vs);
+    free(vr);
+    return HR_OK;
+}
+
+/* The model's vendor guard (model.select_guard and select_guard_top, data_portable_guard) on each row's scores
+ * (n_rows, KX: the data's K kernels, then columns the vendor never ranks), where the data ranks its kernels by the
+ * vendor's heuristic. */
+static int select_guard_apply(const data_select *s, const model *m, const int *rows, int n_rows, float *scores, int KX)
+{
+    int K = s->n_kernels;
+    if ((!(m->select_guard > 0) && m->select_guard_top <= 0) || !s->vendor_rank) return HR_OK;
+    int16_t *vr = hr_malloc((size_t)KX * sizeof *vr);
+    if (!vr) return HR_ENOMEM;
+    for (int k = K; k < KX; k++) vr[k] = -1;
+    for (int i = 0; i < n_rows; i++) {
+        memcpy(vr, s->vendor_rank + (size_t)rows[i] * K, (size_t)K * sizeof *vr);
+        data_portable_guard(scores + (size_t)i * KX, KX, vr, m->select_guard_top, m->select_guard);
+    }
     free(vr);
     return HR_OK;
 }
@@ -158,6 +180,7 @@ static int select_evaluate_pairs(const pipe_dataset *d, const model *m, model_ws
             truth[at++] = model_target_value(target, ti[cand[j]], best);
         }
     }
+    if (!rc) rc = select_guard_apply(s, m, rows, n_rows, scores, K);
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, K, &sr->m, sr->efficiency);
     for (int i = 0; !rc && i < n_rows; i++) sr->pick[i] = eval_select_argmax(scores + (size_t)i * K, K);
     if (!rc) rc = select_vendor_figures(s, rt, scores, K, rows, n_rows, sr);
@@ -253,6 +276,7 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
         for (int k = 0; candidates && k < KX; k++)
             if (!isfinite(t[k])) sc[k] = -INFINITY;
     }
+    if (!rc) rc = select_guard_apply(s, m, rows, n_rows, scores, KX);
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
     sr->candidates = candidates;
     sr->r2 = NAN;
@@ -351,35 +375,60 @@ static void select_metrics_json(cJSON *o, const pipe_dataset *d, const pipe_resu
 /* ---- the results' problems pooled: every fold's test problems together, and by slice ---- */
 
 
-/* The pooled figures of the problems of nres results whose row lies in slice (axis a, value v); a NULL: all. */
+/* The pooled figures of the problems of nres results whose row lies in slice (axis a, value v); a NULL: all. With
+ * the vendor's ranking: the speed-up figures, the mean shortlist efficiencies and, when curve is not NULL, the
+ * guard's curve (eval_guard_curve). */
 typedef struct pooled {
     long n;
     double efficiency_mean;
     eval_speedup_metrics vs;
     int vendor;
+    double shortlist[EVAL_SHORTLIST_MAX], vendor_shortlist[EVAL_SHORTLIST_MAX], vendor_list;
+    int n_curve;
+    eval_guard_point curve[EVAL_GUARD_POINTS + 1];
 } pooled;
 
-static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nres, const data_axis *a, int v, pooled *out)
+static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nres, const data_axis *a, int v, int curve,
+                          pooled *out)
 {
     long total = 0;
     for (int f = 0; f < nres; f++) total += res[f].n_test;
     memset(out, 0, sizeof *out);
     double *sp = hr_malloc((size_t)(total ? total : 1) * sizeof *sp), sum = 0;
-    if (!sp) return HR_ENOMEM;
+    double *mg = hr_malloc((size_t)(total ? total : 1) * sizeof *mg);
+    if (!sp || !mg) {
+        free(sp);
+        free(mg);
+        return HR_ENOMEM;
+    }
     int vendor = nres > 0;
+    for (int f = 0; f < nres; f++) vendor &= res[f].sel.vendor && res[f].sel.shortlists && res[f].sel.margin;
     for (int f = 0; f < nres; f++) {
         const pipe_select_result *r = &res[f].sel;
-        vendor &= r->vendor;
         for (int i = 0; i < res[f].n_test; i++) {
             if (a && (!r->rows || data_select_axis_value(d->sel, a, r->rows[i]) != v)) continue;
             sum += r->efficiency ? r->efficiency[i] : NAN;
-            sp[out->n++] = r->speedup ? r->speedup[i] : NAN;
+            sp[out->n] = r->speedup ? r->speedup[i] : NAN;
+            mg[out->n++] = vendor ? r->margin[i] : NAN;
+            const double *row = vendor ? r->shortlists + (size_t)i * PIPE_SHORTLIST_ROW : NULL;
+            for (int k = 0; row && k < EVAL_SHORTLIST_MAX; k++) {
+                out->shortlist[k] += row[k];
+                out->vendor_shortlist[k] += row[EVAL_SHORTLIST_MAX + k];
+            }
+            if (row) out->vendor_list += row[2 * EVAL_SHORTLIST_MAX];
         }
     }
     out->efficiency_mean = out->n ? sum / out->n : NAN;
+    for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
+        out->shortlist[k] = out->n ? out->shortlist[k] / out->n : NAN;
+        out->vendor_shortlist[k] = out->n ? out->vendor_shortlist[k] / out->n : NAN;
+    }
+    out->vendor_list = out->n ? out->vendor_list / out->n : NAN;
     out->vendor = vendor;
     eval_speedup_compute(sp, (int)out->n, &out->vs);
+    if (vendor && curve) out->n_curve = eval_guard_curve(mg, sp, (int)out->n, out->curve);
     free(sp);
+    free(mg);
     return HR_OK;
 }
 
@@ -387,41 +436,42 @@ static void pooled_json(cJSON *o, const pooled *p)
 {
     cJSON_AddNumberToObject(o, "n", (double)p->n);
     pipe_json_num(o, "efficiency_mean", p->efficiency_mean);
-    if (p->vendor) vendor_json(o, &p->vs, NULL, NULL, NAN);
+    if (p->vendor) vendor_json(o, &p->vs, p->shortlist, p->vendor_shortlist, p->vendor_list);
 }
 
-/* "pooled" (over several results) and "slices" of the problems of a source of valued configurations: per axis of
- * the data (data_select_axes: a table's group column, each categorical problem column) and value, the pooled
- * figures. */
+static void guard_curve_json(cJSON *o, const pooled *p)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, "guard_curve");
+    for (int c = 0; c < p->n_curve; c++) {
+        const eval_guard_point *g = &p->curve[c];
+        cJSON *e = cJSON_CreateObject();
+        pipe_json_num(e, "margin", g->margin);
+        pipe_json_num(e, "override_share", g->override);
+        vendor_json(e, &g->vs, NULL, NULL, NAN);
+        cJSON_AddItemToArray(a, e);
+    }
+}
+
+/* "pooled" (over several results; the guard's curve, eval.h, over every result's problems) and "slices" of the
+ * problems: per axis of the data (data_select_axes: its source, a table's group column and categorical problem
+ * columns, a convolution's class, direction, data type, dims and groups) and value, the pooled figures. */
 static void select_report_json(cJSON *o, const pipe_dataset *d, const pipe_result *res, int nres)
 {
-    if (nres < 1 || !res[0].sel.candidates) return;
+    if (nres < 1 || !d->sel) return;
     pooled p;
-    if (nres > 1 && pooled_compute(d, res, nres, NULL, 0, &p) == HR_OK) {
+    if (pooled_compute(d, res, nres, NULL, 0, 1, &p) != HR_OK) return;
+    if (nres > 1) {
         cJSON *po = cJSON_AddObjectToObject(o, "pooled");
         pooled_json(po, &p);
-        if (p.vendor) {
-            double sl[EVAL_SHORTLIST_MAX] = {0}, vs[EVAL_SHORTLIST_MAX] = {0}, vl = 0;
-            long n = 0;
-            for (int f = 0; f < nres; f++) n += res[f].n_test;
-            for (int f = 0; f < nres; f++) {
-                double w = n ? (double)res[f].n_test / n : 0;
-                for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
-                    sl[k] += w * res[f].sel.shortlist[k];
-                    vs[k] += w * res[f].sel.vendor_shortlist[k];
-                }
-                vl += w * res[f].sel.vendor_list;
-            }
-            vendor_json(po, &p.vs, sl, vs, vl);
-        }
     }
+    if (p.vendor) guard_curve_json(o, &p);
     data_axis ax[DATA_AXES_MAX];
     int na = data_select_axes(d->sel, ax, DATA_AXES_MAX);
     cJSON *so = cJSON_AddObjectToObject(o, "slices");
     for (int a = 0; a < na; a++) {
         cJSON *axo = cJSON_AddObjectToObject(so, ax[a].name);
         for (int v = 0; v < ax[a].n_values; v++) {
-            if (pooled_compute(d, res, nres, &ax[a], v, &p) != HR_OK || !p.n) continue;
+            if (pooled_compute(d, res, nres, &ax[a], v, 0, &p) != HR_OK || !p.n) continue;
             pooled_json(cJSON_AddObjectToObject(axo, ax[a].values[v]), &p);
         }
     }
@@ -516,15 +566,22 @@ static void md_slices(FILE *f, const data_codec *c, const int *at, int nm, const
     }
 }
 
-/* With the vendor's ranking of valued configurations: each model against the vendor's first pick and its
- * shortlists, every result's test problems pooled, then per axis of the data (a table's group column, each
- * categorical problem column). */
+/* The shortlist sizes the per-slice tables show (of EVAL_SHORTLIST_MAX) */
+#define MD_SLICE_SHORTLISTS 3
+
+/* With the vendor's ranking: each model against the vendor's first pick and its shortlists, every result's test
+ * problems pooled, the guard's curve of each model whose pick differs from the vendor's somewhere, then per axis
+ * of the data (data_select_axes) and value the same figures. */
 static void md_vendor_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
                              const pipe_result *const *res, const int *nres)
 {
-    pooled p[PIPE_COMPARE_MAX];
+    pooled *p = hr_malloc((size_t)(nm > 0 ? nm : 1) * sizeof *p);
+    if (!p) return;
     for (int m = 0; m < nm; m++)
-        if (pooled_compute(d, res[m], nres[m], NULL, 0, &p[m]) || !p[m].vendor) return;
+        if (pooled_compute(d, res[m], nres[m], NULL, 0, 1, &p[m]) || !p[m].vendor) {
+            free(p);
+            return;
+        }
     fprintf(f, "\n### Against the vendor's first pick (every test problem once)\n\n"
                "Speed-up = t_vendor / t_pick; slower and faster: beyond x%.2f (eval.h).\n\n"
                "| model | speed-up (geomean) | slower | faster | worst | eff. mean |\n|---|---|---|---|---|---|\n",
@@ -538,41 +595,47 @@ static void md_vendor_tables(FILE *f, const pipe_dataset *d, int nm, const char 
     fprintf(f, " list |\n|---|");
     for (int k = 0; k <= EVAL_SHORTLIST_MAX; k++) fprintf(f, "---|");
     fprintf(f, "\n");
-    for (int m = 0; m <= nm; m++) {
-        const pipe_result *r = res[m < nm ? m : 0];
-        int n = nres[m < nm ? m : 0];
-        long total = 0;
-        for (int i = 0; i < n; i++) total += r[i].n_test;
+    for (int m = 0; m <= nm && nm > 0; m++) {
+        const pooled *q = &p[m < nm ? m : 0];
         fprintf(f, "| %s |", m < nm ? names[m] : "vendor's own first k");
-        double vl = 0;
-        for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
-            double v = 0;
-            for (int i = 0; i < n; i++)
-                v += (double)r[i].n_test / total * (m < nm ? r[i].sel.shortlist[k] : r[i].sel.vendor_shortlist[k]);
-            fprintf(f, " %.4f |", v);
-        }
-        for (int i = 0; i < n; i++) vl += (double)r[i].n_test / total * r[i].sel.vendor_list;
+        for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) fprintf(f, " %.4f |", m < nm ? q->shortlist[k] : q->vendor_shortlist[k]);
         if (m < nm) fprintf(f, " |\n");
-        else fprintf(f, " %.4f |\n", vl);
+        else fprintf(f, " %.4f |\n", q->vendor_list);
     }
+    for (int m = 0; m < nm; m++) {
+        if (p[m].n_curve < 2 || !(p[m].curve[0].override > 0)) continue;
+        fprintf(f, "\n### Guard of %s: its pick only where its score beats the vendor pick's by M\n\n"
+                   "M at quantiles of the positive margins (eval.h); override: the share of problems where the pick "
+                   "replaces the vendor's.\n\n| M | override | speed-up (geomean) | slower | faster | worst |\n"
+                   "|---|---|---|---|---|---|\n", names[m]);
+        for (int c = 0; c < p[m].n_curve; c++) {
+            const eval_guard_point *g = &p[m].curve[c];
+            fprintf(f, "| %.4g | %.4f | %.4f | %.4f | %.4f | %.3f |\n", g->margin, g->override, g->vs.geomean,
+                    g->vs.slower, g->vs.faster, g->vs.worst);
+        }
+    }
+    free(p);
     data_axis ax[DATA_AXES_MAX];
     int na = data_select_axes(d->sel, ax, DATA_AXES_MAX);
     for (int a = 0; a < na; a++) {
-        fprintf(f, "\n### By %s: speed-up over the vendor's first pick (geomean) / slower share / efficiency\n\n"
-                   "| %s | n |", ax[a].name, ax[a].name);
-        for (int m = 0; m < nm; m++) fprintf(f, " %s |", names[m]);
-        fprintf(f, "\n|---|---|");
-        for (int m = 0; m < nm; m++) fprintf(f, "---|");
+        fprintf(f, "\n### By %s\n\nShortlists: the model's k best plus the vendor's pick; vendor: its own first k.\n\n"
+                   "| %s | n | model | speed-up | slower | faster | worst | eff. |", ax[a].name, ax[a].name);
+        for (int k = 1; k <= MD_SLICE_SHORTLISTS; k++) fprintf(f, " k=%d |", k);
+        for (int k = 1; k <= MD_SLICE_SHORTLISTS; k++) fprintf(f, " vendor k=%d |", k);
+        fprintf(f, "\n|---|---|---|---|---|---|---|---|");
+        for (int k = 0; k < 2 * MD_SLICE_SHORTLISTS; k++) fprintf(f, "---|");
         fprintf(f, "\n");
         for (int v = 0; v < ax[a].n_values; v++) {
             pooled q;
-            if (pooled_compute(d, res[0], nres[0], &ax[a], v, &q) || !q.n) continue;
-            fprintf(f, "| %s | %ld |", ax[a].values[v], q.n);
+            if (pooled_compute(d, res[0], nres[0], &ax[a], v, 0, &q) || !q.n) continue;
             for (int m = 0; m < nm; m++) {
-                if (pooled_compute(d, res[m], nres[m], &ax[a], v, &q)) return;
-                fprintf(f, " %.3f / %.3f / %.3f |", q.vs.geomean, q.vs.slower, q.efficiency_mean);
+                if (pooled_compute(d, res[m], nres[m], &ax[a], v, 0, &q)) return;
+                fprintf(f, "| %s | %ld | %s | %.4f | %.4f | %.4f | %.3f | %.4f |", ax[a].values[v], q.n, names[m],
+                        q.vs.geomean, q.vs.slower, q.vs.faster, q.vs.worst, q.efficiency_mean);
+                for (int k = 0; k < MD_SLICE_SHORTLISTS; k++) fprintf(f, " %.4f |", q.shortlist[k]);
+                for (int k = 0; k < MD_SLICE_SHORTLISTS; k++) fprintf(f, " %.4f |", q.vendor_shortlist[k]);
+                fprintf(f, "\n");
             }
-            fprintf(f, "\n");
         }
     }
 }
@@ -586,7 +649,7 @@ static void select_md_tables(FILE *f, const pipe_dataset *d, int nm, const char 
     report_slices(d->codec, at);
     for (int j = 0; j < PIPE_REPORT_SLICES; j++) any |= at[j] >= 0;
     if (any) md_slices(f, d->codec, at, nm, names, res, nres);
-    else if (md_all_candidates(nm, res, nres)) md_vendor_tables(f, d, nm, names, res, nres);
+    if (d->sel && d->sel->vendor_rank) md_vendor_tables(f, d, nm, names, res, nres);
 }
 
 static void select_result_free(pipe_result *r)
@@ -595,10 +658,14 @@ static void select_result_free(pipe_result *r)
     free(r->sel.pick);
     free(r->sel.rows);
     free(r->sel.speedup);
+    free(r->sel.shortlists);
+    free(r->sel.margin);
     r->sel.efficiency = NULL;
     r->sel.pick = NULL;
     r->sel.rows = NULL;
     r->sel.speedup = NULL;
+    r->sel.shortlists = NULL;
+    r->sel.margin = NULL;
 }
 
 /* The per-problem figures travel after a result's record (pipeline/ranks.c). */
@@ -616,6 +683,12 @@ static void select_pack(FILE *f, const pipe_result *r)
     uint8_t has_speedup = r->sel.speedup != NULL;
     fwrite(&has_speedup, 1, 1, f);
     if (has_speedup && r->n_test > 0) fwrite(r->sel.speedup, sizeof(double), (size_t)r->n_test, f);
+    uint8_t has_vendor_rows = r->sel.shortlists && r->sel.margin;
+    fwrite(&has_vendor_rows, 1, 1, f);
+    if (has_vendor_rows && r->n_test > 0) {
+        fwrite(r->sel.shortlists, sizeof(double), (size_t)r->n_test * PIPE_SHORTLIST_ROW, f);
+        fwrite(r->sel.margin, sizeof(double), (size_t)r->n_test, f);
+    }
 }
 
 static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r)
@@ -624,7 +697,9 @@ static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r
     r->sel.pick = NULL;
     r->sel.rows = NULL;
     r->sel.speedup = NULL;
-    uint8_t has_eff = 0, has_pick = 0, has_rows = 0, has_speedup = 0;
+    r->sel.shortlists = NULL;
+    r->sel.margin = NULL;
+    uint8_t has_eff = 0, has_pick = 0, has_rows = 0, has_speedup = 0, has_vendor_rows = 0;
     int rc = pipe_ranks_read(buf, len, at, &has_eff, 1);
     if (!rc && has_eff) {
         size_t n = (size_t)r->n_test * sizeof(double);
@@ -648,6 +723,13 @@ static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r
         size_t n = (size_t)r->n_test * sizeof(double);
         if (!(r->sel.speedup = hr_malloc(n ? n : 1))) return HR_ENOMEM;
         rc = pipe_ranks_read(buf, len, at, r->sel.speedup, n);
+    }
+    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_vendor_rows, 1);
+    if (!rc && has_vendor_rows) {
+        size_t n = (size_t)r->n_test * PIPE_SHORTLIST_ROW * sizeof(double), nm = (size_t)r->n_test * sizeof(double);
+        if (!(r->sel.shortlists = hr_malloc(n ? n : 1)) || !(r->sel.margin = hr_malloc(nm ? nm : 1))) return HR_ENOMEM;
+        rc = pipe_ranks_read(buf, len, at, r->sel.shortlists, n);
+        if (!rc) rc = pipe_ranks_read(buf, len, at, r->sel.margin, nm);
     }
     return rc;
 }

@@ -66,6 +66,21 @@ static int fake_select_b(const char *key, float *scores)
     return fake_select(key, scores, 2002);
 }
 
+/* fake_b as a runtime exported with the vendor guard: its scores kept to cuDNN's first three candidates, and its
+ * pick replacing cuDNN's first only by a margin of 0.2 (data_portable_guard, as heurist export --guard writes it) */
+static int fake_select_b_vendor(const char *key, const int *vendor, int n_vendor, float *scores)
+{
+    float s[N_KERNELS];
+    int16_t rank[N_KERNELS];
+    if (fake_select(key, s, 2002) < 0) return -1;
+    for (int k = 0; k < N_KERNELS; k++) rank[k] = -1;
+    for (int r = n_vendor - 1; r >= 0; r--)
+        if (vendor[r] >= 0 && vendor[r] < N_KERNELS) rank[vendor[r]] = (int16_t)r;
+    int pick = data_portable_guard(s, N_KERNELS, rank, 3, 0.2f);
+    if (scores) memcpy(scores, s, sizeof s);
+    return pick;
+}
+
 static const char *problem_column(int j)
 {
     static const char *const cols[6] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
@@ -131,8 +146,8 @@ static int n_configs(void)
 }
 
 const verify_select_model verify_select_models[] = {
-    {"fake_a", fake_n_kernels, fake_kernel_name, fake_select_a},
-    {"fake_b", fake_n_kernels, fake_kernel_name, fake_select_b},
+    {"fake_a", fake_n_kernels, fake_kernel_name, fake_select_a, NULL},
+    {"fake_b", fake_n_kernels, fake_kernel_name, fake_select_b, fake_select_b_vendor},
 };
 const int verify_n_select_models = 2;
 const verify_table_model verify_table_models[] = {
@@ -271,7 +286,16 @@ static void conv_expected(const char *key, int cls, int k, conv_expect *e)
     for (int j = 0; j < n_vt && j < k; j++) e->t_vtopk = fmin(e->t_vtopk, res_ms(res, n, va[vt[j]], vm[vt[j]]));
     for (int mi = 0; mi < 2; mi++) {
         float scores[N_KERNELS], s[64];
-        verify_select_models[mi].select_key(key, scores);
+        int vk[64];
+        /* cuDNN's list in the model's kernel indices, for a runtime with the vendor guard */
+        for (int i = 0; i < nv; i++) {
+            char name[64];
+            collect_kernel_name(cv.dir, va[i], vm[i], name, sizeof name);
+            vk[i] = 0;
+            while (strcmp(fake_kernel_name(vk[i]), name)) vk[i]++;
+        }
+        if (verify_select_models[mi].select_key_vendor) verify_select_models[mi].select_key_vendor(key, vk, nv, scores);
+        else verify_select_models[mi].select_key(key, scores);
         for (int r = 0; r < n; r++) {
             char name[64];
             collect_kernel_name(cv.dir, res[r].algo, res[r].math, name, sizeof name);
@@ -279,20 +303,23 @@ static void conv_expected(const char *key, int cls, int k, conv_expect *e)
             while (strcmp(fake_kernel_name(kk), name)) kk++;
             s[r] = scores[kk];
         }
-        /* the ranking, best first; the shortlist keeps one kernel per algorithm */
-        int order[64], used[64] = {0};
+        /* the ranking of the candidates with a finite score, best first; the shortlist keeps one kernel per
+         * algorithm */
+        int order[64], used[64] = {0}, n_order = 0;
         for (int i = 0; i < n; i++) {
             int b = -1;
             for (int r = 0; r < n; r++)
-                if (!used[r] && (b < 0 || s[r] > s[b])) b = r;
+                if (!used[r] && isfinite(s[r]) && (b < 0 || s[r] > s[b])) b = r;
+            if (b < 0) break;
             used[b] = 1;
-            order[i] = b;
+            order[n_order++] = b;
         }
+        cr_assert_gt(n_order, 0, "%s: the guard keeps cuDNN's pick", key);
         collect_kernel_name(cv.dir, res[order[0]].algo, res[order[0]].math, e->model[mi], sizeof e->model[mi]);
         e->t_model[mi] = res[order[0]].ms;
         int algos[64], taken = 0, has_heur = 0;
         e->t_topk[mi] = INFINITY;
-        for (int i = 0; i < n && taken < k; i++) {
+        for (int i = 0; i < n_order && taken < k; i++) {
             int r = order[i], dup = 0;
             for (int j = 0; j < taken; j++) dup |= algos[j] == res[r].algo;
             if (dup) continue;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/codec.h"
 #include "data/data.h"
 #include "helpers/testutil.h"
 
@@ -212,3 +213,73 @@ Test(data_precision, each_class_reads_its_own_vendor_sidecar)
     free(stem);
 }
 
+
+/* Where problems come from (data/sources.c): a key list tags each class of a problem by its key without the class
+ * suffix, a key table by its source (or network, or family) column, and a problem neither names gets the fallback;
+ * the report's axes then hold the source and each convolution axis (data_select_axes). */
+Test(data_precision, sources_tag_every_class_of_a_listed_problem)
+{
+    data_load_opts o = {.threads = 1, .precisions = DATA_PRECISION_ALL};
+    data_select *ds;
+    cr_assert_eq(data_fdb_parse("t.fdb.txt", fdb, strlen(fdb), &o, &ds), HR_OK, "%s", hr_last_error());
+    char *list = test_tmppath(".keys"), *table = test_tmppath(".tsv");
+    free(write_text(list, "# a comment\n8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP32-F resnet extra\n"));
+    free(write_text(table, "key\tlayer\tnetwork\tfamily\n8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP16-F\tconv1\tvgg\tv\n"));
+    cr_assert_eq(data_sources_read(ds, list, "pool"), HR_OK, "%s", hr_last_error());
+    int s = row_of(ds, "8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP32-F_strict");
+    int t = row_of(ds, "8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP32-F");
+    int b = row_of(ds, "8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP32-B_conversion");
+    cr_assert_str_eq(ds->source_names[ds->problem_source[s]], "resnet");
+    cr_assert_str_eq(ds->source_names[ds->problem_source[t]], "resnet");
+    cr_assert_str_eq(ds->source_names[ds->problem_source[b]], "pool", "not listed: the fallback");
+    /* the table's network column, the first of source, network, family it has */
+    cr_assert_eq(data_sources_read(ds, table, NULL), HR_OK, "%s", hr_last_error());
+    int h = row_of(ds, "8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP16-F");
+    cr_assert_str_eq(ds->source_names[ds->problem_source[h]], "vgg");
+    cr_assert_str_eq(ds->source_names[ds->problem_source[t]], "-");
+    data_axis ax[DATA_AXES_MAX];
+    int na = data_select_axes(ds, ax, DATA_AXES_MAX);
+    cr_assert_eq(na, 6);
+    cr_assert_str_eq(ax[0].name, "source");
+    cr_assert_str_eq(ax[0].values[data_select_axis_value(ds, &ax[0], h)], "vgg");
+    cr_assert_str_eq(ax[1].name, "class");
+    cr_assert_str_eq(ax[1].values[data_select_axis_value(ds, &ax[1], s)], "strict");
+    cr_assert_str_eq(ax[1].values[data_select_axis_value(ds, &ax[1], h)], "FP16");
+    cr_assert_str_eq(ax[2].values[data_select_axis_value(ds, &ax[2], b)], "B");
+    cr_assert_str_eq(ax[4].values[data_select_axis_value(ds, &ax[4], b)], "2d");
+    cr_assert_str_eq(ax[5].values[data_select_axis_value(ds, &ax[5], b)], "dense");
+    /* a table without a source column is an error naming the file's first line */
+    free(write_text(table, "key\tlayer\n8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP16-F\tconv1\n"));
+    cr_assert_neq(data_sources_read(ds, table, NULL), HR_OK);
+    cr_assert(strstr(hr_last_error(), ":1:") && strstr(hr_last_error(), "source"), "%s", hr_last_error());
+    cr_assert_eq(ds->n_sources, 0, "a failed read leaves the problems untagged");
+    remove(list);
+    remove(table);
+    free(list);
+    free(table);
+    data_select_free(ds);
+}
+
+/* A depthwise convolution (a group per input channel: in_c of F, out_c of B and W, whose "in" is dy) and a grouped
+ * 3-D one in the report's axes. */
+Test(data_precision, groups_and_dims_axes)
+{
+    static const char text[] = "32-8-8-3x3-32-8-8-2-1x1-1x1-1x1-0-NCHW-FP16-F_g32=A.tensor_op:1,0,x\n"
+                               "64-8-8-3x3-32-8-8-2-1x1-1x1-1x1-0-NCHW-FP16-W_g32=A.tensor_op:1,0,x\n"
+                               "8-4-8-8-3x3x3-16-4-8-8-2-1x1x1-1x1x1-1x1x1-0-NCDHW-FP16-F_g4=A.tensor_op:1,0,x\n";
+    data_load_opts o = {.threads = 1};
+    data_select *ds;
+    cr_assert_eq(data_fdb_parse("g.fdb.txt", text, strlen(text), &o, &ds), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(ds->n, 3);
+    data_axis ax[DATA_AXES_MAX];
+    int na = data_select_axes(ds, ax, DATA_AXES_MAX);
+    cr_assert_eq(na, 5, "no source axis before the problems are tagged");
+    const data_axis *dims = &ax[3], *groups = &ax[4];
+    cr_assert_str_eq(groups->name, "groups");
+    cr_assert_str_eq(groups->values[data_select_axis_value(ds, groups, 0)], "depthwise");
+    cr_assert_str_eq(groups->values[data_select_axis_value(ds, groups, 1)], "depthwise", "W: out_c is x's channels");
+    cr_assert_str_eq(groups->values[data_select_axis_value(ds, groups, 2)], "grouped");
+    cr_assert_str_eq(dims->values[data_select_axis_value(ds, dims, 0)], "2d");
+    cr_assert_str_eq(dims->values[data_select_axis_value(ds, dims, 2)], "3d");
+    data_select_free(ds);
+}

@@ -1,7 +1,9 @@
 /* Selection and tuning metrics against hand-computed values. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
+#include "data/portable.h"
 #include "eval/eval.h"
 
 Test(eval, select_metrics_hand_computed)
@@ -217,4 +219,60 @@ Test(eval, shortlists_hand_computed)
     cr_assert_float_eq(mk[2], 5.0 / 6, 1e-6);
     cr_assert_float_eq(vk[0], 0.0, 0);
     cr_assert_float_eq(vl, 0.0, 0);
+}
+
+/* The vendor guard (data_portable_guard) by hand: the vendor ranks kernel 2 first, then 0, then 4. */
+Test(eval, vendor_guard_rule_hand_computed)
+{
+    int16_t vr[5] = {1, -1, 0, -1, 2};
+    float sc[5];
+    const float base[5] = {0.5f, 3.0f, 1.0f, 2.0f, 1.8f};
+    /* no guard: the highest score, kernel 1, scores untouched */
+    memcpy(sc, base, sizeof sc);
+    cr_assert_eq(data_portable_guard(sc, 5, vr, 0, 0), 1);
+    cr_assert_eq(memcmp(sc, base, sizeof sc), 0);
+    /* margin 2: 3.0 beats the vendor pick's 1.0 by 2, the model's pick stays */
+    cr_assert_eq(data_portable_guard(sc, 5, vr, 0, 2.0f), 1);
+    /* margin 2.5: it does not, the vendor's pick is raised just above the best and ranks first */
+    memcpy(sc, base, sizeof sc);
+    cr_assert_eq(data_portable_guard(sc, 5, vr, 0, 2.5f), 2);
+    cr_assert(sc[2] > 3.0f && sc[2] == nextafterf(3.0f, INFINITY), "%g", sc[2]);
+    cr_assert_eq(sc[1], 3.0f, "the other scores are kept");
+    /* top 3: only the vendor's first three (2, 0, 4) keep a score; 4 (1.8) wins, beating 1.0 by 0.8 */
+    memcpy(sc, base, sizeof sc);
+    cr_assert_eq(data_portable_guard(sc, 5, vr, 3, 0), 4);
+    cr_assert(isinf(sc[1]) && sc[1] < 0 && isinf(sc[3]) && sc[3] < 0);
+    cr_assert_eq(sc[0], 0.5f);
+    memcpy(sc, base, sizeof sc);
+    cr_assert_eq(data_portable_guard(sc, 5, vr, 3, 1.0f), 2, "0.8 is below the margin 1");
+    /* a problem the vendor does not rank keeps its scores whatever the guard */
+    int16_t none[5] = {-1, -1, -1, -1, -1};
+    memcpy(sc, base, sizeof sc);
+    cr_assert_eq(data_portable_guard(sc, 5, none, 2, 5.0f), 1);
+    cr_assert_eq(memcmp(sc, base, sizeof sc), 0);
+    cr_assert_eq(data_portable_guard(sc, 5, NULL, 2, 5.0f), 1);
+    /* a vendor pick without a finite score: no margin rule */
+    float inf_v[5] = {0.5f, 3.0f, -INFINITY, 2.0f, 1.8f};
+    cr_assert_eq(data_portable_guard(inf_v, 5, vr, 0, 10.0f), 1);
+    cr_assert_float_eq(eval_select_margin(base, 1, 2), 2.0, 1e-6);
+    cr_assert(isnan(eval_select_margin(inf_v, 1, 2)) && isnan(eval_select_margin(base, 1, -1)));
+}
+
+/* The guard's curve by hand: four problems with margins 0 (the vendor's own pick), 1, 2 and none (NaN). */
+Test(eval, vendor_guard_curve_hand_computed)
+{
+    double margin[5] = {0, 1, 2, NAN, 3}, speedup[5] = {1, 0.5, 2, 0.25, NAN};
+    eval_guard_point g[EVAL_GUARD_POINTS + 1];
+    int n = eval_guard_curve(margin, speedup, 5, g);
+    /* the positive margins of problems with a speedup: 1 and 2, so M = 1, 2, inf */
+    cr_assert_eq(n, 3);
+    cr_assert_float_eq(g[0].margin, 1.0, 0);
+    cr_assert_float_eq(g[0].override, 3.0 / 5, 1e-12, "margins 1, 2 and 3 replace the vendor's pick");
+    cr_assert_float_eq(g[0].vs.geomean, pow(1 * 0.5 * 2 * 0.25, 0.25), 1e-12);
+    cr_assert_float_eq(g[1].margin, 2.0, 0);
+    cr_assert_float_eq(g[1].vs.geomean, pow(1 * 1 * 2 * 0.25, 0.25), 1e-12, "the margin-1 pick falls back: 1");
+    cr_assert_float_eq(g[1].vs.worst, 0.25, 0, "no margin: the guard cannot apply");
+    cr_assert(isinf(g[2].margin));
+    cr_assert_float_eq(g[2].override, 0.0, 0);
+    cr_assert_float_eq(g[2].vs.slower, 0.25, 1e-12, "only the problem without a margin is slower");
 }

@@ -251,6 +251,88 @@ Test(export_c, reformer_select_agrees_on_held_out_problems, .timeout = 300)
     check_select_exports("reformer", cfgs, 0, flags);
 }
 
+static const char *driver_guard =
+    "#include <stdio.h>\n#include <string.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  char line[4096]; float s[4096];\n"
+    "  if (!in || !out) return 1;\n"
+    "  while (fgets(line, sizeof line, in)) {\n"
+    "    int v[3]; char key[4096];\n"
+    "    if (sscanf(line, \"%s %d %d %d\", key, &v[0], &v[1], &v[2]) != 4) return 2;\n"
+    "    int k = hm_select_key_vendor(key, v, 3, s), k0 = hm_select_key_vendor(key, v, 3, 0);\n"
+    "    fprintf(out, \"%d %d\", k, k0);\n"
+    "    for (int j = 0; k >= 0 && j < hm_n_kernels(); j++) fprintf(out, \" %.9g\", s[j]);\n"
+    "    fprintf(out, \"\\n\");\n  }\n  fclose(out);\n  return 0;\n}\n";
+
+/* A runtime exported with the vendor guard (--guard, --guard-top) decides as heurist's evaluation does
+ * (data_portable_guard over the model's scores): the same choice and scores on held-out problems, each given a
+ * vendor list of three kernels (the last one a kernel the model does not know on every fifth problem). */
+Test(export_c, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
+{
+    hr_h5_quiet();
+    data_select *ds = mi100_head();
+    data_split s;
+    cr_assert_eq(data_split_random(ds->n, 0.2, 3, &s), HR_OK);
+    model_train_data d;
+    cr_assert_eq(model_train_data_select(ds, &d), HR_OK);
+    d.train = s.train, d.n_train = s.n_train;
+    model *m = train_gbdt(&d, "{\"rounds\": 3, \"num_leaves\": 7, \"log_every\": 0}");
+    m->select_guard = 0.05f;
+    m->select_guard_top = 2;
+    int n = 500, K = m->n_kernels;
+    char **lines = malloc((size_t)n * sizeof *lines);
+    int (*vendor)[3] = malloc((size_t)n * sizeof *vendor);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < 3; j++) vendor[i][j] = (i * 7 + j * 13) % K;
+        if (i % 5 == 0) vendor[i][2] = -1;
+        lines[i] = malloc(512);
+        snprintf(lines[i], 512, "%s %d %d %d", ds->keys[s.test[i]], vendor[i][0], vendor[i][1], vendor[i][2]);
+    }
+    char *out = export_and_run(m, driver_guard, lines, n, "-O1");
+    FILE *f = fopen(out, "r");
+    float *want = malloc((size_t)K * sizeof *want);
+    int16_t *rank = malloc((size_t)K * sizeof *rank);
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
+    int fell_back = 0;
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(model_predict_select(m, ws, d.V + (size_t)s.test[i] * data_codec_value_count(d.codec), want), HR_OK);
+        int best = 0;
+        for (int k = 1; k < K; k++)
+            if (want[k] > want[best]) best = k;
+        for (int k = 0; k < K; k++) rank[k] = -1;
+        for (int j = 2; j >= 0; j--)
+            if (vendor[i][j] >= 0) rank[vendor[i][j]] = (int16_t)j;
+        int pick = data_portable_guard(want, K, rank, 2, 0.05f);
+        fell_back += pick == vendor[i][0] && pick != best;
+        int got, got0;
+        cr_assert_eq(fscanf(f, "%d %d", &got, &got0), 2);
+        cr_assert_eq(got, pick, "problem %d (%s): %d vs %d", i, lines[i], got, pick);
+        cr_assert_eq(got0, pick, "problem %d, no scores", i);
+        for (int k = 0; k < K; k++) {
+            float v;
+            cr_assert_eq(fscanf(f, "%g", &v), 1);
+            cr_assert((isinf(v) && isinf(want[k]) && (v < 0) == (want[k] < 0)) || fabsf(v - want[k]) <= 1e-5f * (1 + fabsf(want[k])),
+                      "problem %d kernel %d: %g vs %g", i, k, v, want[k]);
+        }
+    }
+    cr_assert_gt(fell_back, 0, "the guard kept the vendor's pick somewhere");
+    fclose(f);
+    remove_export(out);
+    free(out);
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+    free(vendor);
+    free(want);
+    free(rank);
+    model_ws_free(ws);
+    model_free(m);
+    data_split_free(&s);
+    model_train_data_free(&d);
+    data_select_free(ds);
+}
+
 /* Both block orders, post-norm (the default) and pre-norm, each a small block trained for one epoch on
  * 3,000 rows: agreement needs distinct weights, not a good model, and keeps the test quick. */
 Test(export_c, transformer_select_agrees_on_held_out_problems, .timeout = 300)

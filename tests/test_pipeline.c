@@ -400,6 +400,85 @@ Test(pipeline, baselines_frequent_and_vendor)
     free(path);
 }
 
+/* The vendor guard in an evaluation (model.select_guard, select_guard_top: data_portable_guard) and the report's
+ * figures against the vendor's first pick by slice and source. The frequent model picks KA for every forward FP32
+ * problem; the vendor ranks KB first for problem 2, where KB is twice as fast. */
+Test(pipeline, vendor_guard_and_slices_against_the_vendor)
+{
+    char *path;
+    pipe_dataset d = load_fixture(&path);
+    model *f = train_all(&d, &model_family_frequent);
+    pipe_dataset_free(&d);
+    size_t n = strlen(path);
+    char side[512];
+    snprintf(side, sizeof side, "%.*s.heuristic.txt", (int)(n - 8), path);
+    FILE *fp = fopen(side, "w");
+    cr_assert_not_null(fp);
+    fputs("1-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KA;KB\n2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F=KB;KA\n", fp);
+    fclose(fp);
+    char *keys = test_tmpfile(".keys", "2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F resnet\n", 51);
+    hr_log log = hr_log_stderr(HR_LOG_ERROR);
+    pipe_load l = {.task = "select", .log = &log, .sources = keys, .source = "pool"};
+    cr_assert_eq(pipe_dataset_open(path, &l, &d), HR_OK, "%s", hr_last_error());
+    int rows[2] = {0, 1};
+    cr_assert_str_eq(d.sel->keys[1], "2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
+    pipe_result r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(pipe_evaluate(&d, f, rows, 2, &r), HR_OK, "%s", hr_last_error());
+    cr_assert(r.sel.vendor);
+    cr_assert_eq(r.sel.pick[1], data_select_kernel_index(d.sel, "KA"));
+    cr_assert_float_eq(r.sel.vs.geomean, sqrt(0.5), 1e-9, "KA is half as fast on problem 2");
+    cr_assert_gt(r.sel.margin[1], 0, "the frequent model prefers KA");
+    double margin = r.sel.margin[1];
+    cJSON *o = pipe_report_object(&d, "frequent", "all", &r);
+    cJSON *slices = cJSON_GetObjectItem(o, "slices");
+    cJSON *tf32 = cJSON_GetObjectItem(cJSON_GetObjectItem(slices, "class"), "tf32");
+    cr_assert_not_null(tf32);
+    cr_assert_float_eq(cJSON_GetObjectItem(tf32, "speedup_worst")->valuedouble, 0.5, 1e-9);
+    cJSON *resnet = cJSON_GetObjectItem(cJSON_GetObjectItem(slices, "source"), "resnet");
+    cr_assert_eq(cJSON_GetObjectItem(resnet, "n")->valueint, 1);
+    cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(slices, "source"), "pool"));
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "guard_curve")), 2, "M = the one margin, then inf");
+    cJSON_Delete(o);
+    char *md = test_tmppath(".md");
+    cr_assert_eq(pipe_report_md(md, &d, "frequent", "all", &r), HR_OK, "%s", hr_last_error());
+    char *text;
+    size_t len;
+    cr_assert_eq(data_read_file(md, 1, &text, &len), HR_OK);
+    cr_assert(strstr(text, "### By source") && strstr(text, "| resnet | 1 | frequent | 0.5000 |"), "%s", text);
+    cr_assert(strstr(text, "### Guard of frequent"), "%s", text);
+    free(text);
+    pipe_result_free(&r);
+    /* a margin above the model's keeps the vendor's pick; so does keeping to the vendor's first candidate */
+    f->select_guard = (float)margin * 2;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(pipe_evaluate(&d, f, rows, 2, &r), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(r.sel.pick[1], data_select_kernel_index(d.sel, "KB"));
+    cr_assert_float_eq(r.sel.vs.geomean, 1.0, 1e-9);
+    pipe_result_free(&r);
+    f->select_guard = (float)margin / 2;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(pipe_evaluate(&d, f, rows, 2, &r), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(r.sel.pick[1], data_select_kernel_index(d.sel, "KA"), "a margin below the model's");
+    pipe_result_free(&r);
+    f->select_guard = 0;
+    f->select_guard_top = 1;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(pipe_evaluate(&d, f, rows, 2, &r), HR_OK, "%s", hr_last_error());
+    cr_assert_eq(r.sel.pick[1], data_select_kernel_index(d.sel, "KB"));
+    cr_assert_eq(r.sel.pick[0], data_select_kernel_index(d.sel, "KA"));
+    pipe_result_free(&r);
+    model_free(f);
+    pipe_dataset_free(&d);
+    remove(md);
+    remove(side);
+    remove(keys);
+    remove(path);
+    free(md);
+    free(keys);
+    free(path);
+}
+
 Test(pipeline, each_task_reports_its_own_metrics)
 {
     pipe_dataset d;

@@ -65,6 +65,23 @@ static int hm_select(const data_problem *p, float *scores)
     return best;
 }
 
+/* @section guard */
+/* The vendor guard (data_portable_guard, with HM_GUARD_TOP and HM_GUARD_MARGIN written before this section) given
+ * the vendor's ranked list in the model's kernel indices: vendor[0] its first pick; an entry out of range (a kernel
+ * the model does not know) keeps its place in the ranking and names no kernel */
+static int hm_select_vendor(const data_problem *p, const int *vendor, int n_vendor, float *scores)
+{
+    float s[HM_N_KERNELS];
+    int16_t rank[HM_N_KERNELS];
+    hm_select(p, s);
+    for (int k = 0; k < HM_N_KERNELS; k++) rank[k] = -1;
+    for (int r = n_vendor < INT16_MAX ? n_vendor - 1 : INT16_MAX - 1; r >= 0; r--)
+        if (vendor[r] >= 0 && vendor[r] < HM_N_KERNELS) rank[vendor[r]] = (int16_t)r;
+    int pick = data_portable_guard(s, HM_N_KERNELS, rank, HM_GUARD_TOP, HM_GUARD_MARGIN);
+    if (scores) memcpy(scores, s, sizeof s);
+    return pick;
+}
+
 /* @section tune */
 static void hm_tune(const data_problem *p, int values[])
 {
