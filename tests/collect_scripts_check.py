@@ -17,6 +17,7 @@ import conv_networks as cn  # noqa: E402
 import fit_cost as fc  # noqa: E402
 import gpu_noise as gn  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
+import networks_subset as ns  # noqa: E402
 import sample_problems as sp  # noqa: E402
 import split_table as st  # noqa: E402
 import table_groups as tg  # noqa: E402
@@ -77,6 +78,24 @@ def networks():
                     n += 1
                     check(g is not None and g not in pool, 'network key %s is in the pool or unparsable' % line.strip())
     check(n == 9000, 'network set: %d keys, expected 9000' % n)
+
+
+def networks_subset():
+    # a verify list of the networks set: FP32 keys under each precision class, any prefix spread over the cells
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, 'list.txt')
+        run(ns, ['--networks', 'datasets/h100/networks/networks.tsv', '--count', '600', '--seed', '0', '--out', out])
+        with open(out) as f:
+            rows = [l.split() for l in f.read().splitlines()]
+        check(len(rows) == 600, 'networks_subset: %d rows, expected 600' % len(rows))
+        cells = {(r[1], r[0].split('-')[-1][0], r[2] if r[0].split('-')[-2] == 'FP32' else r[0].split('-')[-2])
+                 for r in rows[:300]}
+        check(len(cells) == 300, 'networks_subset: the first 300 rows cover %d of 300 cells' % len(cells))
+        check(all(r[2] == 'tf32' for r in rows if r[0].split('-')[-2] != 'FP32'), 'networks_subset: FP16/BF16 class')
+        check(len({tuple(r) for r in rows}) == len(rows), 'networks_subset: a row twice')
+        run(ns, ['--networks', 'datasets/h100/networks/networks.tsv', '--count', '600', '--seed', '0', '--out', out])
+        with open(out) as f:
+            check([l.split() for l in f.read().splitlines()] == rows, 'networks_subset: not reproducible')
 
 
 def gemm_shapes():
@@ -216,6 +235,7 @@ def cost_models():
 
 networks()
 cost_models()
+networks_subset()
 gemm_shapes()
 triton()
 table_groups()
