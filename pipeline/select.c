@@ -73,6 +73,7 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
     memset(sr->shortlist, 0, sizeof sr->shortlist);
     memset(sr->vendor_shortlist, 0, sizeof sr->vendor_shortlist);
     sr->vendor_list = 0;
+    int n_vendor = 0;
     for (int i = 0; i < n_rows; i++) {
         const float *t = rt + (size_t)i * KX;
         const int16_t *rank = s->vendor_rank + (size_t)rows[i] * K;
@@ -86,12 +87,20 @@ static int select_vendor_figures(const data_select *s, const float *rt, const fl
         double *mk = sr->shortlists + (size_t)i * PIPE_SHORTLIST_ROW, *vk = mk + EVAL_SHORTLIST_MAX, vl;
         eval_select_shortlist(t, scores + (size_t)i * KX, vr, KX, mk, vk, &vl);
         vk[EVAL_SHORTLIST_MAX] = vl;
+        /* the shortlists' means are over the problems whose vendor pick was measured, as the speed-ups are */
+        if (isnan(sr->speedup[i])) continue;
+        n_vendor++;
         for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) {
-            sr->shortlist[j] += mk[j] / n_rows;
-            sr->vendor_shortlist[j] += vk[j] / n_rows;
+            sr->shortlist[j] += mk[j];
+            sr->vendor_shortlist[j] += vk[j];
         }
-        sr->vendor_list += vl / n_rows;
+        sr->vendor_list += vl;
     }
+    for (int j = 0; j < EVAL_SHORTLIST_MAX; j++) {
+        sr->shortlist[j] = n_vendor ? sr->shortlist[j] / n_vendor : NAN;
+        sr->vendor_shortlist[j] = n_vendor ? sr->vendor_shortlist[j] / n_vendor : NAN;
+    }
+    sr->vendor_list = n_vendor ? sr->vendor_list / n_vendor : NAN;
     eval_speedup_compute(sr->speedup, n_rows, &sr->vs);
     free(vr);
     return HR_OK;
@@ -402,6 +411,7 @@ static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nre
         return HR_ENOMEM;
     }
     int vendor = nres > 0;
+    long n_vendor = 0;
     for (int f = 0; f < nres; f++) vendor &= res[f].sel.vendor && res[f].sel.shortlists && res[f].sel.margin;
     for (int f = 0; f < nres; f++) {
         const pipe_select_result *r = &res[f].sel;
@@ -410,7 +420,9 @@ static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nre
             sum += r->efficiency ? r->efficiency[i] : NAN;
             sp[out->n] = r->speedup ? r->speedup[i] : NAN;
             mg[out->n++] = vendor ? r->margin[i] : NAN;
-            const double *row = vendor ? r->shortlists + (size_t)i * PIPE_SHORTLIST_ROW : NULL;
+            /* shortlists over the problems whose vendor pick was measured, as the speed-ups */
+            const double *row = vendor && !isnan(sp[out->n - 1]) ? r->shortlists + (size_t)i * PIPE_SHORTLIST_ROW : NULL;
+            n_vendor += row != NULL;
             for (int k = 0; row && k < EVAL_SHORTLIST_MAX; k++) {
                 out->shortlist[k] += row[k];
                 out->vendor_shortlist[k] += row[EVAL_SHORTLIST_MAX + k];
@@ -420,10 +432,10 @@ static int pooled_compute(const pipe_dataset *d, const pipe_result *res, int nre
     }
     out->efficiency_mean = out->n ? sum / out->n : NAN;
     for (int k = 0; k < EVAL_SHORTLIST_MAX; k++) {
-        out->shortlist[k] = out->n ? out->shortlist[k] / out->n : NAN;
-        out->vendor_shortlist[k] = out->n ? out->vendor_shortlist[k] / out->n : NAN;
+        out->shortlist[k] = n_vendor ? out->shortlist[k] / n_vendor : NAN;
+        out->vendor_shortlist[k] = n_vendor ? out->vendor_shortlist[k] / n_vendor : NAN;
     }
-    out->vendor_list = out->n ? out->vendor_list / out->n : NAN;
+    out->vendor_list = n_vendor ? out->vendor_list / n_vendor : NAN;
     out->vendor = vendor;
     eval_speedup_compute(sp, (int)out->n, &out->vs);
     if (vendor && curve) out->n_curve = eval_guard_curve(mg, sp, (int)out->n, out->curve);

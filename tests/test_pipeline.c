@@ -420,12 +420,15 @@ Test(pipeline, vendor_guard_and_slices_against_the_vendor)
     hr_log log = hr_log_stderr(HR_LOG_ERROR);
     pipe_load l = {.task = "select", .log = &log, .sources = keys, .source = "pool"};
     cr_assert_eq(pipe_dataset_open(path, &l, &d), HR_OK, "%s", hr_last_error());
-    int rows[2] = {0, 1};
+    int rows[3] = {0, 1, 2};
     cr_assert_str_eq(d.sel->keys[1], "2-8-8-1x1-4-8-8-2-0x0-1x1-1x1-0-NCHW-FP32-F");
     pipe_result r;
     memset(&r, 0, sizeof r);
-    cr_assert_eq(pipe_evaluate(&d, f, rows, 2, &r), HR_OK, "%s", hr_last_error());
+    /* problem 3 (row 2) has no vendor ranking: it counts in no figure against the vendor, shortlists included */
+    cr_assert_eq(pipe_evaluate(&d, f, rows, 3, &r), HR_OK, "%s", hr_last_error());
     cr_assert(r.sel.vendor);
+    cr_assert_eq(r.sel.vs.n, 2);
+    cr_assert_float_eq(r.sel.vendor_shortlist[0], 1.0, 1e-9, "the vendor's pick is the fastest of problems 1 and 2");
     cr_assert_eq(r.sel.pick[1], data_select_kernel_index(d.sel, "KA"));
     cr_assert_float_eq(r.sel.vs.geomean, sqrt(0.5), 1e-9, "KA is half as fast on problem 2");
     cr_assert_gt(r.sel.margin[1], 0, "the frequent model prefers KA");
