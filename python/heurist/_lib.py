@@ -102,6 +102,7 @@ _PROTOTYPES = {
     "heurist_model_config_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
     "heurist_model_category_count": (ctypes.c_int, [void_p, ctypes.c_int]),
     "heurist_model_category_name": (ctypes.c_char_p, [void_p, ctypes.c_int, ctypes.c_int]),
+    "heurist_model_problem_parse": (ctypes.c_int, [void_p, ctypes.c_char_p, void_p]),
     "heurist_predictor_rank": (ctypes.c_int, [void_p, ctypes.c_char_p, void_p, ctypes.c_int, ctypes.c_int,
                                               void_p, void_p, c_int_p]),
     "heurist_predictor_rank_values": (ctypes.c_int, [void_p, void_p, void_p, ctypes.c_int, ctypes.c_int,

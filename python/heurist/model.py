@@ -172,17 +172,23 @@ class Model:
         return c, len(c)
 
     def _problems(self, problems):
-        """Problems of a batch as values (n, len(problem_columns)), or None where they are keys only the library
-        reads (find-db keys)."""
+        """Problems of a batch as values (n, len(problem_columns)): an array as it is, dicts a column at a time,
+        text through the library's parser (heurist_model_problem_parse), one problem at a time."""
         if isinstance(problems, np.ndarray):
             return self._values(problems, len(self.problem_columns), "problems")
         if isinstance(problems, (str, dict)):
             raise TypeError("a batch is a sequence of problems; for one problem call rank or tune")
         problems = list(problems)
-        if all(isinstance(p, str) and "=" not in p for p in problems):
-            return None
-        rows = [p if isinstance(p, dict) else _assignments(p) if isinstance(p, str) else p for p in problems]
-        return self._matrix(rows, self.problem_columns, 0, "problem")
+        if all(isinstance(p, dict) for p in problems):
+            return self._matrix(problems, self.problem_columns, 0, "problem")
+        h = self._handle()
+        out = np.empty((len(problems), len(self.problem_columns)), dtype=np.float64)
+        row = out.ctypes.data
+        for i, p in enumerate(problems):
+            rc = _lib.lib.heurist_model_problem_parse(h, self._problem_text(p), row + i * out.strides[0])
+            if rc < 0:
+                raise HeuristError(rc, "problem %d: %s" % (i, _lib.last_error()))
+        return out
 
     # Selection and tuning.
 
@@ -231,30 +237,28 @@ class Model:
         return self.rank(problem, candidates, k)[0].tolist()
 
     def rank_batch(self, problems, candidates=None, k=1, threads=0):
-        """Each problem's k best kernel (or candidate) indices, an int32 array (n, k), -1 past the ranked count.
-        Problems as values, dicts or a table's "column=value,..." text are ranked in one library call over
-        `threads` threads (0: all cores); find-db keys too when k is 1 without candidates, else one call each."""
+        """Each problem's k best kernel (or candidate) indices, an int32 array (n, k), -1 past the ranked count,
+        ranked in one library call over `threads` threads (0: all cores): problems as an array of values, dicts or
+        text (find-db keys or a table's "column=value,..."; with k > 1 or candidates, each parsed to values by the
+        library first)."""
         self._need("select", "rank_batch")
         if k < 1:
             raise HeuristError(EINVAL, "rank_batch: k must be at least 1, got %d" % k)
         h = self._handle()
-        values = self._problems(problems)
-        cand, n_cand = self._candidates(candidates)
-        if values is not None:
-            top = np.empty((len(values), k), dtype=np.int32)
-            check(_lib.lib.heurist_rank_values_batch(h, values.ctypes.data, len(values),
-                                                     cand.ctypes.data if cand is not None else None, n_cand, k,
-                                                     threads, top.ctypes.data))
-            return top
-        keys = [self._problem_text(p) for p in problems]
-        top = np.full((len(keys), k), -1, dtype=np.int32)
-        if k == 1 and cand is None:
+        if candidates is None and k == 1 and not isinstance(problems, np.ndarray) and \
+                all(isinstance(p, str) for p in problems):
+            # text keys, best only: parsed and ranked in the library's threads (heurist_rank_batch)
+            keys = [p.encode() for p in problems]
+            top = np.empty((len(keys), 1), dtype=np.int32)
             check(_lib.lib.heurist_rank_batch(h, (ctypes.c_char_p * len(keys))(*keys), len(keys), threads,
                                               top.ctypes.data))
             return top
-        for i, key in enumerate(keys):
-            index, _ = self.rank(key.decode(), candidates=cand, k=k)
-            top[i, :len(index)] = index
+        values = self._problems(problems)
+        cand, n_cand = self._candidates(candidates)
+        top = np.empty((len(values), k), dtype=np.int32)
+        check(_lib.lib.heurist_rank_values_batch(h, values.ctypes.data, len(values),
+                                                 cand.ctypes.data if cand is not None else None, n_cand, k, threads,
+                                                 top.ctypes.data))
         return top
 
     def tune(self, problem):
@@ -297,11 +301,6 @@ class _Predictor:
     def free(self):
         _lib.lib.heurist_predictor_free(self.p)
         self.p = None
-
-
-def _assignments(problem):
-    """A table problem's "column=value,..." text as a dict."""
-    return dict(f.split("=", 1) for f in problem.split(",") if f)
 
 
 def _is_number(v):

@@ -127,6 +127,9 @@ def test_errors_raise_with_the_librarys_message(conv_model, tune_model, table_mo
         m.rank_batch([CONV_KEYS[0], "1-2-3", CONV_KEYS[1]])
     assert e.value.status == heurist.EINVAL and "problem 1" in e.value.message
     with pytest.raises(heurist.HeuristError) as e:
+        m.rank_batch([CONV_KEYS[0], "1-2-3", CONV_KEYS[1]], k=2)  # parsed to values first
+    assert e.value.status == heurist.EINVAL and e.value.message.startswith("problem 1: ")
+    with pytest.raises(heurist.HeuristError) as e:
         m.tune(CONV_KEYS[0])
     assert e.value.status == heurist.ESTATE
     g = heurist.Model.load(table_model)
