@@ -16,6 +16,7 @@ os.chdir(ROOT)
 import conv_networks as cn  # noqa: E402
 import fit_cost as fc  # noqa: E402
 import gpu_noise as gn  # noqa: E402
+import active_keys as ak  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import networks_subset as ns  # noqa: E402
 import sample_problems as sp  # noqa: E402
@@ -96,6 +97,32 @@ def networks_subset():
         run(ns, ['--networks', 'datasets/h100/networks/networks.tsv', '--count', '600', '--seed', '0', '--out', out])
         with open(out) as f:
             check([l.split() for l in f.read().splitlines()] == rows, 'networks_subset: not reproducible')
+
+
+def active_keys():
+    # the active rule: wrong problems of a verify report (worst first, with their batch-size neighbours), then
+    # unsure ones of a predict TSV (smallest margin between algorithms first), a held-out key never written
+    with tempfile.TemporaryDirectory() as tmp:
+        rep, pred, held, out = (os.path.join(tmp, f) for f in ('r.tsv', 'p.tsv', 'held.txt', 'next.txt'))
+        k2 = '8-8-8-3x3-8-8-8-2-1x1-1x1-1x1-0-NCHW-FP32-W'
+        k3 = '4-2-8-8-3x3x3-4-2-8-8-1-1x1x1-1x1x1-1x1x1-0-NCDHW-FP16-B'
+        with open(rep, 'w') as f:
+            f.write('key\tmodel\tspeedup\tmodel_name\n%s\tA\t0.5\tm\n%s\tA\t0.99\tm\n%s\tA\t0.2\tother\n'
+                    '%s\tA\t0.9\tm\n# summary\n' % (k2, k2.replace('-W', '-F'), k2.replace('-W', '-B'), k3))
+        with open(pred, 'w') as f:
+            f.write('problem\trank\tscore\tkernel\n'
+                    'u1_strict\t1\t0.50\tA.fma\nu1_strict\t2\t0.45\tA.default\nu1_strict\t3\t0.48\tB.fma\n'
+                    'u2\t1\t0.9\tA.fma\nu2\t2\t0.1\tB.fma\n'
+                    'u3\t1\t0.5\tA.fma\nu3\t2\t0.49\tB.fma\n')
+        with open(held, 'w') as f:
+            f.write('key\tnetwork\n%s\tnet\n' % k2.replace('-2-1x1', '-4-1x1'))
+        run(ak, ['--report', rep, '--model-name', 'm', '--batches', '4,16', '--predict', pred, '--margin', '0.05',
+                 '--exclude', held, '--count', '100', '--out', out])
+        with open(out) as f:
+            got = f.read().split()
+        want = [k2, k2.replace('-2-1x1', '-16-1x1'), k3, k3.replace('-1-1x1x1', '-4-1x1x1'),
+                k3.replace('-1-1x1x1', '-16-1x1x1'), 'u3', 'u1']
+        check(got == want, 'active_keys: %s, expected %s' % (got, want))
 
 
 def gemm_shapes():
@@ -236,6 +263,7 @@ def cost_models():
 networks()
 cost_models()
 networks_subset()
+active_keys()
 gemm_shapes()
 triton()
 table_groups()
