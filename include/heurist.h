@@ -16,7 +16,9 @@
  *   the index of its name, heurist_model_category_name), and a table model's candidates as a matrix of
  *   configuration values (heurist_model_config_count doubles a row, row-major), so a program that holds the
  *   numbers never formats text.
- * - Link with -lheurist (the shared library the build writes beside the `heurist` command).
+ * - Build with `pkg-config --cflags --libs heurist` (an install's lib/pkgconfig, or the build folder's
+ *   heurist-uninstalled.pc): -lheurist with an rpath, so the program finds libheurist.so.1 where it was linked.
+ * - The status codes are core's (HR_* in core/core.h), checked at build time.
  */
 #ifndef HEURIST_H
 #define HEURIST_H
