@@ -161,7 +161,8 @@ static int job_run(const char *cmd, job_fn fn, const cli_spec *spec, const char 
     /* the report: where the params say, else in a folder of ours */
     const char *named = NULL;
     for (int i = 1; i + 1 < j.argc; i++)
-        if (!strcmp(j.argv[i] + 2, report_opt ? report_opt : out_dir_opt)) named = j.argv[i + 1];
+        if (!strncmp(j.argv[i], "--", 2) && !strcmp(j.argv[i] + 2, report_opt ? report_opt : out_dir_opt))
+            named = j.argv[i + 1];
     char *dir = rc || named ? NULL : job_dir(), *report = NULL;
     if (!rc && !named && !dir) rc = HEURIST_EIO;
     if (!rc) {

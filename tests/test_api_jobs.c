@@ -92,6 +92,19 @@ Test(api_jobs, cv_and_compare_return_their_reports, .timeout = 600)
                  heurist_last_error());
     cr_assert(strstr(report, "\"folds\""), "%s", report);
     heurist_free(report);
+    /* a report named in the params stays there, and is the text returned */
+    char *path = test_tmppath(".json"), params[1024], text[1 << 16];
+    snprintf(params, sizeof params, "model=frequent folds=2 threads=1 quiet=1 report='%s'", path);
+    cr_assert_eq(heurist_cv(csv, params, &report), HEURIST_OK, "%s", heurist_last_error());
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    cr_assert_str_eq(report, text);
+    heurist_free(report);
+    remove(path);
+    free(path);
     cr_assert_eq(heurist_compare(csv, "models=frequent,gbdt folds=2 config={\"gbdt\":" CONFIG "} threads=1 quiet=1",
                                  &report), HEURIST_OK, "%s", heurist_last_error());
     cr_assert(strstr(report, "frequent") && strstr(report, "gbdt"), "%s", report);
