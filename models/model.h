@@ -271,6 +271,10 @@ int model_predict_select_x(const model *m, model_ws *ws, const double *pv, const
  * the family's predict_candidates, or its vocabulary scores by configuration name (-INFINITY for a configuration
  * the model does not know). Needs a source whose configurations have values. */
 int model_predict_candidates(const model *m, model_ws *ws, const float *x, const double *kv, int n, float *scores);
+/* select: scores (n_kernels) of the kernels ok (n_kernels) marks, -INFINITY for the others; where configurations
+ * have values and the family scores them by their fields, only the marked ones are scored (a candidate's score does
+ * not depend on the others'). */
+int model_predict_within(const model *m, model_ws *ws, const double *pv, const unsigned char *ok, float *scores);
 /* select, with the workspace's scratch only (no allocation): the kernels that can run the problem with values pv
  * (model_rank's rule and errors), best first into out (n_kernels), of which only the first k are sorted; returns
  * how many were ranked (at least one) or a negative status; prob is left 0. */

@@ -14,6 +14,10 @@ struct model_ws {
     /* a selection model's ranking (models/rank.c) */
     float *scores;       /* (n_kernels) */
     unsigned char *ok;   /* (n_kernels) the kernels that can run the problem (model_applicable) */
+    /* valued configurations: the allowed ones gathered, so that only they are scored (model_predict_within) */
+    double *sub_kv;      /* (n_kernels, config width) */
+    int *sub_index;      /* (n_kernels) */
+    float *sub_scores;   /* (n_kernels) */
     /* a model of valued configurations that scores only its vocabulary: model_predict_candidates maps names
      * through these */
     float *vocab_scores; /* (n_kernels) */
@@ -70,6 +74,9 @@ static void ws_release(model_ws *ws)
     free(ws->x);
     free(ws->scores);
     free(ws->ok);
+    free(ws->sub_kv);
+    free(ws->sub_index);
+    free(ws->sub_scores);
     free(ws->vocab_scores);
     free(ws->by_name);
     free(ws);
@@ -85,6 +92,11 @@ int model_ws_create(const model *m, model_ws **out)
     if (!rc && m->task == MODEL_TASK_SELECT) {
         size_t K = (size_t)(m->n_kernels > 0 ? m->n_kernels : 1);
         if (!(ws->scores = hr_malloc(K * sizeof *ws->scores)) || !(ws->ok = hr_malloc(K))) rc = HR_ENOMEM;
+        size_t width = (size_t)data_codec_config_width(m->codec);
+        if (!rc && m->kernel_values &&
+            (!(ws->sub_kv = hr_malloc(K * (width ? width : 1) * sizeof *ws->sub_kv)) ||
+             !(ws->sub_index = hr_malloc(K * sizeof *ws->sub_index)) || !(ws->sub_scores = hr_malloc(K * sizeof *ws->sub_scores))))
+            rc = HR_ENOMEM;
     }
     if (!rc && m->kernel_values) rc = ws_by_name_create(m, ws);
     else if (!rc && m->n_kernels) rc = ws_refused_create(m, ws);
@@ -174,6 +186,32 @@ int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q,
     if (rc) return rc;
     data_codec_features(m->codec, q->pv, ws->x);
     return m->family->tune->predict(m, ws->family, q, ws->x, values);
+}
+
+int model_predict_within(const model *m, model_ws *ws, const double *pv, const unsigned char *ok, float *scores)
+{
+    int rc = ws_check(m, ws, MODEL_TASK_SELECT);
+    if (rc) return rc;
+    const model_select_ops *ops = m->family->select;
+    if (m->kernel_values && ops->predict_candidates) {
+        int width = data_codec_config_width(m->codec), n = 0;
+        for (int k = 0; k < m->n_kernels; k++)
+            if (ok[k]) {
+                memcpy(ws->sub_kv + (size_t)n * width, m->kernel_values + (size_t)k * width, (size_t)width * sizeof *ws->sub_kv);
+                ws->sub_index[n++] = k;
+            }
+        data_codec_features(m->codec, pv, ws->x);
+        rc = ops->predict_candidates(m, ws->family, ws->x, ws->sub_kv, n, ws->sub_scores);
+        if (rc != MODEL_CANDIDATES_BY_NAME) {
+            for (int k = 0; !rc && k < m->n_kernels; k++) scores[k] = -INFINITY;
+            for (int i = 0; !rc && i < n; i++) scores[ws->sub_index[i]] = ws->sub_scores[i];
+            return rc;
+        }
+    }
+    rc = model_predict_select(m, ws, pv, scores);
+    for (int k = 0; !rc && k < m->n_kernels; k++)
+        if (!ok[k]) scores[k] = -INFINITY;
+    return rc;
 }
 
 /* The vocabulary index of configuration name `name`, or -1. */

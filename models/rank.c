@@ -42,8 +42,11 @@ void model_ranked_top(model_ranked *r, int n, int k)
 int model_rank_problem(const model *m, model_ws *ws, const double *pv, int k, model_ranked *out, model_applies *rule)
 {
     float *scores = model_ws_scores(ws);
-    int rc = model_predict_select(m, ws, pv, scores);
-    return rc ? rc : model_rank_within(m, pv, scores, model_ws_mask(ws), k, out, rule);
+    unsigned char *ok = model_ws_mask(ws);
+    /* the kernels that can run the problem are scored (model_rank_within tells them again, and the errors) */
+    model_applicable(m, pv, ok);
+    int rc = model_predict_within(m, ws, pv, ok, scores);
+    return rc ? rc : model_rank_within(m, pv, scores, ok, k, out, rule);
 }
 
 int model_rank_candidates(const model *m, model_ws *ws, const double *pv, const double *kv, int n, int k, float *scores,

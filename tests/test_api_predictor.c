@@ -12,16 +12,16 @@
 #include "heurist.h"
 #include "helpers/testutil.h"
 
-/* A gbdt rank model of a synthetic GEMM table (M,N,K,dtype x tile_m,tile_n,tile_k,stages,split_k), trained by the
- * heurist command; its path (malloc'd), the table's files removed. */
-static char *table_model(void)
+/* A model of a synthetic GEMM table (M,N,K,dtype x tile_m,tile_n,tile_k,stages,split_k), trained by the heurist
+ * command (family and config); its path (malloc'd), the table's files removed. */
+static char *table_model_of(const char *family, const char *config)
 {
     char *csv = test_tmppath(".csv"), *mpath = test_tmppath(".h5"), *out, args[2048];
     snprintf(args, sizeof args, "'%s' --problems 60 --seed 3 --out '%s'", HEURIST_GEN_GEMM_TABLE, csv);
     cr_assert_eq(system(args), 0, "%s", args);
     snprintf(args, sizeof args,
-             "train --data '%s' --task select --model gbdt --config '{\"objective\":\"rank\",\"rounds\":3}' "
-             "--split random:0.5 --threads 1 --out '%s' --quiet", csv, mpath);
+             "train --data '%s' --task select --model %s --config '%s' --split random:0.5 --threads 1 --out '%s' --quiet",
+             csv, family, config, mpath);
     cr_assert_eq(test_run_heurist(args, 1, &out), 0, "%s", out);
     free(out);
     remove(csv);
@@ -29,6 +29,11 @@ static char *table_model(void)
     remove(csv);
     free(csv);
     return mpath;
+}
+
+static char *table_model(void)
+{
+    return table_model_of("gbdt", "{\"objective\":\"rank\",\"rounds\":3}");
 }
 
 /* The column of a model named `name` (problem columns first, then configuration columns), or -1. */
@@ -280,4 +285,45 @@ Test(api_predictor, a_convolution_model_takes_no_candidate_matrix, .timeout = 30
     free(a), free(b);
     remove(mpath), remove(fdb);
     free(mpath), free(fdb);
+}
+
+/* The Reformer's pairs and towers heads score only the configurations a problem allows: the same scores as the
+ * same rows given as candidates. */
+Test(api_predictor, reformer_heads_rank_their_configurations_as_the_same_rows_given_as_candidates, .timeout = 300)
+{
+    const char *configs[] = {"{\"mode\":\"pairs\",\"epochs\":1}", "{\"mode\":\"towers\",\"epochs\":1}"};
+    for (int c = 0; c < 2; c++) {
+        char *mpath = table_model_of("reformer", configs[c]);
+        heurist_model *m;
+        heurist_predictor *p;
+        cr_assert_eq(heurist_model_load(mpath, &m), HEURIST_OK, "%s", heurist_last_error());
+        cr_assert_eq(heurist_predictor_create(m, &p), HEURIST_OK, "%s", heurist_last_error());
+        int K, na, nb;
+        double *kv = known_configs(m, &K), pv[4];
+        int *a = malloc((size_t)K * sizeof *a), *b = malloc((size_t)K * sizeof *b), *rows = malloc((size_t)K * sizeof *rows);
+        float *sa = malloc((size_t)K * sizeof *sa), *sb = malloc((size_t)K * sizeof *sb);
+        double *sub = malloc((size_t)K * 5 * sizeof *sub);
+        for (int i = 0; i < N_PROBLEMS; i++) {
+            cr_assert_eq(heurist_model_problem_parse(m, problems[i], pv), HEURIST_OK, "%s", heurist_last_error());
+            cr_assert_eq(heurist_predictor_rank_values(p, pv, NULL, 0, K, a, sa, &na), HEURIST_OK, "%s",
+                         heurist_last_error());
+            int at = 0;
+            for (int k = 0; k < K; k++)
+                for (int r = 0; r < na; r++)
+                    if (a[r] == k) rows[at++] = k;
+            for (int r = 0; r < na; r++) memcpy(sub + (size_t)r * 5, kv + (size_t)rows[r] * 5, 5 * sizeof *sub);
+            cr_assert_eq(heurist_predictor_rank_values(p, pv, sub, na, K, b, sb, &nb), HEURIST_OK, "%s",
+                         heurist_last_error());
+            cr_assert_eq(nb, na);
+            for (int r = 0; r < na; r++) {
+                cr_assert_eq(a[r], rows[b[r]], "%s %s: rank %d", configs[c], problems[i], r);
+                cr_assert_float_eq(sa[r], sb[r], 0, "%s %s: rank %d", configs[c], problems[i], r);
+            }
+        }
+        heurist_predictor_free(p);
+        heurist_model_free(m);
+        free(kv), free(a), free(b), free(rows), free(sa), free(sb), free(sub);
+        remove(mpath);
+        free(mpath);
+    }
 }
