@@ -380,3 +380,63 @@ Test(cli, outputs_are_checked_before_training, .timeout = 300)
     free(model);
     free(dir);
 }
+
+/* eval's report by source (--sources, --source) and in markdown (--md); --guard and --guard-top are checked before
+ * anything runs, and a guard is refused where it cannot apply. */
+Test(cli, eval_sources_markdown_and_guard_options, .timeout = 300)
+{
+    char *data = test_fdb_synthetic_write(192, 1);
+    char *model = test_tmppath(".h5"), *report = test_tmppath(".json"), *md = test_tmppath(".md");
+    char *out, args[4096];
+    snprintf(args, sizeof args,
+             "train --data %s --model gbdt --config '{\"rounds\": 3, \"log_every\": 0, \"min_data_in_leaf\": 5}' --out %s",
+             data, model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    /* the first line's key is tagged "net", every other problem "pool" */
+    char *text;
+    size_t len;
+    cr_assert_eq(hr_file_read_all(data, &text, &len), HR_OK);
+    *strchr(text, '=') = '\0';
+    char *keys = test_tmppath(".keys");
+    FILE *f = fopen(keys, "w");
+    fprintf(f, "%s net\n", text);
+    fclose(f);
+    free(text);
+    snprintf(args, sizeof args, "eval --model %s --data %s --sources %s --source pool --report %s --md %s", model, data,
+             keys, report, md);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    cr_assert_eq(hr_file_read_all(report, &text, &len), HR_OK);
+    const char *src = strstr(text, "\"source\"");
+    cr_assert(src && strstr(src, "\"net\"") && strstr(src, "\"pool\"") && strstr(text, "\"groups\""), "%s", text);
+    free(text);
+    cr_assert_eq(hr_file_read_all(md, &text, &len), HR_OK);
+    cr_assert(strstr(text, "# heurist eval: gbdt on ") != NULL, "%s", text);
+    free(text);
+    snprintf(args, sizeof args, "eval --model %s --data %s --sources /nonexistent.keys --report %s", model, data, report);
+    cr_assert_eq(test_cli_run(args, &out), 1);
+    cr_assert(strstr(out, "/nonexistent.keys") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "eval --model %s --data %s --guard -1 --report %s", model, data, report);
+    cr_assert_eq(test_cli_run(args, &out), 2);
+    cr_assert(strstr(out, "--guard '-1'") != NULL, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "eval --model %s --data %s --guard-top x --report %s", model, data, report);
+    cr_assert_eq(test_cli_run(args, &out), 2, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "export --model %s --format lightgbm --out %s --guard 1", model, report);
+    cr_assert_eq(test_cli_run(args, &out), 2);
+    cr_assert(strstr(out, "--format c") != NULL, "%s", out);
+    free(out);
+    remove(data);
+    remove(model);
+    remove(report);
+    remove(md);
+    remove(keys);
+    free(data);
+    free(model);
+    free(report);
+    free(md);
+    free(keys);
+}
