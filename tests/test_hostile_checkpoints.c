@@ -2,13 +2,13 @@
  * trained on something else. Everything a model depends on is compared by name; a mismatch is refused with one
  * line naming it, and no model is written. Through the command line, on the reproducers' GEMM table. */
 #include <criterion/criterion.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/core.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 
 static char *dir;
@@ -20,50 +20,17 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1024], *out;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    test_run_shell(cmd, &out);
-    free(out);
-    free(dir);
-}
-
-/* Runs heurist in the fixture's folder; returns its exit status, *out its stdout and stderr. */
-static int run_in(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run_in(char **out, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>&1", dir, HEURIST_BINARY, args);
-    return test_run_shell(cmd, out);
-}
-
-/* A shell command line in the fixture's folder; asserts it succeeds. */
-static void shell_in(const char *cmd)
-{
-    char line[4096], *out;
-    snprintf(line, sizeof line, "cd '%s' && %s 2>&1", dir, cmd);
-    int rc = test_run_shell(line, &out);
-    cr_assert_eq(rc, 0, "%s: exit %d\n%s", cmd, rc, out);
-    free(out);
+    test_dir_remove(dir);
 }
 
 /* heurist succeeds */
-#define OK(...)                                                                                                   \
-    do {                                                                                                          \
-        char *o_;                                                                                                 \
-        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
-        cr_assert_eq(r_, 0, "exit %d\n%s", r_, o_);                                                               \
-        free(o_);                                                                                                 \
-    } while (0)
+#define OK(...) TEST_HEURIST_OK(dir, __VA_ARGS__)
 
 /* heurist refuses: non-zero exit, one line holding `why`, and no file `absent` (NULL: none to check) */
 #define REFUSED(why, absent, ...)                                                                                 \
     do {                                                                                                          \
         char *o_;                                                                                                 \
-        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        int r_ = test_heurist_in(dir, &o_, __VA_ARGS__);                                                                        \
         refused_check(r_, o_, why, absent);                                                                       \
     } while (0)
 
@@ -73,11 +40,7 @@ static void refused_check(int rc, char *out, const char *why, const char *absent
     cr_assert_eq(test_lines_count(out), 1, "not one line: %s", out);
     cr_assert(strstr(out, why), "'%s' lacks '%s'", out, why);
     free(out);
-    if (absent) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, absent);
-        cr_assert(!hr_file_exists(path), "%s was written", absent);
-    }
+    test_assert_absent(dir, absent);
 }
 
 #define TRAIN "train --task select --valid-fraction 0 --quiet "
@@ -104,8 +67,8 @@ Test(hostile_checkpoints, init_model_of_other_configurations_or_categories_is_re
     const char *cfg = "--model gbdt --config '{\"rounds\":2}'";
     OK(TRAIN "--data t.csv %s --out old.h5", cfg);
     OK(TRAIN "--data t.csv %s --init-model old.h5 --out same.h5", cfg);
-    shell_in("awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($7==64)$7=512 } {print}' t.csv > k.csv && cp t.schema.json k.schema.json");
-    shell_in("awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($4==\"fp16\")$4=\"fp32\" } {print}' t.csv > d.csv && "
+    TEST_SHELL_OK(dir, "awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($7==64)$7=512 } {print}' t.csv > k.csv && cp t.schema.json k.schema.json");
+    TEST_SHELL_OK(dir, "awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($4==\"fp16\")$4=\"fp32\" } {print}' t.csv > d.csv && "
              "cp t.schema.json d.schema.json");
     REFUSED("the same kernel set is needed", "n.h5", TRAIN "--data k.csv %s --init-model old.h5 --out n.h5", cfg);
     REFUSED("column 'dtype' has the categories", "n.h5", TRAIN "--data d.csv %s --init-model old.h5 --out n.h5", cfg);

@@ -4,7 +4,6 @@
 #include <criterion/criterion.h>
 #include <hdf5.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "core/h5.h"
 #include "helpers/gemm_caps_fixture.h"
 #include "helpers/h5_nan.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 
 static char *dir;
@@ -24,39 +24,16 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1024], *out;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    test_run_shell(cmd, &out);
-    free(out);
-    free(dir);
+    test_dir_remove(dir);
 }
 
-/* heurist in the fixture's folder: its exit status, *out its stdout and stderr */
-static int run_in(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run_in(char **out, const char *fmt, ...)
-{
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s %s 2>&1", dir, HEURIST_BINARY, args);
-    return test_run_shell(cmd, out);
-}
-
-#define OK(...)                                                                                                   \
-    do {                                                                                                          \
-        char *o_;                                                                                                 \
-        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
-        cr_assert_eq(r_, 0, "exit %d\n%s", r_, o_);                                                               \
-        free(o_);                                                                                                 \
-    } while (0)
+#define OK(...) TEST_HEURIST_OK(dir, __VA_ARGS__)
 
 /* non-zero exit `code` (0: any), a last line holding `why`, and no file `absent` (NULL: none to check) */
 #define REFUSED(code, why, absent, ...)                                                                           \
     do {                                                                                                          \
         char *o_;                                                                                                 \
-        int r_ = run_in(&o_, __VA_ARGS__);                                                                        \
+        int r_ = test_heurist_in(dir, &o_, __VA_ARGS__);                                                                        \
         refused_check(r_, code, o_, why, absent);                                                                 \
     } while (0)
 
@@ -65,11 +42,7 @@ static void refused_check(int rc, int code, char *out, const char *why, const ch
     cr_assert(rc > 0 && (!code || rc == code), "exit %d (expected %d): %s", rc, code, out);
     cr_assert(strstr(out, why), "'%s' lacks '%s'", out, why);
     free(out);
-    if (absent) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, absent);
-        cr_assert(!hr_file_exists(path), "%s was written", absent);
-    }
+    test_assert_absent(dir, absent);
 }
 
 TestSuite(hostile_cli, .init = setup, .fini = teardown, .timeout = 180);
@@ -128,7 +101,7 @@ Test(hostile_cli, a_model_with_non_finite_weights_is_refused_at_load, .timeout =
 Test(hostile_cli, undefined_r2_prints_as_a_dash)
 {
     char *out;
-    int rc = run_in(&out, "train --data t.csv --task select --model frequent --out f.h5");
+    int rc = test_heurist_in(dir, &out, "train --data t.csv --task select --model frequent --out f.h5");
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "  r2 -"), "%s", out);
     cr_assert_null(strstr(out, "nan"), "%s", out);
@@ -150,7 +123,7 @@ Test(hostile_cli, diff_refuses_a_model_lacking_measured_configurations_whatever_
     OK("train --data t.csv --task select --model gbdt --config '{\"rounds\":3}' --out new.h5 --quiet");
     REFUSED(2, "which the model does not know", NULL, "diff old_gbdt.h5 new.h5 --data t.csv");
     REFUSED(2, "which the model does not know", NULL, "diff old_freq.h5 new.h5 --data t.csv");
-    int rc = run_in(&out, "diff old_rank.h5 new.h5 --data t.csv");
+    int rc = test_heurist_in(dir, &out, "diff old_rank.h5 new.h5 --data t.csv");
     cr_assert(rc == 0 || rc == 1, "a rank model decides: exit %d\n%s", rc, out);
     free(out);
 }

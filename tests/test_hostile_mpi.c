@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 
 static char *dir;
@@ -27,11 +28,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1024], *out;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    test_run_shell(cmd, &out);
-    free(out);
-    free(dir);
+    test_dir_remove(dir);
 }
 
 /* "mpirun -np 1 heurist A : -np 1 heurist B" in the fixture's folder under a 120 s timeout (124: it hung);

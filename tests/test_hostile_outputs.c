@@ -5,12 +5,12 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 
 static char *dir;
@@ -22,33 +22,11 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1024], *out;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    test_run_shell(cmd, &out);
-    free(out);
-    free(dir);
+    test_dir_remove(dir);
 }
 
-/* a shell command line in the fixture's folder ("H" is the heurist binary): its exit status, *out its output */
-static int sh_in(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh_in(char **out, const char *fmt, ...)
-{
-    char line[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && H='%s' && %s 2>&1", dir, HEURIST_BINARY, line);
-    return test_run_shell(cmd, out);
-}
-
-#define OK(...)                                                                                                   \
-    do {                                                                                                          \
-        char *o_;                                                                                                 \
-        int r_ = sh_in(&o_, __VA_ARGS__);                                                                         \
-        cr_assert_eq(r_, 0, "exit %d\n%s", r_, o_);                                                               \
-        free(o_);                                                                                                 \
-    } while (0)
+/* shell command lines in the fixture's folder, $H the heurist binary */
+#define OK(...) TEST_SHELL_OK(dir, __VA_ARGS__)
 
 static int n_cases;
 
@@ -56,12 +34,12 @@ static int n_cases;
 #define REFUSED(input, ...)                                                                                       \
     do {                                                                                                          \
         char *o_, *before_, *after_;                                                                              \
-        cr_assert_eq(sh_in(&before_, "find . -type f | sort | xargs cat | md5sum"), 0);                                                       \
-        int r_ = sh_in(&o_, __VA_ARGS__);                                                                         \
+        cr_assert_eq(test_shell_in(dir, &before_, "find . -type f | sort | xargs cat | md5sum"), 0);                                                       \
+        int r_ = test_shell_in(dir, &o_, __VA_ARGS__);                                                                         \
         cr_assert(r_ > 0, "accepted (exit %d): %s", r_, o_);                                                      \
         cr_assert(strstr(o_, "refusing to replace an input") && strstr(o_, input), "%s", o_);                     \
         cr_assert_eq(test_lines_count(o_), 1, "%s", o_);                                                          \
-        cr_assert_eq(sh_in(&after_, "find . -type f | sort | xargs cat | md5sum"), 0);                                                        \
+        cr_assert_eq(test_shell_in(dir, &after_, "find . -type f | sort | xargs cat | md5sum"), 0);                                                        \
         cr_assert_str_eq(before_, after_, "an input changed");                                                    \
         free(o_);                                                                                                 \
         free(before_);                                                                                            \
@@ -117,7 +95,7 @@ Test(hostile_outputs, compare_files_never_replace_an_input)
 Test(hostile_outputs, a_failed_figure_write_is_an_error_and_leaves_no_temporary)
 {
     char *out;
-    int rc = sh_in(&out, "bash -c \"trap '' XFSZ; ulimit -f 24; $H compare --data t.csv --task select --models frequent "
+    int rc = test_shell_in(dir, &out, "bash -c \"trap '' XFSZ; ulimit -f 24; $H compare --data t.csv --task select --models frequent "
                          "--split random:0.2 --out cmp --quiet\"");
     cr_assert(rc > 0, "exit %d: %s", rc, out);
     cr_assert(strstr(out, "cannot write PNG") || strstr(out, "write failed"), "%s", out);
