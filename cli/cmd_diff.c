@@ -168,9 +168,9 @@ static int diff_model_load(const char *path, const char *which, model **out)
 {
     /* model_load's message names the path */
     if (model_load(path, out)) return hr_error_wrap(HR_EINVAL, "%s model", which);
-    if ((*out)->task != MODEL_TASK_SELECT) {
-        int rc = hr_error(HR_EINVAL, "%s model %s is a %s model (%s parameters): diff compares kernel-selection models",
-                          which, path, model_task_name((*out)->task), (*out)->solver ? (*out)->solver : "tuning");
+    int rc = pipe_diff_model_check(*out, which);
+    if (rc) {
+        hr_error_wrap(rc, "%s", path);
         model_free(*out);
         *out = NULL;
         return rc;

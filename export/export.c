@@ -1,13 +1,14 @@
 /* A trained model as a standalone C runtime: the header with the API, and the source around the family's
- * part (data/portable.h, the vocabularies, the API functions), dispatched by family; each family's writer reads
- * the model through its views (models/view.h), created once here. */
+ * part. The runtime is chosen by the model's source and task (export_runtime): a convolution model's takes a
+ * problem key or its fields (data/portable.h, the vocabularies, the task's API functions of
+ * export/runtime/api.h), a benchmark table's select model's the problem's and candidates' values
+ * (export/table.c). Each family's writer reads the model through its views (models/view.h), created once here. */
 #include "export/export.h"
 
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/table.h"
 #include "export/export_internal.h"
 #include "models/view.h"
 
@@ -18,13 +19,37 @@ typedef struct export_family {
     int (*write)(const model *m, const model_views *v, FILE *out);
 } export_family;
 
+typedef struct export_runtime export_runtime;
+
 /* What the writers of one export share */
 typedef struct export_job {
     const model *m;
     const model_views *v;
     const export_family *fam;
+    const export_runtime *rt;
     const char *prefix;
 } export_job;
+
+typedef int (*writer_fn)(FILE *f, const export_job *j);
+
+/* The problem-key runtime's part for one task (export/runtime/api.h): the header's declarations, the arrays the
+ * family's part reads (NULL: none), and the vocabulary and API functions after the family's part; guard: the
+ * header's include guard, which names its macros. */
+typedef struct key_api {
+    void (*declare)(FILE *h, const model *m, const char *prefix, const char *guard);
+    void (*arrays)(FILE *c, const model *m);
+    void (*define)(FILE *c, const model *m, const char *prefix);
+} key_api;
+
+/* A runtime an export writes: for a model of one source (data_codec_name of its codec) and one task, the check
+ * made before anything is written, the writers of the header and the source; api: the task's part of the problem-key runtime. */
+struct export_runtime {
+    const char *source;
+    model_task task;
+    int (*check)(const export_job *j, const char *name);
+    writer_fn write_h, write_c;
+    const key_api *api;
+};
 
 static const export_family *export_family_of(const model *m)
 {
@@ -46,6 +71,9 @@ static void name_list(FILE *h, int n, const char *(*name)(int))
     fputc(')', h);
 }
 
+/* The problem-key runtime's API sections */
+#define KEY_API "export/runtime/api.h"
+
 static const char *direction_name(int i)
 {
     return data_direction_names[i];
@@ -54,10 +82,10 @@ static const char *direction_name(int i)
 /* A selection model exported with the vendor guard (model.select_guard, select_guard_top) */
 static int export_guarded(const model *m)
 {
-    return m->task == MODEL_TASK_SELECT && (m->select_guard > 0 || m->select_guard_top > 0);
+    return m->select_guard > 0 || m->select_guard_top > 0;
 }
 
-static int write_header(FILE *h, const export_job *j)
+static int key_header(FILE *h, const export_job *j)
 {
     const model *m = j->m;
     const char *prefix = j->prefix;
@@ -66,7 +94,7 @@ static int write_header(FILE *h, const export_job *j)
     for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
     memcpy(guard + i, "_H", 3);
     fprintf(h, "/* %s.h: a %s model exported by heurist (task %s). Needs only libc and libm.\n", prefix,
-            m->family->name, m->task == MODEL_TASK_SELECT ? "select" : "tune");
+            m->family->name, model_task_name(m->task));
     fprintf(h, " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c); recommended: cc -O3 -march=native -c %s.c\n"
                " * for the CPU that runs it, whose vector width and FMA the model's loops then use.\n",
             prefix, prefix);
@@ -86,39 +114,46 @@ static int write_header(FILE *h, const export_job *j)
     fprintf(h, ". For B and W problems \"in\" is dy, as in MIOpen's keys.\n"
                " * Every function is thread-safe and allocates nothing.\n */\n");
     fprintf(h, "#ifndef %s\n#define %s\n\n#define %s_N_FIELDS %d\n\n", guard, guard, guard, DATA_FIELD_COUNT);
-    if (m->task == MODEL_TASK_SELECT) {
-        fprintf(h, "/* Number of kernels the model ranks, and their names. */\nint %s_n_kernels(void);\n"
-                   "const char *%s_kernel_name(int k);\n\n", prefix, prefix);
-        fprintf(h, "/* The chosen kernel (index for %s_kernel_name) for a problem key, or -1 when the key does\n"
-                   " * not parse. scores (n_kernels), when not NULL, receives every kernel's score (higher is\n"
-                   " * better). */\nint %s_select_key(const char *key, float *scores);\n\n", prefix, prefix);
-        fprintf(h, "/* The same from the numeric fields and categorical codes. */\n"
-                   "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores);\n\n",
-                prefix, DATA_FIELD_COUNT);
-        if (export_guarded(m)) {
-            fprintf(h, "/* The vendor guard this runtime was exported with, given the vendor heuristic's ranked list for the\n"
-                       " * problem (vendor[0] its first pick, as indices for %s_kernel_name; -1 for a kernel the model does\n"
-                       " * not know): ", prefix);
-            if (m->select_guard_top > 0)
-                fprintf(h, "the choice is one of the vendor's first %s_GUARD_TOP candidates, and ", guard);
-            fprintf(h, "the model's best kernel\n * replaces the vendor's first pick only where its score beats that pick's "
-                       "by %s_GUARD_MARGIN;\n * otherwise the vendor's pick is the choice and ranks first in scores. Returns "
-                       "the chosen kernel,\n * or -1 when the key does not parse. */\n"
-                       "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
-                       "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores);\n\n",
-                    guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
-        }
-    } else {
-        fprintf(h, "/* Length of the parameter sequence (%s) and the parameter names. */\nint %s_length(void);\n"
-                   "const char *%s_param_name(int j);\n\n", m->solver, prefix, prefix);
-        fprintf(h, "/* Writes the predicted parameter values (length) for a problem key; returns 0, -1 when the\n"
-                   " * key does not parse. %s */\nint %s_tune_key(const char *key, int values[]);\n"
-                   "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[]);\n\n",
-                m->constraint ? "The sequence satisfies the solver's validity rules." : "", prefix, prefix,
-                DATA_FIELD_COUNT);
-    }
+    j->rt->api->declare(h, m, prefix, guard);
     fprintf(h, "#endif\n");
     return HR_OK;
+}
+
+static void select_declare(FILE *h, const model *m, const char *prefix, const char *guard)
+{
+    fprintf(h, "/* Number of kernels the model ranks, and their names. */\nint %s_n_kernels(void);\n"
+               "const char *%s_kernel_name(int k);\n\n", prefix, prefix);
+    fprintf(h, "/* The chosen kernel (index for %s_kernel_name) for a problem key, or -1 when the key does\n"
+               " * not parse. scores (n_kernels), when not NULL, receives every kernel's score (higher is\n"
+               " * better). */\nint %s_select_key(const char *key, float *scores);\n\n", prefix, prefix);
+    fprintf(h, "/* The same from the numeric fields and categorical codes. */\n"
+               "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores);\n\n",
+            prefix, DATA_FIELD_COUNT);
+    if (export_guarded(m)) {
+        fprintf(h, "/* The vendor guard this runtime was exported with, given the vendor heuristic's ranked list for the\n"
+                   " * problem (vendor[0] its first pick, as indices for %s_kernel_name; -1 for a kernel the model does\n"
+                   " * not know): ", prefix);
+        if (m->select_guard_top > 0)
+            fprintf(h, "the choice is one of the vendor's first %s_GUARD_TOP candidates, and ", guard);
+        fprintf(h, "the model's best kernel\n * replaces the vendor's first pick only where its score beats that pick's "
+                   "by %s_GUARD_MARGIN;\n * otherwise the vendor's pick is the choice and ranks first in scores. Returns "
+                   "the chosen kernel,\n * or -1 when the key does not parse. */\n"
+                   "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
+                   "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores);\n\n",
+                guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
+    }
+}
+
+static void tune_declare(FILE *h, const model *m, const char *prefix, const char *guard)
+{
+    (void)guard;
+    fprintf(h, "/* Length of the parameter sequence (%s) and the parameter names. */\nint %s_length(void);\n"
+               "const char *%s_param_name(int j);\n\n", m->solver, prefix, prefix);
+    fprintf(h, "/* Writes the predicted parameter values (length) for a problem key; returns 0, -1 when the\n"
+               " * key does not parse. %s */\nint %s_tune_key(const char *key, int values[]);\n"
+               "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[]);\n\n",
+            m->constraint ? "The sequence satisfies the solver's validity rules." : "", prefix, prefix,
+            DATA_FIELD_COUNT);
 }
 
 /* hm_refused[class][kernel]: the kernels each precision class refuses an FP32 problem, by their names. */
@@ -138,7 +173,7 @@ static void write_refused(FILE *c, const model *m)
     fprintf(c, "};\n\n");
 }
 
-static int write_source(FILE *c, const export_job *j)
+static int key_source(FILE *c, const export_job *j)
 {
     const model *m = j->m;
     const char *prefix = j->prefix;
@@ -146,48 +181,104 @@ static int write_source(FILE *c, const export_job *j)
             m->family->name, prefix);
     fprintf(c, "#include \"%s.h\"\n\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n", prefix);
     fprintf(c, "/* ---- data/portable.h, verbatim ---- */\n%s\n/* ---- model ---- */\n", export_source("data/portable.h"));
-    if (m->task == MODEL_TASK_TUNE) {
-        for (int p = 0; p < m->length; p++) {
-            char name[32];
-            snprintf(name, sizeof name, "hm_vocab_%d", p);
-            export_c_ints(c, "int32_t", name, (const int *)m->vocab[p], (size_t)m->vocab_size[p]);
-        }
-    }
+    if (j->rt->api->arrays) j->rt->api->arrays(c, m);
     int rc = j->fam->write(m, j->v, c);
     if (rc) return rc;
-    static const char api[] = "export/runtime/api.h";
     fprintf(c, "\n/* ---- API ---- */\n");
-    export_section(c, api, "problem");
-    if (m->task == MODEL_TASK_SELECT) {
-        export_c_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
-        write_refused(c, m);
-        export_section(c, api, "select");
-        fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
-                   "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
-        fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
-                   "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
-                   "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
-        if (export_guarded(m)) {
-            fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
-                    m->select_guard_top);
-            export_section(c, api, "guard");
-            fprintf(c, "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores)\n{\n"
-                       "    data_problem p;\n    if (hm_key_parse(key, &p)) return -1;\n"
-                       "    return hm_select_vendor(&p, vendor, n_vendor, scores);\n}\n", prefix);
-        }
-    } else {
-        export_c_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
-        export_section(c, api, "tune");
-        fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
-                   "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
-        fprintf(c, "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[])\n{\n"
-                   "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
-                   "    hm_tune(&p, values);\n    return 0;\n}\n", prefix, DATA_FIELD_COUNT);
-    }
+    export_section(c, KEY_API, "problem");
+    j->rt->api->define(c, m, prefix);
     return HR_OK;
 }
 
-typedef int (*writer_fn)(FILE *f, const export_job *j);
+static void select_define(FILE *c, const model *m, const char *prefix)
+{
+    export_c_vocabulary(c, prefix, "HM_N_KERNELS", "hm_kernels", "n_kernels", "kernel_name", "k", m->kernels, m->n_kernels);
+    write_refused(c, m);
+    export_section(c, KEY_API, "select");
+    fprintf(c, "int %s_select_key(const char *key, float *scores)\n{\n    data_problem p;\n"
+               "    if (hm_key_parse(key, &p)) return -1;\n    return hm_select(&p, scores);\n}\n\n", prefix);
+    fprintf(c, "int %s_select_fields(const long long fields[%d], int layout, int dtype, int direction, float *scores)\n{\n"
+               "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
+               "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
+    if (export_guarded(m)) {
+        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
+                m->select_guard_top);
+        export_section(c, KEY_API, "guard");
+        fprintf(c, "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores)\n{\n"
+                   "    data_problem p;\n    if (hm_key_parse(key, &p)) return -1;\n"
+                   "    return hm_select_vendor(&p, vendor, n_vendor, scores);\n}\n", prefix);
+    }
+}
+
+/* hm_vocab_<p>: the values of parameter p, which the family's hm_model_tune indexes */
+static void tune_arrays(FILE *c, const model *m)
+{
+    for (int p = 0; p < m->length; p++) {
+        char name[32];
+        snprintf(name, sizeof name, "hm_vocab_%d", p);
+        export_c_ints(c, "int32_t", name, (const int *)m->vocab[p], (size_t)m->vocab_size[p]);
+    }
+}
+
+static void tune_define(FILE *c, const model *m, const char *prefix)
+{
+    export_c_vocabulary(c, prefix, "HM_LENGTH", "hm_params", "length", "param_name", "j", m->param_names, m->length);
+    export_section(c, KEY_API, "tune");
+    fprintf(c, "\nint %s_tune_key(const char *key, int values[])\n{\n    data_problem p;\n"
+               "    if (hm_key_parse(key, &p)) return -1;\n    hm_tune(&p, values);\n    return 0;\n}\n\n", prefix);
+    fprintf(c, "int %s_tune_fields(const long long fields[%d], int layout, int dtype, int direction, int values[])\n{\n"
+               "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
+               "    hm_tune(&p, values);\n    return 0;\n}\n", prefix, DATA_FIELD_COUNT);
+}
+
+static int key_check(const export_job *j, const char *name)
+{
+    return j->fam->check(j->m, j->v, name);
+}
+
+/* A benchmark table's select model: export/table.c */
+static int table_check(const export_job *j, const char *name)
+{
+    if (export_guarded(j->m))
+        return hr_error(HR_EINVAL, "%s: the vendor guard is exported for models of a find-db (a table model reads the "
+                        "vendor's rank as a feature)", name);
+    return export_table_check(j->m, j->v, name);
+}
+
+static int table_header(FILE *f, const export_job *j)
+{
+    return export_table_write_header(f, j->m, j->v, j->prefix);
+}
+
+static int table_source(FILE *f, const export_job *j)
+{
+    return export_table_write_source(f, j->m, j->v, j->prefix);
+}
+
+static const key_api key_select = {select_declare, NULL, select_define};
+static const key_api key_tune = {tune_declare, tune_arrays, tune_define};
+
+/* Adding a source or a task to the exported runtimes adds a row. */
+static const export_runtime runtimes[] = {
+    {"convolution", MODEL_TASK_SELECT, key_check, key_header, key_source, &key_select},
+    {"convolution", MODEL_TASK_TUNE, key_check, key_header, key_source, &key_tune},
+    {"benchmark table", MODEL_TASK_SELECT, table_check, table_header, table_source, NULL},
+};
+
+static const export_runtime *runtime_of(const model *m, const char *name)
+{
+    const char *source = data_codec_name(m->codec);
+    char have[256] = "";
+    for (size_t i = 0; i < sizeof runtimes / sizeof *runtimes; i++) {
+        if (runtimes[i].task == m->task && !strcmp(runtimes[i].source, source)) return &runtimes[i];
+        size_t at = strlen(have);
+        snprintf(have + at, sizeof have - at, "%s%s %s", i ? ", " : "", runtimes[i].source,
+                 model_task_name(runtimes[i].task));
+    }
+    hr_error(HR_EINVAL, "%s: a %s %s model of a %s cannot be exported to C: the exported runtimes are for %s models",
+             name, m->family->name, model_task_name(m->task), source, have);
+    return NULL;
+}
 
 static int write_file(const char *dir, const char *ext, writer_fn fn, const export_job *j)
 {
@@ -209,23 +300,6 @@ static int write_file(const char *dir, const char *ext, writer_fn fn, const expo
     return rc;
 }
 
-/* A table model's runtime takes the problem's values and candidate configurations (export/table.c, which writes
- * the schema's columns into it); every other model's takes a problem key or its fields. */
-static int of_table(const model *m)
-{
-    return data_codec_table_spec(m->codec) != NULL;
-}
-
-static int header_fn(FILE *f, const export_job *j)
-{
-    return of_table(j->m) ? export_table_write_header(f, j->m, j->v, j->prefix) : write_header(f, j);
-}
-
-static int source_fn(FILE *f, const export_job *j)
-{
-    return of_table(j->m) ? export_table_write_source(f, j->m, j->v, j->prefix) : write_source(f, j);
-}
-
 int export_c_write(const model *m, const char *name, const char *dir, const char *prefix)
 {
     const export_family *fam = export_family_of(m);
@@ -234,16 +308,15 @@ int export_c_write(const model *m, const char *name, const char *dir, const char
         return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
     for (const char *s = prefix; *s; s++)
         if (!isalnum((unsigned char)*s) && *s != '_') return hr_error(HR_EINVAL, "export prefix '%s' is not a C identifier", prefix);
+    const export_runtime *rt = runtime_of(m, name);
+    if (!rt) return HR_EINVAL;
     model_views *v = NULL;
     int rc = model_views_create(m, &v);
-    if (!rc && of_table(m) && (m->select_guard > 0 || m->select_guard_top > 0))
-        rc = hr_error(HR_EINVAL, "%s: the vendor guard is exported for models of a find-db (a table model reads the "
-                      "vendor's rank as a feature)", name);
-    if (!rc) rc = of_table(m) ? export_table_check(m, v, name) : fam->check(m, v, name);
+    const export_job j = {m, v, fam, rt, prefix};
+    if (!rc) rc = rt->check(&j, name);
     if (!rc) rc = hr_mkdir_p(dir);
-    const export_job j = {m, v, fam, prefix};
-    if (!rc) rc = write_file(dir, ".h", header_fn, &j);
-    if (!rc) rc = write_file(dir, ".c", source_fn, &j);
+    if (!rc) rc = write_file(dir, ".h", rt->write_h, &j);
+    if (!rc) rc = write_file(dir, ".c", rt->write_c, &j);
     model_views_free(v);
     return rc;
 }

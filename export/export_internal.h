@@ -47,8 +47,8 @@ int export_gbdt_write(const model *m, const struct model_views *v, FILE *out);
 /* One booster's trees as arrays and `static void hm_b<idx>_raw(const float *x, double *out)`, its raw scores. */
 struct gbdt_booster;
 int export_gbdt_booster(FILE *out, const struct gbdt_booster *b, int idx);
-/* A model of a benchmark table (data_codec_table_spec of its codec): the check (gbdt rank and reformer towers only) and its header and
- * source (export/table.c), in place of the problem-key runtime. */
+/* A select model of a benchmark table (data_codec_table_spec of its codec): the check (gbdt rank and reformer
+ * towers only) and its header and source (export/table.c), in place of the problem-key runtime. */
 int export_table_check(const model *m, const struct model_views *v, const char *name);
 int export_table_write_header(FILE *h, const model *m, const struct model_views *v, const char *prefix);
 int export_table_write_source(FILE *c, const model *m, const struct model_views *v, const char *prefix);

@@ -23,10 +23,6 @@ static int table_kind(const model_views *v)
 
 int export_table_check(const model *m, const model_views *v, const char *name)
 {
-    if (m->task == MODEL_TASK_TUNE)
-        return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: the exported "
-                        "runtimes encode a convolution and check a solver's portable rules, not a table's problem "
-                        "columns and capability rules", name, m->family->name);
     switch (table_kind(v)) {
     case TABLE_TOWERS: return export_towers_check(m, v, name);
     case TABLE_GBDT: return export_gbdt_check(m, v, name);

@@ -109,8 +109,35 @@ int gbdt_model_save(const model *m, hid_t group)
     return rc;
 }
 
-/* The boosters and their objective; `modes` the objectives a model of the file's task may have. */
-static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_modes, model **out)
+/* A softmax selection booster has a class per kernel. */
+static int select_boosters_check(const gbdt_model *g, const model *base)
+{
+    if (g->mode == GBDT_MODE_SOFTMAX && gbdt_booster_num_class(g->boosters[0]) != base->n_kernels)
+        return hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
+                        gbdt_booster_num_class(g->boosters[0]), base->n_kernels);
+    return HR_OK;
+}
+
+/* A tune model has a booster per parameter, with a class per value of its parameter (2 for a parameter of one
+ * value): prediction reads vocab_size[j] of its outputs into a fixed buffer, so the two must agree as the file is
+ * read. */
+static int tune_boosters_check(const gbdt_model *g, const model *base)
+{
+    if (g->n_boosters != base->length)
+        return hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
+    for (int j = 0; j < g->n_boosters; j++) {
+        int want = base->vocab_size[j] > 1 ? base->vocab_size[j] : 2;
+        if (gbdt_booster_num_class(g->boosters[j]) != want)
+            return hr_error(HR_EFORMAT, "gbdt model: booster %d has %d classes for the %d values of parameter '%s'", j,
+                            gbdt_booster_num_class(g->boosters[j]), base->vocab_size[j], base->param_names[j]);
+    }
+    return HR_OK;
+}
+
+/* The boosters and their objective; `modes` the objectives a model of the file's task may have, `check` what that
+ * task checks of the boosters read. */
+static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_modes,
+                           int (*check)(const gbdt_model *g, const model *base), model **out)
 {
     gbdt_model *g = hr_calloc(1, sizeof *g);
     if (!g) return HR_ENOMEM;
@@ -155,19 +182,7 @@ static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_mod
                                        g->rank_cand)
                           : HR_ENOMEM;
     }
-    if (!rc && g->mode == GBDT_MODE_SOFTMAX && gbdt_booster_num_class(g->boosters[0]) != base->n_kernels)
-        rc = hr_error(HR_EFORMAT, "gbdt model: booster has %d classes for %d kernels",
-                      gbdt_booster_num_class(g->boosters[0]), base->n_kernels);
-    if (!rc && g->mode == GBDT_MODE_TUNE && g->n_boosters != base->length)
-        rc = hr_error(HR_EFORMAT, "gbdt model: %d boosters for %d parameters", g->n_boosters, base->length);
-    /* a tune booster has a class per value of its parameter (2 for a parameter of one value): prediction reads
-     * vocab_size[j] of its outputs into a fixed buffer, so the two must agree as the file is read */
-    for (int j = 0; !rc && base->task == MODEL_TASK_TUNE && j < g->n_boosters; j++) {
-        int want = base->vocab_size[j] > 1 ? base->vocab_size[j] : 2;
-        if (gbdt_booster_num_class(g->boosters[j]) != want)
-            rc = hr_error(HR_EFORMAT, "gbdt model: booster %d has %d classes for the %d values of parameter '%s'", j,
-                          gbdt_booster_num_class(g->boosters[j]), base->vocab_size[j], base->param_names[j]);
-    }
+    if (!rc) rc = check(g, base);
     if (rc) {
         for (int i = 0; i < g->n_boosters; i++) gbdt_booster_free(g->boosters[i]);
         free(g->boosters);
@@ -184,13 +199,13 @@ static int gbdt_model_load(hid_t group, model *base, const int *modes, int n_mod
 int gbdt_model_load_select(hid_t group, model *base, model **out)
 {
     static const int modes[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
-    return gbdt_model_load(group, base, modes, 2, out);
+    return gbdt_model_load(group, base, modes, 2, select_boosters_check, out);
 }
 
 int gbdt_model_load_tune(hid_t group, model *base, model **out)
 {
     static const int modes[] = {GBDT_MODE_TUNE};
-    return gbdt_model_load(group, base, modes, 1, out);
+    return gbdt_model_load(group, base, modes, 1, tune_boosters_check, out);
 }
 
 int gbdt_model_score_target(const model *m)

@@ -35,7 +35,7 @@ static int check_opts(const pipe_diff_opts *o)
     return HR_OK;
 }
 
-static int check_model(const model *m, const char *which)
+int pipe_diff_model_check(const model *m, const char *which)
 {
     if (m->task != MODEL_TASK_SELECT)
         return hr_error(HR_EINVAL, "the %s model is a %s model (%s parameters); diff compares kernel-selection models",
@@ -96,7 +96,7 @@ int pipe_diff_compute(const pipe_dataset *d, const model *old_m, const model *ne
     if (d->task != MODEL_TASK_SELECT)
         return hr_error(HR_EINVAL, "%s holds %s data; diff compares kernel-selection models on selection data", d->name,
                         model_task_name(d->task));
-    if ((rc = check_model(old_m, "old")) || (rc = check_model(new_m, "new"))) return rc;
+    if ((rc = pipe_diff_model_check(old_m, "old")) || (rc = pipe_diff_model_check(new_m, "new"))) return rc;
     if ((rc = evaluate(d, old_m, rows, n_rows, &out->old_r, "old")) ||
         (rc = evaluate(d, new_m, rows, n_rows, &out->new_r, "new"))) {
         pipe_diff_free(out);

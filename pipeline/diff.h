@@ -75,6 +75,9 @@ typedef struct pipe_diff {
     int *worst;                  /* (n_worst) indices into problems, worst first */
 } pipe_diff;
 
+/* HR_OK for a selection model, else an error naming it the `which` model ("old", "new"): diff compares kernel
+ * selections, so a caller may refuse a tuning model before it loads the data. */
+int pipe_diff_model_check(const model *m, const char *which);
 /* Evaluates both selection models on rows (n_rows) of d and compares them under o. A tuning model or tuning
  * data is an error, and so is any error of pipe_evaluate (named "old model" or "new model"). */
 int pipe_diff_compute(const pipe_dataset *d, const model *old_m, const model *new_m, const int *rows, int n_rows,
