@@ -43,7 +43,7 @@ static int write_markdown(const char *dir, const pipe_dataset *d, const char *ta
     }
     fputs(tables, f);
     /* a figure that cannot be written (a full disk) is an error of the run, as report.md's own write is */
-    int np = plot_compare(dir, d, nm, names, res, nres, f);
+    int np = plot_compare(dir, d, pipe_task_of(d->task), nm, names, res, nres, f);
     int rc = np < 0 ? np : HR_OK;
     if (ferror(f) | (fclose(f) != 0) && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
     if (rc) remove(tmp);

@@ -118,28 +118,6 @@ int pipe_baselines(const pipe_dataset *d, const model_family **out)
     return pipe_task_of(d->task)->baselines(d, out);
 }
 
-uint64_t pipe_digest(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
-uint64_t pipe_digest_str(uint64_t h, const char *s)
-{
-    unsigned char tag = s != NULL;
-    h = pipe_digest(h, &tag, 1);
-    return s ? pipe_digest(h, s, strlen(s) + 1) : h;
-}
-
-uint64_t pipe_digest_select(const data_select *s, uint64_t h)
-{
-    h = pipe_digest(h, &s->n_kernels, sizeof s->n_kernels);
-    for (int k = 0; k < s->n_kernels; k++) h = pipe_digest_str(h, s->kernels[k]);
-    for (int i = 0; i < s->n; i++) h = pipe_digest_str(h, s->keys ? s->keys[i] : NULL);
-    return pipe_digest(h, s->runtime, (size_t)s->n * (size_t)s->n_kernels * sizeof *s->runtime);
-}
-
 uint64_t pipe_dataset_digest(const pipe_dataset *d, uint64_t h)
 {
     int head[4] = {(int)d->task, d->n, d->n_values, d->n_features};
@@ -147,11 +125,6 @@ uint64_t pipe_dataset_digest(const pipe_dataset *d, uint64_t h)
     if (d->V) h = pipe_digest(h, d->V, (size_t)d->n * (size_t)d->n_values * sizeof *d->V);
     if (d->X) h = pipe_digest(h, d->X, (size_t)d->n * (size_t)d->n_features * sizeof *d->X);
     return pipe_task_of(d->task)->digest(d, h);
-}
-
-const double *pipe_dataset_values(const pipe_dataset *d, int row)
-{
-    return d->V + (size_t)row * (size_t)d->n_values;
 }
 
 const pipe_task *pipe_task_of(model_task task)
@@ -414,13 +387,4 @@ int pipe_run(const pipe_dataset *d, const data_split *split, const model_family 
     if (rc || !out_model) model_free(m);
     else *out_model = m;
     return rc;
-}
-
-int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const pipe_opts *o, pipe_result *folds,
-                   pipe_result_fn on_result, void *ctx)
-{
-    memset(folds, 0, (size_t)(k > 0 ? k : 0) * sizeof *folds);
-    if (k < 2) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", k);
-    pipe_result *const res[1] = {folds};
-    return pipe_jobs_run(d, 1, &fam, NULL, k, NULL, o, res, on_result, ctx);
 }

@@ -1,6 +1,7 @@
 /* What only pipeline/ uses: what the pipeline does differently for each task, one table per task
- * (select.c, tune.c), so that the shared code (pipeline.c, report.c, compare.c, plot.c) asks the table
- * instead of branching on the task. */
+ * (select.c, tune.c), so that the shared code (pipeline.c, report.c, compare.c, plot.c, ranks.c) asks the table
+ * instead of branching on the task; the tables call only record.c and plot.c's figures, never the code that
+ * calls them (tools/check_layers.py). */
 #ifndef HEURIST_PIPELINE_INTERNAL_H
 #define HEURIST_PIPELINE_INTERNAL_H
 
@@ -68,6 +69,7 @@ extern const pipe_task pipe_task_tune;
 /* The table of a task; NULL (with the error set) for a value that is no task. */
 const pipe_task *pipe_task_of(model_task task);
 
+/* ---- record.c: what the task tables share with the rest ---- */
 /* JSON has no NaN/inf: a figure that is not finite is written as null. */
 void pipe_json_num(cJSON *o, const char *key, double v);
 
@@ -77,7 +79,7 @@ uint64_t pipe_digest_str(uint64_t h, const char *s);
 /* A selection dataset's kernels, keys and runtimes into a digest. */
 uint64_t pipe_digest_select(const data_select *s, uint64_t h);
 
-/* Reads n bytes at *at of buf (len) into dst: a rank's result records (pipeline/ranks.c). */
+/* Reads n bytes at *at of buf (len) into dst: a rank's result records (pipeline/ranks.c writes them). */
 int pipe_ranks_read(const char *buf, size_t len, size_t *at, void *dst, size_t n);
 
 #endif

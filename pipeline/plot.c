@@ -344,10 +344,9 @@ int plot_select_figures(const char *dir, const pipe_dataset *d, int nm, const ch
     return 2;
 }
 
-int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
-                 const pipe_result *const *res, const int *n_res, FILE *md)
+int plot_compare(const char *dir, const pipe_dataset *d, const pipe_task *task, int n_models,
+                 const char *const *names, const pipe_result *const *res, const int *n_res, FILE *md)
 {
-    const pipe_task *task = pipe_task_of(d->task);
     if (!task) return HR_EINVAL;
     if (n_models > COMPARE_PLOT_MAX) n_models = COMPARE_PLOT_MAX;
     int n = 0, rc;

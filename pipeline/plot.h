@@ -13,10 +13,12 @@
 
 #define COMPARE_PLOT_MAX 8
 
-/* Draws the figures of a comparison into dir and appends markdown image links to md (may be NULL).
- * Returns the number of figures written, or a negative status. */
-int plot_compare(const char *dir, const pipe_dataset *d, int n_models, const char *const *names,
-                 const pipe_result *const *res, const int *n_res, FILE *md);
+struct pipe_task;
+
+/* Draws the figures of a comparison of data d of the task `task` (pipe_task_of(d->task)) into dir and appends
+ * markdown image links to md (may be NULL). Returns the number of figures written, or a negative status. */
+int plot_compare(const char *dir, const pipe_dataset *d, const struct pipe_task *task, int n_models,
+                 const char *const *names, const pipe_result *const *res, const int *n_res, FILE *md);
 
 /* The selection task's own figures (efficiency_cdf.png, top1_slices.png) with their links in md (may be
  * NULL): how many, or a negative status. */

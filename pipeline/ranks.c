@@ -1,7 +1,7 @@
-/* The (family, fold) jobs of cv and compare spread over the ranks of a distributed run, and their results
- * carried to rank 0. Job j = family * folds + fold runs on rank j % size: a fixed function of the job count
- * and the rank count. A result travels as bytes: a header (magic, sizeof(pipe_result), the record count),
- * then per job its (family, fold), the pipe_result's own bytes (every rank runs the same binary, whose
+/* The (family, fold) jobs of cv (pipe_run_folds) and compare spread over the ranks of a distributed run, and
+ * their results carried to rank 0. Job j = family * folds + fold runs on rank j % size: a fixed function of the
+ * job count and the rank count. A result travels as bytes: a header (magic, sizeof(pipe_result), the record
+ * count), then per job its (family, fold), the pipe_result's own bytes (every rank runs the same binary, whose
  * struct layout the header's size checks), and the arrays its pointers held: the per-problem efficiencies, picks,
  * rows and speed-ups (selection) and the training curve. */
 #include <stdlib.h>
@@ -24,14 +24,6 @@ static void ranks_pack(FILE *f, int m, int fold, const pipe_result *r)
     fwrite(r, sizeof *r, 1, f);
     pipe_task_of(r->task)->pack(f, r);
     if (r->n_curve > 0 && r->curve) fwrite(r->curve, sizeof *r->curve, (size_t)r->n_curve, f);
-}
-
-int pipe_ranks_read(const char *buf, size_t len, size_t *at, void *dst, size_t n)
-{
-    if (n > len - *at) return hr_error(HR_EFORMAT, "ranks: a result record ends %zu bytes early", n - (len - *at));
-    memcpy(dst, buf + *at, n);
-    *at += n;
-    return HR_OK;
 }
 
 /* the records of one rank's bytes into res[m][fold] */
@@ -144,4 +136,13 @@ int pipe_jobs_run(const pipe_dataset *d, int nm, const model_family *const *fams
     for (int j = 0; rc == HR_OK && rk->rank == 0 && on_result && j < nm * nfold; j++)
         on_result(ctx, fams[j / nfold]->name, j % nfold, nfold, &res[j / nfold][j % nfold]);
     return rc;
+}
+
+int pipe_run_folds(const pipe_dataset *d, const model_family *fam, int k, const pipe_opts *o, pipe_result *folds,
+                   pipe_result_fn on_result, void *ctx)
+{
+    memset(folds, 0, (size_t)(k > 0 ? k : 0) * sizeof *folds);
+    if (k < 2) return hr_error(HR_EINVAL, "--folds %d: need at least 2 folds", k);
+    pipe_result *const res[1] = {folds};
+    return pipe_jobs_run(d, 1, &fam, NULL, k, NULL, o, res, on_result, ctx);
 }

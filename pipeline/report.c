@@ -5,14 +5,6 @@
 
 #include "pipeline/pipeline_internal.h"
 
-const char *const pipe_report_slices[PIPE_REPORT_SLICES] = {"direction", "dtype"};
-
-void pipe_json_num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
-    else cJSON_AddNullToObject(o, key);
-}
-
 static cJSON *metrics_object(const pipe_dataset *d, const pipe_result *r)
 {
     cJSON *m = cJSON_CreateObject();
