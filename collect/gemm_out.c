@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "parts.h"
+
 static const char csv_header[] =
     "M,N,K,dtype,trans_a,trans_b,algo_id,tile_m,tile_n,stage_k,stages,split_k,reduction_scheme,swizzle,"
     "custom_option,cluster_m,cluster_n,inner_shape,time_us,heuristic_rank,workspace\n";
@@ -46,29 +48,6 @@ int collect_gemm_sidecar_path(const char *table, const char *suffix, char *buf, 
 
 /* ---- small JSON files, written to a temporary file and renamed into place ---- */
 
-static FILE *tmp_open(const char *path, char *tmp, size_t size)
-{
-    snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) collect_error(COLLECT_EIO, "%s: %s", tmp, strerror(errno));
-    return f;
-}
-
-static int tmp_close(FILE *f, const char *tmp, const char *path)
-{
-    int bad = ferror(f);
-    if (fclose(f) || bad) {
-        remove(tmp);
-        return collect_error(COLLECT_EIO, "%s: write failed", tmp);
-    }
-    if (rename(tmp, path)) {
-        int e = errno;
-        remove(tmp);
-        return collect_error(COLLECT_EIO, "%s: rename to %s failed: %s", tmp, path, strerror(e));
-    }
-    return COLLECT_OK;
-}
-
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -94,7 +73,7 @@ int collect_gemm_schema_write(const char *path, int cus)
 {
     static const char *const problem[] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
     char tmp[4200];
-    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) return COLLECT_EIO;
     fputs("{\"problem\": ", f);
     json_names(f, problem, 6);
@@ -105,7 +84,7 @@ int collect_gemm_schema_write(const char *path, int cus)
     fprintf(f, ",\n \"measure\": \"time_us\", \"better\": \"lower\",\n \"tiles\": {\"tile_m\": \"M\", \"tile_n\": \"N\"}, "
                "\"reduction\": \"K\", \"split\": \"split_k\", \"cus\": %d,\n \"vendor\": \"heuristic_rank\", "
                "\"duplicates\": \"error\"}\n", cus);
-    return tmp_close(f, tmp, path);
+    return collect_tmp_commit(f, tmp, path);
 }
 
 static void json_ints(FILE *f, const int *v, int n)
@@ -161,7 +140,7 @@ int collect_gemm_caps_write(const char *path, const char *gpu, long cublaslt_ver
                             int n_sets)
 {
     char tmp[4200];
-    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) return COLLECT_EIO;
     fputs("{\"format\": \"heurist-collect gemm capabilities\", \"version\": 1,\n \"gpu\": ", f);
     json_string(f, gpu ? gpu : "");
@@ -182,7 +161,7 @@ int collect_gemm_caps_write(const char *path, const char *gpu, long cublaslt_ver
         fprintf(f, "  ]}%s\n", s + 1 < n_sets ? "," : "");
     }
     fputs(" ]}\n", f);
-    return tmp_close(f, tmp, path);
+    return collect_tmp_commit(f, tmp, path);
 }
 
 /* ---- resume scan ---- */

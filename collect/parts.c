@@ -187,8 +187,7 @@ static int file_read(const char *path, unsigned char **data, size_t *size)
     return COLLECT_OK;
 }
 
-/* A temporary file beside path, renamed into place by tmp_commit. */
-static FILE *tmp_open(const char *path, char *tmp, size_t size)
+FILE *collect_tmp_open(const char *path, char *tmp, size_t size)
 {
     int n = snprintf(tmp, size, "%s.tmp.%ld", path, (long)getpid());
     if (n < 0 || (size_t)n >= size) {
@@ -200,7 +199,7 @@ static FILE *tmp_open(const char *path, char *tmp, size_t size)
     return f;
 }
 
-static int tmp_commit(FILE *f, const char *tmp, const char *path)
+int collect_tmp_commit(FILE *f, const char *tmp, const char *path)
 {
     int bad = ferror(f);
     if (fclose(f) || bad) {
@@ -375,7 +374,7 @@ int collect_lines_merge(const char *path, char *const *keys, int n_keys, const c
     if (rc) return rc;
     qsort(sorted, (size_t)n_keys, sizeof *sorted, cmp_str);
     char tmp[4200];
-    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) {
         free(sorted);
         return COLLECT_EIO;
@@ -413,7 +412,7 @@ int collect_lines_merge(const char *path, char *const *keys, int n_keys, const c
         remove(tmp);
         return rc;
     }
-    return tmp_commit(f, tmp, path);
+    return collect_tmp_commit(f, tmp, path);
 }
 
 /* ---- the GPU table ---- */
@@ -589,7 +588,7 @@ int collect_members_merge(const char *path, char *const *keys, int n_keys, const
     if (rc) return rc;
     qsort(sorted, (size_t)n_keys, sizeof *sorted, cmp_str);
     char tmp[4200];
-    FILE *f = tmp_open(path, tmp, sizeof tmp);
+    FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) {
         free(sorted);
         return COLLECT_EIO;
@@ -624,5 +623,5 @@ int collect_members_merge(const char *path, char *const *keys, int n_keys, const
         remove(tmp);
         return rc;
     }
-    return tmp_commit(f, tmp, path);
+    return collect_tmp_commit(f, tmp, path);
 }

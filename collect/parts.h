@@ -22,6 +22,12 @@ void collect_parts_free(char **paths, int n);
 /* Removes base's parts. */
 int collect_parts_remove(const char *base);
 
+/* A temporary file beside path ("<path>.tmp.<pid>", its name into tmp: size bytes), written and then renamed into
+ * place by collect_tmp_commit, which closes it (and removes it on a failed write); NULL or the code, the error
+ * set. */
+FILE *collect_tmp_open(const char *path, char *tmp, size_t size);
+int collect_tmp_commit(FILE *f, const char *tmp, const char *path);
+
 /* Drops the later copies of repeated keys (each key is measured once, at its first place) and frees them;
  * kept (room for *n, may be NULL) receives the original positions of the keys kept. */
 int collect_keys_unique(char **keys, int *n, int *kept);
