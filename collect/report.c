@@ -506,6 +506,40 @@ int collect_report_tail(FILE *f, const collect_report *r, double noise_ratio)
     return rc;
 }
 
+int collect_report_finish(FILE *fo, const char *out, const char *item, int measured, double seconds, int n_parts,
+                          const char *const *part_names, const double *part, double noise_ratio)
+{
+    if (fclose(fo)) return collect_error(COLLECT_EIO, "%s: write failed", out);
+    collect_report rep;
+    int rc = collect_report_read(out, &rep);
+    if (rc) return rc;
+    if (rep.n == 0) {
+        collect_report_free(&rep);
+        printf("no %s verified\n", item);
+        return COLLECT_OK;
+    }
+    if (!(fo = fopen(out, "a"))) {
+        collect_report_free(&rep);
+        return collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
+    }
+    char times[512];
+    int tw = snprintf(times, sizeof times, "# time a %s (this run, %d %ss): %.1f ms", item, measured, item,
+                      measured ? seconds * 1e3 / measured : 0.0);
+    for (int k = 0; k < n_parts; k++)
+        tw += snprintf(times + tw, sizeof times - (size_t)tw, "%s %s %.2f", k ? "," : ";", part_names[k],
+                       measured ? part[k] * 1e3 / measured : 0.0);
+    snprintf(times + tw, sizeof times - (size_t)tw, " ms\n");
+    rc = collect_report_tail(fo, &rep, noise_ratio);
+    if (!rc) rc = collect_report_tail(stdout, &rep, noise_ratio);
+    collect_report_free(&rep);
+    if (!rc) {
+        fputs(times, fo);
+        fputs(times, stdout);
+    }
+    if (fclose(fo) && !rc) rc = collect_error(COLLECT_EIO, "%s: write failed", out);
+    return rc;
+}
+
 static void slice_header(FILE *f, int topk)
 {
     fprintf(f, "  %-28s %6s %8s %17s %8s %8s %8s %8s %8s", "value", "n", "speedup", "95% interval", "worst", "eff",

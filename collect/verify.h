@@ -137,6 +137,12 @@ int collect_report_field(const collect_report *r, int row, const char *field, ch
  * several models are summarized per model. Prints to f. */
 int collect_report_summarize(FILE *f, const collect_report *r, double noise_ratio, int resamples, uint64_t seed,
                              const char *by);
+/* The end of a verify run (verify_cmd.c, verify_gemm_cmd.c): closes its report fo, then appends to the report
+ * at `out` and prints the summary of all its rows (earlier runs' too: collect_report_tail) and this run's time
+ * an `item` ("problem", "shape") over the `measured` ones, in all (seconds) and per part (n_parts, by name, in
+ * seconds); "no <item> verified" when the report holds no row. 0, or a negative code with the error set. */
+int collect_report_finish(FILE *fo, const char *out, const char *item, int measured, double seconds, int n_parts,
+                          const char *const *part_names, const double *part, double noise_ratio);
 /* The '#' lines a verify run ends its report with: per model, the summary lines of collect_report_summarize
  * without slices and bootstrap. */
 int collect_report_tail(FILE *f, const collect_report *r, double noise_ratio);

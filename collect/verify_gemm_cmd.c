@@ -467,39 +467,10 @@ int cmd_verify_gemm(int argc, char **argv)
     printf("%d shapes verified, %d already in the report, %.1f s\n", measured, resumed, cli_now_s() - t_start);
     if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "shapes skipped");
-    if (fclose(fo)) {
-        fo = NULL;
-        collect_error(COLLECT_EIO, "%s: write failed", out);
-        goto fail;
-    }
+    int frc = collect_report_finish(fo, out, "shape", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
+                                    noise);
     fo = NULL;
-    /* the summary of the whole report (earlier runs' rows too), appended to it and printed */
-    collect_report rep;
-    if (collect_report_read(out, &rep)) goto fail;
-    if (rep.n == 0) {
-        collect_report_free(&rep);
-        printf("no shape verified\n");
-        rc = stopped ? 3 : 0;
-        goto cleanup;
-    }
-    if (!(fo = fopen(out, "a"))) {
-        collect_report_free(&rep);
-        collect_error(COLLECT_EIO, "%s: cannot open for writing", out);
-        goto fail;
-    }
-    char times[512];
-    int tw = snprintf(times, sizeof times, "# time a shape (this run, %d shapes): %.1f ms", measured,
-                      measured ? (cli_now_s() - t_start) * 1e3 / measured : 0.0);
-    for (int k = 0; k < PART_COUNT; k++)
-        tw += snprintf(times + tw, sizeof times - (size_t)tw, "%s %s %.2f", k ? "," : ";", part_names[k],
-                       measured ? part[k] * 1e3 / measured : 0.0);
-    snprintf(times + tw, sizeof times - (size_t)tw, " ms\n");
-    int trc = collect_report_tail(fo, &rep, noise);
-    if (!trc) trc = collect_report_tail(stdout, &rep, noise);
-    collect_report_free(&rep);
-    if (trc) goto fail;
-    fputs(times, fo);
-    fputs(times, stdout);
+    if (frc) goto fail;
     /* 3: stopped by --time-limit with shapes left (--resume continues) */
     rc = stopped ? 3 : 0;
     goto cleanup;
