@@ -131,40 +131,6 @@ static model_applies model_applicable_shape(const model *m, const double *pv, un
     return MODEL_APPLIES_ALL;
 }
 
-int model_rank_within(const model *m, const double *pv, const float *scores, unsigned char *ok, int k,
-                      model_ranked *out, model_applies *rule)
-{
-    model_applies r = model_applicable(m, pv, ok);
-    if (rule) *rule = r;
-    int n = 0, allowed = 0;
-    for (int i = 0; i < m->n_kernels; i++) {
-        allowed += ok[i];
-        if (ok[i] && isfinite(scores[i])) out[n++] = (model_ranked){i, scores[i], 0};
-    }
-    /* an empty ranking is no answer: every kernel refused by the problem's precision class, or the allowed ones
-     * scored NaN or infinite by a diverged or damaged model */
-    if (n == 0 && !allowed)
-        return hr_error(HR_ESTATE, "no kernel of this model is allowed for the problem's precision class");
-    if (n == 0)
-        return hr_error(HR_ESTATE, "no %s gets a finite score (the model's scores are NaN or infinite)",
-                        m->kernel_values ? "configuration" : "kernel");
-    model_ranked_top(out, n, k);
-    return n;
-}
-
-int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule)
-{
-    unsigned char *ok = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1));
-    if (!ok) return HR_ENOMEM;
-    int n = model_rank_within(m, pv, scores, ok, m->n_kernels, out, rule);
-    free(ok);
-    /* softmax over the ranked kernels, in double, shifted by the largest score (the first) */
-    double z = 0;
-    for (int i = 0; i < n; i++) z += exp((double)out[i].score - out[0].score);
-    for (int i = 0; i < n; i++) out[i].prob = (float)(exp((double)out[i].score - out[0].score) / z);
-    return n;
-}
-
 /* The slices' values of combination c (mixed radix in slice order). */
 static void combo_values(const data_codec *cd, int c, int *v)
 {

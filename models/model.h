@@ -246,8 +246,8 @@ typedef struct model_ranked {
     float prob;  /* softmax of the scores over the ranked kernels */
 } model_ranked;
 
-/* Ranks the kernels that can run the problem with values pv by their finite scores (n_kernels, from
- * model_predict_select), best first, into out (n_kernels); returns how many were ranked, at least one, or a negative
+/* Ranks (models/rank.c) the kernels that can run the problem with values pv by their finite scores (n_kernels,
+ * from model_predict_select), best first, into out (n_kernels); returns how many were ranked, at least one, or a negative
  * status: HR_ESTATE when no kernel that can run the problem has a finite score, or when its precision class allows
  * none; *rule (may be NULL) as above. */
 int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule);

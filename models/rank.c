@@ -1,5 +1,6 @@
-/* Ranking scores best first without allocating: the ranking a predictor hands out (heurist.h), of the kernels a
- * model knows or of any candidate configurations, sorts only the k entries a caller asked for. */
+/* Ranking scores best first, of the kernels that can run a problem (model_applicable): model_rank with every
+ * kernel's softmax probability, and without allocating the ranking a predictor hands out (heurist.h), of the
+ * kernels a model knows or of any candidate configurations, which sorts only the k entries a caller asked for. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,6 +38,41 @@ void model_ranked_top(model_ranked *r, int n, int k)
         else break;
     }
     qsort(r, (size_t)k, sizeof *r, cmp_ranked);
+}
+
+/* The kernels that can run the problem (model_applicable) with a finite score, the k best sorted. */
+int model_rank_within(const model *m, const double *pv, const float *scores, unsigned char *ok, int k,
+                      model_ranked *out, model_applies *rule)
+{
+    model_applies r = model_applicable(m, pv, ok);
+    if (rule) *rule = r;
+    int n = 0, allowed = 0;
+    for (int i = 0; i < m->n_kernels; i++) {
+        allowed += ok[i];
+        if (ok[i] && isfinite(scores[i])) out[n++] = (model_ranked){i, scores[i], 0};
+    }
+    /* an empty ranking is no answer: every kernel refused by the problem's precision class, or the allowed ones
+     * scored NaN or infinite by a diverged or damaged model */
+    if (n == 0 && !allowed)
+        return hr_error(HR_ESTATE, "no kernel of this model is allowed for the problem's precision class");
+    if (n == 0)
+        return hr_error(HR_ESTATE, "no %s gets a finite score (the model's scores are NaN or infinite)",
+                        m->kernel_values ? "configuration" : "kernel");
+    model_ranked_top(out, n, k);
+    return n;
+}
+
+int model_rank(const model *m, const double *pv, const float *scores, model_ranked *out, model_applies *rule)
+{
+    unsigned char *ok = hr_malloc((size_t)(m->n_kernels > 0 ? m->n_kernels : 1));
+    if (!ok) return HR_ENOMEM;
+    int n = model_rank_within(m, pv, scores, ok, m->n_kernels, out, rule);
+    free(ok);
+    /* softmax over the ranked kernels, in double, shifted by the largest score (the first) */
+    double z = 0;
+    for (int i = 0; i < n; i++) z += exp((double)out[i].score - out[0].score);
+    for (int i = 0; i < n; i++) out[i].prob = (float)(exp((double)out[i].score - out[0].score) / z);
+    return n;
 }
 
 int model_rank_problem(const model *m, model_ws *ws, const double *pv, int k, model_ranked *out, model_applies *rule)
