@@ -14,6 +14,8 @@ from . import _lib
 from ._lib import EINVAL, ESTATE, HeuristError, check, text
 
 TASKS = {1: "select", 2: "tune"}
+_c_int, _c_float = ctypes.c_int, ctypes.c_float
+_frombuffer, _int32, _float32 = np.frombuffer, np.dtype(np.int32), np.dtype(np.float32)
 
 
 class Model:
@@ -30,6 +32,7 @@ class Model:
         self._predictors = []  # every predictor made, freed with the model
         self.task = TASKS[lib.heurist_model_task(handle)]
         self.kernels = [text(lib.heurist_model_kernel_name(handle, k)) for k in range(lib.heurist_model_kernel_count(handle))]
+        self._n_kernels = len(self.kernels)
         self.params = [text(lib.heurist_model_param_name(handle, j)) for j in range(lib.heurist_model_param_count(handle))]
         self.problem_columns = [text(lib.heurist_model_problem_name(handle, j))
                                 for j in range(lib.heurist_model_problem_count(handle))]
@@ -196,11 +199,14 @@ class Model:
         """The kernels (or candidates) for `problem`, best first: (indices, scores) as numpy arrays (int32,
         float32), indices into `kernels` (candidates None: those the problem allows) or into `candidates`, scores
         the model's (higher is better), at most k of them (all when k is None)."""
+        # The common case, one problem as text over the model's own kernels, runs the fewest Python steps: a
+        # small model ranks in about the time the interpreter takes for a dozen of them.
         if self.task != "select":
             self._need("select", "rank")
-        if candidates is None:
-            cand, n_cand, capacity = None, 0, len(self.kernels)
-        else:
+        cand = cand_array = None
+        n_cand = 0
+        capacity = self._n_kernels
+        if candidates is not None:
             # the array stays referenced until the call returns: its address alone keeps nothing alive
             cand_array, n_cand = self._candidates(candidates)
             capacity = n_cand
@@ -208,15 +214,20 @@ class Model:
         if k is not None:
             if k < 1:
                 raise HeuristError(EINVAL, "rank: k must be at least 1, got %d" % k)
-            capacity = min(k, capacity)
+            if k < capacity:
+                capacity = k
         # fresh ctypes arrays that numpy then wraps: cheaper than a numpy array's address
-        index = (ctypes.c_int * capacity)()
-        score = (ctypes.c_float * capacity)()
-        w = self._acquire()
+        index = (_c_int * capacity)()
+        score = (_c_float * capacity)()
+        pool = self._pool
         try:
-            if problem.__class__ is str or isinstance(problem, dict):
-                rc = _lib.fast.heurist_predictor_rank(w.p, self._problem_text(problem), cand, n_cand, capacity, index,
-                                                      score, w.n_p)
+            w = pool.pop()
+        except IndexError:
+            w = self._acquire()
+        try:
+            if problem.__class__ is str:
+                rc = _lib.fast.heurist_predictor_rank(w.p, problem.encode(), cand, n_cand, capacity, index, score,
+                                                      w.n_p)
             elif isinstance(problem, np.ndarray):
                 values = np.ascontiguousarray(problem, dtype=np.float64).reshape(-1)
                 if len(values) != len(self.problem_columns):
@@ -225,12 +236,16 @@ class Model:
                 rc = _lib.fast.heurist_predictor_rank_values(w.p, ctypes.c_void_p(values.ctypes.data), cand, n_cand,
                                                              capacity, index, score, w.n_p)
             else:
-                self._problem_text(problem)  # the TypeError that names what a problem is
-            n = min(w.n.value, capacity)
+                rc = _lib.fast.heurist_predictor_rank(w.p, self._problem_text(problem), cand, n_cand, capacity, index,
+                                                      score, w.n_p)
+            n = w.n.value
         finally:
-            self._pool.append(w)
-        check(rc)
-        return np.frombuffer(index, np.int32, n), np.frombuffer(score, np.float32, n)
+            pool.append(w)
+        if rc < 0:
+            raise HeuristError(rc, _lib.last_error())
+        if n > capacity:
+            n = capacity
+        return _frombuffer(index, _int32, n), _frombuffer(score, _float32, n)
 
     def shortlist(self, problem, k, candidates=None):
         """The k best kernel (or candidate) indices for `problem`, best first, as a list."""
