@@ -159,7 +159,7 @@ def test_errors_raise_with_the_librarys_message(conv_model, tune_model, table_mo
 def test_threads_rank_at_once_with_the_gil_released(table_model, monkeypatch):
     m = heurist.Model.load(table_model)
     problems = np.resize(np.array([[p["M"], p["N"], p["K"], m.categories("dtype").index(p["dtype"])]
-                                   for p in TABLE_PROBLEMS], dtype=np.float64), (40000, 4))
+                                   for p in TABLE_PROBLEMS], dtype=np.float64), (200000, 4))
     want = m.rank_batch(problems[:len(TABLE_PROBLEMS)], threads=1)[:, 0]
     span = {}
     foreign = heurist._lib.lib.heurist_rank_values_batch
