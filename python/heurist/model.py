@@ -53,7 +53,8 @@ class Model:
         return cls(path)
 
     def close(self):
-        """Frees the library's model and its predictors; later calls raise HeuristError."""
+        """Frees the library's model and its predictors; later calls raise HeuristError. No other thread's call
+        may be running on the model meanwhile (its predictor would be freed under it)."""
         if self._h is None:
             return
         for w in self._predictors:
