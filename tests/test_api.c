@@ -125,7 +125,18 @@ Test(api, tuning_predicts_as_predict_does)
     }
     cr_assert_eq(heurist_tune_batch(m, keys, N_KEYS, 2, &batch[0][0]), HEURIST_OK, "%s", heurist_last_error());
     cr_assert_arr_eq(batch, one, sizeof one);
+    /* a predictor tunes as heurist_tune does, and does not rank */
+    heurist_predictor *p;
+    cr_assert_eq(heurist_predictor_create(m, &p), HEURIST_OK, "%s", heurist_last_error());
+    for (int i = 0; i < N_KEYS; i++) {
+        int32_t v[8];
+        cr_assert_eq(heurist_predictor_tune(p, keys[i], v), HEURIST_OK, "%s", heurist_last_error());
+        cr_assert_arr_eq(v, one[i], sizeof v, "%s", keys[i]);
+    }
     int k;
+    cr_assert_eq(heurist_predictor_rank(p, keys[0], NULL, 0, 1, &k, NULL, NULL), HEURIST_ESTATE);
+    cr_assert_eq(heurist_predictor_tune(p, "1-2-3", batch[0]), HEURIST_EINVAL);
+    heurist_predictor_free(p);
     cr_assert_eq(heurist_rank(m, keys[0], 1, &k, NULL, NULL), HEURIST_ESTATE);
     heurist_model_free(m);
     remove(mpath);
