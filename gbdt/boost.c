@@ -42,8 +42,9 @@ int gbdt_params_check(const gbdt_params *p)
     if (p->objective != GBDT_OBJECTIVE_L2 && p->objective != GBDT_OBJECTIVE_SOFTMAX &&
         p->objective != GBDT_OBJECTIVE_LAMBDARANK)
         return hr_error(HR_EINVAL, "gbdt: unknown objective %d", (int)p->objective);
-    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (p->num_class < 2 || p->num_class > 256))
-        return hr_error(HR_EINVAL, "gbdt: softmax needs num_class in 2..256, got %d", p->num_class);
+    if (p->objective == GBDT_OBJECTIVE_SOFTMAX && (p->num_class < 2 || p->num_class > GBDT_SOFTMAX_MAX_CLASSES))
+        return hr_error(HR_EINVAL, "gbdt: softmax needs num_class in 2..%d, got %d", GBDT_SOFTMAX_MAX_CLASSES,
+                        p->num_class);
     if (p->num_rounds < 0) return hr_error(HR_EINVAL, "gbdt: num_rounds %d < 0", p->num_rounds);
     if (!(p->learning_rate > 0)) return hr_error(HR_EINVAL, "gbdt: learning_rate %g <= 0", p->learning_rate);
     if (p->num_leaves < 2 || p->num_leaves > 131072)
@@ -605,8 +606,14 @@ static int boost_loop(const gbdt_params *p, const gbdt_data *train, const gbdt_d
     if (stopped) {
         gbdt_booster_truncate(b, first_tree + best_iter * K);
         b->best_iteration = first_tree / K + best_iter;
-        hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d, valid %s %.6g\n",
-                      b->best_iteration, metric_name, best_metric);
+        /* iterations count this run's rounds, as the progress lines and the config's rounds do */
+        if (first_tree)
+            hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d (the model keeps %d: %d from the "
+                          "initial model), valid %s %.6g\n", best_iter, b->best_iteration, first_tree / K,
+                          metric_name, best_metric);
+        else
+            hr_log_printf(log, HR_LOG_INFO, "gbdt: early stopping, best iteration %d, valid %s %.6g\n", best_iter,
+                          metric_name, best_metric);
     }
     return HR_OK;
 }

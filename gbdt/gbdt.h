@@ -54,9 +54,12 @@ typedef enum gbdt_histogram {
     GBDT_HISTOGRAM_INT = 1,
 } gbdt_histogram;
 
+/* The most classes one softmax booster takes. */
+#define GBDT_SOFTMAX_MAX_CLASSES 256
+
 typedef struct gbdt_params {
     gbdt_objective objective;
-    int num_class;                  /* K for softmax; 1 for L2 */
+    int num_class;                  /* K for softmax (2..GBDT_SOFTMAX_MAX_CLASSES); 1 for L2 */
     int num_rounds;                 /* boosting iterations (each adds K trees) */
     double learning_rate;
     int num_leaves;

@@ -7,18 +7,20 @@
 #include "gbdt/gbdt.h"
 #include "models/models_internal.h"
 
-/* The objectives a select config chooses: gbdt_mode_names without "tune", which no config names (the task does) */
-static const char *const objective_names[] = {"softmax", "rank", NULL};
-static const int objective_values[] = {GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
+/* The objectives a select config chooses: auto, then gbdt_mode_names without "tune", which no config names (the task
+ * does) */
+static const char *const objective_names[] = {"auto", "softmax", "rank", NULL};
+static const int objective_values[] = {GBDT_MODE_AUTO, GBDT_MODE_SOFTMAX, GBDT_MODE_RANK};
 
 #define P(field) offsetof(gbdt_cfg, p.field)
 /* The defaults favour training time at the accuracy of slower settings (a higher learning rate, smaller leaves,
  * L2 and feature sampling, softmax labels over -t/(tau t_min)); the measurements behind each are in experiments/LOG.md. */
 static const hr_config_option gbdt_options[] = {
-    {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "softmax",
+    {.name = "objective", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, objective), .def_name = "auto",
      .names = objective_names, .values = objective_values,
      .doc = "select: softmax over kernels, or rank (L2 per (problem, kernel) pair: log(t / t_fastest), or on a "
-            "table rank_target from the pair's features)"},
+            "table rank_target from the pair's features); auto: rank (lambdarank) on a table or over more than 256 "
+            "kernels, else softmax"},
     {.name = "label", .type = HR_CONFIG_ENUM, .offset = offsetof(gbdt_cfg, label), .def_name = "softmax",
      .names = data_label_names, .values = data_label_values,
      .doc = "softmax objective's labels: softmax(-t/(tau t_min)), runtime ratio or one-hot"},
@@ -108,4 +110,33 @@ int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c)
                       "{\"histogram\": \"int\"})\n", ctx->comm->size);
     }
     return rc;
+}
+
+int gbdt_objective_resolve(const model_train_data *d, const model_ctx *ctx, gbdt_cfg *c)
+{
+    const int valued = data_codec_config_width(d->codec) > 0, K = d->sel->n_kernels;
+    if (c->objective == GBDT_MODE_SOFTMAX && K > GBDT_SOFTMAX_MAX_CLASSES)
+        return hr_error(HR_EINVAL, "gbdt config: \"objective\": \"softmax\" scores at most %d kernels with one "
+                        "booster, the data has %d: use {\"objective\": \"rank\"} (or leave it auto)",
+                        GBDT_SOFTMAX_MAX_CLASSES, K);
+    if (c->objective != GBDT_MODE_AUTO) return HR_OK;
+    /* a warm start continues its initial model's objective, and on a table its loss unless the config names one */
+    const gbdt_model *init = ctx->init && !strcmp(ctx->init->family->name, "gbdt") ? (const gbdt_model *)ctx->init : NULL;
+    if (init && (init->mode == GBDT_MODE_SOFTMAX || init->mode == GBDT_MODE_RANK)) {
+        c->objective = init->mode;
+        if (init->mode == GBDT_MODE_RANK && init->base.kernel_values && !hr_config_has(ctx->config, "rank_loss"))
+            c->rank_loss = init->loss;
+        return HR_OK;
+    }
+    if (!valued && K <= GBDT_SOFTMAX_MAX_CLASSES) {
+        c->objective = GBDT_MODE_SOFTMAX;
+        return HR_OK;
+    }
+    c->objective = GBDT_MODE_RANK;
+    /* on a table every problem's measured configurations are a list to order: lambdarank fits that order */
+    if (valued && !hr_config_has(ctx->config, "rank_loss")) c->rank_loss = GBDT_TABLE_LOSS_LAMBDARANK;
+    hr_log_printf(ctx->log, HR_LOG_INFO, "gbdt: objective auto: rank%s over %d %s\n",
+                  c->rank_loss == GBDT_TABLE_LOSS_LAMBDARANK && valued ? " (lambdarank)" : "", K,
+                  valued ? "valued configurations" : "kernels");
+    return HR_OK;
 }

@@ -274,6 +274,9 @@ static int gbdt_model_train(const model_train_data *d, const model_ctx *ctx, con
     if (g->mode == GBDT_MODE_RANK && data_codec_config_width(d->codec) > 0) {
         if (init && init->target != cfg.rank_target)
             rc = hr_error(HR_EINVAL, "--init-model %s: a rank model of another rank_target", ctx->init_model);
+        else if (init && init->loss != cfg.rank_loss)
+            rc = hr_error(HR_EINVAL, "--init-model %s: a rank model of rank_loss %s, the config asks %s", ctx->init_model,
+                          gbdt_table_loss_names[init->loss], gbdt_table_loss_names[cfg.rank_loss]);
         else if (init && gbdt_booster_num_features(init->boosters[0]) != gbdt_table_feature_count(&g->base))
             rc = hr_error(HR_EINVAL, "--init-model %s: %d features, this table gives %d", ctx->init_model,
                           gbdt_booster_num_features(init->boosters[0]), gbdt_table_feature_count(&g->base));
@@ -357,6 +360,7 @@ static int gbdt_model_train_select(const model_train_data *d, const model_ctx *c
 {
     gbdt_cfg cfg;
     int rc = gbdt_cfg_read(ctx, &cfg);
+    if (!rc) rc = gbdt_objective_resolve(d, ctx, &cfg);
     return rc ? rc : gbdt_model_train(d, ctx, &cfg, cfg.objective, out);
 }
 

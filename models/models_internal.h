@@ -34,14 +34,15 @@ char **model_strv_dup(char *const *s, int n);
 /* The first index where two name lists differ, or -1 when they are equal (n is the length of both). */
 int model_names_differ(char *const *a, char *const *b, int n);
 
-enum { GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
+/* GBDT_MODE_AUTO is a config's choice only (gbdt_objective_resolve turns it into softmax or rank before training) */
+enum { GBDT_MODE_AUTO = -1, GBDT_MODE_SOFTMAX = 0, GBDT_MODE_RANK = 1, GBDT_MODE_TUNE = 2 };
 extern const char *const gbdt_mode_names[]; /* by GBDT_MODE_*, NULL-terminated: a model file's "objective" */
 
 /* The family's options (models/gbdt_train.c's config table fills it); a rank model of a table records rank_target
  * and rank_loss (GBDT_FILE_TABLE_RANK). */
 typedef struct gbdt_cfg {
     gbdt_params p;
-    int objective;   /* select: GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
+    int objective;   /* select: GBDT_MODE_AUTO, GBDT_MODE_SOFTMAX or GBDT_MODE_RANK */
     int label;       /* softmax objective: data_label_kind */
     float tau;
     float tie;       /* a candidate within this ratio of a problem's fastest counts as the fastest (1: none) */
@@ -115,6 +116,11 @@ int gbdt_model_load_tune(hid_t group, model *base, model **out);
 /* models/gbdt_options.c: the option rows, and a training's options read from its context. */
 size_t gbdt_model_config_options(hr_config_option *rows);
 int gbdt_cfg_read(const model_ctx *ctx, gbdt_cfg *c);
+/* The select objective the config's objective comes to on d: auto is the initial model's objective (and loss) on a
+ * warm start (ctx->init), else rank (lambdarank on a table, unless the config names rank_loss) where the kernels are
+ * valued configurations or more than GBDT_SOFTMAX_MAX_CLASSES, softmax otherwise; an explicit softmax over more
+ * kernels than that is HR_EINVAL naming {"objective": "rank"}. */
+int gbdt_objective_resolve(const model_train_data *d, const model_ctx *ctx, gbdt_cfg *c);
 /* models/gbdt_view.c: the family's views (model_family.views, models/view.h). */
 struct model_views;
 int gbdt_model_views(const model *m, struct model_views *v);

@@ -195,6 +195,7 @@ static int plot_slices(const char *dir, const pipe_dataset *d, int nm, const cha
             labels[ns++] = sl->names[v];
         }
     }
+    if (ns == 0) return 0; /* no slice to show (a benchmark table's problems have none): no figure */
     for (int m = 0; m < nm && m < COMPARE_PLOT_MAX; m++) {
         for (int i = 0; i < ns; i++) {
             long n = 0, h = 0;
@@ -241,7 +242,8 @@ static int plot_slices(const char *dir, const pipe_dataset *d, int nm, const cha
     cairo_rectangle(cr, MARGIN_L, MARGIN_T, PLOT_W - MARGIN_L - MARGIN_R, PLOT_H - MARGIN_T - MARGIN_B);
     cairo_stroke(cr);
     legend(cr, nm, names);
-    return figure_end(s, cr, dir, "top1_slices.png");
+    int rc = figure_end(s, cr, dir, "top1_slices.png");
+    return rc ? rc : 1;
 }
 
 static int plot_tradeoff(const char *dir, const pipe_task *task, int nm, const char *const *names,
@@ -339,9 +341,9 @@ int plot_select_figures(const char *dir, const pipe_dataset *d, int nm, const ch
     int rc;
     if ((rc = plot_efficiency_cdf(dir, nm, names, res, nres))) return rc;
     if (md) fprintf(md, "![efficiency CDF](efficiency_cdf.png)\n\n");
-    if ((rc = plot_slices(dir, d, nm, names, res, nres))) return rc;
-    if (md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
-    return 2;
+    if ((rc = plot_slices(dir, d, nm, names, res, nres)) < 0) return rc;
+    if (rc && md) fprintf(md, "![top-1 by slice](top1_slices.png)\n\n");
+    return 1 + rc;
 }
 
 int plot_compare(const char *dir, const pipe_dataset *d, const pipe_task *task, int n_models,

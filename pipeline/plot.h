@@ -1,6 +1,6 @@
 /* plot: the comparison figures, drawn with cairo into PNG files (written atomically).
  * - efficiency_cdf.png: per model, the fraction of test problems with efficiency <= x.
- * - top1_slices.png: top-1 per direction and data type, grouped bars.
+ * - top1_slices.png: top-1 per direction and data type, grouped bars (where the source has those slices).
  * - training_curves.png: the curves' validation metric (top-1 or param accuracy) per epoch or round.
  * - tradeoff.png: top-1 (or param accuracy) against single-problem inference time (log scale).
  */

@@ -166,7 +166,7 @@ Test(export_table, towers_runtime_matches_the_library_on_200_problems, .timeout 
 Test(export_table, a_softmax_table_model_is_refused, .timeout = 300)
 {
     table_fixture f = table_fixture_make(40, 17, 0.05);
-    model *m = table_fixture_train(&f, "gbdt", "{\"rounds\": 3, \"log_every\": 0}");
+    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"softmax\", \"rounds\": 3, \"log_every\": 0}");
     char *dir = test_tmppath("_export_table_softmax");
     cr_assert_eq(export_c_write(m, "model.h5", dir, "hm"), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "only gbdt with objective rank"), "%s", hr_last_error());

@@ -361,6 +361,51 @@ Test(gbdt_train, warm_start_continues_with_more_trees_and_lower_loss)
     free(x), free(y);
 }
 
+/* A warm-started run that stops early names its best iteration as its progress lines count them (this run's
+ * rounds), and the model's own count beside it: "[5] ... best iteration 32" read as a contradiction. */
+Test(gbdt_train, warm_start_early_stopping_log_counts_this_runs_rounds)
+{
+    size_t n = 600, nv = 300;
+    int d = 3;
+    float *x = malloc((n + nv) * d * sizeof *x), *y = malloc((n + nv) * sizeof *y);
+    hr_rng r;
+    hr_rng_seed(&r, 4);
+    /* labels independent of the features: validation loss rises as soon as the trees fit noise */
+    for (size_t i = 0; i < (n + nv) * d; i++) x[i] = (float)hr_rng_uniform(&r);
+    for (size_t i = 0; i < n + nv; i++) y[i] = (float)hr_rng_uniform(&r);
+    gbdt_data train = {.x = x, .n = n, .d = d, .y = y}, valid = {.x = x + n * d, .n = nv, .d = d, .y = y + n};
+    gbdt_params p;
+    gbdt_params_default(&p);
+    p.num_rounds = 30;
+    p.num_leaves = 31;
+    p.min_data_in_leaf = 2;
+    p.learning_rate = 0.5;
+    gbdt_booster *b1, *b2;
+    cr_assert_eq(gbdt_booster_train(&p, &train, NULL, NULL, NULL, &b1), 0, "%s", hr_last_error());
+    p.early_stopping_rounds = 2;
+    p.log_every = 1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    hr_log log = {f, HR_LOG_INFO};
+    cr_assert_eq(gbdt_booster_train(&p, &train, &valid, b1, &log, &b2), 0, "%s", hr_last_error());
+    fclose(f);
+    int last = 0, best = -1, kept = -1, from = -1;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        int k;
+        if (sscanf(l, "gbdt: [%d]", &k) == 1) last = k;
+        sscanf(l, "gbdt: early stopping, best iteration %d (the model keeps %d: %d from", &best, &kept, &from);
+    }
+    cr_assert(best >= 1 && best <= last && last < 30, "%s", text);
+    cr_assert_eq(from, 30, "%s", text);
+    cr_assert_eq(kept, 30 + best, "%s", text);
+    cr_assert_eq(gbdt_booster_best_iteration(b2), kept);
+    free(text);
+    gbdt_booster_free(b1);
+    gbdt_booster_free(b2);
+    free(x), free(y);
+}
+
 /* Many classes with soft labels and rare classes (priors down to ~1e-5), like runtime-ratio labels over
  * kernels: every round must lower the training loss. With plain Newton leaf values -G/H, leaves holding a
  * few rows of a rare class (h = p (1 - p) ~ 1e-5) got steps of thousands and the loss rose from round 2. */

@@ -57,14 +57,19 @@ Test(hostile_checkpoints, refused_init_models_are_one_line_errors)
     REFUSED("cache.h5", "n.h5", TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model cache.h5 --out n.h5");
     REFUSED("not a gbdt model", "n.h5", TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model freq.h5 --out n.h5");
     REFUSED("not a gbdt model of the same task and objective", "n.h5",
-            TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model rank.h5 --out n.h5");
+            TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2,\"objective\":\"softmax\"}' --init-model rank.h5 --out n.h5");
+    REFUSED("a rank model of rank_loss l2, the config asks lambdarank", "n.h5",
+            TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2,\"objective\":\"rank\",\"rank_loss\":\"lambdarank\"}' "
+                  "--init-model rank.h5 --out n.h5");
+    /* objective auto continues the initial model's objective and loss */
+    OK(TRAIN "--data t.csv --model gbdt --config '{\"rounds\":2}' --init-model rank.h5 --out n.h5");
 }
 
 /* The same number of configurations and categories with other values: trees of tile_k=64 would score tile_k=512,
  * fp16's one-hot would mean fp32. Each difference is named. */
 Test(hostile_checkpoints, init_model_of_other_configurations_or_categories_is_refused)
 {
-    const char *cfg = "--model gbdt --config '{\"rounds\":2}'";
+    const char *cfg = "--model gbdt --config '{\"rounds\":2,\"objective\":\"softmax\"}'";
     OK(TRAIN "--data t.csv %s --out old.h5", cfg);
     OK(TRAIN "--data t.csv %s --init-model old.h5 --out same.h5", cfg);
     TEST_SHELL_OK(dir, "awk -F, 'BEGIN{OFS=\",\"} NR>1{ if($7==64)$7=512 } {print}' t.csv > k.csv && cp t.schema.json k.schema.json");

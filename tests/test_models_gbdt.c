@@ -57,7 +57,7 @@ Test(models_gbdt, config_values_of_the_wrong_type_or_range_are_refused)
         {"{\"learning_rate\": 1e300}", "gbdt config: \"learning_rate\" must be a number in [1e-06, 10], got 1e+300"},
         {"{\"learning_rate\": \"0.1\"}", "gbdt config: \"learning_rate\" must be a number in [1e-06, 10], got \"0.1\""},
         {"{\"tau\": 0}", "gbdt config: \"tau\" must be a number in [1e-06, 1000000], got 0"},
-        {"{\"objective\": \"lambdarank\"}", "gbdt config: \"objective\" must be one of softmax or rank, got \"lambdarank\""},
+        {"{\"objective\": \"lambdarank\"}", "gbdt config: \"objective\" must be one of auto, softmax or rank, got \"lambdarank\""},
         {"{\"label\": 1}", "gbdt config: \"label\" must be one of soft, ratio, onehot, hard or softmax, got 1"},
         {"{\"feature_fraction\": 0}", "gbdt config: \"feature_fraction\" must be a number in [1e-06, 1], got 0"},
         {"{\"max_bin\": 1}", "gbdt config: \"max_bin\" must be an integer in [2, 65535], got 1"},

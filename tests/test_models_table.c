@@ -134,7 +134,7 @@ Test(models_table, save_load_round_trip_keeps_the_scores, .timeout = 300)
 Test(models_table, vocabulary_models_map_candidates_by_name, .timeout = 300)
 {
     table_fixture f = table_fixture_make(80, 11, 0.05);
-    model *m = table_fixture_train(&f, "gbdt", "{\"rounds\": 5, \"log_every\": 0}");
+    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"softmax\", \"rounds\": 5, \"log_every\": 0}");
     cr_assert_eq(model_score_target(m), MODEL_TARGET_NONE);
     int K = m->n_kernels, nk = data_codec_config_width(m->codec);
     float *voc = malloc((size_t)K * sizeof *voc);

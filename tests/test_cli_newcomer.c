@@ -1,0 +1,94 @@
+/* What a new user meets first, through the command line, on small benchmark tables written here (the frictions of
+ * issue 36's list, each with the command that showed it). */
+#include <cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "helpers/testutil.h"
+#include "include/heurist.h"
+
+/* A table of `problems` problems (M, N from the index, dtype `dtypes`[i % n], group family i % 4) x `tiles` tiles x
+ * split 1..2, its time a smooth function of the problem and the configuration, the vendor ranking its guess of the
+ * three fastest; the schema beside it. Returns the CSV's path (malloc'd) in the folder dir. */
+static char *table_write(const char *dir, const char *name, int problems, int first, int tiles,
+                         const char *const *dtypes, int n_dtypes)
+{
+    size_t len = strlen(dir) + strlen(name) + 16;
+    char *path = malloc(len), *schema = malloc(len + 16);
+    snprintf(path, len, "%s/%s.csv", dir, name);
+    snprintf(schema, len + 16, "%s/%s.schema.json", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "M,N,dtype,tile,split,time_us,rank,family\n");
+    for (int i = first; i < first + problems; i++) {
+        int M = 16 * (1 + i % 7), N = 16 * (1 + (i / 7) % 5);
+        const char *dt = dtypes[i % n_dtypes];
+        for (int t = 0; t < tiles; t++)
+            for (int sp = 1; sp <= 2; sp++) {
+                int tile = 8 * (t + 1), c = t * 2 + sp - 1;
+                double tm = 1 + (M > tile ? M - tile : tile - M) / 16.0 + (N > tile ? N - tile : tile - N) / 32.0 +
+                            0.3 * sp + 0.01 * ((i * 31 + c * 17) % 7);
+                /* the vendor ranks its guess of the best three: the tiles nearest M */
+                int d = M > tile ? M - tile : tile - M;
+                int rank = d < 8 ? sp - 1 : d < 16 && sp == 1 ? 2 : -1;
+                fprintf(f, "%d,%d,%s,%d,%d,%.4f,%d,f%d\n", M, N, dt, tile, sp, tm, rank, i % 4);
+            }
+    }
+    cr_assert_eq(fclose(f), 0);
+    f = fopen(schema, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"problem\":[\"M\",\"N\",\"dtype\"],\"kernel\":[\"tile\",\"split\"],\"categorical\":[\"dtype\"],"
+               "\"measure\":\"time_us\",\"better\":\"lower\",\"vendor\":\"rank\",\"duplicates\":\"error\","
+               "\"group\":\"family\"}\n");
+    cr_assert_eq(fclose(f), 0);
+    free(schema);
+    return path;
+}
+
+static char *fresh_dir(void)
+{
+    char *dir = test_tmppath("");
+    cr_assert_eq(hr_mkdir_p(dir), HR_OK);
+    return dir;
+}
+
+static const char *const two_dtypes[] = {"fp16", "bf16"};
+
+/* gbdt's objective is auto: rank (lambdarank) on a table, whatever its number of configurations; softmax asked for
+ * over more kernels than one booster takes names the objective that works. */
+Test(cli_newcomer, gbdt_objective_auto_ranks_a_table_of_many_configurations, .timeout = 300)
+{
+    char *dir = fresh_dir(), *csv = table_write(dir, "wide", 12, 0, 150, two_dtypes, 2), args[4096], *out = NULL;
+    char *model = test_tmppath(".h5");
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":3}' --split none --threads 1 "
+             "--out '%s'", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "objective auto: rank (lambdarank) over 300 valued configurations"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":3,\"objective\":\"softmax\"}' "
+             "--split none --threads 1 --out '%s' --quiet", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
+    cr_assert(strstr(out, "at most 256 kernels") && strstr(out, "use {\"objective\": \"rank\"}"), "%s", out);
+    cr_assert_eq(test_lines_count(out), 1, "%s", out);
+    free(out);
+    /* compare runs both families on the folds */
+    char *cmp = test_tmppath("");
+    snprintf(args, sizeof args, "compare --data '%s' --models gbdt,reformer --folds 2 --threads 1 --quiet "
+             "--config '{\"gbdt\":{\"rounds\":2},\"reformer\":{\"epochs\":1}}' --out '%s'", csv, cmp);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "gbdt") && strstr(out, "reformer"), "%s", out);
+    free(out);
+    /* a table's report has no chart of slices it does not have */
+    char path[4096], *md;
+    size_t len;
+    snprintf(path, sizeof path, "%s/report.md", cmp);
+    cr_assert_eq(hr_file_read_all(path, &md, &len), HR_OK);
+    cr_assert_null(strstr(md, "top1_slices.png"), "%s", md);
+    free(md);
+    snprintf(path, sizeof path, "%s/top1_slices.png", cmp);
+    cr_assert_eq(hr_file_exists(path), 0);
+    free(cmp), free(model), free(csv), free(dir);
+}
