@@ -110,7 +110,8 @@ int data_codec_config_sequence(const data_codec *c, const double *kv, int32_t *s
 const char *data_codec_config_field_text(const data_codec *c, int j, int32_t v, char *buf, size_t size);
 /* Configuration values of another codec's source in this one's columns and vocabularies (from: the data's, to:
  * the model's): n rows of kv. A column `to` has and `from` lacks is an error naming it; a category `to` never saw
- * becomes -1 (no category). Problem values the same way (map_problems). */
+ * becomes -1 (no category: a configuration `to` does not know). Problem values the same way (map_problems), except
+ * that a problem's category `to` never saw is refused as parsing refuses it (data_table_category_unknown). */
 int data_codec_map_configs(const data_codec *to, const data_codec *from, const double *kv, int n, double *out);
 int data_codec_map_problems(const data_codec *to, const data_codec *from, const double *pv, int n, double *out);
 

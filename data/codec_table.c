@@ -122,6 +122,8 @@ static double value_map(const data_table_column *fc, const data_table_column *tc
     return -1;
 }
 
+/* A problem's category the model's column never saw is refused (data_table_category_unknown: the model knows
+ * nothing of it); a configuration's becomes -1, a configuration the model does not know. */
 static int table_map(const data_codec *c, const data_codec *from, int kernel_side, const double *v, int n, double *out)
 {
     const data_table_spec *ds = from->spec, *ms = c->spec;
@@ -131,8 +133,16 @@ static int table_map(const data_codec *c, const data_codec *from, int kernel_sid
     int src[DATA_TABLE_MAX_COLUMNS];
     int rc = columns_map(fc, nf, tc, nt, kernel_side ? "kernel" : "problem", src);
     for (int i = 0; !rc && i < n; i++)
-        for (int j = 0; j < nt; j++)
-            out[(size_t)i * nt + j] = value_map(&fc[src[j]], &tc[j], v[(size_t)i * nf + src[j]]);
+        for (int j = 0; j < nt && !rc; j++) {
+            const data_table_column *f = &fc[src[j]];
+            const double x = v[(size_t)i * nf + src[j]];
+            out[(size_t)i * nt + j] = value_map(f, &tc[j], x);
+            if (kernel_side || !tc[j].categorical || out[(size_t)i * nt + j] >= 0) continue;
+            const char *name = f->categorical && x >= 0 && x < f->n_vocab ? f->vocab[(int)x] : "?";
+            char context[64];
+            snprintf(context, sizeof context, "problem %d of the data, in the model's table", i + 1);
+            rc = data_table_category_unknown(&tc[j], name, strlen(name), context);
+        }
     return rc;
 }
 

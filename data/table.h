@@ -131,8 +131,14 @@ void data_table_pair_features(const data_table_spec *s, const double *pv, const 
  * one-hot), so a family that is handed only x can compute pair features. */
 void data_table_problem_values(const data_table_spec *s, const float *x, double *pv);
 
+/* The one rule for a categorical value a column's vocabulary lacks, whoever meets it (a problem or configuration
+ * parsed from text, a problem of new data evaluated by a model): HR_EINVAL with one line, "CONTEXT: column 'COL':
+ * 'VALUE' is not one of its N known values: a, b, c" (the first DATA_TABLE_KNOWN_LISTED, then "and N more"). */
+#define DATA_TABLE_KNOWN_LISTED 20
+int data_table_category_unknown(const data_table_column *c, const char *value, size_t len, const char *context);
 /* Parses "M=128,N=4096,K=4096,dtype=bf16" (every problem and hardware column once, any order) into pv;
- * an unknown column, a missing one or a category the vocabulary lacks is an error naming it. */
+ * an unknown column, a missing one or a category the vocabulary lacks (data_table_category_unknown) is an error
+ * naming it. */
 int data_table_problem_parse(const data_table_spec *s, const char *text, double *pv);
 /* Parses a configuration name "tile_m=128,..." into kv the same way. */
 int data_table_config_parse(const data_table_spec *s, const char *text, double *kv);

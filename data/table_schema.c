@@ -436,6 +436,25 @@ static int vocab_find(const data_table_column *c, const char *v, size_t len)
     return -1;
 }
 
+int data_table_category_unknown(const data_table_column *c, const char *value, size_t len, const char *context)
+{
+    char known[1024];
+    size_t o = 0;
+    known[0] = '\0';
+    int listed = c->n_vocab < DATA_TABLE_KNOWN_LISTED ? c->n_vocab : DATA_TABLE_KNOWN_LISTED;
+    for (int k = 0; k < listed && o < sizeof known; k++) {
+        int w = snprintf(known + o, sizeof known - o, "%s%s", k ? ", " : "", c->vocab[k]);
+        if (w < 0) break;
+        o += (size_t)w;
+    }
+    if (o >= sizeof known) strcpy(known + sizeof known - 5, " ...");
+    char more[48] = "";
+    if (c->n_vocab > listed) snprintf(more, sizeof more, " and %d more", c->n_vocab - listed);
+    if (len > 200) len = 200;
+    return hr_error(HR_EINVAL, "%s: column '%s': '%.*s' is not one of its %d known value%s: %s%s", context, c->name,
+                    (int)len, value, c->n_vocab, c->n_vocab == 1 ? "" : "s", known, more);
+}
+
 /* "a=1,b=x" over the problem (kernel_side 0) or kernel columns into v. */
 static int assignments_parse(const data_table_spec *s, int kernel_side, const char *text, double *v)
 {
@@ -455,9 +474,11 @@ static int assignments_parse(const data_table_spec *s, int kernel_side, const ch
         if (seen[j]++) return hr_error(HR_EINVAL, "%s '%s': column '%s' given twice", what, text, cols[j].name);
         if (cols[j].categorical) {
             int id = vocab_find(&cols[j], eq + 1, vlen);
-            if (id < 0)
-                return hr_error(HR_EINVAL, "%s '%s': column '%s': '%.*s' is not among its %d known values", what, text,
-                                cols[j].name, (int)vlen, eq + 1, cols[j].n_vocab);
+            if (id < 0) {
+                char context[320];
+                snprintf(context, sizeof context, "%s '%.250s'", what, text);
+                return data_table_category_unknown(&cols[j], eq + 1, vlen, context);
+            }
             v[j] = id;
         } else {
             char num[64];

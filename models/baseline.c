@@ -14,6 +14,9 @@
  *   values their features hold (data_codec_values_of_features), on both sides, so the keys match whatever the
  *   features round. On the tune task it replays the sequence of the vendor's pick (the configuration it ranks
  *   first) for every problem of the data, MODEL_TUNE_NO_PICK throughout for a problem it does not hold.
+ * On other data than their training data (another benchmark table), a configuration they do not know is never their
+ * pick (known_only), and the vendor answers with the new data's own vendor ranking where it records one
+ * (vendor_column): the vendor's heuristic on that data.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -151,6 +154,7 @@ const model_family model_family_frequent = {
     .n_params = frequent_n_params,
     .free = frequent_free,
     .config_options = no_options,
+    .known_only = 1,
 };
 
 /* ---- vendor ---- */
@@ -435,4 +439,6 @@ const model_family model_family_vendor = {
     .n_params = vendor_n_params,
     .free = vendor_free,
     .config_options = no_options,
+    .known_only = 1,
+    .vendor_column = 1,
 };

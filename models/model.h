@@ -142,6 +142,12 @@ typedef struct model_family {
     /* Writes the family's config table (its own options, then the training loop's for the nn families) into
      * rows (HR_CONFIG_MAX_OPTIONS) and returns how many: what train reads from --config, with defaults. */
     size_t (*config_options)(hr_config_option *rows);
+    /* The baselines' rules for data other than their training data (any benchmark table): known_only, a
+     * configuration the data measures and the family does not know is never its pick (not an error, as it is for a
+     * learned model: a fixed rule has nothing to score it with); vendor_column, the data's own vendor ranking, where
+     * the data records one, is what it answers for every problem of that data. */
+    int known_only;
+    int vendor_column;
 } model_family;
 
 /* The part every model shares; each family's struct starts with it. */

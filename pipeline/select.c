@@ -232,6 +232,40 @@ static void report_slices(const data_codec *c, int *at)
     for (int i = 0; i < PIPE_REPORT_SLICES; i++) at[i] = c ? data_codec_slice_find(c, pipe_report_slices[i]) : -1;
 }
 
+/* col (n_kernels): each model kernel's column among the data's kernels, -1 for one the data lacks; known (K): the
+ * data's kernels the model knows. By name; on valued configurations by their values read in the model's columns and
+ * vocabularies (the name the model's codec gives them), so that another table with other columns or categories maps
+ * alike, and a configuration with a category the model never saw is one it does not know. */
+static int kernel_columns(const pipe_dataset *d, const model *m, int *col, unsigned char *known)
+{
+    const data_select *s = d->sel;
+    int K = s->n_kernels, nk = data_codec_config_width(m->codec);
+    int by_value = nk > 0 && data_select_config_values(s) && !data_codec_equal(d->codec, m->codec);
+    hr_strmap names = {0};
+    double *kv = by_value ? hr_malloc((size_t)nk * sizeof *kv) : NULL;
+    int rc = by_value && !kv ? HR_ENOMEM : HR_OK;
+    for (int k = 0; k < m->n_kernels; k++) col[k] = -1;
+    for (int k = 0; !rc && k < m->n_kernels; k++)
+        if (hr_strmap_add(&names, m->kernels[k], strlen(m->kernels[k]), k, NULL) < 0) rc = HR_ENOMEM;
+    for (int k = 0; !rc && k < K; k++) {
+        char buf[1024];
+        const char *name = s->kernels[k];
+        if (by_value) {
+            rc = data_codec_map_configs(m->codec, d->codec, data_select_config_values(s) + (size_t)k * nk, 1, kv);
+            if (rc) break;
+            if (data_codec_config_format(m->codec, kv, buf, sizeof buf)) continue; /* a category the model lacks */
+            name = buf;
+        }
+        int mk = hr_strmap_find(&names, name, strlen(name));
+        if (mk < 0) continue;
+        col[mk] = k;
+        known[k] = 1;
+    }
+    hr_strmap_free(&names);
+    free(kv);
+    return rc;
+}
+
 static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                            pipe_result *res, int *timed)
 {
@@ -241,10 +275,6 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
         *timed = 1;
         return select_evaluate_pairs(d, m, ws, rows, n_rows, res);
     }
-    if (d->n_features != m->n_features)
-        return hr_error(HR_EINVAL, "the data has %d problem features, the %s model %d: its table has other columns or "
-                        "categories, which only a model scoring configurations by their fields reads by name",
-                        d->n_features, m->family->name, m->n_features);
     const data_select *s = d->sel;
     pipe_select_result *sr = &res->sel;
     int K = s->n_kernels, KX = K + 1;
@@ -257,10 +287,9 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
     sr->pick = hr_malloc((size_t)n_rows * sizeof *sr->pick);
     int rc = HR_OK;
     if (!col || !known || !scores || !rt || !ms || !sr->efficiency || !sr->pick) rc = HR_ENOMEM;
-    for (int k = 0; !rc && k < m->n_kernels; k++)
-        if ((col[k] = data_select_kernel_index(s, m->kernels[k])) >= 0) known[col[k]] = 1;
+    if (!rc) rc = kernel_columns(d, m, col, known);
     for (int k = 0, unknown = 0; !rc && k < K; k++) {
-        if (known[k]) continue;
+        if (known[k] || m->family->known_only) continue;
         int measured = 0;
         for (int i = 0; i < n_rows; i++) measured += isfinite(s->runtime[(size_t)rows[i] * K + k]) != 0;
         if (measured && !unknown++) {
@@ -271,20 +300,40 @@ static int select_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, 
                           "was trained on", s->kernels[k], measured, n_unknown, K);
         }
     }
+    /* the data's problems in the model's columns and vocabularies where the two sources differ (another table):
+     * a category the model never saw is refused, as predict refuses it */
+    const int same = data_codec_equal(d->codec, m->codec), np = data_codec_value_count(m->codec);
+    double pv[DATA_CODEC_MAX_VALUES];
+    float *x = same ? NULL : hr_malloc((size_t)(m->n_features ? m->n_features : 1) * sizeof *x);
+    if (!rc && !same && !x) rc = HR_ENOMEM;
+    HR_ASSERT(np <= DATA_CODEC_MAX_VALUES);
+    /* the vendor baseline on data that records the vendor's ranking answers with that ranking */
+    const int replay = m->family->vendor_column && s->vendor_rank;
     for (int i = 0; !rc && i < n_rows; i++) {
         int r = rows[i];
         float *t = rt + (size_t)i * KX, *sc = scores + (size_t)i * KX;
         memcpy(t, s->runtime + (size_t)r * K, (size_t)K * sizeof *t);
         t[K] = INFINITY;
-        rc = model_predict_select_x(m, ws, pipe_dataset_values(d, r), d->X + (size_t)r * d->n_features, ms);
         for (int k = 0; k < KX; k++) sc[k] = -INFINITY;
-        for (int k = 0; k < m->n_kernels; k++) {
+        if (replay) {
+            for (int k = 0; k < K; k++)
+                if (s->vendor_rank[(size_t)r * K + k] >= 0) sc[k] = -(float)s->vendor_rank[(size_t)r * K + k];
+            continue;
+        }
+        if (same) {
+            rc = model_predict_select_x(m, ws, pipe_dataset_values(d, r), d->X + (size_t)r * d->n_features, ms);
+        } else if (!(rc = data_codec_map_problems(m->codec, d->codec, pipe_dataset_values(d, r), 1, pv))) {
+            data_codec_features(m->codec, pv, x);
+            rc = model_predict_select_x(m, ws, pv, x, ms);
+        }
+        for (int k = 0; !rc && k < m->n_kernels; k++) {
             int c = col[k] >= 0 ? col[k] : K;
             if (ms[k] > sc[c]) sc[c] = ms[k];
         }
         for (int k = 0; candidates && k < KX; k++)
             if (!isfinite(t[k])) sc[k] = -INFINITY;
     }
+    free(x);
     if (!rc) rc = select_guard_apply(s, m, rows, n_rows, scores, KX);
     if (!rc) rc = eval_select_compute(rt, scores, n_rows, KX, &sr->m, sr->efficiency);
     sr->candidates = candidates;

@@ -92,3 +92,56 @@ Test(cli_newcomer, gbdt_objective_auto_ranks_a_table_of_many_configurations, .ti
     cr_assert_eq(hr_file_exists(path), 0);
     free(cmp), free(model), free(csv), free(dir);
 }
+
+/* The baselines trained on one table evaluate on another that measures configurations the first did not: frequent
+ * never picks one it does not know, vendor answers with the new table's own ranking, and diff compares them. */
+Test(cli_newcomer, baselines_evaluate_on_a_new_table, .timeout = 120)
+{
+    char *dir = fresh_dir(), *a = table_write(dir, "a", 30, 0, 4, two_dtypes, 2);
+    char *b = table_write(dir, "b", 10, 25, 6, two_dtypes, 2); /* tiles 40 and 48 are new, so are problems 30..34 */
+    char *f = test_tmppath(".h5"), *v = test_tmppath(".h5"), *rep = test_tmppath(".json"), args[4096], *out = NULL;
+    snprintf(args, sizeof args, "train --data '%s' --model frequent --split none --out '%s' --quiet", a, f);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train --data '%s' --model vendor --split none --out '%s' --quiet", a, v);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", f, b, rep);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "frequent"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", v, b, rep);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    /* every problem of b, those a lacks included, gets the vendor's pick of b: none is unmeasured, and the vendor
+     * against itself is x1 */
+    cr_assert(strstr(out, "unmeasured 0.0000") && strstr(out, "speedup x1.0000"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "diff '%s' '%s' --data '%s'", v, f, b);
+    int rc = test_cli_run(args, &out);
+    cr_assert(rc == 0 || rc == 1, "%d: %s", rc, out);
+    cr_assert(strstr(out, "10 problems"), "%s", out);
+    free(out);
+    free(f), free(v), free(rep), free(a), free(b), free(dir);
+}
+
+/* A problem's category a model never saw is refused alike by predict and eval, listing the known values. */
+Test(cli_newcomer, unseen_category_is_refused_alike_listing_the_known, .timeout = 120)
+{
+    static const char *const three[] = {"fp16", "bf16", "fp32"};
+    char *dir = fresh_dir(), *a = table_write(dir, "a", 20, 0, 4, two_dtypes, 2), *c = table_write(dir, "c", 9, 0, 4, three, 3);
+    char *m = test_tmppath(".h5"), *rep = test_tmppath(".json"), args[4096], *out = NULL;
+    snprintf(args, sizeof args, "train --data '%s' --model frequent --split none --out '%s' --quiet", a, m);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    const char *known = "column 'dtype': 'fp32' is not one of its 2 known values: bf16, fp16";
+    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", m, c, rep);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
+    cr_assert(strstr(out, known), "%s", out);
+    cr_assert_eq(test_lines_count(out), 1, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "predict --model '%s' --problem 'M=16,N=16,dtype=fp32'", m);
+    cr_assert_neq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, known), "%s", out);
+    free(out);
+    free(m), free(rep), free(a), free(c), free(dir);
+}

@@ -171,11 +171,18 @@ Test(data_codec, another_tables_values_map_into_a_codecs_columns_and_vocabularie
     cr_assert(data_codec_equal(ca, ca));
     double V[2 * 4], out[2 * 4];
     data_select_values(b, V);
-    /* fp16 is a's category 1; fp8 is none of a's */
-    cr_assert_eq(data_codec_map_problems(ca, cb, V, 2, out), HR_OK, "%s", hr_last_error());
+    /* fp16 is a's category 1; fp8 is none of a's: a problem of it is refused, as parsing refuses it, with a's
+     * categories */
+    cr_assert_eq(data_codec_map_problems(ca, cb, V, 1, out), HR_OK, "%s", hr_last_error());
     cr_assert_eq(out[0], 8);
     cr_assert_eq(out[3], 1);
-    cr_assert_eq(out[7], -1);
+    cr_assert_eq(data_codec_map_problems(ca, cb, V, 2, out), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "column 'dtype': 'fp8' is not one of its 2 known values: bf16, fp16"), "%s",
+              hr_last_error());
+    double pv[4];
+    cr_assert_eq(data_codec_problem_parse(ca, "M=9,N=64,K=32,dtype=fp8", pv), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "column 'dtype': 'fp8' is not one of its 2 known values: bf16, fp16"), "%s",
+              hr_last_error());
     cr_assert_eq(data_codec_map_configs(ca, cb, data_select_config_values(b), 2, out), HR_OK);
     cr_assert_eq(out[0], 32);
     cr_assert_eq(out[4], 64);
