@@ -360,6 +360,15 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
         return 1;
     c->seed = (uint64_t)seed;
     c->threads = hr_threads_resolve((int)threads);
+    /* a split of 0 (random:0 or none) fits every row: no rows are held back for early stopping either, unless
+     * --valid-fraction asks for them */
+    double frac = 1;
+    uint64_t split_seed;
+    if (cli_get(a, "split") && data_split_spec_parse(cli_get(a, "split"), &frac, &split_seed, c->seed)) {
+        fprintf(stderr, "heurist %s: %s\n", cmd, hr_last_error());
+        return 1;
+    }
+    if (frac == 0 && !cli_has(a, "valid-fraction")) c->valid_fraction = -1;
     return cli_get_config(a, cmd, &c->config);
 }
 

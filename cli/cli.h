@@ -56,7 +56,7 @@ typedef struct cli_spec {
 #define CLI_OPT_CONFIG {"config", "JSON", "family options, inline JSON or a file holding it (default {}; listed below)"}
 #define CLI_OPT_SEED {"seed", "N", "seed of the split, the validation rows and training (default 0)"}
 #define CLI_OPT_THREADS {"threads", "N", "threads for loading the data and training, 0..1024 (default 0: all cores)"}
-#define CLI_OPT_VALID {"valid-fraction", "F", "share of training rows held back for early stopping, [0, 1) (default 0.1; 0: none)"}
+#define CLI_OPT_VALID {"valid-fraction", "F", "share of training rows held back for early stopping, [0, 1) (default 0.1, 0 under a split of 0; 0: none)"}
 #define CLI_OPT_QUIET {"quiet", NULL, "only warnings and errors on stderr"}
 #define CLI_OPT_END {NULL, NULL, NULL}
 

@@ -17,7 +17,7 @@ static const cli_opt compare_opts[] = {
     {"models", "M1,M2,...", "model families to compare, at most 8 (required)"},
     {"config", "JSON", "options keyed by family, {\"gbdt\": {...}, \"reformer\": {...}} (default {})"},
     {"folds", "K", "GroupKFold with K folds, 2..1000 (give --folds or --split)"},
-    {"split", "random:F[:seed=S]", "one seeded random hold-out (give --folds or --split)"},
+    {"split", "random:F[:seed=S]|none", "one seeded random hold-out (give --folds or --split); random:0 or none: every family trains on every problem, no validation rows, figures on the training problems"},
     CLI_OPT_SEED,
     {"out", "DIR", "folder for report.json, report.md and the figures (required; created)"},
     CLI_OPT_THREADS,

@@ -12,7 +12,7 @@ static const cli_opt train_opts[] = {
     CLI_OPT_SOLVER,
     {"model", "M", "model family: gbdt, reformer, transformer or seq2seq (required)"},
     CLI_OPT_CONFIG,
-    {"split", "random:F[:seed=S]|none", "held-out test share (default random:0.2, seed --seed); none: train on every problem"},
+    {"split", "random:F[:seed=S]|none", "held-out test share in [0, 1) (default random:0.2, seed --seed); random:0 or none: train on every problem, no validation rows, figures on the training problems"},
     CLI_OPT_SEED,
     {"out", "MODEL.h5", "where the model is saved (required)"},
     {"report", "R.json", "the run's report object (contract JSON)"},

@@ -252,7 +252,8 @@ int data_split_random_groups(const int *group, int n, int n_groups, double test_
 int data_split_group_kfold(const int *group, int n, int n_groups, int k, uint64_t seed, int fold,
                            data_split *out);
 void data_split_free(data_split *s);
-/* Parses "random:F[:seed=S]"; seed defaults to default_seed. */
+/* Parses "random:F[:seed=S]" (F in [0, 1)) or "none" (F = 0: no test rows, every row trained on); seed defaults to
+ * default_seed. */
 int data_split_spec_parse(const char *spec, double *fraction, uint64_t *seed, uint64_t default_seed);
 
 /* ---- dataset cache (HDF5) ---- */

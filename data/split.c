@@ -214,12 +214,15 @@ int data_groups_compute(const data_problem *p, int n, int *group, int *n_groups)
 int data_split_spec_parse(const char *spec, double *fraction, uint64_t *seed, uint64_t default_seed)
 {
     *seed = default_seed;
+    *fraction = 0;
+    if (strcmp(spec, "none") == 0) return HR_OK;
     if (strncmp(spec, "random:", 7) != 0)
-        return hr_error(HR_EINVAL, "--split '%s': expected random:F[:seed=S]", spec);
+        return hr_error(HR_EINVAL, "--split '%s': expected random:F[:seed=S] or none", spec);
     char *end;
     *fraction = strtod(spec + 7, &end);
-    if (end == spec + 7 || !(*fraction > 0 && *fraction < 1))
-        return hr_error(HR_EINVAL, "--split '%s': fraction must be a number between 0 and 1", spec);
+    if (end == spec + 7 || !(*fraction >= 0 && *fraction < 1))
+        return hr_error(HR_EINVAL, "--split '%s': the test fraction must be a number in [0, 1) (0 or none: train on "
+                        "every row)", spec);
     if (*end == '\0') return HR_OK;
     if (strncmp(end, ":seed=", 6) != 0)
         return hr_error(HR_EINVAL, "--split '%s': expected random:F[:seed=S]", spec);

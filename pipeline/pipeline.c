@@ -202,7 +202,11 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
                       size_t n)
 {
     memset(s, 0, sizeof *s);
-    if (!strcmp(spec, "none")) { /* every problem trained on, and the figures are the training problems' own */
+    double frac;
+    uint64_t seed;
+    int rc = data_split_spec_parse(spec, &frac, &seed, default_seed);
+    if (rc) return rc;
+    if (frac == 0) { /* every problem trained on, and the figures are the training problems' own */
         s->train = hr_malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *s->train);
         s->test = hr_malloc((size_t)(d->n > 0 ? d->n : 1) * sizeof *s->test);
         if (!s->train || !s->test) {
@@ -214,10 +218,6 @@ int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_
         snprintf(desc, n, "none");
         return HR_OK;
     }
-    double frac;
-    uint64_t seed;
-    int rc = data_split_spec_parse(spec, &frac, &seed, default_seed);
-    if (rc) return rc;
     /* data_split_random rounds the test share and keeps at least one row on each side */
     long n_test = (long)(frac * d->n + 0.5);
     if (d->n - n_test < 1)

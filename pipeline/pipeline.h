@@ -174,8 +174,9 @@ typedef struct pipe_opts {
 
 /* A seeded random hold-out from a "random:F[:seed=S]" spec (seed defaults to default_seed): of rows, or of whole
  * groups when the groups are a table's group column (data_split_random_groups); desc (n bytes) receives the
- * split's description for reports. A fraction that leaves no training row is an error. "none" trains on every
- * row and tests on the same rows (figures on the training problems: a model meant for other data). */
+ * split's description for reports. A fraction that leaves no training row is an error. "none" and a fraction of 0
+ * (random:0) train on every row and test on the same rows, described as "none" (figures on the training problems:
+ * a model meant for other data). */
 int pipe_split_random(const pipe_dataset *d, const char *spec, uint64_t default_seed, data_split *s, char *desc,
                       size_t n);
 

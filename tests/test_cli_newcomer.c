@@ -93,6 +93,42 @@ Test(cli_newcomer, gbdt_objective_auto_ranks_a_table_of_many_configurations, .ti
     free(cmp), free(model), free(csv), free(dir);
 }
 
+/* random:0 and none train on every row, with no validation rows unless asked; any other fraction outside [0, 1) says
+ * what is allowed. */
+Test(cli_newcomer, split_of_zero_trains_on_every_row, .timeout = 120)
+{
+    char *dir = fresh_dir(), *csv = table_write(dir, "t", 20, 0, 4, two_dtypes, 2), args[4096], *out = NULL;
+    char *model = test_tmppath(".h5"), *rep = test_tmppath(".json");
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0 --threads 1 "
+             "--out '%s' --report '%s'", csv, model, rep);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "20 training / 20 test problems (none)"), "%s", out);
+    cr_assert(strstr(out, "rank on 160 training pairs, 0 validation pairs"), "%s", out);
+    free(out);
+    char *report;
+    size_t len;
+    cr_assert_eq(hr_file_read_all(rep, &report, &len), HR_OK);
+    cr_assert(strstr(report, "\"split\":\t\"none\""), "%s", report);
+    free(report);
+    /* an explicit --valid-fraction still holds rows back */
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0 "
+             "--valid-fraction 0.25 --threads 1 --out '%s'", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "rank on 120 training pairs, 40 validation pairs"), "%s", out);
+    free(out);
+    /* the table's schema names a group column: random:0.5 holds out whole groups, random:0 none */
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0.5 "
+             "--threads 1 --out '%s'", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "10 training / 10 test problems"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --split random:1 --out '%s'", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 2, "%s", out);
+    cr_assert(strstr(out, "in [0, 1) (0 or none: train on every row)"), "%s", out);
+    free(out);
+    free(model), free(rep), free(csv), free(dir);
+}
+
 /* The baselines trained on one table evaluate on another that measures configurations the first did not: frequent
  * never picks one it does not know, vendor answers with the new table's own ranking, and diff compares them. */
 Test(cli_newcomer, baselines_evaluate_on_a_new_table, .timeout = 120)
