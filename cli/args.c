@@ -16,7 +16,9 @@ void cli_help_print(FILE *f, const cli_spec *spec)
     for (const cli_opt *o = spec->opts; o->name; o++) {
         char left[64];
         snprintf(left, sizeof left, "--%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
-        fprintf(f, "  %-26s %s\n", left, o->help);
+        /* a long option's text starts on the next line, under the others' */
+        if (strlen(left) > 26) fprintf(f, "  %s\n  %-26s %s\n", left, "", o->help);
+        else fprintf(f, "  %-26s %s\n", left, o->help);
     }
     fprintf(f, "  %-26s %s\n", "--help", "this text");
     if (spec->notes) fprintf(f, "\n%s\n", spec->notes);
@@ -34,14 +36,30 @@ static void cli_help_families(FILE *f, const cli_spec *spec, int argc, char **ar
         if (strcmp(argv[i], "--model") == 0 || strcmp(argv[i], "--models") == 0) named = argv[i + 1];
     int keyed = strncmp(spec->usage, "heurist compare", 15) == 0;
     fprintf(f, "\nfamily options (--config JSON%s):\n", keyed ? ", keyed by family: {\"gbdt\": {...}}" : "");
-    for (int i = 0; model_family_at(i); i++) {
+    const model_family *fams[CLI_MAX_FAMILIES];
+    int n = cli_families_with_options(fams);
+    for (int i = 0; i < n; i++) {
+        if (named && !strstr(named, fams[i]->name)) continue;
+        fprintf(f, "\n%s:\n", fams[i]->name);
+        model_config_print(fams[i], f);
+    }
+}
+
+int cli_families_with_options(const model_family **out)
+{
+    int n = 0;
+    for (int i = 0; model_family_at(i) && n < CLI_MAX_FAMILIES; i++) {
         const model_family *fam = model_family_at(i);
-        if (named && !strstr(named, fam->name)) continue;
         hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
         if (!fam->config_options || !fam->config_options(rows)) continue; /* the baselines take no options */
-        fprintf(f, "\n%s:\n", fam->name);
-        model_config_print(fam, f);
+        int at = n++;
+        while (at > 0 && strcmp(out[at - 1]->name, fam->name) > 0) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = fam;
     }
+    return n;
 }
 
 int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out)

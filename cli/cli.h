@@ -75,6 +75,10 @@ int cli_args_parse(int argc, char **argv, const cli_spec *spec, cli_args *out);
 int cli_args_exit(int parse_rc);
 /* Prints the help of a command to f. */
 void cli_help_print(FILE *f, const cli_spec *spec);
+/* The families that take --config options, by name (gbdt, reformer, seq2seq, transformer): the order their options
+ * are listed in after a command's own, in --help and in docs/cli.md. Returns how many (at most CLI_MAX_FAMILIES). */
+#define CLI_MAX_FAMILIES 16
+int cli_families_with_options(const model_family **out);
 
 const char *cli_get(const cli_args *a, const char *name);
 int cli_has(const cli_args *a, const char *name);

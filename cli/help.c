@@ -48,12 +48,12 @@ void cli_help_markdown(FILE *f, const cli_spec *const *specs, int n)
           "exact form; an option outside its range, of the wrong type or unknown to the family is refused with one\n"
           "line naming it.\n\n",
           f);
-    for (int i = 0; model_family_at(i); i++) {
-        const model_family *fam = model_family_at(i);
+    const model_family *fams[CLI_MAX_FAMILIES];
+    int nf = cli_families_with_options(fams);
+    for (int i = 0; i < nf; i++) {
+        const model_family *fam = fams[i];
         hr_config_option rows[HR_CONFIG_MAX_OPTIONS];
-        const size_t nrows = fam->config_options ? fam->config_options(rows) : 0;
-        if (!nrows) continue; /* the baselines take no options */
-        hr_config_table t = {fam->name, rows, nrows};
+        hr_config_table t = {fam->name, rows, fam->config_options(rows)};
         fprintf(f, "### %s\n\n", fam->name);
         hr_config_markdown(&t, f);
         fputc('\n', f);

@@ -3,7 +3,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/version.h"
 #include "core/h5.h"
+#include "heurist.h"
 
 /* A command runs on rank 0 alone (run), or on every rank of an MPI job (run_ranks). */
 typedef struct command {
@@ -40,11 +42,19 @@ static int markdown(void)
     return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
+/* heurist --version: the project's version, the C API's (include/heurist.h) and the commit it was built from */
+static int version(void)
+{
+    printf("heurist %s\napi %d\ncommit %s\n", HEURIST_VERSION, HEURIST_API_VERSION, HEURIST_GIT_COMMIT);
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: heurist <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-8s %s\n", "version", "the version, the C API's version and the commit built from (also --version)");
     fprintf(f, "\nheurist CMD --help (or heurist help CMD) lists a command's options and defaults; heurist help --markdown\n"
                "prints every command's and every family's options as docs/cli.md holds them.\n");
 }
@@ -61,6 +71,8 @@ static int dispatch(int argc, char **argv, const dist_comm *comm)
         return 0;
     }
     if (help && strcmp(argv[2], "--markdown") == 0) return dist_comm_rank(comm) == 0 ? markdown() : 0;
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)
+        return dist_comm_rank(comm) == 0 ? version() : 0;
     /* heurist help CMD: the command's own --help */
     const char *name = help ? argv[2] : argv[1];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {

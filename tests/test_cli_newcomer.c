@@ -181,3 +181,22 @@ Test(cli_newcomer, unseen_category_is_refused_alike_listing_the_known, .timeout 
     free(out);
     free(m), free(rep), free(a), free(c), free(dir);
 }
+
+/* heurist --version and heurist version: the project's version, the C API's and the commit built from. */
+Test(cli_newcomer, version_names_the_project_api_and_commit)
+{
+    char *a = NULL, *b = NULL, api[32];
+    cr_assert_eq(test_cli_run("--version", &a), 0, "%s", a);
+    cr_assert_eq(test_cli_run("version", &b), 0, "%s", b);
+    cr_assert_str_eq(a, b);
+    cr_assert_eq(test_lines_count(a), 3, "%s", a);
+    cr_assert(strncmp(a, "heurist ", 8) == 0 && a[8] >= '0' && a[8] <= '9', "%s", a);
+    snprintf(api, sizeof api, "\napi %d\n", HEURIST_API_VERSION);
+    cr_assert(strstr(a, api), "%s", a);
+    const char *commit = strstr(a, "\ncommit ");
+    cr_assert_not_null(commit, "%s", a);
+    commit += 8;
+    size_t n = strspn(commit, "0123456789abcdef");
+    cr_assert(n >= 7 || strncmp(commit, "unknown", 7) == 0, "%s", a);
+    free(a), free(b);
+}
