@@ -197,7 +197,7 @@ int cli_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Each command's options and help, for --help and for the reference docs/cli.md (cli_help_markdown). */
 extern const cli_spec cli_data_spec, cli_train_spec, cli_cv_spec, cli_compare_spec, cli_eval_spec, cli_predict_spec,
-    cli_diff_spec, cli_export_spec;
+    cli_diff_spec, cli_export_spec, cli_model_spec;
 /* docs/cli.md: every command's usage, options and defaults, then every family's --config options, as Markdown, from
  * the same tables --help prints (`heurist help --markdown`). specs (n) in the order the commands are listed. */
 void cli_help_markdown(FILE *f, const cli_spec *const *specs, int n);
@@ -212,5 +212,6 @@ int cli_cmd_eval(int argc, char **argv);
 int cli_cmd_predict(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
+int cli_cmd_model(int argc, char **argv);
 
 #endif

@@ -107,7 +107,8 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
                   c.fam->name, d.name, s.n_train, s.n_test, desc, c.threads,
                   shared ? ", the training rows shared by the ranks" : "");
     pipe_result r;
-    if (pipe_run(&d, &s, c.fam, &o, &r, NULL)) {
+    model *m = NULL;
+    if (pipe_run(&d, &s, c.fam, &o, &r, &m)) {
         rc = cli_fail("train");
     } else if (rank == 0) {
         if (shared)
@@ -118,10 +119,14 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         if (rep) {
             cJSON *j = pipe_report_object(&d, c.fam->name, desc, &r);
             cJSON_AddNumberToObject(j, "ranks", dist_comm_size(comm));
+            /* what the saved model holds, as heurist model info --json prints it */
+            cJSON *info = m ? pipe_model_info(m, out) : NULL;
+            if (info) cJSON_AddItemToObject(j, "model_info", info);
             if (pipe_json_write(rep, j)) rc = cli_fail("train");
             cJSON_Delete(j);
         }
     }
+    model_free(m);
     pipe_result_free(&r);
     data_split_free(&s);
     pipe_dataset_free(&d);

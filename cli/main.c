@@ -30,6 +30,8 @@ static const command commands[] = {
      &cli_diff_spec},
     {"export", cli_cmd_export, NULL, "a model as a standalone C runtime (--format c) or LightGBM text (--format lightgbm)",
      &cli_export_spec},
+    {"model", cli_cmd_model, NULL, "model info M.h5 [--json]: what a model file holds (family, task, features, importance)",
+     &cli_model_spec},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 

@@ -251,4 +251,13 @@ int pipe_ranks_is_root(const pipe_ranks *r);
 /* Writes JSON atomically (pretty-printed). */
 int pipe_json_write(const char *path, const cJSON *json);
 
+/* What a model holds, as one JSON object: "path" and "file_bytes" of its file (path NULL: neither), "family",
+ * "task", the family's "objective", "mode" and "rank_loss" where it shows them, "source" (the codec's name) and a
+ * table's "schema", "features" by name, "kernels" (select) or "solver" and "parameters" (tune), "params" (the
+ * parameter count), a gbdt model's "importance" ([{"feature", "gain"}]: each feature's share of the boosters' total
+ * split gain, highest first), "config", "seed" and "train_seconds". NULL on ENOMEM. */
+cJSON *pipe_model_info(const model *m, const char *path);
+/* The same as text for a person, one "key  value" line each. */
+void pipe_model_info_print(const cJSON *info, FILE *f);
+
 #endif

@@ -200,3 +200,72 @@ Test(cli_newcomer, version_names_the_project_api_and_commit)
     cr_assert(n >= 7 || strncmp(commit, "unknown", 7) == 0, "%s", a);
     free(a), free(b);
 }
+
+/* heurist model info: what a model file holds, as text and as JSON, and the same object in train's report. */
+Test(cli_newcomer, model_info_shows_family_features_and_importance, .timeout = 120)
+{
+    char *dir = fresh_dir(), *csv = table_write(dir, "t", 20, 0, 4, two_dtypes, 2), args[4096], *out = NULL;
+    char *model = test_tmppath(".h5"), *rep = test_tmppath(".json");
+    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":5,\"min_data_in_leaf\":2}' "
+             "--split none --threads 1 --out '%s' --report '%s' --quiet", csv, model, rep);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "model info '%s'", model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "family      gbdt, objective rank, rank_loss lambdarank"), "%s", out);
+    cr_assert(strstr(out, "task        select over 8 kernels"), "%s", out);
+    cr_assert(strstr(out, "source      benchmark table"), "%s", out);
+    cr_assert(strstr(out, "features    6: M, log2_M, N, log2_N, dtype=bf16, dtype=fp16"), "%s", out);
+    cr_assert(strstr(out, "importance  gain: "), "%s", out);
+    cr_assert(strstr(out, " bytes)"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "model info --model '%s' --json", model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cJSON *j = cJSON_Parse(out), *importance = cJSON_GetObjectItemCaseSensitive(j, "importance");
+    cr_assert_not_null(j, "%s", out);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "family")->valuestring, "gbdt");
+    cr_assert_gt(cJSON_GetObjectItemCaseSensitive(j, "file_bytes")->valuedouble, 0);
+    double total = 0, last = 2;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, importance)
+    {
+        double g = cJSON_GetObjectItemCaseSensitive(e, "gain")->valuedouble;
+        cr_assert_leq(g, last, "%s", out);
+        last = g;
+        total += g;
+    }
+    cr_assert_float_eq(total, 1.0, 1e-9, "%s", out);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(importance, 0), "feature")->valuestring, "tile",
+                     "%s", out);
+    free(out);
+    /* train's report holds the same object */
+    char *text;
+    size_t len;
+    cr_assert_eq(hr_file_read_all(rep, &text, &len), HR_OK);
+    cJSON *r = cJSON_Parse(text), *m = cJSON_GetObjectItemCaseSensitive(r, "model_info");
+    cr_assert_not_null(m, "%s", text);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(m, "family")->valuestring, "gbdt");
+    const cJSON *ri = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "importance"), 0);
+    cr_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ri, "feature")->valuestring, "tile", "%s", text);
+    cr_assert_float_eq(cJSON_GetObjectItemCaseSensitive(ri, "gain")->valuedouble,
+                       cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(importance, 0), "gain")->valuedouble, 1e-6);
+    cJSON_Delete(r);
+    cJSON_Delete(j);
+    free(text);
+    /* a Reformer's parameter count */
+    snprintf(args, sizeof args, "train --data '%s' --model reformer --config '{\"epochs\":1}' --split none --threads 1 "
+             "--out '%s' --quiet", csv, model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "model info '%s'", model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "family      reformer"), "%s", out);
+    long params = 0;
+    const char *p = strstr(out, "params      ");
+    cr_assert(p && sscanf(p, "params      %ld", &params) == 1 && params > 1000, "%s", out);
+    free(out);
+    cr_assert_eq(test_cli_run("model info /nonexistent.h5", &out), 1, "%s", out);
+    cr_assert(strstr(out, "/nonexistent.h5"), "%s", out);
+    free(out);
+    free(model), free(rep), free(csv), free(dir);
+}
