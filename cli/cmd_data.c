@@ -1,4 +1,5 @@
 /* heurist data info|cache: look at a database, or parse it once into a dataset cache. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,20 +213,134 @@ static void info_tune(const char *path, const data_tune *dt)
 static const cli_opt data_opts[] = {
     CLI_OPT_DATA,
     {"solver", "S", "solver whose parameters a perf-db provides (perf-db only)"},
-    {"out", "F.h5", "cache: where the dataset cache is written (required for cache)"},
+    {"out", "F.h5|PREFIX", "cache: where the dataset cache is written; split: PREFIX.train.csv.gz and PREFIX.test.csv.gz (required for both)"},
     {"strict", NULL, "a line that cannot be read is an error rather than skipped and counted"},
+    {"share", "F", "split: the share of the problems (of the groups with --group-by) held out, (0, 1) (default 0.2)"},
+    {"seed", "N", "split: seed of the held-out share (default 0)"},
+    {"group-by", "problem|COLUMN", "split: what is held out whole, a problem or each value of COLUMN (default: the schema's group column, else problem)"},
+    {"hold", "COLUMN=V1,V2,...", "split: hold out every problem whose COLUMN is one of the values (instead of --share)"},
     {"quiet", NULL, "only errors on stderr"},
     CLI_OPT_END,
 };
 
 const cli_spec cli_data_spec = {
     "heurist data info --data FILE [--solver S] [--strict]\n"
-    "       heurist data cache --data FILE [--solver S] --out F.h5",
+    "       heurist data cache --data FILE [--solver S] --out F.h5\n"
+    "       heurist data split --data TABLE [--schema JSON] [--share F --seed N [--group-by COLUMN] | --hold COLUMN=V,...] --out PREFIX",
     "info: what a database holds (problems, kernels or parameters, skipped lines by reason, label\n"
-    "distribution). cache: parses it once into a versioned HDF5 dataset that loads faster.",
+    "distribution). cache: parses it once into a versioned HDF5 dataset that loads faster. split: a benchmark\n"
+    "table's problems into a training table and a held-out table, every row as written, each with its schema (and\n"
+    "capability file) beside it.",
     data_opts,
     NULL,
 };
+
+/* The text of --schema (inline JSON or a file), else of FILE.schema.json beside the table (malloc'd in *out). */
+static int schema_text(const char *table, const char *schema, char **out)
+{
+    size_t len;
+    while (schema && (*schema == ' ' || *schema == '\n' || *schema == '\t')) schema++;
+    if (schema && *schema == '{') return (*out = hr_strdup(schema)) ? HR_OK : HR_ENOMEM;
+    if (schema) return hr_file_read_all(schema, out, &len);
+    char *path = data_table_sidecar(table, ".schema.json");
+    if (!path) return HR_ENOMEM;
+    int rc = hr_file_exists(path) ? hr_file_read_all(path, out, &len)
+                                  : hr_error(HR_EINVAL, "%s: no schema: %s does not exist (write it beside the table, "
+                                             "or give --schema)", table, path);
+    free(path);
+    return rc;
+}
+
+/* heurist data split: the table's problems into PREFIX.train and PREFIX.test tables, each with the schema and the
+ * capability file (when the table has one) beside it. */
+static int data_split_cmd(const cli_args *a, const char *table)
+{
+    const char *prefix = cli_need(a, "data split", "out"), *hold = cli_get(a, "hold"), *by = cli_get(a, "group-by");
+    if (!prefix) return 2;
+    if (!data_table_is_table(table)) {
+        fprintf(stderr, "heurist data split: --data %s: not a benchmark table (.csv or .tsv, optionally .gz or .bz2)\n",
+                table);
+        return 2;
+    }
+    if (hold && (cli_has(a, "share") || cli_has(a, "seed") || by)) {
+        fprintf(stderr, "heurist data split: --hold names what is held out: give it without --share, --seed or --group-by\n");
+        return 2;
+    }
+    data_table_split_opts o = {.share = 0.2};
+    long long seed;
+    if (cli_get_int(a, "seed", 0, 0, LLONG_MAX, &seed)) return 2;
+    o.seed = (uint64_t)seed;
+    if (cli_has(a, "share")) {
+        char *end;
+        const char *v = cli_get(a, "share");
+        o.share = strtod(v, &end);
+        if (end == v || *end || !(o.share > 0 && o.share < 1)) {
+            fprintf(stderr, "heurist data split: --share '%s': expected a number in (0, 1)\n", v);
+            return 2;
+        }
+    }
+    char *values = NULL, *hv[256];
+    if (hold) {
+        const char *eq = strchr(hold, '=');
+        if (!eq || eq == hold || !eq[1]) {
+            fprintf(stderr, "heurist data split: --hold '%s': expected COLUMN=V1,V2,...\n", hold);
+            return 2;
+        }
+        if (!(values = hr_strdup(hold))) return cli_fail("data split");
+        values[eq - hold] = '\0';
+        o.hold_column = values;
+        for (char *p = values + (eq - hold) + 1, *save = NULL, *t; (t = strtok_r(p, ",", &save)) && o.n_hold < 256; p = NULL)
+            hv[o.n_hold++] = t;
+        o.hold_values = hv;
+    }
+    char *schema = NULL;
+    int rc = schema_text(table, cli_get(a, "schema"), &schema);
+    data_table_spec spec;
+    memset(&spec, 0, sizeof spec);
+    if (!rc) rc = data_table_spec_from_json(schema, table, &spec);
+    if (!rc && !hold) o.group_column = by && strcmp(by, "problem") != 0 ? by : by ? NULL : spec.group;
+    o.schema_json = schema;
+    /* the outputs: the tables, then their schemas and capability files */
+    const int tsv = strstr(table, ".tsv") != NULL;
+    char *caps = data_table_sidecar(table, ".caps.json"), paths[6][4096];
+    const char *const part[2] = {"train", "test"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s.%s.%s.gz", prefix, part[i], tsv ? "tsv" : "csv");
+        snprintf(paths[2 + i], sizeof paths[2 + i], "%s.%s.schema.json", prefix, part[i]);
+        snprintf(paths[4 + i], sizeof paths[4 + i], "%s.%s.caps.json", prefix, part[i]);
+    }
+    const int with_caps = caps && hr_file_exists(caps);
+    cli_inputs in = {0};
+    cli_inputs_add_data(&in, table, cli_get(a, "schema"), NULL);
+    int bad = rc != 0;
+    for (int i = 0; i < (with_caps ? 6 : 4) && !bad; i++) bad = cli_check_output("data split", "out", paths[i], &in);
+    cli_inputs_free(&in);
+    data_table_split_counts n;
+    if (!bad) {
+        o.train_path = paths[0];
+        o.test_path = paths[1];
+        rc = data_table_split(table, &o, &n);
+    }
+    for (int i = 0; !bad && !rc && i < 2; i++) rc = hr_file_write_atomic(paths[2 + i], schema, strlen(schema));
+    char *caps_text = NULL;
+    size_t caps_len = 0;
+    if (!bad && !rc && with_caps) rc = hr_file_read_all(caps, &caps_text, &caps_len);
+    for (int i = 0; !bad && !rc && with_caps && i < 2; i++) rc = hr_file_write_atomic(paths[4 + i], caps_text, caps_len);
+    if (!bad && !rc)
+        printf("%ld problems: %ld training (%ld rows) in %s, %ld held out (%ld rows) in %s; %s\n",
+               n.problems[0] + n.problems[1], n.problems[0], n.rows[0], paths[0], n.problems[1], n.rows[1], paths[1],
+               hold ? hold : o.group_column ? "whole groups" : "by problem");
+    if (!bad && !rc && !hold)
+        printf("held out %d of %d %s%s%s, seed %llu\n", n.held_units, n.units, o.group_column ? "values of " : "problems",
+               o.group_column ? o.group_column : "", "", (unsigned long long)o.seed);
+    free(caps_text);
+    free(caps);
+    free(schema);
+    free(values);
+    data_table_spec_free(&spec);
+    if (bad) return 2;
+    return rc ? cli_fail("data split") : 0;
+}
 
 int cli_cmd_data(int argc, char **argv)
 {
@@ -234,14 +349,15 @@ int cli_cmd_data(int argc, char **argv)
         cli_help_print(stdout, &cli_data_spec);
         return 0;
     }
-    if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0)) {
-        fprintf(stderr, "heurist data: expected info or cache (see heurist data --help)\n");
+    if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0 && strcmp(argv[0], "split") != 0)) {
+        fprintf(stderr, "heurist data: expected info, cache or split (see heurist data --help)\n");
         return 2;
     }
     int prc = cli_args_parse(argc - 1, argv + 1, &cli_data_spec, &a);
     if (prc) return cli_args_exit(prc);
     const char *path = cli_need(&a, "data", "data");
     if (!path) return 2;
+    if (strcmp(argv[0], "split") == 0) return data_split_cmd(&a, path);
     const char *out = NULL;
     if (strcmp(argv[0], "cache") == 0) {
         cli_inputs in = {0};

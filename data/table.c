@@ -675,6 +675,17 @@ static size_t strip_compression(const char *path)
     return n;
 }
 
+char *data_table_sidecar(const char *path, const char *suffix)
+{
+    size_t n = strip_compression(path);
+    if (hr_ends_with(path, n, ".csv") || hr_ends_with(path, n, ".tsv")) n -= 4;
+    char *p = hr_malloc(n + strlen(suffix) + 1);
+    if (!p) return NULL;
+    memcpy(p, path, n);
+    strcpy(p + n, suffix);
+    return p;
+}
+
 int data_table_is_table(const char *path)
 {
     size_t n = strip_compression(path);

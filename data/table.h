@@ -97,6 +97,9 @@ typedef struct data_table_opts {
     int strict;                /* as data_load_opts.strict: the first bad row is an error instead of a skip */
 } data_table_opts;
 
+/* The path of a file beside a table: its name without .gz/.bz2 and .csv/.tsv, then suffix (".schema.json",
+ * ".caps.json"); malloc'd, NULL on ENOMEM. */
+char *data_table_sidecar(const char *path, const char *suffix);
 /* True for names a table loader reads: .csv / .tsv, optionally followed by .gz or .bz2. */
 int data_table_is_table(const char *path);
 /* Loads a table into a selection dataset with ds->table set. Errors name file, line and column. */
@@ -145,6 +148,28 @@ int data_table_config_parse(const data_table_spec *s, const char *text, double *
 /* Canonical problem key / configuration name (schema order) into buf. */
 int data_table_problem_format(const data_table_spec *s, const double *pv, char *buf, size_t size);
 int data_table_config_format(const data_table_spec *s, const double *kv, char *buf, size_t size);
+
+/* A table split by problem into a training table and a held-out one (data/table_split.c): every row of a problem
+ * (its problem and hardware columns' values, as written) goes to one side, the header and the rows' order and
+ * text kept. What is held out: with hold_column, every problem whose value in that column is one of hold_values
+ * (a value the column never holds is an error); else a seeded share of the units, in a seeded order: the values
+ * of group_column (whole groups) or, without one, the problems (round(share x units), at least one on each side).
+ * Each table is written through a temporary file (gzip when its name ends in .gz). */
+typedef struct data_table_split_opts {
+    const char *schema_json;             /* the table's schema (its problem and hardware columns) */
+    const char *hold_column;             /* or NULL */
+    char *const *hold_values;
+    int n_hold;
+    double share;                        /* without hold_column: the share of the units held out, (0, 1) */
+    uint64_t seed;
+    const char *group_column;            /* without hold_column: the unit held out whole, or NULL: the problem */
+    const char *train_path, *test_path;
+} data_table_split_opts;
+typedef struct data_table_split_counts {
+    long rows[2], problems[2]; /* [0] training, [1] held out */
+    int units, held_units;     /* groups (or problems) and how many were held out */
+} data_table_split_counts;
+int data_table_split(const char *path, const data_table_split_opts *o, data_table_split_counts *counts);
 
 /* The schema of a table's codec (data/codec.h), for code that reads a table's own columns (a table runtime's
  * writer); NULL for a codec of any other source. */

@@ -18,18 +18,10 @@ int data_table_config_sequence(const data_table_spec *s, const double *kv, int32
     return HR_OK;
 }
 
-/* FILE.caps.json beside the table: its name without .gz/.bz2 and .csv/.tsv. */
+/* FILE.caps.json beside the table */
 static char *caps_sidecar(const char *path)
 {
-    size_t n = strlen(path);
-    if (n >= 3 && !strcmp(path + n - 3, ".gz")) n -= 3;
-    else if (n >= 4 && !strcmp(path + n - 4, ".bz2")) n -= 4;
-    if (n >= 4 && (!strncmp(path + n - 4, ".csv", 4) || !strncmp(path + n - 4, ".tsv", 4))) n -= 4;
-    char *p = hr_malloc(n + sizeof ".caps.json");
-    if (!p) return NULL;
-    memcpy(p, path, n);
-    strcpy(p + n, ".caps.json");
-    return p;
+    return data_table_sidecar(path, ".caps.json");
 }
 
 static int tune_rules(const char *path, data_tune *dt, const char *caps, const hr_log *log)

@@ -201,6 +201,54 @@ Test(cli_newcomer, version_names_the_project_api_and_commit)
     free(a), free(b);
 }
 
+/* heurist data split: any table with its schema, by the values of a column or a seeded share of the problems (of
+ * the schema's groups), into two tables that keep the rows as written, each with the schema beside it. */
+Test(cli_newcomer, data_split_writes_train_and_test_tables_of_any_table, .timeout = 120)
+{
+    char *dir = fresh_dir(), *csv = table_write(dir, "t", 20, 0, 3, two_dtypes, 2), args[4096], *out = NULL, path[4096];
+    snprintf(args, sizeof args, "data split --data '%s' --hold dtype=bf16 --out '%s/h'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "20 problems: 10 training (60 rows)") && strstr(out, "10 held out (60 rows)"), "%s", out);
+    free(out);
+    /* every held-out row is bf16, every training row fp16, and each table loads with its schema */
+    snprintf(args, sizeof args, "cd '%s' && zcat h.test.csv.gz | tail -n +2 | grep -vc ',bf16,'; zcat h.train.csv.gz | "
+             "tail -n +2 | grep -c ',bf16,'; zcat h.train.csv.gz | head -1", dir);
+    test_run_shell(args, &out); /* grep -c exits 1 when it counts 0 */
+    cr_assert_str_eq(out, "0\n0\nM,N,dtype,tile,split,time_us,rank,family\n");
+    free(out);
+    snprintf(path, sizeof path, "%s/h.test.schema.json", dir);
+    cr_assert(hr_file_exists(path));
+    snprintf(args, sizeof args, "data info --data '%s/h.test.csv.gz'", dir);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "problems         10"), "%s", out);
+    free(out);
+    /* a seeded share of the schema's groups (family: 4 values), the same for the same seed */
+    snprintf(args, sizeof args, "data split --data '%s' --share 0.5 --seed 3 --out '%s/s'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "held out 2 of 4 values of family, seed 3"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "data split --data '%s' --share 0.5 --seed 3 --group-by problem --out '%s/p'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "held out 10 of 20 problems"), "%s", out);
+    free(out);
+    /* errors name what is wrong */
+    snprintf(args, sizeof args, "data split --data '%s' --hold dtype=fp8 --out '%s/x'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
+    cr_assert(strstr(out, "'fp8' never appears in column 'dtype'"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "data split --data '%s' --hold nosuch=1 --out '%s/x'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
+    cr_assert(strstr(out, "no column 'nosuch' (--hold)"), "%s", out);
+    free(out);
+    snprintf(args, sizeof args, "data split --data '%s' --share 1.5 --out '%s/x'", csv, dir);
+    cr_assert_eq(test_cli_run(args, &out), 2, "%s", out);
+    cr_assert(strstr(out, "--share '1.5'"), "%s", out);
+    free(out);
+    snprintf(path, sizeof path, "%s/x.train.csv.gz", dir);
+    cr_assert_not(hr_file_exists(path));
+    free(csv), free(dir);
+}
+
 /* heurist model info: what a model file holds, as text and as JSON, and the same object in train's report. */
 Test(cli_newcomer, model_info_shows_family_features_and_importance, .timeout = 120)
 {

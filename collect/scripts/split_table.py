@@ -10,6 +10,8 @@ with a copy of the schema (and capability file, when present) beside it, so heur
   -> /tmp/gemm.train.csv.gz (+ .schema.json, .caps.json), /tmp/gemm.test.csv.gz (+ .schema.json, .caps.json)
   python3 collect/scripts/split_table.py --table datasets/h200/h200_cublaslt_gemm_real.csv.gz \\
       --hold family=llama3,mistral,resnet50 --out-prefix /tmp/real
+`heurist data split` (docs/cli.md) splits any table with its schema, --hold alike; this script stays for the
+--share splits the recorded GEMM figures were measured on (Python's random.sample of the shapes).
 Python 3 standard library only."""
 import argparse
 import gzip
