@@ -383,7 +383,7 @@ int cli_train_opts_parse(const cli_args *a, const char *cmd, int need_model, cli
     double frac = 1;
     uint64_t split_seed;
     if (cli_get(a, "split") && data_split_spec_parse(cli_get(a, "split"), &frac, &split_seed, c->seed)) {
-        fprintf(stderr, "heurist %s: %s\n", cmd, hr_last_error());
+        cli_complain("heurist %s: %s", cmd, hr_last_error());
         return 1;
     }
     if (frac == 0 && !cli_has(a, "valid-fraction")) c->valid_fraction = -1;

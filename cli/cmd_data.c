@@ -258,12 +258,12 @@ static int data_split_cmd(const cli_args *a, const char *table)
     const char *prefix = cli_need(a, "data split", "out"), *hold = cli_get(a, "hold"), *by = cli_get(a, "group-by");
     if (!prefix) return 2;
     if (!data_table_is_table(table)) {
-        fprintf(stderr, "heurist data split: --data %s: not a benchmark table (.csv or .tsv, optionally .gz or .bz2)\n",
+        cli_complain("heurist data split: --data %s: not a benchmark table (.csv or .tsv, optionally .gz or .bz2)",
                 table);
         return 2;
     }
     if (hold && (cli_has(a, "share") || cli_has(a, "seed") || by)) {
-        fprintf(stderr, "heurist data split: --hold names what is held out: give it without --share, --seed or --group-by\n");
+        cli_complain("heurist data split: --hold names what is held out: give it without --share, --seed or --group-by");
         return 2;
     }
     data_table_split_opts o = {.share = 0.2};
@@ -275,7 +275,7 @@ static int data_split_cmd(const cli_args *a, const char *table)
         const char *v = cli_get(a, "share");
         o.share = strtod(v, &end);
         if (end == v || *end || !(o.share > 0 && o.share < 1)) {
-            fprintf(stderr, "heurist data split: --share '%s': expected a number in (0, 1)\n", v);
+            cli_complain("heurist data split: --share '%s': expected a number in (0, 1)", v);
             return 2;
         }
     }
@@ -283,7 +283,7 @@ static int data_split_cmd(const cli_args *a, const char *table)
     if (hold) {
         const char *eq = strchr(hold, '=');
         if (!eq || eq == hold || !eq[1]) {
-            fprintf(stderr, "heurist data split: --hold '%s': expected COLUMN=V1,V2,...\n", hold);
+            cli_complain("heurist data split: --hold '%s': expected COLUMN=V1,V2,...", hold);
             return 2;
         }
         if (!(values = hr_strdup(hold))) return cli_fail("data split");
@@ -350,7 +350,7 @@ int cli_cmd_data(int argc, char **argv)
         return 0;
     }
     if (argc < 1 || (strcmp(argv[0], "info") != 0 && strcmp(argv[0], "cache") != 0 && strcmp(argv[0], "split") != 0)) {
-        fprintf(stderr, "heurist data: expected info, cache or split (see heurist data --help)\n");
+        cli_complain("heurist data: expected info, cache or split (see heurist data --help)");
         return 2;
     }
     int prc = cli_args_parse(argc - 1, argv + 1, &cli_data_spec, &a);

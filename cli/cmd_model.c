@@ -25,7 +25,7 @@ int cli_cmd_model(int argc, char **argv)
         return 0;
     }
     if (argc < 1 || strcmp(argv[0], "info") != 0) {
-        fprintf(stderr, "heurist model: expected info (see heurist model --help)\n");
+        cli_complain("heurist model: expected info (see heurist model --help)");
         return 2;
     }
     argc--, argv++;
@@ -35,7 +35,7 @@ int cli_cmd_model(int argc, char **argv)
     int prc = cli_args_parse(argc, argv, &cli_model_spec, &a);
     if (prc) return cli_args_exit(prc);
     if (path && cli_get(&a, "model")) {
-        fprintf(stderr, "heurist model info: give the model once (%s or --model)\n", path);
+        cli_complain("heurist model info: give the model once (%s or --model)", path);
         return 2;
     }
     if (!path && !(path = cli_need(&a, "model info", "model"))) return 2;
