@@ -17,8 +17,8 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"data", cli_cmd_data, NULL, "data info|cache --data FILE: summarise a database or write its HDF5 cache",
-     &cli_data_spec},
+    {"data", cli_cmd_data, NULL,
+     "data info|cache|split --data FILE: summarise a database, write its HDF5 cache or split a table", &cli_data_spec},
     {"train", NULL, cli_cmd_train, "train a model on a split and save it (--data --task --model --out)", &cli_train_spec},
     {"cv", NULL, cli_cmd_cv, "GroupKFold cross-validation of one model family (--folds K --report R.json)",
      &cli_cv_spec},
