@@ -134,7 +134,8 @@ int data_table_split(const char *path, const data_table_split_opts *o, data_tabl
                 rc = hr_error(HR_EFORMAT, "%s: row %ld has no column '%s'", path, rows + 1, spec.problem[j].name);
             else k += (size_t)snprintf(key + k, k < sizeof key ? sizeof key - k : 0, "%s\x1f", val);
         }
-        if (!rc && k >= sizeof key) rc = hr_error(HR_EFORMAT, "%s: row %ld: a problem longer than %zu bytes", path, rows + 1, sizeof key);
+        if (!rc && k >= sizeof key)
+            rc = hr_error(HR_EFORMAT, "%s: row %ld: a problem longer than %zu bytes", path, rows + 1, sizeof key);
         if (!rc && unit_col >= 0 && field_at(s, e, delim, unit_col, val, sizeof val))
             rc = hr_error(HR_EFORMAT, "%s: row %ld has no column '%s'", path, rows + 1, by);
         const char *u = unit_col >= 0 ? val : key;

@@ -119,7 +119,8 @@ static void list_print(FILE *f, const cJSON *arr, int most)
             fprintf(f, " and %d more", n - most);
             break;
         }
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "feature"), *gain = cJSON_GetObjectItemCaseSensitive(e, "gain");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "feature");
+        const cJSON *gain = cJSON_GetObjectItemCaseSensitive(e, "gain");
         if (name && gain) fprintf(f, "%s%s %.1f%%", i ? ", " : "", name->valuestring, 100 * gain->valuedouble);
         else if (cJSON_IsString(e)) fprintf(f, "%s%s", i ? ", " : "", e->valuestring);
         i++;

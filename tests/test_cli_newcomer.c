@@ -164,7 +164,8 @@ Test(cli_newcomer, baselines_evaluate_on_a_new_table, .timeout = 120)
 Test(cli_newcomer, unseen_category_is_refused_alike_listing_the_known, .timeout = 120)
 {
     static const char *const three[] = {"fp16", "bf16", "fp32"};
-    char *dir = fresh_dir(), *a = table_write(dir, "a", 20, 0, 4, two_dtypes, 2), *c = table_write(dir, "c", 9, 0, 4, three, 3);
+    char *dir = fresh_dir(), *a = table_write(dir, "a", 20, 0, 4, two_dtypes, 2);
+    char *c = table_write(dir, "c", 9, 0, 4, three, 3);
     char *m = test_tmppath(".h5"), *rep = test_tmppath(".json"), args[4096], *out = NULL;
     snprintf(args, sizeof args, "train --data '%s' --model frequent --split none --out '%s' --quiet", a, m);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
