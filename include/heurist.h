@@ -89,7 +89,9 @@ HEURIST_API int heurist_tune_batch(const heurist_model *m, const char *const *ke
 
 /* A predictor: a model with a reusable workspace, for one thread at a time. Its calls allocate nothing, but for a
  * call with more candidates than the model knows configurations and any call before it had: the workspace grows
- * once to that count. The model must outlive its predictors. */
+ * once to that count. (The Reformer's matrix products go through OpenBLAS, which allocates job buffers of its own
+ * when it runs on several threads: OPENBLAS_NUM_THREADS=1 suits a predictor per thread.) The model must outlive its
+ * predictors. */
 typedef struct heurist_predictor heurist_predictor;
 HEURIST_API int heurist_predictor_create(const heurist_model *m, heurist_predictor **out);
 HEURIST_API void heurist_predictor_free(heurist_predictor *p); /* NULL is fine */
