@@ -338,7 +338,7 @@ int cli_get_guard(const cli_args *a, const char *cmd, float *margin, int *top)
     char *end;
     double x = strtod(v, &end);
     if (end == v || *end || !(x >= 0 && x < 1e30)) {
-        fprintf(stderr, "heurist %s: --guard '%s': expected a finite number >= 0\n", cmd, v);
+        cli_complain("heurist %s: --guard '%s': expected a finite number >= 0", cmd, v);
         return 1;
     }
     *margin = (float)x;
