@@ -141,6 +141,22 @@ static void job_dir_remove(const char *dir)
 
 typedef int (*job_fn)(int argc, char **argv, const dist_comm *comm);
 
+/* The commands with no result lines on stdout: the report comes back as text. */
+static int train_fn(int argc, char **argv, const dist_comm *comm)
+{
+    return cli_job_train(argc, argv, comm, NULL);
+}
+
+static int cv_fn(int argc, char **argv, const dist_comm *comm)
+{
+    return cli_job_cv(argc, argv, comm, NULL);
+}
+
+static int compare_fn(int argc, char **argv, const dist_comm *comm)
+{
+    return cli_job_compare(argc, argv, comm, NULL);
+}
+
 /* Runs command `cmd` (fn, its table spec) with the fixed options first ("--name", value pairs, NULL-ended) then the
  * params; the report (the file at report_opt, or report.json in the folder at out_dir_opt) into *report_json. */
 static int job_run(const char *cmd, job_fn fn, const cli_spec *spec, const char *const *fixed, const char *params,
@@ -196,26 +212,26 @@ static int job_run(const char *cmd, job_fn fn, const cli_spec *spec, const char 
 int heurist_train(const char *data, const char *params, const char *model_out, char **report_json)
 {
     const char *fixed[] = {"data", data, "out", model_out, NULL};
-    return job_run("train", cli_cmd_train, &cli_train_spec, fixed, params, "report", NULL, report_json);
+    return job_run("train", train_fn, &cli_train_spec, fixed, params, "report", NULL, report_json);
 }
 
 int heurist_cv(const char *data, const char *params, char **report_json)
 {
     const char *fixed[] = {"data", data, NULL};
-    return job_run("cv", cli_cmd_cv, &cli_cv_spec, fixed, params, "report", NULL, report_json);
+    return job_run("cv", cv_fn, &cli_cv_spec, fixed, params, "report", NULL, report_json);
 }
 
 int heurist_compare(const char *data, const char *params, char **report_json)
 {
     const char *fixed[] = {"data", data, NULL};
-    return job_run("compare", cli_cmd_compare, &cli_compare_spec, fixed, params, NULL, "out", report_json);
+    return job_run("compare", compare_fn, &cli_compare_spec, fixed, params, NULL, "out", report_json);
 }
 
 /* eval runs on one process: its command takes no process group */
 static int eval_fn(int argc, char **argv, const dist_comm *comm)
 {
     (void)comm;
-    return cli_cmd_eval(argc, argv);
+    return cli_job_eval(argc, argv, NULL);
 }
 
 int heurist_eval(const char *model_path, const char *data, const char *params, char **report_json)

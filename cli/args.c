@@ -418,17 +418,19 @@ pipe_opts cli_train_opts_pipe(const cli_train_opts *c)
     return o;
 }
 
-void cli_print_result(const char *name, const pipe_result *r)
+void cli_print_result(FILE *sink, const char *name, const pipe_result *r)
 {
+    if (!sink) return;
     char line[512];
     pipe_result_format(name, r, line, sizeof line);
-    printf("%s\n", line);
+    fprintf(sink, "%s\n", line);
 }
 
 void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_result *r)
 {
-    cli_print_result(name, r);
-    fflush(stdout);
+    FILE *sink = ctx;
+    cli_print_result(sink, name, r);
+    if (sink) fflush(sink);
 }
 
 int cli_complain(const char *fmt, ...)

@@ -144,9 +144,9 @@ void cli_train_opts_inputs(const cli_args *a, const cli_train_opts *c, cli_input
 /* The pipe_opts of a run from the shared options (config, save path and the rest left empty). */
 pipe_opts cli_train_opts_pipe(const cli_train_opts *c);
 
-/* Prints one result line (pipe_result_format) on stdout. */
-void cli_print_result(const char *name, const pipe_result *r);
-/* A pipe_fold_fn printing each fold's result line. */
+/* Prints one result line (pipe_result_format) on sink (NULL: nothing). */
+void cli_print_result(FILE *sink, const char *name, const pipe_result *r);
+/* A pipe_fold_fn printing each fold's result line on ctx, a FILE * (NULL: nothing). */
 void cli_print_fold(void *ctx, const char *name, int fold, int k, const pipe_result *r);
 
 /* The pipeline's view of the job's ranks (rank, size, a gather through comm); comm must outlive it. */
@@ -209,6 +209,12 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm);
 int cli_cmd_cv(int argc, char **argv, const dist_comm *comm);
 int cli_cmd_compare(int argc, char **argv, const dist_comm *comm);
 int cli_cmd_eval(int argc, char **argv);
+/* The same commands with their result lines written to sink (NULL: none): cli_cmd_X is cli_job_X with stdout, the
+ * C API's jobs (api/jobs.c) pass NULL, so a program's stdout stays its own. */
+int cli_job_train(int argc, char **argv, const dist_comm *comm, FILE *sink);
+int cli_job_cv(int argc, char **argv, const dist_comm *comm, FILE *sink);
+int cli_job_compare(int argc, char **argv, const dist_comm *comm, FILE *sink);
+int cli_job_eval(int argc, char **argv, FILE *sink);
 int cli_cmd_predict(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);

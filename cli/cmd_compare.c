@@ -86,6 +86,11 @@ static int parse_configs(const cJSON *cfg, pipe_compare_spec *s)
 
 int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
 {
+    return cli_job_compare(argc, argv, comm, stdout);
+}
+
+int cli_job_compare(int argc, char **argv, const dist_comm *comm, FILE *sink)
+{
     cli_args a;
     int prc = cli_args_parse(argc, argv, &cli_compare_spec, &a);
     if (prc) return cli_args_exit(prc);
@@ -158,8 +163,8 @@ int cli_cmd_compare(int argc, char **argv, const dist_comm *comm)
     }
     char *summary = NULL;
     int rc = 0;
-    if (pipe_compare(&d, &s, &o, out, cli_print_fold, NULL, &summary)) rc = cli_fail("compare");
-    if (!rc && summary) printf("\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
+    if (pipe_compare(&d, &s, &o, out, cli_print_fold, sink, &summary)) rc = cli_fail("compare");
+    if (!rc && summary && sink) fprintf(sink, "\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
     free(summary);
     pipe_dataset_free(&d);
     cli_train_opts_free(&c);

@@ -35,6 +35,11 @@ const cli_spec cli_cv_spec = {
 
 int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
 {
+    return cli_job_cv(argc, argv, comm, stdout);
+}
+
+int cli_job_cv(int argc, char **argv, const dist_comm *comm, FILE *sink)
+{
     cli_args a;
     cli_train_opts c;
     int prc = cli_args_parse(argc, argv, &cli_cv_spec, &a);
@@ -71,13 +76,13 @@ int cli_cmd_cv(int argc, char **argv, const dist_comm *comm)
     }
     pipe_result *folds = hr_calloc((size_t)k, sizeof *folds);
     int rc = 0;
-    if (!folds || pipe_run_folds(&d, c.fam, (int)k, &o, folds, cli_print_fold, NULL)) {
+    if (!folds || pipe_run_folds(&d, c.fam, (int)k, &o, folds, cli_print_fold, sink)) {
         rc = cli_fail("cv");
     } else if (pipe_ranks_is_root(&rk)) {
         cJSON *j = pipe_report_cv(&d, c.fam->name, (int)k, c.seed, folds);
         cJSON_AddNumberToObject(j, "ranks", rk.size);
         char *mean = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "metrics"));
-        printf("%s %d-fold GroupKFold mean: %s\n", c.fam->name, (int)k, mean);
+        if (sink) fprintf(sink, "%s %d-fold GroupKFold mean: %s\n", c.fam->name, (int)k, mean);
         free(mean);
         if (pipe_json_write(rep, j)) rc = cli_fail("cv");
         cJSON_Delete(j);

@@ -31,6 +31,11 @@ const cli_spec cli_eval_spec = {
 
 int cli_cmd_eval(int argc, char **argv)
 {
+    return cli_job_eval(argc, argv, stdout);
+}
+
+int cli_job_eval(int argc, char **argv, FILE *sink)
+{
     cli_args a;
     int prc = cli_args_parse(argc, argv, &cli_eval_spec, &a);
     if (prc) return cli_args_exit(prc);
@@ -90,7 +95,7 @@ int cli_cmd_eval(int argc, char **argv)
     }
     if (!rc) {
         r.train_seconds = m->train_seconds;
-        cli_print_result(m->family->name, &r);
+        cli_print_result(sink, m->family->name, &r);
         cJSON *j = pipe_report_object(&d, m->family->name, desc, &r);
         if (pipe_json_write(rep, j) || (md && pipe_report_md(md, &d, m->family->name, desc, &r))) rc = cli_fail("eval");
         cJSON_Delete(j);

@@ -35,6 +35,11 @@ const cli_spec cli_train_spec = {
 
 int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
 {
+    return cli_job_train(argc, argv, comm, stdout);
+}
+
+int cli_job_train(int argc, char **argv, const dist_comm *comm, FILE *sink)
+{
     cli_args a;
     cli_train_opts c;
     int prc = cli_args_parse(argc, argv, &cli_train_spec, &a);
@@ -114,8 +119,8 @@ int cli_cmd_train(int argc, char **argv, const dist_comm *comm)
         if (shared)
             hr_log_printf(o.log, HR_LOG_INFO, "train: rank 0: %ld all-reduces of %.1f MB in all, %.1f s in them\n",
                           stats.calls, stats.values * 8 / 1e6, stats.seconds);
-        cli_print_result(c.fam->name, &r);
-        printf("model written to %s\n", out);
+        cli_print_result(sink, c.fam->name, &r);
+        if (sink) fprintf(sink, "model written to %s\n", out);
         if (rep) {
             cJSON *j = pipe_report_object(&d, c.fam->name, desc, &r);
             cJSON_AddNumberToObject(j, "ranks", dist_comm_size(comm));

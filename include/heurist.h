@@ -142,8 +142,9 @@ HEURIST_API int heurist_predictor_tune(heurist_predictor *p, const char *problem
  * NULL) receives the report.json text the command writes, freed with heurist_free (where params name report=
  * or, for compare, out=, the files stay there; else they are written to a temporary folder and removed). A bad
  * option is HEURIST_EINVAL with the command line's message; a job that fails (data that does not load, training
- * that fails) is HEURIST_EIO with its message. The command's result lines go to stdout and its progress to stderr
- * as the command line prints them (quiet=1: warnings only). */
+ * that fails) is HEURIST_EIO with its message. Nothing is written to stdout (the command line's result lines are
+ * the report's figures); progress goes to stderr as the command line prints it (quiet=1: warnings only), and so
+ * does a bad option's message. */
 HEURIST_API int heurist_train(const char *data, const char *params, const char *model_out, char **report_json);
 HEURIST_API int heurist_cv(const char *data, const char *params, char **report_json);
 HEURIST_API int heurist_compare(const char *data, const char *params, char **report_json);

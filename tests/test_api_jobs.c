@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "heurist.h"
 #include "helpers/testutil.h"
@@ -88,6 +91,13 @@ Test(api_jobs, train_makes_the_model_heurist_train_makes_and_returns_its_report,
 Test(api_jobs, cv_and_compare_return_their_reports, .timeout = 600)
 {
     char *csv = gen_table(), *report = NULL;
+    /* the jobs leave the program's stdout alone: it goes to a file that must stay empty */
+    char *captured = test_tmppath(".out");
+    fflush(stdout);
+    int saved = dup(1), fd = open(captured, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    cr_assert(saved >= 0 && fd >= 0);
+    cr_assert_eq(dup2(fd, 1), 1);
+    close(fd);
     cr_assert_eq(heurist_cv(csv, "model=gbdt folds=2 config=" CONFIG " threads=1 quiet=1", &report), HEURIST_OK, "%s",
                  heurist_last_error());
     cr_assert(strstr(report, "\"folds\""), "%s", report);
@@ -109,6 +119,14 @@ Test(api_jobs, cv_and_compare_return_their_reports, .timeout = 600)
                                  &report), HEURIST_OK, "%s", heurist_last_error());
     cr_assert(strstr(report, "frequent") && strstr(report, "gbdt"), "%s", report);
     heurist_free(report);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    struct stat st;
+    cr_assert_eq(stat(captured, &st), 0);
+    cr_assert_eq(st.st_size, 0, "the jobs wrote %lld bytes to stdout", (long long)st.st_size);
+    remove(captured);
+    free(captured);
     remove_table(csv);
 }
 
