@@ -74,6 +74,9 @@ static void hm_model_tune(const data_problem *p, const float *x, int32_t *v)
     for (int j = 0; j < HM_LENGTH; j++) v[j] = (int32_t)x[HM_N_KERNELS + j];
 }
 
+/* an exported guarded model writes these before the API's guard section */
+#define HM_GUARD_TOP 2
+#define HM_GUARD_MARGIN 0.5f
 #include "export/runtime/api.h"
 #include "export/runtime/gbdt.h"
 #include "export/runtime/reformer.h"
@@ -146,6 +149,28 @@ Test(export_runtime, api_parses_keys_and_computes_features_as_data)
     cr_assert_eq(pick, 7, "the largest allowed score: kernel 7 (out_c 256), not kernel 0 (in_c 64)");
     for (int k = 0; k < 6; k++) cr_assert(isinf(ss[k]) && ss[k] < 0);
     cr_assert_eq(hm_select(&sp, NULL), pick);
+    /* the guard: the model picks only among the vendor's first HM_GUARD_TOP kernels, and leaves the vendor's first
+     * pick only for a score HM_GUARD_MARGIN above it */
+    data_problem tp;
+    cr_assert_eq(hm_key_parse("64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-F", &tp), 0);
+    float ts[HM_N_KERNELS];
+    int own = hm_select(&tp, ts);
+    int low = own == 0 ? 1 : 0, mid = -1;
+    for (int k = 0; k < HM_N_KERNELS; k++)
+        if (k != own && ts[k] < ts[low]) low = k;
+    for (int k = 0; k < HM_N_KERNELS; k++)
+        if (k != own && k != low && ts[own] - ts[k] > 0 && ts[own] - ts[k] < HM_GUARD_MARGIN) mid = k;
+    cr_assert_gt(ts[own] - ts[low], HM_GUARD_MARGIN, "the fixture's scores spread past the margin");
+    int far[2] = {low, own};
+    cr_assert_eq(hm_select_vendor(&tp, far, 2, NULL), own, "a margin past the guard's: the model's pick");
+    int outside[3] = {low, low == 0 ? 1 : 0, own};
+    if (outside[1] == own) outside[1] = 2;
+    cr_assert_eq(hm_select_vendor(&tp, outside, 3, NULL), outside[0] == own ? own : (ts[outside[1]] - ts[outside[0]]
+                 >= HM_GUARD_MARGIN ? outside[1] : outside[0]), "only the vendor's first two are candidates");
+    if (mid >= 0) {
+        int near[2] = {mid, own};
+        cr_assert_eq(hm_select_vendor(&tp, near, 2, NULL), mid, "within the margin: the vendor's pick");
+    }
     data_problem p;
     cr_assert_eq(hm_key_parse("64-56-56-1x1-256", &p), -1);
     cr_assert_eq(hm_key_parse("64-56-56-1x1-256-56-56-32-0x0-1x1-1x1-0-NCHW-FP32-Q", &p), -1);
