@@ -192,6 +192,7 @@ typedef struct boost_worker {
 typedef struct boost_state {
     gbdt_data shard;             /* this process's rows of the training data (all of them with one process) */
     size_t lo, n_total;          /* the share is rows [lo, lo + shard.n) of n_total */
+    size_t *shard_query;         /* lambdarank over processes: the share's query boundaries, from 0; else NULL */
     int *ue;                     /* (K, 2) histogram INT: this round's grids of g and h per class; else NULL */
     int ue_w;                    /* histogram INT: the grid of softmax leaf-step terms */
     gbdt_binned bd;
@@ -223,6 +224,7 @@ typedef struct boost_state {
 
 static void boost_state_free(boost_state *s)
 {
+    free(s->shard_query);
     for (int w = 0; s->workers && w < s->nworkers; w++) {
         gbdt_grower_free(s->workers[w].grower);
         free(s->workers[w].perm);
@@ -634,12 +636,33 @@ int gbdt_booster_train(const gbdt_params *p, const gbdt_data *train, const gbdt_
     s.n_total = train->n;
     s.lo = train->n * (size_t)rank / (size_t)size;
     size_t n = train->n * (size_t)(rank + 1) / (size_t)size - s.lo;
+    /* lambdarank: a query's rows stay in one share (its gradients pair them), so the shares are whole queries */
+    size_t q_lo = 0, q_hi = 0;
+    if (train->query && dist) {
+        q_lo = train->n_query * (size_t)rank / (size_t)size;
+        q_hi = train->n_query * (size_t)(rank + 1) / (size_t)size;
+        s.lo = train->query[q_lo];
+        n = train->query[q_hi] - s.lo;
+    }
     if (n == 0) {
         gbdt_booster_free(b);
-        return hr_error(HR_EINVAL, "gbdt: %zu training rows for %d processes: process %d gets none", train->n, size, rank);
+        return train->query && dist
+                   ? hr_error(HR_EINVAL, "gbdt: %zu training queries for %d processes: process %d gets none",
+                              train->n_query, size, rank)
+                   : hr_error(HR_EINVAL, "gbdt: %zu training rows for %d processes: process %d gets none", train->n,
+                              size, rank);
     }
     s.shard = *train;
     s.shard.n = n;
+    if (train->query && dist) {
+        if (!(s.shard_query = hr_malloc((q_hi - q_lo + 1) * sizeof *s.shard_query))) {
+            gbdt_booster_free(b);
+            return HR_ENOMEM;
+        }
+        for (size_t q = q_lo; q <= q_hi; q++) s.shard_query[q - q_lo] = train->query[q] - s.lo;
+        s.shard.query = s.shard_query;
+        s.shard.n_query = q_hi - q_lo;
+    }
     s.shard.x = train->x + s.lo * (size_t)train->d;
     if (train->y) s.shard.y = train->y + s.lo;
     if (train->y_prob) s.shard.y_prob = train->y_prob + s.lo * (size_t)K;

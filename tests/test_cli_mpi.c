@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 
 /* Runs "[env] mpirun -np 2 heurist args" (ranks > 0) or "heurist args" (ranks 0); *out gets stdout and stderr.
@@ -214,6 +215,19 @@ Test(cli_mpi, gbdt_train_over_two_ranks_is_the_one_process_model, .timeout = 600
     check_train_spread(data, "{\"rounds\": 6, \"log_every\": 0, \"objective\": \"rank\", \"histogram\": \"int\"}", 2);
     remove(data);
     free(data);
+}
+
+/* lambdarank pairs the rows of a query: the processes' shares are whole queries (a benchmark table's problems),
+ * the same model whatever the number of processes */
+Test(cli_mpi, lambdarank_over_ranks_is_the_one_process_model, .timeout = 600)
+{
+    char *dir = test_gemm_table_dir(), data[4096];
+    snprintf(data, sizeof data, "%s/t.csv", dir);
+    const char *cfg = "{\"rounds\": 5, \"log_every\": 0, \"early_stopping_rounds\": 0, \"objective\": \"rank\", "
+                      "\"rank_loss\": \"lambdarank\", \"histogram\": \"int\"}";
+    check_train_spread(data, cfg, 2);
+    check_train_spread(data, cfg, 3);
+    test_dir_remove(dir);
 }
 
 Test(cli_mpi, a_failing_rank_ends_a_spread_training, .timeout = 600)
