@@ -173,10 +173,8 @@ typedef enum cli_agree_part {
     CLI_AGREE_SPLIT,   /* the training and test rows (train; cv and compare draw theirs from the data and seed) */
     CLI_AGREE_PARTS,
 } cli_agree_part;
-/* FNV-1a of n bytes, continuing from h (start from CLI_DIGEST_INIT). */
+/* Where the ranks' digests start (FNV-1a's offset basis; pipe_digest, pipe_digest_str continue from it). */
 #define CLI_DIGEST_INIT 1469598103934665603ULL
-uint64_t cli_digest(uint64_t h, const void *p, size_t n);
-uint64_t cli_digest_str(uint64_t h, const char *s); /* NULL hashes as "" and apart from it */
 /* The digest of a loaded dataset's rows (CLI_AGREE_DATA). */
 uint64_t cli_digest_dataset(const pipe_dataset *d);
 /* Collective over every rank of comm (nothing on one process): each rank's digests (CLI_AGREE_PARTS) are compared

@@ -48,20 +48,6 @@ int cli_ranks_load(const dist_comm *comm, const cli_train_opts *c, pipe_dataset 
     return rc;
 }
 
-uint64_t cli_digest(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-    return h;
-}
-
-uint64_t cli_digest_str(uint64_t h, const char *s)
-{
-    unsigned char tag = s != NULL;
-    h = cli_digest(h, &tag, 1);
-    return s ? cli_digest(h, s, strlen(s) + 1) : h;
-}
-
 uint64_t cli_digest_dataset(const pipe_dataset *d)
 {
     return pipe_dataset_digest(d, CLI_DIGEST_INIT);
@@ -99,30 +85,30 @@ int cli_ranks_check(const dist_comm *comm, const char *cmd, const cli_args *a, c
     const char *skip = getenv("HEURIST_TEST_NO_AGREEMENT");
     if (skip && *skip) return HR_OK;
     uint64_t dg[CLI_AGREE_PARTS];
-    uint64_t h = cli_digest_str(CLI_DIGEST_INIT, cmd);
-    h = cli_digest_str(h, c->fam ? c->fam->name : NULL);
-    h = cli_digest_str(h, c->task);
-    h = cli_digest_str(h, c->solver);
-    h = cli_digest(h, &c->valid_fraction, sizeof c->valid_fraction);
-    h = cli_digest(h, &c->guard, sizeof c->guard);
-    h = cli_digest(h, &c->guard_top, sizeof c->guard_top);
+    uint64_t h = pipe_digest_str(CLI_DIGEST_INIT, cmd);
+    h = pipe_digest_str(h, c->fam ? c->fam->name : NULL);
+    h = pipe_digest_str(h, c->task);
+    h = pipe_digest_str(h, c->solver);
+    h = pipe_digest(h, &c->valid_fraction, sizeof c->valid_fraction);
+    h = pipe_digest(h, &c->guard, sizeof c->guard);
+    h = pipe_digest(h, &c->guard_top, sizeof c->guard_top);
     char *cfg = c->config ? cJSON_PrintUnformatted(c->config) : NULL;
-    h = cli_digest_str(h, cfg);
+    h = pipe_digest_str(h, cfg);
     free(cfg);
     for (int i = 0; opts && opts[i]; i++) {
-        h = cli_digest_str(h, opts[i]);
-        h = cli_digest_str(h, cli_get(a, opts[i]));
+        h = pipe_digest_str(h, opts[i]);
+        h = pipe_digest_str(h, cli_get(a, opts[i]));
     }
     dg[CLI_AGREE_OPTIONS] = h;
     dg[CLI_AGREE_DATA] = cli_digest_dataset(d);
     h = CLI_DIGEST_INIT;
     if (s) {
-        h = cli_digest(h, &s->n_train, sizeof s->n_train);
-        h = cli_digest(h, s->train, (size_t)s->n_train * sizeof *s->train);
-        h = cli_digest(h, &s->n_test, sizeof s->n_test);
-        h = cli_digest(h, s->test, (size_t)s->n_test * sizeof *s->test);
+        h = pipe_digest(h, &s->n_train, sizeof s->n_train);
+        h = pipe_digest(h, s->train, (size_t)s->n_train * sizeof *s->train);
+        h = pipe_digest(h, &s->n_test, sizeof s->n_test);
+        h = pipe_digest(h, s->test, (size_t)s->n_test * sizeof *s->test);
     }
     dg[CLI_AGREE_SPLIT] = h;
-    dg[CLI_AGREE_SEED] = cli_digest(CLI_DIGEST_INIT, &c->seed, sizeof c->seed);
+    dg[CLI_AGREE_SEED] = pipe_digest(CLI_DIGEST_INIT, &c->seed, sizeof c->seed);
     return cli_ranks_agree(comm, cmd, dg);
 }

@@ -76,6 +76,9 @@ const double *pipe_dataset_values(const pipe_dataset *d, int row);
 /* FNV-1a over everything a run reads of d (its rows' values and features, the task's kernels, measurements or
  * sequences), continuing from h: equal on two processes that hold the same data. */
 uint64_t pipe_dataset_digest(const pipe_dataset *d, uint64_t h);
+/* FNV-1a of n bytes, continuing from h; of a string (NULL hashes apart from "", by a tag byte before it). */
+uint64_t pipe_digest(uint64_t h, const void *p, size_t n);
+uint64_t pipe_digest_str(uint64_t h, const char *s);
 
 /* Per-slice breakdown for selection: top-1 by each value of the report's slices, the contract's direction and
  * data type (pipe_report_slices), where the source has them. */

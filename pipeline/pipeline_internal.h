@@ -73,9 +73,6 @@ const pipe_task *pipe_task_of(model_task task);
 /* JSON has no NaN/inf: a figure that is not finite is written as null. */
 void pipe_json_num(cJSON *o, const char *key, double v);
 
-/* FNV-1a of n bytes, continuing from h; of a string (or its absence). */
-uint64_t pipe_digest(uint64_t h, const void *p, size_t n);
-uint64_t pipe_digest_str(uint64_t h, const char *s);
 /* A selection dataset's kernels, keys and runtimes into a digest. */
 uint64_t pipe_digest_select(const data_select *s, uint64_t h);
 
