@@ -752,6 +752,16 @@ static void select_pack(FILE *f, const pipe_result *r)
     }
 }
 
+/* An array select_pack wrote only where the result has it: its flag byte, then n bytes into a new *out. */
+static int unpack_optional(const char *buf, size_t len, size_t *at, size_t n, void **out)
+{
+    uint8_t has = 0;
+    int rc = pipe_ranks_read(buf, len, at, &has, 1);
+    if (rc || !has) return rc;
+    if (!(*out = hr_malloc(n ? n : 1))) return HR_ENOMEM;
+    return pipe_ranks_read(buf, len, at, *out, n);
+}
+
 static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r)
 {
     r->sel.efficiency = NULL;
@@ -760,31 +770,17 @@ static int select_unpack(const char *buf, size_t len, size_t *at, pipe_result *r
     r->sel.speedup = NULL;
     r->sel.shortlists = NULL;
     r->sel.margin = NULL;
-    uint8_t has_eff = 0, has_pick = 0, has_rows = 0, has_speedup = 0, has_vendor_rows = 0;
-    int rc = pipe_ranks_read(buf, len, at, &has_eff, 1);
-    if (!rc && has_eff) {
-        size_t n = (size_t)r->n_test * sizeof(double);
-        if (!(r->sel.efficiency = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-        rc = pipe_ranks_read(buf, len, at, r->sel.efficiency, n);
-    }
-    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_pick, 1);
-    if (!rc && has_pick) {
-        size_t n = (size_t)r->n_test * sizeof(int);
-        if (!(r->sel.pick = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-        rc = pipe_ranks_read(buf, len, at, r->sel.pick, n);
-    }
-    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_rows, 1);
-    if (!rc && has_rows) {
-        size_t n = (size_t)r->n_test * sizeof(int);
-        if (!(r->sel.rows = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-        rc = pipe_ranks_read(buf, len, at, r->sel.rows, n);
-    }
-    if (!rc) rc = pipe_ranks_read(buf, len, at, &has_speedup, 1);
-    if (!rc && has_speedup) {
-        size_t n = (size_t)r->n_test * sizeof(double);
-        if (!(r->sel.speedup = hr_malloc(n ? n : 1))) return HR_ENOMEM;
-        rc = pipe_ranks_read(buf, len, at, r->sel.speedup, n);
-    }
+    void *eff = NULL, *pick = NULL, *rows = NULL, *speedup = NULL;
+    size_t nd = (size_t)r->n_test * sizeof(double), ni = (size_t)r->n_test * sizeof(int);
+    int rc = unpack_optional(buf, len, at, nd, &eff);
+    r->sel.efficiency = eff;
+    if (!rc) rc = unpack_optional(buf, len, at, ni, &pick);
+    r->sel.pick = pick;
+    if (!rc) rc = unpack_optional(buf, len, at, ni, &rows);
+    r->sel.rows = rows;
+    if (!rc) rc = unpack_optional(buf, len, at, nd, &speedup);
+    r->sel.speedup = speedup;
+    uint8_t has_vendor_rows = 0;
     if (!rc) rc = pipe_ranks_read(buf, len, at, &has_vendor_rows, 1);
     if (!rc && has_vendor_rows) {
         size_t n = (size_t)r->n_test * PIPE_SHORTLIST_ROW * sizeof(double), nm = (size_t)r->n_test * sizeof(double);
