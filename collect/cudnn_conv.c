@@ -202,27 +202,46 @@ static int time_once(gpu *g, gpu_problem *p, int algo, size_t ws, double *gpu_ms
     return 0;
 }
 
-int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
-             const char **why)
+/* The math type set and the workspace of a candidate asked and allocated. 0; 1 with *why when refused. */
+static int candidate_prepare(gpu *g, gpu_problem *p, int algo, int math, size_t *ws, const char **why)
 {
     if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) {
         *why = "math type refused";
         return 1;
     }
-    size_t ws = 0;
-    if (workspace_size(g, p, algo, &ws) != CUDNN_STATUS_SUCCESS) {
+    *ws = 0;
+    if (workspace_size(g, p, algo, ws) != CUDNN_STATUS_SUCCESS) {
         cudaGetLastError();
         *why = "workspace query failed";
         return 1;
     }
-    if (ws > g->ws_limit) {
+    if (*ws > g->ws_limit) {
         *why = "workspace over the limit";
         return 1;
     }
-    if (ensure(&g->ws, &g->ws_cap, ws ? ws : 1)) {
+    if (ensure(&g->ws, &g->ws_cap, *ws ? *ws : 1)) {
         *why = "workspace does not fit the GPU's memory";
         return 1;
     }
+    return 0;
+}
+
+int gpu_time_once(gpu *g, gpu_problem *p, int algo, int math, double *ms, const char **why)
+{
+    size_t ws;
+    if (candidate_prepare(g, p, algo, math, &ws, why)) return 1;
+    double host_ms;
+    int rc = time_once(g, p, algo, ws, ms, &host_ms); /* the warm-up */
+    if (rc == 0) rc = time_once(g, p, algo, ws, ms, &host_ms);
+    if (rc > 0) *why = "launch failed";
+    return rc;
+}
+
+int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
+             const char **why)
+{
+    size_t ws = 0;
+    if (candidate_prepare(g, p, algo, math, &ws, why)) return 1;
     *workspace = ws;
     double t_w, h_w;
     int rc = time_once(g, p, algo, ws, &t_w, &h_w);

@@ -58,6 +58,10 @@ void gpu_problem_free(gpu_problem *p);
 int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double *ms, size_t *workspace,
              const char **why);
 
+/* Times one candidate as a runtime's shortlist does (cudnnFind's way, cheaply): the workspace query, one
+ * warm-up launch, then one launch timed by events, no repeats and no spin; ms its GPU time. Returns as gpu_time. */
+int gpu_time_once(gpu *g, gpu_problem *p, int algo, int math, double *ms, const char **why);
+
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the
  * successful entries in order, as (algo, math) pairs; *n set. 0, or 1 when the call fails. */
 int gpu_heuristic(gpu *g, gpu_problem *p, int math, int *algos, int *maths, int max, int *n);

@@ -131,5 +131,8 @@ void collect_gpu_name(char *buf, size_t size, const char *library);
 /* ---- the fake timer's pieces, exposed for its tests ---- */
 /* 64-bit FNV-1a of s mixed with a and b (splitmix64 finaliser): the fake timer's source of every number. */
 uint64_t collect_fake_hash(const char *s, uint64_t a, uint64_t b);
+/* The fake verify backend's single-launch time of kernel (algo, math) of a problem: the collected time times
+ * this factor, 0.5 to 1.5 in steps of 0.001 (a hash of the key and the kernel). */
+double collect_fake_once_factor(const char *key, int algo, int math);
 
 #endif

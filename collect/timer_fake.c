@@ -22,6 +22,11 @@ uint64_t collect_fake_hash(const char *s, uint64_t a, uint64_t b)
     return h ^ (h >> 31);
 }
 
+double collect_fake_once_factor(const char *key, int algo, int math)
+{
+    return 0.5 + (double)(collect_fake_hash(key, 1000 + (uint64_t)algo, 1000 + (uint64_t)math) % 1001) / 1000.0;
+}
+
 typedef struct fake_state {
     int device, devices;
     double us;                  /* mean time a problem takes */

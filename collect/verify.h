@@ -88,14 +88,15 @@ void collect_gemm_tags_free(collect_gemm_tags *t);
 
 /* ---- the report ----
  * Convolutions: key, model, heuristic, best (kernel names), t_model_ms, t_heur_ms, t_best_ms, speedup,
- * efficiency, decide_us, heur_us, find_ms (the first twelve columns of every version), then
- * COLLECT_REPORT_TOPK_COLUMNS with "_ms" times. GEMMs: the first seventeen columns of
- * COLLECT_REPORT_GEMM_HEADER, then the same shortlist columns with "_us" times. "-" marks a value not
- * measured (no shortlist asked, cudnnFind not timed). */
+ * efficiency, decide_us, heur_us, find_ms (the first twelve columns of every version), then model_name,
+ * source, precision, the shortlist columns (k .. vendor_topk_ms, "_ms" times) and shortlist_timing (how the
+ * shortlists' kernels were timed: "careful", the collection's method, or "once", one launch after a warm-up;
+ * verify --shortlist-timing). GEMMs: the first seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same
+ * shortlist columns with "_us" times. "-" marks a value not measured (no shortlist asked, cudnnFind not timed). */
 #define COLLECT_REPORT_CONV_HEADER                                                                              \
     "key\tmodel\theuristic\tbest\tt_model_ms\tt_heur_ms\tt_best_ms\tspeedup\tefficiency\tdecide_us\theur_us\t"   \
     "find_ms\tmodel_name\tsource\tprecision\tk\ttopk_timings\ttopk_pick\tt_topk_ms\ttopk_ms\tvendor_topk_pick\t"  \
-    "t_vendor_topk_ms\tvendor_topk_ms\n"
+    "t_vendor_topk_ms\tvendor_topk_ms\tshortlist_timing\n"
 #define COLLECT_REPORT_GEMM_HEADER                                                                              \
     "key\tmodel\theuristic\tbest\tt_model_us\tt_heur_us\tt_best_us\tspeedup\tefficiency\tdecide_us\theur_us\t"   \
     "autotune_ms\tlist_best\tt_list_us\tcandidates\tlist\tmodel_rank_fallbacks\tmodel_name\tsource\tk\t"         \

@@ -30,6 +30,10 @@ struct verify_conv_backend {
     /* One kernel timed by the collector's method (gpu.h), bound_ms the 5x bound (0: none). */
     int (*time)(verify_conv_backend *b, int algo, int math, double bound_ms, double *ms, size_t *workspace,
                 const char **why);
+    /* One kernel timed as a runtime's shortlist would time it (gpu_time_once): one warm-up launch, then one
+     * launch timed by events, no repeats and no spin. The fake backend answers the collected time scaled by a
+     * hash of the key and the kernel, 0.5x to 1.5x (collect_fake_once_factor), as one launch's noise. */
+    int (*time_once)(verify_conv_backend *b, int algo, int math, double *ms, const char **why);
     /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`. 0, or 1 when it fails. */
     int (*find)(verify_conv_backend *b, int math, double *ms);
     void (*close)(verify_conv_backend *b);

@@ -13,7 +13,9 @@
  *   - with --top-k K, each model's shortlist (its K best candidates, one per algorithm unless --shortlist-by
  *     kernel, plus the heuristic's pick when not among them) and cuDNN's first K are each timed once and the
  *     fastest kept, as torch.backends.cudnn.benchmark does; a kernel timed for one shortlist is not timed
- *     again for another, its time and cost shared;
+ *     again for another, its time and cost shared; each timed by the collection's method (--shortlist-timing
+ *     careful), or as a runtime would afford it (once: one warm-up, one launch timed), the cost compared with
+ *     cudnnFind's;
  *   - every pick, the shortlists' picks and the best candidates (the exhaustive timing's fastest, or the
  *     find-db's --fdb-top fastest) are timed again, interleaved, --rounds times; median per kernel. The
  *     fresh best is the fastest of them.
@@ -106,15 +108,22 @@ enum { PART_DECIDE, PART_HEURISTIC, PART_CANDIDATES, PART_FIND, PART_SHORTLISTS,
 static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call", "candidates", "cudnnFind",
                                                    "shortlists", "re-timing"};
 
+/* How a shortlist's kernels are timed: the collection's method (warm-up, repeats behind a spin), or one
+ * warm-up and one timed launch, what a runtime choosing among K kernels on the fly can afford. */
+typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_ONCE } shortlist_timing;
+static const char *const shortlist_timing_names[] = {"careful", "once"};
+
 /* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
  * it) and the wall time spent. 0, or negative on a fatal CUDA error. */
-static int time_single(verify_conv_backend *b, const collect_result *res, int r, double *t1, double *c1)
+static int time_single(verify_conv_backend *b, shortlist_timing how, const collect_result *res, int r, double *t1,
+                       double *c1)
 {
     if (!isnan(t1[r])) return 0;
     size_t ws;
     const char *why = NULL;
     double a0 = cli_now_s();
-    int rc = b->time(b, res[r].algo, res[r].math, 0, &t1[r], &ws, &why);
+    int rc = how == SHORTLIST_ONCE ? b->time_once(b, res[r].algo, res[r].math, &t1[r], &why)
+                                   : b->time(b, res[r].algo, res[r].math, 0, &t1[r], &ws, &why);
     c1[r] = (cli_now_s() - a0) * 1e3;
     if (rc < 0) return rc;
     if (rc > 0) t1[r] = INFINITY;
@@ -122,13 +131,13 @@ static int time_single(verify_conv_backend *b, const collect_result *res, int r,
 }
 
 /* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
-static int shortlist_run(verify_conv_backend *b, const collect_result *res, const int *sl, int n, double *t1,
-                         double *c1, int *pick, double *cost)
+static int shortlist_run(verify_conv_backend *b, shortlist_timing how, const collect_result *res, const int *sl, int n,
+                         double *t1, double *c1, int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
     for (int i = 0; i < n; i++) {
-        int rc = time_single(b, res, sl[i], t1, c1);
+        int rc = time_single(b, how, res, sl[i], t1, c1);
         if (rc < 0) return rc;
         *cost += c1[sl[i]];
         if (isfinite(t1[sl[i]]) && (*pick < 0 || t1[sl[i]] < t1[*pick])) *pick = sl[i];
@@ -154,12 +163,13 @@ int cmd_verify(int argc, char **argv)
 {
     static const char *const known[] = {"--problems", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--min-repeat-ms", "--workspace-mib", "--limit", "--top-k", "--shortlist-by",
-                                        "--precision", "--source", "--fdb", "--fdb-top", NULL};
+                                        "--precision", "--source", "--fdb", "--fdb-top", "--shortlist-timing", NULL};
     static const char *const flags[] = {"--no-find", "--find-cost", "--resume", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
     const char *by = cli_opt(argc, argv, "--shortlist-by"), *prec = cli_opt(argc, argv, "--precision");
     const char *source = cli_opt(argc, argv, "--source"), *fdb_path = cli_opt(argc, argv, "--fdb");
+    const char *timing = cli_opt(argc, argv, "--shortlist-timing");
     double repeats, rounds_d, noise, limit, min_ms, ws_mib, max_problems, topk_d, fdb_top_d;
     if (cli_number(argc, argv, "--repeats", 5, 1, COLLECT_CONV_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
@@ -183,6 +193,11 @@ int cmd_verify(int argc, char **argv)
                 cls_default < 0 ? prec : by, cls_default < 0 ? "strict, tf32 or conversion" : "algo or kernel");
         return 2;
     }
+    if (timing && strcmp(timing, "careful") && strcmp(timing, "once")) {
+        fprintf(stderr, "heurist-collect verify: --shortlist-timing '%s': expected careful or once\n", timing);
+        return 2;
+    }
+    shortlist_timing how = timing && !strcmp(timing, "once") ? SHORTLIST_ONCE : SHORTLIST_CAREFUL;
     if (verify_n_select_models < 1) {
         fprintf(stderr, "heurist-collect verify: this build holds no selection model of a find-db (its models rank "
                         "GEMM configurations: verify --table)\n");
@@ -229,10 +244,12 @@ int cmd_verify(int argc, char **argv)
     be.describe(&be, stdout);
     for (int m = 0; m < n_models; m++) printf("model %s: %d kernels\n", vocab[m].api->name, vocab[m].n);
     printf("%d problems in %s (%d already in the report); precision %s for FP32 problems without a class; "
-           "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s); cudnnFind %s\n",
+           "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s, %s); cudnnFind %s\n",
            n_list, problems, n_done, cls_default_name, rounds,
            fdb_path ? "the find-db's entries (no exhaustive timing)" : "every allowed kernel timed", topk ? "top-" : "",
-           topk, by_algo ? "one kernel per algorithm" : "every kernel", find_cost ? "timed" : "not timed");
+           topk, by_algo ? "one kernel per algorithm" : "every kernel",
+           how == SHORTLIST_ONCE ? "each timed by one launch after a warm-up" : "each timed by the collection's method",
+           find_cost ? "timed" : "not timed");
     if (fdb_path) printf("find-db %s: %d lines; its %d fastest allowed kernels are re-timed\n", fdb_path, fdb.n, fdb_top);
     fflush(stdout);
     cli_tally skipped = {0}, cand = {0};
@@ -385,12 +402,12 @@ int cmd_verify(int argc, char **argv)
         for (int m = 0; m < n_models && topk && !fatal; m++) {
             int sl[MAX_RES + 1];
             tk_n[m] = collect_shortlist(order[m], n_order[m], group, topk, ih, sl);
-            fatal = shortlist_run(&be, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
+            fatal = shortlist_run(&be, how, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {
             int sl[MAX_RES + 1];
             int n = collect_shortlist(vorder, nvo, group, topk, -1, sl);
-            fatal = shortlist_run(&be, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
+            fatal = shortlist_run(&be, how, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
         }
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
@@ -461,10 +478,10 @@ int cmd_verify(int argc, char **argv)
             collect_kernel_name(cv.dir, res[im].algo, res[im].math, nm_m, sizeof nm_m);
             if (topk) {
                 collect_kernel_name(cv.dir, res[tk_pick[m]].algo, res[tk_pick[m]].math, nm_tk, sizeof nm_tk);
-                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f", topk, tk_n[m], nm_tk,
-                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost);
+                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f\t%s", topk, tk_n[m], nm_tk,
+                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost, shortlist_timing_names[how]);
             } else {
-                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-");
+                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-\t-");
             }
             int w = snprintf(rowbuf + used, rowcap - used,
                              "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", key, nm_m,

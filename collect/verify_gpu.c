@@ -51,6 +51,12 @@ static int conv_time(verify_conv_backend *b, int algo, int math, double bound_ms
     return gpu_time(&s->g, &s->p, algo, math, bound_ms, ms, workspace, why);
 }
 
+static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms, const char **why)
+{
+    gpu_conv *s = b->state;
+    return gpu_time_once(&s->g, &s->p, algo, math, ms, why);
+}
+
 static int conv_find(verify_conv_backend *b, int math, double *ms)
 {
     gpu_conv *s = b->state;
@@ -79,8 +85,8 @@ int verify_conv_backend_open_gpu(verify_conv_backend *b, const verify_conv_opts 
         free(s);
         return rc;
     }
-    *b = (verify_conv_backend){conv_describe, conv_problem, conv_problem_end, conv_heuristic, conv_time, conv_find,
-                               conv_close, s};
+    *b = (verify_conv_backend){conv_describe, conv_problem, conv_problem_end, conv_heuristic, conv_time,
+                               conv_time_once, conv_find, conv_close, s};
     return COLLECT_OK;
 }
 

@@ -353,12 +353,12 @@ Test(collect_verify, bootstrap_interval)
 /* a report of two models over three problems, with shortlists on the first two */
 static const char report_text[] =
     COLLECT_REPORT_CONV_HEADER
-    KEY_F "\tA.default\tH.default\tB.default\t1\t2\t1\t2\t1\t5\t100\t10\tmA\tresnet\ttf32\t2\t3\tA\t1\t2\tV\t1.5\t3\n"
-    KEY_F "\tA.default\tH.default\tB.default\t2\t2\t1\t1\t0.5\t5\t100\t10\tmB\tresnet\ttf32\t2\t2\tA\t1\t2\tV\t1.5\t3\n"
-    KEY_W_DW "\tA\tH\tB\t2\t1\t0.8\t0.5\t0.4\t7\t100\t-\tmA\tx3d\t-\t2\t2\tA\t1.05\t4\tV\t0.8\t1\n"
-    KEY_W_DW "\tA\tH\tB\t1\t1\t0.8\t1\t0.8\t7\t100\t-\tmB\tx3d\t-\t2\t2\tA\t1\t4\tV\t0.8\t1\n"
-    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmA\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
-    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmB\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+    KEY_F "\tA.default\tH.default\tB.default\t1\t2\t1\t2\t1\t5\t100\t10\tmA\tresnet\ttf32\t2\t3\tA\t1\t2\tV\t1.5\t3\tcareful\n"
+    KEY_F "\tA.default\tH.default\tB.default\t2\t2\t1\t1\t0.5\t5\t100\t10\tmB\tresnet\ttf32\t2\t2\tA\t1\t2\tV\t1.5\t3\tcareful\n"
+    KEY_W_DW "\tA\tH\tB\t2\t1\t0.8\t0.5\t0.4\t7\t100\t-\tmA\tx3d\t-\t2\t2\tA\t1.05\t4\tV\t0.8\t1\tcareful\n"
+    KEY_W_DW "\tA\tH\tB\t1\t1\t0.8\t1\t0.8\t7\t100\t-\tmB\tx3d\t-\t2\t2\tA\t1\t4\tV\t0.8\t1\tcareful\n"
+    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmA\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmB\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
     "# problems: 3\n";
 
 Test(collect_verify, report_rows_fields_and_summaries)
@@ -427,10 +427,10 @@ Test(collect_verify, malformed_reports_name_the_line)
     static const struct { const char *text, *error; } bad[] = {
         {"key\tmodel\n", "neither t_model_ms nor t_model_us"},
         {"key\tt_model_ms\tt_heur_ms\tt_best_ms\tdecide_us\n", "no column find_ms"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\n", ":2: 6 tab-separated columns, the header has 23"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\tx\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\n",
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\n", ":2: 6 tab-separated columns, the header has 24"},
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\tx\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n",
          ":2: column t_model_ms: 'x' is not a number"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t2\t2\tA\t-\t2\tV\t1\t1\n",
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t2\t2\tA\t-\t2\tV\t1\t1\tonce\n",
          ":2: a shortlist of k 2 without its picks' times"},
         {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1", ":2: the last line is cut short"},
         {"# only a summary\n", "no header row"},
