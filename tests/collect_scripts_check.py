@@ -123,6 +123,29 @@ def active_keys():
         want = [k2, k2.replace('-2-1x1', '-16-1x1'), k3, k3.replace('-1-1x1x1', '-4-1x1x1'),
                 k3.replace('-1-1x1x1', '-16-1x1x1'), 'u3', 'u1']
         check(got == want, 'active_keys: %s, expected %s' % (got, want))
+        # --slices keeps unsure problems of the failing slices only (3-D, depthwise here, a dense 2-D F key out),
+        # smallest margin first, written in chunks of --chunk keys
+        dense = '64-28-28-3x3-64-28-28-8-1x1-1x1-1x1-0-NCHW-FP16-F'
+        dw = '32-14-14-3x3-32-14-14-8-1x1-1x1-1x1-0-NCHW-BF16-W_g32'
+        k3s = k3.replace('FP16', 'FP32')
+        with open(pred, 'w') as f:
+            f.write('problem\trank\tscore\tkernel\n%s\t1\t1\tA.x\n%s\t2\t0.99\tB.x\n%s\t1\t1\tA.x\n%s\t2\t0.9\tB.x\n'
+                    '%s_strict\t1\t1\tA.x\n%s_strict\t2\t0.95\tB.x\n' % (dense, dense, dw, dw, k3s, k3s))
+        chunks = os.path.join(tmp, 'active')
+        run(ak, ['--predict', pred, '--margin', '0.5', '--slices', '3d,depthwise', '--count', '10', '--chunk', '1',
+                 '--out', chunks])
+        got = [open(os.path.join(chunks, 'chunk_%03d.txt' % c)).read() for c in range(2)]
+        check(got == [k3s + '\n', dw + '\n'] and not os.path.exists(os.path.join(chunks, 'chunk_002.txt')),
+              'active_keys --slices --chunk: %s' % got)
+        check(ak.slices_of(dw, 16) == {'W', 'depthwise', 'small'} and ak.slices_of(dense, 16) == {'F'},
+              'active_keys: slices %s %s' % (ak.slices_of(dw, 16), ak.slices_of(dense, 16)))
+    # the committed active set: none of its geometries in the pool or the networks set
+    held = cn.pool_geometries(sorted(os.path.join(d, f) for d in ('datasets/h100/problems', 'datasets/h100/networks')
+                                     for f in os.listdir(d) if f.startswith('chunk_')))
+    active = cn.pool_geometries(sorted(os.path.join('datasets/h100/active', f)
+                                       for f in os.listdir('datasets/h100/active') if f.startswith('chunk_')))
+    check(active and not active & held, 'datasets/h100/active: %d geometries in the pool or the networks set'
+          % len(active & held))
 
 
 def gemm_shapes():

@@ -536,15 +536,16 @@ def select(args):
     return sample, first, also, counts, len(in_pool), by_net
 
 
-def estimate(fdb, sample, run_logs):
-    """Modelled collection seconds of the sample on one GPU, from the pool's find-db and its run logs.
+def cost_model(fdb, run_logs):
+    """The modelled collection seconds of a problem key on one GPU, from the pool's find-db and its run logs.
 
     Per pool problem, m = the sum over its timed kernels of the timing method's GPU time (gpu.h): a warm-up t
     plus 5 repeats of max(0.2 ms, t), or two warm-ups 2t for a kernel slower than 5x the best; the runs' wall
     seconds T_r (run logs, contiguous ranges of the find-db's lines) fit T_r = a n_r + b M_r by least squares
     (a >= 0).
-    A sample problem costs the mean fitted cost of the pool's problems of its direction, data type (BF16 as
-    FP16), dims and log2-FLOP bucket (the nearest bucket when its own is empty)."""
+    A key costs the mean fitted cost of the pool's problems of its direction, data type (BF16 as FP16), dims
+    and log2-FLOP bucket (the nearest bucket when its own is empty).
+    Returns (cost(key) in seconds, a, b, the runs' mean seconds a problem)."""
     costs = []
     with bz2.open(fdb, 'rt') as f:
         for line in f:
@@ -578,16 +579,26 @@ def estimate(fdb, sample, run_logs):
     bins = {}
     for m, cls, fb in costs:
         bins.setdefault(cls, {}).setdefault(fb, []).append(a + b * m)
-    total = 0.0
-    for g in sample:
-        for dt in DTYPES:
-            for d in DIRECTIONS:
-                cls = (d, 'FP16' if dt == 'BF16' else dt, g[0])
-                fb = int(math.log2(max(sample_problems.flops(g), 1)))
-                near = min(bins[cls], key=lambda x: (abs(x - fb), x))
-                v = bins[cls][near]
-                total += sum(v) / len(v)
-    return total, a, b, sum(t for _, _, t in rows) / sum(n for n, _, _ in rows)
+
+    def cost(key):
+        t = key.split('-')
+        g = sample_problems.parse(key)
+        dt = t[-2]
+        cls = (t[-1][0], 'FP16' if dt == 'BF16' else dt, g[0])
+        fb = int(math.log2(max(sample_problems.flops(g), 1)))
+        near = min(bins[cls], key=lambda x: (abs(x - fb), x))
+        v = bins[cls][near]
+        return sum(v) / len(v)
+
+    return cost, a, b, sum(t for _, _, t in rows) / sum(n for n, _, _ in rows)
+
+
+def estimate(fdb, sample, run_logs):
+    """Modelled collection seconds of the sample's keys (every data type and direction) on one GPU
+    (cost_model)."""
+    cost, a, b, mean = cost_model(fdb, run_logs)
+    total = sum(cost(sample_problems.key(g, dt, d)) for g in sample for dt in DTYPES for d in DIRECTIONS)
+    return total, a, b, mean
 
 
 def main():

@@ -14,8 +14,14 @@ Caps (so that a problem fits an H100 and collection time stays bounded):
 The output lists keys chunk by chunk (geometries in random order, all six keys of a geometry in the same
 chunk), one file per chunk, so that any prefix of chunks is itself a stratified random sample.
 
+--exclude KEYFILES drops the geometries of those key lists (any direction or data type, every numeric field
+equal) before sampling: the same space's candidates for a later collection (collect/scripts/active_keys.py)
+that overlap neither the pool nor a held-out set. --dtypes chooses the data types written (FP32,FP16).
+
 Python 3 standard library only:
   python3 collect/scripts/sample_problems.py --geometries 5000 --chunk 250 --out datasets/h100/problems
+  python3 collect/scripts/sample_problems.py --geometries 6000 --seed 1 --chunk 6000 --dtypes FP32,FP16,BF16 \\
+      --exclude datasets/h100/problems/chunk_*.txt datasets/h100/networks/chunk_*.txt --out CANDIDATES
 """
 import argparse
 import bz2
@@ -113,11 +119,27 @@ def main():
     ap.add_argument('--seed', type=int, default=0)
     ap.add_argument('--max-tensor-mib', type=float, default=512)
     ap.add_argument('--max-log2-flops', type=float, default=35)
+    ap.add_argument('--exclude', nargs='*', default=[], help="key lists whose geometries are left out")
+    ap.add_argument('--dtypes', default='FP32,FP16', help='data types written, comma-separated (FP32, FP16, BF16)')
     ap.add_argument('--out', required=True, help='folder for chunk_NNN.txt')
     a = ap.parse_args()
+    dtypes = a.dtypes.split(',')
+    if not dtypes or any(d not in ('FP32', 'FP16', 'BF16') for d in dtypes):
+        ap.error('--dtypes %r: expected FP32, FP16 and BF16, comma-separated' % a.dtypes)
+    excluded = set()
+    for path in a.exclude:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                k = line.split('=', 1)[0].split()[0] if line.strip() else ''
+                if not k or k.startswith('#') or k == 'key':
+                    continue
+                g = parse(k.split('\t')[0])
+                if g is None:
+                    sys.exit('%s:%d: %r is not a 2-D / 3-D NCHW key of the sample' % (path, n, k))
+                excluded.add(g)
 
     geos, seen, dropped = [], set(), {'outside the sample (layout, suffix, size check)': 0, 'tensor cap': 0,
-                                       'FLOP cap': 0}
+                                       'FLOP cap': 0, 'in an --exclude list': 0}
     for path in a.fdb:
         with bz2.open(path, 'rt') as f:
             for line in f:
@@ -128,7 +150,9 @@ def main():
                 if g in seen:
                     continue
                 seen.add(g)
-                if max_tensor_bytes(g) > a.max_tensor_mib * 2**20:
+                if g in excluded:
+                    dropped['in an --exclude list'] += 1
+                elif max_tensor_bytes(g) > a.max_tensor_mib * 2**20:
                     dropped['tensor cap'] += 1
                 elif math.log2(max(flops(g), 1.0)) > a.max_log2_flops:
                     dropped['FLOP cap'] += 1
@@ -153,12 +177,12 @@ def main():
         path = os.path.join(a.out, 'chunk_%03d.txt' % c)
         with open(path + '.tmp', 'w') as f:
             for g in sample[c * a.chunk:(c + 1) * a.chunk]:
-                for dtype in ('FP32', 'FP16'):
+                for dtype in dtypes:
                     for direction in 'FWB':
                         f.write(key(g, dtype, direction) + '\n')
         os.replace(path + '.tmp', path)
     print('%d distinct geometries kept of %d seen, %d strata; sampled %d into %d chunks of %d geometries (%d keys)'
-          % (len(geos), len(seen), len(strata), len(sample), n_chunks, a.chunk, 6 * len(sample)))
+          % (len(geos), len(seen), len(strata), len(sample), n_chunks, a.chunk, 3 * len(dtypes) * len(sample)))
     for why, n in dropped.items():
         print('  dropped: %s: %d' % (why, n))
 
