@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Concatenates tables heurist-collect gemm wrote (the same header) into one, so that heurist trains on two pools
+at once: a pool of real-workload shapes and the generator's pool, say. A shape (M, N, K, dtype, trans_a,
+trans_b) of a later table that an earlier one already holds is dropped with all its rows: each shape keeps the
+candidates and times of the first table that has it, and a shape held out of the first table's groups never
+reaches training through the second. The group column (the schema's "group", e.g. `family`) keeps each table's
+values, so the second pool's groups are groups of their own for GroupKFold; --prefix renames a table's groups
+(gen: gives gen:llm, gen:conv) where two pools name groups alike. The output carries the first table's schema
+and capability file beside it; a later table whose schema differs is refused.
+
+  python3 collect/scripts/concat_tables.py --out /tmp/both.csv.gz \\
+      datasets/h100/h100_cublaslt_gemm_real.csv.gz datasets/h100/h100_cublaslt_gemm.csv.gz
+  -> /tmp/both.csv.gz (+ .schema.json, .caps.json)
+Python 3 standard library only."""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sys
+
+SHAPE_FIELDS = 6
+
+
+def sidecar(table, suffix):
+    base = table[:-3] if table.endswith('.gz') else table
+    base = base[:-4] if base.endswith('.csv') else base
+    return base + suffix
+
+
+def read_schema(table):
+    path = sidecar(table, '.schema.json')
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('tables', nargs='+', help='tables in order of precedence (a shape is kept from the first)')
+    ap.add_argument('--out', required=True, help='the concatenated table, .csv.gz')
+    ap.add_argument('--prefix', action='append', default=[],
+                    help='N=TEXT: prefix the group values of the N-th table (1-based) with TEXT; repeatable')
+    a = ap.parse_args()
+    if not a.out.endswith('.csv.gz'):
+        sys.exit('--out %s: expected a .csv.gz path' % a.out)
+    prefixes = {}
+    for p in a.prefix:
+        n, sep, text = p.partition('=')
+        if not sep or not n.isdigit() or not 1 <= int(n) <= len(a.tables) or not text:
+            sys.exit('--prefix %s: expected N=TEXT with N a table between 1 and %d' % (p, len(a.tables)))
+        prefixes[int(n) - 1] = text
+    schema = read_schema(a.tables[0])
+    group = schema.get('group') if schema else None
+    header, seen, kept, tmp = None, set(), [], a.out + '.tmp'
+    with gzip.open(tmp, 'wt') as out:
+        for t, table in enumerate(a.tables):
+            if t and read_schema(table) not in (None, schema):
+                sys.exit('%s: its schema differs from %s\'s' % (sidecar(table, '.schema.json'), a.tables[0]))
+            opener = gzip.open if table.endswith('.gz') else open
+            with opener(table, 'rt') as f:
+                h = f.readline()
+                if not h.startswith('M,N,K,dtype,trans_a,trans_b,'):
+                    sys.exit('%s:1: not a table heurist-collect gemm wrote' % table)
+                if header is None:
+                    header = h
+                    out.write(h)
+                    columns = h.rstrip('\r\n').split(',')
+                elif h != header:
+                    sys.exit('%s:1: its header differs from %s\'s' % (table, a.tables[0]))
+                if t in prefixes and group not in columns:
+                    sys.exit('%s:1: no group column to prefix (the schema names %s)' % (table, group))
+                gi = columns.index(group) if t in prefixes else -1
+                mine, rows, dropped = set(), 0, set()
+                for line in f:
+                    if not line.strip():
+                        continue
+                    key = ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+                    if key in seen:
+                        dropped.add(key)
+                        continue
+                    mine.add(key)
+                    if gi >= 0:
+                        v = line.rstrip('\r\n').split(',')
+                        v[gi] = prefixes[t] + v[gi]
+                        line = ','.join(v) + '\n'
+                    out.write(line)
+                    rows += 1
+            seen |= mine
+            kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table)'
+                        % (table, len(mine), rows, len(dropped)))
+    os.replace(tmp, a.out)
+    for suffix in ('.schema.json', '.caps.json'):
+        src = sidecar(a.tables[0], suffix)
+        if os.path.exists(src):
+            shutil.copyfile(src, sidecar(a.out, suffix))
+    print('\n'.join(kept))
+
+
+if __name__ == '__main__':
+    main()
