@@ -7,7 +7,8 @@
  *   - cuBLASLt's heuristic, called fresh: its first pick and its list (entries missing from the shape's rows
  *     join the candidates);
  *   - each model's decision: its runtime ranks the candidates, given each one's rank in the heuristic's list
- *     when the model reads it (a table read with "vendor_feature"); its pick is the best-ranked one cuBLASLt
+ *     when the model reads it (a table read with "vendor_feature") or decides under the vendor guard (a runtime
+ *     exported with --guard, rank_vendor); its pick is the best-ranked one cuBLASLt
  *     still accepts (rebuilt from its fields and checked); decide_us is the mean of 3 to 200 calls, as many as
  *     fit 2 ms;
  *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
@@ -164,6 +165,7 @@ int cmd_verify_gemm(int argc, char **argv)
     double *pv = NULL, *kv = NULL, *t = NULL;
     float *scores = NULL;
     int *ranking = NULL, *vrank = NULL, *built = NULL, *sl = NULL;
+    int16_t *vrank16 = NULL;
     collect_gemm_config *cfgs = NULL;
     char *rowbuf = NULL;
     size_t rowcap = 8192 * (size_t)n_models;
@@ -200,11 +202,12 @@ int cmd_verify_gemm(int argc, char **argv)
     scores = malloc((size_t)max_c * sizeof *scores);
     ranking = malloc((size_t)n_models * (size_t)max_c * sizeof *ranking);
     vrank = malloc((size_t)max_c * sizeof *vrank);
+    vrank16 = malloc((size_t)max_c * sizeof *vrank16);
     built = malloc((size_t)max_c * sizeof *built);
     sl = malloc((size_t)(MAX_HEUR + topk + 2) * sizeof *sl);
     cfgs = malloc((size_t)max_c * sizeof *cfgs);
     rowbuf = malloc(rowcap);
-    if (!pl.cfg || !pl.handle || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !built || !sl || !cfgs ||
+    if (!pl.cfg || !pl.handle || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !vrank16 || !built || !sl || !cfgs ||
         !rowbuf) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
@@ -277,6 +280,7 @@ int cmd_verify_gemm(int argc, char **argv)
             built[c] = -2; /* not built yet */
             for (int k = 0; k < nh && vrank[c] < 0; k++)
                 if (collect_gemm_config_equal(&cfgs[c], &heur[k])) vrank[c] = k;
+            vrank16[c] = (int16_t)vrank[c];
         }
         /* each model's decision over them, as a deployed runtime makes it */
         double decide_us[MAX_MODELS];
@@ -291,7 +295,8 @@ int cmd_verify_gemm(int argc, char **argv)
             int reps = 0;
             double m0 = cli_now_s(), el;
             do {
-                md->rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
+                if (md->rank_vendor) md->rank_vendor(pv, kv, nc, vrank16, scores, ranking + (size_t)m * max_c);
+                else md->rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
                 el = cli_now_s() - m0;
             } while (++reps < 200 && (reps < 3 || el < 2e-3));
             decide_us[m] = el * 1e6 / reps;
@@ -491,6 +496,7 @@ cleanup:
     free(pv);
     free(kv);
     free(scores);
+    free(vrank16);
     free(ranking);
     free(vrank);
     free(built);

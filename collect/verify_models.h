@@ -23,12 +23,16 @@ typedef struct verify_select_model {
     int (*select_key_vendor)(const char *key, const int *vendor, int n_vendor, float *scores);
 } verify_select_model;
 
-/* A table model: its columns (collect_gemm_model_api) and the ranking of n candidate configurations. */
+/* A table model: its columns (collect_gemm_model_api) and the ranking of n candidate configurations; a runtime
+ * exported with the vendor guard (heurist export --guard) also ranks them given each one's place in cuBLASLt's
+ * list (rank_vendor, NULL for others), and verify decides with it. */
 typedef struct verify_table_model {
     const char *name;
     collect_gemm_model_api api;
     int (*rank)(const double *pv, const double *kv, int n, float *scores, int *ranking);
     int (*n_configs)(void);
+    int (*rank_vendor)(const double *pv, const double *kv, int n, const int16_t *vendor_rank, float *scores,
+                       int *ranking);
 } verify_table_model;
 
 extern const verify_select_model verify_select_models[];

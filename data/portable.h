@@ -123,6 +123,7 @@ static inline int data_portable_precision_allows(int precision, int dtype, const
     return 1;
 }
 
+/* @section guard */
 /* The vendor guard of a selection, the one rule of heurist's evaluation and of an exported runtime, given the
  * vendor's rank of each kernel (vendor_rank (n): 0 its first pick, -1 not listed): with top > 0 the kernels outside
  * the vendor's first `top` score -INFINITY (the model re-ranks the vendor's candidates); then the kernel of the
@@ -144,6 +145,7 @@ static inline int data_portable_guard(float *scores, int n, const int16_t *vendo
     scores[vendor] = nextafterf(scores[best], INFINITY);
     return vendor;
 }
+/* @section parse */
 
 /* Non-negative decimal integer, the whole token. */
 static inline int data_portable_parse_uint(const char *s, size_t n, int64_t *v)

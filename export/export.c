@@ -239,9 +239,6 @@ static int key_check(const export_job *j, const char *name)
 /* A benchmark table's select model: export/table.c */
 static int table_check(const export_job *j, const char *name)
 {
-    if (export_guarded(j->m))
-        return hr_error(HR_EINVAL, "%s: the vendor guard is exported for models of a find-db (a table model reads the "
-                        "vendor's rank as a feature)", name);
     return export_table_check(j->m, j->v, name);
 }
 

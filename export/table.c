@@ -1,6 +1,8 @@
 /* A gbdt rank model or a Reformer towers model of a benchmark table as a standalone C runtime: the problem's values and any candidate
  * configurations in, their scores and ranking out (export/runtime/table.h), with the feature formulas of
- * data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations. */
+ * data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations;
+ * exported with the vendor guard (model.select_guard, select_guard_top), also the ranking under the guard given
+ * each candidate's place in the vendor's list (data/portable.h's data_portable_guard, copied verbatim). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +98,8 @@ int export_table_write_header(FILE *h, const model *m, const model_views *v, con
     size_t i = 0;
     for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
     guard[i] = 0;
-    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n", guard, guard, guard,
-            np, guard, s->n_kernel);
+    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n",
+            guard, guard, guard, np, guard, s->n_kernel);
     fprintf(h, "/* Column names: problem columns (j < %s_N_PROBLEM) and kernel columns (j < %s_N_KERNEL). */\n"
                "const char *%s_problem_column(int j);\nconst char *%s_kernel_column(int j);\n\n", guard, guard, prefix,
             prefix);
@@ -111,8 +113,24 @@ int export_table_write_header(FILE *h, const model *m, const model_views *v, con
     fprintf(h, "/* The configurations the model was trained on: how many, each one's name and values (%s_N_KERNEL),\n"
                " * and %s_rank over all of them (scores and ranking sized %s_n_configs()). */\n"
                "int %s_n_configs(void);\nconst char *%s_config_name(int k);\nconst double *%s_config_values(int k);\n"
-               "int %s_rank_known(const double *pv, float *scores, int *ranking);\n\n#endif\n",
+               "int %s_rank_known(const double *pv, float *scores, int *ranking);\n\n",
             guard, prefix, prefix, prefix, prefix, prefix, prefix);
+    if (m->select_guard > 0 || m->select_guard_top > 0) {
+        fprintf(h, "/* The vendor guard this runtime was exported with (heurist export --guard, --guard-top), given\n"
+                   " * vendor_rank (n), each candidate's place in the vendor heuristic's list (0 its first pick, -1 not\n"
+                   " * listed): %s_rank's scores, then ",
+                prefix);
+        if (m->select_guard_top > 0)
+            fprintf(h, "every candidate outside the vendor's first %s_GUARD_TOP scores -INFINITY, and ", guard);
+        fprintf(h, "the model's best candidate\n * replaces the vendor's first pick only where its score beats that "
+                   "pick's by %s_GUARD_MARGIN;\n * otherwise the vendor's pick scores just above it. ranking[0] is the "
+                   "choice. Returns 0, -1 when n < 0. */\n"
+                   "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
+                   "int %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
+                   "float *scores,\n    int *ranking);\n\n",
+                guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
+    }
+    fprintf(h, "#endif\n");
     return HR_OK;
 }
 
@@ -213,5 +231,16 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
                "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n\n", prefix);
     fprintf(c, "int %s_rank_known(const double *pv, float *scores, int *ranking)\n{\n"
                "    return %s_rank(pv, hm_configs, HM_N_CONFIGS, scores, ranking);\n}\n", prefix, prefix);
+    if (m->select_guard > 0 || m->select_guard_top > 0) {
+        /* the guard is data/portable.h's, the rule of heurist's evaluation */
+        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
+                m->select_guard_top);
+        export_section(c, "data/portable.h", "guard");
+        fprintf(c, "\nint %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
+                   "float *scores,\n    int *ranking)\n{\n"
+                   "    if (n < 0) return -1;\n    hm_table_scores(pv, kv, n, scores);\n"
+                   "    data_portable_guard(scores, n, vendor_rank, HM_GUARD_TOP, HM_GUARD_MARGIN);\n"
+                   "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n", prefix);
+    }
     return HR_OK;
 }

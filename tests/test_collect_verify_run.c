@@ -112,6 +112,18 @@ static uint64_t values_hash(const double *v, int n, uint64_t salt)
     return collect_fake_hash(buf, salt, 0);
 }
 
+/* ranking (n): indices by descending score, ties to the lower index */
+static void sort_ranking(const float *scores, int *ranking, int n)
+{
+    for (int i = 0; i < n; i++) ranking[i] = i;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && scores[ranking[j - 1]] < scores[ranking[j]]; j--) {
+            int t = ranking[j];
+            ranking[j] = ranking[j - 1];
+            ranking[j - 1] = t;
+        }
+}
+
 static int rank_by(const double *pv, const double *kv, int n, int nk, int vendor, float *scores, int *ranking)
 {
     uint64_t hp = values_hash(pv, 6, 5);
@@ -120,13 +132,7 @@ static int rank_by(const double *pv, const double *kv, int n, int nk, int vendor
         scores[i] = (float)(values_hash(row, COLLECT_GEMM_N_FIELDS, hp) % 100000) / 100000.0f;
         if (vendor && row[COLLECT_GEMM_N_FIELDS] < COLLECT_GEMM_UNLISTED) scores[i] += 0.5f;
     }
-    for (int i = 0; i < n; i++) ranking[i] = i;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && scores[ranking[j - 1]] < scores[ranking[j]]; j--) {
-            int t = ranking[j];
-            ranking[j] = ranking[j - 1];
-            ranking[j - 1] = t;
-        }
+    sort_ranking(scores, ranking, n);
     return 0;
 }
 
@@ -140,6 +146,17 @@ static int rank_v(const double *pv, const double *kv, int n, float *scores, int 
     return rank_by(pv, kv, n, COLLECT_GEMM_N_FIELDS + 1, 1, scores, ranking);
 }
 
+/* tab_a exported with the vendor guard (heurist export --guard 0.3 --guard-top 2): its scores under
+ * data_portable_guard, as an exported table runtime's P_rank_vendor ranks them */
+static int rank_a_guarded(const double *pv, const double *kv, int n, const int16_t *vendor_rank, float *scores,
+                          int *ranking)
+{
+    rank_a(pv, kv, n, scores, ranking);
+    data_portable_guard(scores, n, vendor_rank, 2, 0.3f);
+    sort_ranking(scores, ranking, n);
+    return 0;
+}
+
 static int n_configs(void)
 {
     return 0;
@@ -151,8 +168,8 @@ const verify_select_model verify_select_models[] = {
 };
 const int verify_n_select_models = 2;
 const verify_table_model verify_table_models[] = {
-    {"tab_a", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, category}, rank_a, n_configs},
-    {"tab_v", {6, COLLECT_GEMM_N_FIELDS + 1, problem_column, kernel_column_v, category}, rank_v, n_configs},
+    {"tab_a", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, category}, rank_a, n_configs, rank_a_guarded},
+    {"tab_v", {6, COLLECT_GEMM_N_FIELDS + 1, problem_column, kernel_column_v, category}, rank_v, n_configs, NULL},
 };
 const int verify_n_table_models = 2;
 
@@ -641,6 +658,7 @@ static void check_gemm_report(const char *path, const char *table, const collect
     table_rows t;
     rows_read(path, &t);
     cr_assert_eq(t.n, 2 * ns, "%d rows for %d shapes", t.n, ns);
+    int guard_kept = 0; /* shapes where tab_a's guard keeps a pick its own ranking would not make */
     for (int row = 0; row < t.n; row++) {
         char **f = t.f[row];
         const collect_gemm_measured *m = &sh[row / 2];
@@ -665,16 +683,23 @@ static void check_gemm_report(const char *path, const char *table, const collect
         /* the model's pick: its best-ranked candidate (every row of a fake table passes AlgoCheck) */
         const verify_table_model *md = &verify_table_models[row % 2];
         collect_gemm_config cfg[256];
-        int vrank[256], ranking[256];
+        int vrank[256], ranking[256], own[256];
+        int16_t vrank16[256];
         double pv[8], kv[256 * (COLLECT_GEMM_N_FIELDS + 1)];
         float scores[256];
         cr_assert(m->n <= 256);
         for (int r = 0; r < m->n; r++) {
             cfg[r] = m->rows[r].cfg;
             vrank[r] = m->rows[r].heuristic_rank;
+            vrank16[r] = (int16_t)vrank[r];
         }
         cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
         md->rank(pv, kv, m->n, scores, ranking);
+        if (md->rank_vendor) {
+            memcpy(own, ranking, (size_t)m->n * sizeof *own);
+            md->rank_vendor(pv, kv, m->n, vrank16, scores, ranking);
+            guard_kept += own[0] != ranking[0];
+        }
         char name[512];
         collect_gemm_config_name(&cfg[ranking[0]], name, sizeof name);
         cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, md->name);
@@ -702,6 +727,7 @@ static void check_gemm_report(const char *path, const char *table, const collect
             cr_assert_str_eq(f[G_K], "-");
         }
     }
+    cr_assert_gt(guard_kept, 0, "the guarded model's pick differs from its own ranking's somewhere");
     free(t.text);
     collect_gemm_measured_free(sh, ns);
 }

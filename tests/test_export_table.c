@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/portable.h"
 #include "eval/eval.h"
 #include "export/export.h"
 #include "helpers/table_fixture.h"
@@ -171,6 +172,118 @@ Test(export_table, a_softmax_table_model_is_refused, .timeout = 300)
     cr_assert_eq(export_c_write(m, "model.h5", dir, "hm"), HR_EINVAL);
     cr_assert(strstr(hr_last_error(), "only gbdt with objective rank"), "%s", hr_last_error());
     free(dir);
+    model_free(m);
+    table_fixture_free(&f);
+}
+
+/* per problem on input: n, the problem's values, n configurations' values, each one's place in the vendor's list;
+ * on output: the scores under the guard and the choice (ranking[0]) */
+static const char *driver_guard =
+    "#include <stdio.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  static double pv[HM_N_PROBLEM], kv[4096 * HM_N_KERNEL];\n"
+    "  static float s[4096];\n  static int r[4096];\n  static int16_t vr[4096];\n  int n, v;\n"
+    "  if (!in || !out || argc != 3) return 1;\n"
+    "  fprintf(out, \"%g %d\\n\", (double)HM_GUARD_MARGIN, HM_GUARD_TOP);\n"
+    "  while (fscanf(in, \"%d\", &n) == 1 && n <= 4096) {\n"
+    "    for (int j = 0; j < HM_N_PROBLEM; j++) if (fscanf(in, \"%lf\", &pv[j]) != 1) return 1;\n"
+    "    for (int i = 0; i < n * HM_N_KERNEL; i++) if (fscanf(in, \"%lf\", &kv[i]) != 1) return 1;\n"
+    "    for (int i = 0; i < n; i++) { if (fscanf(in, \"%d\", &v) != 1) return 1; vr[i] = (int16_t)v; }\n"
+    "    if (hm_rank_vendor(pv, kv, n, vr, s, r)) return 1;\n"
+    "    for (int i = 0; i < n; i++) fprintf(out, \"%.9g \", s[i]);\n"
+    "    fprintf(out, \"%d\\n\", r[0]);\n"
+    "  }\n  fclose(out);\n  return 0;\n}\n";
+
+/* A table runtime exported with the vendor guard (--guard, --guard-top) decides as heurist's evaluation does
+ * (data_portable_guard over the library's scores of the problem's measured configurations), the vendor's list
+ * here every third configuration in reverse order: the same choice on 40 problems, the vendor's pick kept on
+ * some and the model's taken on others. */
+Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
+{
+    table_fixture f = table_fixture_make(40, 19, 0.05);
+    model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rounds\": 12, \"log_every\": 0}");
+    m->select_guard = 0.05f;
+    m->select_guard_top = 3;
+    const data_table *t = f.sel->table;
+    int K = f.sel->n_kernels, nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
+    char *dir = test_tmppath("_export_table_guard");
+    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
+    char path[1024], cmd[4096];
+    snprintf(path, sizeof path, "%s/driver.c", dir);
+    FILE *fd = fopen(path, "w");
+    fputs(driver_guard, fd);
+    fclose(fd);
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O0 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+
+    double *kv = malloc((size_t)K * nk * sizeof *kv);
+    float *lib = malloc((size_t)K * sizeof *lib);
+    int16_t *vr = malloc((size_t)K * sizeof *vr);
+    int *ncand = malloc((size_t)f.sel->n * sizeof *ncand);
+    snprintf(path, sizeof path, "%s/in.txt", dir);
+    FILE *in = fopen(path, "w");
+    for (int p = 0; p < f.sel->n; p++) {
+        int n = 0;
+        for (int k = 0; k < K; k++)
+            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
+                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        ncand[p] = n;
+        fprintf(in, "%d", n);
+        for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
+        for (int i = 0; i < n * nk; i++) fprintf(in, " %.17g", kv[i]);
+        for (int i = 0; i < n; i++) fprintf(in, " %d", i % 3 ? -1 : (n - 1 - i) / 3);
+        fprintf(in, "\n");
+    }
+    fclose(in);
+    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    FILE *out = fopen(path, "r");
+    cr_assert_not_null(out);
+    double margin;
+    int top;
+    cr_assert_eq(fscanf(out, "%lf %d", &margin, &top), 2);
+    cr_assert_float_eq(margin, 0.05, 1e-7);
+    cr_assert_eq(top, 3);
+    model_ws *ws;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
+    int kept = 0, taken = 0;
+    for (int p = 0; p < f.sel->n; p++) {
+        int n = 0;
+        for (int k = 0; k < K; k++)
+            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
+                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        cr_assert_eq(n, ncand[p]);
+        for (int i = 0; i < n; i++) vr[i] = (int16_t)(i % 3 ? -1 : (n - 1 - i) / 3);
+        cr_assert_eq(model_predict_candidates(m, ws, f.X + (size_t)p * f.F, kv, n, lib), HR_OK, "%s", hr_last_error());
+        int own = eval_select_argmax(lib, n);
+        int want = data_portable_guard(lib, n, vr, 3, 0.05f);
+        for (int i = 0; i < n; i++) {
+            float s;
+            cr_assert_eq(fscanf(out, "%f", &s), 1);
+            cr_assert(isinf(s) == isinf(lib[i]), "problem %d candidate %d: %g vs %g", p, i, (double)s, (double)lib[i]);
+            if (isfinite(lib[i])) cr_assert_leq(fabsf(s - lib[i]), 1e-5f * fmaxf(1.0f, fabsf(lib[i])));
+        }
+        int pick;
+        cr_assert_eq(fscanf(out, "%d", &pick), 1);
+        cr_assert_eq(pick, want, "problem %d: the runtime chose %d, the guard rule %d", p, pick, want);
+        cr_assert(vr[pick] >= 0 && vr[pick] < 3, "problem %d: the choice is one of the vendor's first three", p);
+        kept += vr[pick] == 0 && own != pick;
+        taken += vr[pick] != 0;
+    }
+    cr_assert_gt(kept, 0, "the guard kept the vendor's pick somewhere");
+    cr_assert_gt(taken, 0, "the model's pick passed the guard somewhere");
+    fclose(out);
+    model_ws_free(ws);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+    free(kv);
+    free(lib);
+    free(vr);
+    free(ncand);
     model_free(m);
     table_fixture_free(&f);
 }
