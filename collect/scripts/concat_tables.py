@@ -5,12 +5,15 @@ trans_b) of a later table that an earlier one already holds is dropped with all 
 candidates and times of the first table that has it, and a shape held out of the first table's groups never
 reaches training through the second. The group column (the schema's "group", e.g. `family`) keeps each table's
 values, so the second pool's groups are groups of their own for GroupKFold; --prefix renames a table's groups
-(gen: gives gen:llm, gen:conv) where two pools name groups alike. The output carries the first table's schema
-and capability file beside it; a later table whose schema differs is refused.
+(gen: gives gen:llm, gen:conv) where two pools name groups alike. --exclude drops every shape of the tables it
+names (a held-out set, so that no held-out shape trains through the other pool). The output carries the first
+table's schema and capability file beside it; a later table whose schema differs is refused.
 
   python3 collect/scripts/concat_tables.py --out /tmp/both.csv.gz \\
       datasets/h100/h100_cublaslt_gemm_real.csv.gz datasets/h100/h100_cublaslt_gemm.csv.gz
   -> /tmp/both.csv.gz (+ .schema.json, .caps.json)
+  python3 collect/scripts/concat_tables.py --out /tmp/train.csv.gz --exclude /tmp/real.test.csv.gz \\
+      /tmp/real.train.csv.gz /tmp/gen.train.csv.gz --prefix 2=gen:
 Python 3 standard library only."""
 import argparse
 import gzip
@@ -40,6 +43,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('tables', nargs='+', help='tables in order of precedence (a shape is kept from the first)')
     ap.add_argument('--out', required=True, help='the concatenated table, .csv.gz')
+    ap.add_argument('--exclude', action='append', default=[], help='a table whose shapes are left out; repeatable')
     ap.add_argument('--prefix', action='append', default=[],
                     help='N=TEXT: prefix the group values of the N-th table (1-based) with TEXT; repeatable')
     a = ap.parse_args()
@@ -54,6 +58,12 @@ def main():
     schema = read_schema(a.tables[0])
     group = schema.get('group') if schema else None
     header, seen, kept, tmp = None, set(), [], a.out + '.tmp'
+    excluded = set()
+    for table in a.exclude:
+        opener = gzip.open if table.endswith('.gz') else open
+        with opener(table, 'rt') as f:
+            f.readline()
+            excluded |= {','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS]) for l in f if l.strip()}
     with gzip.open(tmp, 'wt') as out:
         for t, table in enumerate(a.tables):
             if t and read_schema(table) not in (None, schema):
@@ -77,7 +87,7 @@ def main():
                     if not line.strip():
                         continue
                     key = ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
-                    if key in seen:
+                    if key in seen or key in excluded:
                         dropped.add(key)
                         continue
                     mine.add(key)
@@ -88,7 +98,7 @@ def main():
                     out.write(line)
                     rows += 1
             seen |= mine
-            kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table)'
+            kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table or excluded)'
                         % (table, len(mine), rows, len(dropped)))
     os.replace(tmp, a.out)
     for suffix in ('.schema.json', '.caps.json'):
