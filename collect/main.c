@@ -20,7 +20,7 @@ static const char usage[] =
     "                       [--fdb COLLECTED.fdb.txt [--fdb-top N]]   (built with find-db selection models)\n"
     "  heurist-collect verify --table HELDOUT.csv.gz --out REPORT.tsv [--rounds N] [--repeats R] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--limit N] [--resume] [--heuristic-count N] [--top-k K]\n"
-    "                       [--shapes SHAPES.txt] [--source TAG] [--no-list] [--table-top N]\n"
+    "                       [--shortlist-fill] [--shapes SHAPES.txt] [--source TAG] [--no-list] [--table-top N]\n"
     "                       (built with GEMM table models)\n"
     "  heurist-collect gemm --shapes FILE --out TABLE.csv.gz [--time-limit SEC] [--resume] [--limit N] [--verbose]\n"
     "                       [--candidates N] [--heuristic-count N] [--repeats R] [--min-batch-us US] [--max-batch B]\n"

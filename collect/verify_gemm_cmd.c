@@ -14,7 +14,8 @@
  *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
  *     fastest kept: what autotuning over the list gets;
  *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
- *     when not among them) and the list's first K, each timed once and the fastest kept, as Triton's
+ *     when not among them; with --shortlist-fill K in all, the first pick and the model's K - 1 best others)
+ *     and the list's first K, each timed once and the fastest kept, as Triton's
  *     autotuner does; a configuration timed once is not timed again, its time and cost shared;
  *   - the table's --table-top fastest configurations;
  * then every pick and those are timed again, interleaved, --rounds times (median per configuration; the
@@ -125,7 +126,7 @@ int cmd_verify_gemm(int argc, char **argv)
     static const char *const known[] = {"--table", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--limit", "--heuristic-count", "--min-batch-us", "--max-batch",
                                         "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top", NULL};
-    static const char *const flags[] = {"--no-list", "--resume", NULL};
+    static const char *const flags[] = {"--no-list", "--resume", "--shortlist-fill", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
     const char *shapes_path = cli_opt(argc, argv, "--shapes"), *source = cli_opt(argc, argv, "--source");
@@ -143,6 +144,7 @@ int cmd_verify_gemm(int argc, char **argv)
         cli_number(argc, argv, "--table-top", 1, 1, 64, &ttop_d))
         return 2;
     int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
+    int fill = cli_flag(argc, argv, "--shortlist-fill");
     if (!table || !out) {
         fprintf(stderr, "heurist-collect verify: --table and --out are required\n");
         return 2;
@@ -353,7 +355,15 @@ int cmd_verify_gemm(int argc, char **argv)
         part[PART_LIST] += cli_now_s() - d0;
         d0 = cli_now_s();
         for (int m = 0; m < n_models && topk && !fatal; m++) {
-            tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
+            if (fill) {
+                /* K timings in all: the heuristic's first pick and the model's K - 1 best other candidates */
+                int others[MAX_HEUR + 2], n_others = 0;
+                for (int r = 0; r < n_order[m]; r++)
+                    if (order[m][r] != ih) others[n_others++] = order[m][r];
+                tk_n[m] = collect_shortlist(others, n_others, NULL, topk - 1, ih, sl);
+            } else {
+                tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
+            }
             fatal = shortlist_run(&be, &pl, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {

@@ -732,6 +732,33 @@ static void check_gemm_report(const char *path, const char *table, const collect
     collect_gemm_measured_free(sh, ns);
 }
 
+/* --shortlist-fill: each model's shortlist is K timings in all (cuBLASLt's first pick and the model's K - 1 best
+ * others), never more, and its fastest is no slower than the first pick */
+Test(collect_verify_run, gemm_shortlist_fill_times_k_in_all, .init = setup)
+{
+    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
+    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), args[8192];
+    gemm_table_write(shapes, table);
+    snprintf(args, sizeof args, "--table %s --out %s --top-k 2 --shortlist-fill --no-list", table, out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    table_rows t;
+    rows_read(out, &t);
+    cr_assert_gt(t.n, 0);
+    for (int row = 0; row < t.n; row++) {
+        char **f = t.f[row];
+        cr_assert_eq(atoi(f[G_K]), 2);
+        cr_assert_eq(atoi(f[G_TIMINGS]), 2, "row %d: %s timings", row, f[G_TIMINGS]);
+        cr_assert(num(f[G_TTOPK]) <= num(f[G_TH]) * (1 + 1e-5));
+    }
+    free(t.text);
+    remove(shapes);
+    remove(table);
+    remove(out);
+    free(shapes);
+    free(table);
+    free(out);
+}
+
 Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
 {
     char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
