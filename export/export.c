@@ -1,8 +1,8 @@
 /* A trained model as a standalone C runtime: the header with the API, and the source around the family's
  * part. The runtime is chosen by the model's source and task (export_runtime): a convolution model's takes a
  * problem key or its fields (data/portable.h, the vocabularies, the task's API functions of
- * export/runtime/api.h), a benchmark table's select model's the problem's and candidates' values
- * (export/table.c). Each family's writer reads the model through its views (models/view.h), created once here. */
+ * export/runtime/api.h), a benchmark table's models' the problem's and candidates' values (export/table.c: a
+ * select model's scores, a tune model's configuration). Each family's writer reads the model through its views (models/view.h), created once here. */
 #include "export/export.h"
 
 #include <ctype.h>
@@ -252,6 +252,22 @@ static int table_source(FILE *f, const export_job *j)
     return export_table_write_source(f, j->m, j->v, j->prefix);
 }
 
+/* A benchmark table's tune model: export/table.c */
+static int table_tune_check(const export_job *j, const char *name)
+{
+    return export_table_tune_check(j->m, j->v, name);
+}
+
+static int table_tune_header(FILE *f, const export_job *j)
+{
+    return export_table_tune_write_header(f, j->m, j->v, j->prefix);
+}
+
+static int table_tune_source(FILE *f, const export_job *j)
+{
+    return export_table_tune_write_source(f, j->m, j->v, j->prefix);
+}
+
 static const key_api key_select = {select_declare, NULL, select_define};
 static const key_api key_tune = {tune_declare, tune_arrays, tune_define};
 
@@ -260,6 +276,7 @@ static const export_runtime runtimes[] = {
     {"convolution", MODEL_TASK_SELECT, key_check, key_header, key_source, &key_select},
     {"convolution", MODEL_TASK_TUNE, key_check, key_header, key_source, &key_tune},
     {"benchmark table", MODEL_TASK_SELECT, table_check, table_header, table_source, NULL},
+    {"benchmark table", MODEL_TASK_TUNE, table_tune_check, table_tune_header, table_tune_source, NULL},
 };
 
 static const export_runtime *runtime_of(const model *m, const char *name)

@@ -1,7 +1,9 @@
 /* The seq2seq family as C source for an exported runtime: the nn_params block as one static array
  * with a macro per named view, the encoder (embedding, Conv1D + ReLU, (Bi)LSTM) and the attention
  * decoder as plain loops (export/runtime/seq2seq.h), and the model's own decoding (greedy, beam, or beam constrained by the
- * solver's rules with the depth-first fallback), following models/seq2seq_decode.c step for step.
+ * rules with the depth-first fallback), following models/seq2seq_decode.c step for step. Two runtimes take it: a
+ * convolution's (the solver's portable rules, hm_model_tune) and a benchmark table's (export/table.c: the
+ * problem's values and candidates, export/runtime/table_tune.h, hm_decode).
  *
  * Agreement with heurist: nn sums its products with OpenBLAS, the runtime with its own partial sums
  * (hm_dot), so pre-activations may differ in the last float bits; everything after a sum (nn_tanh_fast, the
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data/table.h"
 #include "export/export_internal.h"
 #include "models/view.h"
 #include "nn/nn.h"
@@ -48,7 +51,7 @@ static void write_encoder(FILE *out, const model_views *v)
     const int embed = (int)model_view_int(v, "embed"), conv_layers = (int)model_view_int(v, "conv_layers");
     const int channels = (int)model_view_int(v, "conv_channels"), lstm_layers = (int)model_view_int(v, "lstm_layers");
     const int bidir = (int)model_view_int(v, "bidir"), key = (int)model_view_int(v, "key");
-    fprintf(out, "/* keys (S, Dk) = encoder(p) */\nstatic void hm_encode(const data_problem *p, float *keys)\n{\n"
+    fprintf(out, "/* keys (S, Dk) = encoder(p) */\nstatic void hm_encode(const hm_tune_problem *p, float *keys)\n{\n"
                  "    float buf0[HM_TOKENS * HM_WIDTH], buf1[HM_TOKENS * HM_WIDTH];\n    float *x = buf0, *y = buf1, *t = 0;\n"
                  "    for (int f = 0; f < HM_TOKENS; f++)\n"
                  "        memcpy(x + f * HM_WIDTH, %s + (size_t)(hm_emb_off[f] + hm_token(p, f)) * HM_EMBED, sizeof(float) * HM_EMBED);\n",
@@ -88,18 +91,22 @@ int export_seq2seq_check(const model *m, const model_views *v, const char *name)
     return export_check_params(name, model_view_params(v, "params"));
 }
 
-int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
+/* The model's part of a runtime; table: a benchmark table's (tokens from the problem's values, the rule a prefix of
+ * one of its candidates when the model decodes in the measured space), else a convolution's. */
+static int seq2seq_write(const model *m, const model_views *v, FILE *out, int table)
 {
     const int S = (int)model_view_int(v, "tokens"), L = m->length;
     const int embed = (int)model_view_int(v, "embed"), hidden = (int)model_view_int(v, "hidden");
     const int attn = (int)model_view_int(v, "attn"), key = (int)model_view_int(v, "key");
     const char *decode = model_view_text(v, "decode");
     const int greedy = !strcmp(decode, "greedy"), beam = greedy ? 1 : (int)model_view_int(v, "beam");
-    const data_constraint *con = !strcmp(decode, "constrained") ? m->constraint : NULL;
+    const data_constraint *con = !table && !strcmp(decode, "constrained") ? m->constraint : NULL;
     if (con && con->length != L) con = NULL; /* as s2s_decode: rules for another parameter list */
     const char *rules = con ? portable_rules(con->solver) : NULL;
     if (con && !rules)
         return hr_error(HR_EINVAL, "seq2seq export: no portable rules for solver '%s' (data/portable.h)", con->solver);
+    /* a table model's rule: the candidates it is given (export_seq2seq_table_check: the measured space) */
+    const int has_rules = table ? !strcmp(decode, "constrained") : rules != NULL;
     int vmax = 1;
     for (int j = 0; j < L; j++) vmax = m->vocab_size[j] > vmax ? m->vocab_size[j] : vmax;
     int width = (int)model_view_int(v, "width");
@@ -113,7 +120,9 @@ int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
     fprintf(out, "#define HM_TOKENS %d\n#define HM_EMBED %d\n#define HM_HIDDEN %d\n#define HM_ATTN %d\n#define HM_KEY %d\n#define HM_LEN %d\n"
                  "#define HM_VMAX %d\n#define HM_WIDTH %d /* widest encoder activation */\n#define HM_BEAM %d\n"
                  "#define HM_RULES %d\n#define HM_DFS_BUDGET %dL\n\n",
-            S, embed, hidden, attn, key, L, vmax, width, beam, rules != NULL, 20000);
+            S, embed, hidden, attn, key, L, vmax, width, beam, has_rules, 20000);
+    if (table) fprintf(out, "#define HM_BINS %d /* bins an octave of a numeric column's token */\n\n", (int)model_view_int(v, "bins"));
+    else fprintf(out, "typedef data_problem hm_tune_problem;\n\n");
 
     /* parameters: the nn_params block and its views */
     const nn_params *p = model_view_params(v, "params");
@@ -147,13 +156,22 @@ int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
         HR_ASSERT(vals);
         voff[f + 1] = voff[f] + (int)vals->n;
     }
-    fprintf(out, "\n/* encoder tokens: field f reads p->f[src] (src >= 0), direction (-1), dtype (-2) or layout (-3):");
-    for (int f = 0; f < S; f++) {
-        snprintf(name, sizeof name, "field%d.name", f);
-        fprintf(out, " %s", model_view_text(v, name));
+    if (table) {
+        const data_table_spec *spec = data_codec_table_spec(m->codec);
+        int cat[DATA_TABLE_MAX_COLUMNS];
+        HR_ASSERT(S <= DATA_TABLE_MAX_COLUMNS && S == spec->n_problem + spec->n_hardware);
+        fprintf(out, "\n/* encoder tokens: the problem's values in column order, 1 for a categorical column */\n");
+        for (int f = 0; f < S; f++) cat[f] = spec->problem[f].categorical;
+        export_c_ints(out, "int", "hm_categorical", cat, (size_t)S);
+    } else {
+        fprintf(out, "\n/* encoder tokens: field f reads p->f[src] (src >= 0), direction (-1), dtype (-2) or layout (-3):");
+        for (int f = 0; f < S; f++) {
+            snprintf(name, sizeof name, "field%d.name", f);
+            fprintf(out, " %s", model_view_text(v, name));
+        }
+        fprintf(out, " */\n");
+        export_c_ints(out, "int", "hm_field_src", model_view_ints(v, "field_source", (size_t)S), (size_t)S);
     }
-    fprintf(out, " */\n");
-    export_c_ints(out, "int", "hm_field_src", model_view_ints(v, "field_source", (size_t)S), (size_t)S);
     export_c_ints(out, "int", "hm_enc_voff", voff, (size_t)S + 1);
     export_c_ints(out, "int", "hm_emb_off", model_view_ints(v, "embedding_offsets", (size_t)S), (size_t)S);
     fprintf(out, "/* sorted training values of each field, at hm_enc_voff[f] */\nstatic const int64_t hm_enc_vals[%d] = {",
@@ -174,14 +192,17 @@ int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
     for (int j = 0; j < L; j++) fprintf(out, "%shm_vocab_%d", j ? ", " : "", j);
     fprintf(out, "};\n\n");
 
-    static const char runtime[] = "export/runtime/seq2seq.h";
+    static const char runtime[] = "export/runtime/seq2seq.h", table_runtime[] = "export/runtime/table_tune.h";
     fputs(export_source("nn/tanh_fast.h"), out);
     export_section(out, runtime, "net");
+    export_section(out, table ? table_runtime : runtime, table ? "problem" : "token");
     write_encoder(out, v);
     if (greedy) {
         export_section(out, runtime, "greedy");
     } else {
-        if (rules)
+        if (table)
+            export_section(out, table_runtime, "valid");
+        else if (rules)
             fprintf(out, "/* the solver's rules (%s) */\nstatic int hm_valid(const data_problem *p, const int32_t *v, int len)\n{\n"
                          "    return %s(p, v, len);\n}\n\n", con->solver, rules);
         else
@@ -189,9 +210,40 @@ int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
                          "    (void)p;\n    (void)v;\n    (void)len;\n    return 1;\n}\n\n");
         export_section(out, runtime, "beam");
     }
-    fprintf(out, "\nstatic void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
-                 "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n    (void)x;\n"
-                 "    hm_encode(p, keys);\n    hm_dec_keys(keys, kproj);\n    hm_decode_%s(p, keys, kproj, values);\n}\n",
-            greedy ? "greedy" : "beam");
+    if (table)
+        fprintf(out, "\n/* values (HM_LEN) decoded for p */\nstatic void hm_decode(const hm_tune_problem *p, int32_t *values)\n{\n"
+                     "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n"
+                     "    hm_encode(p, keys);\n    hm_dec_keys(keys, kproj);\n    hm_decode_%s(p, keys, kproj, values);\n}\n",
+                greedy ? "greedy" : "beam");
+    else
+        fprintf(out, "\nstatic void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
+                     "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n    (void)x;\n"
+                     "    hm_encode(p, keys);\n    hm_dec_keys(keys, kproj);\n    hm_decode_%s(p, keys, kproj, values);\n}\n",
+                greedy ? "greedy" : "beam");
     return HR_OK;
+}
+
+int export_seq2seq_write(const model *m, const model_views *v, FILE *out)
+{
+    return seq2seq_write(m, v, out, 0);
+}
+
+int export_seq2seq_table_check(const model *m, const model_views *v, const char *name)
+{
+    if (m->family != &model_family_seq2seq)
+        return hr_error(HR_EINVAL, "%s: a %s tune model of a benchmark table cannot be exported to C: only seq2seq is",
+                        name, m->family->name);
+    if (strcmp(model_view_text(v, "space"), "measured") != 0)
+        return hr_error(HR_EINVAL, "%s: a seq2seq model of a benchmark table exports with space measured (it decodes "
+                        "within the candidates the runtime is given); this one decodes in the %s space, whose "
+                        "capability rules the runtime does not hold", name, model_view_text(v, "space"));
+    if (model_view_int(v, "tokens") > DATA_TABLE_MAX_COLUMNS)
+        return hr_error(HR_EINVAL, "%s: %lld problem columns, the runtime takes at most %d", name,
+                        model_view_int(v, "tokens"), DATA_TABLE_MAX_COLUMNS);
+    return export_check_params(name, model_view_params(v, "params"));
+}
+
+int export_seq2seq_table_write(const model *m, const model_views *v, FILE *out)
+{
+    return seq2seq_write(m, v, out, 1);
 }

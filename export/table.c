@@ -1,8 +1,10 @@
-/* A gbdt rank model or a Reformer towers model of a benchmark table as a standalone C runtime: the problem's values and any candidate
- * configurations in, their scores and ranking out (export/runtime/table.h), with the feature formulas of
- * data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations;
+/* The runtimes of a benchmark table's models. A gbdt rank model or a Reformer towers model: the problem's values and
+ * any candidate configurations in, their scores and ranking out (export/runtime/table.h), with the feature formulas
+ * of data/table_features.h copied verbatim, the schema as constant arrays and the model's known configurations;
  * exported with the vendor guard (model.select_guard, select_guard_top), also the ranking under the guard given
- * each candidate's place in the vendor's list (data/portable.h's data_portable_guard, copied verbatim). */
+ * each candidate's place in the vendor's list (data/portable.h's data_portable_guard, copied verbatim). A seq2seq
+ * tune model: the problem's values and its candidates in, the configuration it writes out
+ * (export/runtime/table_tune.h, export/seq2seq.c). Both name their columns and categories alike. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,71 @@ static void column_list(FILE *h, const data_table_spec *s, int from, int to)
     }
 }
 
+/* Every column's name and vocabulary, for <prefix>_category. */
+static void write_columns(FILE *c, const data_table_spec *s, const char *prefix)
+{
+    int np = s->n_problem + s->n_hardware, n = np + s->n_kernel;
+    for (int j = 0; j < n; j++) {
+        const data_table_column *col = column_at(s, j);
+        if (!col->categorical) continue;
+        fprintf(c, "static const char *const hm_column_vocab_%d[%d] = {", j, col->n_vocab ? col->n_vocab : 1);
+        for (int v = 0; v < col->n_vocab; v++) {
+            fprintf(c, "%s", v ? ", " : "");
+            export_c_string(c, col->vocab[v]);
+        }
+        fprintf(c, "%s};\n", col->n_vocab ? "" : "0");
+    }
+    fprintf(c, "static const struct {\n    const char *name;\n    int n_vocab;\n    const char *const *vocab;\n} "
+               "hm_columns[%d] = {\n", n);
+    for (int j = 0; j < n; j++) {
+        const data_table_column *col = column_at(s, j);
+        fprintf(c, "    {");
+        export_c_string(c, col->name);
+        if (col->categorical) fprintf(c, ", %d, hm_column_vocab_%d},\n", col->n_vocab, j);
+        else fprintf(c, ", 0, 0},\n");
+    }
+    fprintf(c, "};\n\n");
+    fprintf(c, "const char *%s_problem_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[j].name : 0;\n}\n\n",
+            prefix, np);
+    fprintf(c, "const char *%s_kernel_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[%d + j].name : 0;\n}\n\n",
+            prefix, s->n_kernel, np);
+    fprintf(c, "double %s_category(const char *column, const char *value)\n{\n"
+               "    for (int j = 0; j < %d; j++) {\n"
+               "        if (strcmp(hm_columns[j].name, column)) continue;\n"
+               "        for (int v = 0; v < hm_columns[j].n_vocab; v++)\n"
+               "            if (!strcmp(hm_columns[j].vocab[v], value)) return v;\n"
+               "    }\n    return -1;\n}\n\n",
+            prefix, n);
+    fprintf(c, "const char *%s_category_name(const char *column, int value)\n{\n"
+               "    for (int j = 0; j < %d; j++)\n"
+               "        if (!strcmp(hm_columns[j].name, column))\n"
+               "            return value >= 0 && value < hm_columns[j].n_vocab ? hm_columns[j].vocab[value] : 0;\n"
+               "    return 0;\n}\n\n",
+            prefix, n);
+}
+
+/* The header's column macros and accessors, shared by both runtimes; guard: the prefix in capitals. */
+static void column_decls(FILE *h, const data_table_spec *s, const char *prefix, const char *guard)
+{
+    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n",
+            guard, guard, guard, s->n_problem + s->n_hardware, guard, s->n_kernel);
+    fprintf(h, "/* Column names: problem columns (j < %s_N_PROBLEM) and kernel columns (j < %s_N_KERNEL). */\n"
+               "const char *%s_problem_column(int j);\nconst char *%s_kernel_column(int j);\n\n", guard, guard, prefix,
+            prefix);
+    fprintf(h, "/* The value of category `value` of the problem or kernel column named `column`, -1 when either is\n"
+               " * unknown; and the category of a value, NULL when either is unknown. */\n"
+               "double %s_category(const char *column, const char *value);\n"
+               "const char *%s_category_name(const char *column, int value);\n\n", prefix, prefix);
+}
+
+/* The prefix in capitals, the macros' and the include guard's stem */
+static void guard_of(const char *prefix, char *guard, size_t size)
+{
+    size_t i = 0;
+    for (; prefix[i] && i + 3 < size; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
+    guard[i] = 0;
+}
+
 /* What a gbdt rank model's scores are, for the header */
 static const char *rank_doc(const model_views *v)
 {
@@ -93,18 +160,9 @@ int export_table_write_header(FILE *h, const model *m, const model_views *v, con
                    " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
                    " * Every function is thread-safe and allocates nothing.\n */\n",
                 prefix, rank_doc(v), s->higher_better ? "1 / measure" : "the measure");
-    /* the macros are the prefix in capitals (HM_N_PROBLEM), the include guard that and _H */
     char guard[128];
-    size_t i = 0;
-    for (; prefix[i] && i < sizeof guard - 3; i++) guard[i] = (char)toupper((unsigned char)prefix[i]);
-    guard[i] = 0;
-    fprintf(h, "#ifndef %s_H\n#define %s_H\n\n#include <stdint.h>\n\n#define %s_N_PROBLEM %d\n#define %s_N_KERNEL %d\n\n",
-            guard, guard, guard, np, guard, s->n_kernel);
-    fprintf(h, "/* Column names: problem columns (j < %s_N_PROBLEM) and kernel columns (j < %s_N_KERNEL). */\n"
-               "const char *%s_problem_column(int j);\nconst char *%s_kernel_column(int j);\n\n", guard, guard, prefix,
-            prefix);
-    fprintf(h, "/* The value of category `value` of the problem or kernel column named `column`, -1 when either is\n"
-               " * unknown. */\ndouble %s_category(const char *column, const char *value);\n\n", prefix);
+    guard_of(prefix, guard, sizeof guard);
+    column_decls(h, s, prefix, guard);
     fprintf(h, "/* Scores (n) of n candidate configurations kv (n, %s_N_KERNEL) for the problem pv (%s_N_PROBLEM),\n"
                " * and ranking (n), when not NULL, their indices best first (ties to the lower index).\n"
                " * Returns 0, -1 when n < 0. */\n"
@@ -161,43 +219,6 @@ static int write_shape(FILE *c, const model *m, int features)
     return HR_OK;
 }
 
-/* Every column's name and vocabulary, for <prefix>_category. */
-static void write_columns(FILE *c, const data_table_spec *s, const char *prefix)
-{
-    int np = s->n_problem + s->n_hardware, n = np + s->n_kernel;
-    for (int j = 0; j < n; j++) {
-        const data_table_column *col = column_at(s, j);
-        if (!col->categorical) continue;
-        fprintf(c, "static const char *const hm_vocab_%d[%d] = {", j, col->n_vocab ? col->n_vocab : 1);
-        for (int v = 0; v < col->n_vocab; v++) {
-            fprintf(c, "%s", v ? ", " : "");
-            export_c_string(c, col->vocab[v]);
-        }
-        fprintf(c, "%s};\n", col->n_vocab ? "" : "0");
-    }
-    fprintf(c, "static const struct {\n    const char *name;\n    int n_vocab;\n    const char *const *vocab;\n} "
-               "hm_columns[%d] = {\n", n);
-    for (int j = 0; j < n; j++) {
-        const data_table_column *col = column_at(s, j);
-        fprintf(c, "    {");
-        export_c_string(c, col->name);
-        if (col->categorical) fprintf(c, ", %d, hm_vocab_%d},\n", col->n_vocab, j);
-        else fprintf(c, ", 0, 0},\n");
-    }
-    fprintf(c, "};\n\n");
-    fprintf(c, "const char *%s_problem_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[j].name : 0;\n}\n\n",
-            prefix, np);
-    fprintf(c, "const char *%s_kernel_column(int j)\n{\n    return j >= 0 && j < %d ? hm_columns[%d + j].name : 0;\n}\n\n",
-            prefix, s->n_kernel, np);
-    fprintf(c, "double %s_category(const char *column, const char *value)\n{\n"
-               "    for (int j = 0; j < %d; j++) {\n"
-               "        if (strcmp(hm_columns[j].name, column)) continue;\n"
-               "        for (int v = 0; v < hm_columns[j].n_vocab; v++)\n"
-               "            if (!strcmp(hm_columns[j].vocab[v], value)) return v;\n"
-               "    }\n    return -1;\n}\n\n",
-            prefix, n);
-}
-
 int export_table_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
 {
     const int towers = table_kind(v) == TABLE_TOWERS;
@@ -242,5 +263,63 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
                    "    data_portable_guard(scores, n, vendor_rank, HM_GUARD_TOP, HM_GUARD_MARGIN);\n"
                    "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n", prefix);
     }
+    return HR_OK;
+}
+
+int export_table_tune_check(const model *m, const model_views *v, const char *name)
+{
+    return export_seq2seq_table_check(m, v, name);
+}
+
+int export_table_tune_write_header(FILE *h, const model *m, const model_views *v, const char *prefix)
+{
+    const data_table_spec *s = data_codec_table_spec(m->codec);
+    int np = s->n_problem + s->n_hardware;
+    fprintf(h, "/* %s.h: a seq2seq tune model of a benchmark table exported by heurist. Needs only libc and libm.\n"
+               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix, prefix);
+    fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
+    column_list(h, s, 0, np);
+    fprintf(h, " * and a configuration as its values, in this column order (%d values):\n", s->n_kernel);
+    column_list(h, s, np, np + s->n_kernel);
+    fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
+               " * The model writes a configuration field by field in that order: an encoder over the problem's columns\n"
+               " * (a numeric value v as the bin round(%d log2(1 + |v|))), an attention decoder, and a beam search of\n"
+               " * width %d that keeps to prefixes of the candidate configurations it is given (those the GPU accepts\n"
+               " * for the problem, as cublasLtMatmulAlgoCheck or an autotuner's enumeration finds them).\n"
+               " * Every function is thread-safe and allocates nothing.\n */\n",
+            prefix, (int)model_view_int(v, "bins"), (int)model_view_int(v, "beam"));
+    char guard[128];
+    guard_of(prefix, guard, sizeof guard);
+    column_decls(h, s, prefix, guard);
+    fprintf(h, "/* The configuration (values, %s_N_KERNEL) the model writes for the problem pv (%s_N_PROBLEM), decoding\n"
+               " * within the n candidate configurations kv (n, %s_N_KERNEL): every prefix it keeps begins one of them.\n"
+               " * With n = 0 it decodes unconstrained (the configuration may be one the GPU refuses); where no\n"
+               " * candidate is one it can write, it decodes unconstrained too. Returns the index of the candidate equal\n"
+               " * to the configuration, -1 when none is, -2 when n < 0 or kv is NULL with n > 0. */\n"
+               "int %s_tune(const double *pv, const double *kv, int n, double *values);\n\n#endif\n",
+            guard, guard, guard, prefix);
+    return HR_OK;
+}
+
+int export_table_tune_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
+{
+    fprintf(c, "/* %s.c: a seq2seq tune model of a benchmark table exported by heurist; see %s.h. Generated code: do "
+               "not edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+               "#include <string.h>\n\n/* ---- model ---- */\n",
+            prefix, prefix, prefix);
+    for (int p = 0; p < m->length; p++) {
+        char name[32];
+        snprintf(name, sizeof name, "hm_vocab_%d", p);
+        export_c_ints(c, "int32_t", name, (const int *)m->vocab[p], (size_t)m->vocab_size[p]);
+    }
+    int rc = export_seq2seq_table_write(m, v, c);
+    if (rc) return rc;
+    fprintf(c, "\n/* ---- API ---- */\n");
+    write_columns(c, data_codec_table_spec(m->codec), prefix);
+    fprintf(c, "int %s_tune(const double *pv, const double *kv, int n, double *values)\n{\n"
+               "    if (n < 0 || (n > 0 && !kv)) return -2;\n"
+               "    hm_tune_problem p = {pv, kv, n};\n    int32_t v[HM_LEN];\n    hm_decode(&p, v);\n"
+               "    for (int j = 0; j < HM_LEN; j++) values[j] = v[j];\n    return hm_candidate_of(&p, v);\n}\n",
+            prefix);
     return HR_OK;
 }

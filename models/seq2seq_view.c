@@ -4,6 +4,8 @@
  *   tokens (int): the encoder's tokens S; field<f>.name (text), field<f>.values (int64s: its sorted training
  *     values), field_source (ints (S): which value token f reads, >= 0 a data_problem field index, -1 direction,
  *     -2 dtype, -3 layout), embedding_offsets (ints (S): the first embedding row of each token's field)
+ *   bins (int), space (text: caps or measured): on a source of valued configurations (a benchmark table), the bins
+ *     an octave of its numeric columns' tokens and the space constrained decoding keeps to
  *   vb, ve (ints (length)): each output position's slice of the decoder's vocabulary
  *   params: the parameter block ("enc.embedding.weight", "enc.conv<l>.*", "enc.lstm<l>[.fwd|.bwd].*", "dec.*") */
 #include <stdlib.h>
@@ -48,6 +50,10 @@ int s2s_views(const model *mb, model_views *v)
     const int by_value = data_codec_config_width(m->base.codec) > 0;
     const int S = by_value ? m->n_fields : S2S_N_FIELDS;
     model_views_int(v, S, "tokens");
+    if (by_value) {
+        model_views_int(v, a->bins, "bins");
+        model_views_array(v, MODEL_VIEW_TEXT, s2s_space_names[a->space], 1, "space");
+    }
     int *src = hr_malloc((size_t)S * sizeof *src);
     if (!src) return HR_ENOMEM;
     for (int f = 0; f < S; f++) {

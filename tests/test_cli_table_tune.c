@@ -1,24 +1,145 @@
 /* --task tune on a benchmark table through the command line: train, eval, predict, compare (with the vendor row),
- * a malformed capability file, and export's refusal, on the small cuBLASLt-style fixture. */
+ * a malformed capability file; and export, in-process: a seq2seq model of the measured space as a runtime compiled
+ * with cc that decodes as the library does, a model of the caps space and a gbdt refused with the reason; on the
+ * small cuBLASLt-style fixture. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "core/core.h"
+#include "data/table.h"
+#include "export/export.h"
 #include "helpers/gemm_caps_fixture.h"
 #include "helpers/testutil.h"
+#include "models/model.h"
+#include "pipeline/pipeline.h"
 
 #define SMALL "{\"epochs\":2,\"embed\":8,\"hidden\":16,\"attn\":16,\"conv_channels\":8}"
 
+/* per problem on input: n, the problem's values, n candidate configurations' values; on output: what hm_tune
+ * returns, then the configuration */
+static const char *tune_driver =
+    "#include <stdio.h>\n#include \"hm.h\"\n"
+    "int main(int argc, char **argv) {\n"
+    "  FILE *in = fopen(argv[1], \"r\"), *out = fopen(argv[2], \"w\");\n"
+    "  static double pv[HM_N_PROBLEM], kv[4096 * HM_N_KERNEL], v[HM_N_KERNEL];\n  int n;\n"
+    "  if (!in || !out || argc != 3) return 1;\n"
+    "  fprintf(out, \"%d %s\\n\", hm_tune(pv, kv, -1, v), hm_category_name(\"algo_id\", 0));\n"
+    "  while (fscanf(in, \"%d\", &n) == 1 && n <= 4096) {\n"
+    "    for (int j = 0; j < HM_N_PROBLEM; j++) if (fscanf(in, \"%lf\", &pv[j]) != 1) return 1;\n"
+    "    for (int i = 0; i < n * HM_N_KERNEL; i++) if (fscanf(in, \"%lf\", &kv[i]) != 1) return 1;\n"
+    "    fprintf(out, \"%d\", hm_tune(pv, kv, n, v));\n"
+    "    for (int j = 0; j < HM_N_KERNEL; j++) fprintf(out, \" %.17g\", v[j]);\n"
+    "    fprintf(out, \"\\n\");\n"
+    "  }\n  fclose(out);\n  return 0;\n}\n";
+
+/* A small seq2seq (or gbdt) tune model of d trained in-process on three quarters of its problems; space: the
+ * seq2seq's decoding space */
+static model *train_small(const pipe_dataset *d, const char *family, const char *space)
+{
+    char text[256];
+    if (!strcmp(family, "gbdt")) snprintf(text, sizeof text, "{\"rounds\":1}");
+    else snprintf(text, sizeof text, "{\"epochs\":1,\"embed\":4,\"hidden\":4,\"attn\":4,\"conv_channels\":4,\"beam\":2,"
+                  "\"space\":\"%s\"}", space);
+    cJSON *cfg = cJSON_Parse(text);
+    data_split split;
+    char desc[64];
+    cr_assert_eq(pipe_split_random(d, "random:0.25", 0, &split, desc, sizeof desc), HR_OK);
+    pipe_opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.threads = 1;
+    o.config = cfg;
+    o.keep_model = 1;
+    o.valid_fraction = -1;
+    pipe_result r;
+    model *m = NULL;
+    cr_assert_eq(pipe_run(d, &split, model_family_find(family), &o, &r, &m), HR_OK, "%s", hr_last_error());
+    pipe_result_free(&r);
+    cJSON_Delete(cfg);
+    data_split_free(&split);
+    return m;
+}
+
+/* m exported, compiled with cc, and asked for each problem of d given its measured configurations: the runtime
+ * writes the library's configuration (model_predict_tune within the same candidates) and names the candidate it
+ * is; then the same without candidates, which decodes unconstrained and names none. */
+static void check_tune_runtime(const model *m, const pipe_dataset *d)
+{
+    const data_tune *t = d->tune;
+    const int L = t->length;
+    char *dir = test_tmppath("_export_tune"), path[1024], cmd[4096];
+    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
+    snprintf(path, sizeof path, "%s/driver.c", dir);
+    FILE *f = fopen(path, "w");
+    fputs(tune_driver, f);
+    fclose(f);
+    /* unoptimised: the quickest build, and on x86-64 (no FMA without -march) the same float arithmetic as -O2 */
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -O0 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/in.txt", dir);
+    f = fopen(path, "w");
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < t->n; i++) {
+            data_tune_problem q = data_tune_problem_of(t, d->V, i, pass == 0);
+            fprintf(f, "%d", q.n_cand);
+            for (int j = 0; j < d->n_values; j++) fprintf(f, " %.17g", q.pv[j]);
+            for (int c = 0; c < q.n_cand * L; c++) fprintf(f, " %d", q.cand[c]);
+            fprintf(f, "\n");
+        }
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    f = fopen(path, "r");
+    int rc;
+    char algo[32];
+    cr_assert_eq(fscanf(f, "%d %31s", &rc, algo), 2);
+    cr_assert_eq(rc, -2, "n < 0 is refused");
+    cr_assert_str_eq(algo, t->sel->table->spec.kernel[0].vocab[0]);
+    model_ws *ws = NULL;
+    cr_assert_eq(model_ws_create(m, &ws), HR_OK);
+    for (int i = 0; i < t->n; i++) {
+        data_tune_problem q = data_tune_problem_of(t, d->V, i, 1);
+        int32_t want[64];
+        cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK, "%s", hr_last_error());
+        int at = -1;
+        for (int c = 0; c < q.n_cand && at < 0; c++)
+            if (!memcmp(q.cand + (size_t)c * L, want, (size_t)L * sizeof *want)) at = c;
+        cr_assert_eq(fscanf(f, "%d", &rc), 1);
+        cr_assert_eq(rc, at, "problem %d: candidate %d, the library's %d", i, rc, at);
+        for (int j = 0; j < L; j++) {
+            double v;
+            cr_assert_eq(fscanf(f, "%lf", &v), 1);
+            cr_assert_eq(v, want[j], "problem %d field %d: %g, the library's %d", i, j, v, want[j]);
+        }
+    }
+    for (int i = 0; i < t->n; i++) {
+        cr_assert_eq(fscanf(f, "%d", &rc), 1);
+        cr_assert_eq(rc, -1, "problem %d without candidates names none", i);
+        for (int j = 0; j < L; j++) {
+            double v;
+            cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        }
+    }
+    fclose(f);
+    model_ws_free(ws);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    free(dir);
+}
+
 Test(cli_table_tune, train_eval_predict_compare, .timeout = 300)
 {
-    char *csv = gemm_caps_fixture_write(60, 7), *model = test_tmppath(".h5"), *rep = test_tmppath(".json");
+    char *csv = gemm_caps_fixture_write(60, 7), *mpath = test_tmppath(".h5"), *rep = test_tmppath(".json");
     char *dir = test_tmppath(""), args[4096], *out = NULL, *text = NULL;
     size_t len;
     snprintf(args, sizeof args,
              "train --data '%s' --task tune --model seq2seq --config '" SMALL "' --threads 1 --out '%s' --report '%s' --quiet",
-             csv, model, rep);
+             csv, mpath, rep);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "valid 1.0000"), "%s", out);
     cr_assert(strstr(out, "measured 1.0000"), "the default space is measured: %s", out);
@@ -30,25 +151,20 @@ Test(cli_table_tune, train_eval_predict_compare, .timeout = 300)
     cr_assert(strstr(text, "\"measured\""), "%s", text);
     free(text);
     /* eval reads the table as tune data because the model is a table tune model */
-    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --split random:0.2 --report '%s'", model, csv, rep);
+    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --split random:0.2 --report '%s'", mpath, csv, rep);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "efficiency"), "%s", out);
     free(out);
     /* predict: a configuration, field by field, valid under the rules the model file keeps */
-    snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=300,K=256,dtype=bf16,trans_a=N,trans_b=T'", model);
+    snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=300,K=256,dtype=bf16,trans_a=N,trans_b=T'", mpath);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     cr_assert(strstr(out, "algo_id="), "%s", out);
     cr_assert(strstr(out, "  split_k "), "%s", out);
     cr_assert(strstr(out, "valid under the capability rules: yes"), "%s", out);
     free(out);
     /* a problem key of a convolution is no table problem */
-    snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=300'", model);
+    snprintf(args, sizeof args, "predict --model '%s' --problem 'M=128,N=300'", mpath);
     cr_assert_neq(test_cli_run(args, &out), 0, "%s", out);
-    free(out);
-    /* export refuses with a reason */
-    snprintf(args, sizeof args, "export --model '%s' --format c --out '%s.c'", model, model);
-    cr_assert_neq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "tune model of a benchmark table cannot be exported"), "%s", out);
     free(out);
     /* compare: both families and the vendor row, in the terminal and in report.md */
     snprintf(args, sizeof args,
@@ -64,9 +180,32 @@ Test(cli_table_tune, train_eval_predict_compare, .timeout = 300)
     cr_assert_eq(hr_file_read_all(md, &text, &len), HR_OK);
     cr_assert(strstr(text, "\"model\":\t\"vendor\""), "%s", text);
     free(text);
-    remove(model);
+    remove(mpath);
     remove(rep);
-    free(csv), free(model), free(rep), free(dir);
+    free(csv), free(mpath), free(rep), free(dir);
+}
+
+/* export, in-process: the runtime of a small seq2seq of the measured space decodes as the library; a seq2seq of the
+ * caps space and a gbdt are refused with the reason */
+Test(cli_table_tune, export_decodes_as_the_library, .timeout = 60)
+{
+    char *csv = gemm_caps_fixture_write(16, 3), *dir = test_tmppath("_export_refused");
+    pipe_dataset d;
+    cr_assert_eq(pipe_dataset_load_caps(csv, "tune", NULL, NULL, NULL, 1, NULL, &d), HR_OK, "%s", hr_last_error());
+    model *m = train_small(&d, "seq2seq", "measured");
+    check_tune_runtime(m, &d);
+    model_free(m);
+    m = train_small(&d, "seq2seq", "caps");
+    cr_assert_eq(export_c_write(m, "caps.h5", dir, "hm"), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "exports with space measured"), "%s", hr_last_error());
+    model_free(m);
+    m = train_small(&d, "gbdt", NULL);
+    cr_assert_eq(export_c_write(m, "gbdt.h5", dir, "hm"), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "only seq2seq is"), "%s", hr_last_error());
+    model_free(m);
+    pipe_dataset_free(&d);
+    free(dir);
+    free(csv);
 }
 
 Test(cli_table_tune, malformed_caps_is_one_line_naming_the_field)

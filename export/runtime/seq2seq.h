@@ -1,12 +1,15 @@
 /* The seq2seq runtime: dot products, the LSTM cell and layer, Conv1D, the attention decoder step, the
- * encoder's tokens, and the model's decoding (greedy, or beam with the solver's rules and the depth-first
+ * encoder's tokens of a convolution, and the model's decoding (greedy, or beam with the rules and the depth-first
  * fallback), following models/seq2seq_decode.c step for step.
  *
  * Copied into exported seq2seq runtimes by section, after nn/tanh_fast.h (export/seq2seq.c writes the
  * parameter block, the sizes HM_TOKENS, HM_EMBED, HM_HIDDEN, HM_ATTN, HM_KEY, HM_LEN, HM_VMAX, HM_BEAM,
- * HM_RULES, HM_DFS_BUDGET, the decoder's views HM_DEC_*, the token tables hm_field_src, hm_enc_voff,
- * hm_enc_vals, the vocabularies hm_vb, hm_ve, hm_vocab and the rules hm_valid) and compiled as it is by
- * tests/test_export_runtime.c, which checks it against nn/'s LSTM, Conv1D and decoder.
+ * HM_RULES, HM_DFS_BUDGET, the decoder's views HM_DEC_*, the token tables hm_enc_voff, hm_enc_vals, the
+ * vocabularies hm_vb, hm_ve, hm_vocab and the rules hm_valid) and compiled as it is by
+ * tests/test_export_runtime.c, which checks it against nn/'s LSTM, Conv1D and decoder. The problem the decoding
+ * reads is an hm_tune_problem: a convolution (data_problem, whose tokens the "token" section reads through
+ * hm_field_src), or a benchmark table's problem (export/runtime/table_tune.h, which has its own hm_token and
+ * hm_valid).
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +17,8 @@
 
 #include "data/portable.h"
 #include "nn/tanh_fast.h"
+
+typedef data_problem hm_tune_problem;
 
 /* @section net */
 /* a . b: eight float partial sums (independent chains the compiler packs into SIMD registers, about
@@ -131,8 +136,9 @@ static void hm_dec_step(const float *keys, const float *kproj, const float *h, c
     }
 }
 
+/* @section token */
 /* encoder token f of p: 1 + index of its value in the field's sorted training values, 0 (UNK) if unseen */
-static int hm_token(const data_problem *p, int f)
+static int hm_token(const hm_tune_problem *p, int f)
 {
     int src = hm_field_src[f];
     int64_t v = src >= 0 ? p->f[src] : src == -1 ? p->direction : src == -2 ? p->dtype : p->layout;
@@ -149,7 +155,7 @@ static int hm_token(const data_problem *p, int f)
 
 /* @section greedy */
 /* greedy: the highest logit at each position (first one on ties) */
-static void hm_decode_greedy(const data_problem *p, const float *keys, const float *kproj, int32_t *out)
+static void hm_decode_greedy(const hm_tune_problem *p, const float *keys, const float *kproj, int32_t *out)
 {
     float h[HM_HIDDEN], c[HM_HIDDEN], hn[HM_HIDDEN], cn[HM_HIDDEN], z[HM_VMAX];
     int tok = 0;
@@ -180,7 +186,7 @@ static void hm_log_softmax(float *x, int V)
 
 /* Best (<= HM_BEAM) extensions of n_act hypotheses at position j, descending; ties keep the earlier
  * (hypothesis, token); with rules, only extensions whose prefix stays valid. Returns their count. */
-static int hm_beam_select(const data_problem *p, int n_act, int j, int rules, const float *score,
+static int hm_beam_select(const hm_tune_problem *p, int n_act, int j, int rules, const float *score,
                           float (*logp)[HM_VMAX], int32_t (*vals)[HM_LEN], float *cs, int *cb, int *ct)
 {
     int n_c = 0, V = hm_ve[j] - hm_vb[j];
@@ -208,7 +214,7 @@ static int hm_beam_select(const data_problem *p, int n_act, int j, int rules, co
 
 /* First valid sequence in the model's order (highest logit first) by depth-first search with
  * backtracking; state j is the decoder state before position j. 0 when the budget runs out. */
-static int hm_dfs(const data_problem *p, const float *keys, const float *kproj, int j, int prev, int32_t *v,
+static int hm_dfs(const hm_tune_problem *p, const float *keys, const float *kproj, int j, int prev, int32_t *v,
                   float (*h)[HM_HIDDEN], float (*c)[HM_HIDDEN], long *budget)
 {
     if (j == HM_LEN) return 1;
@@ -233,7 +239,7 @@ static int hm_dfs(const data_problem *p, const float *keys, const float *kproj, 
 /* Beam of width HM_BEAM ranked by summed log-probability. When the rules leave no extension of any
  * hypothesis, the rest is decoded without them, then the depth-first search looks for a valid
  * sequence; if it runs out of budget the unconstrained beam output stands. */
-static void hm_decode_beam(const data_problem *p, const float *keys, const float *kproj, int32_t *out)
+static void hm_decode_beam(const hm_tune_problem *p, const float *keys, const float *kproj, int32_t *out)
 {
     float h[HM_BEAM][HM_HIDDEN], c[HM_BEAM][HM_HIDDEN], hn[HM_BEAM][HM_HIDDEN], cn[HM_BEAM][HM_HIDDEN], logp[HM_BEAM][HM_VMAX];
     float score[HM_BEAM], cs[HM_BEAM];

@@ -1,0 +1,70 @@
+/* The seq2seq tuner of a benchmark table as a runtime: the problem it decodes for (its values, and the candidate
+ * configurations a deployed tuner enumerated and checked on the GPU), its encoder tokens, the rule the constrained
+ * beam keeps to (a prefix of one of the candidates, as models/seq2seq_decode.c's measured space), and the decode
+ * itself.
+ *
+ * Copied by section into an exported table tune runtime (export/table.c) before export/runtime/seq2seq.h's
+ * net and beam sections; export/seq2seq.c writes the sizes (HM_TOKENS, HM_LEN, HM_BINS), the encoder's value
+ * tables hm_enc_voff, hm_enc_vals and hm_categorical (1 for a categorical problem column), and the vocabularies
+ * hm_vocab. tests/test_cli_table_tune.c compiles the exported runtime and checks its decodes against the library's.
+ */
+#include <math.h>
+#include <stdint.h>
+
+/* @section problem */
+/* A table problem: its values pv (HM_TOKENS, the problem columns) and n candidate configurations kv (n, HM_LEN),
+ * each value as the sequence holds it (a number, a category's index). */
+typedef struct hm_tune_problem {
+    const double *pv, *kv;
+    int n;
+} hm_tune_problem;
+
+/* encoder token f: a numeric column's value v as the bin round(HM_BINS log2(1 + |v|)), signed like v, a categorical
+ * one's category; then 1 + its index in the field's sorted training values, 0 (UNK) when unseen */
+static int hm_token(const hm_tune_problem *p, int f)
+{
+    double x = p->pv[f];
+    int64_t v;
+    if (hm_categorical[f]) {
+        v = (int64_t)x;
+    } else {
+        double b = floor(HM_BINS * log2(1.0 + fabs(x)) + 0.5);
+        if (!(b < 1e15)) b = 1e15;
+        v = x < 0 ? -(int64_t)b : (int64_t)b;
+    }
+    const int64_t *a = hm_enc_vals + hm_enc_voff[f];
+    int lo = 0, hi = hm_enc_voff[f + 1] - hm_enc_voff[f];
+    int n = hi;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && a[lo] == v ? lo + 1 : 0;
+}
+
+/* The index of the candidate equal to v (HM_LEN), or -1 when none is */
+static int hm_candidate_of(const hm_tune_problem *p, const int32_t *v)
+{
+    for (int i = 0; i < p->n; i++) {
+        const double *c = p->kv + (size_t)i * HM_LEN;
+        int j = 0;
+        while (j < HM_LEN && c[j] == (double)v[j]) j++;
+        if (j == HM_LEN) return i;
+    }
+    return -1;
+}
+
+/* @section valid */
+/* 1 when v[0..len) begins one of the candidates; with none, every sequence */
+static int hm_valid(const hm_tune_problem *p, const int32_t *v, int len)
+{
+    if (p->n <= 0) return 1;
+    for (int i = 0; i < p->n; i++) {
+        const double *c = p->kv + (size_t)i * HM_LEN;
+        int j = 0;
+        while (j < len && c[j] == (double)v[j]) j++;
+        if (j == len) return 1;
+    }
+    return 0;
+}
