@@ -193,6 +193,13 @@ typedef struct collect_gemm_model_api {
 int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
                               const collect_gemm_config *cfg, const int *vendor_rank, int n, double *pv, double *kv);
 
+/* The configuration of values (n_kernel) in the model's column order, as a tune model writes it (the inverse of
+ * collect_gemm_model_values): categorical columns through category_name (a category's index to its text, NULL when
+ * unknown). COLLECT_EINVAL naming a field the model's columns lack, a category it does not know, or a value that is
+ * no integer. */
+int collect_gemm_model_config(const collect_gemm_model_api *api, const char *(*category_name)(const char *column, int value),
+                              const double *values, collect_gemm_config *cfg);
+
 /* TABLE.csv.gz -> TABLE<suffix> (".schema.json", ".caps.json"): the name without .gz and .csv. */
 int collect_gemm_sidecar_path(const char *table, const char *suffix, char *buf, size_t size);
 /* The schema JSON data/table.h reads, written to a temporary file and renamed into place. */

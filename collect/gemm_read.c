@@ -3,6 +3,7 @@
 #include "gemm.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,4 +255,31 @@ int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_g
         }
     }
     return COLLECT_OK;
+}
+
+int collect_gemm_model_config(const collect_gemm_model_api *api, const char *(*category_name)(const char *column, int value),
+                              const double *values, collect_gemm_config *cfg)
+{
+    int f[COLLECT_GEMM_N_FIELDS];
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) {
+        const char *name = collect_gemm_kernel_columns[i];
+        int j = 0;
+        while (j < api->n_kernel && strcmp(api->kernel_column(j), name) != 0) j++;
+        if (j == api->n_kernel) return collect_error(COLLECT_EINVAL, "the model has no kernel column '%s'", name);
+        double v = values[j];
+        if (!(v == floor(v) && fabs(v) < 1e9))
+            return collect_error(COLLECT_EINVAL, "the model's %s is %g, no integer", name, v);
+        if (collect_gemm_is_categorical(name)) {
+            const char *text = category_name(name, (int)v);
+            char *end = NULL;
+            long x = text ? strtol(text, &end, 10) : 0;
+            if (!text || end == text || *end)
+                return collect_error(COLLECT_EINVAL, "the model's %s is category %d, which it does not name as a number",
+                                     name, (int)v);
+            f[i] = (int)x;
+        } else {
+            f[i] = (int)v;
+        }
+    }
+    return collect_gemm_config_from_fields(f, cfg);
 }

@@ -6,11 +6,13 @@
  * (cublasLtMatmulAlgoCheck) and timed. Per shape:
  *   - cuBLASLt's heuristic, called fresh: its first pick and its list (entries missing from the shape's rows
  *     join the candidates);
- *   - each model's decision: its runtime ranks the candidates, given each one's rank in the heuristic's list
- *     when the model reads it (a table read with "vendor_feature") or decides under the vendor guard (a runtime
- *     exported with --guard, rank_vendor); its pick is the best-ranked one cuBLASLt
- *     still accepts (rebuilt from its fields and checked); decide_us is the mean of 3 to 200 calls, as many as
- *     fit 2 ms;
+ *   - each model's decision: a table model's runtime ranks the candidates, given each one's rank in the
+ *     heuristic's list when the model reads it (a table read with "vendor_feature") or decides under the vendor
+ *     guard (a runtime exported with --guard, rank_vendor); its pick is the best-ranked one cuBLASLt still accepts
+ *     (rebuilt from its fields and checked). A tune model's runtime writes a configuration, decoding within the
+ *     candidates; it is rebuilt from its fields and checked (cublasLtMatmulAlgoCheck) whether or not the table
+ *     holds it, and one cuBLASLt refuses is invalid: the model's pick is then cuBLASLt's first
+ *     (model_rank_fallbacks 1). decide_us is the mean of 3 to 200 calls, as many as fit 2 ms;
  *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
  *     fastest kept: what autotuning over the list gets;
  *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
@@ -102,6 +104,55 @@ static int candidate_build(verify_gemm_backend *b, pool *pl, const collect_gemm_
     return rc < 0 ? rc : 0;
 }
 
+/* The build's GEMM models, table models (P_rank) first, then tune models (P_tune): model m's name and columns */
+static const char *model_name(int m)
+{
+    return m < verify_n_table_models ? verify_table_models[m].name : verify_tune_models[m - verify_n_table_models].name;
+}
+
+static const collect_gemm_model_api *model_api(int m)
+{
+    return m < verify_n_table_models ? &verify_table_models[m].api : &verify_tune_models[m - verify_n_table_models].api;
+}
+
+/* What became of tune models' configurations over the run */
+typedef struct tune_tally {
+    int decoded, in_rows, in_list, new_cfg, refused;
+} tune_tally;
+
+/* The pool index of the configuration a tune model wrote (values, in its column order), or -1 when it is none
+ * cuBLASLt accepts: a candidate's index through candidate_build, else rebuilt and checked. 0, or a negative
+ * COLLECT_E* code on a device error. */
+static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model *md, const double *values,
+                      const collect_gemm_config *cfgs, int nc, int n_rows, const int *vrank, const int *hidx, int *built,
+                      tune_tally *tt, int *out)
+{
+    collect_gemm_config cfg;
+    *out = -1;
+    tt->decoded++;
+    if (collect_gemm_model_config(&md->api, md->category_name, values, &cfg)) {
+        tt->refused++;
+        return 0;
+    }
+    int c = 0;
+    while (c < nc && !collect_gemm_config_equal(&cfgs[c], &cfg)) c++;
+    if (c < nc) {
+        tt->in_rows += c < n_rows;
+        tt->in_list += c >= n_rows;
+        int rc = candidate_build(b, pl, cfgs, vrank, hidx, built, c);
+        if (rc < 0) return rc;
+        *out = built[c];
+    } else {
+        tt->new_cfg++;
+        const char *why = NULL;
+        int handle, rc = b->build(b, &cfg, &handle, &why);
+        if (rc < 0) return rc;
+        if (rc == 0) *out = pool_add(pl, &cfg, handle);
+    }
+    tt->refused += *out < 0;
+    return 0;
+}
+
 /* The GPU's backend, or the fake one under HEURIST_COLLECT_FAKE (and in a build without CUDA: the tests). */
 static int backend_open(verify_gemm_backend *b, const verify_gemm_opts *o)
 {
@@ -149,7 +200,7 @@ int cmd_verify_gemm(int argc, char **argv)
         fprintf(stderr, "heurist-collect verify: --table and --out are required\n");
         return 2;
     }
-    int n_models = verify_n_table_models;
+    int n_models = verify_n_table_models + verify_n_tune_models;
     if (n_models < 1 || n_models > MAX_MODELS) {
         fprintf(stderr, n_models < 1 ? "heurist-collect verify: this build holds no model of the GEMM table (its models "
                                        "select convolution kernels: verify --problems)\n"
@@ -189,11 +240,17 @@ int cmd_verify_gemm(int argc, char **argv)
     }
     max_c += MAX_HEUR;
     for (int m = 0; m < n_models; m++) {
-        const collect_gemm_model_api *api = &verify_table_models[m].api;
+        const collect_gemm_model_api *api = model_api(m);
         if (api->n_problem > max_np) max_np = api->n_problem;
         if (api->n_kernel > max_nk) max_nk = api->n_kernel;
     }
     pl.cap = MAX_HEUR + ttop + n_models * (topk + 2) + 1;
+    double tuned[MAX_MODELS][64];
+    tune_tally tally[MAX_MODELS] = {{0}};
+    if (max_nk > 64) {
+        collect_error(COLLECT_EINVAL, "a model has %d kernel columns, at most 64", max_nk);
+        goto fail;
+    }
     pl.cfg = malloc((size_t)pl.cap * sizeof *pl.cfg);
     pl.handle = malloc((size_t)pl.cap * sizeof *pl.handle);
     pl.t1 = malloc((size_t)pl.cap * sizeof *pl.t1);
@@ -225,10 +282,15 @@ int cmd_verify_gemm(int argc, char **argv)
     verify_gemm_opts bo = {amax, bmax, dmax, (size_t)(ws_mib * 1048576.0), (int)repeats, (int)max_batch, min_batch};
     if (backend_open(&be, &bo)) goto fail;
     be.describe(&be, stdout);
-    for (int m = 0; m < n_models; m++)
-        printf("model %s: a table model of %d problem and %d kernel columns, %d configurations known\n",
-               verify_table_models[m].name, verify_table_models[m].api.n_problem, verify_table_models[m].api.n_kernel,
-               verify_table_models[m].n_configs());
+    for (int m = 0; m < n_models; m++) {
+        const collect_gemm_model_api *api = model_api(m);
+        if (m < verify_n_table_models)
+            printf("model %s: a table model of %d problem and %d kernel columns, %d configurations known\n", model_name(m),
+                   api->n_problem, api->n_kernel, verify_table_models[m].n_configs());
+        else
+            printf("model %s: a tune model of %d problem and %d kernel columns, writing a configuration\n", model_name(m),
+                   api->n_problem, api->n_kernel);
+    }
     printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
            "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
            n_shapes, table, n_done, rounds, (int)repeats, min_batch, no_list ? "not timed" : "timed once",
@@ -288,8 +350,8 @@ int cmd_verify_gemm(int argc, char **argv)
         double decide_us[MAX_MODELS];
         d0 = cli_now_s();
         for (int m = 0; m < n_models; m++) {
-            const verify_table_model *md = &verify_table_models[m];
-            if (collect_gemm_model_values(&md->api, &sh->s, cfgs, vrank, nc, pv, kv)) {
+            const int tune = m >= verify_n_table_models;
+            if (collect_gemm_model_values(model_api(m), &sh->s, cfgs, vrank, nc, pv, kv)) {
                 be.problem_end(&be);
                 goto fail;
             }
@@ -297,8 +359,10 @@ int cmd_verify_gemm(int argc, char **argv)
             int reps = 0;
             double m0 = cli_now_s(), el;
             do {
-                if (md->rank_vendor) md->rank_vendor(pv, kv, nc, vrank16, scores, ranking + (size_t)m * max_c);
-                else md->rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
+                if (tune) verify_tune_models[m - verify_n_table_models].tune(pv, kv, nc, tuned[m]);
+                else if (verify_table_models[m].rank_vendor)
+                    verify_table_models[m].rank_vendor(pv, kv, nc, vrank16, scores, ranking + (size_t)m * max_c);
+                else verify_table_models[m].rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
                 el = cli_now_s() - m0;
             } while (++reps < 200 && (reps < 3 || el < 2e-3));
             decide_us[m] = el * 1e6 / reps;
@@ -314,6 +378,20 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int m = 0; m < n_models; m++) {
             const int *rk = ranking + (size_t)m * max_c;
             n_order[m] = fallbacks[m] = 0;
+            if (m >= verify_n_table_models) {
+                /* a tune model's configuration, or cuBLASLt's first pick where cuBLASLt refuses it */
+                int u;
+                if (tune_build(&be, &pl, &verify_tune_models[m - verify_n_table_models], tuned[m], cfgs, nc, sh->n, vrank,
+                               hidx, built, &tally[m], &u) < 0)
+                    goto fail;
+                if (u < 0 && nh > 0) {
+                    fallbacks[m] = 1;
+                    u = hidx[0];
+                }
+                if (u >= 0) order[m][n_order[m]++] = u;
+                missing |= n_order[m] == 0;
+                continue;
+            }
             for (int r = 0; r < nc && n_order[m] < want; r++) {
                 int c = rk[r];
                 if (candidate_build(&be, &pl, cfgs, vrank, hidx, built, c) < 0) goto fail;
@@ -460,7 +538,7 @@ int cmd_verify_gemm(int argc, char **argv)
                              "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t"
                              "%s\n",
                              key, nm_m, nm_h, nm_b, tm, med_of[0], med[ib], med_of[0] / tm, med[ib] / tm, decide_us[m],
-                             hus, at_s, nm_l, tl_s, nc, nh, fallbacks[m], verify_table_models[m].name, tag, tail);
+                             hus, at_s, nm_l, tl_s, nc, nh, fallbacks[m], model_name(m), tag, tail);
             if (w < 0 || (size_t)w >= rowcap - used) {
                 collect_error(COLLECT_EINVAL, "%s: a report row longer than %zu bytes", key, rowcap);
                 goto fail;
@@ -482,6 +560,10 @@ int cmd_verify_gemm(int argc, char **argv)
     printf("%d shapes verified, %d already in the report, %.1f s\n", measured, resumed, cli_now_s() - t_start);
     if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "shapes skipped");
+    for (int m = verify_n_table_models; m < n_models; m++)
+        printf("model %s: %d configurations written: %d among the table's rows, %d among cuBLASLt's list only, %d new; "
+               "%d refused (cuBLASLt's first pick instead)\n",
+               model_name(m), tally[m].decoded, tally[m].in_rows, tally[m].in_list, tally[m].new_cfg, tally[m].refused);
     int frc = collect_report_finish(fo, out, "shape", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

@@ -5,7 +5,8 @@
  * CMake writes the registry (verify_models.c in the build folder) from HEURIST_COLLECT_MODEL_DIR, a list of
  * folders each holding one runtime of `heurist export --format c --prefix P` (P.c and P.h; P distinct across
  * the folders): a selection model of a find-db (P_select_key) verifies convolutions, a table model of the
- * cuBLASLt GEMM table (P_rank) GEMMs. A model's name in the report is its prefix.
+ * cuBLASLt GEMM table (P_rank, which ranks candidates, or P_tune, which writes a configuration) GEMMs. A model's name
+ * in the report is its prefix.
  */
 #ifndef HEURIST_COLLECT_VERIFY_MODELS_H
 #define HEURIST_COLLECT_VERIFY_MODELS_H
@@ -35,9 +36,21 @@ typedef struct verify_table_model {
                        int *ranking);
 } verify_table_model;
 
+/* A tune model of the GEMM table (export/runtime/table_tune.h): its columns, the text of a category, and the
+ * configuration it writes for a shape given n candidate configurations kv (the index of the candidate it is, -1
+ * when none is, -2 on bad arguments). */
+typedef struct verify_tune_model {
+    const char *name;
+    collect_gemm_model_api api;
+    const char *(*category_name)(const char *column, int value);
+    int (*tune)(const double *pv, const double *kv, int n, double *values);
+} verify_tune_model;
+
 extern const verify_select_model verify_select_models[];
 extern const int verify_n_select_models;
 extern const verify_table_model verify_table_models[];
 extern const int verify_n_table_models;
+extern const verify_tune_model verify_tune_models[];
+extern const int verify_n_tune_models;
 
 #endif

@@ -173,6 +173,47 @@ const verify_table_model verify_table_models[] = {
 };
 const int verify_n_table_models = 2;
 
+/* A tune model's categories: the kernel columns' ids as their numbers, so that a value names its category back */
+static double tune_category(const char *column, const char *value)
+{
+    return collect_gemm_is_categorical(column) && strncmp(column, "trans", 5) && strcmp(column, "dtype")
+               ? strtod(value, NULL)
+               : category(column, value);
+}
+
+static const char *tune_category_name(const char *column, int value)
+{
+    static char text[32];
+    (void)column;
+    if (value < 0) return NULL;
+    snprintf(text, sizeof text, "%d", value);
+    return text;
+}
+
+#define TUNE_CUSTOM 8 /* custom_option's column */
+/* tune_t writes, by a hash of the shape, one of its candidates (picked by hash), that candidate with custom_option
+ * raised by one (a configuration no row holds, which the fake AlgoCheck may refuse), or one whose algo_id it cannot
+ * name (refused): returns the candidate's index, or -1 */
+static int tune_t(const double *pv, const double *kv, int n, double *values)
+{
+    uint64_t hp = values_hash(pv, 6, 7), best_h = 0;
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t h = values_hash(kv + (size_t)i * COLLECT_GEMM_N_FIELDS, COLLECT_GEMM_N_FIELDS, hp) % 100000;
+        if (i == 0 || h > best_h) best = i, best_h = h;
+    }
+    memcpy(values, kv + (size_t)best * COLLECT_GEMM_N_FIELDS, COLLECT_GEMM_N_FIELDS * sizeof *values);
+    if (hp % 3 == 0) return best;
+    if (hp % 3 == 1) values[TUNE_CUSTOM] += 1;
+    else values[0] = -1;
+    return -1;
+}
+
+const verify_tune_model verify_tune_models[] = {
+    {"tune_t", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, tune_category}, tune_category_name, tune_t},
+};
+const int verify_n_tune_models = 1;
+
 /* ---- running the commands ---- */
 
 /* Runs cmd with the words of args (after "heurist-collect verify"), its stdout discarded; its status. */
@@ -657,16 +698,19 @@ static void check_gemm_report(const char *path, const char *table, const collect
     cr_assert_eq(collect_gemm_measured_read(table, &sh, &ns), 0);
     table_rows t;
     rows_read(path, &t);
-    cr_assert_eq(t.n, 2 * ns, "%d rows for %d shapes", t.n, ns);
+    const int per = verify_n_table_models + verify_n_tune_models;
+    cr_assert_eq(t.n, per * ns, "%d rows for %d shapes", t.n, ns);
     int guard_kept = 0; /* shapes where tab_a's guard keeps a pick its own ranking would not make */
+    int tune_kinds[3] = {0};
     for (int row = 0; row < t.n; row++) {
         char **f = t.f[row];
-        const collect_gemm_measured *m = &sh[row / 2];
+        const collect_gemm_measured *m = &sh[row / per];
+        const int mi = row % per, tune = mi >= verify_n_table_models;
         char key[128];
         collect_gemm_shape_key(&m->s, key, sizeof key);
         cr_assert_eq(t.nf[row], G_COUNT);
         cr_assert_str_eq(f[G_KEY], key);
-        cr_assert_str_eq(f[G_NAME], verify_table_models[row % 2].name);
+        cr_assert_str_eq(f[G_NAME], tune ? verify_tune_models[mi - verify_n_table_models].name : verify_table_models[mi].name);
         const char *family = collect_gemm_tags_find(tags, key);
         cr_assert_not_null(family);
         cr_assert_str_eq(f[G_SOURCE], family, "%s", key);
@@ -680,8 +724,8 @@ static void check_gemm_report(const char *path, const char *table, const collect
         cr_assert_float_eq(num(f[G_TH]), t_heur, 1e-5 * t_heur);
         cr_assert_float_eq(num(f[G_TB]), best, 1e-5 * best, "%s", key);
         cr_assert(num(f[G_TM]) >= best * (1 - 1e-5));
-        /* the model's pick: its best-ranked candidate (every row of a fake table passes AlgoCheck) */
-        const verify_table_model *md = &verify_table_models[row % 2];
+        /* the model's pick: its best-ranked candidate (every row of a fake table passes AlgoCheck), or the tune
+         * model's configuration unless the fake AlgoCheck refuses it, when cuBLASLt's first pick stands in */
         collect_gemm_config cfg[256];
         int vrank[256], ranking[256], own[256];
         int16_t vrank16[256];
@@ -693,19 +737,34 @@ static void check_gemm_report(const char *path, const char *table, const collect
             vrank[r] = m->rows[r].heuristic_rank;
             vrank16[r] = (int16_t)vrank[r];
         }
-        cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
-        md->rank(pv, kv, m->n, scores, ranking);
-        if (md->rank_vendor) {
-            memcpy(own, ranking, (size_t)m->n * sizeof *own);
-            md->rank_vendor(pv, kv, m->n, vrank16, scores, ranking);
-            guard_kept += own[0] != ranking[0];
-        }
         char name[512];
-        collect_gemm_config_name(&cfg[ranking[0]], name, sizeof name);
-        cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, md->name);
+        int valid;
+        if (tune) {
+            const verify_tune_model *md = &verify_tune_models[mi - verify_n_table_models];
+            double values[COLLECT_GEMM_N_FIELDS];
+            collect_gemm_config c;
+            cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
+            int at = md->tune(pv, kv, m->n, values);
+            int ok = collect_gemm_model_config(&md->api, md->category_name, values, &c) == 0;
+            if (ok && at < 0) fake_gemm_us(key, &c, &ok);
+            tune_kinds[!ok ? 2 : at < 0]++;
+            if (ok) collect_gemm_config_name(&c, name, sizeof name);
+            else snprintf(name, sizeof name, "%s", f[G_HEUR]);
+            cr_assert_str_eq(f[G_FALLBACKS], ok ? "0" : "1", "%s", key);
+        } else {
+            const verify_table_model *md = &verify_table_models[mi];
+            cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
+            md->rank(pv, kv, m->n, scores, ranking);
+            if (md->rank_vendor) {
+                memcpy(own, ranking, (size_t)m->n * sizeof *own);
+                md->rank_vendor(pv, kv, m->n, vrank16, scores, ranking);
+                guard_kept += own[0] != ranking[0];
+            }
+            collect_gemm_config_name(&cfg[ranking[0]], name, sizeof name);
+        }
+        cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, f[G_NAME]);
         collect_gemm_config c;
         cr_assert_eq(collect_gemm_config_parse(f[G_MODEL], &c), 0);
-        int valid;
         cr_assert_float_eq(num(f[G_TM]), fake_gemm_us(key, &c, &valid), 1e-5 * num(f[G_TM]));
         if (list) {
             cr_assert_float_eq(num(f[G_TLIST]), list_best, 1e-5 * list_best);
@@ -716,7 +775,9 @@ static void check_gemm_report(const char *path, const char *table, const collect
         }
         if (k) {
             cr_assert_eq(atoi(f[G_K]), k);
-            cr_assert(atoi(f[G_TIMINGS]) == k || atoi(f[G_TIMINGS]) == k + 1);
+            /* a tune model's shortlist: its configuration and cuBLASLt's first pick */
+            if (tune) cr_assert(atoi(f[G_TIMINGS]) == 1 + (strcmp(f[G_MODEL], f[G_HEUR]) != 0));
+            else cr_assert(atoi(f[G_TIMINGS]) == k || atoi(f[G_TIMINGS]) == k + 1);
             cr_assert(num(f[G_TTOPK]) <= fmin(num(f[G_TM]), t_heur) * (1 + 1e-5));
             /* the vendor's first k: the best of the list's first k ranks */
             double vt = INFINITY;
@@ -728,12 +789,16 @@ static void check_gemm_report(const char *path, const char *table, const collect
         }
     }
     cr_assert_gt(guard_kept, 0, "the guarded model's pick differs from its own ranking's somewhere");
+    /* the fake tune model wrote candidates, new configurations and refused ones */
+    cr_assert(tune_kinds[0] > 0 && tune_kinds[1] > 0 && tune_kinds[2] > 0, "%d %d %d", tune_kinds[0], tune_kinds[1],
+              tune_kinds[2]);
     free(t.text);
     collect_gemm_measured_free(sh, ns);
 }
 
-/* --shortlist-fill: each model's shortlist is K timings in all (cuBLASLt's first pick and the model's K - 1 best
- * others), never more, and its fastest is no slower than the first pick */
+/* --shortlist-fill: each table model's shortlist is K timings in all (cuBLASLt's first pick and the model's K - 1
+ * best others), never more, and its fastest is no slower than the first pick; a tune model's is its configuration
+ * and the first pick, one timing when they are the same */
 Test(collect_verify_run, gemm_shortlist_fill_times_k_in_all, .init = setup)
 {
     char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
@@ -747,7 +812,9 @@ Test(collect_verify_run, gemm_shortlist_fill_times_k_in_all, .init = setup)
     for (int row = 0; row < t.n; row++) {
         char **f = t.f[row];
         cr_assert_eq(atoi(f[G_K]), 2);
-        cr_assert_eq(atoi(f[G_TIMINGS]), 2, "row %d: %s timings", row, f[G_TIMINGS]);
+        const int tune = row % (verify_n_table_models + verify_n_tune_models) >= verify_n_table_models;
+        const int want = tune ? 1 + (strcmp(f[G_MODEL], f[G_HEUR]) != 0) : 2;
+        cr_assert_eq(atoi(f[G_TIMINGS]), want, "row %d: %s timings", row, f[G_TIMINGS]);
         cr_assert(num(f[G_TTOPK]) <= num(f[G_TH]) * (1 + 1e-5));
     }
     free(t.text);

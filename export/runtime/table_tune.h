@@ -1,7 +1,7 @@
 /* The seq2seq tuner of a benchmark table as a runtime: the problem it decodes for (its values, and the candidate
  * configurations a deployed tuner enumerated and checked on the GPU), its encoder tokens, the rule the constrained
- * beam keeps to (a prefix of one of the candidates, as models/seq2seq_decode.c's measured space), and the decode
- * itself.
+ * beam keeps to (a prefix of one of the candidates, as models/seq2seq_decode.c's measured space), and which
+ * candidate a decoded configuration is.
  *
  * Copied by section into an exported table tune runtime (export/table.c) before export/runtime/seq2seq.h's
  * net and beam sections; export/seq2seq.c writes the sizes (HM_TOKENS, HM_LEN, HM_BINS), the encoder's value
