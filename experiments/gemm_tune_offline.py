@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Offline figures of an exported seq2seq tune model of the GEMM table (heurist export --format c of a `--task
+tune` model, docs/tables.md) on a held-out table heurist-collect gemm wrote: per shape the runtime decodes within
+the shape's measured configurations (its rows, as `heurist-collect verify --table` gives them, less the entries
+of a fresh heuristic call), and the configuration it writes is looked up among the rows for its time.
+
+Prints: how many decodes are one of the shape's rows (the share the table times), the geometric-mean speed-up over
+cuBLASLt's first pick (heuristic_rank 0) with a 95% bootstrap interval over the shapes, its 10th / 50th / 90th
+percentiles and worst, the shares slower and faster beyond --noise-ratio, the efficiency against the table's best
+(model's and first pick's), and the same per family when the table has a `family` column. The times are the
+table's (one timing per configuration), so a ratio within the noise ratio is a tie.
+
+  python3 experiments/gemm_tune_offline.py --runtime DIR --table HELDOUT.csv.gz [--candidates rows|list]
+      [--noise-ratio 1.02] [--bootstrap 2000] [--seed 0] [--cc cc]
+
+--candidates list gives the runtime only the entries of cuBLASLt's list (the rows with a heuristic rank): the model
+then chooses among what cuBLASLt's heuristic proposes.
+
+DIR holds the runtime's P.c and P.h; it is compiled into a shared library beside a temporary folder and called
+through ctypes. Python 3 standard library and a C compiler only."""
+import argparse
+import csv
+import ctypes
+import glob
+import gzip
+import math
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+PROBLEM = ["M", "N", "K", "dtype", "trans_a", "trans_b"]
+
+
+def load_runtime(folder, cc):
+    headers = glob.glob(os.path.join(folder, "*.h"))
+    if len(headers) != 1:
+        sys.exit("%s: expected one exported runtime header, found %d" % (folder, len(headers)))
+    prefix = os.path.basename(headers[0])[:-2]
+    text = open(headers[0]).read()
+    if "%s_tune(" % prefix not in text:
+        sys.exit("%s: not a tune runtime (no %s_tune)" % (headers[0], prefix))
+    sizes = {}
+    for name in ("N_PROBLEM", "N_KERNEL"):
+        m = re.search(r"#define %s_%s (\d+)" % (prefix.upper(), name), text)
+        if not m:
+            sys.exit("%s: no %s_%s" % (headers[0], prefix.upper(), name))
+        sizes[name] = int(m.group(1))
+    tmp = tempfile.mkdtemp(prefix="gemm_tune_offline_")
+    lib = os.path.join(tmp, "rt.so")
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", lib, os.path.join(folder, prefix + ".c"), "-lm"], check=True)
+    rt = ctypes.CDLL(lib)
+    for fn, res, args in (("problem_column", ctypes.c_char_p, [ctypes.c_int]),
+                          ("kernel_column", ctypes.c_char_p, [ctypes.c_int]),
+                          ("category", ctypes.c_double, [ctypes.c_char_p, ctypes.c_char_p]),
+                          ("tune", ctypes.c_int, [ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_double),
+                                                  ctypes.c_int, ctypes.POINTER(ctypes.c_double)])):
+        f = getattr(rt, "%s_%s" % (prefix, fn))
+        f.restype = res
+        f.argtypes = args
+        setattr(rt, fn, f)
+    pcols = [rt.problem_column(j).decode() for j in range(sizes["N_PROBLEM"])]
+    kcols = [rt.kernel_column(j).decode() for j in range(sizes["N_KERNEL"])]
+    return rt, pcols, kcols
+
+
+def read_shapes(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    shapes = {}
+    order = []
+    with opener(path, "rt", newline="") as f:
+        for row in csv.DictReader(f):
+            key = tuple(row[c] for c in PROBLEM)
+            if key not in shapes:
+                shapes[key] = []
+                order.append(key)
+            shapes[key].append(row)
+    return [(k, shapes[k]) for k in order]
+
+
+def value(rt, column, text, categorical):
+    if column in categorical:
+        v = rt.category(column.encode(), text.encode())
+        return v
+    return float(text)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def percentile(xs, q):
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))]
+
+
+def summary(name, rows, noise, boot, seed):
+    """rows: (speed-up over the first pick, model efficiency, first pick efficiency) of the shapes the table times"""
+    sp = [r[0] for r in rows]
+    g = geomean(sp)
+    rng = random.Random(seed)
+    draws = sorted(geomean([sp[rng.randrange(len(sp))] for _ in sp]) for _ in range(boot))
+    lo, hi = draws[int(0.025 * boot)], draws[min(boot - 1, int(0.975 * boot))]
+    slower = sum(1 for x in sp if x < 1 / noise) / len(sp)
+    faster = sum(1 for x in sp if x > noise) / len(sp)
+    print("%-10s %5d shapes  speed-up %.4f (95%% CI %.4f-%.4f)  p10/50/90 %.4f/%.4f/%.4f  worst %.4f  "
+          "slower %.1f%% faster %.1f%%  eff %.4f (first pick %.4f)"
+          % (name, len(sp), g, lo, hi, percentile(sp, 0.1), percentile(sp, 0.5), percentile(sp, 0.9), min(sp),
+             100 * slower, 100 * faster, sum(r[1] for r in rows) / len(rows), sum(r[2] for r in rows) / len(rows)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runtime", required=True)
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--candidates", choices=["rows", "list"], default="rows")
+    ap.add_argument("--noise-ratio", type=float, default=1.02)
+    ap.add_argument("--bootstrap", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cc", default="cc")
+    a = ap.parse_args()
+    rt, pcols, kcols = load_runtime(a.runtime, a.cc)
+    categorical = {"dtype", "trans_a", "trans_b", "algo_id", "reduction_scheme", "inner_shape"}
+    nk = len(kcols)
+    rows, fams, n_total, n_in, n_cand, no_first = [], {}, 0, 0, 0, 0
+    for key, cands in read_shapes(a.table):
+        first = [r for r in cands if r["heuristic_rank"] == "0"]
+        if not first:
+            no_first += 1
+            continue
+        n_total += 1
+        best = min(float(r["time_us"]) for r in cands)
+        if a.candidates == "list":
+            cands = [r for r in cands if r["heuristic_rank"] != ""]
+        pv = (ctypes.c_double * len(pcols))(*[value(rt, c, dict(zip(PROBLEM, key))[c], categorical) for c in pcols])
+        kv = (ctypes.c_double * (nk * len(cands)))()
+        for i, r in enumerate(cands):
+            for j, c in enumerate(kcols):
+                kv[i * nk + j] = value(rt, c, r[c], categorical)
+        out = (ctypes.c_double * nk)()
+        at = rt.tune(pv, kv, len(cands), out)
+        n_cand += at >= 0
+        if at < 0:
+            continue
+        n_in += 1
+        t = float(cands[at]["time_us"])
+        t_first = float(first[0]["time_us"])
+        rec = (t_first / t, best / t, best / t_first)
+        rows.append(rec)
+        fams.setdefault(cands[0].get("family", "-"), []).append(rec)
+    print("%s: %d shapes (%d without cuBLASLt's first pick left out); decoded configurations among the shape's rows: "
+          "%d (%.1f%%), timed by the table: %d" % (a.table, n_total, no_first, n_cand, 100.0 * n_cand / max(1, n_total),
+                                                  n_in))
+    if rows:
+        summary("all", rows, a.noise_ratio, a.bootstrap, a.seed)
+        for fam in sorted(fams):
+            summary(fam, fams[fam], a.noise_ratio, a.bootstrap, a.seed)
+
+
+if __name__ == "__main__":
+    main()
