@@ -12,7 +12,8 @@
  *     (rebuilt from its fields and checked). A tune model's runtime writes a configuration, decoding within the
  *     candidates; it is rebuilt from its fields and checked (cublasLtMatmulAlgoCheck) whether or not the table
  *     holds it, and one cuBLASLt refuses is invalid: the model's pick is then cuBLASLt's first
- *     (model_rank_fallbacks 1). decide_us is the mean of 3 to 200 calls, as many as fit 2 ms;
+ *     (model_rank_fallbacks 1); with --tune-candidates list it decodes within the list's entries alone. decide_us
+ *     is the mean of 3 to 200 calls, as many as fit 2 ms;
  *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
  *     fastest kept: what autotuning over the list gets;
  *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
@@ -176,7 +177,8 @@ int cmd_verify_gemm(int argc, char **argv)
 {
     static const char *const known[] = {"--table", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--limit", "--heuristic-count", "--min-batch-us", "--max-batch",
-                                        "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top", NULL};
+                                        "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top",
+                                        "--tune-candidates", NULL};
     static const char *const flags[] = {"--no-list", "--resume", "--shortlist-fill", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
@@ -196,6 +198,14 @@ int cmd_verify_gemm(int argc, char **argv)
         return 2;
     int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
     int fill = cli_flag(argc, argv, "--shortlist-fill");
+    /* what a tune model decodes within: the shape's rows and the list's entries, or the list alone (all a deployed
+     * tuner has for a shape no table holds) */
+    const char *tune_cands = cli_opt(argc, argv, "--tune-candidates");
+    if (tune_cands && strcmp(tune_cands, "rows") && strcmp(tune_cands, "list")) {
+        fprintf(stderr, "heurist-collect verify: --tune-candidates '%s': expected rows or list\n", tune_cands);
+        return 2;
+    }
+    const int tune_list = tune_cands && !strcmp(tune_cands, "list");
     if (!table || !out) {
         fprintf(stderr, "heurist-collect verify: --table and --out are required\n");
         return 2;
@@ -349,9 +359,12 @@ int cmd_verify_gemm(int argc, char **argv)
         /* each model's decision over them, as a deployed runtime makes it */
         double decide_us[MAX_MODELS];
         d0 = cli_now_s();
+        int hrank[MAX_HEUR];
+        for (int k = 0; k < nh; k++) hrank[k] = k;
         for (int m = 0; m < n_models; m++) {
-            const int tune = m >= verify_n_table_models;
-            if (collect_gemm_model_values(model_api(m), &sh->s, cfgs, vrank, nc, pv, kv)) {
+            const int tune = m >= verify_n_table_models, listed = tune && tune_list;
+            if (collect_gemm_model_values(model_api(m), &sh->s, listed ? heur : cfgs, listed ? hrank : vrank,
+                                          listed ? nh : nc, pv, kv)) {
                 be.problem_end(&be);
                 goto fail;
             }
@@ -359,7 +372,7 @@ int cmd_verify_gemm(int argc, char **argv)
             int reps = 0;
             double m0 = cli_now_s(), el;
             do {
-                if (tune) verify_tune_models[m - verify_n_table_models].tune(pv, kv, nc, tuned[m]);
+                if (tune) verify_tune_models[m - verify_n_table_models].tune(pv, kv, listed ? nh : nc, tuned[m]);
                 else if (verify_table_models[m].rank_vendor)
                     verify_table_models[m].rank_vendor(pv, kv, nc, vrank16, scores, ranking + (size_t)m * max_c);
                 else verify_table_models[m].rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);

@@ -686,6 +686,25 @@ static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *v
     return 1.0 + (double)((h >> 16) % 1000000) / 100.0;
 }
 
+/* The pick verify reports for tune model md on shape s given candidates cfg[0..n) (vrank: their places in
+ * cuBLASLt's list): the configuration it writes, or cuBLASLt's first pick (heur) when the fake AlgoCheck refuses it
+ * or its fields name none; *kind 0 for a candidate, 1 a new configuration, 2 refused. */
+static void tune_expected(const verify_tune_model *md, const collect_gemm_shape *s, const char *key,
+                          const collect_gemm_config *cfg, const int *vrank, int n, const char *heur, char *name,
+                          size_t size, int *kind)
+{
+    double pv[8], kv[256 * COLLECT_GEMM_N_FIELDS], values[COLLECT_GEMM_N_FIELDS];
+    collect_gemm_config c;
+    cr_assert(n <= 256);
+    cr_assert_eq(collect_gemm_model_values(&md->api, s, cfg, vrank, n, pv, kv), 0);
+    int at = md->tune(pv, kv, n, values);
+    int ok = collect_gemm_model_config(&md->api, md->category_name, values, &c) == 0;
+    if (ok && at < 0) fake_gemm_us(key, &c, &ok);
+    *kind = !ok ? 2 : at < 0;
+    if (ok) collect_gemm_config_name(&c, name, size);
+    else snprintf(name, size, "%s", heur);
+}
+
 /* columns of the GEMM report */
 enum { G_KEY, G_MODEL, G_HEUR, G_BEST, G_TM, G_TH, G_TB, G_AUTOTUNE = 11, G_LIST_BEST, G_TLIST, G_CANDS, G_LIST,
        G_FALLBACKS, G_NAME, G_SOURCE, G_K, G_TIMINGS, G_TOPK_PICK, G_TTOPK, G_TOPK_MS, G_VPICK, G_TVTOPK, G_VTOPK_MS,
@@ -740,17 +759,11 @@ static void check_gemm_report(const char *path, const char *table, const collect
         char name[512];
         int valid;
         if (tune) {
-            const verify_tune_model *md = &verify_tune_models[mi - verify_n_table_models];
-            double values[COLLECT_GEMM_N_FIELDS];
-            collect_gemm_config c;
-            cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
-            int at = md->tune(pv, kv, m->n, values);
-            int ok = collect_gemm_model_config(&md->api, md->category_name, values, &c) == 0;
-            if (ok && at < 0) fake_gemm_us(key, &c, &ok);
-            tune_kinds[!ok ? 2 : at < 0]++;
-            if (ok) collect_gemm_config_name(&c, name, sizeof name);
-            else snprintf(name, sizeof name, "%s", f[G_HEUR]);
-            cr_assert_str_eq(f[G_FALLBACKS], ok ? "0" : "1", "%s", key);
+            int kind;
+            tune_expected(&verify_tune_models[mi - verify_n_table_models], &m->s, key, cfg, vrank, m->n, f[G_HEUR], name,
+                          sizeof name, &kind);
+            tune_kinds[kind]++;
+            cr_assert_str_eq(f[G_FALLBACKS], kind == 2 ? "1" : "0", "%s", key);
         } else {
             const verify_table_model *md = &verify_table_models[mi];
             cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
@@ -794,6 +807,47 @@ static void check_gemm_report(const char *path, const char *table, const collect
               tune_kinds[2]);
     free(t.text);
     collect_gemm_measured_free(sh, ns);
+}
+
+/* --tune-candidates list: a tune model decodes within cuBLASLt's list alone (in its order), as a deployed tuner
+ * would for a shape no table holds; a value other than rows or list is a usage error */
+Test(collect_verify_run, gemm_tune_within_the_list, .init = setup)
+{
+    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
+    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), args[8192];
+    gemm_table_write(shapes, table);
+    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates list", table, out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    collect_gemm_measured *sh;
+    int ns;
+    cr_assert_eq(collect_gemm_measured_read(table, &sh, &ns), 0);
+    table_rows t;
+    rows_read(out, &t);
+    const int per = verify_n_table_models + verify_n_tune_models;
+    cr_assert_eq(t.n, per * ns);
+    for (int i = 0; i < ns; i++) {
+        char **f = t.f[i * per + verify_n_table_models], key[128], name[512];
+        collect_gemm_shape_key(&sh[i].s, key, sizeof key);
+        /* the list: the rows cuBLASLt ranked, in its order */
+        collect_gemm_config cfg[64];
+        int vrank[64], n = 0, kind;
+        for (int r = 0; r < 64; r++)
+            for (int c = 0; c < sh[i].n; c++)
+                if (sh[i].rows[c].heuristic_rank == r) cfg[n] = sh[i].rows[c].cfg, vrank[n] = r, n++;
+        tune_expected(&verify_tune_models[0], &sh[i].s, key, cfg, vrank, n, f[G_HEUR], name, sizeof name, &kind);
+        cr_assert_str_eq(f[G_NAME], verify_tune_models[0].name);
+        cr_assert_str_eq(f[G_MODEL], name, "%s", key);
+    }
+    snprintf(args, sizeof args, "--table %s --out %s --tune-candidates table", table, out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 2);
+    free(t.text);
+    collect_gemm_measured_free(sh, ns);
+    remove(shapes);
+    remove(table);
+    remove(out);
+    free(shapes);
+    free(table);
+    free(out);
 }
 
 /* --shortlist-fill: each table model's shortlist is K timings in all (cuBLASLt's first pick and the model's K - 1
