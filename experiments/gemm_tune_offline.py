@@ -7,7 +7,8 @@ of a fresh heuristic call), and the configuration it writes is looked up among t
 Prints: how many decodes are one of the shape's rows (the share the table times), the geometric-mean speed-up over
 cuBLASLt's first pick (heuristic_rank 0) with a 95% bootstrap interval over the shapes, its 10th / 50th / 90th
 percentiles and worst, the shares slower and faster beyond --noise-ratio, the efficiency against the table's best
-(model's and first pick's), and the same per family when the table has a `family` column. The times are the
+(model's and first pick's), the same per family when the table has a `family` column, and the decode's time (one
+call through ctypes, median over the shapes). The times are the
 table's (one timing per configuration), so a ratio within the noise ratio is a tie.
 
   python3 experiments/gemm_tune_offline.py --runtime DIR --table HELDOUT.csv.gz [--candidates rows|list]
@@ -30,6 +31,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 PROBLEM = ["M", "N", "K", "dtype", "trans_a", "trans_b"]
 
@@ -124,7 +126,7 @@ def main():
     rt, pcols, kcols = load_runtime(a.runtime, a.cc)
     categorical = {"dtype", "trans_a", "trans_b", "algo_id", "reduction_scheme", "inner_shape"}
     nk = len(kcols)
-    rows, fams, n_total, n_in, n_cand, no_first = [], {}, 0, 0, 0, 0
+    rows, fams, n_total, n_in, n_cand, no_first, decode_us = [], {}, 0, 0, 0, 0, []
     for key, cands in read_shapes(a.table):
         first = [r for r in cands if r["heuristic_rank"] == "0"]
         if not first:
@@ -140,7 +142,9 @@ def main():
             for j, c in enumerate(kcols):
                 kv[i * nk + j] = value(rt, c, r[c], categorical)
         out = (ctypes.c_double * nk)()
+        t0 = time.perf_counter()
         at = rt.tune(pv, kv, len(cands), out)
+        decode_us.append((time.perf_counter() - t0) * 1e6)
         n_cand += at >= 0
         if at < 0:
             continue
@@ -151,8 +155,9 @@ def main():
         rows.append(rec)
         fams.setdefault(cands[0].get("family", "-"), []).append(rec)
     print("%s: %d shapes (%d without cuBLASLt's first pick left out); decoded configurations among the shape's rows: "
-          "%d (%.1f%%), timed by the table: %d" % (a.table, n_total, no_first, n_cand, 100.0 * n_cand / max(1, n_total),
-                                                  n_in))
+          "%d (%.1f%%), timed by the table: %d; decode %.0f us (median, %s candidates)"
+          % (a.table, n_total, no_first, n_cand, 100.0 * n_cand / max(1, n_total), n_in,
+             percentile(decode_us, 0.5) if decode_us else 0.0, a.candidates))
     if rows:
         summary("all", rows, a.noise_ratio, a.bootstrap, a.seed)
         for fam in sorted(fams):
