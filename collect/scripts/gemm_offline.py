@@ -19,7 +19,7 @@ table's heuristic_rank as the vendor's list) scores every candidate of each shap
 Shortlists (efficiency = best / fastest of the set; timings = the set's size):
   top-k        the model's k best;
   top-k+fp     the model's k best and cuBLASLt's first pick (verify --top-k k: k or k+1 timings);
-  top-2+fp/3   the model's 2 best and the first pick, else its 3rd best when the first pick is among them (3);
+  top-K-1+fp/K cuBLASLt's first pick and the model's K - 1 best other candidates (verify --shortlist-fill: K);
   div-algo-3   the model's 3 best of distinct algo_id; div-tile-3: of distinct (tile_m, tile_n);
   fp+top-2-div the first pick and the model's 2 best of an algo_id or tile other than the first pick's.
 Python 3 standard library only; cc builds the runtimes."""
@@ -186,7 +186,9 @@ def shortlists(shapes, cfgs, top=0, margin=0.0):
             add('top-%d' % k, d, set(o[:k]))
         for k in (1, 2):
             add('top-%d+fp' % k, d, set(o[:k]) | {fp})
-        add('top-2+fp/3', d, set(o[:2]) | {fp} if fp not in o[:2] else set(o[:3]))
+        # verify --shortlist-fill: the first pick and the model's K - 1 best others, K timings in all
+        add('top-1+fp/2', d, {fp} | set([k for k in o if k != fp][:1]))
+        add('top-2+fp/3', d, {fp} | set([k for k in o if k != fp][:2]))
         if cf:
             for name, field in (('div-algo-3', lambda k: cf[k][0]), ('div-tile-3', lambda k: cf[k][1])):
                 chosen, seen = [], set()
