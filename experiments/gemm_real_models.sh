@@ -13,7 +13,8 @@
 #   final     both models trained on R.train, exported unguarded, scoring R.test and G.test
 #   pool2     both models trained on R.train + G.train (collect/scripts/concat_tables.py; no shape of R.test), scoring
 #             R.test and G.test
-# Environment: REAL (the real pool, default the H100's), TIE (gbdt tie_ratio, default 1), THREADS (default 2).
+# Environment: REAL (the real pool, default the H100's), TIE (gbdt tie_ratio, default 1), CONFIG (the whole gbdt
+# config instead), MODELS (default "vf plain": with and without vendor_feature), THREADS (default 2).
 set -eu -o pipefail
 REAL=${REAL:-datasets/h100/h100_cublaslt_gemm_real.csv.gz}
 GEN=datasets/h100/h100_cublaslt_gemm.csv.gz
@@ -26,14 +27,16 @@ FOLD_A=bert,gemma2,mixtral,unet2d
 FOLD_B=deepseek_moe,phi3,swin
 FOLD_C=gpt2,qwen2.5,vit
 H=./build/heurist
-CONFIG="{\"objective\":\"rank\",\"rank_loss\":\"lambdarank\",\"rounds\":300,\"learning_rate\":0.1,\"tie_ratio\":$TIE}"
+CONFIG=${CONFIG:-"{\"objective\":\"rank\",\"rank_loss\":\"lambdarank\",\"rounds\":300,\"learning_rate\":0.1,\"tie_ratio\":$TIE}"}
+MODELS=${MODELS:-vf plain}
 mkdir -p "$OUT"
 
-# train NAME TABLE SCHEMA_ARGS...: gbdt LambdaRank on every shape of TABLE (a tenth of its rows for early
-# stopping), exported to $OUT/rt_NAME (prefix NAME)
+# train NAME TABLE: gbdt LambdaRank on every shape of TABLE (a tenth of its rows for early stopping), with
+# vendor_feature when NAME holds "vf", exported to $OUT/rt_NAME (prefix NAME)
 train() {
     local name=$1 table=$2
-    shift 2
+    set --
+    case $name in *vf*) set -- --schema "$VF" ;; esac
     nice -n 5 $H train --data "$table" "$@" --task select --model gbdt --threads "$THREADS" --seed 0 --split none \
         --valid-fraction 0.1 --config "$CONFIG" --out "$OUT/$name.h5" --quiet
     rm -rf "$OUT/rt_$name"
@@ -54,16 +57,15 @@ for stage in "$@"; do
         for f in A B C; do
             eval fams=\$FOLD_$f
             $H data split --data "$OUT/R.train.csv.gz" --hold family=$fams --out "$OUT/cal_$f"
-            train "cal_vf_$f" "$OUT/cal_$f.train.csv.gz" --schema "$VF"
-            train "cal_plain_$f" "$OUT/cal_$f.train.csv.gz"
-            score "cal_vf_$f" "$OUT/cal_$f.test.csv.gz" "$OUT/cal_vf_$f.tsv"
-            score "cal_plain_$f" "$OUT/cal_$f.test.csv.gz" "$OUT/cal_plain_$f.tsv"
+            for m in $MODELS; do
+                train "cal_${m}_$f" "$OUT/cal_$f.train.csv.gz"
+                score "cal_${m}_$f" "$OUT/cal_$f.test.csv.gz" "$OUT/cal_${m}_$f.tsv"
+            done
         done
         ;;
     final)
-        train gemm_vf "$OUT/R.train.csv.gz" --schema "$VF"
-        train gemm_plain "$OUT/R.train.csv.gz"
-        for m in vf plain; do
+        for m in $MODELS; do
+            train "gemm_$m" "$OUT/R.train.csv.gz"
             score "gemm_$m" "$OUT/R.test.csv.gz" "$OUT/final_${m}_oos.tsv"
             score "gemm_$m" "$OUT/G.test.csv.gz" "$OUT/final_${m}_gen.tsv"
         done
@@ -71,9 +73,8 @@ for stage in "$@"; do
     pool2)
         python3 collect/scripts/concat_tables.py --out "$OUT/RG.train.csv.gz" --exclude "$OUT/R.test.csv.gz" \
             "$OUT/R.train.csv.gz" "$OUT/G.train.csv.gz" --prefix 2=gen:
-        train pool2_vf "$OUT/RG.train.csv.gz" --schema "$VF"
-        train pool2_plain "$OUT/RG.train.csv.gz"
-        for m in vf plain; do
+        for m in $MODELS; do
+            train "pool2_$m" "$OUT/RG.train.csv.gz"
             score "pool2_$m" "$OUT/R.test.csv.gz" "$OUT/pool2_${m}_oos.tsv"
             score "pool2_$m" "$OUT/G.test.csv.gz" "$OUT/pool2_${m}_gen.tsv"
         done
