@@ -18,12 +18,14 @@
  *   waves        = output_tiles * split / CUs              (only when the schema knows the CUs; split = 1 without one)
  * then, when exactly two output dimensions (M, N) and the reduction (K) are tiled:
  *   intensity    = 2 M N K / (M K + K N + M N)
- * A non-positive d or t (or CU count) gives 0 for the features it enters.
+ * A non-positive d or t (or CU count) gives 0 for the features it enters. A runtime may ask for only the pair
+ * features its model reads (the _needed variants): the log2 of the others is skipped and they read 0.
  */
 #ifndef HEURIST_DATA_TABLE_FEATURES_H
 #define HEURIST_DATA_TABLE_FEATURES_H
 
 #include <math.h>
+#include <stddef.h>
 
 /* The schema as the formulas need it: column counts and roles, no names. */
 typedef struct data_table_shape {
@@ -75,17 +77,30 @@ static inline int data_table_shape_pair_count(const data_table_shape *sh)
     return n;
 }
 
-/* Writes a column's encoding at out: numeric value and log2(1 + |v|), or the one-hot; returns its width. */
-static inline int data_table_shape_encode(int vocab, double v, float *out)
+/* Whether feature i is asked for: need is NULL (all are) or a flag per feature (a runtime's: the features its
+ * model's splits read). The log2 of a feature not asked for, most of the features' cost, is not taken. */
+static inline int data_table_shape_needed(const unsigned char *need, int i)
+{
+    return !need || need[i];
+}
+
+/* Writes a column's encoding at out: numeric value and log2(1 + |v|), or the one-hot; returns its width. need, from
+ * the encoding's first feature: data_table_shape_needed. */
+static inline int data_table_shape_encode_needed(int vocab, double v, const unsigned char *need, float *out)
 {
     if (vocab <= 0) {
         out[0] = (float)v;
-        out[1] = (float)log2(1.0 + fabs(v));
+        out[1] = data_table_shape_needed(need, 1) ? (float)log2(1.0 + fabs(v)) : 0.0f;
         return 2;
     }
     for (int i = 0; i < vocab; i++) out[i] = 0.0f;
     if (v >= 0 && v < vocab) out[(int)v] = 1.0f;
     return vocab;
+}
+
+static inline int data_table_shape_encode(int vocab, double v, float *out)
+{
+    return data_table_shape_encode_needed(vocab, v, NULL, out);
 }
 
 static inline void data_table_shape_problem_features(const data_table_shape *sh, const double *pv, float *x)
@@ -114,8 +129,8 @@ static inline void data_table_shape_problem_values(const data_table_shape *sh, c
 
 /* The pair features after the kernel columns' encodings (tiles, waste, ratio per tiled column, output tiles, waves,
  * intensity): the ones that involve the problem. */
-static inline void data_table_shape_interaction_features(const data_table_shape *sh, const double *pv, const double *kv,
-                                                         float *out)
+static inline void data_table_shape_interaction_features_needed(const data_table_shape *sh, const double *pv,
+                                                                const double *kv, const unsigned char *need, float *out)
 {
     int o = 0, n_out, n_red;
     double tiles = 1.0, dim_out[2] = {0, 0}, dim_red = 0;
@@ -128,7 +143,7 @@ static inline void data_table_shape_interaction_features(const data_table_shape 
             double c = ceil(d / t);
             out[o] = (float)c;
             out[o + 1] = (float)((c * t - d) / (c * t));
-            out[o + 2] = (float)log2(d / t);
+            out[o + 2] = data_table_shape_needed(need, o + 2) ? (float)log2(d / t) : 0.0f;
         } else {
             out[o] = out[o + 1] = out[o + 2] = 0.0f;
         }
@@ -156,11 +171,25 @@ static inline void data_table_shape_interaction_features(const data_table_shape 
     }
 }
 
-static inline void data_table_shape_pair_features(const data_table_shape *sh, const double *pv, const double *kv, float *out)
+static inline void data_table_shape_interaction_features(const data_table_shape *sh, const double *pv, const double *kv,
+                                                         float *out)
+{
+    data_table_shape_interaction_features_needed(sh, pv, kv, NULL, out);
+}
+
+/* The pair features, those need flags (data_table_shape_needed, per pair feature) or all when need is NULL. */
+static inline void data_table_shape_pair_features_needed(const data_table_shape *sh, const double *pv, const double *kv,
+                                                         const unsigned char *need, float *out)
 {
     int o = 0;
-    for (int k = 0; k < sh->n_kernel; k++) o += data_table_shape_encode(sh->kernel_vocab[k], kv[k], out + o);
-    data_table_shape_interaction_features(sh, pv, kv, out + o);
+    for (int k = 0; k < sh->n_kernel; k++)
+        o += data_table_shape_encode_needed(sh->kernel_vocab[k], kv[k], need ? need + o : NULL, out + o);
+    data_table_shape_interaction_features_needed(sh, pv, kv, need ? need + o : NULL, out + o);
+}
+
+static inline void data_table_shape_pair_features(const data_table_shape *sh, const double *pv, const double *kv, float *out)
+{
+    data_table_shape_pair_features_needed(sh, pv, kv, NULL, out);
 }
 
 #endif

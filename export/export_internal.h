@@ -47,6 +47,13 @@ int export_gbdt_write(const model *m, const struct model_views *v, FILE *out);
 /* One booster's trees as arrays and `static void hm_b<idx>_raw(const float *x, double *out)`, its raw scores. */
 struct gbdt_booster;
 int export_gbdt_booster(FILE *out, const struct gbdt_booster *b, int idx);
+/* 1 when booster b can be written as flat records (export/runtime/gbdt.h, flat): one class, numeric splits of
+ * missing type None or NaN on features below 32768, trees of at most 65536 leaves. */
+int export_gbdt_flat_fits(const struct gbdt_booster *b);
+/* b's trees as flat records (it must fit): `HM_FLAT_TREES`, `hm_flat_base`, `hm_flat_used` (a flag per feature:
+ * some split reads it), `hm_flat_root` (HM_FLAT_TREES), `hm_flat` and `hm_flat_value` (each record's leaf value, 0
+ * for splits); the flat section must come before. */
+int export_gbdt_flat(FILE *out, const struct gbdt_booster *b);
 /* A select model of a benchmark table (data_codec_table_spec of its codec): the check (gbdt rank and reformer
  * towers only) and its header and source (export/table.c), in place of the problem-key runtime. */
 int export_table_check(const model *m, const struct model_views *v, const char *name);

@@ -1,6 +1,9 @@
 /* The gbdt family as C source for an exported runtime: every tree as flat arrays, and the traversal
- * (export/runtime/gbdt.h) with the same decision rules as gbdt/predict.c (LightGBM's); the boosters and the rank
- * mode's candidates come from the model's views (models/gbdt_view.c). */
+ * (export/runtime/gbdt.h) with the same decision rules as gbdt/predict.c (LightGBM's); or, for a table model's
+ * booster, one 16-byte record per split and leaf (gbdt.h's flat section). The boosters and the rank mode's
+ * candidates come from the model's views (models/gbdt_view.c). */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +101,159 @@ done:
     return rc;
 }
 
+
+/* The flat records' limits: a feature in 15 bits, a height in 16 (a tree of L leaves is at most L - 1 deep). */
+#define FLAT_MAX_FEATURE 0x7fff
+#define FLAT_MAX_LEAVES 65536
+
+/* A decision type as gbdt/predict.c reads it: bit 0 categorical, bit 1 NaN goes left, bits 2-3 the missing type
+ * (0 None: NaN reads as 0; 1 Zero: |x| <= 1e-35 takes the default direction; 2 NaN: NaN takes it). A record
+ * holds a numeric split of type None or NaN: x <= thr, and NaN one fixed way. */
+int export_gbdt_flat_fits(const gbdt_booster *b)
+{
+    if (gbdt_booster_num_class(b) != 1) return 0;
+    for (int t = 0; t < gbdt_booster_num_trees(b); t++) {
+        const gbdt_tree *tr = gbdt_booster_tree(b, t);
+        if (tr->num_leaves > FLAT_MAX_LEAVES) return 0;
+        for (int i = 0; i < tr->num_leaves - 1; i++) {
+            unsigned dt = tr->decision_type[i], missing = (dt >> 2) & 3u;
+            if ((dt & 1u) || (missing != 0u && missing != 2u) || tr->split_feature[i] < 0 ||
+                tr->split_feature[i] > FLAT_MAX_FEATURE)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* A float literal that reads back as f. */
+static void flat_float(FILE *out, float f)
+{
+    if (isinf(f)) fprintf(out, "%sHUGE_VALF", f < 0 ? "-" : "");
+    else fprintf(out, "%#.9gf", (double)f);
+}
+
+/* The records of a booster (export/runtime/gbdt.h, flat), per field, and per tree its root's record. */
+typedef struct flat_records {
+    float *thr;
+    int *feat, *height, *kid; /* kid: (2 n) */
+    double *value;
+    int *root;
+} flat_records;
+
+/* Per-tree scratch sized for the largest tree (L leaves). */
+typedef struct flat_scratch {
+    int *stack;              /* (2 L) child codes to visit */
+    int *order;              /* (L) splits in depth-first order */
+    int *pos_node, *pos_leaf; /* (L) each split's and each leaf's record */
+} flat_scratch;
+
+/* Lays tree t out depth first from record base, left subtree first, and fills its records; returns how many
+ * (2 L - 1). */
+static int flat_tree(const gbdt_tree *t, int base, flat_scratch *s, flat_records *r)
+{
+    int n_int = t->num_leaves - 1, top = 0, next = 0, n_order = 0;
+    s->stack[top++] = n_int > 0 ? 0 : ~0;
+    while (top > 0) {
+        int c = s->stack[--top];
+        if (c < 0) {
+            s->pos_leaf[~c] = base + next++;
+            continue;
+        }
+        s->order[n_order++] = c;
+        s->pos_node[c] = base + next++;
+        s->stack[top++] = t->right_child[c];
+        s->stack[top++] = t->left_child[c];
+    }
+    for (int l = 0; l < t->num_leaves; l++) {
+        int p = s->pos_leaf[l];
+        r->thr[p] = 0.0f;
+        r->feat[p] = r->height[p] = 0;
+        r->kid[2 * p] = r->kid[2 * p + 1] = p;
+        r->value[p] = t->leaf_value[l];
+    }
+    /* children before parents: the depth-first order backwards */
+    for (int j = n_order - 1; j >= 0; j--) {
+        int i = s->order[j], p = s->pos_node[i];
+        int kids[2] = {t->left_child[i], t->right_child[i]}, h = 0;
+        for (int k = 0; k < 2; k++) {
+            int q = kids[k] >= 0 ? s->pos_node[kids[k]] : s->pos_leaf[~kids[k]];
+            r->kid[2 * p + k] = q;
+            if (r->height[q] > h) h = r->height[q];
+        }
+        unsigned dt = t->decision_type[i], missing = (dt >> 2) & 3u;
+        double thr = t->threshold[i];
+        int nan_right = missing == 0u ? !(0.0 <= thr) : !(dt & 2u);
+        r->thr[p] = gbdt_threshold_float(thr);
+        r->feat[p] = t->split_feature[i] | (nan_right << 15);
+        r->height[p] = h + 1;
+        r->value[p] = 0.0;
+    }
+    return next;
+}
+
+int export_gbdt_flat(FILE *out, const gbdt_booster *b)
+{
+    HR_ASSERT(export_gbdt_flat_fits(b));
+    int T = gbdt_booster_num_trees(b), max_leaves = 1;
+    size_t n = 0;
+    for (int t = 0; t < T; t++) {
+        const gbdt_tree *tr = gbdt_booster_tree(b, t);
+        n += 2 * (size_t)tr->num_leaves - 1;
+        if (tr->num_leaves > max_leaves) max_leaves = tr->num_leaves;
+    }
+    if (n > INT32_MAX) return hr_error(HR_EINVAL, "%zu tree records are more than an int indexes", n);
+    size_t m = (size_t)max_leaves, nn = n ? n : 1;
+    flat_records r = {malloc(nn * sizeof(float)), malloc(nn * sizeof(int)), malloc(nn * sizeof(int)),
+                      malloc(2 * nn * sizeof(int)), malloc(nn * sizeof(double)), malloc((size_t)(T > 0 ? T : 1) * sizeof(int))};
+    flat_scratch s = {malloc(2 * m * sizeof(int)), malloc(m * sizeof(int)), malloc(m * sizeof(int)),
+                      malloc(m * sizeof(int))};
+    int rc = HR_OK, *used = NULL;
+    if (!r.thr || !r.feat || !r.height || !r.kid || !r.value || !r.root || !s.stack || !s.order || !s.pos_node ||
+        !s.pos_leaf) {
+        rc = hr_error(HR_ENOMEM, "out of memory exporting %d trees", T);
+        goto done;
+    }
+    int base = 0;
+    for (int t = 0; t < T; t++) {
+        r.root[t] = base;
+        base += flat_tree(gbdt_booster_tree(b, t), base, &s, &r);
+    }
+    /* the features some split reads */
+    int F = gbdt_booster_num_features(b);
+    used = calloc((size_t)(F > 0 ? F : 1), sizeof *used);
+    if (!used) {
+        rc = hr_error(HR_ENOMEM, "out of memory exporting %d trees", T);
+        goto done;
+    }
+    for (int t = 0; t < T; t++) {
+        const gbdt_tree *tr = gbdt_booster_tree(b, t);
+        for (int i = 0; i < tr->num_leaves - 1; i++) used[tr->split_feature[i]] = 1;
+    }
+    fprintf(out, "#define HM_FLAT_TREES %d\nstatic const double hm_flat_base = %.17g;\n", T, gbdt_booster_base_score(b)[0]);
+    export_c_ints(out, "unsigned char", "hm_flat_used", used, (size_t)F);
+    export_c_ints(out, "int", "hm_flat_root", r.root, (size_t)T);
+    fprintf(out, "static const hm_flat_node hm_flat[%zu] = {\n", nn);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "    {");
+        flat_float(out, r.thr[i]);
+        fprintf(out, ", %d, %d, {%d, %d}},\n", r.feat[i], r.height[i], r.kid[2 * i], r.kid[2 * i + 1]);
+    }
+    fprintf(out, "%s};\n", n ? "" : "    {0}\n");
+    export_c_doubles(out, "hm_flat_value", r.value, n);
+done:
+    free(used);
+    free(r.thr);
+    free(r.feat);
+    free(r.height);
+    free(r.kid);
+    free(r.value);
+    free(r.root);
+    free(s.stack);
+    free(s.order);
+    free(s.pos_node);
+    free(s.pos_leaf);
+    return rc;
+}
 
 /* The i-th booster of the model's views */
 static const gbdt_booster *booster(const model_views *v, int i)

@@ -234,7 +234,13 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
     export_c_doubles(c, "hm_configs", m->kernel_values, (size_t)m->n_kernels * (size_t)data_codec_config_width(m->codec));
     if (towers) {
         rc = export_towers_write(c, m, v);
+    } else if (export_gbdt_flat_fits(model_view_booster(v, "booster0"))) {
+        export_section(c, "export/runtime/gbdt.h", "flat");
+        rc = export_gbdt_flat(c, model_view_booster(v, "booster0"));
+        if (!rc) export_section(c, "export/runtime/table.h", "rank_flat");
     } else {
+        /* trees the records cannot hold (categorical or missing-type-Zero splits, over 65536 leaves, a feature past
+         * 32767): the generic traversal */
         export_section(c, "export/runtime/gbdt.h", "traversal");
         rc = export_gbdt_booster(c, model_view_booster(v, "booster0"), 0);
         if (!rc) export_section(c, "export/runtime/table.h", "rank");

@@ -180,6 +180,9 @@ int gbdt_booster_predict(const gbdt_booster *b, const float *x, size_t n, int ra
                          double *out);
 /* leaf index reached by one row in one tree */
 int gbdt_tree_predict_leaf(const gbdt_tree *t, const float *x);
+/* f = the largest float <= thr (thr not NaN): for every float x, x <= f iff (double)x <= thr, so a split decides
+ * on floats alike (pack.c's records, the exported runtime's). */
+float gbdt_threshold_float(double thr);
 /* value of the leaf reached by x */
 double gbdt_tree_predict(const gbdt_tree *t, const float *x);
 

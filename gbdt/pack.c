@@ -41,7 +41,7 @@ static void *pack_block_alloc(size_t bytes)
 
 /* The largest float <= thr (thr not NaN), with thresholds beyond the float range clamped by hand: a
  * conversion out of range is undefined behaviour in C. */
-static float pack_threshold(double thr)
+float gbdt_threshold_float(double thr)
 {
     if (thr >= FLT_MAX) return thr == INFINITY ? INFINITY : FLT_MAX;
     if (thr < -FLT_MAX) return -INFINITY;
@@ -128,7 +128,7 @@ static int32_t pack_tree(const gbdt_tree *t, int32_t base, pack_scratch *s, gbdt
         for (int k = 0; k < 2; k++)
             nd->split.child[k] = kids[k] >= 0 ? base + s->pos_node[kids[k]] : ~(base + s->pos_leaf[~kids[k]]);
         nd->split.feature = pack_feature_word(t, i);
-        nd->split.threshold = (nd->split.feature & GBDT_PACKED_SLOW) ? 0.0f : pack_threshold(t->threshold[i]);
+        nd->split.threshold = (nd->split.feature & GBDT_PACKED_SLOW) ? 0.0f : gbdt_threshold_float(t->threshold[i]);
     }
     for (int l = 0; l < t->num_leaves; l++) out[base + s->pos_leaf[l]].leaf.value = t->leaf_value[l];
     return t->num_leaves > 1 ? base + s->pos_node[0] : ~(base + s->pos_leaf[0]);

@@ -1,9 +1,10 @@
 /* The runtime of a table model: a problem's values and candidate configurations in, scores and a ranking out.
  *
  * Copied into exported runtimes of gbdt rank models of benchmark tables by section (export/table.c, which
- * writes the shape hm_shape, the sizes HM_NP, HM_NX, HM_NF, HM_NK, the vocabularies and the booster hm_b0_raw
- * before it). The features are data/table_features.h's, copied verbatim before this; as the library does, the
- * pair features read the problem's values back from its float features, so both see the same numbers.
+ * writes the shape hm_shape, the sizes HM_NP, HM_NX, HM_NF, HM_NK, the vocabularies and the booster before it:
+ * its flat records for rank_flat, or hm_b0_raw for rank where a tree has splits the records do not hold). The
+ * features are data/table_features.h's, copied verbatim before this; as the library does, the pair features read
+ * the problem's values back from its float features, so both see the same numbers.
  */
 #include <string.h>
 
@@ -22,6 +23,47 @@ static void hm_table_scores(const double *pv, const double *kv, int n, float *sc
         data_table_shape_pair_features(&hm_shape, pr, kv + (size_t)i * HM_NK, x + HM_NX);
         hm_b0_raw(x, &raw);
         scores[i] = (float)raw;
+    }
+}
+
+/* @section rank_flat */
+/* Candidates are scored HM_BLOCK at a time: their features (HM_BLOCK, HM_NF) on the stack, each tree walked for
+ * all of them in lockstep (independent walks that the processor overlaps, over a tree that stays in cache). */
+#define HM_BLOCK 32
+
+/* Scores (n) of n candidates kv (n, HM_NK) for the problem pv (HM_NP): the booster's prediction per pair, its
+ * leaf values added in tree order as the library does, from the pair features some split reads. Where no feature
+ * of a block is NaN, the walk skips the NaN test. */
+static void hm_table_scores(const double *pv, const double *kv, int n, float *scores)
+{
+    float x[HM_BLOCK][HM_NF];
+    double pr[HM_NP], acc[HM_BLOCK];
+    int at[HM_BLOCK];
+    data_table_shape_problem_features(&hm_shape, pv, x[0]);
+    data_table_shape_problem_values(&hm_shape, x[0], pr);
+    for (int b = 0; b < n; b += HM_BLOCK) {
+        const int m = n - b < HM_BLOCK ? n - b : HM_BLOCK;
+        for (int j = 0; j < m; j++) {
+            if (j) memcpy(x[j], x[0], sizeof(float) * HM_NX);
+            data_table_shape_pair_features_needed(&hm_shape, pr, kv + (size_t)(b + j) * HM_NK, hm_flat_used + HM_NX,
+                                                  x[j] + HM_NX);
+            acc[j] = hm_flat_base;
+        }
+        int nan = 0;
+        for (int j = 0; j < m; j++)
+            for (int f = 0; f < HM_NF; f++) nan |= x[j][f] != x[j][f];
+        for (int t = 0; t < HM_FLAT_TREES; t++) {
+            const int root = hm_flat_root[t];
+            for (int j = 0; j < m; j++) at[j] = root;
+            for (int s = hm_flat[root].height; s > 0; s--) {
+                if (nan)
+                    for (int j = 0; j < m; j++) at[j] = hm_flat_next(hm_flat, at[j], x[j]);
+                else
+                    for (int j = 0; j < m; j++) at[j] = hm_flat_next_number(hm_flat, at[j], x[j]);
+            }
+            for (int j = 0; j < m; j++) acc[j] += hm_flat_value[at[j]];
+        }
+        for (int j = 0; j < m; j++) scores[b + j] = (float)acc[j];
     }
 }
 
@@ -47,9 +89,35 @@ static void hm_rank_sift(const float *s, int *r, int root, int n)
     }
 }
 
-/* ranking (n): candidate indices best first, by heapsort (no allocation, n log n). */
+/* Up to this many candidates are ranked by insertion into sorted keys on the stack (each key's move a comparison
+ * of integers, the one unpredictable branch per candidate where it stops); more by heapsort (n log n). */
+#define HM_RANK_SMALL 128
+
+/* Candidate i's sort key, in the ranking's order: the score's bits made to compare as unsigned integers (the higher
+ * score, the smaller key), then the index (ties to the first). s + 0.0f makes -0 and +0 one score. */
+static unsigned long long hm_rank_key(const float *s, int i)
+{
+    float f = s[i] + 0.0f;
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    u = (u >> 31) ? ~u : u | 0x80000000u; /* increasing with the score */
+    return (unsigned long long)(~u) << 32 | (unsigned)i;
+}
+
+/* ranking (n): candidate indices best first, ties to the lower index. No allocation. */
 static void hm_rank_sort(const float *s, int *r, int n)
 {
+    if (n <= HM_RANK_SMALL) {
+        unsigned long long key[HM_RANK_SMALL];
+        for (int i = 0; i < n; i++) {
+            unsigned long long k = hm_rank_key(s, i);
+            int j = i;
+            for (; j > 0 && key[j - 1] > k; j--) key[j] = key[j - 1];
+            key[j] = k;
+        }
+        for (int i = 0; i < n; i++) r[i] = (int)(unsigned)key[i];
+        return;
+    }
     for (int i = 0; i < n; i++) r[i] = i;
     for (int i = n / 2 - 1; i >= 0; i--) hm_rank_sift(s, r, i, n);
     for (int end = n - 1; end > 0; end--) {
