@@ -77,6 +77,16 @@ static inline int data_table_shape_pair_count(const data_table_shape *sh)
     return n;
 }
 
+/* log2(1 + |v|), a numeric column's second feature. An exported runtime defines DATA_TABLE_LOG2P1 before this file
+ * to read the values of small whole numbers from a table that its exporter computed with this function. */
+static inline float data_table_shape_log2p1(double v)
+{
+    return (float)log2(1.0 + fabs(v));
+}
+#ifndef DATA_TABLE_LOG2P1
+#define DATA_TABLE_LOG2P1 data_table_shape_log2p1
+#endif
+
 /* Whether feature i is asked for: need is NULL (all are) or a flag per feature (a runtime's: the features its
  * model's splits read). The log2 of a feature not asked for, most of the features' cost, is not taken. */
 static inline int data_table_shape_needed(const unsigned char *need, int i)
@@ -90,7 +100,7 @@ static inline int data_table_shape_encode_needed(int vocab, double v, const unsi
 {
     if (vocab <= 0) {
         out[0] = (float)v;
-        out[1] = data_table_shape_needed(need, 1) ? (float)log2(1.0 + fabs(v)) : 0.0f;
+        out[1] = data_table_shape_needed(need, 1) ? DATA_TABLE_LOG2P1(v) : 0.0f;
         return 2;
     }
     for (int i = 0; i < vocab; i++) out[i] = 0.0f;

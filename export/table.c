@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "data/table.h"
+#include "data/table_features.h"
 #include "export/export_internal.h"
 #include "models/view.h"
 
@@ -219,6 +220,10 @@ static int write_shape(FILE *c, const model *m, int features)
     return HR_OK;
 }
 
+/* The whole numbers whose log2(1 + v) a table runtime reads from a table: kernel columns' values and cuBLASLt's
+ * ranks (1024 for a configuration outside its list) */
+#define LOG2P1_MAX 1024
+
 int export_table_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
 {
     const int towers = table_kind(v) == TABLE_TOWERS;
@@ -226,8 +231,18 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
                "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
                "#include <string.h>\n\n",
             prefix, towers ? "reformer towers" : "gbdt rank", prefix, prefix);
+    /* log2(1 + |v|) of the whole numbers up to HM_LOG2P1_MAX (tile sizes, stages, ranks...) from a table: the
+     * log2 calls were most of a candidate's features */
+    fprintf(c, "#define DATA_TABLE_LOG2P1 hm_log2p1\nstatic float hm_log2p1(double v);\n\n");
     fprintf(c, "/* ---- data/table_features.h, verbatim ---- */\n%s\n/* ---- model ---- */\n",
             export_source("data/table_features.h"));
+    float log2p1[LOG2P1_MAX + 1];
+    for (int i = 0; i <= LOG2P1_MAX; i++) log2p1[i] = data_table_shape_log2p1(i);
+    fprintf(c, "#define HM_LOG2P1_MAX %d\n", LOG2P1_MAX);
+    export_c_floats(c, "hm_log2p1_table", log2p1, LOG2P1_MAX + 1);
+    fprintf(c, "static float hm_log2p1(double v)\n{\n"
+               "    return v >= 0 && v <= HM_LOG2P1_MAX && v == (int)v ? hm_log2p1_table[(int)v] : data_table_shape_log2p1(v);\n"
+               "}\n\n");
     /* HM_NF: a pair row's features, the problem's then the pair's (data/table.h) */
     int rc = write_shape(c, m, m->n_features + data_codec_pair_feature_count(m->codec));
     if (rc) return rc;
