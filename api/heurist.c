@@ -209,7 +209,7 @@ static void tune_chunk(void *ctx, size_t begin, size_t end, int tid)
         double pv[DATA_CODEC_MAX_VALUES];
         int32_t *row = b->values + i * (size_t)L;
         int r = rc ? rc : parse_key(b->m, b->keys[i], pv);
-        data_tune_problem q = {pv, NULL, 0, L};
+        data_tune_problem q = {pv, NULL, 0, L, NULL};
         if (!r) r = model_predict_tune(b->m, ws, &q, row);
         if (!r && model_tune_no_pick(row, L)) r = hr_error(HEURIST_ESTATE, "the model makes no prediction for this problem");
         if (r) {
@@ -260,7 +260,7 @@ int heurist_tune(const heurist_model *h, const char *key, int32_t *values)
     if ((rc = parse_key(h->m, key, pv))) return rc;
     model_ws *ws;
     if ((rc = model_ws_create(h->m, &ws))) return rc;
-    data_tune_problem q = {pv, NULL, 0, h->m->length};
+    data_tune_problem q = {pv, NULL, 0, h->m->length, NULL};
     rc = model_predict_tune(h->m, ws, &q, values);
     model_ws_free(ws);
     if (!rc && model_tune_no_pick(values, h->m->length)) {

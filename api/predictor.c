@@ -206,7 +206,7 @@ int heurist_predictor_tune(heurist_predictor *p, const char *problem, int32_t *v
     if (!problem || !values) return hr_error(HEURIST_EINVAL, "%s: problem and values are required", fn);
     double pv[DATA_CODEC_MAX_VALUES];
     if (model_problem_parse(p->m, problem, pv)) return hr_error_wrap(HEURIST_EINVAL, "%s", fn);
-    data_tune_problem q = {pv, NULL, 0, p->m->length};
+    data_tune_problem q = {pv, NULL, 0, p->m->length, NULL};
     if ((rc = model_predict_tune(p->m, p->ws, &q, values))) return rc;
     if (model_tune_no_pick(values, p->m->length)) {
         memset(values, 0, (size_t)p->m->length * sizeof *values);

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
     clock_t c0 = clock();
     for (int r = 0; r < REPS; r++)
         for (int i = 0; i < N_PROBLEMS; i++) {
-            data_tune_problem q = {pv[i], NULL, 0, m->length};
+            data_tune_problem q = {pv[i], NULL, 0, m->length, NULL};
             model_predict_tune(m, ws, &q, want[i]);
         }
     double heurist_us = 1e6 * (double)(clock() - c0) / CLOCKS_PER_SEC / (REPS * N_PROBLEMS);

@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             const int row = split.test[i];
             int fb = 0;
-            data_tune_problem q = {d.V + (size_t)row * nv, NULL, 0, L};
+            data_tune_problem q = {d.V + (size_t)row * nv, NULL, 0, L, NULL};
             double a = hr_now();
             if (runs[r].kind < 0) {
                 if (model_predict_tune(base, base_ws, &q, v)) {

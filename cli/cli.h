@@ -43,10 +43,10 @@ typedef struct cli_spec {
 #define CLI_OPT_SOURCES                                                                                           \
     {"sources", "FILE", "selection data: each problem's source for the report's slices, a key list (KEY SOURCE lines, or a table with a key and a source, network or family column)"}, \
     {"source", "TAG", "the source of every problem --sources does not name (default -; alone: of every problem)"}
-/* --guard, --guard-top: the vendor guard (data_portable_guard) of the evaluated models */
+/* --guard, --guard-top: the vendor guard of the evaluated models (data_portable_guard; a tuner's, model_predict_tune) */
 #define CLI_OPT_GUARD                                                                                             \
-    {"guard", "M", "on data with the vendor's ranking: the model's pick replaces the vendor's first pick only where its score beats the vendor pick's by M (default 0: always)"}, \
-    {"guard-top", "N", "on data with the vendor's ranking: the model picks among the vendor's first N candidates only (default 0: any kernel)"}
+    {"guard", "M", "on data with the vendor's ranking: the model's pick (a tune model's decoded configuration, scored by its log-probability) replaces the vendor's first pick only where its score beats the vendor pick's by M (default 0: always)"}, \
+    {"guard-top", "N", "on data with the vendor's ranking: the model picks among the vendor's first N candidates only (default 0: any kernel; not a tune model's)"}
 /* --group-by: what every split holds out whole (pipe_dataset_group_by) */
 #define CLI_OPT_GROUP_BY                                                                                          \
     {"group-by", "problem|COLUMN", "what splits hold out whole: problem (each alone: in-source) or the schema's group column (its default)"}

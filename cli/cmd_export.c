@@ -9,8 +9,8 @@ static const cli_opt export_opts[] = {
     {"format", "c|lightgbm", "c: a standalone C runtime; lightgbm: a one-booster gbdt in LightGBM's text format (required)"},
     {"out", "PATH", "c: the folder for PREFIX.c and PREFIX.h; lightgbm: the model file (required)"},
     {"prefix", "NAME", "c: the runtime's file and symbol prefix (default heurist_model)"},
-    {"guard", "M", "c: PREFIX_select_key_vendor (a model of a find-db) or PREFIX_rank_vendor (of a table), which take the vendor's ranking and keep the vendor's first pick unless the model's score beats it by M"},
-    {"guard-top", "N", "c: PREFIX_select_key_vendor or PREFIX_rank_vendor pick among the vendor's first N candidates only (0: any kernel)"},
+    {"guard", "M", "c: PREFIX_select_key_vendor (a model of a find-db) or PREFIX_rank_vendor (of a table), which take the vendor's ranking and keep the vendor's first pick unless the model's score beats it by M; PREFIX_tune_vendor (a tune model of a table), which keeps the vendor's first pick unless the decoded configuration's log-probability beats the pick's by M"},
+    {"guard-top", "N", "c: PREFIX_select_key_vendor or PREFIX_rank_vendor pick among the vendor's first N candidates only (0: any kernel; not a tune model's)"},
     CLI_OPT_END,
 };
 

@@ -194,7 +194,7 @@ static int predict_select(const model *m, model_ws *ws, const double *pv, long l
  * when the model makes no prediction for the problem. */
 static int tune_text(const model *m, model_ws *ws, const double *pv, int32_t *v, char *buf, size_t size)
 {
-    data_tune_problem q = {pv, NULL, 0, m->length};
+    data_tune_problem q = {pv, NULL, 0, m->length, NULL};
     int rc = model_predict_tune(m, ws, &q, v);
     if (rc) return rc;
     if (model_tune_no_pick(v, m->length)) {
@@ -232,7 +232,7 @@ static int predict_tune(const model *m, model_ws *ws, const double *pv)
     for (int j = 0; j < m->length && named; j++)
         printf("  %-18s %s\n", m->param_names[j], data_codec_config_field_text(m->codec, j, v[j], buf, sizeof buf));
     if (m->constraint) {
-        data_tune_problem q = {pv, NULL, 0, m->length};
+        data_tune_problem q = {pv, NULL, 0, m->length, NULL};
         int ok = data_constraint_check(m->constraint, &q, v, m->length);
         if (valued) printf("  valid under the capability rules: %s\n", ok ? "yes" : "no");
         else printf("  valid under %s rules: %s\n", m->solver, ok ? "yes" : "no");

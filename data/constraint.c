@@ -42,11 +42,16 @@ data_tune_problem data_tune_problem_of(const data_tune *dt, const double *V, int
 {
     const data_table *t = dt->sel ? dt->sel->table : NULL;
     int width = t ? t->spec.n_problem + t->spec.n_hardware : DATA_PROBLEM_VALUES;
-    data_tune_problem q = {V + (size_t)i * (size_t)width, NULL, 0, dt->length};
+    data_tune_problem q = {V + (size_t)i * (size_t)width, NULL, 0, dt->length, NULL};
     if (t && measured) {
         q.cand = dt->cand + (size_t)dt->cand_off[i] * (size_t)dt->length;
         q.n_cand = dt->cand_off[i + 1] - dt->cand_off[i];
     }
+    const data_select *s = dt->sel;
+    if (t && s->vendor_rank)
+        for (int c = dt->cand_off[i]; c < dt->cand_off[i + 1] && !q.vendor; c++)
+            if (s->vendor_rank[(size_t)i * s->n_kernels + dt->cand_kernel[c]] == 0)
+                q.vendor = dt->cand + (size_t)c * (size_t)dt->length;
     return q;
 }
 

@@ -220,13 +220,16 @@ typedef struct data_tune_problem {
     const int32_t *cand;      /* (n_cand, length) the sequences it may take, or NULL: any the rules allow */
     int n_cand;
     int length;               /* values per candidate sequence */
+    const int32_t *vendor;    /* (length) the vendor heuristic's first pick (a table's heuristic rank 0), or NULL:
+                               * what a tune model's vendor guard (model.select_guard) falls back to */
 } data_tune_problem;
 
 /* 1 when values[0..len) can still be part of a valid sequence for q: with q->cand, a prefix of one of them;
  * otherwise c's rules (c NULL: any). */
 int data_constraint_check(const data_constraint *c, const data_tune_problem *q, const int32_t *values, int len);
 /* Problem i of a tune dataset as data_constraint_check takes it, its values row i of V (data_tune_values);
- * measured: with its measured sequences. */
+ * measured: with its measured sequences. On a table that records the vendor's ranking, also the vendor's first pick
+ * among them. */
 data_tune_problem data_tune_problem_of(const data_tune *dt, const double *V, int i, int measured);
 /* The constraint a tune dataset's sequences are checked with: its table's rules, or its solver's; NULL: none. */
 const data_constraint *data_tune_constraint(const data_tune *dt);

@@ -70,8 +70,10 @@ int export_transformer_write(const model *m, const struct model_views *v, FILE *
 int export_seq2seq_check(const model *m, const struct model_views *v, const char *name);
 int export_seq2seq_write(const model *m, const struct model_views *v, FILE *out);
 /* A seq2seq tune model of a benchmark table (export/seq2seq.c): the check (space measured, finite weights) and its
- * part of the runtime, `static void hm_decode(const hm_tune_problem *p, int32_t *values)` over the problem's values and
- * candidates (export/runtime/table_tune.h), after the position vocabularies hm_vocab_<j>. */
+ * part of the runtime, `static void hm_decode(const hm_tune_problem *p, float *keys, float *kproj, int32_t *values)`
+ * over the problem's values and candidates (export/runtime/table_tune.h), leaving the problem's encoding for
+ * `static float hm_seq_score(const float *keys, const float *kproj, const int32_t *v)`, after the position vocabularies
+ * hm_vocab_<j>. */
 int export_seq2seq_table_check(const model *m, const struct model_views *v, const char *name);
 int export_seq2seq_table_write(const model *m, const struct model_views *v, FILE *out);
 /* A tune model of a benchmark table (seq2seq only): the check and its header and source (export/table.c). */

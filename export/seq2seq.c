@@ -197,6 +197,7 @@ static int seq2seq_write(const model *m, const model_views *v, FILE *out, int ta
     export_section(out, runtime, "net");
     export_section(out, table ? table_runtime : runtime, table ? "problem" : "token");
     write_encoder(out, v);
+    if (!greedy || table) export_section(out, runtime, "softmax");
     if (greedy) {
         export_section(out, runtime, "greedy");
     } else {
@@ -210,12 +211,14 @@ static int seq2seq_write(const model *m, const model_views *v, FILE *out, int ta
                          "    (void)p;\n    (void)v;\n    (void)len;\n    return 1;\n}\n\n");
         export_section(out, runtime, "beam");
     }
-    if (table)
-        fprintf(out, "\n/* values (HM_LEN) decoded for p */\nstatic void hm_decode(const hm_tune_problem *p, int32_t *values)\n{\n"
-                     "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n"
+    if (table) {
+        export_section(out, runtime, "score");
+        fprintf(out, "\n/* values (HM_LEN) decoded for p, whose encoding keys (HM_TOKENS, HM_KEY) and kproj (HM_TOKENS, "
+                     "HM_ATTN) are left\n * for hm_seq_score */\nstatic void hm_decode(const hm_tune_problem *p, float *keys, "
+                     "float *kproj, int32_t *values)\n{\n"
                      "    hm_encode(p, keys);\n    hm_dec_keys(keys, kproj);\n    hm_decode_%s(p, keys, kproj, values);\n}\n",
                 greedy ? "greedy" : "beam");
-    else
+    } else
         fprintf(out, "\nstatic void hm_model_tune(const data_problem *p, const float *x, int32_t *values)\n{\n"
                      "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n    (void)x;\n"
                      "    hm_encode(p, keys);\n    hm_dec_keys(keys, kproj);\n    hm_decode_%s(p, keys, kproj, values);\n}\n",

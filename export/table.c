@@ -289,6 +289,9 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
 
 int export_table_tune_check(const model *m, const model_views *v, const char *name)
 {
+    if (m->select_guard_top > 0)
+        return hr_error(HR_EINVAL, "%s: --guard-top: a tune runtime's vendor guard takes a margin only (--guard M); to "
+                        "keep to the vendor's first candidates, give the runtime those as its candidates", name);
     return export_seq2seq_table_check(m, v, name);
 }
 
@@ -317,8 +320,23 @@ int export_table_tune_write_header(FILE *h, const model *m, const model_views *v
                " * With n = 0 it decodes unconstrained (the configuration may be one the GPU refuses); where no\n"
                " * candidate is one it can write, it decodes unconstrained too. Returns the index of the candidate equal\n"
                " * to the configuration, -1 when none is, -2 when n < 0 or kv is NULL with n > 0. */\n"
-               "int %s_tune(const double *pv, const double *kv, int n, double *values);\n\n#endif\n",
+               "int %s_tune(const double *pv, const double *kv, int n, double *values);\n\n",
             guard, guard, guard, prefix);
+    fprintf(h, "/* The model's log-probability of the configuration values (%s_N_KERNEL) for the problem pv: the sum over\n"
+               " * its fields of the log-softmax of each value given the ones before it, the score the beam ranks by;\n"
+               " * -INFINITY when a value is none the model writes at its field. */\n"
+               "float %s_score(const double *pv, const double *values);\n\n", guard, prefix);
+    if (m->select_guard > 0)
+        fprintf(h, "/* The vendor guard this runtime was exported with (heurist export --guard): as %s_tune, given first\n"
+                   " * (%s_N_KERNEL), the vendor heuristic's first pick (cuBLASLt's heuristic rank 0), or NULL; the decoded\n"
+                   " * configuration stands only where its score (%s_score) beats the first pick's, a finite one, by at\n"
+                   " * least %s_GUARD_MARGIN, otherwise values is the first pick (one with a value the model never writes is\n"
+                   " * beyond what it can judge). Returns the index of the candidate equal to values, -1 when none is, -2 as\n"
+                   " * %s_tune or when first holds a value that is no integer. */\n"
+                   "#define %s_GUARD_MARGIN %.9gf\n"
+                   "int %s_tune_vendor(const double *pv, const double *kv, int n, const double *first, double *values);\n\n",
+                prefix, guard, prefix, guard, prefix, guard, (double)m->select_guard, prefix);
+    fprintf(h, "#endif\n");
     return HR_OK;
 }
 
@@ -339,8 +357,29 @@ int export_table_tune_write_source(FILE *c, const model *m, const model_views *v
     write_columns(c, data_codec_table_spec(m->codec), prefix);
     fprintf(c, "int %s_tune(const double *pv, const double *kv, int n, double *values)\n{\n"
                "    if (n < 0 || (n > 0 && !kv)) return -2;\n"
-               "    hm_tune_problem p = {pv, kv, n};\n    int32_t v[HM_LEN];\n    hm_decode(&p, v);\n"
-               "    for (int j = 0; j < HM_LEN; j++) values[j] = v[j];\n    return hm_candidate_of(&p, v);\n}\n",
+               "    hm_tune_problem p = {pv, kv, n};\n    int32_t v[HM_LEN];\n"
+               "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n    hm_decode(&p, keys, kproj, v);\n"
+               "    for (int j = 0; j < HM_LEN; j++) values[j] = v[j];\n    return hm_candidate_of(&p, v);\n}\n\n",
             prefix);
+    fprintf(c, "float %s_score(const double *pv, const double *values)\n{\n"
+               "    hm_tune_problem p = {pv, 0, 0};\n    int32_t v[HM_LEN];\n"
+               "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n"
+               "    if (!hm_sequence_of(values, v)) return -INFINITY;\n"
+               "    hm_encode(&p, keys);\n    hm_dec_keys(keys, kproj);\n    return hm_seq_score(keys, kproj, v);\n}\n",
+            prefix);
+    if (m->select_guard > 0)
+        /* the rule of model_predict_tune's guard (models/predict.c) */
+        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n\n"
+                   "int %s_tune_vendor(const double *pv, const double *kv, int n, const double *first, double *values)\n{\n"
+                   "    if (n < 0 || (n > 0 && !kv)) return -2;\n"
+                   "    hm_tune_problem p = {pv, kv, n};\n    int32_t v[HM_LEN], f[HM_LEN];\n"
+                   "    float keys[HM_TOKENS * HM_KEY], kproj[HM_TOKENS * HM_ATTN];\n"
+                   "    if (first && !hm_sequence_of(first, f)) return -2;\n    hm_decode(&p, keys, kproj, v);\n"
+                   "    if (first && memcmp(v, f, sizeof v)) {\n"
+                   "        float sf = hm_seq_score(keys, kproj, f);\n"
+                   "        if (!isfinite(sf) || !(hm_seq_score(keys, kproj, v) - sf >= HM_GUARD_MARGIN)) memcpy(v, f, sizeof v);\n"
+                   "    }\n"
+                   "    for (int j = 0; j < HM_LEN; j++) values[j] = v[j];\n    return hm_candidate_of(&p, v);\n}\n",
+                (double)m->select_guard, prefix);
     return HR_OK;
 }

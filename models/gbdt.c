@@ -72,6 +72,30 @@ int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q
     return HR_OK;
 }
 
+/* Each sequence's log-probability with the fields taken as independent: the sum over fields of the log-softmax of
+ * the field's booster's raw scores at the value's class. */
+int gbdt_model_score_tune(const model *m, void *ws, const data_tune_problem *q, const float *x,
+                          const int32_t *const *seqs, int n, float *scores)
+{
+    (void)ws, (void)q;
+    const gbdt_model *g = (const gbdt_model *)m;
+    double out[GBDT_MAX_OUT];
+    for (int i = 0; i < n; i++) scores[i] = 0.0f;
+    for (int j = 0; j < m->length; j++) {
+        gbdt_booster_predict_raw_row(g->boosters[j], x, out);
+        const int V = m->vocab_size[j];
+        double mx = out[0], sum = 0.0;
+        for (int c = 1; c < V; c++) mx = out[c] > mx ? out[c] : mx;
+        for (int c = 0; c < V; c++) sum += exp(out[c] - mx);
+        for (int i = 0; i < n; i++) {
+            int t = 0;
+            while (t < V && m->vocab[j][t] != seqs[i][j]) t++;
+            scores[i] += t < V ? (float)(out[t] - mx - log(sum)) : -INFINITY;
+        }
+    }
+    return HR_OK;
+}
+
 const char *const gbdt_mode_names[] = {"softmax", "rank", "tune", NULL};
 
 /* The config table's rows that a rank model of a table records */

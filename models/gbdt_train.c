@@ -383,6 +383,7 @@ static const model_select_ops gbdt_select = {
 static const model_tune_ops gbdt_tune = {
     .ops = {.train = gbdt_model_train_tune, .save = gbdt_model_save, .load = gbdt_model_load_tune},
     .predict = gbdt_model_predict_tune,
+    .score = gbdt_model_score_tune,
 };
 
 const model_family model_family_gbdt = {

@@ -121,6 +121,11 @@ typedef struct model_tune_ops {
     /* values (length) for problem q (its values, and the sequences it may take when they are known), features x;
      * decoded with the model's constraint when it has one; as model_select_ops.predict. */
     int (*predict)(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
+    /* scores (n) of the sequences seqs[0..n) (each length values) for problem q, features x: the model's
+     * log-probability of each, the scale of the tuner's vendor guard; -INFINITY for a sequence with a value the
+     * model never writes at its position. NULL: the family scores no sequence (a baseline), and is not guarded. */
+    int (*score)(const model *m, void *ws, const data_tune_problem *q, const float *x, const int32_t *const *seqs,
+                 int n, float *scores);
 } model_tune_ops;
 
 typedef struct model_family {
@@ -181,9 +186,11 @@ struct model {
     int n_curve;
     model_curve_point *curve;  /* (n_curve) */
     double train_seconds;
-    /* the vendor guard (data_portable_guard) that an evaluation on data with the vendor's ranking and an exported
-     * runtime apply: its margin (0: none) and the vendor's first candidates the pick is kept to (0: any kernel).
-     * Options of the command that evaluates or exports (--guard, --guard-top), not saved in the model file. */
+    /* the vendor guard that an evaluation on data with the vendor's ranking and an exported runtime apply: its
+     * margin (0: none) and the vendor's first candidates the pick is kept to (0: any kernel). A selection's is
+     * data_portable_guard; a tuner's (model_predict_tune, margin only) keeps the decoded sequence where its score
+     * beats the vendor's first pick's by the margin. Options of the command that evaluates or exports (--guard,
+     * --guard-top), not saved in the model file. */
     float select_guard;
     int select_guard_top;
 };
@@ -291,9 +298,16 @@ int model_rank_problem(const model *m, model_ws *ws, const double *pv, int k, mo
  * HR_ESTATE when none has a finite score; allocates nothing. */
 int model_rank_candidates(const model *m, model_ws *ws, const double *pv, const double *kv, int n, int k, float *scores,
                           model_ranked *out);
-/* tune: values (length) of problem q (its values, and its candidate sequences when known). */
+/* tune: values (length) of problem q (its values, and its candidate sequences when known). With the vendor guard
+ * (m->select_guard > 0) and the vendor's first pick q->vendor, the decoded sequence stands only where its score
+ * (model_tune_ops.score) beats the first pick's, a finite one, by at least the margin; otherwise values is the
+ * first pick. */
 int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q, int32_t *values);
 int model_predict_tune_x(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values);
+/* tune: scores (n) of the sequences seqs[0..n) for problem q (model_tune_ops.score); HR_EINVAL for a family that
+ * scores none. */
+int model_score_tune(const model *m, model_ws *ws, const data_tune_problem *q, const int32_t *const *seqs, int n,
+                     float *scores);
 
 /* Per-pair targets a model's scores may regress (higher = better), from a pair's cost (time, or 1 / value for
  * better=higher tables) and its problem's best cost:

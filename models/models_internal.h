@@ -109,6 +109,8 @@ void gbdt_model_free(model *m);
 long gbdt_model_n_params(const model *m);
 int gbdt_model_predict_select(const model *m, void *ws, const double *pv, const float *x, float *scores);
 int gbdt_model_predict_tune(const model *m, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
+int gbdt_model_score_tune(const model *m, void *ws, const data_tune_problem *q, const float *x,
+                          const int32_t *const *seqs, int n, float *scores);
 int gbdt_model_score_target(const model *m);
 int gbdt_model_save(const model *m, hid_t group);
 int gbdt_model_load_select(hid_t group, model *base, model **out);

@@ -174,10 +174,29 @@ int model_predict_select(const model *m, model_ws *ws, const double *pv, float *
     return select_scores(m, ws, pv, ws->x, scores);
 }
 
+/* The tuner's vendor guard on the decoded values of q: the vendor's first pick replaces them unless their score
+ * beats the pick's by at least the margin; a pick with a value the model never writes (score -INFINITY) is beyond
+ * what the model can judge, and stands. No guard without a margin, without the pick, or for a family that scores no
+ * sequence. */
+static int tune_guard(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values)
+{
+    const model_tune_ops *t = m->family->tune;
+    if (!(m->select_guard > 0) || !q->vendor || !t->score) return HR_OK;
+    if (!memcmp(values, q->vendor, (size_t)m->length * sizeof *values)) return HR_OK;
+    const int32_t *seqs[2] = {values, q->vendor};
+    float sc[2];
+    int rc = t->score(m, ws->family, q, x, seqs, 2, sc);
+    if (rc) return rc;
+    if (!isfinite(sc[1]) || !(sc[0] - sc[1] >= m->select_guard))
+        memcpy(values, q->vendor, (size_t)m->length * sizeof *values);
+    return HR_OK;
+}
+
 int model_predict_tune_x(const model *m, model_ws *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {
     int rc = ws_check(m, ws, MODEL_TASK_TUNE);
-    return rc ? rc : m->family->tune->predict(m, ws->family, q, x, values);
+    if (!rc) rc = m->family->tune->predict(m, ws->family, q, x, values);
+    return rc ? rc : tune_guard(m, ws, q, x, values);
 }
 
 int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q, int32_t *values)
@@ -185,7 +204,19 @@ int model_predict_tune(const model *m, model_ws *ws, const data_tune_problem *q,
     int rc = ws_check(m, ws, MODEL_TASK_TUNE);
     if (rc) return rc;
     data_codec_features(m->codec, q->pv, ws->x);
-    return m->family->tune->predict(m, ws->family, q, ws->x, values);
+    rc = m->family->tune->predict(m, ws->family, q, ws->x, values);
+    return rc ? rc : tune_guard(m, ws, q, ws->x, values);
+}
+
+int model_score_tune(const model *m, model_ws *ws, const data_tune_problem *q, const int32_t *const *seqs, int n,
+                     float *scores)
+{
+    int rc = ws_check(m, ws, MODEL_TASK_TUNE);
+    if (rc) return rc;
+    if (!m->family->tune->score)
+        return hr_error(HR_EINVAL, "a %s tune model scores no sequence", m->family->name);
+    data_codec_features(m->codec, q->pv, ws->x);
+    return m->family->tune->score(m, ws->family, q, ws->x, seqs, n, scores);
 }
 
 int model_predict_within(const model *m, model_ws *ws, const double *pv, const unsigned char *ok, float *scores)

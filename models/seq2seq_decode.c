@@ -349,6 +349,44 @@ void s2s_ws_free(void *ws)
     s2s_infer_free(ws);
 }
 
+/* Index of value v in position j's vocabulary, -1 when the model never writes v there */
+static int token_of(const seq2seq *m, int j, int32_t v)
+{
+    for (int t = 0; t < m->base.vocab_size[j]; t++)
+        if (m->base.vocab[j][t] == v) return t;
+    return -1;
+}
+
+/* Each sequence's log-probability by teacher forcing, one row at a time: the log-softmax of each value given the
+ * ones before it, summed in order as the beam sums its hypotheses' scores. */
+int s2s_score(const model *mb, void *ws, const data_tune_problem *q, const float *x, const int32_t *const *seqs, int n,
+              float *scores)
+{
+    (void)x;
+    const seq2seq *m = (const seq2seq *)mb;
+    s2s_infer *w = ws;
+    const int S = m->n_fields, L = m->base.length;
+    infer_encode(m, w, q);
+    for (int i = 0; i < n; i++) {
+        nn_decoder_begin(&m->dec, &m->p, &w->dec, 1, S, w->keys, NULL, NULL, NULL);
+        float s = 0.0f;
+        for (int j = 0, prev = 0; j < L; j++) {
+            int t = token_of(m, j, seqs[i][j]);
+            if (t < 0) {
+                s = -INFINITY;
+                break;
+            }
+            w->gid[0] = j ? 1 + m->vb[j - 1] + prev : 0;
+            nn_decoder_step(&m->dec, &m->p, &w->dec, w->gid, m->vb[j], m->ve[j], w->logits);
+            log_softmax_rows(w->logits, 1, m->ve[j] - m->vb[j]);
+            s += w->logits[t];
+            prev = t;
+        }
+        scores[i] = s;
+    }
+    return HR_OK;
+}
+
 /* A problem as the decoder takes it: its candidates only when the model decodes in the measured space. */
 int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values)
 {

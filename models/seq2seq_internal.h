@@ -148,5 +148,9 @@ long s2s_fallback_count(const s2s_infer *w);
 int s2s_ws_create(const model *mb, void **out);
 void s2s_ws_free(void *ws);
 int s2s_predict(const model *mb, void *ws, const data_tune_problem *q, const float *x, int32_t *values);
+/* scores (n): the log-probability log p(seqs[i] | q) = sum_j log softmax(z_j)[seqs[i][j]] of each sequence by
+ * teacher forcing, -INFINITY where a value is outside its position's vocabulary (model_tune_ops.score). */
+int s2s_score(const model *mb, void *ws, const data_tune_problem *q, const float *x, const int32_t *const *seqs, int n,
+              float *scores);
 
 #endif

@@ -296,6 +296,7 @@ fail:
 static const model_tune_ops s2s_tune = {
     .ops = {.train = s2s_train, .save = s2s_save, .load = s2s_load},
     .predict = s2s_predict,
+    .score = s2s_score,
 };
 
 const model_family model_family_seq2seq = {

@@ -8,8 +8,9 @@
 
 /* Every row's sequence decoded by the model (timed: decode_us), then eval/'s metrics, with the codec's validity
  * rules where there are some. Where the data holds each problem's measured configurations (a table) the model is
- * handed them (a model decoding in the measured space keeps to them), and each prediction is scored by the runtime
- * of the configuration it names when that was measured for the problem. */
+ * handed them (a model decoding in the measured space keeps to them) and the vendor's first pick among them (the
+ * model's vendor guard falls back to it), and each prediction is scored by the runtime of the configuration it names
+ * when that was measured for the problem. */
 static int tune_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, const int *rows, int n_rows,
                          pipe_result *res, int *timed)
 {
@@ -17,6 +18,8 @@ static int tune_evaluate(const pipe_dataset *d, const model *m, model_ws *ws, co
     const data_tune *t = d->tune;
     int L = t->length;
     if (m->length != L) return hr_error(HR_EINVAL, "model predicts %d parameters, data has %d", m->length, L);
+    if (m->select_guard_top > 0)
+        return hr_error(HR_EINVAL, "--guard-top: a tune model's vendor guard takes a margin only (--guard M)");
     /* the values of a categorical field are indices into its vocabulary: a tune model reads the sequences of a
      * source with its own codec only */
     if (strcmp(data_codec_name(m->codec), data_codec_name(d->codec)))

@@ -119,7 +119,7 @@ Test(export_c, gbdt_tune_agrees_on_held_out_problems, .timeout = 300)
         double pv[DATA_CODEC_MAX_VALUES];
         /* through the key, as the runtime sees it */
         cr_assert_eq(model_problem_parse(m, keys[i], pv), HR_OK, "%s", keys[i]);
-        data_tune_problem q = {pv, NULL, 0, m->length};
+        data_tune_problem q = {pv, NULL, 0, m->length, NULL};
         cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK);
         for (int j = 0; j < 8; j++) {
             int got;
@@ -394,7 +394,7 @@ Test(export_c, seq2seq_tune_agrees_on_held_out_problems, .timeout = 300)
         int differ = 0, first = -1;
         for (int i = 0; i < n; i++) {
             int32_t want[8], got[8];
-            data_tune_problem q = {probs + (size_t)i * DATA_CODEC_MAX_VALUES, NULL, 0, L};
+            data_tune_problem q = {probs + (size_t)i * DATA_CODEC_MAX_VALUES, NULL, 0, L, NULL};
             cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK);
             int same = 1;
             for (int j = 0; j < L; j++) {

@@ -410,8 +410,8 @@ static double sequence_logp(const nn_params *p, nn_decoder_ws *ws, const float *
     return lp;
 }
 
-/* The decoder step (attention, LSTM cell, output slice) against nn_decoder_step over a few steps, and
- * the greedy decoding against the same loop run through nn. */
+/* The decoder step (attention, LSTM cell, output slice) against nn_decoder_step over a few steps, the
+ * greedy decoding against the same loop run through nn, and the sequence score against the log-probability. */
 Test(export_runtime, seq2seq_decoder_step_and_greedy_match_nn)
 {
     nn_params p;
@@ -453,6 +453,11 @@ Test(export_runtime, seq2seq_decoder_step_and_greedy_match_nn)
         hm_decode_beam(NULL, keys, kproj, out);
         const double beam = sequence_logp(&p, &ws, keys, out), best_first = sequence_logp(&p, &ws, keys, greedy);
         cr_assert_geq(beam, best_first - 1e-6, "beam %g < greedy %g", beam, best_first);
+        /* the tuner guard's score is the sequence's log-probability; a value outside the vocabulary scores -inf */
+        const double score = hm_seq_score(keys, kproj, out);
+        cr_assert(fabs(score - beam) <= 1e-5 * (1 + fabs(beam)), "score %.9g, log-probability %.9g", score, beam);
+        out[HM_LEN - 1] = 3;
+        cr_assert_eq(hm_seq_score(keys, kproj, out), -INFINITY);
     }
     nn_decoder_ws_free(&ws);
     nn_params_free(&p);

@@ -273,7 +273,7 @@ Test(seq2seq, save_load_round_trip)
     memcpy(odd, f.V + (size_t)f.test[0] * f.nv, (size_t)f.nv * sizeof *odd);
     odd[DATA_FIELD_IN_C] = 123457;
     odd[DATA_FIELD_BATCH] = 999;
-    data_tune_problem oq = {odd, NULL, 0, L};
+    data_tune_problem oq = {odd, NULL, 0, L, NULL};
     int32_t v[16];
     cr_assert_eq(model_predict_tune(r, wr, &oq, v), HR_OK);
     model_ws_free(wm);
@@ -423,7 +423,7 @@ Test(seq2seq_beam, constrained_beam_finds_best_valid_sequence)
     static const char *const names[FL] = {"a", "b", "c"};
     data_constraint rule = {"fixture", FL, names, fixture_rule, NULL, NULL};
     double pv[DATA_CODEC_MAX_VALUES] = {0};
-    data_tune_problem p = {pv, NULL, 0, FL};
+    data_tune_problem p = {pv, NULL, 0, FL, NULL};
     s2s_beam_ws bw;
     cr_assert_eq(s2s_beam_ws_init(&bw, 9, FL, FV), HR_OK);
     fx_ctx c = {0};

@@ -173,7 +173,8 @@ static void hm_decode_greedy(const hm_tune_problem *p, const float *keys, const 
     }
 }
 
-/* @section beam */
+/* @section softmax */
+/* x (V) -= log sum exp x: the log-probabilities of a position's values, as the beam and the score sum them */
 static void hm_log_softmax(float *x, int V)
 {
     float mx = x[0];
@@ -183,6 +184,8 @@ static void hm_log_softmax(float *x, int V)
     float lse = mx + logf(s);
     for (int v = 0; v < V; v++) x[v] -= lse;
 }
+
+/* @section beam */
 
 /* Best (<= HM_BEAM) extensions of n_act hypotheses at position j, descending; ties keep the earlier
  * (hypothesis, token); with rules, only extensions whose prefix stays valid. Returns their count. */
@@ -281,4 +284,28 @@ static void hm_decode_beam(const hm_tune_problem *p, const float *keys, const fl
         memset(dc[0], 0, sizeof dc[0]);
         if (hm_dfs(p, keys, kproj, 0, 0, v, dh, dc, &budget)) memcpy(out, v, sizeof v);
     }
+}
+
+/* @section score */
+/* The model's log-probability of the sequence v (HM_LEN) for the encoded problem (keys, kproj): the log-softmax of
+ * each value given the ones before it, summed in order as the beam sums a hypothesis's (models/seq2seq_decode.c,
+ * s2s_score); -INFINITY when a value is none the model writes at its position. */
+static float hm_seq_score(const float *keys, const float *kproj, const int32_t *v)
+{
+    float h[HM_HIDDEN], c[HM_HIDDEN], hn[HM_HIDDEN], cn[HM_HIDDEN], z[HM_VMAX];
+    float s = 0.0f;
+    memset(h, 0, sizeof h);
+    memset(c, 0, sizeof c);
+    for (int j = 0, prev = 0; j < HM_LEN; j++) {
+        int V = hm_ve[j] - hm_vb[j], t = 0;
+        while (t < V && hm_vocab[j][t] != v[j]) t++;
+        if (t == V) return -INFINITY;
+        hm_dec_step(keys, kproj, h, c, j ? 1 + hm_vb[j - 1] + prev : 0, hm_vb[j], hm_ve[j], hn, cn, z);
+        hm_log_softmax(z, V);
+        s += z[t];
+        memcpy(h, hn, sizeof h);
+        memcpy(c, cn, sizeof c);
+        prev = t;
+    }
+    return s;
 }

@@ -55,6 +55,16 @@ static int hm_candidate_of(const hm_tune_problem *p, const int32_t *v)
     return -1;
 }
 
+/* v (HM_LEN) = the configuration values as a sequence holds them; 0 when one is no int32 (no sequence) */
+static int hm_sequence_of(const double *values, int32_t *v)
+{
+    for (int j = 0; j < HM_LEN; j++) {
+        if (!(values[j] >= INT32_MIN && values[j] <= INT32_MAX) || values[j] != (double)(int32_t)values[j]) return 0;
+        v[j] = (int32_t)values[j];
+    }
+    return 1;
+}
+
 /* @section valid */
 /* 1 when v[0..len) begins one of the candidates; with none, every sequence */
 static int hm_valid(const hm_tune_problem *p, const int32_t *v, int len)
