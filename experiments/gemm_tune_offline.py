@@ -12,10 +12,21 @@ call through ctypes, median over the shapes). The times are the
 table's (one timing per configuration), so a ratio within the noise ratio is a tie.
 
   python3 experiments/gemm_tune_offline.py --runtime DIR --table HELDOUT.csv.gz [--candidates rows|list]
-      [--noise-ratio 1.02] [--bootstrap 2000] [--seed 0] [--cc cc]
+      [--noise-ratio 1.02] [--bootstrap 2000] [--seed 0] [--cc cc] [--scores OUT.tsv]
+  python3 experiments/gemm_tune_offline.py --calibrate SCORES.tsv... [--noise-ratio 1.02]
 
 --candidates list gives the runtime only the entries of cuBLASLt's list (the rows with a heuristic rank): the model
 then chooses among what cuBLASLt's heuristic proposes.
+
+The vendor guard (heurist export --guard M of a tune model): a runtime exported with it is called through
+P_tune_vendor with cuBLASLt's first pick, so the figures are the guarded tuner's (its override share printed).
+--scores writes, per shape the table times, the unguarded decode's speed-up over the first pick and its margin,
+P_score of the decoded configuration less P_score of the first pick (the model's log-probabilities; nan where the
+first pick holds a value the model never writes, which the guard keeps). --calibrate
+reads such files (the training families' out-of-fold shapes: models trained without them) and chooses M as
+collect/scripts/gemm_offline.py chooses a selection guard: over margins 0 (no guard) and the 10th..90th
+percentiles of the positive margins, the best geomean among those slower beyond the noise ratio on at most 2% of
+the shapes; where none is, the smallest slower share among those of geomean >= 1.01; else the best geomean.
 
 DIR holds the runtime's P.c and P.h; it is compiled into a shared library beside a temporary folder and called
 through ctypes. Python 3 standard library and a C compiler only."""
@@ -63,6 +74,18 @@ def load_runtime(folder, cc):
         f.restype = res
         f.argtypes = args
         setattr(rt, fn, f)
+    dptr = ctypes.POINTER(ctypes.c_double)
+    rt.guard = None
+    if "%s_score(" % prefix in text:
+        rt.score = getattr(rt, "%s_score" % prefix)
+        rt.score.restype = ctypes.c_float
+        rt.score.argtypes = [dptr, dptr]
+    m = re.search(r"#define %s_GUARD_MARGIN ([0-9.eE+-]+)f" % prefix.upper(), text)
+    if m and "%s_tune_vendor(" % prefix in text:
+        rt.guard = float(m.group(1))
+        rt.tune_vendor = getattr(rt, "%s_tune_vendor" % prefix)
+        rt.tune_vendor.restype = ctypes.c_int
+        rt.tune_vendor.argtypes = [dptr, dptr, ctypes.c_int, dptr, dptr]
     pcols = [rt.problem_column(j).decode() for j in range(sizes["N_PROBLEM"])]
     kcols = [rt.kernel_column(j).decode() for j in range(sizes["N_KERNEL"])]
     return rt, pcols, kcols
@@ -113,17 +136,66 @@ def summary(name, rows, noise, boot, seed):
              100 * slower, 100 * faster, sum(r[1] for r in rows) / len(rows), sum(r[2] for r in rows) / len(rows)))
 
 
+def guarded(rows, margin):
+    """speed-ups of (speed-up, margin, same as the first pick) rows under the guard: the decode where the margin is 0
+    (no guard) or its margin is >= margin, else the first pick (1)"""
+    return [sp if not margin > 0 or mg >= margin else 1.0 for sp, mg, same in rows]
+
+
+def calibrate(paths, noise):
+    rows = []
+    for p in paths:
+        with open(p) as f:
+            for r in csv.DictReader(f, delimiter="\t"):
+                rows.append((float(r["speedup"]), float(r["margin"]), r["same"] == "1"))
+    if not rows:
+        sys.exit("%s: no shapes" % ",".join(paths))
+    gaps = sorted(mg for sp, mg, same in rows if mg > 0 and not same)
+    grid = [0.0] + ([gaps[int(q * (len(gaps) - 1))] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+                    if gaps else [])
+    print("calibration on %s (%d shapes): margin, override share, speed-up, slower, faster, worst"
+          % (",".join(paths), len(rows)))
+    points = []
+    for m in grid:
+        sp = guarded(rows, m)
+        pt = (m, sum(1 for s0, mg, same in rows if not same and (not m > 0 or mg >= m)) / len(rows), geomean(sp),
+              sum(1 for x in sp if x < 1 / noise) / len(sp), sum(1 for x in sp if x > noise) / len(sp), min(sp))
+        points.append(pt)
+        print("  %.6g %.4f %.4f %.4f %.4f %.3f" % pt)
+    meet = [p for p in points if p[3] <= 0.02]
+    half = [p for p in points if p[2] >= 1.01]
+    if meet:
+        best = max(meet, key=lambda p: p[2])
+    elif half:
+        best = min(half, key=lambda p: (p[3], -p[2]))
+    else:
+        best = max(points, key=lambda p: p[2])
+    print("chosen on the calibration scores: --guard %.6g (override %.4f, speed-up %.4f, slower %.4f, worst %.3f)"
+          % (best[0], best[1], best[2], best[3], best[5]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runtime", required=True)
-    ap.add_argument("--table", required=True)
+    ap.add_argument("--runtime")
+    ap.add_argument("--table")
     ap.add_argument("--candidates", choices=["rows", "list"], default="rows")
     ap.add_argument("--noise-ratio", type=float, default=1.02)
     ap.add_argument("--bootstrap", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--cc", default="cc")
+    ap.add_argument("--scores", help="per shape: the unguarded decode's speed-up and margin over the first pick")
+    ap.add_argument("--calibrate", nargs="+", help="--scores files of out-of-fold shapes: choose the guard's margin")
     a = ap.parse_args()
+    if a.calibrate:
+        calibrate(a.calibrate, a.noise_ratio)
+        return
+    if not a.runtime or not a.table:
+        ap.error("--runtime and --table are required (or --calibrate)")
     rt, pcols, kcols = load_runtime(a.runtime, a.cc)
+    if a.scores and not hasattr(rt, "score"):
+        sys.exit("%s: --scores needs a runtime with its score function (P_score)" % a.runtime)
+    scores = [] if a.scores else None
+    n_override = 0
     categorical = {"dtype", "trans_a", "trans_b", "algo_id", "reduction_scheme", "inner_shape"}
     nk = len(kcols)
     rows, fams, n_total, n_in, n_cand, no_first, decode_us = [], {}, 0, 0, 0, 0, []
@@ -142,8 +214,12 @@ def main():
             for j, c in enumerate(kcols):
                 kv[i * nk + j] = value(rt, c, r[c], categorical)
         out = (ctypes.c_double * nk)()
+        fv = (ctypes.c_double * nk)(*[value(rt, c, first[0][c], categorical) for c in kcols])
         t0 = time.perf_counter()
-        at = rt.tune(pv, kv, len(cands), out)
+        if rt.guard is not None:
+            at = rt.tune_vendor(pv, kv, len(cands), fv, out)
+        else:
+            at = rt.tune(pv, kv, len(cands), out)
         decode_us.append((time.perf_counter() - t0) * 1e6)
         n_cand += at >= 0
         if at < 0:
@@ -151,6 +227,13 @@ def main():
         n_in += 1
         t = float(cands[at]["time_us"])
         t_first = float(first[0]["time_us"])
+        n_override += list(out) != list(fv)
+        if scores is not None:
+            same = list(out) == list(fv)
+            s_first = rt.score(pv, fv)
+            # a first pick the model cannot write (score -inf) is beyond the guard's judgement: no margin (nan)
+            margin = 0.0 if same else rt.score(pv, out) - s_first if math.isfinite(s_first) else float("nan")
+            scores.append((",".join(key), cands[0].get("family", "-"), t_first / t, margin, int(same)))
         rec = (t_first / t, best / t, best / t_first)
         rows.append(rec)
         fams.setdefault(cands[0].get("family", "-"), []).append(rec)
@@ -158,6 +241,16 @@ def main():
           "%d (%.1f%%), timed by the table: %d; decode %.0f us (median, %s candidates)"
           % (a.table, n_total, no_first, n_cand, 100.0 * n_cand / max(1, n_total), n_in,
              percentile(decode_us, 0.5) if decode_us else 0.0, a.candidates))
+    if rt.guard is not None:
+        print("vendor guard: margin %.6g (P_tune_vendor); the decode replaces the first pick on %d of %d shapes (%.1f%%)"
+              % (rt.guard, n_override, n_in, 100.0 * n_override / max(1, n_in)))
+    if scores is not None:
+        tmp = a.scores + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("shape\tfamily\tspeedup\tmargin\tsame\n")
+            for r in scores:
+                f.write("%s\t%s\t%.9g\t%.9g\t%d\n" % r)
+        os.replace(tmp, a.scores)
     if rows:
         summary("all", rows, a.noise_ratio, a.bootstrap, a.seed)
         for fam in sorted(fams):

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The seq2seq tuner's vendor guard of docs/BENCHMARKS.md (the cuBLASLt GEMM table out of source): the tuner
+# trained on the H100 real pool's training families plus the generator pool, its margin calibrated on out-of-fold
+# shapes of the training families alone, then the guarded runtime scored on the held-out families (llama3, mistral,
+# resnet50), decoding within cuBLASLt's list.
+#   bash experiments/gemm_tune_guard.sh STAGE...      (from the repository root, after a Release build)
+# Stages, each writing under $OUT (default out/tune_guard):
+#   split   real_oos.train / real_oos.test: the real pool without / with the held-out families; RG.train: the
+#           training families plus the generator pool (no shape of real_oos.test)
+#   calib   three folds of the training families (no held-out family in any): per fold, the tuner trained on the
+#           other two plus the generator pool (no shape of the fold's), exported, its unguarded decodes within
+#           cuBLASLt's list scored on the fold's shapes (gemm_tune_offline.py --scores): cal_{A,B,C}.tsv; then the
+#           margin chosen on the three (gemm_tune_offline.py --calibrate): calib.txt
+#   final   the tuner trained on RG.train, exported unguarded (rt_s2s_tune) and with the calibrated margin
+#           (rt_s2s_guard, or --guard $MARGIN when set), both scored on real_oos.test within cuBLASLt's list
+# Environment: EPOCHS (default 30), MARGIN (skips calib.txt).
+set -eu -o pipefail
+REAL=datasets/h100/h100_cublaslt_gemm_real.csv.gz
+GEN=datasets/h100/h100_cublaslt_gemm.csv.gz
+OUT=${OUT:-out/tune_guard}
+EPOCHS=${EPOCHS:-30}
+HOLD=llama3,mistral,resnet50
+FOLD_A=bert,gemma2,mixtral,unet2d
+FOLD_B=deepseek_moe,phi3,swin
+FOLD_C=gpt2,qwen2.5,vit
+H=./build/heurist
+CONFIG="{\"epochs\":$EPOCHS,\"hidden\":128,\"embed\":64,\"space\":\"measured\"}"
+mkdir -p "$OUT"
+
+# train NAME TABLE: the seq2seq tuner on every shape of TABLE, one thread, exported unguarded to $OUT/rt_NAME
+train() {
+    nice -n 5 $H train --data "$2" --task tune --model seq2seq --split none --seed 0 --threads 1 --config "$CONFIG" \
+        --out "$OUT/$1.h5" --quiet
+    rm -rf "$OUT/rt_$1"
+    $H export --model "$OUT/$1.h5" --format c --prefix "$1" --out "$OUT/rt_$1"
+}
+
+for stage in "$@"; do
+    case $stage in
+    split)
+        $H data split --data "$REAL" --hold family=$HOLD --out "$OUT/real_oos"
+        python3 collect/scripts/concat_tables.py --out "$OUT/RG.train.csv.gz" --exclude "$OUT/real_oos.test.csv.gz" \
+            "$OUT/real_oos.train.csv.gz" "$GEN" --prefix 2=gen:
+        ;;
+    calib)
+        for f in A B C; do
+            eval fams=\$FOLD_$f
+            $H data split --data "$OUT/real_oos.train.csv.gz" --hold family=$fams --out "$OUT/cal_$f"
+            python3 collect/scripts/concat_tables.py --out "$OUT/cal_$f.RG.csv.gz" --exclude "$OUT/cal_$f.test.csv.gz" \
+                --exclude "$OUT/real_oos.test.csv.gz" "$OUT/cal_$f.train.csv.gz" "$GEN" --prefix 2=gen:
+            train "cal_$f" "$OUT/cal_$f.RG.csv.gz"
+            python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_cal_$f" --table "$OUT/cal_$f.test.csv.gz" \
+                --candidates list --scores "$OUT/cal_$f.tsv"
+        done
+        python3 experiments/gemm_tune_offline.py --calibrate "$OUT"/cal_{A,B,C}.tsv | tee "$OUT/calib.txt"
+        ;;
+    final)
+        margin=${MARGIN:-$(sed -n 's/^chosen on the calibration scores: --guard \([^ ]*\) .*/\1/p' "$OUT/calib.txt")}
+        train s2s_tune "$OUT/RG.train.csv.gz"
+        rm -rf "$OUT/rt_s2s_guard"
+        $H export --model "$OUT/s2s_tune.h5" --format c --prefix s2s_guard --out "$OUT/rt_s2s_guard" --guard "$margin"
+        python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_s2s_tune" --table "$OUT/real_oos.test.csv.gz" \
+            --candidates list --scores "$OUT/final.tsv"
+        python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_s2s_guard" --table "$OUT/real_oos.test.csv.gz" \
+            --candidates list
+        ;;
+    *)
+        echo "gemm_tune_guard.sh: unknown stage '$stage' (split, calib, final)" >&2
+        exit 2
+        ;;
+    esac
+done
