@@ -13,12 +13,16 @@
 #           margin chosen on the three (gemm_tune_offline.py --calibrate): calib.txt
 #   final   the tuner trained on RG.train, exported unguarded (rt_s2s_tune) and with the calibrated margin
 #           (rt_s2s_guard, or --guard $MARGIN when set), both scored on real_oos.test within cuBLASLt's list
-# Environment: EPOCHS (default 30), MARGIN (skips calib.txt).
+# Environment: EPOCHS (default 30), MARGIN (skips calib.txt), CANDIDATES (list, the default, or rows: the tuner
+# decodes within each shape's rows; the files calib, final and the guarded runtime gain the suffix _rows).
 set -eu -o pipefail
 REAL=datasets/h100/h100_cublaslt_gemm_real.csv.gz
 GEN=datasets/h100/h100_cublaslt_gemm.csv.gz
 OUT=${OUT:-out/tune_guard}
 EPOCHS=${EPOCHS:-30}
+CAND=${CANDIDATES:-list}
+sfx=""
+[ "$CAND" = list ] || sfx=_$CAND
 HOLD=llama3,mistral,resnet50
 FOLD_A=bert,gemma2,mixtral,unet2d
 FOLD_B=deepseek_moe,phi3,swin
@@ -50,19 +54,19 @@ for stage in "$@"; do
                 --exclude "$OUT/real_oos.test.csv.gz" "$OUT/cal_$f.train.csv.gz" "$GEN" --prefix 2=gen:
             train "cal_$f" "$OUT/cal_$f.RG.csv.gz"
             python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_cal_$f" --table "$OUT/cal_$f.test.csv.gz" \
-                --candidates list --scores "$OUT/cal_$f.tsv"
+                --candidates "$CAND" --scores "$OUT/cal_$f$sfx.tsv"
         done
-        python3 experiments/gemm_tune_offline.py --calibrate "$OUT"/cal_{A,B,C}.tsv | tee "$OUT/calib.txt"
+        python3 experiments/gemm_tune_offline.py --calibrate "$OUT"/cal_{A,B,C}$sfx.tsv | tee "$OUT/calib$sfx.txt"
         ;;
     final)
-        margin=${MARGIN:-$(sed -n 's/^chosen on the calibration scores: --guard \([^ ]*\) .*/\1/p' "$OUT/calib.txt")}
+        margin=${MARGIN:-$(sed -n 's/^chosen on the calibration scores: --guard \([^ ]*\) .*/\1/p' "$OUT/calib$sfx.txt")}
         train s2s_tune "$OUT/RG.train.csv.gz"
-        rm -rf "$OUT/rt_s2s_guard"
-        $H export --model "$OUT/s2s_tune.h5" --format c --prefix s2s_guard --out "$OUT/rt_s2s_guard" --guard "$margin"
+        rm -rf "$OUT/rt_s2s_guard$sfx"
+        $H export --model "$OUT/s2s_tune.h5" --format c --prefix s2s_guard --out "$OUT/rt_s2s_guard$sfx" --guard "$margin"
         python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_s2s_tune" --table "$OUT/real_oos.test.csv.gz" \
-            --candidates list --scores "$OUT/final.tsv"
-        python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_s2s_guard" --table "$OUT/real_oos.test.csv.gz" \
-            --candidates list
+            --candidates "$CAND" --scores "$OUT/final$sfx.tsv"
+        python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_s2s_guard$sfx" --table "$OUT/real_oos.test.csv.gz" \
+            --candidates "$CAND"
         ;;
     *)
         echo "gemm_tune_guard.sh: unknown stage '$stage' (split, calib, final)" >&2
