@@ -28,8 +28,10 @@ static void hm_table_scores(const double *pv, const double *kv, int n, float *sc
 
 /* @section rank_flat */
 /* Candidates are scored HM_BLOCK at a time: their features (HM_BLOCK, HM_NF) on the stack, each tree walked for
- * all of them in lockstep (independent walks that the processor overlaps, over a tree that stays in cache). */
-#define HM_BLOCK 32
+ * all of them in lockstep (independent walks that the processor overlaps, over a tree that stays in cache). 32 at
+ * most, fewer where the features would pass 32 KB of stack (wide one-hots). */
+#define HM_BLOCK_FIT (8192 / HM_NF)
+#define HM_BLOCK (HM_BLOCK_FIT < 1 ? 1 : HM_BLOCK_FIT > 32 ? 32 : HM_BLOCK_FIT)
 
 /* Scores (n) of n candidates kv (n, HM_NK) for the problem pv (HM_NP): the booster's prediction per pair, its
  * leaf values added in tree order as the library does, from the pair features some split reads. Where no feature
