@@ -41,7 +41,7 @@ if ! { cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON
     tail -40 "$out/build.log"
     exit 1
 fi
-bin=$PWD/$build/heurist-collect
+bin=$(cd "$build" && pwd)/heurist-collect # BUILD_DIR relative or absolute
 echo "built heurist-collect with $# model(s) in $((SECONDS - t0)) s"
 {
     date -u
