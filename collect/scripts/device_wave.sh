@@ -61,7 +61,7 @@ if ! { cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON
     tail -40 "$out/build.log"
     exit 1
 fi
-bin=$PWD/$build/heurist-collect
+bin=$(cd "$build" && pwd)/heurist-collect # BUILD_DIR relative or absolute
 "$bin" gemm --describe >> "$out/env.txt" 2>&1
 echo "built heurist-collect in $((SECONDS - t0)) s"
 gpus_flag=0
