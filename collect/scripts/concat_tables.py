@@ -19,16 +19,9 @@ import argparse
 import gzip
 import json
 import os
-import shutil
 import sys
 
-SHAPE_FIELDS = 6
-
-
-def sidecar(table, suffix):
-    base = table[:-3] if table.endswith('.gz') else table
-    base = base[:-4] if base.endswith('.csv') else base
-    return base + suffix
+from gemm_table_io import check_header, copy_sidecars, open_table, shape_key, sidecar
 
 
 def read_schema(table):
@@ -60,19 +53,16 @@ def main():
     header, seen, kept, tmp = None, set(), [], a.out + '.tmp'
     excluded = set()
     for table in a.exclude:
-        opener = gzip.open if table.endswith('.gz') else open
-        with opener(table, 'rt') as f:
+        with open_table(table) as f:
             f.readline()
-            excluded |= {','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS]) for l in f if l.strip()}
+            excluded |= {shape_key(l) for l in f if l.strip()}
     with gzip.open(tmp, 'wt') as out:
         for t, table in enumerate(a.tables):
             if t and read_schema(table) not in (None, schema):
                 sys.exit('%s: its schema differs from %s\'s' % (sidecar(table, '.schema.json'), a.tables[0]))
-            opener = gzip.open if table.endswith('.gz') else open
-            with opener(table, 'rt') as f:
+            with open_table(table) as f:
                 h = f.readline()
-                if not h.startswith('M,N,K,dtype,trans_a,trans_b,'):
-                    sys.exit('%s:1: not a table heurist-collect gemm wrote' % table)
+                check_header(table, h)
                 if header is None:
                     header = h
                     out.write(h)
@@ -86,7 +76,7 @@ def main():
                 for line in f:
                     if not line.strip():
                         continue
-                    key = ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+                    key = shape_key(line)
                     if key in seen or key in excluded:
                         dropped.add(key)
                         continue
@@ -101,10 +91,7 @@ def main():
             kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table or excluded)'
                         % (table, len(mine), rows, len(dropped)))
     os.replace(tmp, a.out)
-    for suffix in ('.schema.json', '.caps.json'):
-        src = sidecar(a.tables[0], suffix)
-        if os.path.exists(src):
-            shutil.copyfile(src, sidecar(a.out, suffix))
+    copy_sidecars(a.tables[0], a.out)
     print('\n'.join(kept))
 
 

@@ -17,16 +17,9 @@ import argparse
 import gzip
 import os
 import random
-import shutil
 import sys
 
-SHAPE_FIELDS = 6
-
-
-def sidecar(table, suffix):
-    base = table[:-3] if table.endswith('.gz') else table
-    base = base[:-4] if base.endswith('.csv') else base
-    return base + suffix
+from gemm_table_io import check_header, copy_sidecars, open_table, shape_key
 
 
 def main():
@@ -46,19 +39,17 @@ def main():
             sys.exit('--hold %s: expected COLUMN=V1,V2,...' % a.hold)
         hold_col, values = a.hold.split('=', 1)
         hold = set(v for v in values.split(',') if v)
-    opener = gzip.open if a.table.endswith('.gz') else open
-    with opener(a.table, 'rt') as f:
+    with open_table(a.table) as f:
         header = f.readline()
         rows = [l for l in f if l.strip()]
-    if not header.startswith('M,N,K,dtype,trans_a,trans_b,'):
-        sys.exit('%s:1: not a table heurist-collect gemm wrote' % a.table)
+    check_header(a.table, header)
     columns = header.rstrip('\r\n').split(',')
     if hold_col is not None and hold_col not in columns:
         sys.exit('%s:1: no column %s (--hold)' % (a.table, hold_col))
     shapes = []
     seen, held, found = set(), set(), set()
     for i, l in enumerate(rows):
-        key = ','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+        key = shape_key(l)
         if key not in seen:
             seen.add(key)
             shapes.append(key)
@@ -80,13 +71,10 @@ def main():
         with gzip.open(tmp, 'wt') as f:
             f.write(header)
             for l in rows:
-                if keep(','.join(l.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])):
+                if keep(shape_key(l)):
                     f.write(l)
         os.replace(tmp, path)
-        for suffix in ('.schema.json', '.caps.json'):
-            src = sidecar(a.table, suffix)
-            if os.path.exists(src):
-                shutil.copyfile(src, sidecar(path, suffix))
+        copy_sidecars(a.table, path)
     print('%d shapes: %d training, %d held out (%s)' % (len(shapes), len(shapes) - len(test), len(test),
                                                        'seed %d' % a.seed if hold_col is None else a.hold))
 

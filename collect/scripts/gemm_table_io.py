@@ -1,0 +1,42 @@
+"""What the table scripts (concat_tables.py, split_table.py) share about a table heurist-collect gemm wrote: gzip or
+plain CSV, a header beginning with the shape's six columns (M, N, K, dtype, trans_a, trans_b), and the schema and
+capability file beside it (t.csv.gz -> t.schema.json, t.caps.json).
+Python 3 standard library only."""
+import gzip
+import os
+import shutil
+import sys
+
+SHAPE_FIELDS = 6
+HEADER_START = 'M,N,K,dtype,trans_a,trans_b,'
+SIDECARS = ('.schema.json', '.caps.json')
+
+
+def open_table(table):
+    """The table open for reading text, gzip by its .gz ending."""
+    return (gzip.open if table.endswith('.gz') else open)(table, 'rt')
+
+
+def check_header(table, header):
+    """Exits naming the table when its header line is not one heurist-collect gemm writes."""
+    if not header.startswith(HEADER_START):
+        sys.exit('%s:1: not a table heurist-collect gemm wrote' % table)
+
+
+def shape_key(line):
+    """A row's shape: its first SHAPE_FIELDS fields, as the row spells them."""
+    return ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+
+
+def sidecar(table, suffix):
+    """The file beside the table with suffix in place of its .csv(.gz) ending."""
+    base = table[:-3] if table.endswith('.gz') else table
+    base = base[:-4] if base.endswith('.csv') else base
+    return base + suffix
+
+
+def copy_sidecars(src, dst):
+    """Copies src's schema and capability file, those that exist, beside the table dst."""
+    for suffix in SIDECARS:
+        if os.path.exists(sidecar(src, suffix)):
+            shutil.copyfile(sidecar(src, suffix), sidecar(dst, suffix))
