@@ -12,8 +12,10 @@
  *     (rebuilt from its fields and checked). A tune model's runtime writes a configuration, decoding within the
  *     candidates; it is rebuilt from its fields and checked (cublasLtMatmulAlgoCheck) whether or not the table
  *     holds it, and one cuBLASLt refuses is invalid: the model's pick is then cuBLASLt's first
- *     (model_rank_fallbacks 1); with --tune-candidates list it decodes within the list's entries alone. decide_us
- *     is the mean of 3 to 200 calls, as many as fit 2 ms;
+ *     (model_rank_fallbacks 1); with --tune-candidates list it decodes within the list's entries alone. A tune
+ *     runtime exported with the vendor guard (tune_vendor) is given cuBLASLt's first pick as well, and where the
+ *     guard keeps it, the pick is the heuristic's entry itself. decide_us is the mean of 3 to 200 calls, as many
+ *     as fit 2 ms (the guard included);
  *   - unless --no-list, every entry of the list timed once (autotune_ms, the exhaustive search's cost) and its
  *     fastest kept: what autotuning over the list gets;
  *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
@@ -116,27 +118,42 @@ static const collect_gemm_model_api *model_api(int m)
     return m < verify_n_table_models ? &verify_table_models[m].api : &verify_tune_models[m - verify_n_table_models].api;
 }
 
-/* What became of tune models' configurations over the run */
+/* What became of tune models' configurations over the run; with the vendor guard, the shapes whose decoded
+ * configuration differed from cuBLASLt's first pick: the guard kept the pick, or the decode replaced it */
 typedef struct tune_tally {
     int decoded, in_rows, in_list, new_cfg, refused;
+    int kept, replaced;
 } tune_tally;
 
+/* 1 when two configurations in a model's kernel columns (n values) are the same */
+static int values_equal(const double *a, const double *b, int n)
+{
+    int j = 0;
+    while (j < n && a[j] == b[j]) j++;
+    return j == n;
+}
+
 /* The pool index of the configuration a tune model wrote (values, in its column order), or -1 when it is none
- * cuBLASLt accepts: a candidate's index through candidate_build, else rebuilt and checked. 0, or a negative
- * COLLECT_E* code on a device error. */
-static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model *md, const double *values,
+ * cuBLASLt accepts: a candidate's index through candidate_build, else rebuilt and checked. first: the candidate
+ * that is cuBLASLt's first pick where the vendor guard kept it (values are its columns, which name it even where
+ * the model has no category for one of its fields), else -1. 0, or a negative COLLECT_E* code on a device
+ * error. */
+static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model *md, const double *values, int first,
                       const collect_gemm_config *cfgs, int nc, int n_rows, const int *vrank, const int *hidx, int *built,
                       tune_tally *tt, int *out)
 {
     collect_gemm_config cfg;
     *out = -1;
     tt->decoded++;
-    if (collect_gemm_model_config(&md->api, md->category_name, values, &cfg)) {
-        tt->refused++;
-        return 0;
+    int c = first;
+    if (c < 0) {
+        if (collect_gemm_model_config(&md->api, md->category_name, values, &cfg)) {
+            tt->refused++;
+            return 0;
+        }
+        c = 0;
+        while (c < nc && !collect_gemm_config_equal(&cfgs[c], &cfg)) c++;
     }
-    int c = 0;
-    while (c < nc && !collect_gemm_config_equal(&cfgs[c], &cfg)) c++;
     if (c < nc) {
         tt->in_rows += c < n_rows;
         tt->in_list += c >= n_rows;
@@ -161,6 +178,22 @@ static int backend_open(verify_gemm_backend *b, const verify_gemm_opts *o)
     if (!collect_timer_is_fake()) return verify_gemm_backend_open_gpu(b, o);
 #endif
     return verify_gemm_backend_open_fake(b, o);
+}
+
+/* A tune model's entry and what became of its configurations, as one line (prefix "# " in the report, where
+ * "# model P" begins a model's summary) */
+static void tune_tally_print(FILE *f, const char *prefix, const verify_tune_model *md, const tune_tally *tt)
+{
+    fprintf(f, "%stune model %s decides with %s_%s", prefix, md->name, md->name, md->tune_vendor ? "tune_vendor" : "tune");
+    if (md->tune_vendor) fprintf(f, " (the vendor guard, margin %g, given cuBLASLt's first pick)", md->guard_margin);
+    fprintf(f, ": %d configurations written this run: %d among the table's rows, %d among cuBLASLt's list only, %d new; "
+               "%d refused (cuBLASLt's first pick instead)",
+            tt->decoded, tt->in_rows, tt->in_list, tt->new_cfg, tt->refused);
+    if (md->tune_vendor)
+        fprintf(f, "; the decode differed from cuBLASLt's first pick on %d shapes: the guard kept the pick on %d, the "
+                   "decode replaced it on %d",
+                tt->kept + tt->replaced, tt->kept, tt->replaced);
+    fprintf(f, "\n");
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -255,7 +288,8 @@ int cmd_verify_gemm(int argc, char **argv)
         if (api->n_kernel > max_nk) max_nk = api->n_kernel;
     }
     pl.cap = MAX_HEUR + ttop + n_models * (topk + 2) + 1;
-    double tuned[MAX_MODELS][64];
+    double tuned[MAX_MODELS][64], first[MAX_MODELS][64], plain[64];
+    int guard_kept[MAX_MODELS];
     tune_tally tally[MAX_MODELS] = {{0}};
     if (max_nk > 64) {
         collect_error(COLLECT_EINVAL, "a model has %d kernel columns, at most 64", max_nk);
@@ -298,8 +332,9 @@ int cmd_verify_gemm(int argc, char **argv)
             printf("model %s: a table model of %d problem and %d kernel columns, %d configurations known\n", model_name(m),
                    api->n_problem, api->n_kernel, verify_table_models[m].n_configs());
         else
-            printf("model %s: a tune model of %d problem and %d kernel columns, writing a configuration\n", model_name(m),
-                   api->n_problem, api->n_kernel);
+            printf("model %s: a tune model of %d problem and %d kernel columns, writing a configuration (%s_%s)\n",
+                   model_name(m), api->n_problem, api->n_kernel, model_name(m),
+                   verify_tune_models[m - verify_n_table_models].tune_vendor ? "tune_vendor: the vendor guard" : "tune");
     }
     printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
            "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
@@ -359,26 +394,48 @@ int cmd_verify_gemm(int argc, char **argv)
         /* each model's decision over them, as a deployed runtime makes it */
         double decide_us[MAX_MODELS];
         d0 = cli_now_s();
-        int hrank[MAX_HEUR];
+        int hrank[MAX_HEUR], c_first = -1;
         for (int k = 0; k < nh; k++) hrank[k] = k;
+        for (int c = 0; c < nc && c_first < 0; c++)
+            if (vrank[c] == 0) c_first = c;
         for (int m = 0; m < n_models; m++) {
             const int tune = m >= verify_n_table_models, listed = tune && tune_list;
-            if (collect_gemm_model_values(model_api(m), &sh->s, listed ? heur : cfgs, listed ? hrank : vrank,
-                                          listed ? nh : nc, pv, kv)) {
+            const verify_tune_model *tm = tune ? &verify_tune_models[m - verify_n_table_models] : NULL;
+            const int nk = model_api(m)->n_kernel, n_in = listed ? nh : nc;
+            if (collect_gemm_model_values(model_api(m), &sh->s, listed ? heur : cfgs, listed ? hrank : vrank, n_in, pv,
+                                          kv)) {
                 be.problem_end(&be);
                 goto fail;
             }
+            /* a guarded tuner's first pick: the candidate of rank 0 in the model's columns */
+            const double *fp = NULL;
+            if (tm && tm->tune_vendor && c_first >= 0) {
+                memcpy(first[m], kv + (size_t)(listed ? 0 : c_first) * (size_t)nk, (size_t)nk * sizeof *kv);
+                fp = first[m];
+            }
             /* at least 3 calls, then up to 200 while they take under 2 ms */
-            int reps = 0;
+            int reps = 0, trc = 0;
             double m0 = cli_now_s(), el;
             do {
-                if (tune) verify_tune_models[m - verify_n_table_models].tune(pv, kv, listed ? nh : nc, tuned[m]);
+                if (tm && tm->tune_vendor) trc = tm->tune_vendor(pv, kv, n_in, fp, tuned[m]);
+                else if (tm) trc = tm->tune(pv, kv, n_in, tuned[m]);
                 else if (verify_table_models[m].rank_vendor)
                     verify_table_models[m].rank_vendor(pv, kv, nc, vrank16, scores, ranking + (size_t)m * max_c);
                 else verify_table_models[m].rank(pv, kv, nc, scores, ranking + (size_t)m * max_c);
                 el = cli_now_s() - m0;
             } while (++reps < 200 && (reps < 3 || el < 2e-3));
             decide_us[m] = el * 1e6 / reps;
+            if (trc == -2) {
+                collect_error(COLLECT_EINVAL, "%s: model %s refuses the shape's candidates or cuBLASLt's first pick", key,
+                              tm->name);
+                be.problem_end(&be);
+                goto fail;
+            }
+            /* where the guarded configuration is the first pick, whether the decode alone differed (the guard kept
+             * the pick): one unguarded call, outside the timing */
+            guard_kept[m] = fp && values_equal(tuned[m], fp, nk);
+            if (fp && !guard_kept[m]) tally[m].replaced++;
+            if (guard_kept[m] && tm->tune(pv, kv, n_in, plain) != -2 && !values_equal(plain, fp, nk)) tally[m].kept++;
         }
         part[PART_DECIDE] += cli_now_s() - d0;
         /* the pool: the heuristic's list, each model's accepted candidates in its order, the table's fastest */
@@ -394,8 +451,8 @@ int cmd_verify_gemm(int argc, char **argv)
             if (m >= verify_n_table_models) {
                 /* a tune model's configuration, or cuBLASLt's first pick where cuBLASLt refuses it */
                 int u;
-                if (tune_build(&be, &pl, &verify_tune_models[m - verify_n_table_models], tuned[m], cfgs, nc, sh->n, vrank,
-                               hidx, built, &tally[m], &u) < 0)
+                if (tune_build(&be, &pl, &verify_tune_models[m - verify_n_table_models], tuned[m],
+                               guard_kept[m] ? c_first : -1, cfgs, nc, sh->n, vrank, hidx, built, &tally[m], &u) < 0)
                     goto fail;
                 if (u < 0 && nh > 0) {
                     fallbacks[m] = 1;
@@ -573,10 +630,15 @@ int cmd_verify_gemm(int argc, char **argv)
     printf("%d shapes verified, %d already in the report, %.1f s\n", measured, resumed, cli_now_s() - t_start);
     if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "shapes skipped");
-    for (int m = verify_n_table_models; m < n_models; m++)
-        printf("model %s: %d configurations written: %d among the table's rows, %d among cuBLASLt's list only, %d new; "
-               "%d refused (cuBLASLt's first pick instead)\n",
-               model_name(m), tally[m].decoded, tally[m].in_rows, tally[m].in_list, tally[m].new_cfg, tally[m].refused);
+    /* each tune model's entry and tally, also in the report before its summary */
+    for (int m = verify_n_table_models; m < n_models; m++) {
+        tune_tally_print(stdout, "", &verify_tune_models[m - verify_n_table_models], &tally[m]);
+        tune_tally_print(fo, "# ", &verify_tune_models[m - verify_n_table_models], &tally[m]);
+    }
+    if (ferror(fo)) {
+        collect_error(COLLECT_EIO, "%s: write failed", out);
+        goto fail;
+    }
     int frc = collect_report_finish(fo, out, "shape", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

@@ -5,8 +5,8 @@
  * CMake writes the registry (verify_models.c in the build folder) from HEURIST_COLLECT_MODEL_DIR, a list of
  * folders each holding one runtime of `heurist export --format c --prefix P` (P.c and P.h; P distinct across
  * the folders): a selection model of a find-db (P_select_key) verifies convolutions, a table model of the
- * cuBLASLt GEMM table (P_rank, which ranks candidates, or P_tune, which writes a configuration) GEMMs. A model's name
- * in the report is its prefix.
+ * cuBLASLt GEMM table (P_rank, which ranks candidates, or P_tune, which writes a configuration; P_tune_vendor
+ * where it has the vendor guard) GEMMs. A model's name in the report is its prefix.
  */
 #ifndef HEURIST_COLLECT_VERIFY_MODELS_H
 #define HEURIST_COLLECT_VERIFY_MODELS_H
@@ -38,12 +38,17 @@ typedef struct verify_table_model {
 
 /* A tune model of the GEMM table (export/runtime/table_tune.h): its columns, the text of a category, and the
  * configuration it writes for a shape given n candidate configurations kv (the index of the candidate it is, -1
- * when none is, -2 on bad arguments). */
+ * when none is, -2 on bad arguments). A runtime exported with the vendor guard (heurist export --guard M) also
+ * writes it given cuBLASLt's first pick (first, in the model's kernel columns): the decoded configuration stands
+ * only where its score beats the first pick's by guard_margin, otherwise values is the first pick (tune_vendor,
+ * NULL and guard_margin 0 for others), and verify decides with it. */
 typedef struct verify_tune_model {
     const char *name;
     collect_gemm_model_api api;
     const char *(*category_name)(const char *column, int value);
     int (*tune)(const double *pv, const double *kv, int n, double *values);
+    int (*tune_vendor)(const double *pv, const double *kv, int n, const double *first, double *values);
+    float guard_margin;
 } verify_tune_model;
 
 extern const verify_select_model verify_select_models[];

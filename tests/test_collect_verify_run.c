@@ -209,10 +209,37 @@ static int tune_t(const double *pv, const double *kv, int n, double *values)
     return -1;
 }
 
+#define TUNE_MARGIN 0.25f
+/* tune_g's score of a configuration for a shape (as a tuner's log-probability): a hash of both, -INFINITY for an
+ * algo_id it never writes */
+static float tune_score(const double *pv, const double *values)
+{
+    if (values[0] < 0) return -INFINITY;
+    return (float)(values_hash(values, COLLECT_GEMM_N_FIELDS, values_hash(pv, 6, 9)) % 100000) / 100000.0f;
+}
+
+/* tune_t exported with the vendor guard (heurist export --guard 0.25), as P_tune_vendor decides: its configuration
+ * stands only where its score beats the first pick's, a finite one, by TUNE_MARGIN; otherwise it writes the first
+ * pick. Returns the index of the candidate equal to what it writes, or -1. */
+static int tune_g_vendor(const double *pv, const double *kv, int n, const double *first, double *values)
+{
+    const size_t bytes = COLLECT_GEMM_N_FIELDS * sizeof *values;
+    int at = tune_t(pv, kv, n, values);
+    if (!first || !memcmp(values, first, bytes)) return at;
+    float sf = tune_score(pv, first);
+    if (isfinite(sf) && tune_score(pv, values) - sf >= TUNE_MARGIN) return at;
+    memcpy(values, first, bytes);
+    for (at = 0; at < n && memcmp(kv + (size_t)at * COLLECT_GEMM_N_FIELDS, first, bytes); at++) continue;
+    return at < n ? at : -1;
+}
+
 const verify_tune_model verify_tune_models[] = {
-    {"tune_t", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, tune_category}, tune_category_name, tune_t},
+    {"tune_t", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, tune_category}, tune_category_name, tune_t,
+     NULL, 0},
+    {"tune_g", {6, COLLECT_GEMM_N_FIELDS, problem_column, kernel_column_a, tune_category}, tune_category_name, tune_t,
+     tune_g_vendor, TUNE_MARGIN},
 };
-const int verify_n_tune_models = 1;
+const int verify_n_tune_models = 2;
 
 /* ---- running the commands ---- */
 
@@ -676,6 +703,28 @@ static void gemm_table_write(const char *shapes_path, const char *table)
     free(s);
 }
 
+/* A GEMM verify's files: the shapes, their fake collection (gemm_table_write) and the report's path */
+typedef struct gemm_files {
+    char *shapes, *table, *out;
+} gemm_files;
+
+static void gemm_files_open(gemm_files *g)
+{
+    g->shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
+    g->table = test_tmppath(".csv.gz");
+    g->out = test_tmppath(".tsv");
+    gemm_table_write(g->shapes, g->table);
+}
+
+static void gemm_files_close(gemm_files *g)
+{
+    char *files[3] = {g->shapes, g->table, g->out};
+    for (int i = 0; i < 3; i++) {
+        remove(files[i]);
+        free(files[i]);
+    }
+}
+
 /* the time the fake gives a configuration of a shape (verify_fake.c, timer_fake.c) */
 static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *valid)
 {
@@ -686,21 +735,42 @@ static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *v
     return 1.0 + (double)((h >> 16) % 1000000) / 100.0;
 }
 
+/* What tune_expected finds of a tune model's configuration: a candidate, a new one the fake AlgoCheck accepts, a new
+ * one it refuses, one whose fields name no configuration */
+enum { TUNE_CANDIDATE, TUNE_NEW, TUNE_NEW_REFUSED, TUNE_UNNAMED, TUNE_KINDS };
+
+/* What tune_expected finds of a guarded tuner's decision: no guard or a decode equal to the first pick, the guard
+ * keeping the first pick over another decode, the decode replacing it */
+enum { GUARD_NONE, GUARD_KEPT, GUARD_REPLACED };
+
 /* The pick verify reports for tune model md on shape s given candidates cfg[0..n) (vrank: their places in
- * cuBLASLt's list): the configuration it writes, or cuBLASLt's first pick (heur) when the fake AlgoCheck refuses it
- * or its fields name none; *kind 0 for a candidate, 1 a new configuration, 2 refused. */
+ * cuBLASLt's list; a guarded model is given the one of rank 0 as the first pick): the configuration it writes, or
+ * cuBLASLt's first pick (heur) when the fake AlgoCheck refuses it or its fields name none; *kind a TUNE_* value,
+ * *guard a GUARD_* value. */
 static void tune_expected(const verify_tune_model *md, const collect_gemm_shape *s, const char *key,
                           const collect_gemm_config *cfg, const int *vrank, int n, const char *heur, char *name,
-                          size_t size, int *kind)
+                          size_t size, int *kind, int *guard)
 {
     double pv[8], kv[256 * COLLECT_GEMM_N_FIELDS], values[COLLECT_GEMM_N_FIELDS];
     collect_gemm_config c;
     cr_assert(n <= 256);
     cr_assert_eq(collect_gemm_model_values(&md->api, s, cfg, vrank, n, pv, kv), 0);
     int at = md->tune(pv, kv, n, values);
-    int ok = collect_gemm_model_config(&md->api, md->category_name, values, &c) == 0;
+    *guard = GUARD_NONE;
+    if (md->tune_vendor) {
+        int r0 = 0;
+        while (r0 < n && vrank[r0] != 0) r0++;
+        cr_assert_lt(r0, n, "%s: cuBLASLt's first pick is a candidate", key);
+        const double *first = kv + (size_t)r0 * COLLECT_GEMM_N_FIELDS;
+        int differs = memcmp(values, first, sizeof values) != 0;
+        at = md->tune_vendor(pv, kv, n, first, values);
+        int kept = !memcmp(values, first, sizeof values);
+        *guard = kept ? (differs ? GUARD_KEPT : GUARD_NONE) : GUARD_REPLACED;
+        if (kept) cr_assert_eq(at, r0);
+    }
+    int named = collect_gemm_model_config(&md->api, md->category_name, values, &c) == 0, ok = named;
     if (ok && at < 0) fake_gemm_us(key, &c, &ok);
-    *kind = !ok ? 2 : at < 0;
+    *kind = !named ? TUNE_UNNAMED : at >= 0 ? TUNE_CANDIDATE : ok ? TUNE_NEW : TUNE_NEW_REFUSED;
     if (ok) collect_gemm_config_name(&c, name, size);
     else snprintf(name, size, "%s", heur);
 }
@@ -709,6 +779,21 @@ static void tune_expected(const verify_tune_model *md, const collect_gemm_shape 
 enum { G_KEY, G_MODEL, G_HEUR, G_BEST, G_TM, G_TH, G_TB, G_AUTOTUNE = 11, G_LIST_BEST, G_TLIST, G_CANDS, G_LIST,
        G_FALLBACKS, G_NAME, G_SOURCE, G_K, G_TIMINGS, G_TOPK_PICK, G_TTOPK, G_TOPK_MS, G_VPICK, G_TVTOPK, G_VTOPK_MS,
        G_COUNT };
+
+/* 1 when the report at path has the line `text` (without its newline) */
+static int report_has_line(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s", path);
+    char line[4096];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        found = strcmp(line, text) == 0;
+    }
+    fclose(f);
+    return found;
+}
 
 static void check_gemm_report(const char *path, const char *table, const collect_gemm_tags *tags, int k, int list)
 {
@@ -720,7 +805,8 @@ static void check_gemm_report(const char *path, const char *table, const collect
     const int per = verify_n_table_models + verify_n_tune_models;
     cr_assert_eq(t.n, per * ns, "%d rows for %d shapes", t.n, ns);
     int guard_kept = 0; /* shapes where tab_a's guard keeps a pick its own ranking would not make */
-    int tune_kinds[3] = {0};
+    int tune_kinds[8][TUNE_KINDS] = {{0}}, guards[8][3] = {{0}}; /* per tune model */
+    cr_assert(verify_n_tune_models <= 8);
     for (int row = 0; row < t.n; row++) {
         char **f = t.f[row];
         const collect_gemm_measured *m = &sh[row / per];
@@ -759,11 +845,12 @@ static void check_gemm_report(const char *path, const char *table, const collect
         char name[512];
         int valid;
         if (tune) {
-            int kind;
+            int kind, guard;
             tune_expected(&verify_tune_models[mi - verify_n_table_models], &m->s, key, cfg, vrank, m->n, f[G_HEUR], name,
-                          sizeof name, &kind);
-            tune_kinds[kind]++;
-            cr_assert_str_eq(f[G_FALLBACKS], kind == 2 ? "1" : "0", "%s", key);
+                          sizeof name, &kind, &guard);
+            tune_kinds[mi - verify_n_table_models][kind]++;
+            guards[mi - verify_n_table_models][guard]++;
+            cr_assert_str_eq(f[G_FALLBACKS], kind >= TUNE_NEW_REFUSED ? "1" : "0", "%s", key);
         } else {
             const verify_table_model *md = &verify_table_models[mi];
             cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
@@ -802,9 +889,29 @@ static void check_gemm_report(const char *path, const char *table, const collect
         }
     }
     cr_assert_gt(guard_kept, 0, "the guarded model's pick differs from its own ranking's somewhere");
-    /* the fake tune model wrote candidates, new configurations and refused ones */
-    cr_assert(tune_kinds[0] > 0 && tune_kinds[1] > 0 && tune_kinds[2] > 0, "%d %d %d", tune_kinds[0], tune_kinds[1],
-              tune_kinds[2]);
+    /* the fake tune models wrote candidates, new configurations and refused ones; the guarded one kept cuBLASLt's
+     * first pick over its decode somewhere and replaced it elsewhere. The report names the entry each decided with
+     * and counts what became of its configurations. */
+    for (int u = 0; u < verify_n_tune_models; u++) {
+        const verify_tune_model *md = &verify_tune_models[u];
+        const int *kd = tune_kinds[u], *gd = guards[u];
+        const int refused = kd[TUNE_NEW_REFUSED] + kd[TUNE_UNNAMED];
+        cr_assert(kd[TUNE_CANDIDATE] > 0 && kd[TUNE_NEW] > 0 && refused > 0, "%s: %d %d %d", md->name,
+                  kd[TUNE_CANDIDATE], kd[TUNE_NEW], refused);
+        if (md->tune_vendor)
+            cr_assert(gd[GUARD_KEPT] > 0 && gd[GUARD_REPLACED] > 0, "kept %d, replaced %d", gd[GUARD_KEPT],
+                      gd[GUARD_REPLACED]);
+        char line[1024], guard[256] = "";
+        if (md->tune_vendor)
+            snprintf(guard, sizeof guard, "; the decode differed from cuBLASLt's first pick on %d shapes: the guard kept "
+                     "the pick on %d, the decode replaced it on %d", gd[GUARD_KEPT] + gd[GUARD_REPLACED], gd[GUARD_KEPT],
+                     gd[GUARD_REPLACED]);
+        snprintf(line, sizeof line, "# tune model %s decides with %s_%s: %d configurations written this run: %d among the "
+                 "table's rows, 0 among cuBLASLt's list only, %d new; %d refused (cuBLASLt's first pick instead)%s",
+                 md->name, md->name, md->tune_vendor ? "tune_vendor (the vendor guard, margin 0.25, given cuBLASLt's "
+                 "first pick)" : "tune", ns, kd[TUNE_CANDIDATE], kd[TUNE_NEW] + kd[TUNE_NEW_REFUSED], refused, guard);
+        cr_assert(report_has_line(path, line), "%s: no line '%s'", path, line);
+    }
     free(t.text);
     collect_gemm_measured_free(sh, ns);
 }
@@ -813,41 +920,40 @@ static void check_gemm_report(const char *path, const char *table, const collect
  * would for a shape no table holds; a value other than rows or list is a usage error */
 Test(collect_verify_run, gemm_tune_within_the_list, .init = setup)
 {
-    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
-    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), args[8192];
-    gemm_table_write(shapes, table);
-    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates list", table, out);
+    gemm_files g;
+    gemm_files_open(&g);
+    char args[8192];
+    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates list", g.table, g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
     collect_gemm_measured *sh;
     int ns;
-    cr_assert_eq(collect_gemm_measured_read(table, &sh, &ns), 0);
+    cr_assert_eq(collect_gemm_measured_read(g.table, &sh, &ns), 0);
     table_rows t;
-    rows_read(out, &t);
+    rows_read(g.out, &t);
     const int per = verify_n_table_models + verify_n_tune_models;
     cr_assert_eq(t.n, per * ns);
     for (int i = 0; i < ns; i++) {
-        char **f = t.f[i * per + verify_n_table_models], key[128], name[512];
+        char key[128], name[512];
         collect_gemm_shape_key(&sh[i].s, key, sizeof key);
-        /* the list: the rows cuBLASLt ranked, in its order */
+        /* the list: the rows cuBLASLt ranked, in its order (the guarded tuner's first pick its first) */
         collect_gemm_config cfg[64];
-        int vrank[64], n = 0, kind;
+        int vrank[64], n = 0, kind, guard;
         for (int r = 0; r < 64; r++)
             for (int c = 0; c < sh[i].n; c++)
                 if (sh[i].rows[c].heuristic_rank == r) cfg[n] = sh[i].rows[c].cfg, vrank[n] = r, n++;
-        tune_expected(&verify_tune_models[0], &sh[i].s, key, cfg, vrank, n, f[G_HEUR], name, sizeof name, &kind);
-        cr_assert_str_eq(f[G_NAME], verify_tune_models[0].name);
-        cr_assert_str_eq(f[G_MODEL], name, "%s", key);
+        for (int u = 0; u < verify_n_tune_models; u++) {
+            char **f = t.f[i * per + verify_n_table_models + u];
+            tune_expected(&verify_tune_models[u], &sh[i].s, key, cfg, vrank, n, f[G_HEUR], name, sizeof name, &kind,
+                          &guard);
+            cr_assert_str_eq(f[G_NAME], verify_tune_models[u].name);
+            cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, f[G_NAME]);
+        }
     }
-    snprintf(args, sizeof args, "--table %s --out %s --tune-candidates table", table, out);
+    snprintf(args, sizeof args, "--table %s --out %s --tune-candidates table", g.table, g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 2);
     free(t.text);
     collect_gemm_measured_free(sh, ns);
-    remove(shapes);
-    remove(table);
-    remove(out);
-    free(shapes);
-    free(table);
-    free(out);
+    gemm_files_close(&g);
 }
 
 /* --shortlist-fill: each table model's shortlist is K timings in all (cuBLASLt's first pick and the model's K - 1
@@ -855,13 +961,13 @@ Test(collect_verify_run, gemm_tune_within_the_list, .init = setup)
  * and the first pick, one timing when they are the same */
 Test(collect_verify_run, gemm_shortlist_fill_times_k_in_all, .init = setup)
 {
-    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
-    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), args[8192];
-    gemm_table_write(shapes, table);
-    snprintf(args, sizeof args, "--table %s --out %s --top-k 2 --shortlist-fill --no-list", table, out);
+    gemm_files g;
+    gemm_files_open(&g);
+    char args[8192];
+    snprintf(args, sizeof args, "--table %s --out %s --top-k 2 --shortlist-fill --no-list", g.table, g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
     table_rows t;
-    rows_read(out, &t);
+    rows_read(g.out, &t);
     cr_assert_gt(t.n, 0);
     for (int row = 0; row < t.n; row++) {
         char **f = t.f[row];
@@ -872,48 +978,40 @@ Test(collect_verify_run, gemm_shortlist_fill_times_k_in_all, .init = setup)
         cr_assert(num(f[G_TTOPK]) <= num(f[G_TH]) * (1 + 1e-5));
     }
     free(t.text);
-    remove(shapes);
-    remove(table);
-    remove(out);
-    free(shapes);
-    free(table);
-    free(out);
+    gemm_files_close(&g);
 }
 
 Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
 {
-    char *shapes = test_tmpfile(".txt", gemm_shapes, strlen(gemm_shapes));
-    char *table = test_tmppath(".csv.gz"), *out = test_tmppath(".tsv"), *again = test_tmppath(".tsv"), args[8192];
-    gemm_table_write(shapes, table);
+    gemm_files g;
+    gemm_files_open(&g);
+    char *again = test_tmppath(".tsv"), args[8192];
     collect_gemm_tags tags;
-    cr_assert_eq(collect_gemm_tags_read(shapes, &tags), 0);
-    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --noise-ratio 1.02", table, shapes, out);
+    cr_assert_eq(collect_gemm_tags_read(g.shapes, &tags), 0);
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --noise-ratio 1.02", g.table, g.shapes,
+             g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
-    check_gemm_report(out, table, &tags, 2, 1);
+    check_gemm_report(g.out, g.table, &tags, 2, 1);
     collect_gemm_tags_free(&tags);
     /* resumed after two shapes: the same rows */
-    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --limit 2 --resume", table, shapes, again);
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --limit 2 --resume", g.table, g.shapes,
+             again);
     cr_assert_eq(run(cmd_verify_gemm, args), 0);
-    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --resume", table, shapes, again);
+    snprintf(args, sizeof args, "--table %s --shapes %s --out %s --top-k 2 --resume", g.table, g.shapes, again);
     cr_assert_eq(run(cmd_verify_gemm, args), 0);
-    char *a = stable_columns(out, 1), *b = stable_columns(again, 1);
+    char *a = stable_columns(g.out, 1), *b = stable_columns(again, 1);
     cr_assert_str_eq(a, b);
     free(a);
     free(b);
     /* the cheaper run: no list timing, no shortlist, the table's three fastest re-timed */
-    snprintf(args, sizeof args, "--table %s --out %s --no-list --table-top 3", table, out);
+    snprintf(args, sizeof args, "--table %s --out %s --no-list --table-top 3", g.table, g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 0);
     collect_report r;
-    cr_assert_eq(collect_report_read(out, &r), 0, "%s", collect_last_error());
+    cr_assert_eq(collect_report_read(g.out, &r), 0, "%s", collect_last_error());
     cr_assert_str_eq(r.rows[0].source, "-");
     cr_assert_eq(r.rows[0].v.t_list, 0);
     collect_report_free(&r);
-    remove(shapes);
-    remove(table);
-    remove(out);
     remove(again);
-    free(shapes);
-    free(table);
-    free(out);
     free(again);
+    gemm_files_close(&g);
 }
