@@ -195,6 +195,7 @@ static int seq2seq_write(const model *m, const model_views *v, FILE *out, int ta
     static const char runtime[] = "export/runtime/seq2seq.h", table_runtime[] = "export/runtime/table_tune.h";
     fputs(export_source("nn/tanh_fast.h"), out);
     export_section(out, runtime, "net");
+    export_section(out, runtime, "enc_index");
     export_section(out, table ? table_runtime : runtime, table ? "problem" : "token");
     write_encoder(out, v);
     if (!greedy || table) export_section(out, runtime, "softmax");

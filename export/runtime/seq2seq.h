@@ -136,12 +136,10 @@ static void hm_dec_step(const float *keys, const float *kproj, const float *h, c
     }
 }
 
-/* @section token */
-/* encoder token f of p: 1 + index of its value in the field's sorted training values, 0 (UNK) if unseen */
-static int hm_token(const hm_tune_problem *p, int f)
+/* @section enc_index */
+/* encoder field f's token of the value v: 1 + index of v in the field's sorted training values, 0 (UNK) if unseen */
+static int hm_enc_index(int f, int64_t v)
 {
-    int src = hm_field_src[f];
-    int64_t v = src >= 0 ? p->f[src] : src == -1 ? p->direction : src == -2 ? p->dtype : p->layout;
     const int64_t *a = hm_enc_vals + hm_enc_voff[f];
     int lo = 0, hi = hm_enc_voff[f + 1] - hm_enc_voff[f];
     int n = hi;
@@ -151,6 +149,14 @@ static int hm_token(const hm_tune_problem *p, int f)
         else hi = mid;
     }
     return lo < n && a[lo] == v ? lo + 1 : 0;
+}
+
+/* @section token */
+/* encoder token f of p: its value's (hm_enc_index) */
+static int hm_token(const hm_tune_problem *p, int f)
+{
+    int src = hm_field_src[f];
+    return hm_enc_index(f, src >= 0 ? p->f[src] : src == -1 ? p->direction : src == -2 ? p->dtype : p->layout);
 }
 
 /* @section greedy */

@@ -3,10 +3,11 @@
  * beam keeps to (a prefix of one of the candidates, as models/seq2seq_decode.c's measured space), and which
  * candidate a decoded configuration is.
  *
- * Copied by section into an exported table tune runtime (export/table.c) before export/runtime/seq2seq.h's
- * net and beam sections; export/seq2seq.c writes the sizes (HM_TOKENS, HM_LEN, HM_BINS), the encoder's value
- * tables hm_enc_voff, hm_enc_vals and hm_categorical (1 for a categorical problem column), and the vocabularies
- * hm_vocab. tests/test_cli_table_tune.c compiles the exported runtime and checks its decodes against the library's.
+ * Copied by section into an exported table tune runtime (export/table.c) after export/runtime/seq2seq.h's net
+ * and enc_index sections and before its beam section; export/seq2seq.c writes the sizes (HM_TOKENS, HM_LEN,
+ * HM_BINS), the encoder's value tables hm_enc_voff, hm_enc_vals and hm_categorical (1 for a categorical problem
+ * column), and the vocabularies hm_vocab. tests/test_cli_table_tune.c compiles the exported runtime and checks its
+ * decodes against the library's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -20,7 +21,7 @@ typedef struct hm_tune_problem {
 } hm_tune_problem;
 
 /* encoder token f: a numeric column's value v as the bin round(HM_BINS log2(1 + |v|)), signed like v, a categorical
- * one's category; then 1 + its index in the field's sorted training values, 0 (UNK) when unseen */
+ * one's category; then its token (export/runtime/seq2seq.h's hm_enc_index) */
 static int hm_token(const hm_tune_problem *p, int f)
 {
     double x = p->pv[f];
@@ -32,15 +33,7 @@ static int hm_token(const hm_tune_problem *p, int f)
         if (!(b < 1e15)) b = 1e15;
         v = x < 0 ? -(int64_t)b : (int64_t)b;
     }
-    const int64_t *a = hm_enc_vals + hm_enc_voff[f];
-    int lo = 0, hi = hm_enc_voff[f + 1] - hm_enc_voff[f];
-    int n = hi;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (a[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && a[lo] == v ? lo + 1 : 0;
+    return hm_enc_index(f, v);
 }
 
 /* The index of the candidate equal to v (HM_LEN), or -1 when none is */
