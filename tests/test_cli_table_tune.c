@@ -13,7 +13,9 @@
 #include "core/core.h"
 #include "data/table.h"
 #include "export/export.h"
+#include "helpers/exported_runtime.h"
 #include "helpers/gemm_caps_fixture.h"
+#include "helpers/run_in.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
 #include "pipeline/pipeline.h"
@@ -91,17 +93,11 @@ static void check_tune_runtime(const model *m, const pipe_dataset *d)
 {
     const data_tune *t = d->tune;
     const int L = t->length;
-    char *dir = test_tmppath("_export_tune"), path[1024], cmd[4096];
-    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
-    snprintf(path, sizeof path, "%s/driver.c", dir);
-    FILE *f = fopen(path, "w");
-    fputs(tune_driver, f);
-    fclose(f);
+    char *dir = test_tmppath("_export_tune"), path[1024];
     /* unoptimised: the quickest build, and on x86-64 (no FMA without -march) the same float arithmetic as -O2 */
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O0 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_runtime_build(m, dir, tune_driver, "-O0");
     snprintf(path, sizeof path, "%s/in.txt", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < t->n; i++) {
             data_tune_problem q = data_tune_problem_of(t, d->V, i, pass == 0);
@@ -111,10 +107,7 @@ static void check_tune_runtime(const model *m, const pipe_dataset *d)
             fprintf(f, "\n");
         }
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    snprintf(path, sizeof path, "%s/out.txt", dir);
-    f = fopen(path, "r");
+    f = test_runtime_run(dir, "in.txt");
     int rc;
     char algo[32];
     cr_assert_eq(fscanf(f, "%d %31s", &rc, algo), 2);
@@ -147,9 +140,7 @@ static void check_tune_runtime(const model *m, const pipe_dataset *d)
     }
     fclose(f);
     model_ws_free(ws);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dir);
+    test_dir_remove(dir);
 }
 
 Test(cli_table_tune, train_eval_predict_compare, .timeout = 300)
@@ -242,7 +233,7 @@ static int cmp_float(const void *a, const void *b)
  * it to float rounding. --guard-top is refused for a tune runtime. */
 Test(cli_table_tune, export_guard_decides_as_the_library, .timeout = 60)
 {
-    char *csv = gemm_caps_fixture_write(16, 3), *dir = test_tmppath("_export_guard"), path[1024], cmd[4096];
+    char *csv = gemm_caps_fixture_write(16, 3), *dir = test_tmppath("_export_guard"), path[1024];
     pipe_dataset d;
     cr_assert_eq(pipe_dataset_load_caps(csv, "tune", NULL, NULL, NULL, 1, NULL, &d), HR_OK, "%s", hr_last_error());
     const data_tune *t = d.tune;
@@ -287,15 +278,9 @@ Test(cli_table_tune, export_guard_decides_as_the_library, .timeout = 60)
     while (mid > 1 && pos[mid - 1] == pos[mid]) mid--;
     cr_assert_lt(pos[mid - 1], pos[mid]);
     m->select_guard = 0.5f * (pos[mid - 1] + pos[mid]);
-    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
-    snprintf(path, sizeof path, "%s/driver.c", dir);
-    FILE *f = fopen(path, "w");
-    fputs(guard_driver, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O0 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_runtime_build(m, dir, guard_driver, "-O0");
     snprintf(path, sizeof path, "%s/in.txt", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     for (int i = 0; i < n; i++) {
         data_tune_problem q = data_tune_problem_of(t, d.V, i, 1);
         q.vendor = q.cand + (size_t)first[i] * L;
@@ -306,10 +291,7 @@ Test(cli_table_tune, export_guard_decides_as_the_library, .timeout = 60)
         fprintf(f, "\n");
     }
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-    snprintf(path, sizeof path, "%s/out.txt", dir);
-    f = fopen(path, "r");
+    f = test_runtime_run(dir, "in.txt");
     int kept = 0, fell = 0;
     for (int i = 0; i < n; i++) {
         data_tune_problem q = data_tune_problem_of(t, d.V, i, 1);
@@ -375,9 +357,8 @@ Test(cli_table_tune, export_guard_decides_as_the_library, .timeout = 60)
     model_ws_free(ws);
     model_free(m);
     pipe_dataset_free(&d);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dec), free(gap), free(pos), free(first), free(dir), free(csv);
+    test_dir_remove(dir);
+    free(dec), free(gap), free(pos), free(first), free(csv);
 }
 
 Test(cli_table_tune, malformed_caps_is_one_line_naming_the_field)

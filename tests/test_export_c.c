@@ -8,6 +8,7 @@
 
 #include "core/h5.h"
 #include "data/data.h"
+#include "helpers/exported_runtime.h"
 #include "helpers/testutil.h"
 #include "models/model.h"
 #include "export/export.h"
@@ -45,24 +46,14 @@ static const char *driver_tune =
 static char *export_and_run(const model *m, const char *driver, char **keys, int n, const char *cflags)
 {
     char *dir = test_tmppath("_export");
-    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
-    char path[1024], cmd[4096];
-    snprintf(path, sizeof path, "%s/driver.c", dir);
-    FILE *f = fopen(path, "w");
-    fputs(driver, f);
-    fclose(f);
+    test_runtime_build(m, dir, driver, cflags);
+    char path[1024];
     snprintf(path, sizeof path, "%s/keys.txt", dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     for (int i = 0; i < n; i++) fprintf(f, "%s\n", keys[i]);
     fclose(f);
-    /* the runtime must build with nothing but libc and libm, warnings on */
-    snprintf(cmd, sizeof cmd, "cc -std=c11 %s -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", cflags, dir, dir,
-             dir);
-    int rc = system(cmd);
-    cr_assert_eq(rc, 0, "compiling the exported runtime failed: %s", cmd);
-    snprintf(cmd, sizeof cmd, "%s/drv %s/keys.txt %s/out.txt", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0);
     /* the caller reads the output, then removes the whole folder (remove_export) */
+    fclose(test_runtime_run(dir, "keys.txt"));
     char *out = malloc(1100);
     snprintf(out, 1100, "%s/out.txt", dir);
     free(dir);

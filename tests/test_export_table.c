@@ -12,6 +12,8 @@
 #include "data/portable.h"
 #include "eval/eval.h"
 #include "export/export.h"
+#include "helpers/exported_runtime.h"
+#include "helpers/run_in.h"
 #include "helpers/table_fixture.h"
 #include "helpers/testutil.h"
 
@@ -45,15 +47,23 @@ static int cmp_rank(const void *a, const void *b)
     return i - j;
 }
 
-/* candidates of problem p into kv (n, nk): its measured configurations, then three no problem measured and, with
- * nan, one with a NaN tile (gbdt's trees send it their NaN way); returns n */
-static int export_candidates_fill(const table_fixture *f, int p, int nan, double *kv)
+/* the measured configurations of problem p into kv (n, nk); returns n */
+static int measured_fill(const table_fixture *f, int p, double *kv)
 {
     const data_table *t = f->sel->table;
     int K = f->sel->n_kernels, nk = t->spec.n_kernel, n = 0;
     for (int k = 0; k < K; k++)
         if (isfinite(f->sel->runtime[(size_t)p * K + k]))
             memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+    return n;
+}
+
+/* candidates of problem p into kv (n, nk): its measured configurations, then three no problem measured and, with
+ * nan, one with a NaN tile (gbdt's trees send it their NaN way); returns n */
+static int export_candidates_fill(const table_fixture *f, int p, int nan, double *kv)
+{
+    const data_table *t = f->sel->table;
+    int nk = t->spec.n_kernel, n = measured_fill(f, p, kv);
     for (int u = 0; u < 3; u++, n++) {
         memcpy(kv + (size_t)n * nk, t->kv + (size_t)u * nk, (size_t)nk * sizeof *kv);
         kv[(size_t)n * nk] = 24 + 8 * u; /* tile_m 24, 32, 40 */
@@ -65,6 +75,17 @@ static int export_candidates_fill(const table_fixture *f, int p, int nan, double
     return n;
 }
 
+/* a driver's input line for problem p with n candidates kv (n, nk): n, the problem's values, the candidates' values
+ * (the caller ends the line) */
+static void input_write(FILE *in, const table_fixture *f, int p, const double *kv, int n)
+{
+    const data_table *t = f->sel->table;
+    int nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
+    fprintf(in, "%d", n);
+    for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
+    for (int i = 0; i < n * nk; i++) fprintf(in, " %.17g", kv[i]);
+}
+
 /* tol: the scores' relative tolerance; a place of the ranking may hold another candidate only where the library
  * scores both within that tolerance of each other (0: the very same candidate) */
 static void check_runtime(const char *family, const char *config, float tol, int nan)
@@ -74,14 +95,8 @@ static void check_runtime(const char *family, const char *config, float tol, int
     const data_table *t = f.sel->table;
     int K = f.sel->n_kernels, nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
     char *dir = test_tmppath("_export_table");
-    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
-    char path[1024], cmd[4096];
-    snprintf(path, sizeof path, "%s/driver.c", dir);
-    FILE *fd = fopen(path, "w");
-    fputs(driver, fd);
-    fclose(fd);
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O2 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_runtime_build(m, dir, driver, "-O2");
+    char path[1024];
 
     double *kv = malloc(((size_t)K + 4) * nk * sizeof *kv);
     float *lib = malloc(((size_t)K + 4) * sizeof *lib), *known = malloc((size_t)K * sizeof *known);
@@ -91,18 +106,11 @@ static void check_runtime(const char *family, const char *config, float tol, int
     for (int p = 0; p < f.sel->n; p++) {
         int n = export_candidates_fill(&f, p, nan, kv);
         ncand[p] = n;
-        fprintf(in, "%d", n);
-        for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
-        for (int i = 0; i < n * nk; i++) fprintf(in, " %.17g", kv[i]);
+        input_write(in, &f, p, kv, n);
         fprintf(in, "\n");
     }
     fclose(in);
-    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-
-    snprintf(path, sizeof path, "%s/out.txt", dir);
-    FILE *out = fopen(path, "r");
-    cr_assert_not_null(out);
+    FILE *out = test_runtime_run(dir, "in.txt");
     double fp32, unknown_value, unknown_column;
     cr_assert_eq(fscanf(out, "%lf %lf %lf", &fp32, &unknown_value, &unknown_column), 3);
     const data_table_column *dtype = &data_codec_table_spec(m->codec)->problem[3];
@@ -142,9 +150,7 @@ static void check_runtime(const char *family, const char *config, float tol, int
     }
     fclose(out);
     model_ws_free(ws);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dir);
+    test_dir_remove(dir);
     free(kv);
     free(lib);
     free(known);
@@ -211,17 +217,10 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     model *m = table_fixture_train(&f, "gbdt", "{\"objective\": \"rank\", \"rounds\": 12, \"log_every\": 0}");
     m->select_guard = 0.05f;
     m->select_guard_top = 3;
-    const data_table *t = f.sel->table;
-    int K = f.sel->n_kernels, nk = t->spec.n_kernel, np = t->spec.n_problem + t->spec.n_hardware;
+    int K = f.sel->n_kernels, nk = f.sel->table->spec.n_kernel;
     char *dir = test_tmppath("_export_table_guard");
-    cr_assert_eq(export_c_write(m, "model", dir, "hm"), HR_OK, "%s", hr_last_error());
-    char path[1024], cmd[4096];
-    snprintf(path, sizeof path, "%s/driver.c", dir);
-    FILE *fd = fopen(path, "w");
-    fputs(driver_guard, fd);
-    fclose(fd);
-    snprintf(cmd, sizeof cmd, "cc -std=c11 -O0 -Wall -Werror -o %s/drv %s/driver.c %s/hm.c -lm 2>&1", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_runtime_build(m, dir, driver_guard, "-O0");
+    char path[1024];
 
     double *kv = malloc((size_t)K * nk * sizeof *kv);
     float *lib = malloc((size_t)K * sizeof *lib);
@@ -230,24 +229,14 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     snprintf(path, sizeof path, "%s/in.txt", dir);
     FILE *in = fopen(path, "w");
     for (int p = 0; p < f.sel->n; p++) {
-        int n = 0;
-        for (int k = 0; k < K; k++)
-            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
-                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        int n = measured_fill(&f, p, kv);
         ncand[p] = n;
-        fprintf(in, "%d", n);
-        for (int j = 0; j < np; j++) fprintf(in, " %.17g", t->pv[(size_t)p * np + j]);
-        for (int i = 0; i < n * nk; i++) fprintf(in, " %.17g", kv[i]);
+        input_write(in, &f, p, kv, n);
         for (int i = 0; i < n; i++) fprintf(in, " %d", i % 3 ? -1 : (n - 1 - i) / 3);
         fprintf(in, "\n");
     }
     fclose(in);
-    snprintf(cmd, sizeof cmd, "%s/drv %s/in.txt %s/out.txt", dir, dir, dir);
-    cr_assert_eq(system(cmd), 0, "%s", cmd);
-
-    snprintf(path, sizeof path, "%s/out.txt", dir);
-    FILE *out = fopen(path, "r");
-    cr_assert_not_null(out);
+    FILE *out = test_runtime_run(dir, "in.txt");
     double margin;
     int top;
     cr_assert_eq(fscanf(out, "%lf %d", &margin, &top), 2);
@@ -257,10 +246,7 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     cr_assert_eq(model_ws_create(m, &ws), HR_OK);
     int kept = 0, taken = 0;
     for (int p = 0; p < f.sel->n; p++) {
-        int n = 0;
-        for (int k = 0; k < K; k++)
-            if (isfinite(f.sel->runtime[(size_t)p * K + k]))
-                memcpy(kv + (size_t)n++ * nk, t->kv + (size_t)k * nk, (size_t)nk * sizeof *kv);
+        int n = measured_fill(&f, p, kv);
         cr_assert_eq(n, ncand[p]);
         for (int i = 0; i < n; i++) vr[i] = (int16_t)(i % 3 ? -1 : (n - 1 - i) / 3);
         cr_assert_eq(model_predict_candidates(m, ws, f.X + (size_t)p * f.F, kv, n, lib), HR_OK, "%s", hr_last_error());
@@ -283,9 +269,7 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     cr_assert_gt(taken, 0, "the model's pick passed the guard somewhere");
     fclose(out);
     model_ws_free(ws);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_assert_eq(system(cmd), 0);
-    free(dir);
+    test_dir_remove(dir);
     free(kv);
     free(lib);
     free(vr);
