@@ -13,22 +13,11 @@
 #include "models/view.h"
 
 /* Each family's writer; a family not listed cannot be exported to C. */
-typedef struct export_family {
+struct export_family {
     const model_family *family;
     int (*check)(const model *m, const model_views *v, const char *name);
     int (*write)(const model *m, const model_views *v, FILE *out);
-} export_family;
-
-typedef struct export_runtime export_runtime;
-
-/* What the writers of one export share */
-typedef struct export_job {
-    const model *m;
-    const model_views *v;
-    const export_family *fam;
-    const export_runtime *rt;
-    const char *prefix;
-} export_job;
+};
 
 typedef int (*writer_fn)(FILE *f, const export_job *j);
 
@@ -236,38 +225,6 @@ static int key_check(const export_job *j, const char *name)
     return j->fam->check(j->m, j->v, name);
 }
 
-/* A benchmark table's select model: export/table.c */
-static int table_check(const export_job *j, const char *name)
-{
-    return export_table_check(j->m, j->v, name);
-}
-
-static int table_header(FILE *f, const export_job *j)
-{
-    return export_table_write_header(f, j->m, j->v, j->prefix);
-}
-
-static int table_source(FILE *f, const export_job *j)
-{
-    return export_table_write_source(f, j->m, j->v, j->prefix);
-}
-
-/* A benchmark table's tune model: export/table.c */
-static int table_tune_check(const export_job *j, const char *name)
-{
-    return export_table_tune_check(j->m, j->v, name);
-}
-
-static int table_tune_header(FILE *f, const export_job *j)
-{
-    return export_table_tune_write_header(f, j->m, j->v, j->prefix);
-}
-
-static int table_tune_source(FILE *f, const export_job *j)
-{
-    return export_table_tune_write_source(f, j->m, j->v, j->prefix);
-}
-
 static const key_api key_select = {select_declare, NULL, select_define};
 static const key_api key_tune = {tune_declare, tune_arrays, tune_define};
 
@@ -275,8 +232,10 @@ static const key_api key_tune = {tune_declare, tune_arrays, tune_define};
 static const export_runtime runtimes[] = {
     {"convolution", MODEL_TASK_SELECT, key_check, key_header, key_source, &key_select},
     {"convolution", MODEL_TASK_TUNE, key_check, key_header, key_source, &key_tune},
-    {"benchmark table", MODEL_TASK_SELECT, table_check, table_header, table_source, NULL},
-    {"benchmark table", MODEL_TASK_TUNE, table_tune_check, table_tune_header, table_tune_source, NULL},
+    {"benchmark table", MODEL_TASK_SELECT, export_table_check, export_table_write_header, export_table_write_source,
+     NULL},
+    {"benchmark table", MODEL_TASK_TUNE, export_table_tune_check, export_table_tune_write_header,
+     export_table_tune_write_source, NULL},
 };
 
 static const export_runtime *runtime_of(const model *m, const char *name)

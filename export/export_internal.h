@@ -6,6 +6,20 @@
 
 #include "models/model.h"
 
+struct model_views;
+typedef struct export_family export_family;   /* a family's writer (export.c) */
+typedef struct export_runtime export_runtime; /* the runtime written for a source and a task (export.c) */
+
+/* What the writers of one export share: the model, its views (created once by export_c_write), its family's writer,
+ * the runtime written, and the prefix of the runtime's names */
+typedef struct export_job {
+    const model *m;
+    const struct model_views *v;
+    const export_family *fam;
+    const export_runtime *rt;
+    const char *prefix;
+} export_job;
+
 /* Writes `static const <type> name[n] = {...};` with values that read back exactly. */
 void export_c_floats(FILE *out, const char *name, const float *v, size_t n);
 /* The same with _Alignas(align) in front when align > 0 (the runtime's vector loads). */
@@ -41,7 +55,6 @@ int export_check_params(const char *name, const struct nn_params *p);
  * `static void hm_model_scores(const data_problem *p, const float *x, float *scores)` (select) or
  * `static void hm_model_tune(const data_problem *p, const float *x, int32_t *values)` (tune).
  * The check functions refuse a model with a non-finite weight before anything is written. */
-struct model_views;
 int export_gbdt_check(const model *m, const struct model_views *v, const char *name);
 int export_gbdt_write(const model *m, const struct model_views *v, FILE *out);
 /* One booster's trees as arrays and `static void hm_b<idx>_raw(const float *x, double *out)`, its raw scores. */
@@ -56,9 +69,9 @@ int export_gbdt_flat_fits(const struct gbdt_booster *b);
 int export_gbdt_flat(FILE *out, const struct gbdt_booster *b);
 /* A select model of a benchmark table (data_codec_table_spec of its codec): the check (gbdt rank and reformer
  * towers only) and its header and source (export/table.c), in place of the problem-key runtime. */
-int export_table_check(const model *m, const struct model_views *v, const char *name);
-int export_table_write_header(FILE *h, const model *m, const struct model_views *v, const char *prefix);
-int export_table_write_source(FILE *c, const model *m, const struct model_views *v, const char *prefix);
+int export_table_check(const export_job *j, const char *name);
+int export_table_write_header(FILE *h, const export_job *j);
+int export_table_write_source(FILE *c, const export_job *j);
 /* A Reformer towers model of a benchmark table (export/reformer_towers.c): the check (batch norm, finite weights)
  * and its weights, known configurations' v and scoring section, written after hm_configs. */
 int export_towers_check(const model *m, const struct model_views *v, const char *name);
@@ -77,8 +90,8 @@ int export_seq2seq_write(const model *m, const struct model_views *v, FILE *out)
 int export_seq2seq_table_check(const model *m, const struct model_views *v, const char *name);
 int export_seq2seq_table_write(const model *m, const struct model_views *v, FILE *out);
 /* A tune model of a benchmark table (seq2seq only): the check and its header and source (export/table.c). */
-int export_table_tune_check(const model *m, const struct model_views *v, const char *name);
-int export_table_tune_write_header(FILE *h, const model *m, const struct model_views *v, const char *prefix);
-int export_table_tune_write_source(FILE *c, const model *m, const struct model_views *v, const char *prefix);
+int export_table_tune_check(const export_job *j, const char *name);
+int export_table_tune_write_header(FILE *h, const export_job *j);
+int export_table_tune_write_source(FILE *c, const export_job *j);
 
 #endif

@@ -26,8 +26,10 @@ static int table_kind(const model_views *v)
     return TABLE_NONE;
 }
 
-int export_table_check(const model *m, const model_views *v, const char *name)
+int export_table_check(const export_job *j, const char *name)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
     switch (table_kind(v)) {
     case TABLE_TOWERS: return export_towers_check(m, v, name);
     case TABLE_GBDT: return export_gbdt_check(m, v, name);
@@ -136,8 +138,11 @@ static const char *rank_doc(const model_views *v)
     return NULL;
 }
 
-int export_table_write_header(FILE *h, const model *m, const model_views *v, const char *prefix)
+int export_table_write_header(FILE *h, const export_job *j)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
+    const char *prefix = j->prefix;
     const data_table_spec *s = data_codec_table_spec(m->codec);
     const int towers = table_kind(v) == TABLE_TOWERS;
     int np = s->n_problem + s->n_hardware;
@@ -224,8 +229,11 @@ static int write_shape(FILE *c, const model *m, int features)
  * ranks (1024 for a configuration outside its list) */
 #define LOG2P1_MAX 1024
 
-int export_table_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
+int export_table_write_source(FILE *c, const export_job *j)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
+    const char *prefix = j->prefix;
     const int towers = table_kind(v) == TABLE_TOWERS;
     fprintf(c, "/* %s.c: a %s model of a benchmark table exported by heurist; see %s.h. Generated code: do not "
                "edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
@@ -287,16 +295,21 @@ int export_table_write_source(FILE *c, const model *m, const model_views *v, con
     return HR_OK;
 }
 
-int export_table_tune_check(const model *m, const model_views *v, const char *name)
+int export_table_tune_check(const export_job *j, const char *name)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
     if (m->select_guard_top > 0)
         return hr_error(HR_EINVAL, "%s: --guard-top: a tune runtime's vendor guard takes a margin only (--guard M); to "
                         "keep to the vendor's first candidates, give the runtime those as its candidates", name);
     return export_seq2seq_table_check(m, v, name);
 }
 
-int export_table_tune_write_header(FILE *h, const model *m, const model_views *v, const char *prefix)
+int export_table_tune_write_header(FILE *h, const export_job *j)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
+    const char *prefix = j->prefix;
     const data_table_spec *s = data_codec_table_spec(m->codec);
     int np = s->n_problem + s->n_hardware;
     fprintf(h, "/* %s.h: a seq2seq tune model of a benchmark table exported by heurist. Needs only libc and libm.\n"
@@ -340,8 +353,11 @@ int export_table_tune_write_header(FILE *h, const model *m, const model_views *v
     return HR_OK;
 }
 
-int export_table_tune_write_source(FILE *c, const model *m, const model_views *v, const char *prefix)
+int export_table_tune_write_source(FILE *c, const export_job *j)
 {
+    const model *m = j->m;
+    const model_views *v = j->v;
+    const char *prefix = j->prefix;
     fprintf(c, "/* %s.c: a seq2seq tune model of a benchmark table exported by heurist; see %s.h. Generated code: do "
                "not edit. */\n#include \"%s.h\"\n\n#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
                "#include <string.h>\n\n/* ---- model ---- */\n",
