@@ -68,12 +68,6 @@ static const char *direction_name(int i)
     return data_direction_names[i];
 }
 
-/* A selection model exported with the vendor guard (model.select_guard, select_guard_top) */
-static int export_guarded(const model *m)
-{
-    return m->select_guard > 0 || m->select_guard_top > 0;
-}
-
 static int key_header(FILE *h, const export_job *j)
 {
     const model *m = j->m;
@@ -122,14 +116,11 @@ static void select_declare(FILE *h, const model *m, const char *prefix, const ch
         fprintf(h, "/* The vendor guard this runtime was exported with, given the vendor heuristic's ranked list for the\n"
                    " * problem (vendor[0] its first pick, as indices for %s_kernel_name; -1 for a kernel the model does\n"
                    " * not know): ", prefix);
-        if (m->select_guard_top > 0)
-            fprintf(h, "the choice is one of the vendor's first %s_GUARD_TOP candidates, and ", guard);
-        fprintf(h, "the model's best kernel\n * replaces the vendor's first pick only where its score beats that pick's "
-                   "by %s_GUARD_MARGIN;\n * otherwise the vendor's pick is the choice and ranks first in scores. Returns "
-                   "the chosen kernel,\n * or -1 when the key does not parse. */\n"
-                   "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
-                   "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores);\n\n",
-                guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
+        export_c_guard_doc(h, m, guard, "the choice is one of the vendor's first ", " candidates, and ", "kernel",
+                           "the vendor's pick is the choice and ranks first in scores. Returns the chosen kernel,\n"
+                           " * or -1 when the key does not parse.");
+        fprintf(h, "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores);\n\n",
+                prefix);
     }
 }
 
@@ -190,8 +181,8 @@ static void select_define(FILE *c, const model *m, const char *prefix)
                "    data_problem p;\n    hm_problem(&p, fields, layout, dtype, direction);\n"
                "    return hm_select(&p, scores);\n}\n", prefix, DATA_FIELD_COUNT);
     if (export_guarded(m)) {
-        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
-                m->select_guard_top);
+        fprintf(c, "\n");
+        export_c_guard_macros(c, m, "HM");
         export_section(c, KEY_API, "guard");
         fprintf(c, "int %s_select_key_vendor(const char *key, const int *vendor, int n_vendor, float *scores)\n{\n"
                    "    data_problem p;\n    if (hm_key_parse(key, &p)) return -1;\n"

@@ -31,6 +31,15 @@ void export_c_ints(FILE *out, const char *type, const char *name, const int *v, 
 /* s as a C string literal, non-printable bytes as octal escapes. */
 void export_c_string(FILE *out, const char *s);
 
+/* A selection model exported with the vendor guard (model.select_guard, select_guard_top) */
+int export_guarded(const model *m);
+/* `#define <guard>_GUARD_MARGIN` and `<guard>_GUARD_TOP`, the vendor guard m was exported with. */
+void export_c_guard_macros(FILE *out, const model *m, const char *guard);
+/* The vendor guard's rule closing a runtime header's comment, then its macros: with a top, top_before
+ * <guard>_GUARD_TOP top_after; then "the model's best <best> replaces the vendor's first pick only where its score
+ * beats that pick's by <guard>_GUARD_MARGIN; otherwise <otherwise>". */
+void export_c_guard_doc(FILE *h, const model *m, const char *guard, const char *top_before, const char *top_after,
+                        const char *best, const char *otherwise);
 /* A name table of the runtime and its two accessors: `#define COUNT n`, `static const char *const
  * table[COUNT]`, `int <prefix>_<count_fn>(void)` and `const char *<prefix>_<name_fn>(int i)` (0 out of range). */
 void export_c_vocabulary(FILE *c, const char *prefix, const char *count, const char *table, const char *count_fn,

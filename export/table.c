@@ -138,6 +138,21 @@ static const char *rank_doc(const model_views *v)
     return NULL;
 }
 
+/* The opening of a table runtime's header comment: the model (`what`), the columns of a problem's values and of a
+ * configuration's (given as `config`) in order, and how a category is given. */
+static void header_begin(FILE *h, const data_table_spec *s, const char *prefix, const char *what, const char *config)
+{
+    int np = s->n_problem + s->n_hardware;
+    fprintf(h, "/* %s.h: a %s model of a benchmark table exported by heurist. Needs only libc and libm.\n"
+               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix, what, prefix);
+    fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
+    column_list(h, s, 0, np);
+    fprintf(h, " * and a configuration as its %s, in this column order (%d values):\n", config, s->n_kernel);
+    column_list(h, s, np, np + s->n_kernel);
+    fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n",
+            prefix);
+}
+
 int export_table_write_header(FILE *h, const export_job *j)
 {
     const model *m = j->m;
@@ -145,27 +160,17 @@ int export_table_write_header(FILE *h, const export_job *j)
     const char *prefix = j->prefix;
     const data_table_spec *s = data_codec_table_spec(m->codec);
     const int towers = table_kind(v) == TABLE_TOWERS;
-    int np = s->n_problem + s->n_hardware;
-    fprintf(h, "/* %s.h: a %s model of a benchmark table exported by heurist. Needs only libc and libm.\n"
-               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix,
-            towers ? "reformer towers" : "gbdt rank", prefix);
-    fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
-    column_list(h, s, 0, np);
-    fprintf(h, " * and a configuration as its values kv, in this column order (%d values):\n", s->n_kernel);
-    column_list(h, s, np, np + s->n_kernel);
+    header_begin(h, s, prefix, towers ? "reformer towers" : "gbdt rank", "values kv");
     if (towers)
-        fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
-                   " * The model scores a (problem, configuration) pair as u(problem) . v(configuration) + w . q(pair)\n"
+        fprintf(h, " * The model scores a (problem, configuration) pair as u(problem) . v(configuration) + w . q(pair)\n"
                    " * (higher: more likely the fastest), v of the configurations it was trained on precomputed, and\n"
                    " * ranks the candidates by it.\n"
-                   " * Every function is thread-safe and allocates nothing.\n */\n",
-                prefix);
+                   " * Every function is thread-safe and allocates nothing.\n */\n");
     else
-        fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
-                   " * The model predicts %s per (problem, configuration)\n"
+        fprintf(h, " * The model predicts %s per (problem, configuration)\n"
                    " * pair, cost being %s (higher is better), and ranks the candidates by it.\n"
                    " * Every function is thread-safe and allocates nothing.\n */\n",
-                prefix, rank_doc(v), s->higher_better ? "1 / measure" : "the measure");
+                rank_doc(v), s->higher_better ? "1 / measure" : "the measure");
     char guard[128];
     guard_of(prefix, guard, sizeof guard);
     column_decls(h, s, prefix, guard);
@@ -179,20 +184,17 @@ int export_table_write_header(FILE *h, const export_job *j)
                "int %s_n_configs(void);\nconst char *%s_config_name(int k);\nconst double *%s_config_values(int k);\n"
                "int %s_rank_known(const double *pv, float *scores, int *ranking);\n\n",
             guard, prefix, prefix, prefix, prefix, prefix, prefix);
-    if (m->select_guard > 0 || m->select_guard_top > 0) {
+    if (export_guarded(m)) {
         fprintf(h, "/* The vendor guard this runtime was exported with (heurist export --guard, --guard-top), given\n"
                    " * vendor_rank (n), each candidate's place in the vendor heuristic's list (0 its first pick, -1 not\n"
                    " * listed): %s_rank's scores, then ",
                 prefix);
-        if (m->select_guard_top > 0)
-            fprintf(h, "every candidate outside the vendor's first %s_GUARD_TOP scores -INFINITY, and ", guard);
-        fprintf(h, "the model's best candidate\n * replaces the vendor's first pick only where its score beats that "
-                   "pick's by %s_GUARD_MARGIN;\n * otherwise the vendor's pick scores just above it. ranking[0] is the "
-                   "choice. Returns 0, -1 when n < 0. */\n"
-                   "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n"
-                   "int %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
+        export_c_guard_doc(h, m, guard, "every candidate outside the vendor's first ", " scores -INFINITY, and ",
+                           "candidate", "the vendor's pick scores just above it. ranking[0] is the choice. Returns 0, "
+                           "-1 when n < 0.");
+        fprintf(h, "int %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
                    "float *scores,\n    int *ranking);\n\n",
-                guard, guard, (double)m->select_guard, guard, m->select_guard_top, prefix);
+                prefix);
     }
     fprintf(h, "#endif\n");
     return HR_OK;
@@ -281,10 +283,10 @@ int export_table_write_source(FILE *c, const export_job *j)
                "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n\n", prefix);
     fprintf(c, "int %s_rank_known(const double *pv, float *scores, int *ranking)\n{\n"
                "    return %s_rank(pv, hm_configs, HM_N_CONFIGS, scores, ranking);\n}\n", prefix, prefix);
-    if (m->select_guard > 0 || m->select_guard_top > 0) {
+    if (export_guarded(m)) {
         /* the guard is data/portable.h's, the rule of heurist's evaluation */
-        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n#define HM_GUARD_TOP %d\n", (double)m->select_guard,
-                m->select_guard_top);
+        fprintf(c, "\n");
+        export_c_guard_macros(c, m, "HM");
         export_section(c, "data/portable.h", "guard");
         fprintf(c, "\nint %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
                    "float *scores,\n    int *ranking)\n{\n"
@@ -311,20 +313,13 @@ int export_table_tune_write_header(FILE *h, const export_job *j)
     const model_views *v = j->v;
     const char *prefix = j->prefix;
     const data_table_spec *s = data_codec_table_spec(m->codec);
-    int np = s->n_problem + s->n_hardware;
-    fprintf(h, "/* %s.h: a seq2seq tune model of a benchmark table exported by heurist. Needs only libc and libm.\n"
-               " * Any C11 compiler builds it (cc -O2 -std=c11 -c %s.c).\n *\n", prefix, prefix);
-    fprintf(h, " * A problem is given as its values pv, in this column order (%d values):\n", np);
-    column_list(h, s, 0, np);
-    fprintf(h, " * and a configuration as its values, in this column order (%d values):\n", s->n_kernel);
-    column_list(h, s, np, np + s->n_kernel);
-    fprintf(h, " * A categorical value is the index of its string in the column's vocabulary above (%s_category).\n"
-               " * The model writes a configuration field by field in that order: an encoder over the problem's columns\n"
+    header_begin(h, s, prefix, "seq2seq tune", "values");
+    fprintf(h, " * The model writes a configuration field by field in that order: an encoder over the problem's columns\n"
                " * (a numeric value v as the bin round(%d log2(1 + |v|))), an attention decoder, and a beam search of\n"
                " * width %d that keeps to prefixes of the candidate configurations it is given (those the GPU accepts\n"
                " * for the problem, as cublasLtMatmulAlgoCheck or an autotuner's enumeration finds them).\n"
                " * Every function is thread-safe and allocates nothing.\n */\n",
-            prefix, (int)model_view_int(v, "bins"), (int)model_view_int(v, "beam"));
+            (int)model_view_int(v, "bins"), (int)model_view_int(v, "beam"));
     char guard[128];
     guard_of(prefix, guard, sizeof guard);
     column_decls(h, s, prefix, guard);
