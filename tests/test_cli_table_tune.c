@@ -86,6 +86,23 @@ static model *train_small(const pipe_dataset *d, const char *family, const char 
     return m;
 }
 
+/* The runtime's answer for problem i read from f (the candidate it names, then the configuration's values) is the
+ * library's configuration want (q->length) and the candidate equal to it (-1: none). */
+static void check_answer(FILE *f, const data_tune_problem *q, const int32_t *want, int i)
+{
+    const int L = q->length;
+    int at = -1, rc;
+    for (int c = 0; c < q->n_cand && at < 0; c++)
+        if (!memcmp(q->cand + (size_t)c * L, want, (size_t)L * sizeof *want)) at = c;
+    cr_assert_eq(fscanf(f, "%d", &rc), 1);
+    cr_assert_eq(rc, at, "problem %d: candidate %d, the library's %d", i, rc, at);
+    for (int j = 0; j < L; j++) {
+        double v;
+        cr_assert_eq(fscanf(f, "%lf", &v), 1);
+        cr_assert_eq(v, want[j], "problem %d field %d: %g, the library's %d", i, j, v, want[j]);
+    }
+}
+
 /* m exported, compiled with cc, and asked for each problem of d given its measured configurations: the runtime
  * writes the library's configuration (model_predict_tune within the same candidates) and names the candidate it
  * is; then the same without candidates, which decodes unconstrained and names none. */
@@ -119,16 +136,7 @@ static void check_tune_runtime(const model *m, const pipe_dataset *d)
         data_tune_problem q = data_tune_problem_of(t, d->V, i, 1);
         int32_t want[64];
         cr_assert_eq(model_predict_tune(m, ws, &q, want), HR_OK, "%s", hr_last_error());
-        int at = -1;
-        for (int c = 0; c < q.n_cand && at < 0; c++)
-            if (!memcmp(q.cand + (size_t)c * L, want, (size_t)L * sizeof *want)) at = c;
-        cr_assert_eq(fscanf(f, "%d", &rc), 1);
-        cr_assert_eq(rc, at, "problem %d: candidate %d, the library's %d", i, rc, at);
-        for (int j = 0; j < L; j++) {
-            double v;
-            cr_assert_eq(fscanf(f, "%lf", &v), 1);
-            cr_assert_eq(v, want[j], "problem %d field %d: %g, the library's %d", i, j, v, want[j]);
-        }
+        check_answer(f, &q, want, i);
     }
     for (int i = 0; i < t->n; i++) {
         cr_assert_eq(fscanf(f, "%d", &rc), 1);
@@ -305,16 +313,7 @@ Test(cli_table_tune, export_guard_decides_as_the_library, .timeout = 60)
         else if (!same_dec) fell++;
         cr_assert_eq(same_dec && !same_first, isfinite(gap[i]) && gap[i] >= m->select_guard,
                      "problem %d: gap %g, margin %g", i, gap[i], m->select_guard);
-        int at = -1, rc;
-        for (int c = 0; c < q.n_cand && at < 0; c++)
-            if (!memcmp(q.cand + (size_t)c * L, want, (size_t)L * sizeof *want)) at = c;
-        cr_assert_eq(fscanf(f, "%d", &rc), 1);
-        cr_assert_eq(rc, at, "problem %d: candidate %d, the library's %d", i, rc, at);
-        for (int j = 0; j < L; j++) {
-            double v;
-            cr_assert_eq(fscanf(f, "%lf", &v), 1);
-            cr_assert_eq(v, want[j], "problem %d field %d: %g, the library's %d", i, j, v, want[j]);
-        }
+        check_answer(f, &q, want, i);
         double s_dec, s_first;
         cr_assert_eq(fscanf(f, "%lf %lf", &s_dec, &s_first), 2);
         const int32_t *seqs[2] = {dec + (size_t)i * L, q.vendor};
