@@ -288,11 +288,11 @@ int export_table_write_source(FILE *c, const export_job *j)
         fprintf(c, "\n");
         export_c_guard_macros(c, m, "HM");
         export_section(c, "data/portable.h", "guard");
+        export_section(c, "export/runtime/table.h", "vendor");
         fprintf(c, "\nint %s_rank_vendor(const double *pv, const double *kv, int n, const int16_t *vendor_rank, "
                    "float *scores,\n    int *ranking)\n{\n"
-                   "    if (n < 0) return -1;\n    hm_table_scores(pv, kv, n, scores);\n"
-                   "    data_portable_guard(scores, n, vendor_rank, HM_GUARD_TOP, HM_GUARD_MARGIN);\n"
-                   "    if (ranking) hm_rank_sort(scores, ranking, n);\n    return 0;\n}\n", prefix);
+                   "    if (n < 0) return -1;\n    hm_rank_vendor_scores(pv, kv, n, vendor_rank, scores, ranking);\n"
+                   "    return 0;\n}\n", prefix);
     }
     return HR_OK;
 }

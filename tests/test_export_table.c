@@ -189,7 +189,7 @@ Test(export_table, a_softmax_table_model_is_refused, .timeout = 300)
 }
 
 /* per problem on input: n, the problem's values, n configurations' values, each one's place in the vendor's list;
- * on output: the scores under the guard and the choice (ranking[0]) */
+ * on output: hm_rank's scores (every candidate scored), then hm_rank_vendor's scores under the guard and ranking */
 static const char *driver_guard =
     "#include <stdio.h>\n#include \"hm.h\"\n"
     "int main(int argc, char **argv) {\n"
@@ -202,15 +202,35 @@ static const char *driver_guard =
     "    for (int j = 0; j < HM_N_PROBLEM; j++) if (fscanf(in, \"%lf\", &pv[j]) != 1) return 1;\n"
     "    for (int i = 0; i < n * HM_N_KERNEL; i++) if (fscanf(in, \"%lf\", &kv[i]) != 1) return 1;\n"
     "    for (int i = 0; i < n; i++) { if (fscanf(in, \"%d\", &v) != 1) return 1; vr[i] = (int16_t)v; }\n"
+    "    if (hm_rank(pv, kv, n, s, 0)) return 1;\n"
+    "    for (int i = 0; i < n; i++) fprintf(out, \"%.9g \", s[i]);\n"
     "    if (hm_rank_vendor(pv, kv, n, vr, s, r)) return 1;\n"
     "    for (int i = 0; i < n; i++) fprintf(out, \"%.9g \", s[i]);\n"
-    "    fprintf(out, \"%d\\n\", r[0]);\n"
+    "    for (int i = 0; i < n; i++) fprintf(out, \"%d \", r[i]);\n"
+    "    fprintf(out, \"\\n\");\n"
     "  }\n  fclose(out);\n  return 0;\n}\n";
 
+/* Candidate i's place in the vendor's list on problem p of n candidates: every third configuration in reverse
+ * order; on every fifth problem from the second, no first pick (places from 1); from the third, only two places
+ * (fewer than the guard's top 3); from the fourth, each place given twice (the runtime scores every candidate) */
+static int vendor_place(int p, int i, int n)
+{
+    if (i % 3) return -1;
+    int place = (n - 1 - i) / 3;
+    switch (p % 5) {
+    case 1: return place + 1;
+    case 2: return place < 2 ? place : -1;
+    case 3: return place / 2;
+    }
+    return place;
+}
+
 /* A table runtime exported with the vendor guard (--guard, --guard-top) decides as heurist's evaluation does
- * (data_portable_guard over the library's scores of the problem's measured configurations), the vendor's list
- * here every third configuration in reverse order: the same choice on 40 problems, the vendor's pick kept on
- * some and the model's taken on others. */
+ * (data_portable_guard over the library's scores of the problem's measured configurations) on 40 problems, the
+ * vendor's pick kept on some and the model's taken on others. It scores only the vendor's first three candidates
+ * where the vendor's pick is present, yet gives the very scores and ranking of scoring every candidate (its own
+ * hm_rank's under the same guard), with or without a first pick, with fewer listed than the guard's top, and with
+ * places given twice. */
 Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
 {
     table_fixture f = table_fixture_make(40, 19, 0.05);
@@ -223,16 +243,16 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     char path[1024];
 
     double *kv = malloc((size_t)K * nk * sizeof *kv);
-    float *lib = malloc((size_t)K * sizeof *lib);
+    float *lib = malloc((size_t)K * sizeof *lib), *all = malloc((size_t)K * sizeof *all);
     int16_t *vr = malloc((size_t)K * sizeof *vr);
-    int *ncand = malloc((size_t)f.sel->n * sizeof *ncand);
+    int *ncand = malloc((size_t)f.sel->n * sizeof *ncand), *rank = malloc((size_t)K * sizeof *rank);
     snprintf(path, sizeof path, "%s/in.txt", dir);
     FILE *in = fopen(path, "w");
     for (int p = 0; p < f.sel->n; p++) {
         int n = measured_fill(&f, p, kv);
         ncand[p] = n;
         input_write(in, &f, p, kv, n);
-        for (int i = 0; i < n; i++) fprintf(in, " %d", i % 3 ? -1 : (n - 1 - i) / 3);
+        for (int i = 0; i < n; i++) fprintf(in, " %d", vendor_place(p, i, n));
         fprintf(in, "\n");
     }
     fclose(in);
@@ -248,19 +268,35 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     for (int p = 0; p < f.sel->n; p++) {
         int n = measured_fill(&f, p, kv);
         cr_assert_eq(n, ncand[p]);
-        for (int i = 0; i < n; i++) vr[i] = (int16_t)(i % 3 ? -1 : (n - 1 - i) / 3);
+        for (int i = 0; i < n; i++) vr[i] = (int16_t)vendor_place(p, i, n);
         cr_assert_eq(model_predict_candidates(m, ws, f.X + (size_t)p * f.F, kv, n, lib), HR_OK, "%s", hr_last_error());
         int own = eval_select_argmax(lib, n);
         int want = data_portable_guard(lib, n, vr, 3, 0.05f);
+        for (int i = 0; i < n; i++) cr_assert_eq(fscanf(out, "%f", &all[i]), 1);
+        int want_rt = data_portable_guard(all, n, vr, 3, 0.05f);
         for (int i = 0; i < n; i++) {
             float s;
             cr_assert_eq(fscanf(out, "%f", &s), 1);
+            cr_assert(s == all[i], "problem %d candidate %d: %.9g, every candidate scored %.9g", p, i, (double)s,
+                      (double)all[i]);
             cr_assert(isinf(s) == isinf(lib[i]), "problem %d candidate %d: %g vs %g", p, i, (double)s, (double)lib[i]);
             if (isfinite(lib[i])) cr_assert_leq(fabsf(s - lib[i]), 1e-5f * fmaxf(1.0f, fabsf(lib[i])));
         }
-        int pick;
-        cr_assert_eq(fscanf(out, "%d", &pick), 1);
+        for (int i = 0; i < n; i++) rank[i] = i;
+        cmp_scores = all;
+        qsort(rank, (size_t)n, sizeof *rank, cmp_rank);
+        for (int i = 0; i < n; i++) {
+            int r;
+            cr_assert_eq(fscanf(out, "%d", &r), 1);
+            cr_assert_eq(r, rank[i], "problem %d place %d: %d vs %d", p, i, r, rank[i]);
+        }
+        const int pick = rank[0];
+        cr_assert_eq(pick, want_rt, "problem %d: the runtime ranked %d first, its guard chose %d", p, pick, want_rt);
         cr_assert_eq(pick, want, "problem %d: the runtime chose %d, the guard rule %d", p, pick, want);
+        if (p % 5 == 1) {
+            cr_assert_eq(pick, own, "problem %d: without the vendor's pick the model's own stands", p);
+            continue;
+        }
         cr_assert(vr[pick] >= 0 && vr[pick] < 3, "problem %d: the choice is one of the vendor's first three", p);
         kept += vr[pick] == 0 && own != pick;
         taken += vr[pick] != 0;
@@ -274,6 +310,8 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     free(lib);
     free(vr);
     free(ncand);
+    free(all);
+    free(rank);
     model_free(m);
     table_fixture_free(&f);
 }

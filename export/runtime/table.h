@@ -129,3 +129,73 @@ static void hm_rank_sort(const float *s, int *r, int n)
         hm_rank_sift(s, r, 0, end);
     }
 }
+
+/* @section vendor */
+/* The ranking under the vendor guard (data_portable_guard, with HM_GUARD_TOP and HM_GUARD_MARGIN written before
+ * this section). With HM_GUARD_TOP > 0 and the vendor's first pick present, the guard scores every candidate
+ * outside the vendor's first HM_GUARD_TOP -INFINITY whatever the model says, so only those are scored: their
+ * configurations copied into a block on the stack. A candidate's score depends on its own configuration alone, so
+ * the scores, the pick and the ranking are those of scoring all n. Where the block cannot hold the listed
+ * candidates (places repeated in vendor_rank, or HM_GUARD_TOP past HM_GUARD_ROWS), all n are scored. */
+#define HM_GUARD_ROWS (HM_GUARD_TOP < 1 ? 1 : HM_GUARD_TOP > 64 ? 64 : HM_GUARD_TOP)
+
+/* ranking (n) of the scores s under the guard: the m listed candidates (listed (m), increasing indices) by their
+ * sorted keys (m), merged with the others, every one -INFINITY and so in index order. hm_rank_sort's order, that
+ * of the keys, wherever no score is NaN (past HM_RANK_SMALL candidates its heapsort places a NaN otherwise). */
+static void hm_rank_merge(const float *s, const int *listed, const unsigned long long *key, int m, int *r, int n)
+{
+    int a = 0, l = 0, o = 0;
+    for (int i = 0; i < n; i++) {
+        if (l < m && listed[l] == i) {
+            l++;
+            continue;
+        }
+        const unsigned long long k = hm_rank_key(s, i);
+        while (a < m && key[a] < k) r[o++] = (int)(unsigned)key[a++];
+        r[o++] = i;
+    }
+    while (a < m) r[o++] = (int)(unsigned)key[a++];
+}
+
+static void hm_rank_vendor_scores(const double *pv, const double *kv, int n, const int16_t *vendor_rank,
+                                  float *scores, int *ranking)
+{
+    double block[HM_GUARD_ROWS * HM_NK]; /* (m, HM_NK): the listed candidates' configurations */
+    float s[HM_GUARD_ROWS];
+    int listed[HM_GUARD_ROWS], vendor = -1, m = 0;
+    for (int k = 0; vendor_rank && k < n && vendor < 0; k++)
+        if (vendor_rank[k] == 0) vendor = k;
+    for (int k = 0; vendor >= 0 && HM_GUARD_TOP > 0 && k < n; k++) {
+        if (vendor_rank[k] < 0 || vendor_rank[k] >= HM_GUARD_TOP) continue;
+        if (m == HM_GUARD_ROWS) {
+            m = -1;
+            break;
+        }
+        memcpy(block + (size_t)m * HM_NK, kv + (size_t)k * HM_NK, sizeof(double) * HM_NK);
+        listed[m++] = k;
+    }
+    if (vendor < 0 || HM_GUARD_TOP <= 0 || m < 0) {
+        hm_table_scores(pv, kv, n, scores);
+        data_portable_guard(scores, n, vendor_rank, HM_GUARD_TOP, HM_GUARD_MARGIN);
+        if (ranking) hm_rank_sort(scores, ranking, n);
+        return;
+    }
+    hm_table_scores(pv, block, m, s);
+    for (int k = 0; k < n; k++) scores[k] = -INFINITY;
+    for (int j = 0; j < m; j++) scores[listed[j]] = s[j];
+    data_portable_guard(scores, n, vendor_rank, HM_GUARD_TOP, HM_GUARD_MARGIN);
+    if (!ranking) return;
+    unsigned long long key[HM_GUARD_ROWS];
+    int nan = 0;
+    for (int j = 0; j < m; j++) {
+        const unsigned long long k = hm_rank_key(scores, listed[j]);
+        int i = j;
+        for (; i > 0 && key[i - 1] > k; i--) key[i] = key[i - 1];
+        key[i] = k;
+        nan |= scores[listed[j]] != scores[listed[j]];
+    }
+    if (nan)
+        hm_rank_sort(scores, ranking, n);
+    else
+        hm_rank_merge(scores, listed, key, m, ranking, n);
+}
