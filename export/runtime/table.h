@@ -28,8 +28,9 @@ static void hm_table_scores(const double *pv, const double *kv, int n, float *sc
 
 /* @section rank_flat */
 /* Candidates are scored HM_BLOCK at a time: their features (HM_BLOCK, HM_NF) on the stack, each tree walked for
- * all of them in lockstep (independent walks that the processor overlaps, over a tree that stays in cache). 32 at
- * most, fewer where the features would pass 32 KB of stack (wide one-hots). */
+ * all of them in lockstep (independent walks that the processor overlaps, over a tree that stays in cache); a
+ * block of m < HM_BLOCK walks HM_BLOCK / m trees at once. 32 at most, fewer where the features would pass 32 KB
+ * of stack (wide one-hots). */
 #define HM_BLOCK_FIT (8192 / HM_NF)
 #define HM_BLOCK (HM_BLOCK_FIT < 1 ? 1 : HM_BLOCK_FIT > 32 ? 32 : HM_BLOCK_FIT)
 
@@ -54,16 +55,28 @@ static void hm_table_scores(const double *pv, const double *kv, int n, float *sc
         int nan = 0;
         for (int j = 0; j < m; j++)
             for (int f = 0; f < HM_NF; f++) nan |= x[j][f] != x[j][f];
-        for (int t = 0; t < HM_FLAT_TREES; t++) {
-            const int root = hm_flat_root[t];
-            for (int j = 0; j < m; j++) at[j] = root;
-            for (int s = hm_flat[root].height; s > 0; s--) {
-                if (nan)
-                    for (int j = 0; j < m; j++) at[j] = hm_flat_next(hm_flat, at[j], x[j]);
-                else
-                    for (int j = 0; j < m; j++) at[j] = hm_flat_next_number(hm_flat, at[j], x[j]);
+        /* g trees at a time, so that a small block (the guard's few candidates) still has HM_BLOCK walks in
+         * flight; each walk takes the group's tallest height, a leaf stepping onto itself */
+        const int g = HM_BLOCK / m;
+        for (int t = 0; t < HM_FLAT_TREES; t += g) {
+            const int gt = HM_FLAT_TREES - t < g ? HM_FLAT_TREES - t : g;
+            int h = 0;
+            for (int q = 0; q < gt; q++) {
+                const int root = hm_flat_root[t + q];
+                if (hm_flat[root].height > h) h = hm_flat[root].height;
+                for (int j = 0; j < m; j++) at[q * m + j] = root;
             }
-            for (int j = 0; j < m; j++) acc[j] += hm_flat_value[at[j]];
+            for (int s = h; s > 0; s--) {
+                if (nan)
+                    for (int q = 0; q < gt; q++)
+                        for (int j = 0; j < m; j++) at[q * m + j] = hm_flat_next(hm_flat, at[q * m + j], x[j]);
+                else
+                    for (int q = 0; q < gt; q++)
+                        for (int j = 0; j < m; j++) at[q * m + j] = hm_flat_next_number(hm_flat, at[q * m + j], x[j]);
+            }
+            /* leaf values in tree order, as the library adds them */
+            for (int q = 0; q < gt; q++)
+                for (int j = 0; j < m; j++) acc[j] += hm_flat_value[at[q * m + j]];
         }
         for (int j = 0; j < m; j++) scores[b + j] = (float)acc[j];
     }
