@@ -2,6 +2,7 @@
  * issue 36's list, each with the command that showed it). */
 #include <cJSON.h>
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,21 @@
 #include "core/core.h"
 #include "helpers/testutil.h"
 #include "include/heurist.h"
+
+/* Runs heurist with the printf-formatted arguments and checks its exit status and that its output (stdout and
+ * stderr) holds needle. */
+static void cli_expect(int status, const char *needle, const char *fmt, ...)
+{
+    char args[8192], *out = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    cr_assert(len >= 0 && (size_t)len < sizeof args, "arguments too long: %s", fmt);
+    cr_assert_eq(test_cli_run(args, &out), status, "%s\n%s", args, out);
+    cr_assert(strstr(out, needle), "%s: no '%s' in\n%s", args, needle, out);
+    free(out);
+}
 
 /* A table of `problems` problems (M, N from the index, dtype `dtypes`[i % n], group family i % 4) x `tiles` tiles x
  * split 1..2, its time a smooth function of the problem and the configuration, the vendor ranking its guess of the
@@ -63,11 +79,9 @@ Test(cli_newcomer, gbdt_objective_auto_ranks_a_table_of_many_configurations, .ti
 {
     char *dir = fresh_dir(), *csv = table_write(dir, "wide", 12, 0, 150, two_dtypes, 2), args[4096], *out = NULL;
     char *model = test_tmppath(".h5");
-    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":3}' --split none --threads 1 "
-             "--out '%s'", csv, model);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "objective auto: rank (lambdarank) over 300 valued configurations"), "%s", out);
-    free(out);
+    cli_expect(0, "objective auto: rank (lambdarank) over 300 valued configurations",
+               "train --data '%s' --model gbdt --config '{\"rounds\":3}' --split none --threads 1 "
+               "--out '%s'", csv, model);
     snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":3,\"objective\":\"softmax\"}' "
              "--split none --threads 1 --out '%s' --quiet", csv, model);
     cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
@@ -111,21 +125,15 @@ Test(cli_newcomer, split_of_zero_trains_on_every_row, .timeout = 120)
     cr_assert(strstr(report, "\"split\":\t\"none\""), "%s", report);
     free(report);
     /* an explicit --valid-fraction still holds rows back */
-    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0 "
-             "--valid-fraction 0.25 --threads 1 --out '%s'", csv, model);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "rank on 120 training pairs, 40 validation pairs"), "%s", out);
-    free(out);
+    cli_expect(0, "rank on 120 training pairs, 40 validation pairs",
+               "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0 "
+               "--valid-fraction 0.25 --threads 1 --out '%s'", csv, model);
     /* the table's schema names a group column: random:0.5 holds out whole groups, random:0 none */
-    snprintf(args, sizeof args, "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0.5 "
-             "--threads 1 --out '%s'", csv, model);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "10 training / 10 test problems"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "train --data '%s' --model gbdt --split random:1 --out '%s'", csv, model);
-    cr_assert_eq(test_cli_run(args, &out), 2, "%s", out);
-    cr_assert(strstr(out, "in [0, 1) (0 or none: train on every row)"), "%s", out);
-    free(out);
+    cli_expect(0, "10 training / 10 test problems",
+               "train --data '%s' --model gbdt --config '{\"rounds\":2}' --split random:0.5 "
+               "--threads 1 --out '%s'", csv, model);
+    cli_expect(2, "in [0, 1) (0 or none: train on every row)",
+               "train --data '%s' --model gbdt --split random:1 --out '%s'", csv, model);
     free(model), free(rep), free(csv), free(dir);
 }
 
@@ -142,10 +150,7 @@ Test(cli_newcomer, baselines_evaluate_on_a_new_table, .timeout = 120)
     snprintf(args, sizeof args, "train --data '%s' --model vendor --split none --out '%s' --quiet", a, v);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     free(out);
-    snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", f, b, rep);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "frequent"), "%s", out);
-    free(out);
+    cli_expect(0, "frequent", "eval --model '%s' --data '%s' --report '%s'", f, b, rep);
     snprintf(args, sizeof args, "eval --model '%s' --data '%s' --report '%s'", v, b, rep);
     cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
     /* every problem of b, those a lacks included, gets the vendor's pick of b: none is unmeasured, and the vendor
@@ -219,32 +224,17 @@ Test(cli_newcomer, data_split_writes_train_and_test_tables_of_any_table, .timeou
     free(out);
     snprintf(path, sizeof path, "%s/h.test.schema.json", dir);
     cr_assert(hr_file_exists(path));
-    snprintf(args, sizeof args, "data info --data '%s/h.test.csv.gz'", dir);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "problems         10"), "%s", out);
-    free(out);
+    cli_expect(0, "problems         10", "data info --data '%s/h.test.csv.gz'", dir);
     /* a seeded share of the schema's groups (family: 4 values), the same for the same seed */
-    snprintf(args, sizeof args, "data split --data '%s' --share 0.5 --seed 3 --out '%s/s'", csv, dir);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "held out 2 of 4 values of family, seed 3"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "data split --data '%s' --share 0.5 --seed 3 --group-by problem --out '%s/p'", csv, dir);
-    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
-    cr_assert(strstr(out, "held out 10 of 20 problems"), "%s", out);
-    free(out);
+    cli_expect(0, "held out 2 of 4 values of family, seed 3",
+               "data split --data '%s' --share 0.5 --seed 3 --out '%s/s'", csv, dir);
+    cli_expect(0, "held out 10 of 20 problems",
+               "data split --data '%s' --share 0.5 --seed 3 --group-by problem --out '%s/p'", csv, dir);
     /* errors name what is wrong */
-    snprintf(args, sizeof args, "data split --data '%s' --hold dtype=fp8 --out '%s/x'", csv, dir);
-    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
-    cr_assert(strstr(out, "'fp8' never appears in column 'dtype'"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "data split --data '%s' --hold nosuch=1 --out '%s/x'", csv, dir);
-    cr_assert_eq(test_cli_run(args, &out), 1, "%s", out);
-    cr_assert(strstr(out, "no column 'nosuch' (--hold)"), "%s", out);
-    free(out);
-    snprintf(args, sizeof args, "data split --data '%s' --share 1.5 --out '%s/x'", csv, dir);
-    cr_assert_eq(test_cli_run(args, &out), 2, "%s", out);
-    cr_assert(strstr(out, "--share '1.5'"), "%s", out);
-    free(out);
+    cli_expect(1, "'fp8' never appears in column 'dtype'",
+               "data split --data '%s' --hold dtype=fp8 --out '%s/x'", csv, dir);
+    cli_expect(1, "no column 'nosuch' (--hold)", "data split --data '%s' --hold nosuch=1 --out '%s/x'", csv, dir);
+    cli_expect(2, "--share '1.5'", "data split --data '%s' --share 1.5 --out '%s/x'", csv, dir);
     snprintf(path, sizeof path, "%s/x.train.csv.gz", dir);
     cr_assert_not(hr_file_exists(path));
     free(csv), free(dir);
