@@ -235,6 +235,9 @@ static int assert_conv_gpu_table(const char *base, int workers)
 
 #define FAKE4 "HEURIST_COLLECT_FAKE=4"
 #define FAKE4_SLOW "HEURIST_COLLECT_FAKE=4 HEURIST_COLLECT_FAKE_US=300"
+/* GEMM shapes are few (10): each candidate held 2 ms, so that the first worker to start cannot measure them all
+ * before the others have started, even under the sanitizers on a loaded machine */
+#define FAKE4_SLOW_GEMM "HEURIST_COLLECT_FAKE=4 HEURIST_COLLECT_FAKE_US=2000"
 
 Test(collect_run, conv_two_and_four_workers_equal_one, .timeout = 120)
 {
@@ -271,7 +274,7 @@ Test(collect_run, gemm_three_workers_equal_one, .timeout = 120)
     char *shapes = gemm_shapes_write(), *one = test_tmppath(""), *three = test_tmppath(""), *log;
     cr_assert_eq(gemm_collect(FAKE4, 0, shapes, one, "", &log), 0, "%s", log);
     free(log);
-    cr_assert_eq(gemm_collect(FAKE4_SLOW, 0, shapes, three, "--gpus 3", &log), 0, "%s", log);
+    cr_assert_eq(gemm_collect(FAKE4_SLOW_GEMM, 0, shapes, three, "--gpus 3", &log), 0, "%s", log);
     cr_assert(strstr(log, "by 3 workers"), "%s", log);
     free(log);
     char *ta = with(one, ".csv.gz"), *tb = with(three, ".csv.gz"), *ca = with(one, ".caps.json"),
