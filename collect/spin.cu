@@ -1,6 +1,7 @@
-// The two device kernels the collector needs: a spin that holds the stream while the host queues the timed
-// launches (so that event times measure the GPU, not the host's launch rate), and a fill of the tensors
-// with uniform values in [-1, 1] (timings on zeros can differ from timings on data).
+// The device kernels the collector needs: a spin that holds the stream for a set time and a hold that waits for
+// the host's release, both so that the host queues the timed launches before the first starts (event times then
+// measure the GPU, not the host's launch rate), and a fill of the tensors with uniform values in [-1, 1]
+// (timings on zeros can differ from timings on data).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -14,6 +15,22 @@ __global__ void collect_spin_kernel(unsigned long long ns)
     do {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     } while (t - t0 < ns);
+}
+
+// Waits until the host writes flag[0] (mapped pinned memory, read through volatile loads) or timeout_ns pass;
+// flag[1] = 1 says the timeout ended it.
+__global__ void collect_hold_kernel(volatile unsigned *flag, unsigned long long timeout_ns)
+{
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (flag[0] == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 >= timeout_ns) {
+            flag[1] = 1;
+            break;
+        }
+    }
+    __threadfence_system();
 }
 
 __device__ static float uniform(unsigned long long i, unsigned seed)
@@ -46,4 +63,51 @@ extern "C" int gpu_fill(cudaStream_t s, void *p, size_t n, collect_dtype t, unsi
     case COLLECT_DTYPE_BF16: collect_fill_kernel<<<blocks, threads, 0, s>>>((__nv_bfloat16 *)p, n, seed); break;
     }
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+extern "C" int gpu_hold_init(gpu_hold_flag *h)
+{
+    void *p = NULL, *d = NULL;
+    h->host = NULL;
+    h->dev = NULL;
+    if (cudaHostAlloc(&p, 2 * sizeof(unsigned), cudaHostAllocMapped) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    if (cudaHostGetDevicePointer(&d, p, 0) != cudaSuccess) {
+        cudaGetLastError();
+        cudaFreeHost(p);
+        return -1;
+    }
+    h->host = (volatile unsigned *)p;
+    h->dev = (unsigned *)d;
+    return 0;
+}
+
+extern "C" void gpu_hold_free(gpu_hold_flag *h)
+{
+    if (h->host) cudaFreeHost((void *)h->host);
+    h->host = NULL;
+    h->dev = NULL;
+}
+
+extern "C" int gpu_hold(cudaStream_t s, gpu_hold_flag *h, double timeout_us)
+{
+    h->host[0] = 0;
+    h->host[1] = 0;
+    __sync_synchronize();
+    collect_hold_kernel<<<1, 1, 0, s>>>(h->dev, (unsigned long long)(timeout_us * 1000.0));
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+extern "C" void gpu_hold_release(gpu_hold_flag *h)
+{
+    __sync_synchronize();
+    h->host[0] = 1;
+    __sync_synchronize();
+}
+
+extern "C" int gpu_hold_timed_out(const gpu_hold_flag *h)
+{
+    return h->host[1] != 0;
 }
