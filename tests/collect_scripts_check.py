@@ -4,7 +4,7 @@ repository root, as ctest does): layer counts of traced networks against their p
 committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
-correlation, and gpu_noise.py's split of the noise by GPU."""
+correlation, gpu_noise.py's split of the noise by GPU, and gemm_noise.py's single-pick ceiling."""
 import os
 import sys
 import tempfile
@@ -17,6 +17,7 @@ import conv_networks as cn  # noqa: E402
 import fit_cost as fc  # noqa: E402
 import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
+import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import networks_subset as ns  # noqa: E402
 import sample_problems as sp  # noqa: E402
@@ -283,8 +284,30 @@ def cost_models():
     check(gn.percentile([1.0, 2.0, 3.0, 4.0], 90) == 3.7 and gn.percentile([5.0], 10) == 5.0, 'gpu_noise: percentile')
 
 
+def gemm_noise():
+    # two runs of two shapes: run 1 finds cuBLASLt's second candidate fastest on shape p and its third on shape q;
+    # run 2 times p's second at 0.8 of its first pick (x1.25) and q's third at 1.25 (x0.8): first 2 keeps q's first
+    # pick (sqrt(1.25), worst 1), first 3 takes q's third (1, worst 0.8); a configuration outside the list counts
+    # only for the table's
+    cfg = lambda i: (str(i),) + ('0',) * (len(gno.CONFIG) - 1)
+    p, q = ('64', '64', '64', 'bf16', 'N', 'N'), ('128', '64', '64', 'bf16', 'N', 'N')
+    a = {p: {cfg(0): (10.0, 0), cfg(1): (8.0, 1), cfg(2): (9.0, 2), cfg(3): (7.0, None)},
+         q: {cfg(0): (10.0, 0), cfg(1): (11.0, 1), cfg(2): (9.0, 2)}}
+    b = {p: {cfg(0): (10.0, 0), cfg(1): (8.0, 1), cfg(2): (9.0, 2), cfg(3): (12.0, None)},
+         q: {cfg(0): (10.0, 0), cfg(1): (11.0, 1), cfg(2): (12.5, 2)}}
+    g2, w2, n2 = gno.single_pick_ceiling(a, b, 2)
+    g3, w3, n3 = gno.single_pick_ceiling(a, b, 3)
+    gt, wt, nt = gno.single_pick_ceiling(a, b, None)
+    check(n2 == n3 == nt == 2 and abs(g2 - 1.25 ** 0.5) < 1e-12 and abs(w2 - 1.0) < 1e-12,
+          'gemm_noise: first 2 %g worst %g over %d' % (g2, w2, n2))
+    check(abs(g3 - 1.0) < 1e-12 and abs(w3 - 0.8) < 1e-12, 'gemm_noise: first 3 %g worst %g' % (g3, w3))
+    check(abs(gt - (10 / 12.0 * 0.8) ** 0.5) < 1e-12 and abs(wt - 0.8) < 1e-12,
+          'gemm_noise: the table %g worst %g' % (gt, wt))
+
+
 networks()
 cost_models()
+gemm_noise()
 networks_subset()
 active_keys()
 gemm_shapes()
