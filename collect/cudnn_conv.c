@@ -48,6 +48,9 @@ int gpu_init(gpu *g, int repeats, double min_repeat_ms, size_t ws_limit)
 
 void gpu_free(gpu *g)
 {
+    for (int i = 0; i < 2 * GPU_MAX_LIST; i++)
+        if (g->list_ev[i]) cudaEventDestroy(g->list_ev[i]);
+    if (g->hold_state > 0) gpu_hold_free(&g->hold);
     for (int i = 0; i < 3; i++) cudaFree(g->buf[i]);
     cudaFree(g->ws);
     if (g->h) cudnnDestroy(g->h);
@@ -293,6 +296,89 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
         t[r] = f / n;
     }
     *ms = collect_median(t, g->repeats);
+    return 0;
+}
+
+/* One pass of gpu_time_list over the candidates marked in ok (cleared for a launch cuDNN refuses): warm-ups,
+ * the hold (or a spin), the timed launches, one synchronisation. hold_us is the hold's timeout. */
+static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, size_t ws, char *ok,
+                     double hold_us, gpu_list_stats *st)
+{
+    cudaError_t e;
+    double t0 = now_ms(), host_us = 0;
+    for (int i = 0; i < n; i++) {
+        if (!ok[i]) continue;
+        double h0 = now_ms();
+        if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)maths[i]) != CUDNN_STATUS_SUCCESS ||
+            launch(g, p, algos[i], ws) != CUDNN_STATUS_SUCCESS) {
+            cudaGetLastError(); /* a rejected launch may leave a non-sticky error behind */
+            ok[i] = 0;
+        }
+        host_us += (now_ms() - h0) * 1e3;
+    }
+    /* the hold outlasts the host's queuing of the timed launches, which costs about what the warm-ups' did */
+    int held = g->hold_state > 0;
+    if (held ? gpu_hold(g->s, &g->hold, hold_us + 4.0 * host_us) : gpu_spin(g->s, 20.0 + 2.0 * fmax(host_us, 10.0)))
+        return collect_error(COLLECT_EIO, "CUDA: %s kernel failed", held ? "hold" : "spin");
+    for (int i = 0; i < n; i++) {
+        if (!ok[i]) continue;
+        cudaEventRecord(g->list_ev[2 * i], g->s);
+        if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)maths[i]) != CUDNN_STATUS_SUCCESS ||
+            launch(g, p, algos[i], ws) != CUDNN_STATUS_SUCCESS) {
+            cudaGetLastError();
+            ok[i] = 0;
+        }
+        cudaEventRecord(g->list_ev[2 * i + 1], g->s);
+    }
+    if (held) gpu_hold_release(&g->hold);
+    e = cudaStreamSynchronize(g->s);
+    st->wall_ms += now_ms() - t0;
+    if (e) return cuda_fail(e, "shortlist pass");
+    st->timed_out = held && gpu_hold_timed_out(&g->hold);
+    return 0;
+}
+
+int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    if (n < 0 || n > GPU_MAX_LIST)
+        return collect_error(COLLECT_EINVAL, "a shortlist of %d candidates: at most %d in one pass", n, GPU_MAX_LIST);
+    cudaError_t e;
+    for (int i = 0; i < 2 * n; i++)
+        if (!g->list_ev[i] && (e = cudaEventCreate(&g->list_ev[i]))) return cuda_fail(e, "event");
+    if (g->hold_state == 0) g->hold_state = gpu_hold_init(&g->hold) == 0 ? 1 : -1;
+    st->spin = g->hold_state < 0;
+    /* before the clock: every candidate's workspace asked, one workspace for the largest allocated */
+    char ok[GPU_MAX_LIST];
+    size_t need = 0, ws[GPU_MAX_LIST];
+    for (int i = 0; i < n; i++) {
+        ms[i] = INFINITY;
+        ws[i] = 0;
+        ok[i] = cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)maths[i]) == CUDNN_STATUS_SUCCESS &&
+                workspace_size(g, p, algos[i], &ws[i]) == CUDNN_STATUS_SUCCESS && ws[i] <= g->ws_limit;
+        if (!ok[i]) cudaGetLastError();
+        if (ok[i] && ws[i] > need) need = ws[i];
+    }
+    if (ensure(&g->ws, &g->ws_cap, need ? need : 1)) {
+        /* the largest does not fit the GPU's memory: those needing none still run */
+        for (int i = 0; i < n; i++) ok[i] &= ws[i] == 0;
+        need = 0;
+        if (ensure(&g->ws, &g->ws_cap, 1)) return collect_error(COLLECT_ENOMEM, "CUDA: no memory for a workspace");
+    }
+    if ((e = cudaStreamSynchronize(g->s))) return cuda_fail(e, "before a shortlist pass");
+    double hold_us = 20e3;
+    for (int pass = 0;; pass++) {
+        int rc = list_pass(g, p, algos, maths, n, need, ok, hold_us, st);
+        if (rc) return rc;
+        if (!st->timed_out || pass == 2) break;
+        st->reruns++;
+        hold_us *= 4;
+    }
+    for (int i = 0; i < n; i++) {
+        float f;
+        if (ok[i] && cudaEventElapsedTime(&f, g->list_ev[2 * i], g->list_ev[2 * i + 1]) == cudaSuccess) ms[i] = f;
+        else cudaGetLastError();
+    }
     return 0;
 }
 

@@ -22,6 +22,7 @@ extern "C" {
 #endif
 
 #define GPU_MAX_REPEATS 64
+#define GPU_MAX_LIST 64 /* candidates of one gpu_time_list pass */
 
 typedef struct gpu {
     cudnnHandle_t h;
@@ -34,6 +35,9 @@ typedef struct gpu {
     int repeats;
     double min_repeat_ms;
     unsigned seed;
+    cudaEvent_t list_ev[2 * GPU_MAX_LIST]; /* gpu_time_list's event pairs, created on first use */
+    gpu_hold_flag hold;                     /* gpu_time_list's hold */
+    int hold_state;                         /* 0 not tried yet, 1 the hold, -1 a spin (gpu_hold_init failed) */
 } gpu;
 
 typedef struct gpu_problem {
@@ -61,6 +65,23 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
 /* Times one candidate as a runtime's shortlist does (cudnnFind's way, cheaply): the workspace query, one
  * warm-up launch, then one launch timed by events, no repeats and no spin; ms its GPU time. Returns as gpu_time. */
 int gpu_time_once(gpu *g, gpu_problem *p, int algo, int math, double *ms, const char **why);
+
+/* How a gpu_time_list pass went. */
+typedef struct gpu_list_stats {
+    double wall_ms;  /* host wall time from the first warm-up launch to the synchronisation, re-runs included */
+    int reruns;      /* passes run again because their hold timed out */
+    int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
+    int spin;        /* the stream was held by a spin sized from the warm-ups (no mapped pinned memory) */
+} gpu_list_stats;
+
+/* Times a shortlist of n candidates (algos[i], maths[i]) in one pass, as a runtime choosing among them on the fly
+ * would: before the clock starts, each candidate's workspace asked and one workspace for the largest allocated
+ * (as gpu_find_ms does for cudnnFind); then one warm-up launch of each, the n timed launches queued behind a hold
+ * the host releases once all are queued (kernels.h; a spin where the hold is not available), one event pair
+ * each, and one synchronisation. ms[i] the GPU time of candidate i's timed launch, INFINITY when cuDNN refuses it
+ * (its math type, workspace query or launch) or its workspace is over the limit. A pass whose hold timed out is
+ * run again, twice at most. 0, or negative on a CUDA error that ends the run. */
+int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st);
 
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the
  * successful entries in order, as (algo, math) pairs; *n set. 0, or 1 when the call fails. */

@@ -18,6 +18,14 @@
 #include "collect.h"
 #include "gemm.h"
 
+/* How a time_list pass went (the GPU's gpu_list_stats). */
+typedef struct verify_list_timing {
+    double wall_ms;  /* the pass's wall time, from its first warm-up launch to its synchronisation, re-runs included */
+    int reruns;      /* passes run again because their hold timed out */
+    int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
+    int spin;        /* held by a spin sized from the warm-ups: mapped pinned memory was not available */
+} verify_list_timing;
+
 typedef struct verify_conv_backend verify_conv_backend;
 struct verify_conv_backend {
     void (*describe)(verify_conv_backend *b, FILE *f);
@@ -34,6 +42,15 @@ struct verify_conv_backend {
      * launch timed by events, no repeats and no spin. The fake backend answers the collected time scaled by a
      * hash of the key and the kernel, 0.5x to 1.5x (collect_fake_once_factor), as one launch's noise. */
     int (*time_once)(verify_conv_backend *b, int algo, int math, double *ms, const char **why);
+    /* A shortlist of n kernels (algos[i], maths[i]) timed in one pass, as a runtime choosing among them on the
+     * fly would time it (gpu_time_list): workspace asked and allocated before the clock, one warm-up launch of
+     * each, the n timed launches queued behind a hold the host releases, one event pair each, one
+     * synchronisation. ms[i] the GPU time of kernel i's timed launch, INFINITY when it is refused; *lt the
+     * pass's wall time and how its hold went. The fake backend answers ms[i] as time_once does and the wall
+     * time as the pass's kernels' time, a warm-up and a timed launch each (no host time). 0, or a negative
+     * COLLECT_E* code. */
+    int (*time_list)(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
+                     verify_list_timing *lt);
     /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`. 0, or 1 when it fails. */
     int (*find)(verify_conv_backend *b, int math, double *ms);
     void (*close)(verify_conv_backend *b);

@@ -1,5 +1,6 @@
 /* The fake verify backend (verify_backend.h): the collector's fake timer (timer.h) answers, so that every
  * number is a hash of the problem key and the candidate, and agrees with what a fake collection wrote. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,20 @@ static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms
     return rc;
 }
 
+/* a shortlist in one pass: each kernel as time_once answers it; the wall time the pass's kernels, a warm-up and a
+ * timed launch each */
+static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
+                          verify_list_timing *lt)
+{
+    *lt = (verify_list_timing){0};
+    for (int i = 0; i < n; i++) {
+        const char *why;
+        if (conv_time_once(b, algos[i], maths[i], &ms[i], &why)) ms[i] = INFINITY;
+        else lt->wall_ms += 2 * ms[i];
+    }
+    return 0;
+}
+
 /* cudnnFind's cost: as long as timing every candidate once */
 static int conv_find(verify_conv_backend *b, int math, double *ms)
 {
@@ -115,7 +130,7 @@ int verify_conv_backend_open_fake(verify_conv_backend *b, const verify_conv_opts
         return rc;
     }
     *b = (verify_conv_backend){conv_describe, conv_problem, conv_problem_end, conv_heuristic, conv_time,
-                               conv_time_once, conv_find, conv_close, s};
+                               conv_time_once, conv_time_list, conv_find, conv_close, s};
     return COLLECT_OK;
 }
 

@@ -57,6 +57,16 @@ static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms
     return gpu_time_once(&s->g, &s->p, algo, math, ms, why);
 }
 
+static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
+                          verify_list_timing *lt)
+{
+    gpu_conv *s = b->state;
+    gpu_list_stats st;
+    int rc = gpu_time_list(&s->g, &s->p, algos, maths, n, ms, &st);
+    *lt = (verify_list_timing){st.wall_ms, st.reruns, st.timed_out, st.spin};
+    return rc;
+}
+
 static int conv_find(verify_conv_backend *b, int math, double *ms)
 {
     gpu_conv *s = b->state;
@@ -86,7 +96,7 @@ int verify_conv_backend_open_gpu(verify_conv_backend *b, const verify_conv_opts 
         return rc;
     }
     *b = (verify_conv_backend){conv_describe, conv_problem, conv_problem_end, conv_heuristic, conv_time,
-                               conv_time_once, conv_find, conv_close, s};
+                               conv_time_once, conv_time_list, conv_find, conv_close, s};
     return COLLECT_OK;
 }
 
