@@ -15,7 +15,7 @@ static const char usage[] =
     "                       [--gpus all|N] [--chunk C] [--no-bind]\n"
     "  heurist-collect verify --problems LIST --out REPORT.tsv [--repeats R] [--rounds N] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--limit N] [--resume] [--top-k K] [--shortlist-by algo|kernel]\n"
-    "                       [--shortlist-timing careful|once] [--precision strict|tf32|conversion] [--source TAG]\n"
+    "                       [--shortlist-timing careful|once|batch] [--precision strict|tf32|conversion] [--source TAG]\n"
     "                       [--find-cost]\n"
     "                       [--fdb COLLECTED.fdb.txt [--fdb-top N]]   (built with find-db selection models)\n"
     "  heurist-collect verify --table HELDOUT.csv.gz --out REPORT.tsv [--rounds N] [--repeats R] [--noise-ratio X]\n"

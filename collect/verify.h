@@ -90,7 +90,8 @@ void collect_gemm_tags_free(collect_gemm_tags *t);
  * Convolutions: key, model, heuristic, best (kernel names), t_model_ms, t_heur_ms, t_best_ms, speedup,
  * efficiency, decide_us, heur_us, find_ms (the first twelve columns of every version), then model_name,
  * source, precision, the shortlist columns (k .. vendor_topk_ms, "_ms" times) and shortlist_timing (how the
- * shortlists' kernels were timed: "careful", the collection's method, or "once", one launch after a warm-up;
+ * shortlists' kernels were timed: "careful", the collection's method, "once", one launch after a warm-up, or
+ * "batch", the whole shortlist in one pass behind a hold;
  * verify --shortlist-timing). GEMMs: the first seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same
  * shortlist columns with "_us" times. "-" marks a value not measured (no shortlist asked, cudnnFind not timed). */
 #define COLLECT_REPORT_CONV_HEADER                                                                              \

@@ -8,14 +8,16 @@
  *     direction; decide_us the mean of 3 to 50 calls, as many as fit 2 ms) and cuDNN's v7 heuristic asked with the class's math type;
  *   - the candidates: every allowed kernel timed once more (the collection's method, gpu.h), or with --fdb the
  *     collected find-db's allowed entries, no timing (the cheap mode);
- *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost);
+ *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost),
+ *     after an untimed one and an untimed pass over the shortlists' kernels, so that both sides run warm;
  *   - a model's pick is its highest-scored candidate, the heuristic's pick the first of its list among them;
  *   - with --top-k K, each model's shortlist (its K best candidates, one per algorithm unless --shortlist-by
  *     kernel, plus the heuristic's pick when not among them) and cuDNN's first K are each timed once and the
  *     fastest kept, as torch.backends.cudnn.benchmark does; a kernel timed for one shortlist is not timed
  *     again for another, its time and cost shared; each timed by the collection's method (--shortlist-timing
- *     careful), or as a runtime would afford it (once: one warm-up, one launch timed), the cost compared with
- *     cudnnFind's;
+ *     careful), or as a runtime would afford it (once: one warm-up, one launch timed; batch: each shortlist
+ *     one pass of its own, warm-ups then every launch behind one hold, its cost the pass's wall time), the
+ *     cost compared with cudnnFind's;
  *   - every pick, the shortlists' picks and the best candidates (the exhaustive timing's fastest, or the
  *     find-db's --fdb-top fastest) are timed again, interleaved, --rounds times; median per kernel. The
  *     fresh best is the fastest of them.
@@ -104,14 +106,20 @@ static int res_find(const collect_result *res, int n, int algo, int math)
 }
 
 /* Seconds spent per part of the run, for the closing line. */
-enum { PART_DECIDE, PART_HEURISTIC, PART_CANDIDATES, PART_FIND, PART_SHORTLISTS, PART_RETIME, PART_COUNT };
-static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call", "candidates", "cudnnFind",
-                                                   "shortlists", "re-timing"};
+enum { PART_DECIDE, PART_HEURISTIC, PART_CANDIDATES, PART_WARM, PART_FIND, PART_SHORTLISTS, PART_RETIME, PART_COUNT };
+static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call", "candidates", "warm-ups",
+                                                   "cudnnFind", "shortlists", "re-timing"};
 
-/* How a shortlist's kernels are timed: the collection's method (warm-up, repeats behind a spin), or one
- * warm-up and one timed launch, what a runtime choosing among K kernels on the fly can afford. */
-typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_ONCE } shortlist_timing;
-static const char *const shortlist_timing_names[] = {"careful", "once"};
+/* How a shortlist's kernels are timed: the collection's method (warm-up, repeats behind a spin), one warm-up
+ * and one timed launch each, or the whole shortlist in one pass (warm-ups, then every timed launch queued behind
+ * a hold, one synchronisation): what a runtime choosing among K kernels on the fly can afford. */
+typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_ONCE, SHORTLIST_BATCH, SHORTLIST_COUNT } shortlist_timing;
+static const char *const shortlist_timing_names[SHORTLIST_COUNT] = {"careful", "once", "batch"};
+
+/* The passes of --shortlist-timing batch: how many, and how their holds went. */
+typedef struct pass_tally {
+    int passes, reruns, timed_out, spin;
+} pass_tally;
 
 /* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
  * it) and the wall time spent. 0, or negative on a fatal CUDA error. */
@@ -130,12 +138,45 @@ static int time_single(verify_conv_backend *b, shortlist_timing how, const colle
     return 0;
 }
 
-/* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
+/* Candidates sl[0..n) timed in one pass of the backend's time_list: their times (t, INFINITY when refused) and
+ * the pass's wall time, the pass tallied in pt. 0, or negative on a fatal CUDA error. */
+static int list_run(verify_conv_backend *b, const collect_result *res, const int *sl, int n, double *t, double *wall_ms,
+                    pass_tally *pt)
+{
+    int a[MAX_RES + 1], m[MAX_RES + 1];
+    for (int i = 0; i < n; i++) {
+        a[i] = res[sl[i]].algo;
+        m[i] = res[sl[i]].math;
+    }
+    verify_list_timing lt;
+    int rc = b->time_list(b, a, m, n, t, &lt);
+    if (rc) return rc < 0 ? rc : collect_error(COLLECT_EIO, "a shortlist pass failed");
+    *wall_ms = lt.wall_ms;
+    pt->passes++;
+    pt->reruns += lt.reruns;
+    pt->timed_out += lt.timed_out;
+    pt->spin |= lt.spin;
+    return 0;
+}
+
+/* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. With batch timing
+ * the shortlist is one pass of its own and its cost that pass's wall time; otherwise a kernel timed for an
+ * earlier shortlist keeps its time and cost (t1, c1). */
 static int shortlist_run(verify_conv_backend *b, shortlist_timing how, const collect_result *res, const int *sl, int n,
-                         double *t1, double *c1, int *pick, double *cost)
+                         double *t1, double *c1, pass_tally *pt, int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
+    if (how == SHORTLIST_BATCH) {
+        double t[MAX_RES + 1];
+        int rc = list_run(b, res, sl, n, t, cost, pt);
+        if (rc) return rc;
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (isfinite(t[i]) && (best < 0 || t[i] < t[best])) best = i;
+        *pick = best < 0 ? -1 : sl[best];
+        return 0;
+    }
     for (int i = 0; i < n; i++) {
         int rc = time_single(b, how, res, sl[i], t1, c1);
         if (rc < 0) return rc;
@@ -193,11 +234,14 @@ int cmd_verify(int argc, char **argv)
                 cls_default < 0 ? prec : by, cls_default < 0 ? "strict, tf32 or conversion" : "algo or kernel");
         return 2;
     }
-    if (timing && strcmp(timing, "careful") && strcmp(timing, "once")) {
-        fprintf(stderr, "heurist-collect verify: --shortlist-timing '%s': expected careful or once\n", timing);
-        return 2;
+    shortlist_timing how = SHORTLIST_CAREFUL;
+    if (timing) {
+        while (how < SHORTLIST_COUNT && strcmp(timing, shortlist_timing_names[how])) how++;
+        if (how == SHORTLIST_COUNT) {
+            fprintf(stderr, "heurist-collect verify: --shortlist-timing '%s': expected careful, once or batch\n", timing);
+            return 2;
+        }
     }
-    shortlist_timing how = timing && !strcmp(timing, "once") ? SHORTLIST_ONCE : SHORTLIST_CAREFUL;
     if (verify_n_select_models < 1) {
         fprintf(stderr, "heurist-collect verify: this build holds no selection model of a find-db (its models rank "
                         "GEMM configurations: verify --table)\n");
@@ -243,16 +287,22 @@ int cmd_verify(int argc, char **argv)
     if (backend_open(&be, &bo)) goto fail;
     be.describe(&be, stdout);
     for (int m = 0; m < n_models; m++) printf("model %s: %d kernels\n", vocab[m].api->name, vocab[m].n);
+    static const char *const how_text[SHORTLIST_COUNT] = {
+        "each timed by the collection's method", "each timed by one launch after a warm-up",
+        "each timed in one pass: warm-ups, then every launch behind one hold, one synchronisation"};
     printf("%d problems in %s (%d already in the report); precision %s for FP32 problems without a class; "
            "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s, %s); cudnnFind %s\n",
            n_list, problems, n_done, cls_default_name, rounds,
            fdb_path ? "the find-db's entries (no exhaustive timing)" : "every allowed kernel timed", topk ? "top-" : "",
-           topk, by_algo ? "one kernel per algorithm" : "every kernel",
-           how == SHORTLIST_ONCE ? "each timed by one launch after a warm-up" : "each timed by the collection's method",
-           find_cost ? "timed" : "not timed");
+           topk, by_algo ? "one kernel per algorithm" : "every kernel", how_text[how],
+           !find_cost ? "not timed"
+           : topk     ? "timed warm, as the shortlists are (an untimed cudnnFind and an untimed pass over the "
+                        "shortlists' kernels first)"
+                      : "timed warm (an untimed cudnnFind first)");
     if (fdb_path) printf("find-db %s: %d lines; its %d fastest allowed kernels are re-timed\n", fdb_path, fdb.n, fdb_top);
     fflush(stdout);
     cli_tally skipped = {0}, cand = {0};
+    pass_tally passes = {0};
     int stopped = 0, measured = 0;
     double longest = 0;
     for (int i = 0; i < n_list; i++) {
@@ -359,10 +409,6 @@ int cmd_verify(int argc, char **argv)
             }
         }
         part[PART_CANDIDATES] += cli_now_s() - d0;
-        double find_ms = 0;
-        d0 = cli_now_s();
-        if (find_cost && n_res > 0 && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
-        part[PART_FIND] += cli_now_s() - d0;
         /* the picks among the candidates */
         int order[MAX_MODELS][MAX_RES], n_order[MAX_MODELS], ih = -1, missing = 0;
         for (int m = 0; m < n_models; m++) {
@@ -391,24 +437,48 @@ int cmd_verify(int argc, char **argv)
                                                                                    : "no heuristic pick among the candidates");
             continue;
         }
+        /* the shortlists: each model's (with the heuristic's pick), then cuDNN's first k */
+        int group[MAX_RES], tk_pick[MAX_MODELS], tk_n[MAX_MODELS], vt_pick = -1, vt_n = 0;
+        int tk_sl[MAX_MODELS][MAX_RES + 1], vt_sl[MAX_RES + 1];
+        for (int r = 0; r < n_res; r++) group[r] = by_algo ? res[r].algo : r;
+        for (int m = 0; m < n_models && topk; m++) tk_n[m] = collect_shortlist(order[m], n_order[m], group, topk, ih, tk_sl[m]);
+        if (topk) vt_n = collect_shortlist(vorder, nvo, group, topk, -1, vt_sl);
+        /* cudnnFind's cost against the shortlists', both warm: CUDA loads a kernel on its first launch in the
+         * process (lazy module loading), so whichever side ran a kernel first would pay for loading it. An
+         * untimed cudnnFind and an untimed pass over the shortlists' kernels load both sides' kernels first. */
+        double find_ms = 0;
+        int fatal = 0;
+        if (find_cost) {
+            d0 = cli_now_s();
+            be.find(&be, hmath, &find_ms);
+            if (topk) {
+                int warm[MAX_RES], n_warm = 0;
+                char in_warm[MAX_RES] = {0};
+                for (int m = 0; m <= n_models; m++) {
+                    const int *sl = m < n_models ? tk_sl[m] : vt_sl;
+                    for (int j = 0; j < (m < n_models ? tk_n[m] : vt_n); j++)
+                        if (!in_warm[sl[j]]) {
+                            in_warm[sl[j]] = 1;
+                            warm[n_warm++] = sl[j];
+                        }
+                }
+                double t[MAX_RES], wall;
+                pass_tally untimed = {0};
+                fatal = list_run(&be, res, warm, n_warm, t, &wall, &untimed) < 0;
+            }
+            part[PART_WARM] += cli_now_s() - d0;
+            d0 = cli_now_s();
+            if (!fatal && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+            part[PART_FIND] += cli_now_s() - d0;
+        }
         /* shortlists: each kernel timed once, the fastest kept */
         double t1[MAX_RES], c1[MAX_RES];
         for (int r = 0; r < n_res; r++) t1[r] = c1[r] = NAN;
-        int group[MAX_RES], tk_pick[MAX_MODELS], tk_n[MAX_MODELS], vt_pick = -1;
         double tk_cost[MAX_MODELS], vt_cost = 0;
-        for (int r = 0; r < n_res; r++) group[r] = by_algo ? res[r].algo : r;
         d0 = cli_now_s();
-        int fatal = 0;
-        for (int m = 0; m < n_models && topk && !fatal; m++) {
-            int sl[MAX_RES + 1];
-            tk_n[m] = collect_shortlist(order[m], n_order[m], group, topk, ih, sl);
-            fatal = shortlist_run(&be, how, res, sl, tk_n[m], t1, c1, &tk_pick[m], &tk_cost[m]) < 0;
-        }
-        if (topk && !fatal) {
-            int sl[MAX_RES + 1];
-            int n = collect_shortlist(vorder, nvo, group, topk, -1, sl);
-            fatal = shortlist_run(&be, how, res, sl, n, t1, c1, &vt_pick, &vt_cost) < 0;
-        }
+        for (int m = 0; m < n_models && topk && !fatal; m++)
+            fatal = shortlist_run(&be, how, res, tk_sl[m], tk_n[m], t1, c1, &passes, &tk_pick[m], &tk_cost[m]) < 0;
+        if (topk && !fatal) fatal = shortlist_run(&be, how, res, vt_sl, vt_n, t1, c1, &passes, &vt_pick, &vt_cost) < 0;
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
             be.problem_end(&be);
@@ -509,6 +579,11 @@ int cmd_verify(int argc, char **argv)
     if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "problems skipped");
     cli_tally_print(&cand, stdout, "candidates rejected");
+    if (passes.passes)
+        printf("shortlist passes: %d, held by %s; hold timed out and the pass run again: %d; timed out three times "
+               "(times may include the host's gaps): %d\n",
+               passes.passes, passes.spin ? "a spin (mapped pinned memory not available for the hold)" : "the hold",
+               passes.reruns, passes.timed_out);
     int frc = collect_report_finish(fo, out, "problem", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

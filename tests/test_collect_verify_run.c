@@ -313,6 +313,7 @@ typedef struct conv_expect {
     int verified;                /* the problem has rows */
     char model[2][64], heur[64];
     double t_model[2], t_heur, t_best, t_topk[2], t_vtopk;
+    double by_topk[2], by_vtopk;  /* the shortlists' kernels' times by one launch, summed */
     int topk_timings[2];
 } conv_expect;
 
@@ -324,10 +325,12 @@ static double res_ms(const collect_result *res, int n, int a, int m)
 }
 
 /* A shortlist's pick as verify makes it: the fastest by the shortlist's timing (the collected time, or with
- * `once` that time times the fake backend's single-launch factor), its collected time kept in *t and *t_by. */
-static void shortlist_consider(const char *key, const collect_result *r, int once, double *t, double *t_by)
+ * `once` that time times the fake backend's single-launch factor, as the fake times a batch too), its collected
+ * time kept in *t and *t_by; *sum adds the kernel's time by one launch. */
+static void shortlist_consider(const char *key, const collect_result *r, int once, double *t, double *t_by, double *sum)
 {
     double by = once ? r->ms * collect_fake_once_factor(key, r->algo, r->math) : r->ms;
+    *sum += r->ms * collect_fake_once_factor(key, r->algo, r->math);
     if (!(by >= *t_by)) {
         *t_by = by;
         *t = r->ms;
@@ -389,7 +392,8 @@ static void conv_expected(const char *key, int cls, int k, int once, conv_expect
     for (int i = 0; i < nv && !heur; i++) heur = res_of(res, n, va[i], vm[i]);
     double by = INFINITY;
     e->t_vtopk = INFINITY;
-    for (int j = 0; j < n_vt && j < k; j++) shortlist_consider(key, res_of(res, n, va[vt[j]], vm[vt[j]]), once, &e->t_vtopk, &by);
+    for (int j = 0; j < n_vt && j < k; j++)
+        shortlist_consider(key, res_of(res, n, va[vt[j]], vm[vt[j]]), once, &e->t_vtopk, &by, &e->by_vtopk);
     for (int mi = 0; mi < 2; mi++) {
         float scores[N_KERNELS], s[64];
         int vk[64];
@@ -433,10 +437,10 @@ static void conv_expected(const char *key, int cls, int k, int once, conv_expect
             char name[64];
             collect_kernel_name(cv.dir, res[r].algo, res[r].math, name, sizeof name);
             has_heur |= strcmp(name, e->heur) == 0;
-            shortlist_consider(key, &res[r], once, &e->t_topk[mi], &by);
+            shortlist_consider(key, &res[r], once, &e->t_topk[mi], &by, &e->by_topk[mi]);
         }
         e->topk_timings[mi] = taken + !has_heur;
-        if (!has_heur) shortlist_consider(key, heur, once, &e->t_topk[mi], &by);
+        if (!has_heur) shortlist_consider(key, heur, once, &e->t_topk[mi], &by, &e->by_topk[mi]);
     }
     e->verified = 1;
 }
@@ -452,10 +456,15 @@ enum { C_KEY, C_MODEL, C_HEUR, C_BEST, C_TM, C_TH, C_TB, C_SPEEDUP, C_EFF, C_DEC
        C_SOURCE, C_PREC, C_K, C_TIMINGS, C_TOPK_PICK, C_TTOPK, C_TOPK_MS, C_VPICK, C_TVTOPK, C_VTOPK_MS,
        C_SHORTLIST_TIMING, C_COUNT };
 
-/* The report's rows against the problems computed again; `once` when its shortlists were timed by one launch
- * (--shortlist-timing once). */
-static void check_conv_report(const char *path, const char *list, int n_keys, int cls, int k, int once)
+/* How a report's shortlists were timed (--shortlist-timing) */
+enum { TIMING_CAREFUL, TIMING_ONCE, TIMING_BATCH };
+static const char *const timing_names[] = {"careful", "once", "batch"};
+
+/* The report's rows against the problems computed again, its shortlists timed as `timing` says. A batch's cost
+ * is the fake's wall time of its pass: its kernels' times by one launch, twice (a warm-up, a timed launch). */
+static void check_conv_report(const char *path, const char *list, int n_keys, int cls, int k, int timing)
 {
+    int once = timing != TIMING_CAREFUL;
     collect_problem *p;
     int np;
     cr_assert_eq(collect_problems_read(list, "-", &p, &np), 0);
@@ -490,12 +499,16 @@ static void check_conv_report(const char *path, const char *list, int n_keys, in
                 cr_assert_str_eq(f[C_SHORTLIST_TIMING], "-");
                 continue;
             }
-            cr_assert_str_eq(f[C_SHORTLIST_TIMING], once ? "once" : "careful");
+            cr_assert_str_eq(f[C_SHORTLIST_TIMING], timing_names[timing]);
             cr_assert_eq(atoi(f[C_K]), k);
             cr_assert_eq(atoi(f[C_TIMINGS]), e.topk_timings[mi], "%s, model %d", p[i].key, mi);
             cr_assert_float_eq(num(f[C_TTOPK]), e.t_topk[mi], 1e-5 * e.t_topk[mi], "%s, model %d", p[i].key, mi);
             cr_assert_float_eq(num(f[C_TVTOPK]), e.t_vtopk, 1e-5 * e.t_vtopk, "%s", p[i].key);
             cr_assert(num(f[C_TOPK_MS]) >= 0 && num(f[C_VTOPK_MS]) >= 0);
+            if (timing == TIMING_BATCH) {
+                cr_assert_float_eq(num(f[C_TOPK_MS]), 2 * e.by_topk[mi], 1e-3, "%s, model %d", p[i].key, mi);
+                cr_assert_float_eq(num(f[C_VTOPK_MS]), 2 * e.by_vtopk, 1e-3, "%s", p[i].key);
+            }
             if (cls == DATA_PRECISION_STRICT && cv.dtype == COLLECT_DTYPE_FP32)
                 cr_assert(ends_with(f[C_TOPK_PICK], ".fma") && ends_with(f[C_VPICK], ".fma"));
         }
@@ -542,10 +555,10 @@ Test(collect_verify_run, conv_shortlists_timed_once, .init = setup)
     char *once = test_tmppath(".tsv"), *careful = test_tmppath(".tsv"), args[8192];
     snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 3 --shortlist-timing once", networks(), once);
     cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
-    check_conv_report(once, networks(), 18, DATA_PRECISION_TF32, 3, 1);
+    check_conv_report(once, networks(), 18, DATA_PRECISION_TF32, 3, TIMING_ONCE);
     snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 3", networks(), careful);
     cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
-    check_conv_report(careful, networks(), 18, DATA_PRECISION_TF32, 3, 0);
+    check_conv_report(careful, networks(), 18, DATA_PRECISION_TF32, 3, TIMING_CAREFUL);
     table_rows a, b;
     rows_read(once, &a);
     rows_read(careful, &b);
@@ -561,6 +574,83 @@ Test(collect_verify_run, conv_shortlists_timed_once, .init = setup)
     remove(careful);
     free(once);
     free(careful);
+}
+
+/* --shortlist-timing batch: each shortlist one pass of the backend's time_list, its pick the fastest of the pass
+ * (the fake backend's one-launch factor), its cost the pass's wall time; a kernel the backend refuses inside a
+ * pass (a find-db entry the fake collection rejected) is never the pick. */
+Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
+{
+    char *out = test_tmppath(".tsv"), *fdb = test_tmppath(".fdb.txt"), args[8192];
+    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch --find-cost",
+             networks(), out);
+    cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+    check_conv_report(out, networks(), 12, DATA_PRECISION_TF32, 3, TIMING_BATCH);
+    collect_report r;
+    cr_assert_eq(collect_report_read(out, &r), 0, "%s", collect_last_error());
+    for (int i = 0; i < r.n; i++) cr_assert(r.rows[i].v.find_ms > 0);
+    collect_report_free(&r);
+
+    /* a find-db holding every kernel of each problem's direction, those the fake rejects too */
+    collect_problem *p;
+    int np;
+    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
+    collect_conv_timer t;
+    collect_conv_opts o = {.repeats = 1};
+    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &o), 0);
+    FILE *f = fopen(fdb, "w");
+    char rejected[24][COLLECT_DIR_COUNT * 8 * COLLECT_MATH_COUNT][64];
+    int n_rejected[24] = {0};
+    for (int i = 0; i < 24; i++) {
+        collect_conv cv;
+        collect_conv_from_key(p[i].key, strlen(p[i].key), &cv);
+        collect_conv_measured m;
+        cli_tally cand = {0};
+        const char *why;
+        if (t.measure(&t, &cv, p[i].key, &m, &cand, &why) || m.n_res == 0) continue;
+        collect_result all[8 * COLLECT_MATH_COUNT];
+        int n = 0;
+        for (int a = 0; a < collect_algo_count(cv.dir); a++)
+            for (int mt = 0; mt < COLLECT_MATH_COUNT; mt++) {
+                const collect_result *got = res_of(m.res, m.n_res, a, mt);
+                all[n++] = got ? *got : (collect_result){a, mt, 0.5, 0};
+                if (!got) collect_kernel_name(cv.dir, a, mt, rejected[i][n_rejected[i]++], 64);
+            }
+        cr_assert_eq(collect_fdb_write_line(f, p[i].key, cv.dir, all, n), 0);
+    }
+    fclose(f);
+    t.close(&t);
+    snprintf(args, sizeof args, "--problems %s --limit 24 --out %s --top-k 3 --shortlist-timing batch --fdb %s",
+             networks(), out, fdb);
+    cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+    table_rows rows;
+    rows_read(out, &rows);
+    int refused_first = 0;
+    for (int row = 0; row < rows.n; row++) {
+        char **fr = rows.f[row];
+        int i = 0;
+        while (i < 24 && strcmp(p[i].key, fr[C_KEY])) i++;
+        cr_assert(i < 24);
+        int model_refused = 0;
+        for (int j = 0; j < n_rejected[i]; j++) {
+            cr_assert_str_neq(fr[C_TOPK_PICK], rejected[i][j], "%s: a refused kernel picked", fr[C_KEY]);
+            cr_assert_str_neq(fr[C_VPICK], rejected[i][j], "%s: a refused kernel picked", fr[C_KEY]);
+            model_refused |= strcmp(fr[C_MODEL], rejected[i][j]) == 0;
+        }
+        /* the model's first kernel is in its shortlist: refused, the pass kept another */
+        refused_first += model_refused;
+        cr_assert_str_eq(fr[C_SHORTLIST_TIMING], "batch");
+    }
+    cr_assert_gt(refused_first, 0, "no shortlist held a refused kernel");
+    free(rows.text);
+    collect_problems_free(p, np);
+
+    snprintf(args, sizeof args, "--problems %s --limit 1 --out %s --top-k 3 --shortlist-timing batched", networks(), out);
+    cr_assert_eq(run(cmd_verify, args), 2);
+    remove(out);
+    remove(fdb);
+    free(out);
+    free(fdb);
 }
 
 /* The report without its wall-clock columns (decision, shortlist timing) and '#' lines. */
