@@ -80,7 +80,7 @@ typedef struct gpu_list_stats {
  * the host releases once all are queued (kernels.h; a spin where the hold is not available), one event pair
  * each, and one synchronisation. ms[i] the GPU time of candidate i's timed launch, INFINITY when cuDNN refuses it
  * (its math type, workspace query or launch) or its workspace is over the limit. A pass whose hold timed out is
- * run again, twice at most. 0, or negative on a CUDA error that ends the run. */
+ * run again once, its hold four times as long. 0, or negative on a CUDA error that ends the run. */
 int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st);
 
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the

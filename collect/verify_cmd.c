@@ -580,7 +580,7 @@ int cmd_verify(int argc, char **argv)
     cli_tally_print(&skipped, stdout, "problems skipped");
     cli_tally_print(&cand, stdout, "candidates rejected");
     if (passes.passes)
-        printf("shortlist passes: %d, held by %s; hold timed out and the pass run again: %d; timed out three times "
+        printf("shortlist passes: %d, held by %s; hold timed out and the pass run again: %d; timed out twice "
                "(times may include the host's gaps): %d\n",
                passes.passes, passes.spin ? "a spin (mapped pinned memory not available for the hold)" : "the hold",
                passes.reruns, passes.timed_out);
