@@ -106,6 +106,9 @@ void gemm_gpu_free(gemm_gpu *g)
     if (g->lt) cublasLtDestroy(g->lt);
     for (int i = 0; i <= g->repeats && i <= GEMM_GPU_MAX_REPEATS; i++)
         if (g->ev[i]) cudaEventDestroy(g->ev[i]);
+    for (int i = 0; i < g->n_pass_ev; i++) cudaEventDestroy(g->pass_ev[i]);
+    free(g->pass_ev);
+    if (g->hold.host) gpu_hold_free(&g->hold);
     if (g->s) cudaStreamDestroy(g->s);
     memset(g, 0, sizeof *g);
 }
@@ -453,4 +456,78 @@ int gemm_gpu_time(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, double 
     }
     *kind = GEMM_TIME_REPEATS;
     return 0;
+}
+
+/* At least n pass events, created the first time a pass needs them. */
+static int pass_events(gemm_gpu *g, int n)
+{
+    if (g->n_pass_ev >= n) return COLLECT_OK;
+    cudaEvent_t *ev = realloc(g->pass_ev, (size_t)n * sizeof *ev);
+    if (!ev) return collect_error(COLLECT_ENOMEM, "out of memory");
+    g->pass_ev = ev;
+    for (; g->n_pass_ev < n; g->n_pass_ev++) {
+        cudaError_t e = cudaEventCreate(&g->pass_ev[g->n_pass_ev]);
+        if (e) return cuda_fail(e, "event");
+    }
+    return COLLECT_OK;
+}
+
+int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate *const *c, int n, int rounds,
+                              double hold_timeout_us, double *us, double *wall_ms, int *timed_out)
+{
+    *wall_ms = 0;
+    *timed_out = 0;
+    if (n < 1 || rounds < 1 || rounds > GEMM_GPU_MAX_REPEATS || (long)n * rounds > GEMM_GPU_MAX_PASS_LAUNCHES)
+        return collect_error(COLLECT_EINVAL, "an interleaved pass of %d candidates x %d rounds: at most %d rounds and "
+                             "%d launches", n, rounds, GEMM_GPU_MAX_REPEATS, GEMM_GPU_MAX_PASS_LAUNCHES);
+    int rc = pass_events(g, n * rounds + 1);
+    if (rc) return rc;
+    if (!g->hold.host && gpu_hold_init(&g->hold))
+        return collect_error(COLLECT_EIO, "CUDA: no mapped pinned memory for the interleaved pass's hold");
+    unsigned char *refused = calloc((size_t)n, 1);
+    if (!refused) return collect_error(COLLECT_ENOMEM, "out of memory");
+    cudaEvent_t *ev = g->pass_ev;
+    double t0 = now_us();
+    for (int i = 0; i < n; i++)
+        if (launch(g, p, c[i]) != CUBLAS_STATUS_SUCCESS) {
+            cudaGetLastError();
+            refused[i] = 1;
+        }
+    cudaError_t e = cudaStreamSynchronize(g->s);
+    if (e) {
+        free(refused);
+        return cuda_fail(e, "warm-up of an interleaved pass");
+    }
+    if (gpu_hold(g->s, &g->hold, hold_timeout_us)) {
+        free(refused);
+        return collect_error(COLLECT_EIO, "CUDA: hold kernel failed");
+    }
+    cudaEventRecord(ev[0], g->s);
+    for (int r = 0; r < rounds; r++)
+        for (int i = 0; i < n; i++) {
+            if (!refused[i] && launch(g, p, c[i]) != CUBLAS_STATUS_SUCCESS) {
+                cudaGetLastError(); /* a rejected call may leave a non-sticky error behind */
+                refused[i] = 1;
+            }
+            cudaEventRecord(ev[r * n + i + 1], g->s);
+        }
+    gpu_hold_release(&g->hold);
+    e = cudaStreamSynchronize(g->s);
+    *wall_ms = (now_us() - t0) * 1e-3;
+    if (e) {
+        free(refused);
+        return cuda_fail(e, "interleaved pass");
+    }
+    *timed_out = gpu_hold_timed_out(&g->hold);
+    for (int i = 0; i < n; i++) {
+        double t[GEMM_GPU_MAX_REPEATS];
+        for (int r = 0; r < rounds && !refused[i]; r++) {
+            float f;
+            cudaEventElapsedTime(&f, ev[r * n + i], ev[r * n + i + 1]);
+            t[r] = f * 1e3;
+        }
+        us[i] = refused[i] ? INFINITY : collect_median(t, rounds);
+    }
+    free(refused);
+    return COLLECT_OK;
 }

@@ -10,6 +10,18 @@
  * each batch timed by a pair of events; the time is the median over repeats of (batch time / B). The L2
  * cache is not flushed between calls: a batch's calls after its first find A and B in L2 when they fit
  * (50 MiB on an H100), as back-to-back layers of a model do not.
+ *
+ * Timing of several candidates together (gemm_gpu_time_interleaved, verify's `--shortlist-timing interleaved`):
+ * one warm-up launch of each candidate and a synchronisation (a kernel's first launch in the process loads its
+ * module, which under CUDA's lazy loading can wait for the context to go idle, that is for the hold), then R
+ * rounds, each one launch of every candidate in turn, all queued behind a hold the host releases once the last
+ * launch is queued (kernels.h), an event between consecutive launches (each launch timed by the pair around
+ * it), one synchronisation; a candidate's time is the median of its R launches. The candidates share the
+ * moment and the GPU's state, so drift between them cancels, and the pass costs about R + 1 times their own
+ * run times plus the host's launches: a shortlist of fast kernels costs less than a list holding slow ones.
+ * A stream's queue holds about a thousand commands and the host blocks on the next one while the hold keeps
+ * them queued, so a pass is at most GEMM_GPU_MAX_PASS_LAUNCHES launches (a GEMM may be two kernels, split-K's
+ * reduction, and each launch has its event).
  */
 #ifndef HEURIST_COLLECT_GEMM_GPU_H
 #define HEURIST_COLLECT_GEMM_GPU_H
@@ -22,6 +34,8 @@
 #include "kernels.h"
 
 #define GEMM_GPU_MAX_REPEATS 16
+/* the most timed launches of one interleaved pass (candidates x rounds) */
+#define GEMM_GPU_MAX_PASS_LAUNCHES 256
 
 typedef struct gemm_gpu {
     cublasLtHandle_t lt;
@@ -32,6 +46,9 @@ typedef struct gemm_gpu {
     int repeats, max_batch;
     double min_batch_us, slow_factor;
     unsigned seed;
+    cudaEvent_t *pass_ev;     /* (n_pass_ev): the interleaved pass's events, created as a pass needs them */
+    int n_pass_ev;
+    gpu_hold_flag hold;       /* the interleaved pass's hold; host NULL until the first pass */
 } gemm_gpu;
 
 typedef struct gemm_problem {
@@ -87,5 +104,13 @@ int gemm_gpu_build(gemm_gpu *g, gemm_problem *p, const collect_gemm_config *cfg,
  * behind a longer spin. */
 int gemm_gpu_time(gemm_gpu *g, gemm_problem *p, const gemm_candidate *c, double bound_us, double *us,
                   gemm_time_kind *kind, int *respun, const char **why);
+
+/* Times candidates c[0..n) together (see above): a warm-up and `rounds` launches each, behind a hold that gives
+ * up after hold_timeout_us. us[i] the median of candidate i's launches (INFINITY when cuBLASLt refuses it),
+ * *wall_ms the pass's host wall time from the warm-up to the last synchronisation, *timed_out 1 when the hold ended by
+ * its timeout (the launches behind it were not all queued in time and their times may hold host gaps).
+ * 0; negative on a CUDA error that ends the run, or when n x rounds exceeds GEMM_GPU_MAX_PASS_LAUNCHES. */
+int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate *const *c, int n, int rounds,
+                              double hold_timeout_us, double *us, double *wall_ms, int *timed_out);
 
 #endif

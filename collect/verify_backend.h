@@ -78,9 +78,26 @@ struct verify_gemm_backend {
     int (*build)(verify_gemm_backend *b, const collect_gemm_config *cfg, int *handle, const char **why);
     /* One configuration timed by the collector's method (gemm_gpu.h), no bound. */
     int (*time)(verify_gemm_backend *b, int handle, double *us, const char **why);
+    /* Configurations timed together (--shortlist-timing interleaved; gemm_gpu.h's gemm_gpu_time_interleaved):
+     * a warm-up launch of each, then `rounds` rounds of one launch of each handle in turn, behind a hold the
+     * host releases, one synchronisation; n x rounds at most VERIFY_GEMM_MAX_PASS_LAUNCHES. us[i] the median of handle i's launches (INFINITY when cuBLASLt refuses it), *ms the
+     * pass's wall time, *timed_out 1 when the hold gave up before every launch was queued. The fake backend
+     * answers each launch with the configuration's time times a factor of 0.9 to 1.1 hashed from the key, the
+     * configuration and the round (collect_fake_pass_factor), refuses the launches of a configuration whose
+     * hash is a multiple of 13 (as cublasLtMatmul may refuse at launch what AlgoCheck accepted; its careful
+     * timing accepts them), costs the warm-up's and the launches' times plus 5 us of the host's work a launch
+     * (the warm-up launch at the configuration's time), and says the hold
+     * timed out on every seventh pass it is asked for (the 4th, the 11th, ...). 0, or a negative COLLECT_E*
+     * code. */
+    int (*time_pass)(verify_gemm_backend *b, const int *handles, int n, int rounds, double *us, double *ms,
+                     int *timed_out);
     void (*close)(verify_gemm_backend *b);
     void *state;
 };
+
+/* the most timed launches of an interleaved pass (gemm_gpu.h's GEMM_GPU_MAX_PASS_LAUNCHES: a stream's queue
+ * holds about a thousand commands behind the hold) */
+#define VERIFY_GEMM_MAX_PASS_LAUNCHES 256
 
 typedef struct verify_gemm_opts {
     size_t a_max, b_max, d_max, ws_bytes; /* operand bytes of the largest shape, the workspace */

@@ -144,6 +144,7 @@ typedef struct fake_gemm {
     int n_rows;
     collect_gemm_config *built;                         /* (n_built): the handles' configurations */
     int n_built, cap_built;
+    long passes;                                        /* interleaved passes asked so far */
 } fake_gemm;
 
 static void gemm_describe(verify_gemm_backend *b, FILE *f)
@@ -176,6 +177,12 @@ static uint64_t gemm_hash(const fake_gemm *s, const collect_gemm_config *c, int 
     char name[512];
     *ok = collect_gemm_config_name(c, name, sizeof name) == 0;
     return *ok ? collect_fake_hash(s->key, collect_fake_hash(name, 0, 0), 1) : 0;
+}
+
+/* The fake collector's time of a configuration of hash h, in microseconds */
+static double gemm_us(uint64_t h)
+{
+    return 1.0 + (double)((h >> 16) % 1000000) / 100.0;
 }
 
 static int gemm_add(fake_gemm *s, const collect_gemm_config *c, int *handle)
@@ -232,7 +239,38 @@ static int gemm_time(verify_gemm_backend *b, int handle, double *us, const char 
         *why = "fake: configuration refused";
         return 1;
     }
-    *us = 1.0 + (double)((h >> 16) % 1000000) / 100.0;
+    *us = gemm_us(h);
+    return 0;
+}
+
+/* A pass (verify_backend.h): each launch the configuration's time times its round's factor; a configuration whose
+ * hash is a multiple of 13 refused at launch; the cost the warm-up's (the configuration's time) and the launches'
+ * times plus 5 us for the host's work each; the hold
+ * of every seventh pass (the 4th, 11th, ... of the backend's life) timed out */
+static int gemm_time_pass(verify_gemm_backend *b, const int *handles, int n, int rounds, double *us, double *ms,
+                          int *timed_out)
+{
+    fake_gemm *s = b->state;
+    double t[64];
+    if (rounds < 1 || rounds > 64) return collect_error(COLLECT_EINVAL, "a pass of %d rounds: at most 64", rounds);
+    *ms = 0;
+    *timed_out = s->passes++ % 7 == 3;
+    for (int i = 0; i < n; i++) {
+        int ok;
+        uint64_t h = gemm_hash(s, &s->built[handles[i]], &ok);
+        *ms += (rounds + 1) * 5e-3;
+        if (!ok || h % 13 == 0) {
+            us[i] = INFINITY;
+            continue;
+        }
+        double base = gemm_us(h);
+        *ms += base * 1e-3;
+        for (int r = 0; r < rounds; r++) {
+            t[r] = base * collect_fake_pass_factor(s->key, h, r);
+            *ms += t[r] * 1e-3;
+        }
+        us[i] = collect_median(t, rounds);
+    }
     return 0;
 }
 
@@ -265,6 +303,6 @@ int verify_gemm_backend_open_fake(verify_gemm_backend *b, const verify_gemm_opts
         return rc;
     }
     *b = (verify_gemm_backend){gemm_describe, gemm_problem, gemm_problem_end, gemm_heuristic, gemm_build, gemm_time,
-                               gemm_close, s};
+                               gemm_time_pass, gemm_close, s};
     return COLLECT_OK;
 }

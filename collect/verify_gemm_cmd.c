@@ -21,7 +21,12 @@
  *   - with --top-k K, each model's shortlist (its K best accepted candidates, plus the heuristic's first pick
  *     when not among them; with --shortlist-fill K in all, the first pick and the model's K - 1 best others)
  *     and the list's first K, each timed once and the fastest kept, as Triton's
- *     autotuner does; a configuration timed once is not timed again, its time and cost shared;
+ *     autotuner does; a configuration timed once is not timed again, its time and cost shared. With
+ *     --shortlist-timing interleaved the list and each shortlist are timed instead in one pass of their own
+ *     (gemm_gpu.h): a warm-up launch of each configuration, then --shortlist-rounds rounds (5), each one launch
+ *     of every configuration in turn behind a hold,
+ *     each configuration's time the median of its launches, the cost the pass's wall time; a pass whose hold
+ *     timed out runs again (up to three attempts, then kept and counted on the report's '#' line);
  *   - the table's --table-top fastest configurations;
  * then every pick and those are timed again, interleaved, --rounds times (median per configuration; the
  * collector's method, gemm_gpu.h). The best is the fastest of those re-timed.
@@ -64,6 +69,23 @@ static int pool_add(pool *p, const collect_gemm_config *cfg, int handle)
     return p->n++;
 }
 
+/* How a run times cuBLASLt's list and the shortlists (--shortlist-timing): each configuration once by the
+ * collector's method, a configuration timed for one shortlist not timed again (careful), or each shortlist's
+ * configurations together in one pass of `rounds` launches each (interleaved), its cost the pass's wall time;
+ * and what the passes did. */
+typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_INTERLEAVED } shortlist_timing;
+static const char *const shortlist_timing_names[] = {"careful", "interleaved"};
+typedef struct shortlist_how {
+    shortlist_timing timing;
+    int rounds;
+    long passes, rerun, timed_out; /* passes run, re-run after their hold timed out, kept timed out */
+} shortlist_how;
+
+/* attempts at a pass whose hold times out before it is kept as it is (and counted) */
+#define PASS_ATTEMPTS 3
+/* the most configurations of a shortlist or of the list */
+#define PASS_MAX (2 * MAX_HEUR + 2)
+
 static int time_single(verify_gemm_backend *b, pool *p, int u)
 {
     if (!isnan(p->t1[u])) return 0;
@@ -76,8 +98,8 @@ static int time_single(verify_gemm_backend *b, pool *p, int u)
     return 0;
 }
 
-/* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. */
-static int shortlist_run(verify_gemm_backend *b, pool *p, const int *sl, int n, int *pick, double *cost)
+/* A shortlist timed carefully: its fastest entry (-1 when none ran) and the time spent on all of them. */
+static int shortlist_careful(verify_gemm_backend *b, pool *p, const int *sl, int n, int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
@@ -88,6 +110,58 @@ static int shortlist_run(verify_gemm_backend *b, pool *p, const int *sl, int n, 
         if (isfinite(p->t1[sl[i]]) && (*pick < 0 || p->t1[sl[i]] < p->t1[*pick])) *pick = sl[i];
     }
     return 0;
+}
+
+/* A shortlist timed in one interleaved pass (a pass whose hold timed out run again, up to PASS_ATTEMPTS in all):
+ * its fastest entry by the pass's medians (-1 when none ran) and the wall time of every attempt. */
+static int shortlist_pass(verify_gemm_backend *b, pool *p, shortlist_how *how, const int *sl, int n, int *pick,
+                          double *cost)
+{
+    int idx[PASS_MAX], hd[PASS_MAX], m = 0;
+    double us[PASS_MAX];
+    *pick = -1;
+    *cost = 0;
+    for (int i = 0; i < n; i++) {
+        int dup = 0;
+        for (int j = 0; j < m; j++) dup |= idx[j] == sl[i];
+        if (dup) continue;
+        if (m == PASS_MAX) return collect_error(COLLECT_EINVAL, "a shortlist of more than %d configurations", PASS_MAX);
+        idx[m] = sl[i];
+        hd[m++] = p->handle[sl[i]];
+    }
+    if (m == 0) return 0;
+    for (int attempt = 1;; attempt++) {
+        double ms;
+        int timed_out, rc = b->time_pass(b, hd, m, how->rounds, us, &ms, &timed_out);
+        if (rc < 0) return rc;
+        *cost += ms;
+        how->passes++;
+        if (!timed_out) break;
+        if (attempt == PASS_ATTEMPTS) {
+            how->timed_out++;
+            break;
+        }
+        how->rerun++;
+    }
+    for (int j = 0; j < m; j++)
+        if (isfinite(us[j]) && (*pick < 0 || us[j] < us[*pick])) *pick = j;
+    if (*pick >= 0) *pick = idx[*pick];
+    return 0;
+}
+
+static int shortlist_run(verify_gemm_backend *b, pool *p, shortlist_how *how, const int *sl, int n, int *pick,
+                         double *cost)
+{
+    return how->timing == SHORTLIST_INTERLEAVED ? shortlist_pass(b, p, how, sl, n, pick, cost)
+                                                : shortlist_careful(b, p, sl, n, pick, cost);
+}
+
+/* The run's interleaved passes, as one line (prefix "# " in the report) */
+static void shortlist_how_print(FILE *f, const char *prefix, const shortlist_how *how)
+{
+    fprintf(f, "%sshortlist timing interleaved: %d rounds a pass; %ld passes, %ld run again after their hold timed "
+               "out, %ld kept after %d timed-out attempts\n",
+            prefix, how->rounds, how->passes, how->rerun, how->timed_out, PASS_ATTEMPTS);
 }
 
 /* Candidate c's pool index into built[c] (-2 until asked): its entry of the heuristic's list (vrank[c] >= 0,
@@ -211,12 +285,12 @@ int cmd_verify_gemm(int argc, char **argv)
     static const char *const known[] = {"--table", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--limit", "--heuristic-count", "--min-batch-us", "--max-batch",
                                         "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top",
-                                        "--tune-candidates", NULL};
+                                        "--tune-candidates", "--shortlist-timing", "--shortlist-rounds", NULL};
     static const char *const flags[] = {"--no-list", "--resume", "--shortlist-fill", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
     const char *shapes_path = cli_opt(argc, argv, "--shapes"), *source = cli_opt(argc, argv, "--source");
-    double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib, topk_d, ttop_d;
+    double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib, topk_d, ttop_d, srounds;
     if (cli_number(argc, argv, "--repeats", 3, 1, COLLECT_GEMM_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
@@ -227,8 +301,28 @@ int cmd_verify_gemm(int argc, char **argv)
         cli_number(argc, argv, "--max-batch", 64, 1, 1e4, &max_batch) ||
         cli_number(argc, argv, "--workspace-mib", 32, 0, 1 << 16, &ws_mib) ||
         cli_number(argc, argv, "--top-k", 0, 0, MAX_HEUR, &topk_d) ||
-        cli_number(argc, argv, "--table-top", 1, 1, 64, &ttop_d))
+        cli_number(argc, argv, "--table-top", 1, 1, 64, &ttop_d) ||
+        cli_number(argc, argv, "--shortlist-rounds", 5, 1, MAX_ROUNDS, &srounds))
         return 2;
+    const char *timing = cli_opt(argc, argv, "--shortlist-timing");
+    if (timing && strcmp(timing, "careful") && strcmp(timing, "interleaved")) {
+        fprintf(stderr, "heurist-collect verify: --shortlist-timing '%s': expected careful or interleaved\n", timing);
+        return 2;
+    }
+    shortlist_how how = {timing && !strcmp(timing, "interleaved") ? SHORTLIST_INTERLEAVED : SHORTLIST_CAREFUL,
+                         (int)srounds, 0, 0, 0};
+    if (cli_opt(argc, argv, "--shortlist-rounds") && how.timing != SHORTLIST_INTERLEAVED) {
+        fprintf(stderr, "heurist-collect verify: --shortlist-rounds applies to --shortlist-timing interleaved\n");
+        return 2;
+    }
+    /* the list's entries, or a shortlist (K and cuBLASLt's first pick), times the rounds: one pass's launches */
+    const int pass_n = n_heur_d > topk_d + 1 ? (int)n_heur_d : (int)topk_d + 1;
+    if (how.timing == SHORTLIST_INTERLEAVED && pass_n * how.rounds > VERIFY_GEMM_MAX_PASS_LAUNCHES) {
+        fprintf(stderr, "heurist-collect verify: --shortlist-rounds %d with passes of up to %d configurations "
+                        "(--heuristic-count, --top-k + 1): at most %d launches a pass\n",
+                how.rounds, pass_n, VERIFY_GEMM_MAX_PASS_LAUNCHES);
+        return 2;
+    }
     int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
     int fill = cli_flag(argc, argv, "--shortlist-fill");
     /* what a tune model decodes within: the shape's rows and the list's entries, or the list alone (all a deployed
@@ -338,8 +432,16 @@ int cmd_verify_gemm(int argc, char **argv)
     }
     printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
            "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
-           n_shapes, table, n_done, rounds, (int)repeats, min_batch, no_list ? "not timed" : "timed once",
-           topk ? "top-" : "", topk, ttop);
+           n_shapes, table, n_done, rounds, (int)repeats, min_batch, no_list ? "not timed" : "timed", topk ? "top-" : "",
+           topk, ttop);
+    if (!no_list || topk) {
+        if (how.timing == SHORTLIST_INTERLEAVED)
+            printf("the list and shortlists timed interleaved: each in one pass of %d rounds, one launch of each of its "
+                   "configurations a round, behind a hold\n", how.rounds);
+        else
+            printf("the list and shortlists timed carefully: each configuration once by the collector's method, "
+                   "shared between them\n");
+    }
     fflush(stdout);
     cli_tally skipped = {0};
     int stopped = 0, measured = 0, resumed = 0;
@@ -499,7 +601,7 @@ int cmd_verify_gemm(int argc, char **argv)
         double autotune_ms = 0, vt_cost = 0, tk_cost[MAX_MODELS];
         /* autotuning over the whole list: each entry timed once */
         d0 = cli_now_s();
-        if (!no_list) fatal = shortlist_run(&be, &pl, hidx, nh, &il, &autotune_ms) < 0;
+        if (!no_list) fatal = shortlist_run(&be, &pl, &how, hidx, nh, &il, &autotune_ms) < 0;
         part[PART_LIST] += cli_now_s() - d0;
         d0 = cli_now_s();
         for (int m = 0; m < n_models && topk && !fatal; m++) {
@@ -512,11 +614,11 @@ int cmd_verify_gemm(int argc, char **argv)
             } else {
                 tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
             }
-            fatal = shortlist_run(&be, &pl, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
+            fatal = shortlist_run(&be, &pl, &how, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {
             int n = collect_shortlist(hidx, nh, NULL, topk, -1, sl);
-            fatal = shortlist_run(&be, &pl, sl, n, &vt_pick, &vt_cost) < 0;
+            fatal = shortlist_run(&be, &pl, &how, sl, n, &vt_pick, &vt_cost) < 0;
         }
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
@@ -596,13 +698,14 @@ int cmd_verify_gemm(int argc, char **argv)
                 if (topk && set[u] == tk_pick[m]) ttk = med[u];
             }
             char nm_m[256], nm_tk[256] = "-", tail[1024];
+            const char *timed = !no_list || topk ? shortlist_timing_names[how.timing] : "-";
             collect_gemm_config_name(&pl.cfg[order[m][0]], nm_m, sizeof nm_m);
             if (topk) {
                 collect_gemm_config_name(&pl.cfg[tk_pick[m]], nm_tk, sizeof nm_tk);
-                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f", topk, tk_n[m], nm_tk, ttk,
-                         tk_cost[m], nm_vt, med_of[2], vt_cost);
+                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f\t%s", topk, tk_n[m], nm_tk, ttk,
+                         tk_cost[m], nm_vt, med_of[2], vt_cost, timed);
             } else {
-                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-");
+                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-\t%s", timed);
             }
             int w = snprintf(rowbuf + used, rowcap - used,
                              "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t"
@@ -634,6 +737,10 @@ int cmd_verify_gemm(int argc, char **argv)
     for (int m = verify_n_table_models; m < n_models; m++) {
         tune_tally_print(stdout, "", &verify_tune_models[m - verify_n_table_models], &tally[m]);
         tune_tally_print(fo, "# ", &verify_tune_models[m - verify_n_table_models], &tally[m]);
+    }
+    if (how.timing == SHORTLIST_INTERLEAVED && (!no_list || topk)) {
+        shortlist_how_print(stdout, "", &how);
+        shortlist_how_print(fo, "# ", &how);
     }
     if (ferror(fo)) {
         collect_error(COLLECT_EIO, "%s: write failed", out);

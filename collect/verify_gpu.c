@@ -185,6 +185,23 @@ static int gemm_b_time(verify_gemm_backend *b, int handle, double *us, const cha
     return gemm_gpu_time(&s->g, &s->p, &s->c[handle], 0, us, &kind, &respun, why);
 }
 
+_Static_assert(VERIFY_GEMM_MAX_PASS_LAUNCHES == GEMM_GPU_MAX_PASS_LAUNCHES, "one limit of a pass's launches");
+
+/* the hold's patience: far longer than the host takes to queue a pass (a few microseconds a launch) */
+#define PASS_HOLD_TIMEOUT_US 200e3
+
+static int gemm_b_time_pass(verify_gemm_backend *b, const int *handles, int n, int rounds, double *us, double *ms,
+                            int *timed_out)
+{
+    gpu_gemm *s = b->state;
+    const gemm_candidate **c = malloc((size_t)(n > 0 ? n : 1) * sizeof *c);
+    if (!c) return collect_error(COLLECT_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) c[i] = &s->c[handles[i]];
+    int rc = gemm_gpu_time_interleaved(&s->g, &s->p, c, n, rounds, PASS_HOLD_TIMEOUT_US, us, ms, timed_out);
+    free(c);
+    return rc;
+}
+
 static void gemm_b_close(verify_gemm_backend *b)
 {
     gpu_gemm *s = b->state;
@@ -211,6 +228,6 @@ int verify_gemm_backend_open_gpu(verify_gemm_backend *b, const verify_gemm_opts 
         return rc;
     }
     *b = (verify_gemm_backend){gemm_b_describe, gemm_b_problem, gemm_b_problem_end, gemm_b_heuristic, gemm_b_build,
-                               gemm_b_time, gemm_b_close, s};
+                               gemm_b_time, gemm_b_time_pass, gemm_b_close, s};
     return COLLECT_OK;
 }

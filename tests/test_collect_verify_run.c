@@ -815,12 +815,17 @@ static void gemm_files_close(gemm_files *g)
     }
 }
 
-/* the time the fake gives a configuration of a shape (verify_fake.c, timer_fake.c) */
-static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *valid)
+/* the fake's hash of a configuration of a shape, and the time it gives it (verify_fake.c, timer_fake.c) */
+static uint64_t fake_gemm_hash(const char *key, const collect_gemm_config *c)
 {
     char name[512];
     collect_gemm_config_name(c, name, sizeof name);
-    uint64_t h = collect_fake_hash(key, collect_fake_hash(name, 0, 0), 1);
+    return collect_fake_hash(key, collect_fake_hash(name, 0, 0), 1);
+}
+
+static double fake_gemm_us(const char *key, const collect_gemm_config *c, int *valid)
+{
+    uint64_t h = fake_gemm_hash(key, c);
     *valid = h % 11 != 0;
     return 1.0 + (double)((h >> 16) % 1000000) / 100.0;
 }
@@ -868,7 +873,7 @@ static void tune_expected(const verify_tune_model *md, const collect_gemm_shape 
 /* columns of the GEMM report */
 enum { G_KEY, G_MODEL, G_HEUR, G_BEST, G_TM, G_TH, G_TB, G_AUTOTUNE = 11, G_LIST_BEST, G_TLIST, G_CANDS, G_LIST,
        G_FALLBACKS, G_NAME, G_SOURCE, G_K, G_TIMINGS, G_TOPK_PICK, G_TTOPK, G_TOPK_MS, G_VPICK, G_TVTOPK, G_VTOPK_MS,
-       G_COUNT };
+       G_TIMING, G_COUNT };
 
 /* 1 when the report at path has the line `text` (without its newline) */
 static int report_has_line(const char *path, const char *text)
@@ -909,6 +914,7 @@ static void check_gemm_report(const char *path, const char *table, const collect
         const char *family = collect_gemm_tags_find(tags, key);
         cr_assert_not_null(family);
         cr_assert_str_eq(f[G_SOURCE], family, "%s", key);
+        cr_assert_str_eq(f[G_TIMING], list || k ? "careful" : "-");
         /* the heuristic's pick, the list's best, the table's best: the fake's times */
         double best = INFINITY, list_best = INFINITY, t_heur = NAN;
         for (int r = 0; r < m->n; r++) {
@@ -1104,4 +1110,211 @@ Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
     remove(again);
     free(again);
     gemm_files_close(&g);
+}
+
+/* ---- GEMM shortlists timed interleaved ---- */
+
+#define MAX_MODELS_TESTED 8
+
+/* An interleaved pass over configurations c[0..n) of a shape as the fake backend times it (verify_backend.h): each
+ * launch the configuration's time times its round's factor, one hashed to a multiple of 13 refused, the cost the
+ * warm-up (the configuration's time) and the launches' times plus 5 us each. The fastest by its median (the first of equals; -1 when all are refused), *ms
+ * one attempt's cost, *refused the refused ones; *fastest_differs 1 when the pick is not the fastest by the
+ * configurations' own times among those that ran. rounds odd. */
+static int fake_pass(const char *key, const collect_gemm_config *c, int n, int rounds, double *ms, int *refused,
+                     int *fastest_differs)
+{
+    int pick = -1, own = -1;
+    double pick_t = 0, own_t = 0;
+    *ms = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t h = fake_gemm_hash(key, &c[i]);
+        int valid;
+        double base = fake_gemm_us(key, &c[i], &valid), t[16];
+        *ms += (rounds + 1) * 5e-3;
+        if (h % 13 == 0) {
+            (*refused)++;
+            continue;
+        }
+        *ms += base * 1e-3;
+        for (int r = 0; r < rounds; r++) {
+            t[r] = base * collect_fake_pass_factor(key, h, r);
+            *ms += t[r] * 1e-3;
+            for (int j = r; j > 0 && t[j - 1] > t[j]; j--) {
+                double x = t[j];
+                t[j] = t[j - 1];
+                t[j - 1] = x;
+            }
+        }
+        if (pick < 0 || t[rounds / 2] < pick_t) pick = i, pick_t = t[rounds / 2];
+        if (own < 0 || base < own_t) own = i, own_t = base;
+    }
+    *fastest_differs = pick != own;
+    return pick;
+}
+
+/* Attempts at the pass the fake backend is asked for as its (*passes)-th: the hold of every seventh times out, and
+ * verify runs a timed-out pass again, three attempts at most */
+static int fake_pass_attempts(long *passes)
+{
+    int attempts = 0, timed_out;
+    do {
+        attempts++;
+        timed_out = (*passes)++ % 7 == 3;
+    } while (timed_out && attempts < 3);
+    return attempts;
+}
+
+/* 1 when configuration c is named `name` in a report */
+static int config_named(const collect_gemm_config *c, const char *name)
+{
+    char own[512];
+    collect_gemm_config_name(c, own, sizeof own);
+    return strcmp(own, name) == 0;
+}
+
+/* --shortlist-timing interleaved: cuBLASLt's list, each model's shortlist and the list's first K are each timed in
+ * one pass of their own, and each keeps its fastest by the pass's medians, a configuration refused at launch never
+ * (a shape with a shortlist that ran none is skipped); its cost is the pass's (twice where the hold timed out and
+ * the pass ran again); the report says how they were timed and counts the passes */
+Test(collect_verify_run, gemm_shortlists_timed_interleaved, .init = setup)
+{
+    gemm_files g;
+    gemm_files_open(&g);
+    char args[8192];
+    const int k = 2, rounds = 3, per = verify_n_table_models + verify_n_tune_models;
+    snprintf(args, sizeof args, "--table %s --out %s --top-k %d --shortlist-timing interleaved --shortlist-rounds %d",
+             g.table, g.out, k, rounds);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    collect_gemm_measured *sh;
+    int ns;
+    cr_assert_eq(collect_gemm_measured_read(g.table, &sh, &ns), 0);
+    table_rows t;
+    rows_read(g.out, &t);
+    long passes = 0;
+    int refused = 0, differs = 0, reruns = 0, row = 0, skipped = 0;
+    double cost_topk = 0, cost_list = 0;
+    for (int i = 0; i < ns; i++) {
+        const collect_gemm_measured *m = &sh[i];
+        char key[128], heur[512];
+        collect_gemm_shape_key(&m->s, key, sizeof key);
+        /* the list, in cuBLASLt's order, and the candidates */
+        collect_gemm_config list[64], cfg[256], sl[MAX_MODELS_TESTED][64];
+        int nl = 0, n_sl[MAX_MODELS_TESTED], pick[MAX_MODELS_TESTED], attempts[MAX_MODELS_TESTED], vrank[256], d;
+        int16_t vrank16[256];
+        double ms[MAX_MODELS_TESTED];
+        cr_assert(m->n <= 256 && per <= MAX_MODELS_TESTED);
+        for (int r = 0; r < 64; r++)
+            for (int c = 0; c < m->n; c++)
+                if (m->rows[c].heuristic_rank == r) list[nl++] = m->rows[c].cfg;
+        for (int c = 0; c < m->n; c++) {
+            cfg[c] = m->rows[c].cfg;
+            vrank[c] = m->rows[c].heuristic_rank;
+            vrank16[c] = (int16_t)vrank[c];
+        }
+        collect_gemm_config_name(&list[0], heur, sizeof heur);
+        /* the passes in the order verify asks for them: the list; each model's shortlist (a table model's k best
+         * candidates AlgoCheck accepts, a tune model's configuration, each with cuBLASLt's first pick when not
+         * among them); the list's first k */
+        double list_ms, vt_ms;
+        int list_attempts = fake_pass_attempts(&passes);
+        int il = fake_pass(key, list, nl, rounds, &list_ms, &refused, &d);
+        differs += d;
+        int skip = 0;
+        for (int mi = 0; mi < per; mi++) {
+            int first_in = 0;
+            n_sl[mi] = 0;
+            if (mi < verify_n_table_models) {
+                const verify_table_model *md = &verify_table_models[mi];
+                double pv[8], kv[256 * (COLLECT_GEMM_N_FIELDS + 1)];
+                float scores[256];
+                int ranking[256];
+                cr_assert_eq(collect_gemm_model_values(&md->api, &m->s, cfg, vrank, m->n, pv, kv), 0);
+                if (md->rank_vendor) md->rank_vendor(pv, kv, m->n, vrank16, scores, ranking);
+                else md->rank(pv, kv, m->n, scores, ranking);
+                for (int r = 0; r < m->n && n_sl[mi] < k; r++) {
+                    int valid, c = ranking[r];
+                    fake_gemm_us(key, &cfg[c], &valid);
+                    if (vrank[c] < 0 && !valid) continue; /* refused by the fake AlgoCheck */
+                    sl[mi][n_sl[mi]++] = cfg[c];
+                    first_in |= vrank[c] == 0;
+                }
+            } else {
+                char name[512];
+                int kind, guard;
+                tune_expected(&verify_tune_models[mi - verify_n_table_models], &m->s, key, cfg, vrank, m->n, heur, name,
+                              sizeof name, &kind, &guard);
+                cr_assert_eq(collect_gemm_config_parse(name, &sl[mi][0]), 0);
+                n_sl[mi] = 1;
+                first_in = collect_gemm_config_equal(&sl[mi][0], &list[0]);
+            }
+            if (!first_in) sl[mi][n_sl[mi]++] = list[0];
+            attempts[mi] = fake_pass_attempts(&passes);
+            pick[mi] = fake_pass(key, sl[mi], n_sl[mi], rounds, &ms[mi], &refused, &d);
+            skip |= pick[mi] < 0;
+        }
+        int vt_attempts = fake_pass_attempts(&passes);
+        int vp = fake_pass(key, list, nl < k ? nl : k, rounds, &vt_ms, &refused, &d);
+        skip |= vp < 0;
+        reruns += list_attempts - 1 + vt_attempts - 1;
+        for (int mi = 0; mi < per; mi++) reruns += attempts[mi] - 1;
+        if (skip) {
+            skipped++;
+            cr_assert(row == t.n || strcmp(t.f[row][G_KEY], key), "%s: a shortlist ran nothing, yet rows", key);
+            continue;
+        }
+        for (int mi = 0; mi < per; mi++, row++) {
+            cr_assert_lt(row, t.n);
+            char **f = t.f[row];
+            cr_assert_str_eq(f[G_KEY], key);
+            cr_assert_str_eq(f[G_TIMING], "interleaved");
+            cr_assert_float_eq(num(f[G_AUTOTUNE]), list_ms * list_attempts, 1.1e-3, "%s: %s ms, expected %.4f", key,
+                               f[G_AUTOTUNE], list_ms * list_attempts);
+            if (il < 0) {
+                cr_assert_str_eq(f[G_LIST_BEST], "-");
+            } else {
+                int valid;
+                cr_assert(config_named(&list[il], f[G_LIST_BEST]), "%s: list pick %s", key, f[G_LIST_BEST]);
+                double want = fake_gemm_us(key, &list[il], &valid);
+                cr_assert_float_eq(num(f[G_TLIST]), want, 1e-5 * want);
+            }
+            cr_assert(config_named(&sl[mi][pick[mi]], f[G_TOPK_PICK]), "%s, %s: shortlist pick %s", key, f[G_NAME],
+                      f[G_TOPK_PICK]);
+            cr_assert_eq(atoi(f[G_TIMINGS]), n_sl[mi], "%s, %s", key, f[G_NAME]);
+            cr_assert_float_eq(num(f[G_TOPK_MS]), ms[mi] * attempts[mi], 1.1e-3, "%s, %s", key, f[G_NAME]);
+            cr_assert(config_named(&list[vp], f[G_VPICK]), "%s: the list's top-k pick %s", key, f[G_VPICK]);
+            cr_assert_float_eq(num(f[G_VTOPK_MS]), vt_ms * vt_attempts, 1.1e-3);
+            cost_topk += num(f[G_TOPK_MS]);
+            cost_list += num(f[G_AUTOTUNE]);
+        }
+    }
+    cr_assert_eq(row, t.n);
+    /* the cases this fake run covers: refused launches, a pass's pick that is not the fastest by the configurations'
+     * own times, passes run again, a shape skipped; shortlists cost less than the list */
+    cr_assert(refused > 0 && differs > 0 && reruns > 0 && skipped > 0, "%d %d %d %d", refused, differs, reruns, skipped);
+    cr_assert_lt(cost_topk, cost_list);
+    char line[512];
+    snprintf(line, sizeof line, "# shortlist timing interleaved: %d rounds a pass; %ld passes, %d run again after their "
+             "hold timed out, 0 kept after 3 timed-out attempts", rounds, passes, reruns);
+    cr_assert(report_has_line(g.out, line), "no line '%s'", line);
+    free(t.text);
+    collect_gemm_measured_free(sh, ns);
+    gemm_files_close(&g);
+}
+
+/* --shortlist-timing takes careful or interleaved; --shortlist-rounds a number of 1 to 16, only with interleaved,
+ * and no more than a pass's 256 launches over cuBLASLt's list (--heuristic-count, 32) or a shortlist */
+Test(collect_verify_run, gemm_shortlist_timing_options, .init = setup)
+{
+    static const char *const bad[] = {"--shortlist-timing once", "--shortlist-timing", "--shortlist-timing interleaved "
+                                      "--shortlist-rounds 0", "--shortlist-timing interleaved --shortlist-rounds 17",
+                                      "--shortlist-timing interleaved --shortlist-rounds 2x",
+                                      "--shortlist-rounds 3", "--shortlist-timing careful --shortlist-rounds 3",
+                                      "--shortlist-timing interleaved --shortlist-rounds 9",
+                                      "--shortlist-timing interleaved --heuristic-count 4 --top-k 60"};
+    char args[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(args, sizeof args, "--table missing.csv.gz --out missing.tsv %s", bad[i]);
+        cr_assert_eq(run(cmd_verify_gemm, args), 2, "%s", args);
+    }
 }
