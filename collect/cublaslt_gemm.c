@@ -236,6 +236,18 @@ void gemm_problem_free(gemm_problem *p)
     memset(p, 0, sizeof *p);
 }
 
+/* A strided batch of `batch` matrices, matrix i starting i * stride elements after matrix 0 (packed: stride is
+ * one matrix's elements); nothing to set for a single GEMM. 0, or 1 when cuBLASLt refuses an attribute. */
+static int layout_batch(cublasLtMatrixLayout_t l, long batch, int64_t stride)
+{
+    if (batch <= 1) return 0;
+    int32_t count = (int32_t)batch;
+    return cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count) !=
+               CUBLAS_STATUS_SUCCESS ||
+           cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride) !=
+               CUBLAS_STATUS_SUCCESS;
+}
+
 int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s, const char **why)
 {
     memset(p, 0, sizeof *p);
@@ -256,7 +268,9 @@ int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s,
         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) != CUBLAS_STATUS_SUCCESS ||
         cublasLtMatrixLayoutCreate(&p->la, dt, ar, ac, (int64_t)ar) != CUBLAS_STATUS_SUCCESS ||
         cublasLtMatrixLayoutCreate(&p->lb, dt, br, bc, (int64_t)br) != CUBLAS_STATUS_SUCCESS ||
-        cublasLtMatrixLayoutCreate(&p->ld, dt, (uint64_t)s->m, (uint64_t)s->n, s->m) != CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatrixLayoutCreate(&p->ld, dt, (uint64_t)s->m, (uint64_t)s->n, s->m) != CUBLAS_STATUS_SUCCESS ||
+        layout_batch(p->la, s->batch, (int64_t)(ar * ac)) || layout_batch(p->lb, s->batch, (int64_t)(br * bc)) ||
+        layout_batch(p->ld, s->batch, (int64_t)s->m * s->n)) {
         *why = "cuBLASLt refuses the descriptors";
         return 1;
     }

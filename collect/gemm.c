@@ -21,12 +21,12 @@ int collect_gemm_dtype_bytes(collect_gemm_dtype t)
 
 /* ---- shapes ---- */
 
-static int parse_dim(const char *tok, long *v)
+static int parse_dim(const char *tok, long *v, long max)
 {
     char *end;
     errno = 0;
     long x = strtol(tok, &end, 10);
-    if (end == tok || *end || errno || x < 1 || x > COLLECT_GEMM_MAX_DIM) return -1;
+    if (end == tok || *end || errno || x < 1 || x > max) return -1;
     *v = x;
     return 0;
 }
@@ -41,15 +41,16 @@ int collect_gemm_shape_parse(const char *line, collect_gemm_shape *s)
     char *tok[7], *save = NULL;
     int nt = 0;
     for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
-        if (nt == 6) return collect_error(COLLECT_EFORMAT, "more than 6 fields (M N K DTYPE TRANS_A TRANS_B)");
+        if (nt == 7) return collect_error(COLLECT_EFORMAT, "more than 7 fields (M N K DTYPE TRANS_A TRANS_B [BATCH])");
         tok[nt++] = t;
     }
     if (nt == 0) return 1;
-    if (nt < 6) return collect_error(COLLECT_EFORMAT, "%d fields, expected 6 (M N K DTYPE TRANS_A TRANS_B)", nt);
+    if (nt < 6)
+        return collect_error(COLLECT_EFORMAT, "%d fields, expected 6 or 7 (M N K DTYPE TRANS_A TRANS_B [BATCH])", nt);
     static const char *const dims[3] = {"M", "N", "K"};
     long *v[3] = {&s->m, &s->n, &s->k};
     for (int i = 0; i < 3; i++)
-        if (parse_dim(tok[i], v[i]))
+        if (parse_dim(tok[i], v[i], COLLECT_GEMM_MAX_DIM))
             return collect_error(COLLECT_EFORMAT, "%s '%s': expected an integer in [1, %ld]", dims[i], tok[i],
                                  COLLECT_GEMM_MAX_DIM);
     int t = 0;
@@ -62,6 +63,10 @@ int collect_gemm_shape_parse(const char *line, collect_gemm_shape *s)
             return collect_error(COLLECT_EFORMAT, "%s '%s': expected N or T", i == 4 ? "TRANS_A" : "TRANS_B", tok[i]);
     s->trans_a = tok[4][0];
     s->trans_b = tok[5][0];
+    s->batch = 1;
+    if (nt == 7 && parse_dim(tok[6], &s->batch, COLLECT_GEMM_MAX_BATCH))
+        return collect_error(COLLECT_EFORMAT, "BATCH '%s': expected an integer in [1, %ld]", tok[6],
+                             COLLECT_GEMM_MAX_BATCH);
     return 0;
 }
 
@@ -111,15 +116,35 @@ int collect_gemm_shapes_read(const char *path, collect_gemm_shape **shapes, int 
 
 int collect_gemm_shape_key(const collect_gemm_shape *s, char *buf, size_t size)
 {
-    int len = snprintf(buf, size, "%ld,%ld,%ld,%s,%c,%c", s->m, s->n, s->k, collect_gemm_dtype_name(s->dtype),
-                       s->trans_a, s->trans_b);
+    char batch[32] = "";
+    if (s->batch > 1) snprintf(batch, sizeof batch, ",%ld", s->batch);
+    int len = snprintf(buf, size, "%ld,%ld,%ld,%s,%c,%c%s", s->m, s->n, s->k, collect_gemm_dtype_name(s->dtype),
+                       s->trans_a, s->trans_b, batch);
     if (len < 0 || (size_t)len >= size) return collect_error(COLLECT_EINVAL, "shape key longer than %zu", size);
+    return COLLECT_OK;
+}
+
+int collect_gemm_row_key(const char *row, char *buf, size_t size)
+{
+    const char *f[8] = {row};
+    int nf = 1;
+    for (const char *c = row; *c && *c != '\n' && nf < 8; c++)
+        if (*c == ',') f[nf++] = c + 1;
+    if (nf < 8) return collect_error(COLLECT_EFORMAT, "a row with fewer than 8 fields");
+    /* the six columns before batch, then ",BATCH" unless the batch is "1" */
+    size_t head = (size_t)(f[6] - 1 - row), tail = (size_t)(f[7] - 1 - f[6]);
+    int single = tail == 1 && f[6][0] == '1';
+    size_t len = head + (single ? 0 : 1 + tail);
+    if (len >= size) return collect_error(COLLECT_EINVAL, "shape key longer than %zu", size);
+    memcpy(buf, row, head);
+    if (!single) memcpy(buf + head, f[6] - 1, 1 + tail);
+    buf[len] = '\0';
     return COLLECT_OK;
 }
 
 void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b, size_t *d)
 {
-    size_t e = (size_t)collect_gemm_dtype_bytes(s->dtype);
+    size_t e = (size_t)collect_gemm_dtype_bytes(s->dtype) * (size_t)s->batch;
     *a = (size_t)s->m * (size_t)s->k * e;
     *b = (size_t)s->k * (size_t)s->n * e;
     *d = (size_t)s->m * (size_t)s->n * e;
@@ -127,7 +152,7 @@ void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b,
 
 double collect_gemm_shape_flops(const collect_gemm_shape *s)
 {
-    return 2.0 * (double)s->m * (double)s->n * (double)s->k;
+    return 2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch;
 }
 
 /* log(seconds) = coef . (1, ln flops, ln bytes, fp16, fp32, tf32, A transposed, B transposed) for the default
@@ -342,6 +367,19 @@ void collect_gemm_config_draw(const collect_gemm_caps *cap, long k, collect_gemm
     c->custom_option = cap->custom_option_max > 0 ? collect_gemm_rng_below(r, cap->custom_option_max + 1) : 0;
     c->cluster_id = collect_gemm_cluster_tries[collect_gemm_rng_below(r, collect_gemm_n_cluster_tries)];
     c->inner_shape_id = collect_gemm_rng_below(r, 4) ? 0 : 1 + collect_gemm_rng_below(r, 4);
+}
+
+void collect_gemm_draw_exclude(const collect_gemm_capset *cs, const collect_gemm_shape *s, int *fails, int mark,
+                               int *alive)
+{
+    int n = cs->n_algos < 1024 ? cs->n_algos : 1024, any = 0;
+    if (s->batch <= 1) return;
+    for (int a = 0; a < n; a++) any |= cs->algos[a].strided_batch != 0;
+    for (int a = 0; any && a < n; a++)
+        if (!cs->algos[a].strided_batch && fails[a] < mark) {
+            fails[a] = mark;
+            (*alive)--;
+        }
 }
 
 void collect_gemm_config_neighbour(const collect_gemm_caps *cap, long k, const collect_gemm_config *base,

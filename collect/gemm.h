@@ -4,10 +4,12 @@
  *
  * Problems: C (M x N) = op(A) op(B), op(A) M x K, column-major, each operand transposed or not, in one of four
  * data types (bf16, fp16: FP32 compute and scale, output in the input type; fp32: FP32 compute; tf32: FP32
- * data with CUBLAS_COMPUTE_32F_FAST_TF32). A configuration is cuBLASLt's: algorithm id, tile, stages, split-K,
- * reduction scheme, CTA swizzling, custom option, cluster shape and inner shape; its table fields are numbers
- * taken from the enum names (CUBLASLT_MATMUL_TILE_128x256 -> tile_m 128, tile_n 256), gemm_enums.c, generated
- * from cublasLt.h by scripts/gen_gemm_enums.py.
+ * data with CUBLAS_COMPUTE_32F_FAST_TF32); a batch count B > 1 makes it B such GEMMs over packed operands
+ * (strided batched: matrix i of A starts i M K elements after matrix 0, likewise B and C).
+ * A configuration is cuBLASLt's: algorithm id, tile, stages, split-K, reduction scheme, CTA swizzling, custom
+ * option, cluster shape and inner shape; its table fields are numbers taken from the enum names
+ * (CUBLASLT_MATMUL_TILE_128x256 -> tile_m 128, tile_n 256), gemm_enums.c, generated from cublasLt.h by
+ * scripts/gen_gemm_enums.py.
  *
  * The output file is a sequence of gzip members: the header row, then one member per problem holding all of
  * its rows, so that a member that ends is a finished problem. A run stopped mid-problem leaves a truncated last
@@ -34,19 +36,26 @@ typedef struct collect_gemm_shape {
     long m, n, k;
     collect_gemm_dtype dtype;
     char trans_a, trans_b; /* 'N' or 'T' */
+    long batch;            /* GEMMs of the strided batch; 1: a single GEMM */
 } collect_gemm_shape;
 
 #define COLLECT_GEMM_MAX_DIM (1L << 20)
+#define COLLECT_GEMM_MAX_BATCH (1L << 16)
 
-/* One shape line: "M N K DTYPE TRANS_A TRANS_B", whitespace-separated, '#' starts a comment. 0 with *s set;
- * 1 for a blank or comment-only line; COLLECT_EFORMAT with a message saying which field is wrong. */
+/* One shape line: "M N K DTYPE TRANS_A TRANS_B [BATCH]", whitespace-separated, '#' starts a comment; BATCH
+ * defaults to 1. 0 with *s set; 1 for a blank or comment-only line; COLLECT_EFORMAT with a message saying which
+ * field is wrong. */
 int collect_gemm_shape_parse(const char *line, collect_gemm_shape *s);
 /* Every shape of a file, in order; fails naming the file and line of the first malformed one. */
 int collect_gemm_shapes_read(const char *path, collect_gemm_shape **shapes, int *n);
-/* The table's problem columns of a shape, "M,N,K,dtype,trans_a,trans_b" ("4096,11008,4096,bf16,N,T"): the
- * key that identifies a problem. 0, or COLLECT_EINVAL when buf is too small. */
+/* The key that identifies a problem: its table columns "M,N,K,dtype,trans_a,trans_b" ("4096,11008,4096,bf16,N,T"),
+ * then ",BATCH" when the batch is over 1 ("128,128,64,bf16,T,N,256"), so that a single GEMM keeps the key of a
+ * table without the batch column. 0, or COLLECT_EINVAL when buf is too small. */
 int collect_gemm_shape_key(const collect_gemm_shape *s, char *buf, size_t size);
-/* Bytes of A (M x K), B (K x N) and D (M x N); 2 M N K. */
+/* The key of a table row that starts with the seven problem columns (M..trans_b, batch), into buf. 0, or
+ * COLLECT_EFORMAT when the row has fewer than eight fields, COLLECT_EINVAL when buf is too small. */
+int collect_gemm_row_key(const char *row, char *buf, size_t size);
+/* Bytes of A (M x K), B (K x N) and D (M x N), times the batch; 2 M N K times the batch. */
 void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b, size_t *d);
 double collect_gemm_shape_flops(const collect_gemm_shape *s);
 /* An estimate of the seconds `gemm` spends on the shape with n_enum sampled configurations and up to n_heur
@@ -140,15 +149,26 @@ extern const int collect_gemm_n_cluster_tries;
  * algorithm splits), a supported reduction scheme when split, swizzle, custom option, a cluster shape from
  * collect_gemm_cluster_tries and the inner shape undefined (three draws in four) or 1..4. */
 void collect_gemm_config_draw(const collect_gemm_caps *cap, long k, collect_gemm_rng *r, collect_gemm_config *c);
+/* Marks the algorithms a shape's uniform draws leave out: for a batched shape, those whose capabilities do not
+ * list strided batch support, when at least one does (cuBLASLt's AlgoCheck refuses them). Each left-out index
+ * a < min(n_algos, 1024) gets fails[a] = mark, and *alive loses one. */
+void collect_gemm_draw_exclude(const collect_gemm_capset *cs, const collect_gemm_shape *s, int *fails, int mark,
+                               int *alive);
 /* base with one field redrawn from cap (tile, stages, split-K with its reduction scheme, swizzle, custom
  * option or cluster shape): the neighbourhood of the heuristic's picks. */
 void collect_gemm_config_neighbour(const collect_gemm_caps *cap, long k, const collect_gemm_config *base,
                                    collect_gemm_rng *r, collect_gemm_config *c);
 
 /* ---- output ---- */
-/* The CSV header row (with its newline): the problem columns, collect_gemm_kernel_columns, then time_us
- * (median time of one call, microseconds), heuristic_rank and workspace (bytes). */
+/* The CSV header row (with its newline): the problem columns (M, N, K, dtype, trans_a, trans_b, batch),
+ * collect_gemm_kernel_columns, then time_us (median time of one call, microseconds), heuristic_rank and
+ * workspace (bytes). */
 const char *collect_gemm_csv_header(void);
+/* The header of tables without the batch column (every shape a single GEMM), which the readers accept. */
+const char *collect_gemm_csv_header_unbatched(void);
+/* 0 when text (a file's first gzip member) is the header row this command writes; COLLECT_EFORMAT naming path
+ * otherwise, saying so when it is a table without the batch column (which a run cannot append to). */
+int collect_gemm_header_check(const char *path, const char *text);
 
 typedef struct collect_gemm_row {
     collect_gemm_config cfg;
@@ -168,8 +188,9 @@ typedef struct collect_gemm_measured {
     collect_gemm_row *rows; /* (n) */
 } collect_gemm_measured;
 
-/* Every shape of a table this command wrote (plain or gzip), with its rows; fails naming the file and line of
- * the first malformed row, or a shape whose rows are not consecutive. */
+/* Every shape of a table this command wrote (plain or gzip), with its rows; a table without the batch column
+ * reads as batch 1. Fails naming the file and line of the first malformed row, or a shape whose rows are not
+ * consecutive. */
 int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, int *n);
 void collect_gemm_measured_free(collect_gemm_measured *p, int n);
 /* 1 for the table's categorical columns (the schema's "categorical" list), else 0. */

@@ -12,6 +12,9 @@
 #include "parts.h"
 
 static const char csv_header[] =
+    "M,N,K,dtype,trans_a,trans_b,batch,algo_id,tile_m,tile_n,stage_k,stages,split_k,reduction_scheme,swizzle,"
+    "custom_option,cluster_m,cluster_n,inner_shape,time_us,heuristic_rank,workspace\n";
+static const char csv_header_unbatched[] =
     "M,N,K,dtype,trans_a,trans_b,algo_id,tile_m,tile_n,stage_k,stages,split_k,reduction_scheme,swizzle,"
     "custom_option,cluster_m,cluster_n,inner_shape,time_us,heuristic_rank,workspace\n";
 
@@ -20,18 +23,23 @@ const char *collect_gemm_csv_header(void)
     return csv_header;
 }
 
+const char *collect_gemm_csv_header_unbatched(void)
+{
+    return csv_header_unbatched;
+}
+
 int collect_gemm_row_format(const collect_gemm_shape *s, const collect_gemm_row *r, char *buf, size_t size)
 {
     int f[COLLECT_GEMM_N_FIELDS];
     int rc = collect_gemm_config_fields(&r->cfg, f);
     if (rc) return rc;
-    char key[128], rank[16] = "";
-    if ((rc = collect_gemm_shape_key(s, key, sizeof key))) return rc;
+    char rank[16] = "";
     if (r->heuristic_rank >= 0) snprintf(rank, sizeof rank, "%d", r->heuristic_rank);
     /* six significant digits; a time is never written as 0 (loaders refuse it) */
     double t = r->time_us > 1e-3 ? r->time_us : 1e-3;
-    int len = snprintf(buf, size, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%s,%zu\n", key, f[0], f[1], f[2], f[3],
-                       f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], t, rank, r->workspace);
+    int len = snprintf(buf, size, "%ld,%ld,%ld,%s,%c,%c,%ld,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%s,%zu\n", s->m,
+                       s->n, s->k, collect_gemm_dtype_name(s->dtype), s->trans_a, s->trans_b, s->batch, f[0], f[1],
+                       f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], t, rank, r->workspace);
     if (len < 0 || (size_t)len >= size) return collect_error(COLLECT_EINVAL, "row longer than %zu", size);
     return len;
 }
@@ -71,12 +79,12 @@ static void json_names(FILE *f, const char *const *names, int n)
 
 int collect_gemm_schema_write(const char *path, int cus)
 {
-    static const char *const problem[] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
+    static const char *const problem[] = {"M", "N", "K", "dtype", "trans_a", "trans_b", "batch"};
     char tmp[4200];
     FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) return COLLECT_EIO;
     fputs("{\"problem\": ", f);
-    json_names(f, problem, 6);
+    json_names(f, problem, 7);
     fputs(",\n \"kernel\": ", f);
     json_names(f, collect_gemm_kernel_columns, COLLECT_GEMM_N_FIELDS);
     fputs(",\n \"hardware\": [],\n \"categorical\": ", f);
@@ -187,8 +195,9 @@ static int text_append(text_buf *t, const void *src, size_t n)
     return COLLECT_OK;
 }
 
-static int key_add(collect_gemm_done *d, int *cap, const char *key, size_t len)
+static int key_add(collect_gemm_done *d, int *cap, const char *key)
 {
+    size_t len = strlen(key);
     if (d->n && strlen(d->keys[d->n - 1]) == len && memcmp(d->keys[d->n - 1], key, len) == 0) return COLLECT_OK;
     if (d->n == *cap) {
         int nc = *cap ? 2 * *cap : 256;
@@ -205,21 +214,27 @@ static int key_add(collect_gemm_done *d, int *cap, const char *key, size_t len)
     return COLLECT_OK;
 }
 
-/* A finished member: the header (the first), or a problem's rows, whose keys are their first six fields. */
+int collect_gemm_header_check(const char *path, const char *text)
+{
+    if (text && strcmp(text, csv_header) == 0) return COLLECT_OK;
+    if (text && strcmp(text, csv_header_unbatched) == 0)
+        return collect_error(COLLECT_EFORMAT, "%s: a gemm table without the batch column: collect into a new file",
+                             path);
+    return collect_error(COLLECT_EFORMAT, "%s: the first gzip member is not the gemm table's header row (not a file "
+                                          "heurist-collect gemm wrote)", path);
+}
+
+/* A finished member: the header (the first), or a problem's rows, keyed by collect_gemm_row_key. */
 static int member_done(const char *path, collect_gemm_done *d, int *cap, int index, const text_buf *t)
 {
-    if (index == 0) {
-        if (!t->p || strcmp(t->p, csv_header) != 0)
-            return collect_error(COLLECT_EFORMAT, "%s: the first gzip member is not the gemm table's header row "
-                                                  "(not a file heurist-collect gemm wrote)", path);
-        return COLLECT_OK;
-    }
+    if (index == 0) return collect_gemm_header_check(path, t->p);
     for (const char *line = t->p; line && *line;) {
-        const char *nl = strchr(line, '\n'), *c = line;
+        const char *nl = strchr(line, '\n');
+        char key[160];
         if (!nl) return collect_error(COLLECT_EFORMAT, "%s: member %d ends without a newline", path, index);
-        for (int commas = 0; c < nl && commas < 6; c++) commas += *c == ',';
-        if (c >= nl) return collect_error(COLLECT_EFORMAT, "%s: member %d: a row with fewer than 7 fields", path, index);
-        if (key_add(d, cap, line, (size_t)(c - 1 - line))) return collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+        if (collect_gemm_row_key(line, key, sizeof key))
+            return collect_error(COLLECT_EFORMAT, "%s: member %d: a row with fewer than 8 fields", path, index);
+        if (key_add(d, cap, key)) return collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
         d->rows++;
         line = nl + 1;
     }

@@ -22,13 +22,15 @@ void collect_gemm_measured_free(collect_gemm_measured *p, int n)
     free(p);
 }
 
-/* The collector's own columns of a row; a table may carry more after them (a group column joined in), which the
- * reader skips. */
-#define GEMM_ROW_FIELDS 21
+static const char *const problem_columns[7] = {"M", "N", "K", "dtype", "trans_a", "trans_b", "batch"};
 
-/* One data row of n_fields fields (the header's count): the shape (its first six fields), the configuration,
- * time, rank and workspace; the fields after those are not read. */
-static int row_parse(char *line, int n_fields, collect_gemm_shape *s, collect_gemm_row *r)
+/* The collector's own columns of a row (21 in a table without the batch column); a table may carry more after
+ * them (a group column joined in), which the reader skips. */
+#define GEMM_ROW_FIELDS 22
+
+/* One data row of n_fields fields (the header's count): the shape (its first six fields and, with `batched`,
+ * the batch), the configuration, time, rank and workspace; the fields after those are not read. */
+static int row_parse(char *line, int n_fields, int batched, collect_gemm_shape *s, collect_gemm_row *r)
 {
     char *fld[GEMM_ROW_FIELDS];
     int nf = 0;
@@ -44,34 +46,39 @@ static int row_parse(char *line, int n_fields, collect_gemm_shape *s, collect_ge
     }
     if (nf != n_fields)
         return collect_error(COLLECT_EFORMAT, "expected %d comma-separated fields (the header's), found %d", n_fields, nf);
+    /* the problem columns as one shape line: each a single word */
+    for (int i = 0; i < 6 + batched; i++)
+        if (!fld[i][0] || strpbrk(fld[i], " \t#\r\n"))
+            return collect_error(COLLECT_EFORMAT, "%s '%s': expected one word", problem_columns[i], fld[i]);
     char shape[512];
-    snprintf(shape, sizeof shape, "%s %s %s %s %s %s", fld[0], fld[1], fld[2], fld[3], fld[4], fld[5]);
+    snprintf(shape, sizeof shape, "%s %s %s %s %s %s %s", fld[0], fld[1], fld[2], fld[3], fld[4], fld[5],
+             batched ? fld[6] : "");
     int rc = collect_gemm_shape_parse(shape, s);
     if (rc) return rc < 0 ? rc : collect_error(COLLECT_EFORMAT, "empty shape fields");
+    char **k = fld + 6 + batched; /* the kernel columns, then time_us, heuristic_rank and workspace */
     int f[COLLECT_GEMM_N_FIELDS];
     for (int j = 0; j < COLLECT_GEMM_N_FIELDS; j++) {
         char *end;
         errno = 0;
-        long v = strtol(fld[6 + j], &end, 10);
-        if (end == fld[6 + j] || *end || errno || v < -1000000 || v > 1000000)
-            return collect_error(COLLECT_EFORMAT, "%s '%s': expected an integer", collect_gemm_kernel_columns[j],
-                                 fld[6 + j]);
+        long v = strtol(k[j], &end, 10);
+        if (end == k[j] || *end || errno || v < -1000000 || v > 1000000)
+            return collect_error(COLLECT_EFORMAT, "%s '%s': expected an integer", collect_gemm_kernel_columns[j], k[j]);
         f[j] = (int)v;
     }
     if (collect_gemm_config_from_fields(f, &r->cfg))
         return collect_error(COLLECT_EFORMAT, "the configuration's fields name no cuBLASLt tile, stages or cluster id");
     char *end;
-    r->time_us = strtod(fld[18], &end);
-    if (end == fld[18] || *end || !(r->time_us > 0) || r->time_us > 1e12)
-        return collect_error(COLLECT_EFORMAT, "time_us '%s': expected a positive number", fld[18]);
+    char *time = k[COLLECT_GEMM_N_FIELDS], *rank = k[COLLECT_GEMM_N_FIELDS + 1], *ws = k[COLLECT_GEMM_N_FIELDS + 2];
+    r->time_us = strtod(time, &end);
+    if (end == time || *end || !(r->time_us > 0) || r->time_us > 1e12)
+        return collect_error(COLLECT_EFORMAT, "time_us '%s': expected a positive number", time);
     r->heuristic_rank = -1;
-    if (fld[19][0]) {
-        long v = strtol(fld[19], &end, 10);
+    if (rank[0]) {
+        long v = strtol(rank, &end, 10);
         if (*end || v < 0 || v > 1000000)
-            return collect_error(COLLECT_EFORMAT, "heuristic_rank '%s': expected empty or an integer >= 0", fld[19]);
+            return collect_error(COLLECT_EFORMAT, "heuristic_rank '%s': expected empty or an integer >= 0", rank);
         r->heuristic_rank = (int)v;
     }
-    char *ws = fld[20];
     ws[strcspn(ws, "\r\n")] = '\0';
     unsigned long long w = strtoull(ws, &end, 10);
     if (end == ws || *end || ws[0] == '-') return collect_error(COLLECT_EFORMAT, "workspace '%s': expected bytes", ws);
@@ -82,15 +89,15 @@ static int row_parse(char *line, int n_fields, collect_gemm_shape *s, collect_ge
 static int shape_equal(const collect_gemm_shape *a, const collect_gemm_shape *b)
 {
     return a->m == b->m && a->n == b->n && a->k == b->k && a->dtype == b->dtype && a->trans_a == b->trans_a &&
-           a->trans_b == b->trans_b;
+           a->trans_b == b->trans_b && a->batch == b->batch;
 }
 
 static int cmp_shape(const void *pa, const void *pb)
 {
     const collect_gemm_shape *a = &((const collect_gemm_measured *)pa)->s, *b = &((const collect_gemm_measured *)pb)->s;
-    long d[6] = {a->m - b->m, a->n - b->n, a->k - b->k, (long)a->dtype - (long)b->dtype, a->trans_a - b->trans_a,
-                 a->trans_b - b->trans_b};
-    for (int i = 0; i < 6; i++)
+    long d[7] = {a->m - b->m, a->n - b->n, a->k - b->k, (long)a->dtype - (long)b->dtype, a->trans_a - b->trans_a,
+                 a->trans_b - b->trans_b, a->batch - b->batch};
+    for (int i = 0; i < 7; i++)
         if (d[i]) return d[i] < 0 ? -1 : 1;
     return 0;
 }
@@ -131,7 +138,7 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
     collect_gemm_measured *p = NULL;
     int n = 0, cap = 0, rc = COLLECT_OK;
     long lineno = 0;
-    int n_fields = GEMM_ROW_FIELDS;
+    int n_fields = GEMM_ROW_FIELDS, batched = 1;
     char line[1024];
     while (gzgets(f, line, sizeof line)) {
         lineno++;
@@ -141,22 +148,26 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
             break;
         }
         if (lineno == 1) {
-            /* the collector's header, then any extra columns ("...,workspace,family") */
-            const char *h = collect_gemm_csv_header();
-            size_t hl = strcspn(h, "\n");
-            for (const char *c = line + hl; line[hl] == ',' && *c; c++) n_fields += *c == ',';
-            if (strncmp(line, h, hl) != 0 || (line[hl] != ',' && strcmp(line + hl, "\n") != 0)) {
+            /* the collector's header, with or without the batch column, then any extra columns
+             * ("...,workspace,family") */
+            const char *h = collect_gemm_csv_header(), *h1 = collect_gemm_csv_header_unbatched();
+            size_t hl = strcspn(h, "\n"), h1l = strcspn(h1, "\n");
+            if (strncmp(line, h1, h1l) == 0 && (line[h1l] == ',' || strcmp(line + h1l, "\n") == 0)) {
+                batched = 0;
+                n_fields = GEMM_ROW_FIELDS - 1;
+                hl = h1l;
+            } else if (strncmp(line, h, hl) != 0 || (line[hl] != ',' && strcmp(line + hl, "\n") != 0)) {
                 rc = collect_error(COLLECT_EFORMAT, "%s:1: not the header row of a table heurist-collect gemm writes "
-                                                    "(%.*s)", path, (int)strcspn(collect_gemm_csv_header(), "\n"),
-                                   collect_gemm_csv_header());
+                                                    "(%.*s)", path, (int)hl, h);
                 break;
             }
+            for (const char *c = line + hl; line[hl] == ',' && *c; c++) n_fields += *c == ',';
             continue;
         }
         if (line[0] == '\n' || line[0] == '\r') continue;
         collect_gemm_shape s;
         collect_gemm_row r;
-        if ((rc = row_parse(line, n_fields, &s, &r))) {
+        if ((rc = row_parse(line, n_fields, batched, &s, &r))) {
             char why[512];
             snprintf(why, sizeof why, "%s", collect_last_error());
             rc = collect_error(COLLECT_EFORMAT, "%s:%ld: %s", path, lineno, why);
@@ -202,23 +213,23 @@ int collect_gemm_measured_read(const char *path, collect_gemm_measured **out, in
     return COLLECT_OK;
 }
 
-static const char *const problem_columns[6] = {"M", "N", "K", "dtype", "trans_a", "trans_b"};
 
 int collect_gemm_model_values(const collect_gemm_model_api *api, const collect_gemm_shape *s,
                               const collect_gemm_config *cfg, const int *vendor_rank, int n, double *pv, double *kv)
 {
-    char text[6][32];
+    char text[7][32];
     snprintf(text[0], sizeof text[0], "%ld", s->m);
     snprintf(text[1], sizeof text[1], "%ld", s->n);
     snprintf(text[2], sizeof text[2], "%ld", s->k);
     snprintf(text[3], sizeof text[3], "%s", collect_gemm_dtype_name(s->dtype));
     snprintf(text[4], sizeof text[4], "%c", s->trans_a);
     snprintf(text[5], sizeof text[5], "%c", s->trans_b);
+    snprintf(text[6], sizeof text[6], "%ld", s->batch);
     for (int j = 0; j < api->n_problem; j++) {
         const char *name = api->problem_column(j);
         int c = 0;
-        while (c < 6 && strcmp(problem_columns[c], name) != 0) c++;
-        if (c == 6) return collect_error(COLLECT_EINVAL, "the model's problem column '%s' is not a gemm table column", name);
+        while (c < 7 && strcmp(problem_columns[c], name) != 0) c++;
+        if (c == 7) return collect_error(COLLECT_EINVAL, "the model's problem column '%s' is not a gemm table column", name);
         pv[j] = collect_gemm_is_categorical(name) ? api->category(name, text[c]) : strtod(text[c], NULL);
     }
     int col[64];

@@ -428,21 +428,12 @@ int collect_gpu_table_write(FILE *f, const char *key, const char *columns, doubl
 
 /* ---- gzip members ---- */
 
-/* The problem columns of a member's first row ("M,N,K,dtype,trans_a,trans_b"); NULL when it has none. */
+/* The key of a member's first row (collect_gemm_row_key); NULL when it has none. */
 static char *member_key(const char *text)
 {
-    const char *c = text, *nl = strchr(text, '\n');
-    if (!nl) return NULL;
-    int commas = 0;
-    for (; c < nl && commas < 6; c++) commas += *c == ',';
-    if (commas < 6) return NULL;
-    size_t len = (size_t)(c - 1 - text);
-    char *k = malloc(len + 1);
-    if (k) {
-        memcpy(k, text, len);
-        k[len] = '\0';
-    }
-    return k;
+    char key[160];
+    if (!strchr(text, '\n') || collect_gemm_row_key(text, key, sizeof key)) return NULL;
+    return strdup(key);
 }
 
 int collect_members_add_file(collect_members *m, const char *path, long *good_bytes)
@@ -497,11 +488,7 @@ int collect_members_add_file(collect_members *m, const char *path, long *good_by
         text[n] = '\0';
         size_t len = (size_t)(zs.next_in - (data + off));
         if (index == 0) {
-            if (strcmp(text, collect_gemm_csv_header()) != 0) {
-                rc = collect_error(COLLECT_EFORMAT, "%s: the first gzip member is not the gemm table's header row "
-                                                    "(not a file heurist-collect gemm wrote)", path);
-                break;
-            }
+            if ((rc = collect_gemm_header_check(path, text))) break;
             if (m->header_src < 0) {
                 m->header_src = src;
                 m->header_len = len;
@@ -509,7 +496,7 @@ int collect_members_add_file(collect_members *m, const char *path, long *good_by
         } else {
             char *key = member_key(text);
             if (!key) {
-                rc = collect_error(COLLECT_EFORMAT, "%s: member %d: a row with fewer than 7 fields", path, index);
+                rc = collect_error(COLLECT_EFORMAT, "%s: member %d: a row with fewer than 8 fields", path, index);
                 break;
             }
             if (m->n == m->cap) {

@@ -4,8 +4,8 @@
  * The sample, per shape (seeded by --seed and the shape, so a resumed run draws what a whole run would): up
  * to --candidates configurations beyond the heuristic's list, half of them neighbours of the heuristic's first
  * four picks (one field redrawn), the rest uniform draws from each algorithm id's capabilities taken round
- * robin over the ids (an id whose last 24 draws all failed AlgoCheck is dropped for the shape); at most
- * 20 x --candidates AlgoCheck calls. Configurations are deduplicated by their fields. */
+ * robin over the ids (an id whose last 24 draws all failed AlgoCheck is dropped for the shape; for a batched
+ * shape, the ids without strided batch support are left out); at most 20 x --candidates AlgoCheck calls. Configurations are deduplicated by their fields. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,8 +108,10 @@ static int candidates_build(gemm_gpu *g, gemm_problem *p, const collect_gemm_cap
         attempts--;
         try_add(g, p, &c, cand, n, st);
     }
-    /* uniform draws, round robin over the algorithm ids */
+    /* uniform draws, round robin over the algorithm ids (for a batch, those that list strided batch support,
+     * when any does) */
     int fails[1024] = {0}, alive = cs->n_algos < 1024 ? cs->n_algos : 1024;
+    collect_gemm_draw_exclude(cs, &p->s, fails, 24, &alive);
     for (int a = 0; *n < target && attempts > 0 && alive > 0; a = (a + 1) % cs->n_algos) {
         if (a >= 1024 || fails[a] >= 24) continue;
         collect_gemm_config c;

@@ -183,8 +183,8 @@ static long gemm_version(collect_gemm_timer *t)
     return 0;
 }
 
-/* Two algorithm ids per data type: id 1 with three tiles and two stage counts, split-K and every reduction
- * scheme; id 2 with two tiles, no split-K, a custom option. */
+/* Two algorithm ids per data type: id 1 with three tiles and two stage counts, split-K, every reduction scheme
+ * and strided batches; id 2 with two tiles, no split-K, a custom option, no strided batches. */
 static int gemm_caps(collect_gemm_timer *t, collect_gemm_dtype dtype, collect_gemm_capset *out)
 {
     (void)t;
@@ -212,6 +212,7 @@ static int gemm_caps(collect_gemm_timer *t, collect_gemm_dtype dtype, collect_ge
         c->reduction_mask = a == 0 ? 7u : 0u;
         c->swizzle_support = 1;
         c->custom_option_max = a;
+        c->strided_batch = a == 0;
         for (int k = 0; k < 4; k++) c->min_align[k] = 16;
     }
     return COLLECT_OK;
@@ -231,9 +232,11 @@ static int gemm_measure(collect_gemm_timer *t, const collect_gemm_shape *s, cons
     }
     collect_gemm_rng r;
     collect_gemm_rng_seed(&r, g->o.seed, key);
-    int target = g->o.n_enum + 3, attempts = 20 * target;
+    int target = g->o.n_enum + 3, attempts = 20 * target, left_out[1024] = {0}, alive = caps->n_algos;
     if (target > COLLECT_GEMM_MAX_CANDIDATES) target = COLLECT_GEMM_MAX_CANDIDATES;
-    for (int a = 0; *n_rows < target && attempts > 0 && caps->n_algos > 0; a = (a + 1) % caps->n_algos, attempts--) {
+    collect_gemm_draw_exclude(caps, s, left_out, 1, &alive); /* a batch draws from the strided-batch ids */
+    for (int a = 0; *n_rows < target && attempts > 0 && alive > 0; a = (a + 1) % caps->n_algos, attempts--) {
+        if (a < 1024 && left_out[a]) continue;
         collect_gemm_config c;
         collect_gemm_config_draw(&caps->algos[a], s->k, &r, &c);
         int seen = 0;

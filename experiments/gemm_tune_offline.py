@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 
-PROBLEM = ["M", "N", "K", "dtype", "trans_a", "trans_b"]
+PROBLEM = ["M", "N", "K", "dtype", "trans_a", "trans_b", "batch"]
 
 
 def load_runtime(folder, cc):
@@ -97,6 +97,7 @@ def read_shapes(path):
     order = []
     with opener(path, "rt", newline="") as f:
         for row in csv.DictReader(f):
+            row.setdefault("batch", "1")  # a table without the batch column: single GEMMs
             key = tuple(row[c] for c in PROBLEM)
             if key not in shapes:
                 shapes[key] = []

@@ -19,6 +19,7 @@ import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
 import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
+import gemm_table_io as gti  # noqa: E402
 import networks_subset as ns  # noqa: E402
 import sample_problems as sp  # noqa: E402
 import split_table as st  # noqa: E402
@@ -159,6 +160,16 @@ def gemm_shapes():
         run(grs, ['--out', path])
         with open(path) as a, open('datasets/h100/gemm_real_shapes.txt') as b:
             check(a.read() == b.read(), 'datasets/h100/gemm_real_shapes.txt differs from gemm_real_shapes.py\'s output')
+    # --set batched: attention's Q K^T and P V per head, batch sequences x heads; MoE experts as one batch
+    out = []
+    grs.attention_shapes(out)
+    check((512, 512, 128, 'bf16', 'N T', 'llama3 llama3_8b.attn_qk.prefill.fwd', 128) in out and
+          (512, 128, 512, 'bf16', 'N N', 'llama3 llama3_8b.attn_pv.prefill.fwd', 128) in out,
+          'attention_shapes: llama3_8b at 512 tokens, 4 sequences')
+    out = []
+    grs.moe_batched_shapes(out)
+    check((640, 28672, 4096, 'bf16', 'N T', 'mixtral mixtral_8x7b.experts_batched.w13.prefill.fwd', 8) in out,
+          'moe_batched_shapes: mixtral w13 at 2048 tokens (capacity 640)')
     seen = set()
     with open('datasets/h100/gemm_real_shapes.txt') as f:
         for line in f:
@@ -264,6 +275,48 @@ def table_groups():
             check('nosuch' in str(e.code), 'split_table --hold: %s' % e.code)
 
 
+def batched_tables():
+    """A table with the batch column: shapes that differ only in their batch are separate problems to
+    table_groups.py, split_table.py and concat_tables.py, a single GEMM's key is its six columns."""
+    import gzip
+    import json
+    hdr = 'M,N,K,dtype,trans_a,trans_b,batch,algo_id,time_us,heuristic_rank,workspace\n'
+    check(gti.shape_key('64,64,128,bf16,T,N,32,66,1,0,0', hdr) == '64,64,128,bf16,T,N,32' and
+          gti.shape_key('64,64,128,bf16,T,N,1,66,1,0,0', hdr) == '64,64,128,bf16,T,N' and
+          gti.shape_key('64,64,128,bf16,T,N,66,1,0,0', hdr.replace('batch,', '')) == '64,64,128,bf16,T,N',
+          'gemm_table_io.shape_key: batched keys')
+    with tempfile.TemporaryDirectory() as tmp:
+        shapes = os.path.join(tmp, 'shapes.txt')
+        with open(shapes, 'w') as f:
+            f.write('# M N K DTYPE TRANS_A TRANS_B  # FAMILY MODEL\n'
+                    '64 64 128 bf16 T N  # vit vit.qkv\n'
+                    '64 64 128 bf16 T N 32  # llama3 llama3.attn\n')
+        table = os.path.join(tmp, 't.csv.gz')
+        with gzip.open(table, 'wt') as f:
+            f.write(hdr + '64,64,128,bf16,T,N,1,66,2,0,0\n64,64,128,bf16,T,N,32,66,9,0,0\n'
+                    '64,64,128,bf16,T,N,32,21,8,,0\n')
+        with open(os.path.join(tmp, 't.schema.json'), 'w') as f:
+            json.dump({'problem': ['M', 'N', 'K', 'dtype', 'trans_a', 'trans_b', 'batch'], 'kernel': ['algo_id'],
+                       'measure': 'time_us'}, f)
+        out = os.path.join(tmp, 'g.csv.gz')
+        run(tg, ['--table', table, '--shapes', shapes, '--out', out])
+        with gzip.open(out, 'rt') as f:
+            got = [l.rsplit(',', 1)[1] for l in f.read().splitlines()[1:]]
+        check(got == ['vit', 'llama3', 'llama3'], 'table_groups: batched tags %s' % got)
+        prefix = os.path.join(tmp, 's')
+        run(st, ['--table', out, '--hold', 'family=llama3', '--out-prefix', prefix])
+        with gzip.open(prefix + '.test.csv.gz', 'rt') as f:
+            got = [l.split(',')[6] for l in f.read().splitlines()[1:]]
+        check(got == ['32', '32'], 'split_table --hold: batched rows held out %s' % got)
+        with open(shapes, 'w') as f:
+            f.write('64 64 128 bf16 T N 0  # vit\n')
+        try:
+            run(tg, ['--table', table, '--shapes', shapes, '--out', out])
+            check(False, 'table_groups: BATCH 0 accepted')
+        except SystemExit as e:
+            check(':1: BATCH 0' in str(e.code), 'table_groups: %s' % e.code)
+
+
 def cost_models():
     # a key's FLOPs and bytes as collect_conv_flops counts them: 2 n k out (c / g) fil; x, y, w elements
     feats, flops, nbytes, nd, dtype = fc.conv_parse('16-14-14-3x3-32-14-14-2-1x1-1x1-1x1-0-NCHW-FP16-F')
@@ -313,6 +366,7 @@ active_keys()
 gemm_shapes()
 triton()
 table_groups()
+batched_tables()
 for f in failures:
     print('FAIL: %s' % f)
 print('collect scripts: %s' % ('%d failures' % len(failures) if failures else 'ok'))

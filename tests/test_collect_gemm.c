@@ -28,6 +28,38 @@ Test(collect_gemm_shape, valid_lines_and_comments)
     cr_assert_eq(collect_gemm_shape_key(&s, key, sizeof key), 0);
     cr_assert_str_eq(key, "1,1,1,tf32,T,N");
     cr_assert_eq(collect_gemm_shape_key(&s, key, 5), COLLECT_EINVAL);
+    cr_assert_eq(s.batch, 1, "no BATCH field: a single GEMM");
+}
+
+Test(collect_gemm_shape, batch_field_key_and_sizes)
+{
+    collect_gemm_shape s, one;
+    cr_assert_eq(collect_gemm_shape_parse("2048 2048 128 bf16 T N 256  # llama3-8b attn\n", &s), 0, "%s",
+                 collect_last_error());
+    cr_assert_eq(s.batch, 256);
+    char key[128];
+    cr_assert_eq(collect_gemm_shape_key(&s, key, sizeof key), 0);
+    cr_assert_str_eq(key, "2048,2048,128,bf16,T,N,256");
+    cr_assert_eq(collect_gemm_shape_parse("2048 2048 128 bf16 T N 1", &one), 0);
+    cr_assert_eq(collect_gemm_shape_key(&one, key, sizeof key), 0);
+    cr_assert_str_eq(key, "2048,2048,128,bf16,T,N", "batch 1 keeps the six-column key");
+    /* operands, FLOPs and the cost estimate scale with the batch */
+    size_t a, b, d, a1, b1, d1;
+    collect_gemm_shape_bytes(&s, &a, &b, &d);
+    collect_gemm_shape_bytes(&one, &a1, &b1, &d1);
+    cr_assert(a == 256 * a1 && b == 256 * b1 && d == 256 * d1);
+    cr_assert_eq(a1, (size_t)2048 * 128 * 2);
+    cr_assert_float_eq(collect_gemm_shape_flops(&s), 256.0 * 2 * 2048 * 2048 * 128, 1.0);
+    cr_assert_gt(collect_gemm_shape_cost_s(&s, 64, 32), collect_gemm_shape_cost_s(&one, 64, 32));
+    /* a row's key: the seven problem columns, the batch left out when 1 */
+    cr_assert_eq(collect_gemm_row_key("7,9,11,fp32,T,N,96,66,128\n", key, sizeof key), 0);
+    cr_assert_str_eq(key, "7,9,11,fp32,T,N,96");
+    cr_assert_eq(collect_gemm_row_key("7,9,11,fp32,T,N,1,66,128\n", key, sizeof key), 0);
+    cr_assert_str_eq(key, "7,9,11,fp32,T,N");
+    cr_assert_eq(collect_gemm_row_key("7,9,11,fp32,T,N,10,66\n", key, sizeof key), 0);
+    cr_assert_str_eq(key, "7,9,11,fp32,T,N,10");
+    cr_assert_eq(collect_gemm_row_key("7,9,11,fp32,T,N,96\n", key, sizeof key), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_row_key("7,9,11,fp32,T,N,96,66,128\n", key, 8), COLLECT_EINVAL);
 }
 
 Test(collect_gemm_shape, malformed_lines_say_why)
@@ -36,6 +68,13 @@ Test(collect_gemm_shape, malformed_lines_say_why)
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N", &s), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "5 fields"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N extra", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "BATCH 'extra'"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 0", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "BATCH '0': expected an integer in [1, 65536]"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 65537", &s), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N -4", &s), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 4 4", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "more than 7 fields"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("0 2 3 bf16 N N", &s), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "M '0'"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2x 3 bf16 N N", &s), COLLECT_EFORMAT);
@@ -56,6 +95,20 @@ Test(collect_gemm_shape, file_errors_name_the_line)
     cr_assert(strstr(collect_last_error(), ":4: K 'x'"), "%s", collect_last_error());
     cr_assert_null(sh);
     cr_assert_eq(n, 0);
+    remove(path);
+    free(path);
+    static const char batches[] = "8 8 8 fp32 N N\n16 16 16 fp16 T N 12 # attn\n16 16 16 fp16 T N 1.5\n";
+    path = test_tmpfile("shapes", batches, sizeof batches - 1);
+    cr_assert_eq(collect_gemm_shapes_read(path, &sh, &n), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), ":3: BATCH '1.5'"), "%s", collect_last_error());
+    remove(path);
+    free(path);
+    static const char batched[] = "8 8 8 fp32 N N\n16 16 16 fp16 T N 12 # attn\n";
+    path = test_tmpfile("shapes", batched, sizeof batched - 1);
+    cr_assert_eq(collect_gemm_shapes_read(path, &sh, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert(sh[0].batch == 1 && sh[1].batch == 12);
+    free(sh);
     remove(path);
     free(path);
     static const char good[] = "8 8 8 fp32 N N\n# x\n16 32 64 fp16 T T # conv\n";
@@ -147,8 +200,8 @@ static char *gunzip_all(const char *path)
     return buf;
 }
 
-static const collect_gemm_shape shape_a = {64, 128, 256, COLLECT_GEMM_BF16, 'N', 'T'};
-static const collect_gemm_shape shape_b = {7, 9, 11, COLLECT_GEMM_FP32, 'T', 'N'};
+static const collect_gemm_shape shape_a = {64, 128, 256, COLLECT_GEMM_BF16, 'N', 'T', 1};
+static const collect_gemm_shape shape_b = {7, 9, 11, COLLECT_GEMM_FP32, 'T', 'N', 1};
 
 static void rows_make(collect_gemm_row r[2])
 {
@@ -163,29 +216,36 @@ Test(collect_gemm_table, rows_and_gzip_members)
     char line[512];
     int len = collect_gemm_row_format(&shape_a, &r[0], line, sizeof line);
     cr_assert_gt(len, 0, "%s", collect_last_error());
-    cr_assert_str_eq(line, "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0\n");
+    cr_assert_str_eq(line, "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0\n");
     cr_assert_eq(collect_gemm_row_format(&shape_a, &r[1], line, sizeof line), (int)strlen(line));
-    cr_assert_str_eq(line, "64,128,256,bf16,N,T,6,128,128,32,3,2,1,1,0,2,1,4,20,,4096\n");
+    cr_assert_str_eq(line, "64,128,256,bf16,N,T,1,6,128,128,32,3,2,1,1,0,2,1,4,20,,4096\n");
     char *path = test_tmppath(".csv.gz");
     collect_gemm_out o;
     cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0, "%s", collect_last_error());
     cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0, "%s", collect_last_error());
     cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r, 1), 0);
+    collect_gemm_shape batched = shape_b;
+    batched.batch = 96;
+    cr_assert_eq(collect_gemm_out_write(&o, &batched, r, 1), 0);
     cr_assert_eq(collect_gemm_out_close(&o), 0);
     char *text = gunzip_all(path);
     cr_assert(strncmp(text, collect_gemm_csv_header(), strlen(collect_gemm_csv_header())) == 0);
-    cr_assert(strstr(text, "\n7,9,11,fp32,T,N,66,"), "%s", text);
+    cr_assert(strstr(text, "\n7,9,11,fp32,T,N,1,66,"), "%s", text);
+    cr_assert(strstr(text, "\n7,9,11,fp32,T,N,96,66,"), "%s", text);
     int lines = 0;
     for (char *c = text; *c; c++) lines += *c == '\n';
-    cr_assert_eq(lines, 4);
+    cr_assert_eq(lines, 5);
     free(text);
     collect_gemm_done d;
     cr_assert_eq(collect_gemm_done_scan(path, &d), 0, "%s", collect_last_error());
-    cr_assert_eq(d.n, 2);
-    cr_assert_eq(d.rows, 3);
+    cr_assert_eq(d.n, 3);
+    cr_assert_eq(d.rows, 4);
     cr_assert_eq(d.truncated, 0);
+    /* a single GEMM's key is the six columns (as in a table without the batch column), a batch's has its count */
     cr_assert(collect_gemm_done_has(&d, "64,128,256,bf16,N,T"));
     cr_assert(collect_gemm_done_has(&d, "7,9,11,fp32,T,N"));
+    cr_assert(collect_gemm_done_has(&d, "7,9,11,fp32,T,N,96"));
+    cr_assert_not(collect_gemm_done_has(&d, "7,9,11,fp32,T,N,1"));
     cr_assert_not(collect_gemm_done_has(&d, "7,9,11,fp32,T,T"));
     FILE *f = fopen(path, "rb");
     fseek(f, 0, SEEK_END);
@@ -228,7 +288,7 @@ Test(collect_gemm_table, resume_drops_an_unfinished_shape_and_appends)
     cr_assert_eq(collect_gemm_out_close(&o), 0);
     char *text = gunzip_all(path);
     int b_rows = 0;
-    for (char *c = text; (c = strstr(c, "\n7,9,11,fp32,T,N,")); c++) b_rows++;
+    for (char *c = text; (c = strstr(c, "\n7,9,11,fp32,T,N,1,")); c++) b_rows++;
     cr_assert_eq(b_rows, 2, "the redone shape's rows only: %s", text);
     free(text);
     cr_assert_eq(collect_gemm_done_scan(path, &d), 0);
@@ -260,6 +320,16 @@ Test(collect_gemm_table, missing_and_foreign_files)
     cr_assert(strstr(collect_last_error(), "header"), "%s", collect_last_error());
     remove(path);
     free(path);
+    /* a table without the batch column is read, not appended to */
+    path = test_tmppath(".csv.gz");
+    gz = gzopen(path, "wb");
+    gzputs(gz, collect_gemm_csv_header_unbatched());
+    gzclose(gz);
+    cr_assert_eq(collect_gemm_done_scan(path, &d), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "without the batch column: collect into a new file"), "%s",
+              collect_last_error());
+    remove(path);
+    free(path);
 }
 
 Test(collect_gemm_read, the_rows_written_come_back)
@@ -271,11 +341,16 @@ Test(collect_gemm_read, the_rows_written_come_back)
     cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0);
     cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0);
     cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r + 1, 1), 0);
+    collect_gemm_shape batched = shape_b;
+    batched.batch = 40;
+    cr_assert_eq(collect_gemm_out_write(&o, &batched, r, 2), 0);
     cr_assert_eq(collect_gemm_out_close(&o), 0);
     collect_gemm_measured *m;
     int n;
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
-    cr_assert_eq(n, 2);
+    cr_assert_eq(n, 3, "the batched shape is a problem of its own");
+    cr_assert(m[0].s.batch == 1 && m[1].s.batch == 1 && m[2].s.batch == 40);
+    cr_assert(m[2].s.m == 7 && m[2].n == 2 && collect_gemm_config_equal(&m[2].rows[1].cfg, &r[1].cfg));
     cr_assert_eq(m[0].n, 2);
     cr_assert_eq(m[1].n, 1);
     cr_assert(m[0].s.m == 64 && m[0].s.n == 128 && m[0].s.k == 256 && m[0].s.dtype == COLLECT_GEMM_BF16);
@@ -293,12 +368,12 @@ Test(collect_gemm_read, the_rows_written_come_back)
     free(path);
 }
 
-/* A plain-text table with one data row replaced; the read fails naming the line and the field. */
-static void read_bad(const char *row, const char *expect)
+/* A plain-text table under header (the collector's, or the one without the batch column) with a good first row
+ * and `row` after it; the read fails naming the line and the field. */
+static void read_bad_under(const char *header, const char *good, const char *row, const char *expect)
 {
     char text[2048];
-    snprintf(text, sizeof text, "%s%s\n%s", collect_gemm_csv_header(),
-             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0", row);
+    snprintf(text, sizeof text, "%s%s\n%s", header, good, row);
     char *path = test_tmpfile("bad.csv", text, strlen(text));
     collect_gemm_measured *m;
     int n;
@@ -308,6 +383,18 @@ static void read_bad(const char *row, const char *expect)
     cr_assert_null(m);
     remove(path);
     free(path);
+}
+
+static void read_bad(const char *row, const char *expect)
+{
+    read_bad_under(collect_gemm_csv_header_unbatched(), "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0",
+                   row, expect);
+}
+
+static void read_bad_batched(const char *row, const char *expect)
+{
+    read_bad_under(collect_gemm_csv_header(), "64,128,256,bf16,N,T,8,66,128,256,64,3,1,0,0,0,0,0,0,12.3457,0,0", row,
+                   expect);
 }
 
 Test(collect_gemm_read, malformed_rows_name_line_and_field)
@@ -322,6 +409,15 @@ Test(collect_gemm_read, malformed_rows_name_line_and_field)
     read_bad("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0,7\n", ":3: expected 21");
     read_bad("7,9,11,fp32,T,N,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n"
              "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,2,,0\n", "64,128,256,bf16,N,T appears in two");
+    read_bad("64,,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: N '': expected one word");
+    /* the batch column */
+    read_bad_batched("64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: expected 22");
+    read_bad_batched("64,128,256,bf16,N,T,0,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: BATCH '0'");
+    read_bad_batched("64,128,256,bf16,N,T,x,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: BATCH 'x'");
+    read_bad_batched("64,128,256,bf16,N,T,,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: batch '': expected one word");
+    read_bad_batched("64,128,256,bf16,N,T,65537,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n", ":3: BATCH '65537'");
+    read_bad_batched("64,128,256,bf16,N,T,4,66,128,256,64,3,1,0,0,0,0,0,0,1,0,0\n"
+                     "64,128,256,bf16,N,T,8,66,128,256,64,3,1,0,0,0,0,0,0,2,,0\n", "64,128,256,bf16,N,T,8 appears in two");
     /* another table's header */
     char *path = test_tmpfile("other.csv", "M,N,K\n1,2,3\n", 12);
     collect_gemm_measured *m;
@@ -334,6 +430,31 @@ Test(collect_gemm_read, malformed_rows_name_line_and_field)
     cr_assert(strstr(collect_last_error(), "no/such/table.csv.gz"), "%s", collect_last_error());
 }
 
+/* A table without the batch column, with a group column after it, reads as single GEMMs. */
+Test(collect_gemm_read, a_table_without_the_batch_column_reads_as_batch_1)
+{
+    char text[2048];
+    size_t hl = strcspn(collect_gemm_csv_header_unbatched(), "\n");
+    snprintf(text, sizeof text, "%.*s,family\n%s\n%s\n", (int)hl, collect_gemm_csv_header_unbatched(),
+             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
+             "7,9,11,fp32,T,N,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,vit");
+    char *path = test_tmpfile("old.csv", text, strlen(text));
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert(m[0].s.batch == 1 && m[1].s.batch == 1);
+    cr_assert(m[1].s.m == 7 && m[1].s.trans_a == 'T' && m[1].rows[0].cfg.split_k == 2);
+    cr_assert_float_eq(m[0].rows[0].time_us, 12.5, 1e-12);
+    cr_assert_eq(m[0].rows[0].workspace, 4096);
+    char key[128];
+    cr_assert_eq(collect_gemm_shape_key(&m[0].s, key, sizeof key), 0);
+    cr_assert_str_eq(key, "64,128,256,bf16,N,T");
+    collect_gemm_measured_free(m, n);
+    remove(path);
+    free(path);
+}
+
 /* A table with a column joined after the collector's (a problem's group, collect/scripts/table_groups.py) reads as
  * the collector wrote it; each row then needs the header's field count. */
 Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
@@ -341,8 +462,8 @@ Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
     char text[2048];
     size_t hl = strcspn(collect_gemm_csv_header(), "\n");
     snprintf(text, sizeof text, "%.*s,family\n%s\n%s\n", (int)hl, collect_gemm_csv_header(),
-             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
-             "64,128,256,bf16,N,T,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,llama3");
+             "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
+             "64,128,256,bf16,N,T,1,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,llama3");
     char *path = test_tmpfile("family.csv", text, strlen(text));
     collect_gemm_measured *m;
     int n;
@@ -357,10 +478,10 @@ Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
     free(path);
     /* a row without the extra field is short of the header's count */
     snprintf(text, sizeof text, "%.*s,family\n%s\n", (int)hl, collect_gemm_csv_header(),
-             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096");
+             "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096");
     path = test_tmpfile("short.csv", text, strlen(text));
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
-    cr_assert(strstr(collect_last_error(), ":2: expected 22"), "%s", collect_last_error());
+    cr_assert(strstr(collect_last_error(), ":2: expected 23"), "%s", collect_last_error());
     remove(path);
     free(path);
     /* a header that only starts like the collector's is another table's */
@@ -458,7 +579,9 @@ Test(collect_gemm_json, schema_and_sidecar_names)
     char *path = test_tmppath(".schema.json");
     cr_assert_eq(collect_gemm_schema_write(path, 132), 0, "%s", collect_last_error());
     cJSON *j = json_read(path);
-    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "problem")), 6);
+    cJSON *problem = cJSON_GetObjectItem(j, "problem");
+    cr_assert_eq(cJSON_GetArraySize(problem), 7);
+    cr_assert_str_eq(cJSON_GetArrayItem(problem, 6)->valuestring, "batch");
     cJSON *kernel = cJSON_GetObjectItem(j, "kernel");
     cr_assert_eq(cJSON_GetArraySize(kernel), COLLECT_GEMM_N_FIELDS);
     cr_assert_str_eq(cJSON_GetArrayItem(kernel, 1)->valuestring, "tile_m");

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "collect.h"
 #include "gemm.h"
@@ -313,6 +314,53 @@ Test(collect_run, gemm_three_workers_equal_one, .timeout = 120)
     free(one);
     cleanup(three);
     free(three);
+}
+
+/* Strided batched shapes: their own problems beside the single GEMM of the same sizes, drawn from the algorithm
+ * that lists strided batch support (the fake timer's id 1), keyed with their batch; a resumed run finds them done,
+ * and a table without the batch column is refused as an output to resume. */
+Test(collect_run, gemm_batched_shapes_are_problems_of_their_own, .timeout = 60)
+{
+    static const char text[] = "128 128 64 bf16 T N\n128 128 64 bf16 T N 32  # attn\n512 64 2048 bf16 N N 8\n";
+    char *shapes = test_tmpfile(".shapes.txt", text, sizeof text - 1), *out = test_tmppath(""), *log;
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, out, "", &log), 0, "%s", log);
+    free(log);
+    char *table = with(out, ".csv.gz"), *gpu = with(out, ".gpu.tsv");
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(table, &m, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 3);
+    cr_assert(m[0].s.batch == 1 && m[1].s.batch == 32 && m[2].s.batch == 8 && m[1].s.m == 128 && m[2].s.k == 2048);
+    for (int i = 1; i < 3; i++)
+        for (int r = 0; r < m[i].n; r++)
+            cr_assert_eq(m[i].rows[r].cfg.algo_id, 1, "a batched shape drew algorithm %d", m[i].rows[r].cfg.algo_id);
+    int algo2 = 0;
+    for (int r = 0; r < m[0].n; r++) algo2 += m[0].rows[r].cfg.algo_id == 2;
+    cr_assert_gt(algo2, 0, "the single GEMM draws from both algorithms");
+    collect_gemm_measured_free(m, n);
+    int n_gpu;
+    char **keys = lines_of(gpu, '\t', &n_gpu);
+    cr_assert_eq(n_gpu, 4);
+    cr_assert_str_eq(keys[1], "128,128,64,bf16,T,N");
+    cr_assert_str_eq(keys[2], "128,128,64,bf16,T,N,32");
+    cr_assert_str_eq(keys[3], "512,64,2048,bf16,N,N,8");
+    lines_free(keys, n_gpu);
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, out, "--resume", &log), 0, "%s", log);
+    cr_assert(strstr(log, "3 already in the output"), "%s", log);
+    free(log);
+    /* an output without the batch column */
+    gzFile gz = gzopen(table, "wb");
+    gzputs(gz, collect_gemm_csv_header_unbatched());
+    gzclose(gz);
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, out, "--resume", &log), 1, "%s", log);
+    cr_assert(strstr(log, "without the batch column: collect into a new file"), "%s", log);
+    free(log);
+    free(table);
+    free(gpu);
+    remove(shapes);
+    free(shapes);
+    cleanup(out);
+    free(out);
 }
 
 /* The lines of a file, malloc'd, each without its newline and cut at cut (when not 0); *n their count. */
@@ -740,7 +788,7 @@ Test(collect_parts, members_keep_finished_shapes_and_cut_an_unfinished_one)
 {
     char *path = test_tmppath(".csv.gz");
     collect_gemm_out o;
-    collect_gemm_shape s[2] = {{64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T'}, {128, 64, 32, COLLECT_GEMM_FP32, 'N', 'N'}};
+    collect_gemm_shape s[2] = {{64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T', 1}, {128, 64, 32, COLLECT_GEMM_FP32, 'N', 'N', 1}};
     collect_gemm_row r = {{1, 15, 1, 1, 0, 0, 0, 0, 0}, 3.5, 0, 0};
     cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0, "%s", collect_last_error());
     cr_assert_eq(collect_gemm_out_write(&o, &s[0], &r, 1), 0, "%s", collect_last_error());
@@ -827,7 +875,7 @@ Test(collect_deal, cost_estimates_rank_larger_problems_first)
     collect_conv grouped = large;
     grouped.groups = 4;
     cr_assert_gt(collect_conv_cost_s(&grouped), cs, "grouped %g", collect_conv_cost_s(&grouped));
-    collect_gemm_shape a = {64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T'}, b = {8192, 8192, 8192, COLLECT_GEMM_BF16, 'N', 'T'};
+    collect_gemm_shape a = {64, 64, 64, COLLECT_GEMM_BF16, 'N', 'T', 1}, b = {8192, 8192, 8192, COLLECT_GEMM_BF16, 'N', 'T', 1};
     double ga = collect_gemm_shape_cost_s(&a, 64, 32), gb = collect_gemm_shape_cost_s(&b, 64, 32);
     cr_assert(ga > 0.005 && ga < 2 && ga < gb, "small %g, large %g", ga, gb);
     cr_assert_lt(collect_gemm_shape_cost_s(&b, 8, 32), gb, "fewer sampled candidates cost less");

@@ -54,8 +54,8 @@ def main():
     excluded = set()
     for table in a.exclude:
         with open_table(table) as f:
-            f.readline()
-            excluded |= {shape_key(l) for l in f if l.strip()}
+            h = f.readline()
+            excluded |= {shape_key(l, h) for l in f if l.strip()}
     with gzip.open(tmp, 'wt') as out:
         for t, table in enumerate(a.tables):
             if t and read_schema(table) not in (None, schema):
@@ -76,7 +76,7 @@ def main():
                 for line in f:
                     if not line.strip():
                         continue
-                    key = shape_key(line)
+                    key = shape_key(line, header)
                     if key in seen or key in excluded:
                         dropped.add(key)
                         continue

@@ -240,11 +240,13 @@ GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4}
 
 
 def gemm_feats(key):
-    m, n, k, dtype, ta, tb = key.split(",")[:6]
+    f = key.split(",")
+    m, n, k, dtype, ta, tb = f[:6]
     m, n, k = int(m), int(n), int(k)
+    batch = int(f[6]) if len(f) > 6 else 1  # a batched key ends with its batch (collect/gemm.h)
     e = GEMM_BYTES[dtype]
-    flops = 2.0 * m * n * k
-    nbytes = e * (m * k + k * n + m * n)
+    flops = 2.0 * m * n * k * batch
+    nbytes = e * (m * k + k * n + m * n) * batch
     return {"1": 1.0, "log_flops": math.log(flops), "log_bytes": math.log(nbytes), "fp16": float(dtype == "fp16"),
             "fp32": float(dtype == "fp32"), "tf32": float(dtype == "tf32"), "trans_a": float(ta == "T"),
             "trans_b": float(tb == "T")}, (m, n, k, dtype)

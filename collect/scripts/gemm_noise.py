@@ -20,7 +20,7 @@ import gzip
 import math
 import sys
 
-SHAPE = ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')
+SHAPE = ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')  # and the batch, '1' in a table without the column
 CONFIG = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
           'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
 TOPS = (2, 3, 4, 8, None)
@@ -31,7 +31,7 @@ def load(path):
     d = {}
     with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
         for r in csv.DictReader(f):
-            shape = tuple(r[c] for c in SHAPE)
+            shape = tuple(r[c] for c in SHAPE) + (r.get('batch', '1'),)
             rank = r.get('heuristic_rank', '')
             d.setdefault(shape, {})[tuple(r[c] for c in CONFIG)] = (float(r['time_us']), int(rank) if rank else None)
     return d
@@ -44,7 +44,7 @@ def groups_of(path, column):
         for r in csv.DictReader(f):
             if column not in r:
                 sys.exit('%s:1: no column %s' % (path, column))
-            g[tuple(r[c] for c in SHAPE)] = r[column]
+            g[tuple(r[c] for c in SHAPE) + (r.get('batch', '1'),)] = r[column]
     return g
 
 

@@ -48,11 +48,12 @@ def load_table(path):
         cols = f.readline().rstrip('\r\n').split(',')
         for n, line in enumerate(f, 2):
             v = dict(zip(cols, line.rstrip('\r\n').split(',')))
+            v.setdefault('batch', '1')  # a table without the batch column: single GEMMs
             try:
                 t = float(v['time_us'])
             except (KeyError, ValueError):
                 sys.exit('%s:%d: no time_us' % (path, n))
-            key = 'x'.join(v[c] for c in PROBLEM)
+            key = 'x'.join([v[c] for c in PROBLEM] + ([v['batch']] if v.get('batch', '1') != '1' else []))
             rank = int(v['heuristic_rank']) if v.get('heuristic_rank', '') != '' else -1
             shapes.setdefault(key, (v.get('family', '-'), []))[1].append((v, t, rank))
     return shapes

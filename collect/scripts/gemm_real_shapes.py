@@ -2,8 +2,8 @@
 """The GEMMs of real model families as a `heurist-collect gemm` shape file: a pool of real shapes, each
 tagged with the family it comes from (a GroupKFold group) and its model, layer, phase and role.
 
-Line format (gemm_shapes.py's): "M N K DTYPE TRANS_A TRANS_B  # FAMILY MODEL.LAYER.PHASE.ROLE"; the first
-word of the comment is the family, one group per model family (llama3, mistral, qwen2.5, phi3, gemma2, gpt2,
+Line format (gemm_shapes.py's): "M N K DTYPE TRANS_A TRANS_B [BATCH]  # FAMILY MODEL.LAYER.PHASE.ROLE" (BATCH
+only for a strided batch of more than one GEMM); the first word of the comment is the family, one group per model family (llama3, mistral, qwen2.5, phi3, gemma2, gpt2,
 bert, vit, swin, resnet50, unet2d, mixtral, deepseek_moe), so that no family is both trained and tested on.
 
 A linear layer of (out, in) features at T tokens is, as gemm_shapes.py writes it (column-major cuBLAS terms):
@@ -28,8 +28,17 @@ inference and bf16 / tf32 training, convolutions fp16 inference and tf32 / fp32 
   MoE experts    Mixtral 8x7B (8 experts, top 2, 14336 wide) and DeepSeek-V2-Lite (64 routed experts, top 6,
                  1408 wide): per expert the tokens routed to it, drawn from a seeded Dirichlet(1) router
                  (uneven counts), for prefill, decode and training token totals
-Not covered: FP8 and batched (strided) GEMMs (heurist-collect gemm times neither), attention's batched
-score GEMMs.
+
+--set batched (a pool of its own, beside the default --set single above):
+  attention      per head, unfused (as eager PyTorch's bmm runs it), at prefill token counts T (512..4096) for
+                 1, 4 and 16 sequences: scores S = Q K^T (M = T, N = T, K = head dim, N T) and the output P V
+                 (M = T, N = head dim, K = T, N N), batch = sequences x query heads; head dims 64 and 128: Llama-3
+                 8B / 70B (TP 8: 8 heads a GPU), Mistral-7B, Qwen2.5-7B (128), GPT-2, BERT-base / -large,
+                 ViT-B/16 / -L/16 (64; BERT at sequences 128 / 384 / 512, ViT at 197 tokens an image)
+  MoE experts    every expert's GEMM as one strided batch over the experts (capacity-padded routing: each
+                 expert gets ceil(1.25 x tokens x top / experts) tokens, rounded up to a multiple of 8), the
+                 fused w13 and w2 forward at prefill and decode totals, w1 / w3 / w2 with their two backward
+                 GEMMs at a training total
 
 Filters: a shape modelled above --max-us (gemm_shapes.py's cost model) is dropped; a shape met in several
 places is kept once, under its first family (the summary counts shapes shared by families). Then a seeded
@@ -69,12 +78,13 @@ TRAIN = (2048, 4096, 8192, 16384)
 ROLES = {'fwd': 'N T', 'dgrad': 'N N', 'wgrad': 'T N'}
 
 
-def linear(out, t, o, i, dtypes, roles, tag):
-    """Appends the GEMMs of a linear layer (o, i) at t tokens: (m, n, k, dtype, trans, "FAMILY MODEL.LAYER.PHASE.ROLE")."""
+def linear(out, t, o, i, dtypes, roles, tag, batch=1):
+    """Appends the GEMMs of a linear layer (o, i) at t tokens (`batch` of them in a strided batch):
+    (m, n, k, dtype, trans, "FAMILY MODEL.LAYER.PHASE.ROLE", batch)."""
     for role in roles:
         m, n, k = (t, o, i) if role == 'fwd' else (t, i, o) if role == 'dgrad' else (o, i, t)
         for dt in dtypes:
-            out.append((m, n, k, dt, ROLES[role], '%s.%s' % (tag, role)))
+            out.append((m, n, k, dt, ROLES[role], '%s.%s' % (tag, role), batch))
 
 
 def llm_shapes(rng, out):
@@ -146,13 +156,13 @@ def conv_shapes(out):
             for b in (1, 8, 32):
                 p_out, p_in = b * math.prod(outsp), b * math.prod(insp)
                 tag = '%s %s.%s' % (family, family, name)
-                out.append((p_out, cout, cin * kk, 'fp16', ROLES['fwd'], tag + '.infer.fwd'))
+                out.append((p_out, cout, cin * kk, 'fp16', ROLES['fwd'], tag + '.infer.fwd', 1))
                 if b == 1:
                     continue
                 for dt in ('tf32', 'fp32'):
-                    out.append((p_out, cout, cin * kk, dt, ROLES['fwd'], tag + '.train.fwd'))
-                    out.append((p_in, cin, cout * kk, dt, ROLES['dgrad'], tag + '.train.dgrad'))
-                    out.append((cout, cin * kk, p_out, dt, ROLES['wgrad'], tag + '.train.wgrad'))
+                    out.append((p_out, cout, cin * kk, dt, ROLES['fwd'], tag + '.train.fwd', 1))
+                    out.append((p_in, cin, cout * kk, dt, ROLES['dgrad'], tag + '.train.dgrad', 1))
+                    out.append((cout, cin * kk, p_out, dt, ROLES['wgrad'], tag + '.train.wgrad', 1))
 
 
 def routed(rng, tokens, experts, top):
@@ -185,24 +195,74 @@ def moe_shapes(rng, out):
                         linear(out, t, o, i, ('bf16',), roles, '%s %s.expert.%s.%s' % (family, model, layer, phase))
 
 
-def enumerate_shapes(seed):
+# family, model, query heads (a GPU's share under tensor parallelism), head dim, tokens a sequence, dtype
+ATTENTION = [
+    ('llama3', 'llama3_8b', 32, 128, (512, 1024, 2048, 4096), 'bf16'),
+    ('llama3', 'llama3_70b_tp8', 8, 128, (512, 1024, 2048, 4096), 'bf16'),
+    ('mistral', 'mistral_7b', 32, 128, (512, 1024, 2048, 4096), 'bf16'),
+    ('qwen2.5', 'qwen2.5_7b', 28, 128, (512, 1024, 2048, 4096), 'bf16'),
+    ('gpt2', 'gpt2', 12, 64, (512, 1024), 'fp16'),
+    ('bert', 'bert_base', 12, 64, (128, 384, 512), 'fp16'),
+    ('bert', 'bert_large', 16, 64, (128, 384, 512), 'fp16'),
+    ('vit', 'vit_b16', 12, 64, (197,), 'fp16'),
+    ('vit', 'vit_l16', 16, 64, (197,), 'fp16'),
+]
+SEQUENCES = (1, 4, 16)
+
+
+def attention_shapes(out):
+    """Attention's two batched GEMMs a layer, per (sequence, head): S = Q K^T and O = P V."""
+    for family, model, heads, d, lengths, dt in ATTENTION:
+        for t in lengths:
+            for seqs in SEQUENCES:
+                tag = '%s %s.attn_%%s.prefill.fwd' % (family, model)
+                out.append((t, t, d, dt, ROLES['fwd'], tag % 'qk', seqs * heads))
+                out.append((t, d, t, dt, ROLES['dgrad'], tag % 'pv', seqs * heads))
+
+
+def moe_batched_shapes(out):
+    """Every expert's GEMM as one strided batch over the experts, at a padded capacity a expert."""
+    for family, model, h, ffn, experts, top in (('mixtral', 'mixtral_8x7b', 4096, 14336, 8, 2),
+                                                ('deepseek_moe', 'deepseek_v2_lite', 2048, 1408, 64, 6)):
+        for phase, totals, roles, fused in (('prefill', (512, 2048, 8192), ('fwd',), True),
+                                            ('decode', (16, 64, 256), ('fwd',), True),
+                                            ('train', (4096,), ('fwd', 'dgrad', 'wgrad'), False)):
+            layers = [('w13', 2 * ffn, h), ('w2', h, ffn)] if fused else [('w1', ffn, h), ('w3', ffn, h), ('w2', h, ffn)]
+            for total in totals:
+                cap = -(-math.ceil(1.25 * total * top / experts) // 8) * 8
+                for layer, o, i in layers:
+                    linear(out, cap, o, i, ('bf16',), roles, '%s %s.experts_batched.%s.%s' % (family, model, layer, phase),
+                           experts)
+
+
+SETS = ('single', 'batched')
+
+
+def enumerate_shapes(seed, sets=('single',)):
+    """(m, n, k, dtype, trans, tag, batch) of the sets asked for, each set's in its order."""
     rng = random.Random(seed)
     out = []
-    llm_shapes(rng, out)
-    encoder_shapes(out)
-    vision_shapes(out)
-    conv_shapes(out)
-    moe_shapes(rng, out)
+    if 'single' in sets:
+        llm_shapes(rng, out)
+        encoder_shapes(out)
+        vision_shapes(out)
+        conv_shapes(out)
+        moe_shapes(rng, out)
+    if 'batched' in sets:
+        attention_shapes(out)
+        moe_batched_shapes(out)
     return out
 
 
 def read_shapes(path):
+    """(m, n, k, dtype, trans, batch) of a shape file's lines."""
     shapes = []
     with open(path) as f:
         for line in f:
             body = line.split('#', 1)[0].split()
             if body:
-                shapes.append((int(body[0]), int(body[1]), int(body[2]), body[3], body[4] + ' ' + body[5]))
+                shapes.append((int(body[0]), int(body[1]), int(body[2]), body[3], body[4] + ' ' + body[5],
+                               int(body[6]) if len(body) > 6 else 1))
     return shapes
 
 
@@ -216,21 +276,25 @@ def main():
     ap.add_argument('--calibrate', default='datasets/h100/gemm_shapes.txt:307',
                     help='SHAPES:SECONDS, a shape file and its measured collection seconds (empty: no scaling)')
     ap.add_argument('--pool', default='datasets/h100/gemm_shapes.txt', help='the generator pool, for the overlap')
+    ap.add_argument('--set', default='single', help='comma-separated shape sets: %s (default single)' % ', '.join(SETS))
     ap.add_argument('--out', default='-')
     a = ap.parse_args()
+    sets = a.set.split(',')
+    if not sets or any(x not in SETS for x in sets):
+        sys.exit('--set %s: expected a comma-separated list of %s' % (a.set, ', '.join(SETS)))
 
     scale = 1.0
     if a.calibrate:
         path, secs = a.calibrate.rsplit(':', 1)
-        ref = [(m, n, k, d, t, '') for m, n, k, d, t in read_shapes(path)]
+        ref = [(m, n, k, d, t, '', b) for m, n, k, d, t, b in read_shapes(path)]
         scale = float(secs) / gemm_shapes.estimate(ref, a.candidates)
 
-    raw = enumerate_shapes(a.seed)
+    raw = enumerate_shapes(a.seed, sets)
     first, fams_of, too_big = {}, {}, 0
-    for m, n, k, dt, trans, tag in raw:
-        key = (m, n, k, dt, trans)
+    for m, n, k, dt, trans, tag, batch in raw:
+        key = (m, n, k, dt, trans, batch)
         fam = tag.split()[0]
-        if gemm_shapes.gemm_us(m, n, k, dt) > a.max_us or min(m, n, k) < 1 or max(m, n, k) > 1 << 20:
+        if gemm_shapes.gemm_us(m, n, k, dt, batch) > a.max_us or min(m, n, k) < 1 or max(m, n, k) > 1 << 20:
             too_big += 1
             continue
         fams_of.setdefault(key, set()).add(fam)
@@ -251,7 +315,7 @@ def main():
                 fams.remove(f)
                 continue
             key = by_fam[f][pos[f]]
-            cost = scale * gemm_shapes.estimate([key + ('',)], a.candidates)
+            cost = scale * gemm_shapes.estimate([key[:5] + ('', key[5])], a.candidates)
             if spent + cost > a.budget_s or len(order) >= a.count:
                 fams = []
                 break
@@ -260,9 +324,10 @@ def main():
             order.append(key)
 
     lines = ['# heurist-collect gemm shapes of real model families: python3 collect/scripts/gemm_real_shapes.py '
-             '--seed %d --count %d --budget-s %g --max-us %g' % (a.seed, a.count, a.budget_s, a.max_us),
-             '# M N K DTYPE TRANS_A TRANS_B  # FAMILY MODEL.LAYER.PHASE.ROLE']
-    lines += ['%d %d %d %s %s  # %s' % (key + (first[key],)) for key in order]
+             '--seed %d --count %d --budget-s %g --max-us %g' % (a.seed, a.count, a.budget_s, a.max_us) +
+             (' --set %s' % a.set if sets != ['single'] else ''),
+             '# M N K DTYPE TRANS_A TRANS_B%s  # FAMILY MODEL.LAYER.PHASE.ROLE' % (' [BATCH]' if sets != ['single'] else '')]
+    lines += ['%d %d %d %s %s%s  # %s' % (key[:5] + (' %d' % key[5] if key[5] > 1 else '', first[key])) for key in order]
     text = '\n'.join(lines) + '\n'
     if a.out == '-':
         sys.stdout.write(text)
@@ -279,7 +344,7 @@ def main():
         kept_dt[key[3]] = kept_dt.get(key[3], 0) + 1
         role = '.'.join(tag.rsplit('.', 2)[-2:])
         kept_role[role] = kept_role.get(role, 0) + 1
-    times = sorted(gemm_shapes.gemm_us(m, n, k, d) for m, n, k, d, _ in order)
+    times = sorted(gemm_shapes.gemm_us(m, n, k, d, b) for m, n, k, d, _, b in order)
     err = sys.stderr
     err.write('%d GEMMs enumerated, %d modelled above %g us dropped, %d distinct shapes (%d in more than one '
               'family); kept %d\n' % (len(raw), too_big, a.max_us, len(first),

@@ -61,9 +61,10 @@ BANDWIDTH = 3.35e12
 TRANS = ["N N", "N T", "T N", "T T"]
 
 
-def gemm_us(m, n, k, dtype):
-    flops = 2.0 * m * n * k
-    traffic = BYTES[dtype] * (m * k + k * n + m * n)
+def gemm_us(m, n, k, dtype, batch=1):
+    """The modelled time of a GEMM (a strided batch of `batch` of them)."""
+    flops = 2.0 * m * n * k * batch
+    traffic = BYTES[dtype] * (m * k + k * n + m * n) * batch
     return max(flops / PEAK[dtype], traffic / BANDWIDTH) * 1e6 + 4.0
 
 
@@ -168,9 +169,10 @@ def generate(count, seed, max_us):
 
 
 def estimate(shapes, n_enum, n_heur=8):
+    """Modelled collection seconds of (m, n, k, dtype, trans, tag[, batch]) shapes."""
     total = 0.0
-    for m, n, k, dtype, _, _ in shapes:
-        t = gemm_us(m, n, k, dtype)
+    for shape in shapes:
+        t = gemm_us(*shape[:4], batch=shape[6] if len(shape) > 6 else 1)
         cost = 5000.0 + 3 * n_enum * 10.0
         for f, count, slow in ((1.1, n_heur, False), (2.5, 0.75 * n_enum, False), (6.0, 0.25 * n_enum, True)):
             tc = f * t

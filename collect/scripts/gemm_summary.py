@@ -8,7 +8,7 @@ import gzip, csv, collections, statistics, sys
 rows = collections.defaultdict(list)
 with gzip.open(sys.argv[1], 'rt') as f:
     for r in csv.DictReader(f):
-        rows[(r['M'], r['N'], r['K'], r['dtype'], r['trans_a'], r['trans_b'])].append(r)
+        rows[(r['M'], r['N'], r['K'], r['dtype'], r['trans_a'], r['trans_b'], r.get('batch', '1'))].append(r)
 eff_pick, eff_list, gain_space, ncand, nheur = [], [], [], [], []
 by_dtype = collections.defaultdict(list)
 for k, rs in rows.items():

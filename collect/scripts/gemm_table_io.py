@@ -1,6 +1,7 @@
 """What the table scripts (concat_tables.py, split_table.py) share about a table heurist-collect gemm wrote: gzip or
-plain CSV, a header beginning with the shape's six columns (M, N, K, dtype, trans_a, trans_b), and the schema and
-capability file beside it (t.csv.gz -> t.schema.json, t.caps.json).
+plain CSV, a header beginning with the shape's six columns (M, N, K, dtype, trans_a, trans_b) and the batch column
+(absent from tables without it: every shape a single GEMM), and the schema and capability file beside it
+(t.csv.gz -> t.schema.json, t.caps.json).
 Python 3 standard library only."""
 import gzip
 import os
@@ -9,6 +10,7 @@ import sys
 
 SHAPE_FIELDS = 6
 HEADER_START = 'M,N,K,dtype,trans_a,trans_b,'
+BATCHED_START = HEADER_START + 'batch,'
 SIDECARS = ('.schema.json', '.caps.json')
 
 
@@ -23,9 +25,13 @@ def check_header(table, header):
         sys.exit('%s:1: not a table heurist-collect gemm wrote' % table)
 
 
-def shape_key(line):
-    """A row's shape: its first SHAPE_FIELDS fields, as the row spells them."""
-    return ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+def shape_key(line, header):
+    """A row's shape as collect/gemm.h's collect_gemm_shape_key spells it: its first SHAPE_FIELDS fields, then
+    the batch when the header has the column and the row's batch is not 1."""
+    if not header.startswith(BATCHED_START):
+        return ','.join(line.split(',', SHAPE_FIELDS)[:SHAPE_FIELDS])
+    f = line.split(',', SHAPE_FIELDS + 1)[:SHAPE_FIELDS + 1]
+    return ','.join(f if f[-1] != '1' else f[:-1])
 
 
 def sidecar(table, suffix):

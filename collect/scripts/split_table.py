@@ -49,7 +49,7 @@ def main():
     shapes = []
     seen, held, found = set(), set(), set()
     for i, l in enumerate(rows):
-        key = shape_key(l)
+        key = shape_key(l, header)
         if key not in seen:
             seen.add(key)
             shapes.append(key)
@@ -71,7 +71,7 @@ def main():
         with gzip.open(tmp, 'wt') as f:
             f.write(header)
             for l in rows:
-                if keep(shape_key(l)):
+                if keep(shape_key(l, header)):
                     f.write(l)
         os.replace(tmp, path)
         copy_sidecars(a.table, path)

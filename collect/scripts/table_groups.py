@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Joins a shape list's tags into a benchmark table as a group column, by the problem columns. Each line of a
-shape list (datasets/h100/gemm_shapes.txt, gemm_real_shapes.txt) is `M N K DTYPE TRANS_A TRANS_B  # TAG ...`;
+shape list (datasets/h100/gemm_shapes.txt, gemm_real_shapes.txt) is `M N K DTYPE TRANS_A TRANS_B [BATCH]  # TAG ...`
+(BATCH 1 when left out, matched to the table's batch column; a table without one holds single GEMMs);
 its tag, the comment's first word (a model family, a generator's shape class), becomes the value of the group
 column of every table row of that problem. The table is written with the column last (its values replaced when
 it is there already), gzip when its name ends in .gz (no timestamp, so the same input gives the same bytes), and
@@ -34,7 +35,8 @@ def canonical(value):
 
 
 def read_shapes(path):
-    """(field names, {key tuple: tag}) of a shape list."""
+    """(field names, {key tuple: tag}) of a shape list; each key ends with the batch ('1' when the line has no
+    BATCH field)."""
     fields, tags = None, {}
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
@@ -54,8 +56,13 @@ def read_shapes(path):
             if not tag:
                 sys.exit('%s:%d: an empty "#" comment names no tag' % (path, lineno))
             width = len(fields or DEFAULT_FIELDS)
-            if len(values) != width:
-                sys.exit('%s:%d: %d fields, expected %d' % (path, lineno, len(values), width))
+            if len(values) not in (width, width + 1):
+                sys.exit('%s:%d: %d fields, expected %d or %d (with BATCH)' % (path, lineno, len(values), width,
+                                                                               width + 1))
+            if len(values) == width:
+                values.append('1')
+            if not values[-1].isdigit() or int(values[-1]) < 1:
+                sys.exit('%s:%d: BATCH %s: expected an integer >= 1' % (path, lineno, values[-1]))
             tags.setdefault(tuple(canonical(v) for v in values), tag[0])
     return fields or DEFAULT_FIELDS, tags
 
@@ -99,6 +106,7 @@ def join(table, shapes, column, out, missing):
         if name.lower() not in lower:
             sys.exit('%s: no column %s (the shape list %s names it)' % (table, name, shapes))
         cols.append(lower[name.lower()])
+    batch = lower.get('batch')
     at = header.index(column) if column in header else len(header)
     if at == len(header):
         header = header + [column]
@@ -109,7 +117,7 @@ def join(table, shapes, column, out, missing):
             continue
         if len(row) < len(cols) or max(cols) >= len(row):
             sys.exit('%s:%d: %d fields' % (table, lineno, len(row)))
-        key = tuple(canonical(row[c]) for c in cols)
+        key = tuple(canonical(row[c]) for c in cols) + (canonical(row[batch]) if batch is not None else '1',)
         tag = tags.get(key, missing)
         if tag is None:
             unknown.append((lineno, key))
@@ -120,7 +128,8 @@ def join(table, shapes, column, out, missing):
         body.append(row[:at] + [tag] + row[at + 1:] if at < len(row) else row + [tag])
     if unknown:
         sys.exit('%s:%d: problem %s is not in %s (%d rows without a tag; --missing TAG names them)'
-                 % (table, unknown[0][0], ' '.join(unknown[0][1]), shapes, len(unknown)))
+                 % (table, unknown[0][0], ' '.join(unknown[0][1][:-1] if unknown[0][1][-1] == '1' else unknown[0][1]),
+                    shapes, len(unknown)))
     text = io.StringIO()
     w = csv.writer(text, lineterminator='\n')
     w.writerow(header)
