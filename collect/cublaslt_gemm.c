@@ -30,10 +30,19 @@ static int lt_fail(cublasStatus_t st, const char *what)
 }
 
 /* data, compute and scale types of a collect_gemm_dtype: FP32 compute and scale throughout (bf16 and fp16
- * accumulate in FP32, as PyTorch does); tf32 is FP32 data on the TF32 tensor-core path */
+ * accumulate in FP32, as PyTorch does); tf32 is FP32 data on the TF32 tensor-core path; fp8e4m3 is E4M3 A and
+ * B (data_type) with C and D in bf16 (out_type), as Transformer Engine's FP8 linear layers run */
 static cudaDataType_t data_type(collect_gemm_dtype t)
 {
-    return t == COLLECT_GEMM_BF16 ? CUDA_R_16BF : t == COLLECT_GEMM_FP16 ? CUDA_R_16F : CUDA_R_32F;
+    return t == COLLECT_GEMM_FP8E4M3 ? CUDA_R_8F_E4M3
+           : t == COLLECT_GEMM_BF16  ? CUDA_R_16BF
+           : t == COLLECT_GEMM_FP16  ? CUDA_R_16F
+                                     : CUDA_R_32F;
+}
+
+static cudaDataType_t out_type(collect_gemm_dtype t)
+{
+    return t == COLLECT_GEMM_FP8E4M3 ? CUDA_R_16BF : data_type(t);
 }
 
 static cublasComputeType_t compute_type(collect_gemm_dtype t)
@@ -72,6 +81,10 @@ int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, s
     g->b_cap = b_bytes;
     g->d_cap = d_bytes;
     g->ws_size = ws_bytes;
+    /* the per-tensor scales of FP8 operands: 1 */
+    static const float one = 1.0f;
+    if ((e = cudaMalloc((void **)&g->scale, sizeof one)) || (e = cudaMemcpy(g->scale, &one, sizeof one, cudaMemcpyHostToDevice)))
+        return cuda_fail(e, "FP8 scale");
     return COLLECT_OK;
 }
 
@@ -103,6 +116,7 @@ void gemm_gpu_free(gemm_gpu *g)
     cudaFree(g->b);
     cudaFree(g->d);
     cudaFree(g->ws);
+    cudaFree(g->scale);
     if (g->lt) cublasLtDestroy(g->lt);
     for (int i = 0; i <= g->repeats && i <= GEMM_GPU_MAX_REPEATS; i++)
         if (g->ev[i]) cudaEventDestroy(g->ev[i]);
@@ -186,15 +200,17 @@ int gemm_gpu_caps(gemm_gpu *g, collect_gemm_dtype t, collect_gemm_capset *out)
 {
     memset(out, 0, sizeof *out);
     out->dtype = t;
-    cudaDataType_t dt = data_type(t);
+    cudaDataType_t dt = data_type(t), ot = out_type(t);
     cublasComputeType_t ct = compute_type(t);
     int ids[1024], n = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetIds(g->lt, ct, CUDA_R_32F, dt, dt, dt, dt, 1024, ids, &n);
-    if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(st, "cublasLtMatmulAlgoGetIds");
+    cublasStatus_t st = cublasLtMatmulAlgoGetIds(g->lt, ct, CUDA_R_32F, dt, dt, ot, ot, 1024, ids, &n);
+    /* a cuBLASLt or GPU without FP8 GEMMs lists none: its FP8 shapes are skipped, the run goes on */
+    if (st != CUBLAS_STATUS_SUCCESS && t == COLLECT_GEMM_FP8E4M3) n = 0;
+    else if (st != CUBLAS_STATUS_SUCCESS) return lt_fail(st, "cublasLtMatmulAlgoGetIds");
     if (!(out->algos = calloc((size_t)(n ? n : 1), sizeof *out->algos))) return collect_error(COLLECT_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         cublasLtMatmulAlgo_t algo;
-        if (cublasLtMatmulAlgoInit(g->lt, ct, CUDA_R_32F, dt, dt, dt, dt, ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
+        if (cublasLtMatmulAlgoInit(g->lt, ct, CUDA_R_32F, dt, dt, ot, ot, ids[i], &algo) != CUBLAS_STATUS_SUCCESS)
             continue;
         collect_gemm_caps *c = &out->algos[out->n_algos++];
         c->algo_id = ids[i];
@@ -258,7 +274,7 @@ int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s,
         *why = "operands larger than the GPU's free memory";
         return 1;
     }
-    cudaDataType_t dt = data_type(s->dtype);
+    cudaDataType_t dt = data_type(s->dtype), ot = out_type(s->dtype);
     cublasOperation_t ta = s->trans_a == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N, tb = s->trans_b == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
     /* column-major: op(A) is M x K, so A is stored M x K (N) or K x M (T); likewise B */
     uint64_t ar = ta == CUBLAS_OP_N ? (uint64_t)s->m : (uint64_t)s->k, ac = ta == CUBLAS_OP_N ? (uint64_t)s->k : (uint64_t)s->m;
@@ -268,15 +284,26 @@ int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s,
         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) != CUBLAS_STATUS_SUCCESS ||
         cublasLtMatrixLayoutCreate(&p->la, dt, ar, ac, (int64_t)ar) != CUBLAS_STATUS_SUCCESS ||
         cublasLtMatrixLayoutCreate(&p->lb, dt, br, bc, (int64_t)br) != CUBLAS_STATUS_SUCCESS ||
-        cublasLtMatrixLayoutCreate(&p->ld, dt, (uint64_t)s->m, (uint64_t)s->n, s->m) != CUBLAS_STATUS_SUCCESS ||
+        cublasLtMatrixLayoutCreate(&p->ld, ot, (uint64_t)s->m, (uint64_t)s->n, s->m) != CUBLAS_STATUS_SUCCESS ||
         layout_batch(p->la, s->batch, (int64_t)(ar * ac)) || layout_batch(p->lb, s->batch, (int64_t)(br * bc)) ||
         layout_batch(p->ld, s->batch, (int64_t)s->m * s->n)) {
         *why = "cuBLASLt refuses the descriptors";
         return 1;
     }
-    if (gpu_fill(g->s, g->a, ab / (size_t)collect_gemm_dtype_bytes(s->dtype), fill_type(s->dtype), g->seed++) ||
-        gpu_fill(g->s, g->b, bb / (size_t)collect_gemm_dtype_bytes(s->dtype), fill_type(s->dtype), g->seed++))
-        return collect_error(COLLECT_EIO, "CUDA: fill kernel failed");
+    if (s->dtype == COLLECT_GEMM_FP8E4M3 &&
+        (cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &g->scale, sizeof g->scale) !=
+             CUBLAS_STATUS_SUCCESS ||
+         cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &g->scale, sizeof g->scale) !=
+             CUBLAS_STATUS_SUCCESS)) {
+        *why = "cuBLASLt refuses the FP8 scale pointers";
+        return 1;
+    }
+    int fill = s->dtype == COLLECT_GEMM_FP8E4M3
+                   ? gpu_fill_e4m3(g->s, g->a, ab, g->seed) || gpu_fill_e4m3(g->s, g->b, bb, g->seed + 1)
+                   : gpu_fill(g->s, g->a, ab / (size_t)collect_gemm_dtype_bytes(s->dtype), fill_type(s->dtype), g->seed) ||
+                         gpu_fill(g->s, g->b, bb / (size_t)collect_gemm_dtype_bytes(s->dtype), fill_type(s->dtype), g->seed + 1);
+    g->seed += 2;
+    if (fill) return collect_error(COLLECT_EIO, "CUDA: fill kernel failed");
     cudaError_t e = cudaStreamSynchronize(g->s);
     if (e) return cuda_fail(e, "fill");
     return 0;
@@ -340,8 +367,8 @@ int gemm_gpu_build(gemm_gpu *g, gemm_problem *p, const collect_gemm_config *cfg,
     memset(out, 0, sizeof *out);
     out->cfg = *cfg;
     out->heuristic_rank = -1;
-    cudaDataType_t dt = data_type(p->s.dtype);
-    if (cublasLtMatmulAlgoInit(g->lt, compute_type(p->s.dtype), CUDA_R_32F, dt, dt, dt, dt, cfg->algo_id, &out->algo) !=
+    cudaDataType_t dt = data_type(p->s.dtype), ot = out_type(p->s.dtype);
+    if (cublasLtMatmulAlgoInit(g->lt, compute_type(p->s.dtype), CUDA_R_32F, dt, dt, ot, ot, cfg->algo_id, &out->algo) !=
         CUBLAS_STATUS_SUCCESS) {
         *why = "cublasLtMatmulAlgoInit refused the algorithm id";
         return 1;

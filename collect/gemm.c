@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const dtype_names[COLLECT_GEMM_DTYPE_COUNT] = {"bf16", "fp16", "fp32", "tf32"};
+static const char *const dtype_names[COLLECT_GEMM_DTYPE_COUNT] = {"bf16", "fp16", "fp32", "tf32", "fp8e4m3"};
 
 const char *collect_gemm_dtype_name(collect_gemm_dtype t)
 {
@@ -16,7 +16,12 @@ const char *collect_gemm_dtype_name(collect_gemm_dtype t)
 
 int collect_gemm_dtype_bytes(collect_gemm_dtype t)
 {
-    return t == COLLECT_GEMM_BF16 || t == COLLECT_GEMM_FP16 ? 2 : 4;
+    return t == COLLECT_GEMM_FP8E4M3 ? 1 : t == COLLECT_GEMM_BF16 || t == COLLECT_GEMM_FP16 ? 2 : 4;
+}
+
+int collect_gemm_dtype_out_bytes(collect_gemm_dtype t)
+{
+    return t == COLLECT_GEMM_FP8E4M3 ? 2 : collect_gemm_dtype_bytes(t);
 }
 
 /* ---- shapes ---- */
@@ -56,7 +61,7 @@ int collect_gemm_shape_parse(const char *line, collect_gemm_shape *s)
     int t = 0;
     while (t < COLLECT_GEMM_DTYPE_COUNT && strcmp(tok[3], dtype_names[t]) != 0) t++;
     if (t == COLLECT_GEMM_DTYPE_COUNT)
-        return collect_error(COLLECT_EFORMAT, "data type '%s': expected bf16, fp16, fp32 or tf32", tok[3]);
+        return collect_error(COLLECT_EFORMAT, "data type '%s': expected bf16, fp16, fp32, tf32 or fp8e4m3", tok[3]);
     s->dtype = (collect_gemm_dtype)t;
     for (int i = 4; i < 6; i++)
         if (strcmp(tok[i], "N") != 0 && strcmp(tok[i], "T") != 0)
@@ -147,7 +152,7 @@ void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b,
     size_t e = (size_t)collect_gemm_dtype_bytes(s->dtype) * (size_t)s->batch;
     *a = (size_t)s->m * (size_t)s->k * e;
     *b = (size_t)s->k * (size_t)s->n * e;
-    *d = (size_t)s->m * (size_t)s->n * e;
+    *d = (size_t)s->m * (size_t)s->n * (size_t)collect_gemm_dtype_out_bytes(s->dtype) * (size_t)s->batch;
 }
 
 double collect_gemm_shape_flops(const collect_gemm_shape *s)
@@ -158,8 +163,9 @@ double collect_gemm_shape_flops(const collect_gemm_shape *s)
 /* log(seconds) = coef . (1, ln flops, ln bytes, fp16, fp32, tf32, A transposed, B transposed) for the default
  * 64 sampled candidates and a heuristic list of 32 (bf16 the base): least squares over the shapes whose
  * measured seconds the H100 collection logged (datasets/h100/logs/gemm_run1.log, one shape in 25;
- * scripts/fit_cost.py gemm prints these numbers). Other candidate counts scale it by the configurations
- * timed, the heuristic's list counted as its usual 8 and the shape's fixed part as one more. */
+ * scripts/fit_cost.py gemm prints these numbers; fp8e4m3, absent from that collection, counts as the base). Other
+ * candidate counts scale it by the configurations timed, the heuristic's list counted as its usual 8 and the
+ * shape's fixed part as one more. */
 static const double gemm_cost_coef[8] = {-4.9298, 0.2103, -0.1071, 0.1896, -0.3774, -0.5196, -0.2352, 0.0734};
 
 double collect_gemm_shape_cost_s(const collect_gemm_shape *s, int n_enum, int n_heur)

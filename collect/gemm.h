@@ -4,7 +4,10 @@
  *
  * Problems: C (M x N) = op(A) op(B), op(A) M x K, column-major, each operand transposed or not, in one of four
  * data types (bf16, fp16: FP32 compute and scale, output in the input type; fp32: FP32 compute; tf32: FP32
- * data with CUBLAS_COMPUTE_32F_FAST_TF32); a batch count B > 1 makes it B such GEMMs over packed operands
+ * data with CUBLAS_COMPUTE_32F_FAST_TF32) or fp8e4m3 (A and B FP8 E4M3 with per-tensor scales of 1, FP32
+ * compute, C and D bf16: cuBLASLt's FP8 GEMM, which sm_90 runs for A transposed and B not, "TN", with sizes
+ * multiples of 16; a shape outside what cuBLASLt runs is skipped with its reason); a batch count B > 1 makes it
+ * B such GEMMs over packed operands
  * (strided batched: matrix i of A starts i M K elements after matrix 0, likewise B and C).
  * A configuration is cuBLASLt's: algorithm id, tile, stages, split-K, reduction scheme, CTA swizzling, custom
  * option, cluster shape and inner shape; its table fields are numbers taken from the enum names
@@ -26,11 +29,13 @@
 
 /* ---- problems ---- */
 typedef enum collect_gemm_dtype {
-    COLLECT_GEMM_BF16, COLLECT_GEMM_FP16, COLLECT_GEMM_FP32, COLLECT_GEMM_TF32, COLLECT_GEMM_DTYPE_COUNT
+    COLLECT_GEMM_BF16, COLLECT_GEMM_FP16, COLLECT_GEMM_FP32, COLLECT_GEMM_TF32, COLLECT_GEMM_FP8E4M3,
+    COLLECT_GEMM_DTYPE_COUNT
 } collect_gemm_dtype;
 
-const char *collect_gemm_dtype_name(collect_gemm_dtype t); /* "bf16", "fp16", "fp32", "tf32" */
-int collect_gemm_dtype_bytes(collect_gemm_dtype t);        /* element size of A, B and D: 2 or 4 */
+const char *collect_gemm_dtype_name(collect_gemm_dtype t); /* "bf16", "fp16", "fp32", "tf32", "fp8e4m3" */
+int collect_gemm_dtype_bytes(collect_gemm_dtype t);        /* element size of A and B: 1, 2 or 4 */
+int collect_gemm_dtype_out_bytes(collect_gemm_dtype t);    /* element size of C and D: 2 or 4 (fp8e4m3: bf16) */
 
 typedef struct collect_gemm_shape {
     long m, n, k;
@@ -55,7 +60,8 @@ int collect_gemm_shape_key(const collect_gemm_shape *s, char *buf, size_t size);
 /* The key of a table row that starts with the seven problem columns (M..trans_b, batch), into buf. 0, or
  * COLLECT_EFORMAT when the row has fewer than eight fields, COLLECT_EINVAL when buf is too small. */
 int collect_gemm_row_key(const char *row, char *buf, size_t size);
-/* Bytes of A (M x K), B (K x N) and D (M x N), times the batch; 2 M N K times the batch. */
+/* Bytes of A (M x K), B (K x N) and D (M x N) (each in its element size), times the batch; 2 M N K times the
+ * batch. */
 void collect_gemm_shape_bytes(const collect_gemm_shape *s, size_t *a, size_t *b, size_t *d);
 double collect_gemm_shape_flops(const collect_gemm_shape *s);
 /* An estimate of the seconds `gemm` spends on the shape with n_enum sampled configurations and up to n_heur

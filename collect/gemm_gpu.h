@@ -42,6 +42,7 @@ typedef struct gemm_gpu {
     cudaStream_t s;
     cudaEvent_t ev[GEMM_GPU_MAX_REPEATS + 1];
     void *a, *b, *d, *ws;     /* operands, grown to the largest shape measured so far, and the workspace */
+    float *scale;             /* 1.0 on the device: the A and B scales of FP8 GEMMs */
     size_t a_cap, b_cap, d_cap, ws_size;
     int repeats, max_batch;
     double min_batch_us, slow_factor;

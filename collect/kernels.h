@@ -15,6 +15,8 @@ extern "C" {
 int gpu_spin(cudaStream_t s, double us);
 /* Fills n elements of type t with uniform values in [-1, 1]. 0, or -1 when the launch fails. */
 int gpu_fill(cudaStream_t s, void *p, size_t n, collect_dtype t, unsigned seed);
+/* Fills n FP8 E4M3 elements (bytes) with uniform values in [-1, 1] rounded to E4M3. 0, or -1. */
+int gpu_fill_e4m3(cudaStream_t s, void *p, size_t n, unsigned seed);
 
 /* A hold the host releases: gpu_hold queues a kernel that waits until gpu_hold_release writes a flag in mapped
  * pinned host memory (or until timeout_us passes), so that every launch the host queues behind it starts only

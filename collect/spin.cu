@@ -4,6 +4,7 @@
 // (timings on zeros can differ from timings on data).
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include "kernels.h"
@@ -62,6 +63,12 @@ extern "C" int gpu_fill(cudaStream_t s, void *p, size_t n, collect_dtype t, unsi
     case COLLECT_DTYPE_FP16: collect_fill_kernel<<<blocks, threads, 0, s>>>((__half *)p, n, seed); break;
     case COLLECT_DTYPE_BF16: collect_fill_kernel<<<blocks, threads, 0, s>>>((__nv_bfloat16 *)p, n, seed); break;
     }
+    return cudaGetLastError() == cudaSuccess ? 0 : -1;
+}
+
+extern "C" int gpu_fill_e4m3(cudaStream_t s, void *p, size_t n, unsigned seed)
+{
+    collect_fill_kernel<<<1024, 256, 0, s>>>((__nv_fp8_e4m3 *)p, n, seed);
     return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }
 

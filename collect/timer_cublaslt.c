@@ -206,7 +206,13 @@ static int lt_measure(collect_gemm_timer *t, const collect_gemm_shape *s, const 
     if (rc == 0 && !(rc = candidates_build(&l->g, &p, caps, key, &l->o, l->cand, n_cand, &l->st)))
         rc = candidates_time(&l->g, &p, l->cand, *n_cand, rows, n_rows, &l->st);
     gemm_problem_free(&p);
-    if (rc == 0 && *n_rows == 0) {
+    if (rc == 0 && *n_cand == 0) {
+        *why = s->dtype == COLLECT_GEMM_FP8E4M3 ? "cuBLASLt offers no configuration for this FP8 GEMM (no heuristic "
+                                                  "entry, every sampled one refused by AlgoCheck)"
+                                                : "cuBLASLt offers no configuration (no heuristic entry, every "
+                                                  "sampled one refused by AlgoCheck)";
+        rc = 1;
+    } else if (rc == 0 && *n_rows == 0) {
         *why = "no configuration ran";
         rc = 1;
     }

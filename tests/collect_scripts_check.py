@@ -170,6 +170,12 @@ def gemm_shapes():
     grs.moe_batched_shapes(out)
     check((640, 28672, 4096, 'bf16', 'N T', 'mixtral mixtral_8x7b.experts_batched.w13.prefill.fwd', 8) in out,
           'moe_batched_shapes: mixtral w13 at 2048 tokens (capacity 640)')
+    # --set fp8: the LLM projections, weight first and transposed (TN), every size a multiple of 16
+    out = []
+    grs.fp8_shapes(out)
+    check(out and all(r[3] == 'fp8e4m3' and r[4] == 'T N' and r[0] % 16 == 0 and r[1] % 16 == 0 and r[2] % 16 == 0
+                      for r in out), 'fp8_shapes: TN fp8e4m3 with sizes multiples of 16')
+    check((6144, 512, 4096, 'fp8e4m3', 'T N', 'llama3 llama3_8b.qkv.prefill.fwd', 1) in out, 'fp8_shapes: llama3_8b qkv')
     seen = set()
     with open('datasets/h100/gemm_real_shapes.txt') as f:
         for line in f:

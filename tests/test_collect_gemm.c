@@ -31,6 +31,26 @@ Test(collect_gemm_shape, valid_lines_and_comments)
     cr_assert_eq(s.batch, 1, "no BATCH field: a single GEMM");
 }
 
+/* fp8e4m3: E4M3 A and B (a byte each), bf16 C and D */
+Test(collect_gemm_shape, fp8_dtype_and_sizes)
+{
+    collect_gemm_shape s;
+    cr_assert_eq(collect_gemm_shape_parse("4096 2048 1024 fp8e4m3 T N 2  # llama3", &s), 0, "%s", collect_last_error());
+    cr_assert_eq(s.dtype, COLLECT_GEMM_FP8E4M3);
+    cr_assert_str_eq(collect_gemm_dtype_name(s.dtype), "fp8e4m3");
+    char key[128];
+    cr_assert_eq(collect_gemm_shape_key(&s, key, sizeof key), 0);
+    cr_assert_str_eq(key, "4096,2048,1024,fp8e4m3,T,N,2");
+    size_t a, b, d;
+    collect_gemm_shape_bytes(&s, &a, &b, &d);
+    cr_assert_eq(a, (size_t)2 * 4096 * 1024);
+    cr_assert_eq(b, (size_t)2 * 1024 * 2048);
+    cr_assert_eq(d, (size_t)2 * 4096 * 2048 * 2, "D is bf16");
+    cr_assert_eq(collect_gemm_dtype_bytes(COLLECT_GEMM_FP8E4M3), 1);
+    cr_assert_eq(collect_gemm_dtype_out_bytes(COLLECT_GEMM_FP8E4M3), 2);
+    cr_assert_eq(collect_gemm_dtype_out_bytes(COLLECT_GEMM_FP32), 4);
+}
+
 Test(collect_gemm_shape, batch_field_key_and_sizes)
 {
     collect_gemm_shape s, one;
@@ -80,7 +100,10 @@ Test(collect_gemm_shape, malformed_lines_say_why)
     cr_assert_eq(collect_gemm_shape_parse("1 2x 3 bf16 N N", &s), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "N '2x'"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 int8 N N", &s), COLLECT_EFORMAT);
-    cr_assert(strstr(collect_last_error(), "int8"), "%s", collect_last_error());
+    cr_assert(strstr(collect_last_error(), "data type 'int8': expected bf16, fp16, fp32, tf32 or fp8e4m3"), "%s",
+              collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 fp8 T N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "data type 'fp8'"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 fp16 N C", &s), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "TRANS_B"), "%s", collect_last_error());
 }
@@ -341,15 +364,18 @@ Test(collect_gemm_read, the_rows_written_come_back)
     cr_assert_eq(collect_gemm_out_open(&o, path, 0), 0);
     cr_assert_eq(collect_gemm_out_write(&o, &shape_a, r, 2), 0);
     cr_assert_eq(collect_gemm_out_write(&o, &shape_b, r + 1, 1), 0);
-    collect_gemm_shape batched = shape_b;
+    collect_gemm_shape batched = shape_b, fp8 = shape_a;
     batched.batch = 40;
+    fp8.dtype = COLLECT_GEMM_FP8E4M3;
     cr_assert_eq(collect_gemm_out_write(&o, &batched, r, 2), 0);
+    cr_assert_eq(collect_gemm_out_write(&o, &fp8, r, 1), 0);
     cr_assert_eq(collect_gemm_out_close(&o), 0);
     collect_gemm_measured *m;
     int n;
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
-    cr_assert_eq(n, 3, "the batched shape is a problem of its own");
+    cr_assert_eq(n, 4, "the batched and the FP8 shape are problems of their own");
     cr_assert(m[0].s.batch == 1 && m[1].s.batch == 1 && m[2].s.batch == 40);
+    cr_assert(m[3].s.dtype == COLLECT_GEMM_FP8E4M3 && m[3].s.m == 64 && m[3].n == 1);
     cr_assert(m[2].s.m == 7 && m[2].n == 2 && collect_gemm_config_equal(&m[2].rows[1].cfg, &r[1].cfg));
     cr_assert_eq(m[0].n, 2);
     cr_assert_eq(m[1].n, 1);

@@ -363,6 +363,36 @@ Test(collect_run, gemm_batched_shapes_are_problems_of_their_own, .timeout = 60)
     free(out);
 }
 
+/* FP8 shapes: those cuBLASLt runs (TN, sizes multiples of 16) are collected, the others skipped with the reason
+ * (the fake timer refuses them as cuBLASLt on sm_90 does); the capability file lists the fp8e4m3 data type. */
+Test(collect_run, gemm_fp8_shapes_collected_or_skipped_with_the_reason, .timeout = 60)
+{
+    static const char text[] = "512 256 1024 fp8e4m3 T N\n512 256 1024 fp8e4m3 N T\n500 256 1024 fp8e4m3 T N\n"
+                               "512 256 1024 fp8e4m3 T N 4\n";
+    char *shapes = test_tmpfile(".shapes.txt", text, sizeof text - 1), *out = test_tmppath(""), *log;
+    cr_assert_eq(gemm_collect(FAKE4, 0, shapes, out, "", &log), 0, "%s", log);
+    cr_assert(strstr(log, "skip 512,256,1024,fp8e4m3,N,T: fake: cuBLASLt offers no configuration (FP8 runs TN"), "%s", log);
+    cr_assert(strstr(log, "skip 500,256,1024,fp8e4m3,T,N: fake: cuBLASLt offers no configuration"), "%s", log);
+    free(log);
+    char *table = with(out, ".csv.gz"), *caps = with(out, ".caps.json");
+    collect_gemm_measured *m;
+    int n;
+    cr_assert_eq(collect_gemm_measured_read(table, &m, &n), 0, "%s", collect_last_error());
+    cr_assert_eq(n, 2);
+    cr_assert(m[0].s.dtype == COLLECT_GEMM_FP8E4M3 && m[0].s.batch == 1 && m[1].s.batch == 4);
+    cr_assert_gt(m[0].n, 0);
+    collect_gemm_measured_free(m, n);
+    char *json = slurp(caps, NULL);
+    cr_assert(json && strstr(json, "\"dtype\": \"fp8e4m3\""), "%s", json ? json : "no caps file");
+    free(json);
+    free(table);
+    free(caps);
+    remove(shapes);
+    free(shapes);
+    cleanup(out);
+    free(out);
+}
+
 /* The lines of a file, malloc'd, each without its newline and cut at cut (when not 0); *n their count. */
 static char **lines_of(const char *path, char cut, int *n)
 {

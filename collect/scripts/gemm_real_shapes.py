@@ -29,6 +29,10 @@ inference and bf16 / tf32 training, convolutions fp16 inference and tf32 / fp32 
                  1408 wide): per expert the tokens routed to it, drawn from a seeded Dirichlet(1) router
                  (uneven counts), for prefill, decode and training token totals
 
+--set fp8: the LLMs' projections above (fused QKV, output, gate/up, down; the LM head at decode; the TP 8 shards
+  too) in FP8 (fp8e4m3: E4M3 inputs, bf16 output) as Transformer Engine runs them through cuBLASLt on sm_90:
+  weight first, transposed ("TN": M = out, N = tokens, K = in), every size a multiple of 16 (a projection with
+  another size is left out), at prefill T in 128..8192 and decode T in 16..256, forward only.
 --set batched (a pool of its own, beside the default --set single above):
   attention      per head, unfused (as eager PyTorch's bmm runs it), at prefill token counts T (512..4096) for
                  1, 4 and 16 sequences: scores S = Q K^T (M = T, N = T, K = head dim, N T) and the output P V
@@ -235,7 +239,23 @@ def moe_batched_shapes(out):
                            experts)
 
 
-SETS = ('single', 'batched')
+def fp8_shapes(out):
+    """The LLM projections in FP8, weight first and transposed (TN), every size a multiple of 16."""
+    for family, model, h, q, kv, ffn, vocab, _ in LLMS:
+        for tp, name in [(1, model)] + ([(TP[model], model + '_tp%d' % TP[model])] if model in TP else []):
+            fused = [('qkv', (q + 2 * kv) // tp, h), ('o', h, q // tp), ('gate_up', 2 * ffn // tp, h),
+                     ('down', h, ffn // tp)]
+            for phase, tokens, layers in (('prefill', FP8_PREFILL, fused),
+                                          ('decode', FP8_DECODE, fused + [('lm_head', vocab // tp, h)])):
+                for t in tokens:
+                    for layer, o, i in layers:
+                        if o % 16 == 0 and i % 16 == 0:
+                            out.append((o, t, i, 'fp8e4m3', 'T N', '%s %s.%s.%s.fwd' % (family, name, layer, phase), 1))
+
+
+FP8_PREFILL = (128, 512, 1024, 2048, 4096, 8192)
+FP8_DECODE = (16, 32, 64, 128, 256)
+SETS = ('single', 'batched', 'fp8')
 
 
 def enumerate_shapes(seed, sets=('single',)):
@@ -251,6 +271,8 @@ def enumerate_shapes(seed, sets=('single',)):
     if 'batched' in sets:
         attention_shapes(out)
         moe_batched_shapes(out)
+    if 'fp8' in sets:
+        fp8_shapes(out)
     return out
 
 

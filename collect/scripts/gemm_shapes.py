@@ -55,8 +55,8 @@ CONVS = [
 ]
 
 DTYPES = [("bf16", 0.40), ("fp16", 0.25), ("tf32", 0.15), ("fp32", 0.20)]
-PEAK = {"bf16": 600e12, "fp16": 600e12, "tf32": 300e12, "fp32": 50e12}
-BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4}
+PEAK = {"bf16": 600e12, "fp16": 600e12, "tf32": 300e12, "fp32": 50e12, "fp8e4m3": 1200e12}
+BYTES = {"bf16": 2, "fp16": 2, "tf32": 4, "fp32": 4, "fp8e4m3": 1}  # fp8e4m3: A and B (its bf16 D counted as them)
 BANDWIDTH = 3.35e12
 TRANS = ["N N", "N T", "T N", "T T"]
 
