@@ -299,13 +299,18 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
     return 0;
 }
 
+/* A warm-up whose call holds the host this long (microseconds) launches many kernels (a grouped convolution
+ * launched group by group) or waits for the GPU: its pass is not held (gpu_time_list). */
+#define LIST_HOLD_MAX_HOST_US 500.0
+
 /* One pass of gpu_time_list over the candidates marked in ok (cleared for a launch cuDNN refuses): warm-ups,
- * the hold (or a spin), the timed launches, one synchronisation. hold_us is the hold's timeout. */
+ * the hold (or a spin) unless a warm-up's call was as slow as LIST_HOLD_MAX_HOST_US, the timed launches, one
+ * synchronisation. */
 static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, size_t ws, char *ok,
-                     double hold_us, gpu_list_stats *st)
+                     gpu_list_stats *st)
 {
     cudaError_t e;
-    double t0 = now_ms(), host_us = 0;
+    double t0 = now_ms(), host_us = 0, host_max_us = 0;
     for (int i = 0; i < n; i++) {
         if (!ok[i]) continue;
         double h0 = now_ms();
@@ -314,11 +319,19 @@ static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths,
             cudaGetLastError(); /* a rejected launch may leave a non-sticky error behind */
             ok[i] = 0;
         }
-        host_us += (now_ms() - h0) * 1e3;
+        double h = (now_ms() - h0) * 1e3;
+        host_us += h;
+        host_max_us = fmax(host_max_us, h);
     }
-    /* the hold outlasts the host's queuing of the timed launches, which costs about what the warm-ups' did */
-    int held = g->hold_state > 0;
-    if (held ? gpu_hold(g->s, &g->hold, hold_us + 4.0 * host_us) : gpu_spin(g->s, 20.0 + 2.0 * fmax(host_us, 10.0)))
+    /* A call that launches many kernels would fill the stream's queue behind a hold, and the host, waiting on the
+     * queue, could not release it before its timeout (a call that waits for the GPU likewise): such a pass queues
+     * its timed launches behind the warm-ups alone, and its times include the host's launch rate, which is the
+     * call's own. Otherwise the hold outlasts the host's queuing of the timed launches, which costs about what
+     * the warm-ups' did. */
+    int unheld = host_max_us >= LIST_HOLD_MAX_HOST_US, held = !unheld && g->hold_state > 0;
+    st->unheld = unheld;
+    if (held ? gpu_hold(g->s, &g->hold, 5e3 + 4.0 * host_us)
+             : !unheld && gpu_spin(g->s, 20.0 + 2.0 * fmax(host_us, 10.0)))
         return collect_error(COLLECT_EIO, "CUDA: %s kernel failed", held ? "hold" : "spin");
     for (int i = 0; i < n; i++) {
         if (!ok[i]) continue;
@@ -366,16 +379,13 @@ int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, in
         if (ensure(&g->ws, &g->ws_cap, 1)) return collect_error(COLLECT_ENOMEM, "CUDA: no memory for a workspace");
     }
     if ((e = cudaStreamSynchronize(g->s))) return cuda_fail(e, "before a shortlist pass");
-    /* one re-run at most: where cuDNN's call launches more kernels than the stream queues (a grouped convolution
-     * launched group by group), the host waits on the queue that the hold keeps full, and a longer hold only
-     * waits longer */
-    double hold_us = 20e3;
+    /* one re-run at most, with the same hold: a host that stalled once will not stall again, and a call that
+     * stalls the host each time (one that waits for the GPU) is not helped by a longer hold */
     for (int pass = 0;; pass++) {
-        int rc = list_pass(g, p, algos, maths, n, need, ok, hold_us, st);
+        int rc = list_pass(g, p, algos, maths, n, need, ok, st);
         if (rc) return rc;
         if (!st->timed_out || pass == 1) break;
         st->reruns++;
-        hold_us *= 4;
     }
     for (int i = 0; i < n; i++) {
         float f;

@@ -72,15 +72,17 @@ typedef struct gpu_list_stats {
     int reruns;      /* passes run again because their hold timed out */
     int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
     int spin;        /* the stream was held by a spin sized from the warm-ups (no mapped pinned memory) */
+    int unheld;      /* nothing held the stream: a warm-up's call took 0.5 ms of host time or more */
 } gpu_list_stats;
 
 /* Times a shortlist of n candidates (algos[i], maths[i]) in one pass, as a runtime choosing among them on the fly
  * would: before the clock starts, each candidate's workspace asked and one workspace for the largest allocated
  * (as gpu_find_ms does for cudnnFind); then one warm-up launch of each, the n timed launches queued behind a hold
- * the host releases once all are queued (kernels.h; a spin where the hold is not available), one event pair
- * each, and one synchronisation. ms[i] the GPU time of candidate i's timed launch, INFINITY when cuDNN refuses it
+ * the host releases once all are queued (kernels.h; a spin where the hold is not available; nothing but the
+ * warm-ups where a warm-up's call took 0.5 ms of host time or more, a call launching many kernels or waiting for
+ * the GPU, which would fill the queue behind the hold), one event pair each, and one synchronisation. ms[i] the GPU time of candidate i's timed launch, INFINITY when cuDNN refuses it
  * (its math type, workspace query or launch) or its workspace is over the limit. A pass whose hold timed out is
- * run again once, its hold four times as long. 0, or negative on a CUDA error that ends the run. */
+ * run again once. 0, or negative on a CUDA error that ends the run. */
 int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st);
 
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the

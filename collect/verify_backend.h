@@ -24,6 +24,7 @@ typedef struct verify_list_timing {
     int reruns;      /* passes run again because their hold timed out */
     int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
     int spin;        /* held by a spin sized from the warm-ups: mapped pinned memory was not available */
+    int unheld;      /* held by nothing but the warm-ups: a warm-up's call took 0.5 ms of host time or more */
 } verify_list_timing;
 
 typedef struct verify_conv_backend verify_conv_backend;

@@ -118,7 +118,7 @@ static const char *const shortlist_timing_names[SHORTLIST_COUNT] = {"careful", "
 
 /* The passes of --shortlist-timing batch: how many, and how their holds went. */
 typedef struct pass_tally {
-    int passes, reruns, timed_out, spin;
+    int passes, reruns, timed_out, spin, unheld;
 } pass_tally;
 
 /* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
@@ -156,6 +156,7 @@ static int list_run(verify_conv_backend *b, const collect_result *res, const int
     pt->reruns += lt.reruns;
     pt->timed_out += lt.timed_out;
     pt->spin |= lt.spin;
+    pt->unheld += lt.unheld;
     return 0;
 }
 
@@ -580,10 +581,10 @@ int cmd_verify(int argc, char **argv)
     cli_tally_print(&skipped, stdout, "problems skipped");
     cli_tally_print(&cand, stdout, "candidates rejected");
     if (passes.passes)
-        printf("shortlist passes: %d, held by %s; hold timed out and the pass run again: %d; timed out twice "
-               "(times may include the host's gaps): %d\n",
+        printf("shortlist passes: %d, held by %s; not held (a warm-up's call took 0.5 ms of host time or more): %d; "
+               "hold timed out and the pass run again: %d; timed out twice (times may include the host's gaps): %d\n",
                passes.passes, passes.spin ? "a spin (mapped pinned memory not available for the hold)" : "the hold",
-               passes.reruns, passes.timed_out);
+               passes.unheld, passes.reruns, passes.timed_out);
     int frc = collect_report_finish(fo, out, "problem", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

@@ -63,7 +63,7 @@ static int conv_time_list(verify_conv_backend *b, const int *algos, const int *m
     gpu_conv *s = b->state;
     gpu_list_stats st;
     int rc = gpu_time_list(&s->g, &s->p, algos, maths, n, ms, &st);
-    *lt = (verify_list_timing){st.wall_ms, st.reruns, st.timed_out, st.spin};
+    *lt = (verify_list_timing){st.wall_ms, st.reruns, st.timed_out, st.spin, st.unheld};
     return rc;
 }
 
