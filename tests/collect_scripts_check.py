@@ -4,7 +4,8 @@ repository root, as ctest does): layer counts of traced networks against their p
 committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
-correlation, gpu_noise.py's split of the noise by GPU, and gemm_noise.py's single-pick ceiling."""
+correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, and
+shortlist_cost.py's shares of cudnnFind's time."""
 import os
 import sys
 import tempfile
@@ -22,6 +23,7 @@ import gemm_real_shapes as grs  # noqa: E402
 import gemm_table_io as gti  # noqa: E402
 import networks_subset as ns  # noqa: E402
 import sample_problems as sp  # noqa: E402
+import shortlist_cost as sc  # noqa: E402
 import split_table as st  # noqa: E402
 import table_groups as tg  # noqa: E402
 import triton_matmul as tm  # noqa: E402
@@ -364,6 +366,32 @@ def gemm_noise():
           'gemm_noise: the table %g worst %g' % (gt, wt))
 
 
+def shortlist_cost():
+    # three problems of one model: shares 0.1, 0.5, 1.0 (26 of 40 ms in all), efficiencies 1, 0.5, 1; a second
+    # report that holds the first two problems only, so that the two compare on them
+    head = ('key\tmodel_name\tt_best_ms\tfind_ms\ttopk_ms\tt_topk_ms\tvendor_topk_ms\tt_vendor_topk_ms\n')
+    rows = ('a\tm\t1\t10\t1\t1\t2\t1\n', 'b\tm\t1\t10\t5\t2\t5\t1\n', 'c\tm\t2\t20\t20\t2\t2\t2\n')
+    with tempfile.TemporaryDirectory() as tmp:
+        one, two = os.path.join(tmp, 'one.tsv'), os.path.join(tmp, 'two.tsv')
+        with open(one, 'w') as f:
+            f.write(head + ''.join(rows) + '# a summary line\n')
+        with open(two, 'w') as f:
+            f.write(head + ''.join(rows[:2]))
+        rep = sc.read_report(one)
+        fig = sc.figures(rep['m'], 'topk', 't_topk', 0, 0)
+        check(abs(fig['total'] - 26 / 40) < 1e-12 and abs(fig['median'] - 0.5) < 1e-12 and fig['worst_share'] == 1.0
+              and abs(fig['eff'] - 2.5 / 3) < 1e-12 and fig['worst']['key'] == 'c',
+              'shortlist_cost: %s' % {k: v for k, v in fig.items() if k != 'worst'})
+        check(sc.common_prefix([rep, sc.read_report(two)], 'm') == 2, 'shortlist_cost: the common problems')
+        with open(two, 'a') as f:
+            f.write('d\tm\t1\t-\t1\t1\t1\t1\n')
+        try:
+            sc.read_report(two)
+            check(False, 'shortlist_cost: a row without cudnnFind\'s time read')
+        except SystemExit as e:
+            check('line 4' in str(e), 'shortlist_cost: %s' % e)
+
+
 networks()
 cost_models()
 gemm_noise()
@@ -373,6 +401,7 @@ gemm_shapes()
 triton()
 table_groups()
 batched_tables()
+shortlist_cost()
 for f in failures:
     print('FAIL: %s' % f)
 print('collect scripts: %s' % ('%d failures' % len(failures) if failures else 'ok'))

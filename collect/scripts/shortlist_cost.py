@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The cost of verify's shortlists against cudnnFind's, from convolution verify reports (heurist-collect verify
+--top-k K --find-cost; Python 3 standard library only).
+
+    python3 collect/scripts/shortlist_cost.py REPORT.tsv [MORE.tsv ...] [--first N] [--costliest N]
+                                              [--bootstrap B] [--seed S]
+
+Per report and model (its model's shortlist, then cuDNN's first K as `vendor`): the problems, the shortlist's
+efficiency against the fresh best (mean of t_best / t_topk), the cost summed over the problems as a share of
+cudnnFind's (sum topk_ms / sum find_ms) with a 95% bootstrap interval (problems drawn with replacement, seeded),
+the median, p90 and worst per-problem share, and the problem whose shortlist cost most (--costliest N: the N
+costliest, each with its cost, cudnnFind's and its best kernel's time). With several reports,
+only the problems every report holds at the same place are counted (the first N of a list that one run finished
+and another stopped early on), so that their figures compare on the same problems; --first N keeps fewer.
+"""
+import argparse
+import csv
+import random
+import sys
+
+
+def read_report(path):
+    """{model: [row, ...]} in the report's order; '#' lines skipped; rows without a timed shortlist or cudnnFind
+    refused, naming the line."""
+    out = {}
+    with open(path, newline='') as f:
+        lines = [line for line in f if not line.startswith('#')]
+    for n, row in enumerate(csv.DictReader(lines, delimiter='\t'), start=2):
+        try:
+            r = {'key': row['key'], 'best': float(row['t_best_ms']), 'find': float(row['find_ms']),
+                 'topk': float(row['topk_ms']), 't_topk': float(row['t_topk_ms']),
+                 'vtopk': float(row['vendor_topk_ms']), 't_vtopk': float(row['t_vendor_topk_ms'])}
+        except (KeyError, TypeError, ValueError):
+            raise SystemExit(f'{path}: line {n}: no shortlist cost or cudnnFind time (verify --top-k K --find-cost)')
+        out.setdefault(row['model_name'], []).append(r)
+    return out
+
+
+def quantile(xs, q):
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def figures(rows, cost, t, boot, seed):
+    """Efficiency and cost share of one shortlist (cost, t: its columns) over rows."""
+    share = [r[cost] / r['find'] for r in rows]
+    total = sum(r[cost] for r in rows) / sum(r['find'] for r in rows)
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(boot):
+        pick = [rows[rng.randrange(len(rows))] for _ in rows]
+        draws.append(sum(r[cost] for r in pick) / sum(r['find'] for r in pick))
+    draws.sort()
+    worst = max(rows, key=lambda r: r[cost])
+    return {'eff': sum(r['best'] / r[t] for r in rows) / len(rows), 'total': total,
+            'lo': draws[int(0.025 * boot)] if boot else total, 'hi': draws[int(0.975 * boot) - 1] if boot else total,
+            'median': quantile(share, 0.5), 'p90': quantile(share, 0.9), 'worst_share': max(share),
+            'cost_ms': sum(r[cost] for r in rows) / len(rows), 'find_ms': sum(r['find'] for r in rows) / len(rows),
+            'worst': worst}
+
+
+def common_prefix(reports, model):
+    """How many leading problems every report holds, the same keys in the same order."""
+    lists = [rep.get(model, []) for rep in reports]
+    n = min(len(rows) for rows in lists)
+    for i in range(n):
+        if any(rows[i]['key'] != lists[0][i]['key'] for rows in lists):
+            return i
+    return n
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('reports', nargs='+')
+    ap.add_argument('--first', type=int, default=0, help='at most this many problems (0: all in common)')
+    ap.add_argument('--costliest', type=int, default=0, help='list the N costliest problems of each shortlist')
+    ap.add_argument('--bootstrap', type=int, default=2000)
+    ap.add_argument('--seed', type=int, default=0)
+    a = ap.parse_args(argv)
+    reports = [read_report(p) for p in a.reports]
+    models = [m for m in reports[0] if all(m in rep for rep in reports)]
+    if not models:
+        raise SystemExit('no model is in every report')
+    print('report\tshortlist\tproblems\tefficiency\tcost/find\t95% interval\tmedian\tp90\tworst\tcost_ms\tfind_ms\t'
+          'costliest (ms)')
+    costliest = []
+    for mi, m in enumerate(models):
+        n = common_prefix(reports, m)
+        if a.first:
+            n = min(n, a.first)
+        for path, rep in zip(a.reports, reports):
+            rows = rep[m][:n]
+            # cuDNN's shortlist is the same in every model's rows: once, with the first model's problems
+            for name, cost, t in ((m, 'topk', 't_topk'),) + ((('vendor', 'vtopk', 't_vtopk'),) if mi == 0 else ()):
+                f = figures(rows, cost, t, a.bootstrap, a.seed)
+                print(f"{path}\t{name}\t{n}\t{f['eff']:.4f}\t{f['total']:.4f}\t{f['lo']:.4f}-{f['hi']:.4f}\t"
+                      f"{f['median']:.4f}\t{f['p90']:.4f}\t{f['worst_share']:.3f}\t{f['cost_ms']:.3f}\t"
+                      f"{f['find_ms']:.3f}\t{f['worst']['key']} ({f['worst'][cost]:.1f})")
+                for r in sorted(rows, key=lambda r: -r[cost])[:a.costliest]:
+                    costliest.append(f"{path}\t{name}\t{r['key']}\t{r[cost]:.3f}\t{r['find']:.3f}\t{r['best']:.6g}")
+    if costliest:
+        print('\nreport\tshortlist\tcostliest problem\tcost_ms\tfind_ms\tt_best_ms')
+        print('\n'.join(costliest))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
