@@ -159,8 +159,8 @@ static int shortlist_run(verify_gemm_backend *b, pool *p, shortlist_how *how, co
 /* The run's interleaved passes, as one line (prefix "# " in the report) */
 static void shortlist_how_print(FILE *f, const char *prefix, const shortlist_how *how)
 {
-    fprintf(f, "%sshortlist timing interleaved: %d rounds a pass; %ld passes, %ld run again after their hold timed "
-               "out, %ld kept after %d timed-out attempts\n",
+    fprintf(f, "%sshortlist timing interleaved: %d rounds a pass; %ld passes this run, %ld run again after their "
+               "hold timed out, %ld kept after %d timed-out attempts\n",
             prefix, how->rounds, how->passes, how->rerun, how->timed_out, PASS_ATTEMPTS);
 }
 

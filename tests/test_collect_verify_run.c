@@ -1294,8 +1294,8 @@ Test(collect_verify_run, gemm_shortlists_timed_interleaved, .init = setup)
     cr_assert(refused > 0 && differs > 0 && reruns > 0 && skipped > 0, "%d %d %d %d", refused, differs, reruns, skipped);
     cr_assert_lt(cost_topk, cost_list);
     char line[512];
-    snprintf(line, sizeof line, "# shortlist timing interleaved: %d rounds a pass; %ld passes, %d run again after their "
-             "hold timed out, 0 kept after 3 timed-out attempts", rounds, passes, reruns);
+    snprintf(line, sizeof line, "# shortlist timing interleaved: %d rounds a pass; %ld passes this run, %d run again "
+             "after their hold timed out, 0 kept after 3 timed-out attempts", rounds, passes, reruns);
     cr_assert(report_has_line(g.out, line), "no line '%s'", line);
     free(t.text);
     collect_gemm_measured_free(sh, ns);
