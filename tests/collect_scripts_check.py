@@ -298,7 +298,7 @@ def batched_tables():
         with open(shapes, 'w') as f:
             f.write('# M N K DTYPE TRANS_A TRANS_B  # FAMILY MODEL\n'
                     '64 64 128 bf16 T N  # vit vit.qkv\n'
-                    '64 64 128 bf16 T N 32  # llama3 llama3.attn\n')
+                    '64 64 128 bf16 T N 32  # llama3 llama3.attn_qk.prefill.fwd\n')
         table = os.path.join(tmp, 't.csv.gz')
         with gzip.open(table, 'wt') as f:
             f.write(hdr + '64,64,128,bf16,T,N,1,66,2,0,0\n64,64,128,bf16,T,N,32,66,9,0,0\n'
@@ -316,6 +316,9 @@ def batched_tables():
         with gzip.open(prefix + '.test.csv.gz', 'rt') as f:
             got = [l.split(',')[6] for l in f.read().splitlines()[1:]]
         check(got == ['32', '32'], 'split_table --hold: batched rows held out %s' % got)
+        classes = gti.shape_classes(shapes)
+        check(classes == {('64', '64', '128', 'bf16', 'T', 'N', '1'): 'other',
+                          ('64', '64', '128', 'bf16', 'T', 'N', '32'): 'attention'}, 'shape_classes: %s' % classes)
         with open(shapes, 'w') as f:
             f.write('64 64 128 bf16 T N 0  # vit\n')
         try:

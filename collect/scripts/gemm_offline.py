@@ -15,6 +15,8 @@ table's heuristic_rank as the vendor's list) scores every candidate of each shap
            (below), each the fastest of its candidates by the table's times.
            --calibrate: M and N chosen on other scores (the training families' out-of-fold scores), each grid
            point's figures there, and the chosen rule applied to the scores reported.
+           --classes SHAPES: the figures again per class of the shape list's tags (gemm_table_io.shape_classes:
+           attention, moe_batched, fp8, other).
 
 Shortlists (efficiency = best / fastest of the set; timings = the set's size):
   top-k        the model's k best;
@@ -32,6 +34,9 @@ import random
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gemm_table_io  # noqa: E402
 
 PROBLEM = ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')
 KERNEL = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
@@ -265,19 +270,32 @@ def report(a):
         chosen = (t, m)
         print('chosen on the calibration scores: --guard-top %d --guard %.6g (slower %.4f, geomean %.4f)' %
               (t, m, s['slower'], s['geomean']))
+    classes = gemm_table_io.shape_classes(a.classes) if a.classes else None
     for group in a.scores:
         paths = group.split('+')
         shapes = load_scores(paths)
         if fams:
             shapes = {k: d for k, d in shapes.items() if d['family'] in fams}
-        for label, (t, m) in (('single pick', (0, 0.0)), ('guarded (top %d, M %.4g)' % chosen, chosen)):
-            if label.startswith('guarded') and chosen == (0, 0.0):
-                continue
-            s = summary(*pick_figures(shapes, t, m))
-            print('%s [%s]: n %d speed-up %.4f (%.4f-%.4f) slower %.4f faster %.4f worst %.3f eff %.4f' %
-                  (group, label, s['n'], s['geomean'], s['lo'], s['hi'], s['slower'], s['faster'], s['worst'], s['eff']))
-        sl = shortlists(shapes, cfgs)
-        print('%s shortlists (eff, timings): %s' % (group, ', '.join('%s %.4f/%.2f' % (n, e, c) for n, (e, c) in sl.items())))
+        report_scores(group, shapes, cfgs, chosen)
+        if classes is not None:
+            by = {}
+            for k, d in shapes.items():
+                f = k.split('x')
+                by.setdefault(classes.get(tuple(f[:6]) + (f[6] if len(f) > 6 else '1',), 'unlisted'), {})[k] = d
+            for c in sorted(by):
+                report_scores('%s, %s' % (group, c), by[c], cfgs, chosen)
+
+
+def report_scores(group, shapes, cfgs, chosen):
+    """The single pick (and the guarded one), then the shortlists, of one set of scored shapes."""
+    for label, (t, m) in (('single pick', (0, 0.0)), ('guarded (top %d, M %.4g)' % chosen, chosen)):
+        if label.startswith('guarded') and chosen == (0, 0.0):
+            continue
+        s = summary(*pick_figures(shapes, t, m))
+        print('%s [%s]: n %d speed-up %.4f (%.4f-%.4f) slower %.4f faster %.4f worst %.3f eff %.4f' %
+              (group, label, s['n'], s['geomean'], s['lo'], s['hi'], s['slower'], s['faster'], s['worst'], s['eff']))
+    sl = shortlists(shapes, cfgs)
+    print('%s shortlists (eff, timings): %s' % (group, ', '.join('%s %.4f/%.2f' % (n, e, c) for n, (e, c) in sl.items())))
 
 
 def main():
@@ -294,6 +312,7 @@ def main():
     r.add_argument('--guard-top', type=int, default=0)
     r.add_argument('--calibrate', nargs='*', default=[])
     r.add_argument('--families')
+    r.add_argument('--classes', help='a shape list: the figures per class of its tags as well')
     a = ap.parse_args()
     score(a) if a.cmd == 'score' else report(a)
 

@@ -34,6 +34,22 @@ def shape_key(line, header):
     return ','.join(f if f[-1] != '1' else f[:-1])
 
 
+def shape_classes(path):
+    """{(M, N, K, dtype, trans_a, trans_b, batch): class} of a shape list (gemm_real_shapes.py's), by its tags:
+    fp8 (dtype fp8e4m3), attention (an `.attn_` layer), moe_batched (`.experts_batched.`), other."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            body, _, tag = line.partition('#')
+            v = body.split()
+            if not v:
+                continue
+            out[tuple(v[:6]) + (v[6] if len(v) > 6 else '1',)] = (
+                'fp8' if v[3] == 'fp8e4m3' else 'attention' if '.attn_' in tag
+                else 'moe_batched' if '.experts_batched.' in tag else 'other')
+    return out
+
+
 def sidecar(table, suffix):
     """The file beside the table with suffix in place of its .csv(.gz) ending."""
     base = table[:-3] if table.endswith('.gz') else table
