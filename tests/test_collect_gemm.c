@@ -582,6 +582,30 @@ Test(collect_gemm_read, model_values_in_the_model_column_order)
               kv[2], kv[3]);
 }
 
+/* A model trained on a table with the batch column reads it as a number; fp8e4m3 goes through its vocabulary. */
+static const char *batched_problem_column(int j)
+{
+    static const char *const c[] = {"M", "batch", "dtype"};
+    return c[j];
+}
+
+Test(collect_gemm_read, model_values_read_the_batch)
+{
+    collect_gemm_model_api api = {3, 4, batched_problem_column, fake_kernel_column, fake_category};
+    collect_gemm_row r[2];
+    rows_make(r);
+    collect_gemm_config cfg[1] = {r[0].cfg};
+    collect_gemm_shape s = shape_a;
+    s.batch = 96;
+    double pv[3], kv[4];
+    cr_assert_eq(collect_gemm_model_values(&api, &s, cfg, NULL, 1, pv, kv), 0, "%s", collect_last_error());
+    cr_assert(pv[0] == 64 && pv[1] == 96 && pv[2] == 0, "%g %g %g", pv[0], pv[1], pv[2]);
+    s.batch = 1;
+    s.dtype = COLLECT_GEMM_FP8E4M3;
+    cr_assert_eq(collect_gemm_model_values(&api, &s, cfg, NULL, 1, pv, kv), 0, "%s", collect_last_error());
+    cr_assert(pv[1] == 1 && pv[2] == -1, "a single GEMM, a data type the vocabulary lacks: %g %g", pv[1], pv[2]);
+}
+
 static cJSON *json_read(const char *path)
 {
     FILE *f = fopen(path, "rb");
