@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds heurist-collect and times cuBLASLt GEMM configurations on the GPU machine within a time budget, on
 # every GPU of the host (GPUS=N for N of them; GPUS=1 for one).
-#   [GPUS=all|N] bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
-# Writes OUTDIR/h100_cublaslt_gemm.csv.gz (the table), its .schema.json and .caps.json, OUTDIR/gemm.log (which
+#   [GPUS=all|N] [GEMM_NAME=NAME] bash collect/scripts/device_gemm.sh OUTDIR SECONDS SHAPES [extra heurist-collect gemm options]
+# Writes OUTDIR/NAME.csv.gz (the table; NAME is $GEMM_NAME, h100_cublaslt_gemm by default: name the card that ran
+# it), its .schema.json and .caps.json, OUTDIR/gemm.log (which
 # names each worker's GPU) and OUTDIR/env.txt (every GPU: name, UUID, bus id, NUMA node, local CPUs; driver, nvcc, cuBLASLt version).
 # Reruns with --resume after a CUDA error (the failed shape is skipped) until the shapes are done or the budget
 # is spent; run it again with the same OUTDIR to continue. Smoke test:
@@ -31,7 +32,7 @@ gpus=${GPUS:-all}
     ls -l "$(ldconfig -p | awk '/libcublasLt.so /{print $NF; exit}')" 2>/dev/null
     date -u
 } > "$out/env.txt" 2>&1
-table=$out/h100_cublaslt_gemm.csv.gz
+table=$out/${GEMM_NAME:-h100_cublaslt_gemm}.csv.gz
 rc=3
 while [ $rc -eq 3 ]; do
     left=$((budget - (SECONDS - start)))
