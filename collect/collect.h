@@ -124,6 +124,14 @@ double collect_percentile(double *v, int n, double p);
 /* The median of v[0..n): the middle order statistic, or the mean of the two middle ones (sorts v); NAN when n < 1. */
 double collect_median(double *v, int n);
 
+/* Which kernels of a shortlist pass are launched again after timed warm-ups (gpu_time_list, the fake verify
+ * backend): again[i] = 1 when first[i] is finite and lower[i] <= within x min_j first[j], first[i] the warm-up's
+ * time and lower[i] <= first[i] a bound below the kernel's own time (the warm-up's time less the host's call, which
+ * an unheld launch may have waited on): a kernel is spared its second launch only when it is clearly slower than
+ * the fastest warm-up. When fewer than two qualify, none is launched again (the pick is already decided). Returns
+ * how many are. */
+int collect_retime_select(const double *first, const double *lower, int n, double within, char *again);
+
 /* The 2.5th and 97.5th percentiles of the geometric mean of x[0..n) over `resamples` draws of n values with
  * replacement (splitmix64 from seed): a 95% bootstrap interval. */
 int collect_bootstrap_geomean(const double *x, int n, int resamples, uint64_t seed, double *lo, double *hi);

@@ -299,59 +299,104 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
     return 0;
 }
 
+/* Candidate i launched (its math type set, then the call), between its event pair when `timed`; ok[i] cleared
+ * when cuDNN refuses it. Returns the host's time in the call, microseconds. */
+static double list_launch(gpu *g, gpu_problem *p, int i, int algo, int math, size_t ws, int timed, char *ok)
+{
+    if (timed) cudaEventRecord(g->list_ev[2 * i], g->s);
+    double h0 = now_ms();
+    if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS ||
+        launch(g, p, algo, ws) != CUDNN_STATUS_SUCCESS) {
+        cudaGetLastError(); /* a rejected launch may leave a non-sticky error behind */
+        ok[i] = 0;
+    }
+    double h = (now_ms() - h0) * 1e3;
+    if (timed) cudaEventRecord(g->list_ev[2 * i + 1], g->s);
+    return h;
+}
+
+/* The GPU time between candidate i's events, INFINITY when they cannot be read. */
+static double list_elapsed(gpu *g, int i)
+{
+    float f;
+    if (cudaEventElapsedTime(&f, g->list_ev[2 * i], g->list_ev[2 * i + 1]) == cudaSuccess) return f;
+    cudaGetLastError();
+    return INFINITY;
+}
+
 /* A warm-up whose call holds the host this long (microseconds) launches many kernels (a grouped convolution
  * launched group by group) or waits for the GPU: its pass is not held (gpu_time_list). */
 #define LIST_HOLD_MAX_HOST_US 500.0
 
-/* One pass of gpu_time_list over the candidates marked in ok (cleared for a launch cuDNN refuses): warm-ups,
- * the hold (or a spin) unless a warm-up's call was as slow as LIST_HOLD_MAX_HOST_US, the timed launches, one
- * synchronisation. */
-static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, size_t ws, char *ok,
-                     gpu_list_stats *st)
+/* One pass of gpu_time_list over the candidates marked in ok (cleared for a launch cuDNN refuses): warm-ups (timed
+ * with o->retime_within, then a synchronisation and the choice of the kernels launched again), the hold (or a
+ * spin) unless a warm-up's call was as slow as LIST_HOLD_MAX_HOST_US, the timed launches, one synchronisation;
+ * ms[i] each candidate's last time. */
+static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, size_t ws,
+                     const gpu_list_opts *o, char *ok, double *ms, gpu_list_stats *st)
 {
     cudaError_t e;
-    double t0 = now_ms(), host_us = 0, host_max_us = 0;
+    double t0 = now_ms(), host_us = 0, host_max_us = 0, first[GPU_MAX_LIST], lower[GPU_MAX_LIST];
+    char again[GPU_MAX_LIST];
+    int timed_warmup = o->warmup && o->retime_within > 0;
     for (int i = 0; i < n; i++) {
-        if (!ok[i]) continue;
-        double h0 = now_ms();
-        if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)maths[i]) != CUDNN_STATUS_SUCCESS ||
-            launch(g, p, algos[i], ws) != CUDNN_STATUS_SUCCESS) {
-            cudaGetLastError(); /* a rejected launch may leave a non-sticky error behind */
-            ok[i] = 0;
-        }
-        double h = (now_ms() - h0) * 1e3;
+        ms[i] = first[i] = lower[i] = INFINITY;
+        if (!ok[i] || !o->warmup) continue;
+        double h = list_launch(g, p, i, algos[i], maths[i], ws, timed_warmup, ok);
+        st->launches++;
         host_us += h;
         host_max_us = fmax(host_max_us, h);
+        lower[i] = -h * 1e-3;
+    }
+    for (int i = 0; i < n; i++) again[i] = ok[i];
+    if (timed_warmup) {
+        /* the warm-ups' times decide which kernels run again: the host waits for the GPU here, and the timed
+         * launches are queued only after the warm-ups have run, not while they run */
+        double s0 = now_ms();
+        e = cudaStreamSynchronize(g->s);
+        st->sync_ms += now_ms() - s0;
+        if (e) return cuda_fail(e, "shortlist warm-ups");
+        for (int i = 0; i < n; i++)
+            if (ok[i]) {
+                ms[i] = first[i] = list_elapsed(g, i);
+                lower[i] += first[i]; /* less the host's call, which an unheld launch may have waited on */
+            }
+        collect_retime_select(first, lower, n, o->retime_within, again);
+    }
+    int n_again = 0;
+    for (int i = 0; i < n; i++) n_again += again[i] = again[i] && ok[i];
+    if (n_again == 0) {
+        st->wall_ms += now_ms() - t0;
+        return 0;
     }
     /* A call that launches many kernels would fill the stream's queue behind a hold, and the host, waiting on the
      * queue, could not release it before its timeout (a call that waits for the GPU likewise): such a pass queues
      * its timed launches behind the warm-ups alone, and its times include the host's launch rate, which is the
      * call's own. Otherwise the hold outlasts the host's queuing of the timed launches, which costs about what
-     * the warm-ups' did. */
-    int unheld = host_max_us >= LIST_HOLD_MAX_HOST_US, held = !unheld && g->hold_state > 0;
+     * the warm-ups' did; without warm-ups the host's calls are not known, and the hold allows
+     * LIST_HOLD_MAX_HOST_US a call. */
+    int unheld = o->warmup && host_max_us >= LIST_HOLD_MAX_HOST_US, held = !unheld && g->hold_state > 0;
+    double wait_us = o->warmup ? host_us : n_again * LIST_HOLD_MAX_HOST_US / 4.0;
     st->unheld = unheld;
-    if (held ? gpu_hold(g->s, &g->hold, 5e3 + 4.0 * host_us)
-             : !unheld && gpu_spin(g->s, 20.0 + 2.0 * fmax(host_us, 10.0)))
+    if (held ? gpu_hold(g->s, &g->hold, 5e3 + 4.0 * wait_us) : !unheld && gpu_spin(g->s, 20.0 + 2.0 * fmax(wait_us, 10.0)))
         return collect_error(COLLECT_EIO, "CUDA: %s kernel failed", held ? "hold" : "spin");
-    for (int i = 0; i < n; i++) {
-        if (!ok[i]) continue;
-        cudaEventRecord(g->list_ev[2 * i], g->s);
-        if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)maths[i]) != CUDNN_STATUS_SUCCESS ||
-            launch(g, p, algos[i], ws) != CUDNN_STATUS_SUCCESS) {
-            cudaGetLastError();
-            ok[i] = 0;
+    for (int i = 0; i < n; i++)
+        if (again[i]) {
+            list_launch(g, p, i, algos[i], maths[i], ws, 1, ok);
+            st->launches++;
         }
-        cudaEventRecord(g->list_ev[2 * i + 1], g->s);
-    }
     if (held) gpu_hold_release(&g->hold);
     e = cudaStreamSynchronize(g->s);
     st->wall_ms += now_ms() - t0;
     if (e) return cuda_fail(e, "shortlist pass");
     st->timed_out = held && gpu_hold_timed_out(&g->hold);
+    for (int i = 0; i < n; i++)
+        if (again[i]) ms[i] = ok[i] ? list_elapsed(g, i) : INFINITY;
     return 0;
 }
 
-int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st)
+int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, const gpu_list_opts *o, double *ms,
+                  gpu_list_stats *st)
 {
     memset(st, 0, sizeof *st);
     if (n < 0 || n > GPU_MAX_LIST)
@@ -380,17 +425,13 @@ int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, in
     }
     if ((e = cudaStreamSynchronize(g->s))) return cuda_fail(e, "before a shortlist pass");
     /* one re-run at most, with the same hold: a host that stalled once will not stall again, and a call that
-     * stalls the host each time (one that waits for the GPU) is not helped by a longer hold */
+     * stalls the host each time (one that waits for the GPU) is not helped by a longer hold; none without
+     * warm-ups, whose timed-out pass was most likely a call filling the queue and would time out again */
     for (int pass = 0;; pass++) {
-        int rc = list_pass(g, p, algos, maths, n, need, ok, st);
+        int rc = list_pass(g, p, algos, maths, n, need, o, ok, ms, st);
         if (rc) return rc;
-        if (!st->timed_out || pass == 1) break;
+        if (!st->timed_out || pass == 1 || !o->warmup) break;
         st->reruns++;
-    }
-    for (int i = 0; i < n; i++) {
-        float f;
-        if (ok[i] && cudaEventElapsedTime(&f, g->list_ev[2 * i], g->list_ev[2 * i + 1]) == cudaSuccess) ms[i] = f;
-        else cudaGetLastError();
     }
     return 0;
 }

@@ -66,24 +66,39 @@ int gpu_time(gpu *g, gpu_problem *p, int algo, int math, double bound_ms, double
  * warm-up launch, then one launch timed by events, no repeats and no spin; ms its GPU time. Returns as gpu_time. */
 int gpu_time_once(gpu *g, gpu_problem *p, int algo, int math, double *ms, const char **why);
 
+/* How a gpu_time_list pass launches its kernels. */
+typedef struct gpu_list_opts {
+    int warmup;           /* 1: a warm-up launch of each kernel first; 0: one launch each, behind the hold */
+    double retime_within; /* with warm-ups, > 0: the warm-ups timed, and launched again only the kernels within this
+                           * factor of the fastest warm-up (collect_retime_select); 0: every kernel launched again */
+} gpu_list_opts;
+
 /* How a gpu_time_list pass went. */
 typedef struct gpu_list_stats {
-    double wall_ms;  /* host wall time from the first warm-up launch to the synchronisation, re-runs included */
+    double wall_ms;  /* host wall time from the first launch to the last synchronisation, re-runs included */
     int reruns;      /* passes run again because their hold timed out */
     int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
     int spin;        /* the stream was held by a spin sized from the warm-ups (no mapped pinned memory) */
     int unheld;      /* nothing held the stream: a warm-up's call took 0.5 ms of host time or more */
+    int launches;    /* kernel launches, warm-ups and re-runs included */
+    double sync_ms;  /* the host's wait at the synchronisation between timed warm-ups and the launches again */
 } gpu_list_stats;
 
 /* Times a shortlist of n candidates (algos[i], maths[i]) in one pass, as a runtime choosing among them on the fly
  * would: before the clock starts, each candidate's workspace asked and one workspace for the largest allocated
- * (as gpu_find_ms does for cudnnFind); then one warm-up launch of each, the n timed launches queued behind a hold
- * the host releases once all are queued (kernels.h; a spin where the hold is not available; nothing but the
- * warm-ups where a warm-up's call took 0.5 ms of host time or more, a call launching many kernels or waiting for
- * the GPU, which would fill the queue behind the hold), one event pair each, and one synchronisation. ms[i] the GPU time of candidate i's timed launch, INFINITY when cuDNN refuses it
- * (its math type, workspace query or launch) or its workspace is over the limit. A pass whose hold timed out is
- * run again once. 0, or negative on a CUDA error that ends the run. */
-int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, double *ms, gpu_list_stats *st);
+ * (as gpu_find_ms does for cudnnFind); then one warm-up launch of each (o->warmup), the timed launches queued
+ * behind a hold the host releases once all are queued (kernels.h; a spin where the hold is not available; nothing
+ * but the warm-ups where a warm-up's call took 0.5 ms of host time or more, a call launching many kernels or
+ * waiting for the GPU, which would fill the queue behind the hold), one event pair each, and one synchronisation.
+ * With o->retime_within the warm-ups are each timed between events (unheld: a short kernel's time includes the
+ * host's call), the stream synchronised, and only the kernels collect_retime_select picks launched again; the
+ * others keep their warm-up's time. Without warm-ups each kernel is launched once behind the hold, its timeout
+ * 5 ms and 0.5 ms a kernel (the host's calls are not known yet), and a pass whose hold timed out is not run again
+ * (a call that fills the queue would time it out again). ms[i] the GPU time of candidate i's last launch,
+ * INFINITY when cuDNN refuses it (its math type, workspace query or launch) or its workspace is over the limit.
+ * A pass with warm-ups whose hold timed out is run again once. 0, or negative on a CUDA error that ends the run. */
+int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, int n, const gpu_list_opts *o, double *ms,
+                  gpu_list_stats *st);
 
 /* cuDNN's heuristic ranking (cudnnGet*Algorithm_v7 with the given math type on the descriptor): the
  * successful entries in order, as (algo, math) pairs; *n set. 0, or 1 when the call fails. */

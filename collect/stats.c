@@ -30,6 +30,19 @@ double collect_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+int collect_retime_select(const double *first, const double *lower, int n, double within, char *again)
+{
+    double fastest = INFINITY;
+    for (int i = 0; i < n; i++) fastest = fmin(fastest, first[i]);
+    int count = 0;
+    for (int i = 0; i < n; i++) count += again[i] = isfinite(first[i]) && lower[i] <= within * fastest;
+    if (count < 2) {
+        memset(again, 0, (size_t)(n > 0 ? n : 0));
+        count = 0;
+    }
+    return count;
+}
+
 /* the fastest entry of a find-db line (lines are written fastest first, but do not rely on it) */
 static int line_best(const collect_line *l)
 {

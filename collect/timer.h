@@ -134,6 +134,10 @@ uint64_t collect_fake_hash(const char *s, uint64_t a, uint64_t b);
 /* The fake verify backend's single-launch time of kernel (algo, math) of a problem: the collected time times
  * this factor, 0.5 to 1.5 in steps of 0.001 (a hash of the key and the kernel). */
 double collect_fake_once_factor(const char *key, int algo, int math);
+/* The fake verify backend's time of a kernel's first launch in a shortlist pass with timed warm-ups, unheld: its
+ * single-launch time (collect_fake_once_factor) times this factor, 1 to 1.5 in steps of 0.001 (a hash of the key
+ * and the kernel), as the host's gaps before an unheld launch. */
+double collect_fake_first_factor(const char *key, int algo, int math);
 /* The fake verify backend's time of one launch of a GEMM configuration in round `round` of an interleaved pass:
  * the configuration's time times this factor, 0.9 to 1.1 in steps of 0.001 (a hash of the key, the
  * configuration's hash h as verify_fake.c computes it, and the round). */

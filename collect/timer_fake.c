@@ -27,6 +27,11 @@ double collect_fake_once_factor(const char *key, int algo, int math)
     return 0.5 + (double)(collect_fake_hash(key, 1000 + (uint64_t)algo, 1000 + (uint64_t)math) % 1001) / 1000.0;
 }
 
+double collect_fake_first_factor(const char *key, int algo, int math)
+{
+    return 1.0 + (double)(collect_fake_hash(key, 3000 + (uint64_t)algo, 3000 + (uint64_t)math) % 501) / 1000.0;
+}
+
 double collect_fake_pass_factor(const char *key, uint64_t h, int round)
 {
     return 0.9 + (double)(collect_fake_hash(key, h, 2000 + (uint64_t)round) % 201) / 1000.0;

@@ -91,8 +91,9 @@ void collect_gemm_tags_free(collect_gemm_tags *t);
  * efficiency, decide_us, heur_us, find_ms (the first twelve columns of every version), then model_name,
  * source, precision, the shortlist columns (k .. vendor_topk_ms, "_ms" times) and shortlist_timing (how the
  * shortlists' kernels were timed: "careful", the collection's method, "once", one launch after a warm-up, or
- * "batch", the whole shortlist in one pass behind a hold;
- * verify --shortlist-timing). GEMMs: the first seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same
+ * "batch", the whole shortlist in one pass behind a hold, "batch-retime-F" with timed warm-ups and only the
+ * kernels within F of the fastest launched again, "batch-no-warmup" one launch each;
+ * verify --shortlist-timing, --shortlist-retime-within, --shortlist-no-warmup). GEMMs: the first seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same
  * shortlist columns with "_us" times and shortlist_timing: how cuBLASLt's list and the shortlists were timed
  * ("careful", or "interleaved": each shortlist's configurations together in one pass). "-" marks a value not
  * measured (no shortlist asked, cudnnFind not timed). */

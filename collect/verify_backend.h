@@ -18,13 +18,27 @@
 #include "collect.h"
 #include "gemm.h"
 
+/* the most kernels of one time_list pass (gpu.h's GPU_MAX_LIST) */
+#define VERIFY_MAX_LIST 64
+
+/* How a time_list pass launches its kernels (the GPU's gpu_list_opts; verify --shortlist-retime-within,
+ * --shortlist-no-warmup). */
+typedef struct verify_list_opts {
+    int warmup;           /* 1: a warm-up launch of each kernel before the timed launches; 0: one timed launch each */
+    double retime_within; /* with warm-ups, > 0: the warm-ups timed too, and only the kernels whose warm-up time is
+                           * within this factor of the pass's fastest launched again (none when fewer than two
+                           * are); 0: the warm-ups untimed and every kernel launched again */
+} verify_list_opts;
+
 /* How a time_list pass went (the GPU's gpu_list_stats). */
 typedef struct verify_list_timing {
-    double wall_ms;  /* the pass's wall time, from its first warm-up launch to its synchronisation, re-runs included */
+    double wall_ms;  /* the pass's wall time, from its first launch to its last synchronisation, re-runs included */
     int reruns;      /* passes run again because their hold timed out */
     int timed_out;   /* the last pass's hold timed out too: its times may include the host's gaps */
     int spin;        /* held by a spin sized from the warm-ups: mapped pinned memory was not available */
     int unheld;      /* held by nothing but the warm-ups: a warm-up's call took 0.5 ms of host time or more */
+    int launches;    /* kernel launches, warm-ups included, re-runs included */
+    double sync_ms;  /* the host's wait at the synchronisation between timed warm-ups and the launches again */
 } verify_list_timing;
 
 typedef struct verify_conv_backend verify_conv_backend;
@@ -45,13 +59,15 @@ struct verify_conv_backend {
     int (*time_once)(verify_conv_backend *b, int algo, int math, double *ms, const char **why);
     /* A shortlist of n kernels (algos[i], maths[i]) timed in one pass, as a runtime choosing among them on the
      * fly would time it (gpu_time_list): workspace asked and allocated before the clock, one warm-up launch of
-     * each, the n timed launches queued behind a hold the host releases, one event pair each, one
-     * synchronisation. ms[i] the GPU time of kernel i's timed launch, INFINITY when it is refused; *lt the
-     * pass's wall time and how its hold went. The fake backend answers ms[i] as time_once does and the wall
-     * time as the pass's kernels' time, a warm-up and a timed launch each (no host time). 0, or a negative
-     * COLLECT_E* code. */
-    int (*time_list)(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
-                     verify_list_timing *lt);
+     * each (o->warmup), the timed launches queued behind a hold the host releases, one event pair each, one
+     * synchronisation; with o->retime_within the warm-ups are timed too and a synchronisation between the
+     * halves decides which kernels are launched again. ms[i] the GPU time of kernel i's last launch, INFINITY
+     * when it is refused; *lt the pass's wall time, launches and how its hold went. The fake backend answers
+     * a held launch as time_once does, a timed warm-up as that times collect_fake_first_factor (1 to 1.5: the
+     * host's gaps of an unheld launch), and the wall time as the pass's launches' times (no host time). 0, or
+     * a negative COLLECT_E* code. */
+    int (*time_list)(verify_conv_backend *b, const int *algos, const int *maths, int n, const verify_list_opts *o,
+                     double *ms, verify_list_timing *lt);
     /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`. 0, or 1 when it fails. */
     int (*find)(verify_conv_backend *b, int math, double *ms);
     void (*close)(verify_conv_backend *b);

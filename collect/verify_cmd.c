@@ -16,8 +16,10 @@
  *     fastest kept, as torch.backends.cudnn.benchmark does; a kernel timed for one shortlist is not timed
  *     again for another, its time and cost shared; each timed by the collection's method (--shortlist-timing
  *     careful), or as a runtime would afford it (once: one warm-up, one launch timed; batch: each shortlist
- *     one pass of its own, warm-ups then every launch behind one hold, its cost the pass's wall time), the
- *     cost compared with cudnnFind's;
+ *     one pass of its own, warm-ups then every launch behind one hold, its cost the pass's wall time; with
+ *     --shortlist-retime-within F the warm-ups timed and only the kernels within F of the fastest warm-up
+ *     launched again, with --shortlist-no-warmup one launch each behind the hold), the cost compared with
+ *     cudnnFind's;
  *   - every pick, the shortlists' picks and the best candidates (the exhaustive timing's fastest, or the
  *     find-db's --fdb-top fastest) are timed again, interleaved, --rounds times; median per kernel. The
  *     fresh best is the fastest of them.
@@ -116,9 +118,11 @@ static const char *const part_names[PART_COUNT] = {"decisions", "heuristic call"
 typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_ONCE, SHORTLIST_BATCH, SHORTLIST_COUNT } shortlist_timing;
 static const char *const shortlist_timing_names[SHORTLIST_COUNT] = {"careful", "once", "batch"};
 
-/* The passes of --shortlist-timing batch: how many, and how their holds went. */
+/* The passes of --shortlist-timing batch: how many, how their holds went, their launches and the host's wait
+ * between timed warm-ups and the launches again. */
 typedef struct pass_tally {
-    int passes, reruns, timed_out, spin, unheld;
+    int passes, reruns, timed_out, spin, unheld, launches;
+    double sync_ms;
 } pass_tally;
 
 /* Times candidate r once (no bound), unless a shortlist already did: its time (INFINITY when cuDNN rejects
@@ -138,10 +142,10 @@ static int time_single(verify_conv_backend *b, shortlist_timing how, const colle
     return 0;
 }
 
-/* Candidates sl[0..n) timed in one pass of the backend's time_list: their times (t, INFINITY when refused) and
- * the pass's wall time, the pass tallied in pt. 0, or negative on a fatal CUDA error. */
-static int list_run(verify_conv_backend *b, const collect_result *res, const int *sl, int n, double *t, double *wall_ms,
-                    pass_tally *pt)
+/* Candidates sl[0..n) timed in one pass of the backend's time_list as o says: their times (t, INFINITY when
+ * refused) and the pass's wall time, the pass tallied in pt. 0, or negative on a fatal CUDA error. */
+static int list_run(verify_conv_backend *b, const verify_list_opts *o, const collect_result *res, const int *sl, int n,
+                    double *t, double *wall_ms, pass_tally *pt)
 {
     int a[MAX_RES + 1], m[MAX_RES + 1];
     for (int i = 0; i < n; i++) {
@@ -149,7 +153,7 @@ static int list_run(verify_conv_backend *b, const collect_result *res, const int
         m[i] = res[sl[i]].math;
     }
     verify_list_timing lt;
-    int rc = b->time_list(b, a, m, n, t, &lt);
+    int rc = b->time_list(b, a, m, n, o, t, &lt);
     if (rc) return rc < 0 ? rc : collect_error(COLLECT_EIO, "a shortlist pass failed");
     *wall_ms = lt.wall_ms;
     pt->passes++;
@@ -157,20 +161,23 @@ static int list_run(verify_conv_backend *b, const collect_result *res, const int
     pt->timed_out += lt.timed_out;
     pt->spin |= lt.spin;
     pt->unheld += lt.unheld;
+    pt->launches += lt.launches;
+    pt->sync_ms += lt.sync_ms;
     return 0;
 }
 
 /* A shortlist timed: its fastest entry (-1 when none ran) and the time spent on all of them. With batch timing
  * the shortlist is one pass of its own and its cost that pass's wall time; otherwise a kernel timed for an
  * earlier shortlist keeps its time and cost (t1, c1). */
-static int shortlist_run(verify_conv_backend *b, shortlist_timing how, const collect_result *res, const int *sl, int n,
-                         double *t1, double *c1, pass_tally *pt, int *pick, double *cost)
+static int shortlist_run(verify_conv_backend *b, shortlist_timing how, const verify_list_opts *o,
+                         const collect_result *res, const int *sl, int n, double *t1, double *c1, pass_tally *pt,
+                         int *pick, double *cost)
 {
     *pick = -1;
     *cost = 0;
     if (how == SHORTLIST_BATCH) {
         double t[MAX_RES + 1];
-        int rc = list_run(b, res, sl, n, t, cost, pt);
+        int rc = list_run(b, o, res, sl, n, t, cost, pt);
         if (rc) return rc;
         int best = -1;
         for (int i = 0; i < n; i++)
@@ -205,14 +212,15 @@ int cmd_verify(int argc, char **argv)
 {
     static const char *const known[] = {"--problems", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--min-repeat-ms", "--workspace-mib", "--limit", "--top-k", "--shortlist-by",
-                                        "--precision", "--source", "--fdb", "--fdb-top", "--shortlist-timing", NULL};
-    static const char *const flags[] = {"--no-find", "--find-cost", "--resume", NULL};
+                                        "--precision", "--source", "--fdb", "--fdb-top", "--shortlist-timing",
+                                        "--shortlist-retime-within", NULL};
+    static const char *const flags[] = {"--no-find", "--find-cost", "--resume", "--shortlist-no-warmup", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
     const char *by = cli_opt(argc, argv, "--shortlist-by"), *prec = cli_opt(argc, argv, "--precision");
     const char *source = cli_opt(argc, argv, "--source"), *fdb_path = cli_opt(argc, argv, "--fdb");
     const char *timing = cli_opt(argc, argv, "--shortlist-timing");
-    double repeats, rounds_d, noise, limit, min_ms, ws_mib, max_problems, topk_d, fdb_top_d;
+    double repeats, rounds_d, noise, limit, min_ms, ws_mib, max_problems, topk_d, fdb_top_d, retime_within;
     if (cli_number(argc, argv, "--repeats", 5, 1, COLLECT_CONV_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
@@ -221,7 +229,8 @@ int cmd_verify(int argc, char **argv)
         cli_number(argc, argv, "--workspace-mib", 4096, 0, 1 << 20, &ws_mib) ||
         cli_number(argc, argv, "--limit", 0, 0, 1e9, &max_problems) ||
         cli_number(argc, argv, "--top-k", 0, 0, MAX_RES, &topk_d) ||
-        cli_number(argc, argv, "--fdb-top", 3, 1, MAX_RES, &fdb_top_d))
+        cli_number(argc, argv, "--fdb-top", 3, 1, MAX_RES, &fdb_top_d) ||
+        cli_number(argc, argv, "--shortlist-retime-within", 0, 0, 1e3, &retime_within))
         return 2;
     int find_cost = cli_flag(argc, argv, "--find-cost"), resume = cli_flag(argc, argv, "--resume");
     int cls_default = prec ? collect_precision_parse(prec, strlen(prec)) : DATA_PRECISION_TF32;
@@ -243,6 +252,25 @@ int cmd_verify(int argc, char **argv)
             return 2;
         }
     }
+    /* how a batch pass launches its kernels: the default warms each up untimed and launches every one again */
+    verify_list_opts list_opts = {!cli_flag(argc, argv, "--shortlist-no-warmup"), retime_within};
+    const char *bad_pass = (!list_opts.warmup || retime_within > 0) && how != SHORTLIST_BATCH
+                               ? "--shortlist-retime-within and --shortlist-no-warmup time a pass: they need "
+                                 "--shortlist-timing batch"
+                           : retime_within > 0 && retime_within < 1
+                               ? "--shortlist-retime-within: a factor of 1 or more (0: every kernel launched again)"
+                           : !list_opts.warmup && retime_within > 0
+                               ? "--shortlist-retime-within times the warm-ups: not with --shortlist-no-warmup"
+                               : NULL;
+    if (bad_pass) {
+        fprintf(stderr, "heurist-collect verify: %s\n", bad_pass);
+        return 2;
+    }
+    /* the report's shortlist_timing: the mode, and a batch pass's launches when they are not the default */
+    char timing_name[64];
+    if (!list_opts.warmup) snprintf(timing_name, sizeof timing_name, "batch-no-warmup");
+    else if (retime_within > 0) snprintf(timing_name, sizeof timing_name, "batch-retime-%g", retime_within);
+    else snprintf(timing_name, sizeof timing_name, "%s", shortlist_timing_names[how]);
     if (verify_n_select_models < 1) {
         fprintf(stderr, "heurist-collect verify: this build holds no selection model of a find-db (its models rank "
                         "GEMM configurations: verify --table)\n");
@@ -291,11 +319,18 @@ int cmd_verify(int argc, char **argv)
     static const char *const how_text[SHORTLIST_COUNT] = {
         "each timed by the collection's method", "each timed by one launch after a warm-up",
         "each timed in one pass: warm-ups, then every launch behind one hold, one synchronisation"};
+    char how_line[256];
+    if (!list_opts.warmup)
+        snprintf(how_line, sizeof how_line, "each timed in one pass: one launch each behind one hold, no warm-up");
+    else if (retime_within > 0)
+        snprintf(how_line, sizeof how_line, "each timed in one pass: warm-ups timed, a synchronisation, then behind "
+                 "one hold only the kernels within x%g of the fastest warm-up launched again", retime_within);
+    else snprintf(how_line, sizeof how_line, "%s", how_text[how]);
     printf("%d problems in %s (%d already in the report); precision %s for FP32 problems without a class; "
            "%d interleaved rounds; candidates: %s; shortlists: %s%d (%s, %s); cudnnFind %s\n",
            n_list, problems, n_done, cls_default_name, rounds,
            fdb_path ? "the find-db's entries (no exhaustive timing)" : "every allowed kernel timed", topk ? "top-" : "",
-           topk, by_algo ? "one kernel per algorithm" : "every kernel", how_text[how],
+           topk, by_algo ? "one kernel per algorithm" : "every kernel", how_line,
            !find_cost ? "not timed"
            : topk     ? "timed warm, as the shortlists are (an untimed cudnnFind and an untimed pass over the "
                         "shortlists' kernels first)"
@@ -465,7 +500,8 @@ int cmd_verify(int argc, char **argv)
                 }
                 double t[MAX_RES], wall;
                 pass_tally untimed = {0};
-                fatal = list_run(&be, res, warm, n_warm, t, &wall, &untimed) < 0;
+                static const verify_list_opts every = {1, 0};
+                fatal = list_run(&be, &every, res, warm, n_warm, t, &wall, &untimed) < 0;
             }
             part[PART_WARM] += cli_now_s() - d0;
             d0 = cli_now_s();
@@ -478,8 +514,10 @@ int cmd_verify(int argc, char **argv)
         double tk_cost[MAX_MODELS], vt_cost = 0;
         d0 = cli_now_s();
         for (int m = 0; m < n_models && topk && !fatal; m++)
-            fatal = shortlist_run(&be, how, res, tk_sl[m], tk_n[m], t1, c1, &passes, &tk_pick[m], &tk_cost[m]) < 0;
-        if (topk && !fatal) fatal = shortlist_run(&be, how, res, vt_sl, vt_n, t1, c1, &passes, &vt_pick, &vt_cost) < 0;
+            fatal = shortlist_run(&be, how, &list_opts, res, tk_sl[m], tk_n[m], t1, c1, &passes, &tk_pick[m],
+                                  &tk_cost[m]) < 0;
+        if (topk && !fatal)
+            fatal = shortlist_run(&be, how, &list_opts, res, vt_sl, vt_n, t1, c1, &passes, &vt_pick, &vt_cost) < 0;
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
             be.problem_end(&be);
@@ -550,7 +588,7 @@ int cmd_verify(int argc, char **argv)
             if (topk) {
                 collect_kernel_name(cv.dir, res[tk_pick[m]].algo, res[tk_pick[m]].math, nm_tk, sizeof nm_tk);
                 snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f\t%s", topk, tk_n[m], nm_tk,
-                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost, shortlist_timing_names[how]);
+                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost, timing_name);
             } else {
                 snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-\t-");
             }
@@ -580,11 +618,15 @@ int cmd_verify(int argc, char **argv)
     if (stopped) printf("stopped by --time-limit: run again with --resume to continue\n");
     cli_tally_print(&skipped, stdout, "problems skipped");
     cli_tally_print(&cand, stdout, "candidates rejected");
-    if (passes.passes)
+    if (passes.passes) {
         printf("shortlist passes: %d, held by %s; not held (a warm-up's call took 0.5 ms of host time or more): %d; "
-               "hold timed out and the pass run again: %d; timed out twice (times may include the host's gaps): %d\n",
+               "hold timed out and the pass run again: %d; timed out on the last run (times may include the host's "
+               "gaps): %d\n",
                passes.passes, passes.spin ? "a spin (mapped pinned memory not available for the hold)" : "the hold",
                passes.unheld, passes.reruns, passes.timed_out);
+        printf("shortlist launches: %d (%.2f a pass); the host's wait between timed warm-ups and the launches "
+               "again: %.1f ms in all\n", passes.launches, (double)passes.launches / passes.passes, passes.sync_ms);
+    }
     int frc = collect_report_finish(fo, out, "problem", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

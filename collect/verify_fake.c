@@ -85,16 +85,37 @@ static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms
     return rc;
 }
 
-/* a shortlist in one pass: each kernel as time_once answers it; the wall time the pass's kernels, a warm-up and a
- * timed launch each */
-static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
-                          verify_list_timing *lt)
+/* a shortlist in one pass (verify_backend.h): a held launch as time_once answers it, a timed warm-up that times
+ * collect_fake_first_factor, an untimed warm-up as a held launch; the wall time the launches' times */
+static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, const verify_list_opts *o,
+                          double *ms, verify_list_timing *lt)
 {
+    fake_conv *s = b->state;
     *lt = (verify_list_timing){0};
+    if (n < 0 || n > VERIFY_MAX_LIST)
+        return collect_error(COLLECT_EINVAL, "a shortlist of %d candidates: at most %d in one pass", n, VERIFY_MAX_LIST);
+    double first[VERIFY_MAX_LIST] = {0};
+    char again[VERIFY_MAX_LIST];
     for (int i = 0; i < n; i++) {
         const char *why;
-        if (conv_time_once(b, algos[i], maths[i], &ms[i], &why)) ms[i] = INFINITY;
-        else lt->wall_ms += 2 * ms[i];
+        again[i] = conv_time_once(b, algos[i], maths[i], &ms[i], &why) == 0;
+        if (!again[i]) ms[i] = first[i] = INFINITY;
+        else first[i] = ms[i] * collect_fake_first_factor(s->key, algos[i], maths[i]);
+    }
+    int timed_warmup = o->warmup && o->retime_within > 0;
+    if (timed_warmup) collect_retime_select(first, first, n, o->retime_within, again);
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(first[i])) continue;
+        if (o->warmup) {
+            lt->wall_ms += timed_warmup ? first[i] : ms[i];
+            lt->launches++;
+        }
+        if (again[i] || !o->warmup) {
+            lt->wall_ms += ms[i];
+            lt->launches++;
+        } else {
+            ms[i] = first[i];
+        }
     }
     return 0;
 }

@@ -57,13 +57,16 @@ static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms
     return gpu_time_once(&s->g, &s->p, algo, math, ms, why);
 }
 
-static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, double *ms,
-                          verify_list_timing *lt)
+_Static_assert(VERIFY_MAX_LIST == GPU_MAX_LIST, "one limit of a pass's kernels");
+
+static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, const verify_list_opts *o,
+                          double *ms, verify_list_timing *lt)
 {
     gpu_conv *s = b->state;
     gpu_list_stats st;
-    int rc = gpu_time_list(&s->g, &s->p, algos, maths, n, ms, &st);
-    *lt = (verify_list_timing){st.wall_ms, st.reruns, st.timed_out, st.spin, st.unheld};
+    gpu_list_opts go = {o->warmup, o->retime_within};
+    int rc = gpu_time_list(&s->g, &s->p, algos, maths, n, &go, ms, &st);
+    *lt = (verify_list_timing){st.wall_ms, st.reruns, st.timed_out, st.spin, st.unheld, st.launches, st.sync_ms};
     return rc;
 }
 

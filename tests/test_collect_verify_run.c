@@ -17,6 +17,7 @@
 #include "helpers/testutil.h"
 #include "timer.h"
 #include "verify.h"
+#include "verify_backend.h"
 #include "verify_models.h"
 
 /* ---- fake models ---- */
@@ -651,6 +652,153 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
     remove(fdb);
     free(out);
     free(fdb);
+}
+
+/* A pass of the fake backend's time_list over a problem's first collected kernels and one it rejects, as each of
+ * the pass's options launches them: the times and the cost follow the fake's first and held launches
+ * (verify_backend.h), computed here from the fake collection's numbers. */
+Test(collect_verify_run, conv_pass_retime_and_no_warmup, .init = setup)
+{
+    collect_problem *p;
+    int np;
+    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
+    collect_conv_timer t;
+    collect_conv_opts co = {.repeats = 1};
+    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &co), 0);
+    verify_conv_backend be;
+    verify_conv_opts bo = {1, 0.2, (size_t)1 << 40};
+    cr_assert_eq(verify_conv_backend_open_fake(&be, &bo), 0);
+    int checked = 0, spared = 0;
+    for (int i = 0; i < np && checked < 8; i++) {
+        collect_conv cv;
+        collect_conv_measured m;
+        cli_tally cand = {0};
+        const char *why;
+        if (collect_conv_from_key(p[i].key, strlen(p[i].key), &cv) || t.measure(&t, &cv, p[i].key, &m, &cand, &why) ||
+            m.n_res < 3)
+            continue;
+        cr_assert_eq(be.problem(&be, &cv, p[i].key, &why), 0);
+        /* the first four collected kernels and one the fake rejects */
+        int a[5], mt[5], n = 0;
+        double held[5], first[5];
+        for (int r = 0; r < m.n_res && n < 4; r++, n++) {
+            a[n] = m.res[r].algo;
+            mt[n] = m.res[r].math;
+            held[n] = m.res[r].ms * collect_fake_once_factor(p[i].key, a[n], mt[n]);
+            first[n] = held[n] * collect_fake_first_factor(p[i].key, a[n], mt[n]);
+        }
+        for (int x = 0; x < collect_algo_count(cv.dir) * COLLECT_MATH_COUNT && n < 5; x++)
+            if (!res_of(m.res, m.n_res, x / COLLECT_MATH_COUNT, x % COLLECT_MATH_COUNT)) {
+                a[n] = x / COLLECT_MATH_COUNT;
+                mt[n] = x % COLLECT_MATH_COUNT;
+                held[n] = first[n] = INFINITY;
+                n++;
+            }
+        double ms[5], sum_held = 0, sum_first = 0, fastest = INFINITY;
+        int n_ok = 0;
+        for (int k = 0; k < n; k++)
+            if (isfinite(held[k])) {
+                sum_held += held[k];
+                sum_first += first[k];
+                fastest = fmin(fastest, first[k]);
+                n_ok++;
+            }
+        verify_list_timing lt;
+        /* the default: untimed warm-ups, every kernel launched again */
+        verify_list_opts o = {1, 0};
+        cr_assert_eq(be.time_list(&be, a, mt, n, &o, ms, &lt), 0);
+        for (int k = 0; k < n; k++) cr_assert(isfinite(held[k]) ? ms[k] == held[k] : isinf(ms[k]), "%s", p[i].key);
+        cr_assert_float_eq(lt.wall_ms, 2 * sum_held, 1e-9 * sum_held);
+        cr_assert_eq(lt.launches, 2 * n_ok);
+        /* no warm-up: one launch each, the same times at half the cost */
+        o = (verify_list_opts){0, 0};
+        cr_assert_eq(be.time_list(&be, a, mt, n, &o, ms, &lt), 0);
+        for (int k = 0; k < n; k++) cr_assert(isfinite(held[k]) ? ms[k] == held[k] : isinf(ms[k]));
+        cr_assert_float_eq(lt.wall_ms, sum_held, 1e-9 * sum_held);
+        cr_assert_eq(lt.launches, n_ok);
+        /* timed warm-ups, each factor: the kernels within it of the fastest warm-up launched again when two or more
+         * are, the others keeping their warm-up's time */
+        static const double within[4] = {1.0, 1.2, 1.5, 1e3};
+        for (int w = 0; w < 4; w++) {
+            o = (verify_list_opts){1, within[w]};
+            cr_assert_eq(be.time_list(&be, a, mt, n, &o, ms, &lt), 0);
+            int again = 0;
+            for (int k = 0; k < n; k++) again += isfinite(first[k]) && first[k] <= within[w] * fastest;
+            if (again < 2) again = 0;
+            double cost = sum_first;
+            for (int k = 0; k < n; k++) {
+                int launched = again && isfinite(first[k]) && first[k] <= within[w] * fastest;
+                cost += launched ? held[k] : 0;
+                double want = !isfinite(first[k]) ? INFINITY : launched ? held[k] : first[k];
+                cr_assert(ms[k] == want, "%s, x%g, kernel %d: %g, expected %g", p[i].key, within[w], k, ms[k], want);
+            }
+            cr_assert_float_eq(lt.wall_ms, cost, 1e-9 * cost);
+            cr_assert_eq(lt.launches, n_ok + again);
+            if (w == 3) cr_assert_eq(again, n_ok, "a factor of 1000 launches every kernel again");
+            spared += w == 2 && again < n_ok;
+        }
+        be.problem_end(&be);
+        checked++;
+    }
+    cr_assert_eq(checked, 8);
+    cr_assert_gt(spared, 0, "x1.5 launched every kernel of every problem again");
+    be.close(&be);
+    t.close(&t);
+    collect_problems_free(p, np);
+}
+
+/* verify's batch passes with --shortlist-no-warmup pick as the default pass does at half its cost; with
+ * --shortlist-retime-within 1 (no kernel launched again unless two warm-ups tie) each pass costs less than the
+ * default's; the report names the pass; malformed or misplaced values are refused. */
+Test(collect_verify_run, conv_pass_options, .init = setup)
+{
+    char *out = test_tmppath(".tsv"), *base = test_tmppath(".tsv"), args[8192];
+    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch", networks(), base);
+    cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+    table_rows b;
+    rows_read(base, &b);
+    cr_assert_gt(b.n, 8);
+    static const char *const variants[2] = {"--shortlist-no-warmup", "--shortlist-retime-within 1"};
+    static const char *const names[2] = {"batch-no-warmup", "batch-retime-1"};
+    for (int v = 0; v < 2; v++) {
+        snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch %s", networks(),
+                 out, variants[v]);
+        cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+        table_rows r;
+        rows_read(out, &r);
+        cr_assert_eq(r.n, b.n);
+        for (int row = 0; row < r.n; row++) {
+            char **f = r.f[row], **g = b.f[row];
+            cr_assert_str_eq(f[C_KEY], g[C_KEY]);
+            cr_assert_str_eq(f[C_SHORTLIST_TIMING], names[v]);
+            for (int c = C_TOPK_MS; c <= C_VTOPK_MS; c += C_VTOPK_MS - C_TOPK_MS) {
+                if (v == 0) cr_assert_float_eq(num(f[c]), num(g[c]) / 2, 2e-3, "%s", f[C_KEY]);
+                else cr_assert_lt(num(f[c]), num(g[c]), "%s", f[C_KEY]);
+            }
+            if (v == 0) {
+                cr_assert_str_eq(f[C_TOPK_PICK], g[C_TOPK_PICK]);
+                cr_assert_str_eq(f[C_VPICK], g[C_VPICK]);
+            }
+        }
+        free(r.text);
+    }
+    free(b.text);
+    static const char *const bad[] = {"--shortlist-timing batch --shortlist-retime-within 0.5",
+                                      "--shortlist-timing batch --shortlist-retime-within 1.5x",
+                                      "--shortlist-timing batch --shortlist-retime-within -1",
+                                      "--shortlist-timing batch --shortlist-retime-within",
+                                      "--shortlist-timing once --shortlist-retime-within 1.5",
+                                      "--shortlist-no-warmup",
+                                      "--shortlist-timing careful --shortlist-no-warmup",
+                                      "--shortlist-timing batch --shortlist-no-warmup --shortlist-retime-within 1.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(args, sizeof args, "--problems %s --limit 1 --out %s --top-k 3 %s", networks(), out, bad[i]);
+        cr_assert_eq(run(cmd_verify, args), 2, "%s", bad[i]);
+    }
+    remove(out);
+    remove(base);
+    free(out);
+    free(base);
 }
 
 /* The report without its wall-clock columns (decision, shortlist timing) and '#' lines. */
