@@ -386,6 +386,16 @@ def shortlist_cost():
               and abs(fig['eff'] - 2.5 / 3) < 1e-12 and fig['worst']['key'] == 'c',
               'shortlist_cost: %s' % {k: v for k, v in fig.items() if k != 'worst'})
         check(sc.common_prefix([rep, sc.read_report(two)], 'm') == 2, 'shortlist_cost: the common problems')
+        check(fig['eff_worst'] == 0.5 and fig['med_lo'] == fig['med_hi'] == 0.5, 'shortlist_cost: worst, median interval')
+        boot = sc.figures(rep['m'], 'topk', 't_topk', 200, 1)
+        check(0.1 <= boot['med_lo'] <= 0.5 <= boot['med_hi'] <= 1.0, 'shortlist_cost: median interval %s-%s' %
+              (boot['med_lo'], boot['med_hi']))
+        # a run over a subset of the list, in another order: the problems both hold, by key, in the first's order
+        three = os.path.join(tmp, 'three.tsv')
+        with open(three, 'w') as f:
+            f.write(head + rows[2] + rows[0])
+        check(sc.common_keys([rep, sc.read_report(three)], 'm') == ['a', 'c'] and
+              sc.common_prefix([rep, sc.read_report(three)], 'm') == 0, 'shortlist_cost: the common keys')
         with open(two, 'a') as f:
             f.write('d\tm\t1\t-\t1\t1\t1\t1\n')
         try:

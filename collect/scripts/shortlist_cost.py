@@ -2,16 +2,18 @@
 """The cost of verify's shortlists against cudnnFind's, from convolution verify reports (heurist-collect verify
 --top-k K --find-cost; Python 3 standard library only).
 
-    python3 collect/scripts/shortlist_cost.py REPORT.tsv [MORE.tsv ...] [--first N] [--costliest N]
+    python3 collect/scripts/shortlist_cost.py REPORT.tsv [MORE.tsv ...] [--first N] [--by-key] [--costliest N]
                                               [--bootstrap B] [--seed S]
 
 Per report and model (its model's shortlist, then cuDNN's first K as `vendor`): the problems, the shortlist's
-efficiency against the fresh best (mean of t_best / t_topk), the cost summed over the problems as a share of
-cudnnFind's (sum topk_ms / sum find_ms) with a 95% bootstrap interval (problems drawn with replacement, seeded),
-the median, p90 and worst per-problem share, and the problem whose shortlist cost most (--costliest N: the N
-costliest, each with its cost, cudnnFind's and its best kernel's time). With several reports,
-only the problems every report holds at the same place are counted (the first N of a list that one run finished
-and another stopped early on), so that their figures compare on the same problems; --first N keeps fewer.
+efficiency against the fresh best (mean of t_best / t_topk) and its worst problem's, the cost summed over the
+problems as a share of cudnnFind's (sum topk_ms / sum find_ms) and the median per-problem share, each with a 95%
+bootstrap interval (problems drawn with replacement, seeded), the p90 and worst per-problem share, and the problem
+whose shortlist cost most (--costliest N: the N costliest, each with its cost, cudnnFind's and its best kernel's
+time). With several reports, only the problems every report holds at the same place are counted (the first N of a
+list that one run finished and another stopped early on), or with --by-key the problems every report holds
+whatever their place (a run over a subset of another's list), so that their figures compare on the same
+problems; --first N keeps fewer.
 """
 import argparse
 import csv
@@ -46,15 +48,21 @@ def figures(rows, cost, t, boot, seed):
     share = [r[cost] / r['find'] for r in rows]
     total = sum(r[cost] for r in rows) / sum(r['find'] for r in rows)
     rng = random.Random(seed)
-    draws = []
+    draws, medians = [], []
     for _ in range(boot):
-        pick = [rows[rng.randrange(len(rows))] for _ in rows]
-        draws.append(sum(r[cost] for r in pick) / sum(r['find'] for r in pick))
+        pick = [rng.randrange(len(rows)) for _ in rows]
+        draws.append(sum(rows[i][cost] for i in pick) / sum(rows[i]['find'] for i in pick))
+        medians.append(quantile([share[i] for i in pick], 0.5))
     draws.sort()
+    medians.sort()
     worst = max(rows, key=lambda r: r[cost])
-    return {'eff': sum(r['best'] / r[t] for r in rows) / len(rows), 'total': total,
+    median = quantile(share, 0.5)
+    return {'eff': sum(r['best'] / r[t] for r in rows) / len(rows), 'eff_worst': min(r['best'] / r[t] for r in rows),
+            'total': total,
             'lo': draws[int(0.025 * boot)] if boot else total, 'hi': draws[int(0.975 * boot) - 1] if boot else total,
-            'median': quantile(share, 0.5), 'p90': quantile(share, 0.9), 'worst_share': max(share),
+            'median': median, 'med_lo': medians[int(0.025 * boot)] if boot else median,
+            'med_hi': medians[int(0.975 * boot) - 1] if boot else median,
+            'p90': quantile(share, 0.9), 'worst_share': max(share),
             'cost_ms': sum(r[cost] for r in rows) / len(rows), 'find_ms': sum(r['find'] for r in rows) / len(rows),
             'worst': worst}
 
@@ -69,10 +77,18 @@ def common_prefix(reports, model):
     return n
 
 
+def common_keys(reports, model):
+    """The problems every report holds, by key, in the first report's order."""
+    held = [{r['key'] for r in rep.get(model, [])} for rep in reports[1:]]
+    return [r['key'] for r in reports[0].get(model, []) if all(r['key'] in h for h in held)]
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('reports', nargs='+')
     ap.add_argument('--first', type=int, default=0, help='at most this many problems (0: all in common)')
+    ap.add_argument('--by-key', action='store_true',
+                    help='compare the problems every report holds by key, not by place')
     ap.add_argument('--costliest', type=int, default=0, help='list the N costliest problems of each shortlist')
     ap.add_argument('--bootstrap', type=int, default=2000)
     ap.add_argument('--seed', type=int, default=0)
@@ -81,20 +97,22 @@ def main(argv):
     models = [m for m in reports[0] if all(m in rep for rep in reports)]
     if not models:
         raise SystemExit('no model is in every report')
-    print('report\tshortlist\tproblems\tefficiency\tcost/find\t95% interval\tmedian\tp90\tworst\tcost_ms\tfind_ms\t'
-          'costliest (ms)')
+    print('report\tshortlist\tproblems\tefficiency\tworst efficiency\tcost/find\t95% interval\tmedian\t95% interval\t'
+          'p90\tworst\tcost_ms\tfind_ms\tcostliest (ms)')
     costliest = []
     for mi, m in enumerate(models):
-        n = common_prefix(reports, m)
+        keys = common_keys(reports, m) if a.by_key else [r['key'] for r in reports[0][m][:common_prefix(reports, m)]]
         if a.first:
-            n = min(n, a.first)
+            keys = keys[:a.first]
+        n = len(keys)
         for path, rep in zip(a.reports, reports):
-            rows = rep[m][:n]
+            by_key = {r['key']: r for r in rep[m]}
+            rows = [by_key[k] for k in keys] if a.by_key else rep[m][:n]
             # cuDNN's shortlist is the same in every model's rows: once, with the first model's problems
             for name, cost, t in ((m, 'topk', 't_topk'),) + ((('vendor', 'vtopk', 't_vtopk'),) if mi == 0 else ()):
                 f = figures(rows, cost, t, a.bootstrap, a.seed)
-                print(f"{path}\t{name}\t{n}\t{f['eff']:.4f}\t{f['total']:.4f}\t{f['lo']:.4f}-{f['hi']:.4f}\t"
-                      f"{f['median']:.4f}\t{f['p90']:.4f}\t{f['worst_share']:.3f}\t{f['cost_ms']:.3f}\t"
+                print(f"{path}\t{name}\t{n}\t{f['eff']:.4f}\t{f['eff_worst']:.4f}\t{f['total']:.4f}\t"
+                      f"{f['lo']:.4f}-{f['hi']:.4f}\t{f['median']:.4f}\t{f['med_lo']:.4f}-{f['med_hi']:.4f}\t{f['p90']:.4f}\t{f['worst_share']:.3f}\t{f['cost_ms']:.3f}\t"
                       f"{f['find_ms']:.3f}\t{f['worst']['key']} ({f['worst'][cost]:.1f})")
                 for r in sorted(rows, key=lambda r: -r[cost])[:a.costliest]:
                     costliest.append(f"{path}\t{name}\t{r['key']}\t{r[cost]:.3f}\t{r['find']:.3f}\t{r['best']:.6g}")
