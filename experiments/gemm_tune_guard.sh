@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # The seq2seq tuner's vendor guard of docs/BENCHMARKS.md (the cuBLASLt GEMM table out of source): the tuner
-# trained on the H100 real pool's training families plus the generator pool, its margin calibrated on out-of-fold
-# shapes of the training families alone, then the guarded runtime scored on the held-out families (llama3, mistral,
-# resnet50), decoding within cuBLASLt's list.
+# trained on a real pool's training families plus a second pool (by default the H100 real pool and the generator
+# pool), its margin calibrated on out-of-fold shapes of the training families alone, then the guarded runtime
+# scored on the held-out families (llama3, mistral, resnet50), decoding within cuBLASLt's list.
 #   bash experiments/gemm_tune_guard.sh STAGE...      (from the repository root, after a Release build)
 # Stages, each writing under $OUT (default out/tune_guard):
 #   split   real_oos.train / real_oos.test: the real pool without / with the held-out families; RG.train: the
-#           training families plus the generator pool (no shape of real_oos.test)
+#           training families plus the second pool (no shape of real_oos.test)
 #   calib   three folds of the training families (no held-out family in any): per fold, the tuner trained on the
-#           other two plus the generator pool (no shape of the fold's), exported, its unguarded decodes within
+#           other two plus the second pool (no shape of the fold's), exported, its unguarded decodes within
 #           cuBLASLt's list scored on the fold's shapes (gemm_tune_offline.py --scores): cal_{A,B,C}.tsv; then the
 #           margin chosen on the three (gemm_tune_offline.py --calibrate): calib.txt
 #   final   the tuner trained on RG.train, exported unguarded (rt_s2s_tune) and with the calibrated margin
 #           (rt_s2s_guard, or --guard $MARGIN when set), both scored on real_oos.test within cuBLASLt's list
-# Environment: EPOCHS (default 30), MARGIN (skips calib.txt), CANDIDATES (list, the default, or rows: the tuner
-# decodes within each shape's rows; the files calib, final and the guarded runtime gain the suffix _rows).
+# Environment: REAL (the real pool, family column; default datasets/h100/h100_cublaslt_gemm_real.csv.gz), GEN (the
+# second pool, its groups prefixed gen:; default datasets/h100/h100_cublaslt_gemm.csv.gz, the generator pool; empty:
+# none, the tuner trained on the real pool's families alone), EPOCHS (default 30), MARGIN (skips calib.txt),
+# CANDIDATES (list, the default, or rows: the tuner decodes within each shape's rows; the files calib, final and the
+# guarded runtime gain the suffix _rows). The H200 pool alone:
+#   REAL=datasets/h200/h200_cublaslt_gemm_real.csv.gz GEN= OUT=out/tune_guard_h200 bash experiments/gemm_tune_guard.sh split calib final
 set -eu -o pipefail
-REAL=datasets/h100/h100_cublaslt_gemm_real.csv.gz
-GEN=datasets/h100/h100_cublaslt_gemm.csv.gz
+REAL=${REAL-datasets/h100/h100_cublaslt_gemm_real.csv.gz}
+GEN=${GEN-datasets/h100/h100_cublaslt_gemm.csv.gz}
 OUT=${OUT:-out/tune_guard}
 EPOCHS=${EPOCHS:-30}
 CAND=${CANDIDATES:-list}
@@ -31,6 +35,19 @@ H=./build/heurist
 CONFIG="{\"epochs\":$EPOCHS,\"hidden\":128,\"embed\":64,\"space\":\"measured\"}"
 mkdir -p "$OUT"
 
+# with_gen OUT TABLE EXCLUDE...: TABLE plus the second pool's shapes that no EXCLUDE table holds (TABLE alone,
+# copied with its sidecars, when GEN is empty)
+with_gen() {
+    local out=$1 table=$2 ex=()
+    shift 2
+    for t in "$@"; do ex+=(--exclude "$t"); done
+    if [ -n "$GEN" ]; then
+        python3 collect/scripts/concat_tables.py --out "$out" "${ex[@]}" "$table" "$GEN" --prefix 2=gen:
+    else
+        python3 collect/scripts/concat_tables.py --out "$out" "${ex[@]}" "$table"
+    fi
+}
+
 # train NAME TABLE: the seq2seq tuner on every shape of TABLE, one thread, exported unguarded to $OUT/rt_NAME
 train() {
     nice -n 5 $H train --data "$2" --task tune --model seq2seq --split none --seed 0 --threads 1 --config "$CONFIG" \
@@ -43,15 +60,13 @@ for stage in "$@"; do
     case $stage in
     split)
         $H data split --data "$REAL" --hold family=$HOLD --out "$OUT/real_oos"
-        python3 collect/scripts/concat_tables.py --out "$OUT/RG.train.csv.gz" --exclude "$OUT/real_oos.test.csv.gz" \
-            "$OUT/real_oos.train.csv.gz" "$GEN" --prefix 2=gen:
+        with_gen "$OUT/RG.train.csv.gz" "$OUT/real_oos.train.csv.gz" "$OUT/real_oos.test.csv.gz"
         ;;
     calib)
         for f in A B C; do
             eval fams=\$FOLD_$f
             $H data split --data "$OUT/real_oos.train.csv.gz" --hold family=$fams --out "$OUT/cal_$f"
-            python3 collect/scripts/concat_tables.py --out "$OUT/cal_$f.RG.csv.gz" --exclude "$OUT/cal_$f.test.csv.gz" \
-                --exclude "$OUT/real_oos.test.csv.gz" "$OUT/cal_$f.train.csv.gz" "$GEN" --prefix 2=gen:
+            with_gen "$OUT/cal_$f.RG.csv.gz" "$OUT/cal_$f.train.csv.gz" "$OUT/cal_$f.test.csv.gz" "$OUT/real_oos.test.csv.gz"
             train "cal_$f" "$OUT/cal_$f.RG.csv.gz"
             python3 experiments/gemm_tune_offline.py --runtime "$OUT/rt_cal_$f" --table "$OUT/cal_$f.test.csv.gz" \
                 --candidates "$CAND" --scores "$OUT/cal_$f$sfx.tsv"
