@@ -393,7 +393,7 @@ def shortlist_cost():
         # a run over a subset of the list, in another order: the problems both hold, by key, in the first's order
         three = os.path.join(tmp, 'three.tsv')
         with open(three, 'w') as f:
-            f.write(head + rows[2] + rows[0])
+            f.write(head + rows[2] + rows[0] + rows[2])
         check(sc.common_keys([rep, sc.read_report(three)], 'm') == ['a', 'c'] and
               sc.common_prefix([rep, sc.read_report(three)], 'm') == 0, 'shortlist_cost: the common keys')
         with open(two, 'a') as f:

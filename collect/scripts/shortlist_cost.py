@@ -78,9 +78,11 @@ def common_prefix(reports, model):
 
 
 def common_keys(reports, model):
-    """The problems every report holds, by key, in the first report's order."""
+    """The problems every report holds, by key, each once (a list may name a problem twice), in the first report's
+    order."""
     held = [{r['key'] for r in rep.get(model, [])} for rep in reports[1:]]
-    return [r['key'] for r in reports[0].get(model, []) if all(r['key'] in h for h in held)]
+    keys = dict.fromkeys(r['key'] for r in reports[0].get(model, []) if all(r['key'] in h for h in held))
+    return list(keys)
 
 
 def main(argv):
@@ -106,7 +108,9 @@ def main(argv):
             keys = keys[:a.first]
         n = len(keys)
         for path, rep in zip(a.reports, reports):
-            by_key = {r['key']: r for r in rep[m]}
+            by_key = {}
+            for r in rep[m]:
+                by_key.setdefault(r['key'], r)  # a problem named twice: its first row
             rows = [by_key[k] for k in keys] if a.by_key else rep[m][:n]
             # cuDNN's shortlist is the same in every model's rows: once, with the first model's problems
             for name, cost, t in ((m, 'topk', 't_topk'),) + ((('vendor', 'vtopk', 't_vtopk'),) if mi == 0 else ()):
