@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The single pick of GEMM verify reports over two or more runs of the same shapes (heurist-collect verify --table,
+one report a run; columns key, model_name, model, heuristic, speedup, read by name), per model: each run's
+geomean speed-up over cuBLASLt's first pick, its shares slower and faster beyond --noise and its worst; the shapes
+where the pick is another configuration than the first pick; the shapes slower beyond --noise in every run (a
+loss that repeats, against one that a single re-timing shows); and the runs' per-shape geometric mean of the
+speed-up (one figure per shape, less of each run's timing noise) with its geomean's 95% bootstrap interval (the
+shapes resampled with replacement, seeded), its slower and faster shares and its worst.
+
+  /usr/bin/python3 experiments/gemm_pick_runs.py RUN1.tsv RUN2.tsv...
+(gzip-compressed reports read as they are). Python 3 standard library only."""
+import argparse
+import csv
+import gzip
+import math
+import random
+import sys
+
+
+def read(path):
+    """{model: {shape key: (speed-up, pick differs from the first pick)}} of a report's rows"""
+    with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
+        lines = [line for line in f if not line.startswith('#')]
+    reader = csv.DictReader(lines, delimiter='\t')
+    for c in ('key', 'model_name', 'model', 'heuristic', 'speedup'):
+        if c not in (reader.fieldnames or []):
+            sys.exit('%s: no column %s (a GEMM verify report)' % (path, c))
+    runs = {}
+    for lineno, r in enumerate(reader, 2):
+        try:
+            s = float(r['speedup'])
+        except ValueError:
+            sys.exit('%s:%d: speedup %r is not a number' % (path, lineno, r['speedup']))
+        if not s > 0:
+            sys.exit('%s:%d: speedup %r is not positive' % (path, lineno, r['speedup']))
+        runs.setdefault(r['model_name'], {})[r['key']] = (s, r['model'] != r['heuristic'])
+    return runs
+
+
+def geomean_interval(x, resamples, seed):
+    logs = [math.log(v) for v in x]
+    n = len(logs)
+    rng = random.Random(seed)
+    boots = sorted(sum(logs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    lo, hi = boots[int(0.025 * resamples)], boots[int(0.975 * resamples) - 1]
+    return math.exp(sum(logs) / n), math.exp(lo), math.exp(hi)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('reports', nargs='+')
+    ap.add_argument('--noise', type=float, default=1.02)
+    ap.add_argument('--resamples', type=int, default=2000)
+    ap.add_argument('--seed', type=int, default=0)
+    a = ap.parse_args()
+    if len(a.reports) < 2:
+        sys.exit('gemm_pick_runs.py: give two reports or more (the same shapes verified in separate runs)')
+    runs = [read(p) for p in a.reports]
+    for model in runs[0]:
+        if any(model not in r for r in runs):
+            sys.exit('gemm_pick_runs.py: model %s is not in every report' % model)
+        keys = [k for k in runs[0][model] if all(k in r[model] for r in runs)]
+        print('model %s: %d shapes in all %d runs' % (model, len(keys), len(runs)))
+        for i, r in enumerate(runs, 1):
+            s = [r[model][k][0] for k in keys]
+            g, lo, hi = geomean_interval(s, a.resamples, a.seed)
+            moved = sum(r[model][k][1] for k in keys) / len(keys)
+            print('  run %d: speed-up %.4f (%.4f-%.4f) slower %.4f faster %.4f worst %.3f; another pick than '
+                  'the first on %.4f' % (i, g, lo, hi, sum(x < 1 / a.noise for x in s) / len(s),
+                                         sum(x > a.noise for x in s) / len(s), min(s), moved))
+        every = sum(all(r[model][k][0] < 1 / a.noise for r in runs) for k in keys) / len(keys)
+        mean = [math.exp(sum(math.log(r[model][k][0]) for r in runs) / len(runs)) for k in keys]
+        g, lo, hi = geomean_interval(mean, a.resamples, a.seed)
+        print('  slower in every run %.4f; per-shape mean of the runs: speed-up %.4f (%.4f-%.4f) slower %.4f '
+              'faster %.4f worst %.3f' % (every, g, lo, hi, sum(x < 1 / a.noise for x in mean) / len(mean),
+                                          sum(x > a.noise for x in mean) / len(mean), min(mean)))
+
+
+if __name__ == '__main__':
+    main()
