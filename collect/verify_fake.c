@@ -85,8 +85,9 @@ static int conv_time_once(verify_conv_backend *b, int algo, int math, double *ms
     return rc;
 }
 
-/* a shortlist in one pass (verify_backend.h): a held launch as time_once answers it, a timed warm-up that times
- * collect_fake_first_factor, an untimed warm-up as a held launch; the wall time the launches' times */
+/* a shortlist in one pass (verify_backend.h): a held launch as time_once answers it, a timed warm-up as the held
+ * launch's time times collect_fake_first_factor, an untimed warm-up as a held launch; the wall time the launches'
+ * times */
 static int conv_time_list(verify_conv_backend *b, const int *algos, const int *maths, int n, const verify_list_opts *o,
                           double *ms, verify_list_timing *lt)
 {

@@ -396,6 +396,8 @@ def shortlist_cost():
             f.write(head + rows[2] + rows[0] + rows[2])
         check(sc.common_keys([rep, sc.read_report(three)], 'm') == ['a', 'c'] and
               sc.common_prefix([rep, sc.read_report(three)], 'm') == 0, 'shortlist_cost: the common keys')
+        # a problem the first report names twice is one problem
+        check(sc.common_keys([sc.read_report(three), rep], 'm') == ['c', 'a'], 'shortlist_cost: a key named twice')
         with open(two, 'a') as f:
             f.write('d\tm\t1\t-\t1\t1\t1\t1\n')
         try:
