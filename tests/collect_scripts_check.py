@@ -101,6 +101,27 @@ def networks_subset():
         run(ns, ['--networks', 'datasets/h100/networks/networks.tsv', '--count', '600', '--seed', '0', '--out', out])
         with open(out) as f:
             check([l.split() for l in f.read().splitlines()] == rows, 'networks_subset: not reproducible')
+        # a plain key list under one source: cells direction x class, an FP32 key once per class
+        keys = os.path.join(tmp, 'keys.txt')
+        with open(keys, 'w') as f:
+            f.write('64-28-28-3x3-64-28-28-8-1x1-1x1-1x1-0-NCHW-FP32-F\n'
+                    '64-28-28-3x3-64-28-28-8-1x1-1x1-1x1-0-NCHW-FP16-W\n\n'
+                    '32-14-14-1x1-16-14-14-4-0x0-1x1-1x1-0-NCHW-FP32-B extra fields\n')
+        run(ns, ['--keys', keys, '--source', 'pool', '--count', '10', '--seed', '0', '--out', out])
+        with open(out) as f:
+            rows = sorted(l.split() for l in f.read().splitlines())
+        check(len(rows) == 7, 'networks_subset --keys: %d rows, expected 7' % len(rows))
+        check(all(r[1] == 'pool' for r in rows), 'networks_subset --keys: the source')
+        check(sorted(r[2] for r in rows if r[0].endswith('FP32-F')) == ['conversion', 'strict', 'tf32'],
+              'networks_subset --keys: an FP32 key under each class')
+        check([r[2] for r in rows if r[0].endswith('FP16-W')] == ['tf32'], 'networks_subset --keys: FP16 class')
+        with open(keys, 'a') as f:
+            f.write('64-28-28-NCHW-FP32-X\n')
+        try:
+            run(ns, ['--keys', keys, '--count', '10', '--out', out])
+            check(False, 'networks_subset --keys: a bad key read')
+        except SystemExit as e:
+            check('keys.txt:5' in str(e), 'networks_subset --keys: %s' % e)
 
 
 def active_keys():
