@@ -6,6 +6,7 @@ training pool, triton_matmul.py's configuration space, shape selection and resum
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, and
 shortlist_cost.py's shares of cudnnFind's time."""
+import math
 import os
 import sys
 import tempfile
@@ -365,6 +366,13 @@ def cost_models():
     check(all(abs(a - b) < 1e-4 for a, b in zip(coef, [0.5, 2.0, -0.25])), 'fit_cost: lstsq %s' % coef)
     check(abs(fc.spearman([1, 2, 3, 4], [1, 8, 27, 64]) - 1) < 1e-12 and fc.ranks([3, 1, 3]) == [1.5, 0.0, 1.5],
           'fit_cost: ranks or spearman')
+    # a GEMM key's features as collect_gemm_shape_cost_s computes them: FP8 A and B a byte an element, its bf16 D
+    # two, all times the batch; the hand-set model before the fit knows the data type too
+    feats, _ = fc.gemm_feats('64,32,16,fp8e4m3,T,N,4')
+    check(abs(feats['log_bytes'] - math.log(4 * (64 * 16 + 16 * 32 + 2 * 64 * 32))) < 1e-12 and
+          abs(feats['log_flops'] - math.log(2.0 * 64 * 32 * 16 * 4)) < 1e-12 and feats['trans_a'] == 1.0,
+          'fit_cost: an FP8 batched key %s' % feats)
+    check(fc.gemm_cost_before(*fc.gemm_feats('64,32,16,fp8e4m3,T,N')[1]) > 0, 'fit_cost: the FP8 model before the fit')
     # gpu_noise: the percentile of heurist-collect's stats.c (linear between order statistics)
     check(gn.percentile([1.0, 2.0, 3.0, 4.0], 90) == 3.7 and gn.percentile([5.0], 10) == 5.0, 'gpu_noise: percentile')
 

@@ -236,7 +236,8 @@ def fit_conv(args):
             print(f"  the code's coefficients (--coef): {spearman(code, r):.3f}")
 
 
-GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4}
+GEMM_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4, "fp8e4m3": 1}  # A and B (collect_gemm_dtype_bytes)
+GEMM_OUT_BYTES = dict(GEMM_BYTES, fp8e4m3=2)  # C and D: FP8 GEMMs write bf16 (collect_gemm_dtype_out_bytes)
 
 
 def gemm_feats(key):
@@ -244,9 +245,10 @@ def gemm_feats(key):
     m, n, k, dtype, ta, tb = f[:6]
     m, n, k = int(m), int(n), int(k)
     batch = int(f[6]) if len(f) > 6 else 1  # a batched key ends with its batch (collect/gemm.h)
-    e = GEMM_BYTES[dtype]
+    if dtype not in GEMM_BYTES:
+        raise SystemExit(f"gemm key {key}: data type {dtype!r}, expected one of {', '.join(GEMM_BYTES)}")
     flops = 2.0 * m * n * k * batch
-    nbytes = e * (m * k + k * n + m * n) * batch
+    nbytes = (GEMM_BYTES[dtype] * (m * k + k * n) + GEMM_OUT_BYTES[dtype] * m * n) * batch
     return {"1": 1.0, "log_flops": math.log(flops), "log_bytes": math.log(nbytes), "fp16": float(dtype == "fp16"),
             "fp32": float(dtype == "fp32"), "tf32": float(dtype == "tf32"), "trans_a": float(ta == "T"),
             "trans_b": float(tb == "T")}, (m, n, k, dtype)
@@ -254,7 +256,7 @@ def gemm_feats(key):
 
 def gemm_cost_before(m, n, k, dtype, n_enum=64, n_heur=32):
     """collect_gemm_shape_cost_s as hand-set before the fit (scripts/gemm_shapes.py's model)."""
-    peak = {"bf16": 600e12, "fp16": 600e12, "fp32": 50e12, "tf32": 300e12}[dtype]
+    peak = {"bf16": 600e12, "fp16": 600e12, "fp32": 50e12, "tf32": 300e12, "fp8e4m3": 1200e12}[dtype]
     e = GEMM_BYTES[dtype]
     t = max(2.0 * m * n * k / peak, e * (m * k + k * n + m * n) / 3.35e12) * 1e6 + 4.0
     groups = [(1.1, min(n_heur, 8), 0), (2.5, 0.75 * n_enum, 0), (6.0, 0.25 * n_enum, 1)]
