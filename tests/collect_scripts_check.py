@@ -6,6 +6,8 @@ training pool, triton_matmul.py's configuration space, shape selection and resum
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, and
 shortlist_cost.py's shares of cudnnFind's time."""
+import contextlib
+import io
 import math
 import os
 import sys
@@ -427,6 +429,13 @@ def shortlist_cost():
               sc.common_prefix([rep, sc.read_report(three)], 'm') == 0, 'shortlist_cost: the common keys')
         # a problem the first report names twice is one problem
         check(sc.common_keys([sc.read_report(three), rep], 'm') == ['c', 'a'], 'shortlist_cost: a key named twice')
+        # reports without a problem in common at the same place: a message, not figures over no problem
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                sc.main([one, three])
+            check(False, 'shortlist_cost: reports without a common problem compared')
+        except SystemExit as e:
+            check('no problem that every report holds' in str(e.code), 'shortlist_cost: %s' % e.code)
         with open(two, 'a') as f:
             f.write('d\tm\t1\t-\t1\t1\t1\t1\n')
         try:

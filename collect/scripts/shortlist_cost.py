@@ -107,6 +107,9 @@ def main(argv):
         if a.first:
             keys = keys[:a.first]
         n = len(keys)
+        if n == 0:
+            raise SystemExit(f"model {m}: no problem that every report holds "
+                             f"{'(by key)' if a.by_key else 'at the same place (--by-key compares by key)'}")
         for path, rep in zip(a.reports, reports):
             by_key = {}
             for r in rep[m]:
