@@ -186,17 +186,28 @@ def routed(rng, tokens, experts, top):
     return sorted(set(c for c in counts if c > 0))
 
 
-def moe_shapes(rng, out):
-    for family, model, h, ffn, experts, top in (('mixtral', 'mixtral_8x7b', 4096, 14336, 8, 2),
-                                                ('deepseek_moe', 'deepseek_v2_lite', 2048, 1408, 64, 6)):
-        for phase, totals, roles, fused in (('prefill', (512, 2048, 8192), ('fwd',), True),
-                                            ('decode', (16, 64, 256), ('fwd',), True),
-                                            ('train', (4096,), ('fwd', 'dgrad', 'wgrad'), False)):
+# family, model, hidden size, expert width, routed experts, experts a token
+MOES = (('mixtral', 'mixtral_8x7b', 4096, 14336, 8, 2), ('deepseek_moe', 'deepseek_v2_lite', 2048, 1408, 64, 6))
+# phase, token totals, roles, gate and up projections fused
+MOE_PHASES = (('prefill', (512, 2048, 8192), ('fwd',), True), ('decode', (16, 64, 256), ('fwd',), True),
+              ('train', (4096,), ('fwd', 'dgrad', 'wgrad'), False))
+
+
+def moe_phases():
+    """(family, model, experts, top, phase, token total, roles, expert layers as (name, out, in)) of every MoE model
+    and phase, in order: what the per-expert and the batched MoE shapes share."""
+    for family, model, h, ffn, experts, top in MOES:
+        for phase, totals, roles, fused in MOE_PHASES:
             layers = [('w13', 2 * ffn, h), ('w2', h, ffn)] if fused else [('w1', ffn, h), ('w3', ffn, h), ('w2', h, ffn)]
             for total in totals:
-                for t in routed(rng, total, experts, top):
-                    for layer, o, i in layers:
-                        linear(out, t, o, i, ('bf16',), roles, '%s %s.expert.%s.%s' % (family, model, layer, phase))
+                yield family, model, experts, top, phase, total, roles, layers
+
+
+def moe_shapes(rng, out):
+    for family, model, experts, top, phase, total, roles, layers in moe_phases():
+        for t in routed(rng, total, experts, top):
+            for layer, o, i in layers:
+                linear(out, t, o, i, ('bf16',), roles, '%s %s.expert.%s.%s' % (family, model, layer, phase))
 
 
 # family, model, query heads (a GPU's share under tensor parallelism), head dim, tokens a sequence, dtype
@@ -226,17 +237,11 @@ def attention_shapes(out):
 
 def moe_batched_shapes(out):
     """Every expert's GEMM as one strided batch over the experts, at a padded capacity a expert."""
-    for family, model, h, ffn, experts, top in (('mixtral', 'mixtral_8x7b', 4096, 14336, 8, 2),
-                                                ('deepseek_moe', 'deepseek_v2_lite', 2048, 1408, 64, 6)):
-        for phase, totals, roles, fused in (('prefill', (512, 2048, 8192), ('fwd',), True),
-                                            ('decode', (16, 64, 256), ('fwd',), True),
-                                            ('train', (4096,), ('fwd', 'dgrad', 'wgrad'), False)):
-            layers = [('w13', 2 * ffn, h), ('w2', h, ffn)] if fused else [('w1', ffn, h), ('w3', ffn, h), ('w2', h, ffn)]
-            for total in totals:
-                cap = -(-math.ceil(1.25 * total * top / experts) // 8) * 8
-                for layer, o, i in layers:
-                    linear(out, cap, o, i, ('bf16',), roles, '%s %s.experts_batched.%s.%s' % (family, model, layer, phase),
-                           experts)
+    for family, model, experts, top, phase, total, roles, layers in moe_phases():
+        cap = -(-math.ceil(1.25 * total * top / experts) // 8) * 8
+        for layer, o, i in layers:
+            linear(out, cap, o, i, ('bf16',), roles, '%s %s.experts_batched.%s.%s' % (family, model, layer, phase),
+                   experts)
 
 
 def fp8_shapes(out):
