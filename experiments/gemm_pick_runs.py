@@ -10,23 +10,16 @@ shapes resampled with replacement, seeded), its slower and faster shares and its
   /usr/bin/python3 experiments/gemm_pick_runs.py RUN1.tsv RUN2.tsv...
 (gzip-compressed reports read as they are). Python 3 standard library only."""
 import argparse
-import csv
-import gzip
 import math
-import random
 import sys
+
+from verify_reports import mean_interval, read_rows
 
 
 def read(path):
     """{model: {shape key: (speed-up, pick differs from the first pick)}} of a report's rows"""
-    with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
-        lines = [line for line in f if not line.startswith('#')]
-    reader = csv.DictReader(lines, delimiter='\t')
-    for c in ('key', 'model_name', 'model', 'heuristic', 'speedup'):
-        if c not in (reader.fieldnames or []):
-            sys.exit('%s: no column %s (a GEMM verify report)' % (path, c))
     runs = {}
-    for lineno, r in enumerate(reader, 2):
+    for lineno, r in read_rows(path, ('key', 'model_name', 'model', 'heuristic', 'speedup'), 'a GEMM verify report'):
         try:
             s = float(r['speedup'])
         except ValueError:
@@ -38,12 +31,10 @@ def read(path):
 
 
 def geomean_interval(x, resamples, seed):
+    """The geometric mean of x and its 95% bootstrap interval (the mean of the logs resampled)."""
     logs = [math.log(v) for v in x]
-    n = len(logs)
-    rng = random.Random(seed)
-    boots = sorted(sum(logs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    lo, hi = boots[int(0.025 * resamples)], boots[int(0.975 * resamples) - 1]
-    return math.exp(sum(logs) / n), math.exp(lo), math.exp(hi)
+    lo, hi = mean_interval(logs, resamples, seed)
+    return math.exp(sum(logs) / len(logs)), math.exp(lo), math.exp(hi)
 
 
 def main():

@@ -12,35 +12,21 @@ summarize` reports them); and how the report timed them (shortlist_timing).
 (gzip-compressed reports read as they are).
 Python 3 standard library only."""
 import argparse
-import csv
-import gzip
-import random
 import sys
+
+from verify_reports import mean_interval, read_rows
 
 
 def read(path):
     """{model: [row, ...]} of a report's rows ('#' lines skipped)."""
-    with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
-        lines = [line for line in f if not line.startswith('#')]
     rows = {}
     need = ('model_name', 't_best_us', 't_topk_us', 't_list_us', 'topk_ms', 'autotune_ms', 't_vendor_topk_us',
             'vendor_topk_ms')
-    reader = csv.DictReader(lines, delimiter='\t')
-    for c in need:
-        if c not in (reader.fieldnames or []):
-            sys.exit('%s: no column %s (a GEMM verify report with --top-k and the list timed)' % (path, c))
-    for lineno, r in enumerate(reader, 2):
+    for lineno, r in read_rows(path, need, 'a GEMM verify report with --top-k and the list timed'):
         if '-' in (r['t_topk_us'], r['t_list_us']):
             sys.exit('%s:%d: no shortlist or no list timed on this row' % (path, lineno))
         rows.setdefault(r['model_name'], []).append(r)
     return rows
-
-
-def bootstrap(d, resamples, seed):
-    rng = random.Random(seed)
-    n = len(d)
-    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    return means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]
 
 
 def main():
@@ -60,7 +46,7 @@ def main():
             li = [f(r, 't_best_us') / f(r, 't_list_us') for r in rows]
             vt = [f(r, 't_best_us') / f(r, 't_vendor_topk_us') for r in rows]
             d = [x - y for x, y in zip(tk, li)]
-            lo, hi = bootstrap(d, a.bootstrap, a.seed)
+            lo, hi = mean_interval(d, a.bootstrap, a.seed)
             n = len(rows)
             slower = sum(f(r, 't_topk_us') > f(r, 't_list_us') * a.noise for r in rows) / n
             list_ms = sum(f(r, 'autotune_ms') for r in rows)
