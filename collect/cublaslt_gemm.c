@@ -564,7 +564,11 @@ int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate
         double t[GEMM_GPU_MAX_REPEATS];
         for (int r = 0; r < rounds && !refused[i]; r++) {
             float f;
-            cudaEventElapsedTime(&f, ev[r * n + i], ev[r * n + i + 1]);
+            if (cudaEventElapsedTime(&f, ev[r * n + i], ev[r * n + i + 1]) != cudaSuccess) {
+                cudaGetLastError(); /* an event that cannot be read: the candidate's time is not known */
+                refused[i] = 1;
+                break;
+            }
             t[r] = f * 1e3;
         }
         us[i] = refused[i] ? INFINITY : collect_median(t, rounds);

@@ -339,6 +339,7 @@ static int list_pass(gpu *g, gpu_problem *p, const int *algos, const int *maths,
     double t0 = now_ms(), host_us = 0, host_max_us = 0, first[GPU_MAX_LIST], lower[GPU_MAX_LIST];
     char again[GPU_MAX_LIST];
     int timed_warmup = o->warmup && o->retime_within > 0;
+    st->timed_out = 0; /* this pass's hold, not an earlier pass's: a pass that launches nothing again holds none */
     for (int i = 0; i < n; i++) {
         ms[i] = first[i] = lower[i] = INFINITY;
         if (!ok[i] || !o->warmup) continue;
