@@ -456,15 +456,21 @@ Test(collect_gemm_read, malformed_rows_name_line_and_field)
     cr_assert(strstr(collect_last_error(), "no/such/table.csv.gz"), "%s", collect_last_error());
 }
 
+/* A plain-text table file `name`: header's columns, a family column joined after them (as table_groups.py joins
+ * it), then `rows` (each ending in its newline). Its path, test_tmpfile's. */
+static char *table_with_family(const char *name, const char *header, const char *rows)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%.*s,family\n%s", (int)strcspn(header, "\n"), header, rows);
+    return test_tmpfile(name, text, strlen(text));
+}
+
 /* A table without the batch column, with a group column after it, reads as single GEMMs. */
 Test(collect_gemm_read, a_table_without_the_batch_column_reads_as_batch_1)
 {
-    char text[2048];
-    size_t hl = strcspn(collect_gemm_csv_header_unbatched(), "\n");
-    snprintf(text, sizeof text, "%.*s,family\n%s\n%s\n", (int)hl, collect_gemm_csv_header_unbatched(),
-             "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
-             "7,9,11,fp32,T,N,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,vit");
-    char *path = test_tmpfile("old.csv", text, strlen(text));
+    char *path = table_with_family("old.csv", collect_gemm_csv_header_unbatched(),
+                                   "64,128,256,bf16,N,T,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3\n"
+                                   "7,9,11,fp32,T,N,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,vit\n");
     collect_gemm_measured *m;
     int n;
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
@@ -485,12 +491,9 @@ Test(collect_gemm_read, a_table_without_the_batch_column_reads_as_batch_1)
  * the collector wrote it; each row then needs the header's field count. */
 Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
 {
-    char text[2048];
-    size_t hl = strcspn(collect_gemm_csv_header(), "\n");
-    snprintf(text, sizeof text, "%.*s,family\n%s\n%s\n", (int)hl, collect_gemm_csv_header(),
-             "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3",
-             "64,128,256,bf16,N,T,1,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,llama3");
-    char *path = test_tmpfile("family.csv", text, strlen(text));
+    char *path = table_with_family("family.csv", collect_gemm_csv_header(),
+                                   "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096,llama3\n"
+                                   "64,128,256,bf16,N,T,1,66,128,256,64,3,2,1,0,0,0,0,0,13.5,,0,llama3\n");
     collect_gemm_measured *m;
     int n;
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), 0, "%s", collect_last_error());
@@ -503,15 +506,15 @@ Test(collect_gemm_read, extra_columns_after_the_collectors_are_skipped)
     remove(path);
     free(path);
     /* a row without the extra field is short of the header's count */
-    snprintf(text, sizeof text, "%.*s,family\n%s\n", (int)hl, collect_gemm_csv_header(),
-             "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096");
-    path = test_tmpfile("short.csv", text, strlen(text));
+    path = table_with_family("short.csv", collect_gemm_csv_header(),
+                             "64,128,256,bf16,N,T,1,66,128,256,64,3,1,0,0,0,0,0,0,12.5,0,4096\n");
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), ":2: expected 23"), "%s", collect_last_error());
     remove(path);
     free(path);
     /* a header that only starts like the collector's is another table's */
-    snprintf(text, sizeof text, "%.*sx\n", (int)hl, collect_gemm_csv_header());
+    char text[2048];
+    snprintf(text, sizeof text, "%.*sx\n", (int)strcspn(collect_gemm_csv_header(), "\n"), collect_gemm_csv_header());
     path = test_tmpfile("other.csv", text, strlen(text));
     cr_assert_eq(collect_gemm_measured_read(path, &m, &n), COLLECT_EFORMAT);
     remove(path);

@@ -527,6 +527,36 @@ static const char *networks(void)
     return path;
 }
 
+/* The networks list's problems and the fake collector that times them, as a fake collection would. */
+typedef struct fake_pool {
+    collect_problem *p;
+    int np;
+    collect_conv_timer t;
+} fake_pool;
+
+static void fake_pool_open(fake_pool *f)
+{
+    cr_assert_eq(collect_problems_read(networks(), "-", &f->p, &f->np), 0);
+    collect_conv_opts o = {.repeats = 1};
+    cr_assert_eq(collect_conv_timer_open_fake(&f->t, 0, &o), 0);
+}
+
+/* Problem i measured by the fake collector: 0 with *cv and *m set, nonzero when its key does not parse or the
+ * fake skips it. */
+static int fake_pool_measure(fake_pool *f, int i, collect_conv *cv, collect_conv_measured *m)
+{
+    cli_tally cand = {0};
+    const char *why;
+    if (collect_conv_from_key(f->p[i].key, strlen(f->p[i].key), cv)) return -1;
+    return f->t.measure(&f->t, cv, f->p[i].key, m, &cand, &why);
+}
+
+static void fake_pool_close(fake_pool *f)
+{
+    f->t.close(&f->t);
+    collect_problems_free(f->p, f->np);
+}
+
 Test(collect_verify_run, conv_rows_follow_the_fake_numbers, .init = setup)
 {
     char *out = test_tmppath(".tsv"), args[8192];
@@ -569,8 +599,6 @@ Test(collect_verify_run, conv_shortlists_timed_once, .init = setup)
     cr_assert_gt(differ, 0, "one launch picked as the careful timing on every problem");
     free(a.text);
     free(b.text);
-    snprintf(args, sizeof args, "--problems %s --limit 1 --out %s --top-k 3 --shortlist-timing twice", networks(), once);
-    cr_assert_eq(run(cmd_verify, args), 2);
     remove(once);
     remove(careful);
     free(once);
@@ -593,22 +621,16 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
     collect_report_free(&r);
 
     /* a find-db holding every kernel of each problem's direction, those the fake rejects too */
-    collect_problem *p;
-    int np;
-    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
-    collect_conv_timer t;
-    collect_conv_opts o = {.repeats = 1};
-    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &o), 0);
+    fake_pool fp;
+    fake_pool_open(&fp);
+    collect_problem *p = fp.p;
     FILE *f = fopen(fdb, "w");
     char rejected[24][COLLECT_DIR_COUNT * 8 * COLLECT_MATH_COUNT][64];
     int n_rejected[24] = {0};
     for (int i = 0; i < 24; i++) {
         collect_conv cv;
-        collect_conv_from_key(p[i].key, strlen(p[i].key), &cv);
         collect_conv_measured m;
-        cli_tally cand = {0};
-        const char *why;
-        if (t.measure(&t, &cv, p[i].key, &m, &cand, &why) || m.n_res == 0) continue;
+        if (fake_pool_measure(&fp, i, &cv, &m) || m.n_res == 0) continue;
         collect_result all[8 * COLLECT_MATH_COUNT];
         int n = 0;
         for (int a = 0; a < collect_algo_count(cv.dir); a++)
@@ -620,7 +642,6 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
         cr_assert_eq(collect_fdb_write_line(f, p[i].key, cv.dir, all, n), 0);
     }
     fclose(f);
-    t.close(&t);
     snprintf(args, sizeof args, "--problems %s --limit 24 --out %s --top-k 3 --shortlist-timing batch --fdb %s",
              networks(), out, fdb);
     cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
@@ -644,10 +665,7 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
     }
     cr_assert_gt(refused_first, 0, "no shortlist held a refused kernel");
     free(rows.text);
-    collect_problems_free(p, np);
-
-    snprintf(args, sizeof args, "--problems %s --limit 1 --out %s --top-k 3 --shortlist-timing batched", networks(), out);
-    cr_assert_eq(run(cmd_verify, args), 2);
+    fake_pool_close(&fp);
     remove(out);
     remove(fdb);
     free(out);
@@ -659,24 +677,18 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
  * (verify_backend.h), computed here from the fake collection's numbers. */
 Test(collect_verify_run, conv_pass_retime_and_no_warmup, .init = setup)
 {
-    collect_problem *p;
-    int np;
-    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
-    collect_conv_timer t;
-    collect_conv_opts co = {.repeats = 1};
-    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &co), 0);
+    fake_pool fp;
+    fake_pool_open(&fp);
+    collect_problem *p = fp.p;
     verify_conv_backend be;
     verify_conv_opts bo = {1, 0.2, (size_t)1 << 40};
     cr_assert_eq(verify_conv_backend_open_fake(&be, &bo), 0);
     int checked = 0, spared = 0;
-    for (int i = 0; i < np && checked < 8; i++) {
+    for (int i = 0; i < fp.np && checked < 8; i++) {
         collect_conv cv;
         collect_conv_measured m;
-        cli_tally cand = {0};
         const char *why;
-        if (collect_conv_from_key(p[i].key, strlen(p[i].key), &cv) || t.measure(&t, &cv, p[i].key, &m, &cand, &why) ||
-            m.n_res < 3)
-            continue;
+        if (fake_pool_measure(&fp, i, &cv, &m) || m.n_res < 3) continue;
         cr_assert_eq(be.problem(&be, &cv, p[i].key, &why), 0);
         /* the first four collected kernels and one the fake rejects */
         int a[5], mt[5], n = 0;
@@ -743,13 +755,12 @@ Test(collect_verify_run, conv_pass_retime_and_no_warmup, .init = setup)
     cr_assert_eq(checked, 8);
     cr_assert_gt(spared, 0, "x1.5 launched every kernel of every problem again");
     be.close(&be);
-    t.close(&t);
-    collect_problems_free(p, np);
+    fake_pool_close(&fp);
 }
 
 /* verify's batch passes with --shortlist-no-warmup pick as the default pass does at half its cost; with
  * --shortlist-retime-within 1 (no kernel launched again unless two warm-ups tie) each pass costs less than the
- * default's; the report names the pass; malformed or misplaced values are refused. */
+ * default's; the report names the pass; malformed or misplaced values of the shortlist timing options are refused. */
 Test(collect_verify_run, conv_pass_options, .init = setup)
 {
     char *out = test_tmppath(".tsv"), *base = test_tmppath(".tsv"), args[8192];
@@ -783,7 +794,9 @@ Test(collect_verify_run, conv_pass_options, .init = setup)
         free(r.text);
     }
     free(b.text);
-    static const char *const bad[] = {"--shortlist-timing batch --shortlist-retime-within 0.5",
+    static const char *const bad[] = {"--shortlist-timing twice",
+                                      "--shortlist-timing batched",
+                                      "--shortlist-timing batch --shortlist-retime-within 0.5",
                                       "--shortlist-timing batch --shortlist-retime-within 1.5x",
                                       "--shortlist-timing batch --shortlist-retime-within -1",
                                       "--shortlist-timing batch --shortlist-retime-within",
@@ -851,25 +864,17 @@ Test(collect_verify_run, conv_resume_and_the_collected_find_db, .init = setup)
     cr_assert_eq(run(cmd_verify, args), 1);
 
     /* the cheap mode on the fake collection of the same keys: the same picks and times */
-    collect_problem *p;
-    int np;
-    cr_assert_eq(collect_problems_read(networks(), "-", &p, &np), 0);
-    collect_conv_timer t;
-    collect_conv_opts o = {.repeats = 1};
-    cr_assert_eq(collect_conv_timer_open_fake(&t, 0, &o), 0);
+    fake_pool fp;
+    fake_pool_open(&fp);
     f = fopen(fdb, "w");
     for (int i = 0; i < 18; i++) {
         collect_conv cv;
-        collect_conv_from_key(p[i].key, strlen(p[i].key), &cv);
         collect_conv_measured m;
-        cli_tally cand = {0};
-        const char *why;
-        if (t.measure(&t, &cv, p[i].key, &m, &cand, &why) == 0 && m.n_res > 0)
-            cr_assert_eq(collect_fdb_write_line(f, p[i].key, cv.dir, m.res, m.n_res), 0);
+        if (fake_pool_measure(&fp, i, &cv, &m) == 0 && m.n_res > 0)
+            cr_assert_eq(collect_fdb_write_line(f, fp.p[i].key, cv.dir, m.res, m.n_res), 0);
     }
     fclose(f);
-    t.close(&t);
-    collect_problems_free(p, np);
+    fake_pool_close(&fp);
     snprintf(args, sizeof args, "--problems %s --limit 18 --out %s --top-k 1 --fdb %s --fdb-top 2", networks(), cheap, fdb);
     cr_assert_eq(run(cmd_verify, args), 0);
     b = stable_columns(cheap, 0);
