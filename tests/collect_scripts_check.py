@@ -225,6 +225,15 @@ def triton():
     check(len(shapes) == 400 and all(s[3] in ('fp16', 'bf16') and s[4] in tm.FAMILIES for s in shapes),
           'triton: shape selection')
     with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'shapes.txt')
+        with open(path, 'w') as f:  # the batched line first: a single GEMM of the same sizes is kept, not it
+            f.write('64 64 128 fp16 T N 32  # llama3 llama3.attn_qk.prefill.fwd\n'
+                    '64 64 128 fp16 T N  # vit vit.qkv.infer.fwd\n'
+                    '32 64 128 bf16 N N 1  # llama3 llama3.o.decode.fwd\n')
+        shapes = tm.read_shapes(path, 10, 1e9)
+        check(shapes == [(64, 64, 128, 'fp16', 'vit'), (32, 64, 128, 'bf16', 'llama3')],
+              'triton: a batched shape read as one matmul: %s' % shapes)
+    with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, 'o.d')
         os.makedirs(d)
         sh = [(16, 32, 64, 'fp16', 'llama3'), (8, 16, 32, 'bf16', 'vit'), (4, 4, 4, 'fp16', 'swin')]

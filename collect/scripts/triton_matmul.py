@@ -29,7 +29,8 @@ dtype ("fp16" or "bf16", the dtype of A). `family` (the shape's source family in
 schema's "group" (a split holds out whole families); `timed` is an extra column the schema does not name.
 
 Shapes: the fp16 / bf16 lines of --shapes (default datasets/h100/gemm_real_shapes.txt) from LLM, MoE and
-vision families, as (M, N, K, dtype) (transposes dropped: the kernel reads row-major operands), deduplicated,
+vision families, single GEMMs only (a line whose BATCH is over 1, a strided batch, is not one matmul call and is
+left out), as (M, N, K, dtype) (transposes dropped: the kernel reads row-major operands), deduplicated,
 modelled at most --max-us by gemm_shapes.py's cost model, the first --count in file order (the file is a round
 robin over families, so any prefix holds each of them).
 
@@ -142,6 +143,8 @@ def read_shapes(path, count, max_us, dtypes=('fp16', 'bf16'), aligned=False):
             if not w:
                 continue
             m, n, k, dt = int(w[0]), int(w[1]), int(w[2]), w[3]
+            if len(w) > 6 and int(w[6]) > 1:
+                continue  # a strided batch of GEMMs, not one matmul
             family = comment.split()[0] if comment.split() else 'unknown'
             if dt not in dtypes or family not in FAMILIES or (m, n, k, dt) in seen:
                 continue
