@@ -1,4 +1,5 @@
-/* collect: percentiles, the noise pass statistics and the verify summary, against hand-computed values. */
+/* collect: percentiles, the shortlist pass's choice of kernels to launch again, the noise pass statistics and the
+ * verify summary, against hand-computed values. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +26,22 @@ Test(collect_stats, median_of_odd_and_even_counts)
     cr_assert_eq(collect_median(odd, 3), 3.0);
     cr_assert_eq(collect_median(even, 4), 2.5);
     cr_assert_eq(collect_median(one, 1), 7.0);
+}
+
+/* The kernels a shortlist pass launches again after timed warm-ups: those whose bound below their own time (the
+ * warm-up less the host's call) is within the factor of the fastest warm-up, none when fewer than two are. */
+Test(collect_stats, retime_selects_by_the_lower_bound)
+{
+    const double first[4] = {1.0, 2.0, 1.8, INFINITY}, lower[4] = {0.9, 1.4, 1.8, INFINITY};
+    char again[4];
+    /* 2.0 is over x1.5 of 1.0, but its bound 1.4 is not: launched again; 1.8 is not, nor a refused kernel */
+    cr_assert_eq(collect_retime_select(first, lower, 4, 1.5, again), 2);
+    cr_assert(again[0] && again[1] && !again[2] && !again[3]);
+    cr_assert_eq(collect_retime_select(first, lower, 4, 2.0, again), 3);
+    cr_assert(again[2] && !again[3]);
+    /* only the fastest within the factor: the pick is decided, none launched again */
+    cr_assert_eq(collect_retime_select(first, first, 4, 1.5, again), 0);
+    cr_assert(!again[0] && !again[1] && !again[2] && !again[3]);
 }
 
 static collect_file read_text(const char *text)
