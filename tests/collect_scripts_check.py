@@ -5,7 +5,7 @@ committed sets equal to what their commands regenerate (seeded, reproducible), n
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, and
-shortlist_cost.py's shares of cudnnFind's time."""
+shortlist_cost.py's shares of cudnnFind's time, whole and per slice."""
 import contextlib
 import io
 import math
@@ -445,6 +445,21 @@ def shortlist_cost():
             check(False, 'shortlist_cost: reports without a common problem compared')
         except SystemExit as e:
             check('no problem that every report holds' in str(e.code), 'shortlist_cost: %s' % e.code)
+        # slices: the best kernel's time, and dims and groups from the key (depthwise: as many groups as channels)
+        keyed = [dict(r, key=k) for r, k in zip(rep['m'], (
+            '32-14-14-3x3-32-14-14-8-1x1-1x1-1x1-0-NCHW-FP16-B_g32', '64-14-14-3x3-64-14-14-8-1x1-1x1-1x1-0-NCHW-FP32-W_g4',
+            '8-4-8-8-3x3x3-8-4-8-8-2-1x1x1-1x1x1-1x1x1-0-NCDHW-FP32-F'))]
+        check([sc.slice_of(r, 'groups') for r in keyed] == ['depthwise', 'grouped', 'dense'] and
+              [sc.slice_of(r, 'dims') for r in keyed] == ['2d', '2d', '3d'] and
+              [sc.slice_of(r, 'dtype') for r in keyed] == ['FP16', 'FP32', 'FP32'] and
+              [sc.slice_of(r, 'dir') for r in keyed] == ['B', 'W', 'F'] and sc.slice_of(rep['m'][0], 'groups') == '?',
+              'shortlist_cost: slices %s' % [sc.slice_of(r, 'groups') for r in keyed])
+        by_best = sc.slice_rows(rep['m'], 'topk', 't_topk', 'best')
+        check([v[:2] for v in by_best] == [('>=1ms', 3)] and abs(by_best[0][3] - 26 / 40) < 1e-12 and
+              by_best[0][6] == 5 and by_best[0][8] == 10, 'shortlist_cost: slice rows %s' % by_best)
+        by_dims = sc.slice_rows(keyed, 'topk', 't_topk', 'dims')
+        check([(v[0], v[1], v[3]) for v in by_dims] == [('2d', 2, 0.3), ('3d', 1, 1.0)],
+              'shortlist_cost: slice rows by dims %s' % by_dims)
         with open(two, 'a') as f:
             f.write('d\tm\t1\t-\t1\t1\t1\t1\n')
         try:

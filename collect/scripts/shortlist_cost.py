@@ -3,7 +3,7 @@
 --top-k K --find-cost; Python 3 standard library only).
 
     python3 collect/scripts/shortlist_cost.py REPORT.tsv [MORE.tsv ...] [--first N] [--by-key] [--costliest N]
-                                              [--bootstrap B] [--seed S]
+                                              [--by best|dir|dtype|class|dims|groups] [--bootstrap B] [--seed S]
 
 Per report and model (its model's shortlist, then cuDNN's first K as `vendor`): the problems, the shortlist's
 efficiency against the fresh best (mean of t_best / t_topk) and its worst problem's, the cost summed over the
@@ -13,7 +13,10 @@ whose shortlist cost most (--costliest N: the N costliest, each with its cost, c
 time). With several reports, only the problems every report holds at the same place are counted (the first N of a
 list that one run finished and another stopped early on), or with --by-key the problems every report holds
 whatever their place (a run over a subset of another's list), so that their figures compare on the same
-problems; --first N keeps fewer.
+problems; --first N keeps fewer. --by SLICE adds the figures per slice of the problems (best: the fresh best
+kernel's time, < 20 us, 20-50 us, 50-200 us, 0.2-1 ms, >= 1 ms; dir, dtype, dims 2d / 3d and groups dense / grouped
+/ depthwise from the key; class: the report's precision column) with the mean and median cost and cudnnFind's
+time, so that two sets' shares can be compared where their problems differ.
 """
 import argparse
 import csv
@@ -31,7 +34,8 @@ def read_report(path):
         try:
             r = {'key': row['key'], 'best': float(row['t_best_ms']), 'find': float(row['find_ms']),
                  'topk': float(row['topk_ms']), 't_topk': float(row['t_topk_ms']),
-                 'vtopk': float(row['vendor_topk_ms']), 't_vtopk': float(row['t_vendor_topk_ms'])}
+                 'vtopk': float(row['vendor_topk_ms']), 't_vtopk': float(row['t_vendor_topk_ms']),
+                 'precision': row.get('precision') or '-'}
         except (KeyError, TypeError, ValueError):
             raise SystemExit(f'{path}: line {n}: no shortlist cost or cudnnFind time (verify --top-k K --find-cost)')
         out.setdefault(row['model_name'], []).append(r)
@@ -67,6 +71,50 @@ def figures(rows, cost, t, boot, seed):
             'worst': worst}
 
 
+BEST_EDGES_MS = ((0.02, '<20us'), (0.05, '20-50us'), (0.2, '50-200us'), (1.0, '0.2-1ms'), (float('inf'), '>=1ms'))
+SLICES = ('best', 'dir', 'dtype', 'class', 'dims', 'groups')
+
+
+def slice_of(r, by):
+    """The problem's value of one slice; a field the key does not hold reads '?'."""
+    if by == 'best':
+        return next(name for edge, name in BEST_EDGES_MS if r['best'] < edge)
+    if by == 'class':
+        return r['precision']
+    parts = r['key'].split('-')
+    if len(parts) < 3 or not parts[-1]:
+        return '?'
+    if by == 'dir':
+        return parts[-1][0]
+    if by == 'dtype':
+        return parts[-2]
+    if by == 'dims':
+        return '3d' if parts[-3] == 'NCDHW' else '2d'
+    tail = parts[-1].split('_g')
+    if len(tail) < 2:
+        return 'dense'
+    return 'depthwise' if tail[1] == parts[0] else 'grouped'
+
+
+def slice_rows(rows, cost, t, by):
+    """Per slice value, in BEST_EDGES_MS's order for best and sorted otherwise: (value, n, efficiency, summed share,
+    median share, mean and median cost, mean and median cudnnFind time)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(slice_of(r, by), []).append(r)
+    order = [name for _, name in BEST_EDGES_MS] if by == 'best' else sorted(groups)
+    out = []
+    for v in order:
+        g = groups.get(v)
+        if not g:
+            continue
+        out.append((v, len(g), sum(r['best'] / r[t] for r in g) / len(g),
+                    sum(r[cost] for r in g) / sum(r['find'] for r in g), quantile([r[cost] / r['find'] for r in g], 0.5),
+                    sum(r[cost] for r in g) / len(g), quantile([r[cost] for r in g], 0.5),
+                    sum(r['find'] for r in g) / len(g), quantile([r['find'] for r in g], 0.5)))
+    return out
+
+
 def common_prefix(reports, model):
     """How many leading problems every report holds, the same keys in the same order."""
     lists = [rep.get(model, []) for rep in reports]
@@ -92,6 +140,7 @@ def main(argv):
     ap.add_argument('--by-key', action='store_true',
                     help='compare the problems every report holds by key, not by place')
     ap.add_argument('--costliest', type=int, default=0, help='list the N costliest problems of each shortlist')
+    ap.add_argument('--by', choices=SLICES, help='the figures per slice of the problems as well')
     ap.add_argument('--bootstrap', type=int, default=2000)
     ap.add_argument('--seed', type=int, default=0)
     a = ap.parse_args(argv)
@@ -101,7 +150,7 @@ def main(argv):
         raise SystemExit('no model is in every report')
     print('report\tshortlist\tproblems\tefficiency\tworst efficiency\tcost/find\t95% interval\tmedian\t95% interval\t'
           'p90\tworst\tcost_ms\tfind_ms\tcostliest (ms)')
-    costliest = []
+    costliest, sliced = [], []
     for mi, m in enumerate(models):
         keys = common_keys(reports, m) if a.by_key else [r['key'] for r in reports[0][m][:common_prefix(reports, m)]]
         if a.first:
@@ -121,8 +170,15 @@ def main(argv):
                 print(f"{path}\t{name}\t{n}\t{f['eff']:.4f}\t{f['eff_worst']:.4f}\t{f['total']:.4f}\t"
                       f"{f['lo']:.4f}-{f['hi']:.4f}\t{f['median']:.4f}\t{f['med_lo']:.4f}-{f['med_hi']:.4f}\t{f['p90']:.4f}\t{f['worst_share']:.3f}\t{f['cost_ms']:.3f}\t"
                       f"{f['find_ms']:.3f}\t{f['worst']['key']} ({f['worst'][cost]:.1f})")
+                for v in (slice_rows(rows, cost, t, a.by) if a.by else []):
+                    sliced.append(f"{path}\t{name}\t{v[0]}\t{v[1]}\t{v[2]:.4f}\t{v[3]:.4f}\t{v[4]:.4f}\t"
+                                  f"{v[5]:.3f}\t{v[6]:.3f}\t{v[7]:.3f}\t{v[8]:.3f}")
                 for r in sorted(rows, key=lambda r: -r[cost])[:a.costliest]:
                     costliest.append(f"{path}\t{name}\t{r['key']}\t{r[cost]:.3f}\t{r['find']:.3f}\t{r['best']:.6g}")
+    if sliced:
+        print(f'\nreport\tshortlist\t{a.by}\tproblems\tefficiency\tcost/find\tmedian\tcost_ms\tmedian cost_ms\t'
+              'find_ms\tmedian find_ms')
+        print('\n'.join(sliced))
     if costliest:
         print('\nreport\tshortlist\tcostliest problem\tcost_ms\tfind_ms\tt_best_ms')
         print('\n'.join(costliest))
