@@ -26,8 +26,11 @@ int collect_gemm_dtype_out_bytes(collect_gemm_dtype t)
 
 /* ---- shapes ---- */
 
+/* A size written as the table writes it: decimal digits, no sign and no leading zero, so that a hand-written
+ * "+2" or "02" is refused rather than read as a shape whose key the scripts spell differently. */
 static int parse_dim(const char *tok, long *v, long max)
 {
+    if (tok[0] < '1' || tok[0] > '9' || tok[strspn(tok, "0123456789")] != '\0') return -1;
     char *end;
     errno = 0;
     long x = strtol(tok, &end, 10);

@@ -21,6 +21,7 @@ import conv_networks as cn  # noqa: E402
 import fit_cost as fc  # noqa: E402
 import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
+import concat_tables as ct  # noqa: E402
 import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import gemm_table_io as gti  # noqa: E402
@@ -352,6 +353,18 @@ def batched_tables():
         classes = gti.shape_classes(shapes)
         check(classes == {('64', '64', '128', 'bf16', 'T', 'N', '1'): 'other',
                           ('64', '64', '128', 'bf16', 'T', 'N', '32'): 'attention'}, 'shape_classes: %s' % classes)
+        # a table whose header differs stops concat_tables.py, which leaves no output and no temporary file
+        other = os.path.join(tmp, 'o.csv.gz')
+        with gzip.open(other, 'wt') as f:
+            f.write(hdr.replace('batch,', '') + '64,64,128,bf16,T,N,66,2,0,0\n')
+        both = os.path.join(tmp, 'both.csv.gz')
+        try:
+            run(ct, ['--out', both, table, other])
+            check(False, 'concat_tables: a table with another header accepted')
+        except SystemExit as e:
+            check('header differs' in str(e.code), 'concat_tables: %s' % e.code)
+        check(not os.path.exists(both) and not os.path.exists(both + '.tmp'),
+              'concat_tables: an output or its temporary file left after an error')
         with open(shapes, 'w') as f:
             f.write('64 64 128 bf16 T N 0  # vit\n')
         try:

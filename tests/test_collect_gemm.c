@@ -93,6 +93,12 @@ Test(collect_gemm_shape, malformed_lines_say_why)
     cr_assert(strstr(collect_last_error(), "BATCH '0': expected an integer in [1, 65536]"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 65537", &s), COLLECT_EFORMAT);
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N -4", &s), COLLECT_EFORMAT);
+    /* sizes as the table writes them: a sign or a leading zero would give a key the scripts spell otherwise */
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N +2", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "BATCH '+2'"), "%s", collect_last_error());
+    cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 02", &s), COLLECT_EFORMAT);
+    cr_assert_eq(collect_gemm_shape_parse("064 2 3 bf16 N N", &s), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "M '064'"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("1 2 3 bf16 N N 4 4", &s), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "more than 7 fields"), "%s", collect_last_error());
     cr_assert_eq(collect_gemm_shape_parse("0 2 3 bf16 N N", &s), COLLECT_EFORMAT);

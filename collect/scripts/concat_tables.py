@@ -56,40 +56,46 @@ def main():
         with open_table(table) as f:
             h = f.readline()
             excluded |= {shape_key(l, h) for l in f if l.strip()}
-    with gzip.open(tmp, 'wt') as out:
-        for t, table in enumerate(a.tables):
-            if t and read_schema(table) not in (None, schema):
-                sys.exit('%s: its schema differs from %s\'s' % (sidecar(table, '.schema.json'), a.tables[0]))
-            with open_table(table) as f:
-                h = f.readline()
-                check_header(table, h)
-                if header is None:
-                    header = h
-                    out.write(h)
-                    columns = h.rstrip('\r\n').split(',')
-                elif h != header:
-                    sys.exit('%s:1: its header differs from %s\'s' % (table, a.tables[0]))
-                if t in prefixes and group not in columns:
-                    sys.exit('%s:1: no group column to prefix (the schema names %s)' % (table, group))
-                gi = columns.index(group) if t in prefixes else -1
-                mine, rows, dropped = set(), 0, set()
-                for line in f:
-                    if not line.strip():
-                        continue
-                    key = shape_key(line, header)
-                    if key in seen or key in excluded:
-                        dropped.add(key)
-                        continue
-                    mine.add(key)
-                    if gi >= 0:
-                        v = line.rstrip('\r\n').split(',')
-                        v[gi] = prefixes[t] + v[gi]
-                        line = ','.join(v) + '\n'
-                    out.write(line)
-                    rows += 1
-            seen |= mine
-            kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table or excluded)'
-                        % (table, len(mine), rows, len(dropped)))
+    # the table is written beside its destination and renamed into place; an error leaves neither behind
+    try:
+        with gzip.open(tmp, 'wt') as out:
+            for t, table in enumerate(a.tables):
+                if t and read_schema(table) not in (None, schema):
+                    sys.exit('%s: its schema differs from %s\'s' % (sidecar(table, '.schema.json'), a.tables[0]))
+                with open_table(table) as f:
+                    h = f.readline()
+                    check_header(table, h)
+                    if header is None:
+                        header = h
+                        out.write(h)
+                        columns = h.rstrip('\r\n').split(',')
+                    elif h != header:
+                        sys.exit('%s:1: its header differs from %s\'s' % (table, a.tables[0]))
+                    if t in prefixes and group not in columns:
+                        sys.exit('%s:1: no group column to prefix (the schema names %s)' % (table, group))
+                    gi = columns.index(group) if t in prefixes else -1
+                    mine, rows, dropped = set(), 0, set()
+                    for line in f:
+                        if not line.strip():
+                            continue
+                        key = shape_key(line, header)
+                        if key in seen or key in excluded:
+                            dropped.add(key)
+                            continue
+                        mine.add(key)
+                        if gi >= 0:
+                            v = line.rstrip('\r\n').split(',')
+                            v[gi] = prefixes[t] + v[gi]
+                            line = ','.join(v) + '\n'
+                        out.write(line)
+                        rows += 1
+                seen |= mine
+                kept.append('%s: %d shapes, %d rows kept, %d shapes dropped (in an earlier table or excluded)'
+                            % (table, len(mine), rows, len(dropped)))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     os.replace(tmp, a.out)
     copy_sidecars(a.tables[0], a.out)
     print('\n'.join(kept))
