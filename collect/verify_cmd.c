@@ -9,7 +9,10 @@
  *   - the candidates: every allowed kernel timed once more (the collection's method, gpu.h), or with --fdb the
  *     collected find-db's allowed entries, no timing (the cheap mode);
  *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost),
- *     after an untimed one and an untimed pass over the shortlists' kernels, so that both sides run warm;
+ *     after an untimed one and an untimed pass over the shortlists' kernels, so that both sides run warm; with
+ *     --shortlist-timing batch the untimed pass runs without --find-cost too (a kernel's first launch in the
+ *     process loads it: its warm-up call's host time would leave the pass unheld, and its timed launches would
+ *     then measure the host's launch rate);
  *   - a model's pick is its highest-scored candidate, the heuristic's pick the first of its list among them;
  *   - with --top-k K, each model's shortlist (its K best candidates, one per algorithm unless --shortlist-by
  *     kernel, plus the heuristic's pick when not among them) and cuDNN's first K are each timed once and the
@@ -339,6 +342,7 @@ int cmd_verify(int argc, char **argv)
     fflush(stdout);
     cli_tally skipped = {0}, cand = {0};
     pass_tally passes = {0};
+    int warm_passes = 0; /* problems verified whose shortlists' kernels ran once untimed before their timing */
     int stopped = 0, measured = 0;
     double longest = 0;
     for (int i = 0; i < n_list; i++) {
@@ -483,11 +487,11 @@ int cmd_verify(int argc, char **argv)
          * process (lazy module loading), so whichever side ran a kernel first would pay for loading it. An
          * untimed cudnnFind and an untimed pass over the shortlists' kernels load both sides' kernels first. */
         double find_ms = 0;
-        int fatal = 0;
-        if (find_cost) {
+        int fatal = 0, warm_pass = topk && (find_cost || how == SHORTLIST_BATCH);
+        if (find_cost || warm_pass) {
             d0 = cli_now_s();
-            be.find(&be, hmath, &find_ms);
-            if (topk) {
+            if (find_cost) be.find(&be, hmath, &find_ms);
+            if (warm_pass) {
                 int warm[MAX_RES], n_warm = 0;
                 char in_warm[MAX_RES] = {0};
                 for (int m = 0; m <= n_models; m++) {
@@ -505,7 +509,7 @@ int cmd_verify(int argc, char **argv)
             }
             part[PART_WARM] += cli_now_s() - d0;
             d0 = cli_now_s();
-            if (!fatal && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+            if (find_cost && !fatal && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
             part[PART_FIND] += cli_now_s() - d0;
         }
         /* shortlists: each kernel timed once, the fastest kept */
@@ -607,6 +611,7 @@ int cmd_verify(int argc, char **argv)
             goto fail;
         }
         measured++;
+        warm_passes += warm_pass;
         double dt = cli_now_s() - t0;
         if (dt > longest) longest = dt;
         if (measured % 50 == 0) {
@@ -627,6 +632,7 @@ int cmd_verify(int argc, char **argv)
         printf("shortlist launches: %d (%.2f a pass); the host's wait between timed warm-ups and the launches "
                "again: %.1f ms in all\n", passes.launches, (double)passes.launches / passes.passes, passes.sync_ms);
     }
+    if (warm_passes) printf("shortlists timed warm: their kernels launched once untimed first on %d problems\n", warm_passes);
     int frc = collect_report_finish(fo, out, "problem", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;

@@ -245,14 +245,15 @@ const int verify_n_tune_models = 2;
 /* ---- running the commands ---- */
 
 /* Runs cmd with the words of args (after "heurist-collect verify"), its stdout discarded; its status. */
-static int run(int (*cmd)(int, char **), const char *args)
+/* Runs the command with args split at spaces, its output written to log. */
+static int run_to(int (*cmd)(int, char **), const char *args, const char *log)
 {
     char *copy = strdup(args), *argv[64] = {"heurist-collect", "verify"};
     int argc = 2;
     for (char *w = strtok(copy, " "); w && argc < 63; w = strtok(NULL, " ")) argv[argc++] = w;
     argv[argc] = NULL;
     fflush(stdout);
-    int saved = dup(1), null = open("/dev/null", O_WRONLY);
+    int saved = dup(1), null = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(null, 1);
     int rc = cmd(argc, argv);
     fflush(stdout);
@@ -263,6 +264,11 @@ static int run(int (*cmd)(int, char **), const char *args)
     return rc;
 }
 
+static int run(int (*cmd)(int, char **), const char *args)
+{
+    return run_to(cmd, args, "/dev/null");
+}
+
 /* The rows of a report as fields (tab-separated; '#' lines and the header left out). */
 typedef struct table_rows {
     int n;
@@ -271,17 +277,24 @@ typedef struct table_rows {
     int nf[256];
 } table_rows;
 
-static void rows_read(const char *path, table_rows *t)
+/* A file's whole text, malloc'd. */
+static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     cr_assert(f, "%s", path);
     fseek(f, 0, SEEK_END);
     long len = ftell(f);
     rewind(f);
-    t->text = malloc((size_t)len + 1);
-    cr_assert_eq(fread(t->text, 1, (size_t)len, f), (size_t)len);
-    t->text[len] = '\0';
+    char *text = malloc((size_t)len + 1);
+    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = '\0';
     fclose(f);
+    return text;
+}
+
+static void rows_read(const char *path, table_rows *t)
+{
+    t->text = slurp(path);
     t->n = 0;
     for (char *line = strtok(t->text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || strncmp(line, "key\t", 4) == 0) continue;
@@ -644,9 +657,17 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
     fclose(f);
     snprintf(args, sizeof args, "--problems %s --limit 24 --out %s --top-k 3 --shortlist-timing batch --fdb %s",
              networks(), out, fdb);
-    cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
+    char *log = test_tmppath(".log");
+    cr_assert_eq(run_to(cmd_verify, args, log), 0, "%s", args);
     table_rows rows;
     rows_read(out, &rows);
+    /* without --find-cost too, every problem's shortlist kernels ran once untimed before the passes timed them */
+    char *text = slurp(log), want[96];
+    snprintf(want, sizeof want, "their kernels launched once untimed first on %d problems\n", rows.n / verify_n_select_models);
+    cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
+    free(text);
+    remove(log);
+    free(log);
     int refused_first = 0;
     for (int row = 0; row < rows.n; row++) {
         char **fr = rows.f[row];
