@@ -525,8 +525,7 @@ int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate
     if (rc) return rc;
     if (!g->hold.host && gpu_hold_init(&g->hold))
         return collect_error(COLLECT_EIO, "CUDA: no mapped pinned memory for the interleaved pass's hold");
-    unsigned char *refused = calloc((size_t)n, 1);
-    if (!refused) return collect_error(COLLECT_ENOMEM, "out of memory");
+    unsigned char refused[GEMM_GPU_MAX_PASS_LAUNCHES] = {0}; /* n <= n x rounds <= the cap, checked above */
     cudaEvent_t *ev = g->pass_ev;
     double t0 = now_us();
     for (int i = 0; i < n; i++)
@@ -535,14 +534,8 @@ int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate
             refused[i] = 1;
         }
     cudaError_t e = cudaStreamSynchronize(g->s);
-    if (e) {
-        free(refused);
-        return cuda_fail(e, "warm-up of an interleaved pass");
-    }
-    if (gpu_hold(g->s, &g->hold, hold_timeout_us)) {
-        free(refused);
-        return collect_error(COLLECT_EIO, "CUDA: hold kernel failed");
-    }
+    if (e) return cuda_fail(e, "warm-up of an interleaved pass");
+    if (gpu_hold(g->s, &g->hold, hold_timeout_us)) return collect_error(COLLECT_EIO, "CUDA: hold kernel failed");
     cudaEventRecord(ev[0], g->s);
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < n; i++) {
@@ -555,10 +548,7 @@ int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate
     gpu_hold_release(&g->hold);
     e = cudaStreamSynchronize(g->s);
     *wall_ms = (now_us() - t0) * 1e-3;
-    if (e) {
-        free(refused);
-        return cuda_fail(e, "interleaved pass");
-    }
+    if (e) return cuda_fail(e, "interleaved pass");
     *timed_out = gpu_hold_timed_out(&g->hold);
     for (int i = 0; i < n; i++) {
         double t[GEMM_GPU_MAX_REPEATS];
@@ -573,6 +563,5 @@ int gemm_gpu_time_interleaved(gemm_gpu *g, gemm_problem *p, const gemm_candidate
         }
         us[i] = refused[i] ? INFINITY : collect_median(t, rounds);
     }
-    free(refused);
     return COLLECT_OK;
 }
