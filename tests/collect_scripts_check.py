@@ -4,7 +4,8 @@ repository root, as ctest does): layer counts of traced networks against their p
 committed sets equal to what their commands regenerate (seeded, reproducible), no network geometry in the
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
-correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, and
+correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, gemm_merge_passes.py's
+median of passes, and
 shortlist_cost.py's shares of cudnnFind's time, whole and per slice."""
 import contextlib
 import io
@@ -22,6 +23,7 @@ import fit_cost as fc  # noqa: E402
 import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
 import concat_tables as ct  # noqa: E402
+import gemm_merge_passes as gmp  # noqa: E402
 import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import gemm_table_io as gti  # noqa: E402
@@ -422,6 +424,49 @@ def gemm_noise():
           'gemm_noise: the table %g worst %g' % (gt, wt))
 
 
+def gemm_merge_passes():
+    """Three passes of two shapes (the later ones without the family column, one in another row order): each
+    time the median of its passes, the first table's other columns; two passes take the mean of the two; a row
+    that one pass lacks or holds twice names the file and line and leaves no output."""
+    import gzip
+    hdr = 'M,N,K,dtype,trans_a,trans_b,algo_id,time_us,heuristic_rank,workspace'
+    first = [hdr + ',family', '64,64,64,bf16,N,T,66,10,0,0,vit', '64,64,64,bf16,N,T,21,11,1,0,vit',
+             '8,8,8,fp32,N,N,6,3,0,0,bert']
+    second = [hdr, '8,8,8,fp32,N,N,6,5,0,0', '64,64,64,bf16,N,T,21,9,1,0', '64,64,64,bf16,N,T,66,12,0,0']
+    third = [hdr, '64,64,64,bf16,N,T,66,10.5,0,0', '64,64,64,bf16,N,T,21,9.5,1,0', '8,8,8,fp32,N,N,6,4,0,0']
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for name, rows in (('a', first), ('b', second), ('c', third)):
+            paths.append(os.path.join(tmp, name + '.csv.gz'))
+            with gzip.open(paths[-1], 'wt') as f:
+                f.write('\n'.join(rows) + '\n')
+        out = os.path.join(tmp, 'm.csv.gz')
+        run(gmp, ['--out', out] + paths)
+        with gzip.open(out, 'rt') as f:
+            got = f.read().splitlines()
+        check(got == [first[0], '64,64,64,bf16,N,T,66,10.5,0,0,vit', '64,64,64,bf16,N,T,21,9.5,1,0,vit',
+                      '8,8,8,fp32,N,N,6,4,0,0,bert'], 'gemm_merge_passes: %s' % got[1:])
+        check(gmp.merge(paths, out) == (3, 2, 1), 'gemm_merge_passes: the moved fastest configurations')
+        run(gmp, ['--out', out] + paths[:2])
+        with gzip.open(out, 'rt') as f:
+            got = [l.split(',')[7] for l in f.read().splitlines()[1:]]
+        check(got == ['11', '10', '4'], 'gemm_merge_passes: two passes %s' % got)
+        os.remove(out)
+        for rows, want in ((third[:3], ('a.csv.gz:4: the row 8,8,8,fp32,N,N,6 is not in', 'c.csv.gz')),
+                           (third + [third[1]], ('c.csv.gz:5: the row 64,64,64,bf16,N,T,66 again (first on line 2)',)),
+                           (third + ['9,8,8,fp32,N,N,6,4,0,0'], ('c.csv.gz:5: the row 9,8,8,fp32,N,N,6 is not in',)),
+                           ([third[0], third[1].replace('10.5', 'x')] + third[2:], ("c.csv.gz:2: time_us 'x'",))):
+            with gzip.open(paths[2], 'wt') as f:
+                f.write('\n'.join(rows) + '\n')
+            try:
+                run(gmp, ['--out', out] + paths)
+                check(False, 'gemm_merge_passes: accepted %s' % rows)
+            except SystemExit as e:
+                check(all(w in str(e.code) for w in want), 'gemm_merge_passes: %s' % e.code)
+            check(not os.path.exists(out) and not os.path.exists(out + '.tmp'),
+                  'gemm_merge_passes: an output left after an error')
+
+
 def shortlist_cost():
     # three problems of one model: shares 0.1, 0.5, 1.0 (26 of 40 ms in all), efficiencies 1, 0.5, 1; a second
     # report that holds the first two problems only, so that the two compare on them
@@ -485,6 +530,7 @@ def shortlist_cost():
 networks()
 cost_models()
 gemm_noise()
+gemm_merge_passes()
 networks_subset()
 active_keys()
 gemm_shapes()
