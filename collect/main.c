@@ -16,7 +16,7 @@ static const char usage[] =
     "  heurist-collect verify --problems LIST --out REPORT.tsv [--repeats R] [--rounds N] [--noise-ratio X]\n"
     "                       [--time-limit SEC] [--limit N] [--resume] [--top-k K] [--shortlist-by algo|kernel]\n"
     "                       [--shortlist-timing careful|once|batch] [--precision strict|tf32|conversion] [--source TAG]\n"
-    "                       [--shortlist-retime-within F | --shortlist-no-warmup]   (with batch)\n"
+    "                       [--shortlist-warmup | --shortlist-retime-within F]   (with batch)\n"
     "                       [--find-cost]\n"
     "                       [--fdb COLLECTED.fdb.txt [--fdb-top N]]   (built with find-db selection models)\n"
     "  heurist-collect verify --table HELDOUT.csv.gz --out REPORT.tsv [--rounds N] [--repeats R] [--noise-ratio X]\n"

@@ -19,10 +19,10 @@
  *     fastest kept, as torch.backends.cudnn.benchmark does; a kernel timed for one shortlist is not timed
  *     again for another, its time and cost shared; each timed by the collection's method (--shortlist-timing
  *     careful), or as a runtime would afford it (once: one warm-up, one launch timed; batch: each shortlist
- *     one pass of its own, warm-ups then every launch behind one hold, its cost the pass's wall time; with
+ *     one pass of its own, one launch each behind one hold, its cost the pass's wall time; with
+ *     --shortlist-warmup a warm-up of each first and every kernel launched again behind the hold, with
  *     --shortlist-retime-within F the warm-ups timed and only the kernels within F of the fastest warm-up
- *     launched again, with --shortlist-no-warmup one launch each behind the hold), the cost compared with
- *     cudnnFind's;
+ *     launched again), the cost compared with cudnnFind's;
  *   - every pick, the shortlists' picks and the best candidates (the exhaustive timing's fastest, or the
  *     find-db's --fdb-top fastest) are timed again, interleaved, --rounds times; median per kernel. The
  *     fresh best is the fastest of them.
@@ -217,7 +217,8 @@ int cmd_verify(int argc, char **argv)
                                         "--min-repeat-ms", "--workspace-mib", "--limit", "--top-k", "--shortlist-by",
                                         "--precision", "--source", "--fdb", "--fdb-top", "--shortlist-timing",
                                         "--shortlist-retime-within", NULL};
-    static const char *const flags[] = {"--no-find", "--find-cost", "--resume", "--shortlist-no-warmup", NULL};
+    static const char *const flags[] = {"--no-find", "--find-cost", "--resume", "--shortlist-no-warmup",
+                                        "--shortlist-warmup", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *problems = cli_opt(argc, argv, "--problems"), *out = cli_opt(argc, argv, "--out");
     const char *by = cli_opt(argc, argv, "--shortlist-by"), *prec = cli_opt(argc, argv, "--precision");
@@ -255,25 +256,31 @@ int cmd_verify(int argc, char **argv)
             return 2;
         }
     }
-    /* how a batch pass launches its kernels: the default warms each up untimed and launches every one again */
-    verify_list_opts list_opts = {!cli_flag(argc, argv, "--shortlist-no-warmup"), retime_within};
-    const char *bad_pass = (!list_opts.warmup || retime_within > 0) && how != SHORTLIST_BATCH
-                               ? "--shortlist-retime-within and --shortlist-no-warmup time a pass: they need "
-                                 "--shortlist-timing batch"
+    /* how a batch pass launches its kernels: by default one launch each behind the hold, as cudnnFind runs each
+     * algorithm once (on one H200 as accurate as warm-ups then every kernel again, at about half the cost:
+     * docs/BENCHMARKS.md, Shortlist passes on the H200); --shortlist-warmup warms each kernel up first,
+     * --shortlist-retime-within times those warm-ups */
+    int want_warm = cli_flag(argc, argv, "--shortlist-warmup"), no_warm = cli_flag(argc, argv, "--shortlist-no-warmup");
+    verify_list_opts list_opts = {want_warm || retime_within > 0, retime_within};
+    const char *bad_pass = (want_warm || no_warm || retime_within > 0) && how != SHORTLIST_BATCH
+                               ? "--shortlist-warmup, --shortlist-no-warmup and --shortlist-retime-within choose "
+                                 "how a pass launches: they need --shortlist-timing batch"
                            : retime_within > 0 && retime_within < 1
                                ? "--shortlist-retime-within: a factor of 1 or more (0: every kernel launched again)"
-                           : !list_opts.warmup && retime_within > 0
-                               ? "--shortlist-retime-within times the warm-ups: not with --shortlist-no-warmup"
+                           : no_warm && (want_warm || retime_within > 0)
+                               ? "--shortlist-no-warmup: not with --shortlist-warmup or --shortlist-retime-within, "
+                                 "which warm the kernels up"
                                : NULL;
     if (bad_pass) {
         fprintf(stderr, "heurist-collect verify: %s\n", bad_pass);
         return 2;
     }
-    /* the report's shortlist_timing: the mode, and a batch pass's launches when they are not the default */
+    /* the report's shortlist_timing: the mode, and for batch how its pass launches (batch alone: warm-ups, then
+     * every kernel again) */
     char timing_name[64];
-    if (!list_opts.warmup) snprintf(timing_name, sizeof timing_name, "batch-no-warmup");
+    if (how == SHORTLIST_BATCH && !list_opts.warmup) snprintf(timing_name, sizeof timing_name, "batch-no-warmup");
     else if (retime_within > 0) snprintf(timing_name, sizeof timing_name, "batch-retime-%g", retime_within);
-    else snprintf(timing_name, sizeof timing_name, "%s", shortlist_timing_names[how]);
+    else snprintf(timing_name, sizeof timing_name, "%s", shortlist_timing_names[how]); /* batch: with warm-ups */
     if (verify_n_select_models < 1) {
         fprintf(stderr, "heurist-collect verify: this build holds no selection model of a find-db (its models rank "
                         "GEMM configurations: verify --table)\n");
@@ -323,7 +330,7 @@ int cmd_verify(int argc, char **argv)
         "each timed by the collection's method", "each timed by one launch after a warm-up",
         "each timed in one pass: warm-ups, then every launch behind one hold, one synchronisation"};
     char how_line[256];
-    if (!list_opts.warmup)
+    if (how == SHORTLIST_BATCH && !list_opts.warmup)
         snprintf(how_line, sizeof how_line, "each timed in one pass: one launch each behind one hold, no warm-up");
     else if (retime_within > 0)
         snprintf(how_line, sizeof how_line, "each timed in one pass: warm-ups timed, a synchronisation, then behind "

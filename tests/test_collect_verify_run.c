@@ -624,7 +624,7 @@ Test(collect_verify_run, conv_shortlists_timed_once, .init = setup)
 Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
 {
     char *out = test_tmppath(".tsv"), *fdb = test_tmppath(".fdb.txt"), args[8192];
-    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch --find-cost",
+    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch --shortlist-warmup --find-cost",
              networks(), out);
     cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
     check_conv_report(out, networks(), 12, DATA_PRECISION_TF32, 3, TIMING_BATCH);
@@ -655,7 +655,8 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
         cr_assert_eq(collect_fdb_write_line(f, p[i].key, cv.dir, all, n), 0);
     }
     fclose(f);
-    snprintf(args, sizeof args, "--problems %s --limit 24 --out %s --top-k 3 --shortlist-timing batch --fdb %s",
+    snprintf(args, sizeof args,
+             "--problems %s --limit 24 --out %s --top-k 3 --shortlist-timing batch --shortlist-warmup --fdb %s",
              networks(), out, fdb);
     char *log = test_tmppath(".log");
     cr_assert_eq(run_to(cmd_verify, args, log), 0, "%s", args);
@@ -779,20 +780,23 @@ Test(collect_verify_run, conv_pass_retime_and_no_warmup, .init = setup)
     fake_pool_close(&fp);
 }
 
-/* verify's batch passes with --shortlist-no-warmup pick as the default pass does at half its cost; with
- * --shortlist-retime-within 1 (no kernel launched again unless two warm-ups tie) each pass costs less than the
- * default's; the report names the pass; malformed or misplaced values of the shortlist timing options are refused. */
+/* verify's batch pass by default (and with --shortlist-no-warmup, its name) launches each kernel once and picks as
+ * the pass with --shortlist-warmup does at half its cost; with --shortlist-retime-within 1 (no kernel launched
+ * again unless two warm-ups tie) each pass costs less than the warm-up pass's; the report names the pass;
+ * malformed or misplaced values of the shortlist timing options are refused. */
 Test(collect_verify_run, conv_pass_options, .init = setup)
 {
     char *out = test_tmppath(".tsv"), *base = test_tmppath(".tsv"), args[8192];
-    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch", networks(), base);
+    snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch --shortlist-warmup",
+             networks(), base);
     cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
     table_rows b;
     rows_read(base, &b);
     cr_assert_gt(b.n, 8);
-    static const char *const variants[2] = {"--shortlist-no-warmup", "--shortlist-retime-within 1"};
-    static const char *const names[2] = {"batch-no-warmup", "batch-retime-1"};
-    for (int v = 0; v < 2; v++) {
+    for (int row = 0; row < b.n; row++) cr_assert_str_eq(b.f[row][C_SHORTLIST_TIMING], "batch");
+    static const char *const variants[3] = {"", "--shortlist-no-warmup", "--shortlist-retime-within 1"};
+    static const char *const names[3] = {"batch-no-warmup", "batch-no-warmup", "batch-retime-1"};
+    for (int v = 0; v < 3; v++) {
         snprintf(args, sizeof args, "--problems %s --limit 12 --out %s --top-k 3 --shortlist-timing batch %s", networks(),
                  out, variants[v]);
         cr_assert_eq(run(cmd_verify, args), 0, "%s", args);
@@ -804,10 +808,10 @@ Test(collect_verify_run, conv_pass_options, .init = setup)
             cr_assert_str_eq(f[C_KEY], g[C_KEY]);
             cr_assert_str_eq(f[C_SHORTLIST_TIMING], names[v]);
             for (int c = C_TOPK_MS; c <= C_VTOPK_MS; c += C_VTOPK_MS - C_TOPK_MS) {
-                if (v == 0) cr_assert_float_eq(num(f[c]), num(g[c]) / 2, 2e-3, "%s", f[C_KEY]);
+                if (v < 2) cr_assert_float_eq(num(f[c]), num(g[c]) / 2, 2e-3, "%s", f[C_KEY]);
                 else cr_assert_lt(num(f[c]), num(g[c]), "%s", f[C_KEY]);
             }
-            if (v == 0) {
+            if (v < 2) {
                 cr_assert_str_eq(f[C_TOPK_PICK], g[C_TOPK_PICK]);
                 cr_assert_str_eq(f[C_VPICK], g[C_VPICK]);
             }
@@ -824,7 +828,10 @@ Test(collect_verify_run, conv_pass_options, .init = setup)
                                       "--shortlist-timing once --shortlist-retime-within 1.5",
                                       "--shortlist-no-warmup",
                                       "--shortlist-timing careful --shortlist-no-warmup",
-                                      "--shortlist-timing batch --shortlist-no-warmup --shortlist-retime-within 1.5"};
+                                      "--shortlist-timing batch --shortlist-no-warmup --shortlist-retime-within 1.5",
+                                      "--shortlist-warmup",
+                                      "--shortlist-timing once --shortlist-warmup",
+                                      "--shortlist-timing batch --shortlist-warmup --shortlist-no-warmup"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(args, sizeof args, "--problems %s --limit 1 --out %s --top-k 3 %s", networks(), out, bad[i]);
         cr_assert_eq(run(cmd_verify, args), 2, "%s", bad[i]);
