@@ -23,7 +23,7 @@ static const char usage[] =
     "                       [--time-limit SEC] [--limit N] [--resume] [--heuristic-count N] [--top-k K]\n"
     "                       [--shortlist-fill] [--shapes SHAPES.txt] [--source TAG] [--no-list] [--table-top N]\n"
     "                       [--shortlist-timing careful|interleaved [--shortlist-rounds R]]\n"
-    "                       [--tune-candidates rows|list]   (built with GEMM table models: P_rank, or tune models, P_tune[_vendor])\n"
+    "                       [--tune-candidates rows|list|list:N] (built with GEMM table models: P_rank, or tune models, P_tune[_vendor])\n"
     "  heurist-collect gemm --shapes FILE --out TABLE.csv.gz [--time-limit SEC] [--resume] [--limit N] [--verbose]\n"
     "                       [--candidates N] [--heuristic-count N] [--repeats R] [--min-batch-us US] [--max-batch B]\n"
     "                       [--workspace-mib MIB] [--slow-factor X] [--seed S] [--gpus all|N] [--chunk C]\n"

@@ -12,7 +12,8 @@
  *     (rebuilt from its fields and checked). A tune model's runtime writes a configuration, decoding within the
  *     candidates; it is rebuilt from its fields and checked (cublasLtMatmulAlgoCheck) whether or not the table
  *     holds it, and one cuBLASLt refuses is invalid: the model's pick is then cuBLASLt's first
- *     (model_rank_fallbacks 1); with --tune-candidates list it decodes within the list's entries alone. A tune
+ *     (model_rank_fallbacks 1); with --tune-candidates list it decodes within the list's entries alone, with
+ *     list:N within its first N (in the list's order, so the first pick is always among them). A tune
  *     runtime exported with the vendor guard (tune_vendor) is given cuBLASLt's first pick as well, and where the
  *     guard keeps it, the pick is the heuristic's entry itself. decide_us is the mean of 3 to 200 calls, as many
  *     as fit 2 ms (the guard included);
@@ -325,14 +326,22 @@ int cmd_verify_gemm(int argc, char **argv)
     }
     int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
     int fill = cli_flag(argc, argv, "--shortlist-fill");
-    /* what a tune model decodes within: the shape's rows and the list's entries, or the list alone (all a deployed
-     * tuner has for a shape no table holds) */
+    /* what a tune model decodes within: the shape's rows and the list's entries, the list alone (all a deployed
+     * tuner has for a shape no table holds), or the list's first N entries (list:N) */
     const char *tune_cands = cli_opt(argc, argv, "--tune-candidates");
-    if (tune_cands && strcmp(tune_cands, "rows") && strcmp(tune_cands, "list")) {
-        fprintf(stderr, "heurist-collect verify: --tune-candidates '%s': expected rows or list\n", tune_cands);
-        return 2;
+    int tune_list = 0, tune_top = 0;
+    if (tune_cands && strcmp(tune_cands, "rows")) {
+        const char *n = strncmp(tune_cands, "list", 4) ? NULL : tune_cands + 4;
+        char *end = NULL;
+        long top = n && n[0] == ':' && n[1] >= '1' && n[1] <= '9' ? strtol(n + 1, &end, 10) : 0;
+        if (!n || (*n && (!end || *end || top > MAX_HEUR))) {
+            fprintf(stderr, "heurist-collect verify: --tune-candidates '%s': expected rows, list or list:N (N from 1 to "
+                            "%d)\n", tune_cands, MAX_HEUR);
+            return 2;
+        }
+        tune_list = 1;
+        tune_top = (int)top;
     }
-    const int tune_list = tune_cands && !strcmp(tune_cands, "list");
     if (!table || !out) {
         fprintf(stderr, "heurist-collect verify: --table and --out are required\n");
         return 2;
@@ -503,7 +512,7 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int m = 0; m < n_models; m++) {
             const int tune = m >= verify_n_table_models, listed = tune && tune_list;
             const verify_tune_model *tm = tune ? &verify_tune_models[m - verify_n_table_models] : NULL;
-            const int nk = model_api(m)->n_kernel, n_in = listed ? nh : nc;
+            const int nk = model_api(m)->n_kernel, n_in = !listed ? nc : tune_top && tune_top < nh ? tune_top : nh;
             if (collect_gemm_model_values(model_api(m), &sh->s, listed ? heur : cfgs, listed ? hrank : vrank, n_in, pv,
                                           kv)) {
                 be.problem_end(&be);
