@@ -11,12 +11,13 @@ percentiles and worst, the shares slower and faster beyond --noise-ratio, the ef
 call through ctypes, median over the shapes). The times are the
 table's (one timing per configuration), so a ratio within the noise ratio is a tie.
 
-  python3 experiments/gemm_tune_offline.py --runtime DIR --table HELDOUT.csv.gz [--candidates rows|list]
+  python3 experiments/gemm_tune_offline.py --runtime DIR --table HELDOUT.csv.gz [--candidates rows|list|list:N]
       [--noise-ratio 1.02] [--bootstrap 2000] [--seed 0] [--cc cc] [--scores OUT.tsv]
   python3 experiments/gemm_tune_offline.py --calibrate SCORES.tsv... [--noise-ratio 1.02]
 
---candidates list gives the runtime only the entries of cuBLASLt's list (the rows with a heuristic rank): the model
-then chooses among what cuBLASLt's heuristic proposes.
+--candidates list gives the runtime only the entries of cuBLASLt's list (the rows with a heuristic rank), in the
+list's order: the model then chooses among what cuBLASLt's heuristic proposes; list:N only its first N entries
+(`heurist-collect verify --tune-candidates list:N`).
 
 The vendor guard (heurist export --guard M of a tune model): a runtime exported with it is called through
 P_tune_vendor with cuBLASLt's first pick, so the figures are the guarded tuner's (its override share printed).
@@ -179,7 +180,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runtime")
     ap.add_argument("--table")
-    ap.add_argument("--candidates", choices=["rows", "list"], default="rows")
+    ap.add_argument("--candidates", default="rows", help="rows, list or list:N")
     ap.add_argument("--noise-ratio", type=float, default=1.02)
     ap.add_argument("--bootstrap", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
@@ -192,6 +193,10 @@ def main():
         return
     if not a.runtime or not a.table:
         ap.error("--runtime and --table are required (or --calibrate)")
+    m = re.fullmatch(r"list(?::([1-9][0-9]*))?|rows", a.candidates)
+    if not m:
+        ap.error("--candidates %r: expected rows, list or list:N (N >= 1)" % a.candidates)
+    list_top = int(m.group(1)) if m.group(1) else None
     rt, pcols, kcols = load_runtime(a.runtime, a.cc)
     if a.scores and not hasattr(rt, "score"):
         sys.exit("%s: --scores needs a runtime with its score function (P_score)" % a.runtime)
@@ -207,8 +212,9 @@ def main():
             continue
         n_total += 1
         best = min(float(r["time_us"]) for r in cands)
-        if a.candidates == "list":
-            cands = [r for r in cands if r["heuristic_rank"] != ""]
+        if a.candidates != "rows":
+            cands = sorted((r for r in cands if r["heuristic_rank"] != ""), key=lambda r: int(r["heuristic_rank"]))
+            cands = cands[:list_top]
         pv = (ctypes.c_double * len(pcols))(*[value(rt, c, dict(zip(PROBLEM, key))[c], categorical) for c in pcols])
         kv = (ctypes.c_double * (nk * len(cands)))()
         for i, r in enumerate(cands):
