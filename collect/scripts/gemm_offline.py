@@ -244,6 +244,19 @@ def calibrate(shapes):
     return rows
 
 
+def choose(rows):
+    """The (point, summary) the calibration rule takes from rows of them: the best geomean among the points slower
+    beyond x1.02 on at most 2% of the shapes; where none is, the smallest slower share among those of geomean >=
+    1.01; else the best geomean. The first of equal points wins."""
+    meet = [r for r in rows if r[1]['slower'] <= 0.02]
+    half = [r for r in rows if r[1]['geomean'] >= 1.01]
+    if meet:
+        return max(meet, key=lambda r: r[1]['geomean'])
+    if half:
+        return min(half, key=lambda r: (r[1]['slower'], -r[1]['geomean']))
+    return max(rows, key=lambda r: r[1]['geomean'])
+
+
 def report(a):
     cfgs = table_cfgs(a.tables) if a.tables else {}
     fams = set(a.families.split(',')) if a.families else None
@@ -257,16 +270,7 @@ def report(a):
         for t, m, s in rows:
             print('  %d %.4g %.4f %.4f %.4f %.3f %.4f' % (t, m, s['geomean'], s['slower'], s['faster'], s['worst'],
                                                       s['eff']))
-        # the rule: the best geomean among the points slower beyond x1.02 on at most 2% of the shapes; where none
-        # is, the smallest slower share among those of geomean >= 1.01; else the best geomean
-        meet = [r for r in rows if r[2]['slower'] <= 0.02]
-        half = [r for r in rows if r[2]['geomean'] >= 1.01]
-        if meet:
-            t, m, s = max(meet, key=lambda r: r[2]['geomean'])
-        elif half:
-            t, m, s = min(half, key=lambda r: (r[2]['slower'], -r[2]['geomean']))
-        else:
-            t, m, s = max(rows, key=lambda r: r[2]['geomean'])
+        (t, m), s = choose([((t, m), s) for t, m, s in rows])
         chosen = (t, m)
         print('chosen on the calibration scores: --guard-top %d --guard %.6g (slower %.4f, geomean %.4f)' %
               (t, m, s['slower'], s['geomean']))
