@@ -12,8 +12,15 @@ shapes resampled with replacement, seeded), its slower and faster shares and its
 own: --by-dtype NAME, a guard per data type, takes each shape's row of the model NAME_TYPE (TYPE the shape key's
 data type; NAME_default where no such model is in the report); --agree NAME=A,B keeps model A's pick where it is
 cuBLASLt's first pick or model B picks the same configuration, and cuBLASLt's first pick (speed-up 1) elsewhere.
+--table NAME=T.csv.gz (repeatable) sets each model's picks against a collected table's times of the same
+configurations: on the shapes where the pick is not the first pick and the table holds both, the correlation of
+the table's log speed-up (t_first / t_pick) with the runs' per-shape mean, their mean absolute difference, and
+the shapes the table reads slower beyond --noise against those slower in every run (how well one table's times
+foretell the re-timing).
 Python 3 standard library only."""
 import argparse
+import csv
+import gzip
 import math
 import sys
 
@@ -21,7 +28,8 @@ from verify_reports import mean_interval, read_rows
 
 
 def read(path):
-    """{model: {shape key: (speed-up, pick differs from the first pick, the pick)}} of a report's rows"""
+    """{model: {shape key: (speed-up, pick differs from the first pick, the pick, the first pick)}} of a report's
+    rows"""
     runs = {}
     for lineno, r in read_rows(path, ('key', 'model_name', 'model', 'heuristic', 'speedup'), 'a GEMM verify report'):
         try:
@@ -30,7 +38,7 @@ def read(path):
             sys.exit('%s:%d: speedup %r is not a number' % (path, lineno, r['speedup']))
         if not s > 0:
             sys.exit('%s:%d: speedup %r is not positive' % (path, lineno, r['speedup']))
-        runs.setdefault(r['model_name'], {})[r['key']] = (s, r['model'] != r['heuristic'], r['model'])
+        runs.setdefault(r['model_name'], {})[r['key']] = (s, r['model'] != r['heuristic'], r['model'], r['heuristic'])
     return runs
 
 
@@ -53,7 +61,7 @@ def agree(run, a, b):
     for m in (a, b):
         if m not in run:
             sys.exit('gemm_pick_runs.py: --agree: model %s is not in the report' % m)
-    return {k: r if not r[1] or (k in run[b] and run[b][k][2] == r[2]) else (1.0, False, '')
+    return {k: r if not r[1] or (k in run[b] and run[b][k][2] == r[2]) else (1.0, False, r[3], r[3])
             for k, r in run[a].items()}
 
 
@@ -62,6 +70,49 @@ def geomean_interval(x, resamples, seed):
     logs = [math.log(v) for v in x]
     lo, hi = mean_interval(logs, resamples, seed)
     return math.exp(sum(logs) / len(logs)), math.exp(lo), math.exp(hi)
+
+
+CONFIG = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
+          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
+
+
+def read_table(path):
+    """{shape key: {configuration: time_us}} of a GEMM table, spelt as a verify report spells them."""
+    times = {}
+    with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
+        for n, r in enumerate(csv.DictReader(f), 2):
+            try:
+                key = ','.join([r[c] for c in ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')] +
+                               ([r['batch']] if r.get('batch', '1') != '1' else []))
+                cfg = ','.join('%s=%s' % (c, r[c]) for c in CONFIG)
+                times.setdefault(key, {})[cfg] = float(r['time_us'])
+            except (KeyError, TypeError, ValueError):
+                sys.exit('%s:%d: not a row of a GEMM table' % (path, n))
+    return times
+
+
+def against_table(runs, model, keys, times, noise):
+    """(shapes, correlation, mean |log difference|, table slower, slower in every run, both) of a model's picks
+    other than the first pick, the table's log speed-up against the runs' per-shape mean."""
+    xs, ys, table_slow, run_slow, both = [], [], 0, 0, 0
+    for k in keys:
+        rows = [r[model][k] for r in runs]
+        pick, first = rows[0][2], rows[0][3]
+        if not rows[0][1] or k not in times or pick not in times[k] or first not in times[k]:
+            continue
+        x = math.log(times[k][first] / times[k][pick])
+        xs.append(x)
+        ys.append(sum(math.log(r[0]) for r in rows) / len(rows))
+        slow = [x < -math.log(noise), all(r[0] < 1 / noise for r in rows)]
+        table_slow += slow[0]
+        run_slow += slow[1]
+        both += slow[0] and slow[1]
+    if len(xs) < 2:
+        return len(xs), math.nan, math.nan, table_slow, run_slow, both
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    vx, vy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    corr = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(vx * vy) if vx > 0 and vy > 0 else math.nan
+    return (len(xs), corr, sum(abs(x - y) for x, y in zip(xs, ys)) / len(xs), table_slow, run_slow, both)
 
 
 def main():
@@ -74,7 +125,15 @@ def main():
                     help='the rule of a guard per data type from the models NAME_TYPE')
     ap.add_argument('--agree', action='append', default=[], metavar='NAME=A,B',
                     help='the rule: model A\'s pick where model B picks the same, else the first pick')
+    ap.add_argument('--table', action='append', default=[], metavar='NAME=T.csv.gz',
+                    help='a collected table whose times of the picks are set against the runs')
     a = ap.parse_args()
+    tables = []
+    for spec in a.table:
+        name, sep, path = spec.partition('=')
+        if not sep or not name or not path:
+            sys.exit('--table %s: expected NAME=T.csv.gz' % spec)
+        tables.append((name, read_table(path)))
     if len(a.reports) < 2:
         sys.exit('gemm_pick_runs.py: give two reports or more (the same shapes verified in separate runs)')
     runs = [read(p) for p in a.reports]
@@ -105,6 +164,11 @@ def main():
         print('  slower in every run %.4f; per-shape mean of the runs: speed-up %.4f (%.4f-%.4f) slower %.4f '
               'faster %.4f worst %.3f' % (every, g, lo, hi, sum(x < 1 / a.noise for x in mean) / len(mean),
                                           sum(x > a.noise for x in mean) / len(mean), min(mean)))
+        for name, times in tables:
+            n, corr, diff, ts, rs, both = against_table(runs, model, keys, times, a.noise)
+            print('  against table %s (%d shapes of another pick that it holds): correlation of the log speed-ups '
+                  '%.3f, mean |log difference| %.4f; slower beyond x%g in the table %d, in every run %d, both %d' %
+                  (name, n, corr, diff, a.noise, ts, rs, both))
 
 
 if __name__ == '__main__':
