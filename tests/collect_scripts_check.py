@@ -5,7 +5,7 @@ committed sets equal to what their commands regenerate (seeded, reproducible), n
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, gemm_merge_passes.py's
-median of passes, and
+median of passes, gemm_offline.py's calibration rule, and
 shortlist_cost.py's shares of cudnnFind's time, whole and per slice."""
 import contextlib
 import io
@@ -24,6 +24,7 @@ import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
 import concat_tables as ct  # noqa: E402
 import gemm_merge_passes as gmp  # noqa: E402
+import gemm_offline as gof  # noqa: E402
 import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
 import gemm_table_io as gti  # noqa: E402
@@ -467,6 +468,18 @@ def gemm_merge_passes():
                   'gemm_merge_passes: an output left after an error')
 
 
+def gemm_offline_choose():
+    """The calibration rule: the best geomean among the points slower on at most 2%; else the smallest slower share
+    among those of geomean >= 1.01; else the best geomean."""
+    pt = lambda g, sl: {'geomean': g, 'slower': sl}
+    rows = [('a', pt(1.03, 0.05)), ('b', pt(1.012, 0.02)), ('c', pt(1.015, 0.019)), ('d', pt(1.02, 0.021))]
+    check(gof.choose(rows)[0] == 'c', 'gemm_offline.choose: %s among the points under 2%%' % gof.choose(rows)[0])
+    rows = [('a', pt(1.03, 0.05)), ('b', pt(1.011, 0.03)), ('c', pt(1.005, 0.021))]
+    check(gof.choose(rows)[0] == 'b', 'gemm_offline.choose: %s, the fallback' % gof.choose(rows)[0])
+    rows = [('a', pt(1.004, 0.05)), ('b', pt(1.008, 0.03))]
+    check(gof.choose(rows)[0] == 'b', 'gemm_offline.choose: %s, the best geomean' % gof.choose(rows)[0])
+
+
 def shortlist_cost():
     # three problems of one model: shares 0.1, 0.5, 1.0 (26 of 40 ms in all), efficiencies 1, 0.5, 1; a second
     # report that holds the first two problems only, so that the two compare on them
@@ -531,6 +544,7 @@ networks()
 cost_models()
 gemm_noise()
 gemm_merge_passes()
+gemm_offline_choose()
 networks_subset()
 active_keys()
 gemm_shapes()
