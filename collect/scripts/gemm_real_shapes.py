@@ -44,6 +44,13 @@ inference and bf16 / tf32 training, convolutions fp16 inference and tf32 / fp32 
                  fused w13 and w2 forward at prefill and decode totals, w1 / w3 / w2 with their two backward
                  GEMMs at a training total
 
+--set more (a pool of its own, more training families: gemm_more_families.py lists them): T5, Whisper, CLIP,
+  DINOv2, SAM, DeiT, Stable Diffusion's U-Net, seven more decoder LLMs, EfficientNet, DenseNet, ConvNeXt, each
+  its own family; its shapes are drawn from a seeded generator of their own, so the other sets' stay as they are.
+  --exclude SHAPES drops every shape of a shape file (the existing pool) and --exclude-families F,... every shape
+  the single set enumerates for those families (the held-out ones, whether or not their pool kept it), before
+  the round robin; the summary counts each.
+
 Filters: a shape modelled above --max-us (gemm_shapes.py's cost model) is dropped; a shape met in several
 places is kept once, under its first family (the summary counts shapes shared by families). Then a seeded
 round robin over the families (each family's shapes shuffled) takes shapes until --count or until the
@@ -53,6 +60,9 @@ datasets/h100/gemm_shapes.txt took 307 s on one H100). The file lists the shapes
 so any prefix holds every family.
 
     python3 collect/scripts/gemm_real_shapes.py --out datasets/h100/gemm_real_shapes.txt
+    python3 collect/scripts/gemm_real_shapes.py --set more --count 1100 --budget-s 215 \
+        --exclude datasets/h100/gemm_real_shapes.txt --exclude-families llama3,mistral,resnet50 \
+        --out datasets/h200/gemm_more_shapes.txt
 """
 import argparse
 import math
@@ -62,6 +72,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import conv_networks  # noqa: E402  (the ResNet-50 and U-Net layers)
+import gemm_more_families  # noqa: E402  (the --set more families)
 import gemm_shapes  # noqa: E402  (the cost model and its estimate)
 
 # family, model, hidden, q width, kv width, mlp width, vocabulary, inference dtypes
@@ -260,7 +271,7 @@ def fp8_shapes(out):
 
 FP8_PREFILL = (128, 512, 1024, 2048, 4096, 8192)
 FP8_DECODE = (16, 32, 64, 128, 256)
-SETS = ('single', 'batched', 'fp8')
+SETS = ('single', 'batched', 'fp8', 'more')
 
 
 def enumerate_shapes(seed, sets=('single',)):
@@ -278,6 +289,8 @@ def enumerate_shapes(seed, sets=('single',)):
         moe_batched_shapes(out)
     if 'fp8' in sets:
         fp8_shapes(out)
+    if 'more' in sets:
+        gemm_more_families.more_shapes(random.Random('more-%d' % seed), linear, ROLES, out)
     return out
 
 
@@ -304,6 +317,9 @@ def main():
                     help='SHAPES:SECONDS, a shape file and its measured collection seconds (empty: no scaling)')
     ap.add_argument('--pool', default='datasets/h100/gemm_shapes.txt', help='the generator pool, for the overlap')
     ap.add_argument('--set', default='single', help='comma-separated shape sets: %s (default single)' % ', '.join(SETS))
+    ap.add_argument('--exclude', action='append', default=[], help='a shape file whose shapes are left out; repeatable')
+    ap.add_argument('--exclude-families', default='',
+                    help='comma-separated families whose single-set shapes (every one enumerated) are left out')
     ap.add_argument('--out', default='-')
     a = ap.parse_args()
     sets = a.set.split(',')
@@ -317,12 +333,24 @@ def main():
         scale = float(secs) / gemm_shapes.estimate(ref, a.candidates)
 
     raw = enumerate_shapes(a.seed, sets)
-    first, fams_of, too_big = {}, {}, 0
+    held_fams = [f for f in a.exclude_families.split(',') if f]
+    held = set((m, n, k, dt, trans, batch) for m, n, k, dt, trans, tag, batch in enumerate_shapes(a.seed, ('single',))
+               if tag.split()[0] in held_fams)
+    known = set()
+    for path in a.exclude:
+        known.update(read_shapes(path))
+    first, fams_of, too_big, dropped_held, dropped_known = {}, {}, 0, set(), set()
     for m, n, k, dt, trans, tag, batch in raw:
         key = (m, n, k, dt, trans, batch)
         fam = tag.split()[0]
         if gemm_shapes.gemm_us(m, n, k, dt, batch) > a.max_us or min(m, n, k) < 1 or max(m, n, k) > 1 << 20:
             too_big += 1
+            continue
+        if key in held:
+            dropped_held.add(key)
+            continue
+        if key in known:
+            dropped_known.add(key)
             continue
         fams_of.setdefault(key, set()).add(fam)
         if key not in first:
@@ -352,7 +380,8 @@ def main():
 
     lines = ['# heurist-collect gemm shapes of real model families: python3 collect/scripts/gemm_real_shapes.py '
              '--seed %d --count %d --budget-s %g --max-us %g' % (a.seed, a.count, a.budget_s, a.max_us) +
-             (' --set %s' % a.set if sets != ['single'] else ''),
+             (' --set %s' % a.set if sets != ['single'] else '') + ''.join(' --exclude %s' % p for p in a.exclude) +
+             (' --exclude-families %s' % a.exclude_families if held_fams else ''),
              '# M N K DTYPE TRANS_A TRANS_B%s  # FAMILY MODEL.LAYER.PHASE.ROLE' % (' [BATCH]' if sets != ['single'] else '')]
     lines += ['%d %d %d %s %s%s  # %s' % (key[:5] + (' %d' % key[5] if key[5] > 1 else '', first[key])) for key in order]
     text = '\n'.join(lines) + '\n'
@@ -376,6 +405,9 @@ def main():
     err.write('%d GEMMs enumerated, %d modelled above %g us dropped, %d distinct shapes (%d in more than one '
               'family); kept %d\n' % (len(raw), too_big, a.max_us, len(first),
                                       sum(1 for v in fams_of.values() if len(v) > 1), len(order)))
+    if held_fams or a.exclude:
+        err.write('left out: %d distinct shapes of the families %s, %d more of %s\n'
+                  % (len(dropped_held), ','.join(held_fams) or '-', len(dropped_known), ', '.join(a.exclude) or '-'))
     err.write('per family (kept / distinct): %s\n' % ', '.join('%s %d/%d' % (f, kept_fam.get(f, 0), len(by_fam[f]))
                                                               for f in sorted(by_fam)))
     err.write('per dtype: %s\n' % kept_dt)
