@@ -5,8 +5,9 @@ committed sets equal to what their commands regenerate (seeded, reproducible), n
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, gemm_merge_passes.py's
-median of passes, gemm_offline.py's calibration rule, and
-shortlist_cost.py's shares of cudnnFind's time, whole and per slice."""
+median of passes, gemm_offline.py's calibration rule,
+shortlist_cost.py's shares of cudnnFind's time, whole and per slice, and experiments/gemm_tune_labels.py's rows kept
+for the tuner's labels."""
 import contextlib
 import io
 import math
@@ -34,6 +35,8 @@ import shortlist_cost as sc  # noqa: E402
 import split_table as st  # noqa: E402
 import table_groups as tg  # noqa: E402
 import triton_matmul as tm  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, 'experiments'))
+import gemm_tune_labels as gtl  # noqa: E402
 
 failures = []
 
@@ -540,6 +543,38 @@ def shortlist_cost():
             check('line 4' in str(e), 'shortlist_cost: %s' % e)
 
 
+def gemm_tune_labels():
+    """The tuner's training rows: --list keeps cuBLASLt's list, --top N its first N entries, --tie R gives the label
+    to the first pick within R of the fastest kept row (not beyond it); a shape without a first pick keeps its rows,
+    one with no listed row is left out; a rank that is no number names the file and line."""
+    import gzip
+    hdr = 'M,N,K,dtype,trans_a,trans_b,algo_id,time_us,heuristic_rank,workspace'
+    rows = ['64,64,64,bf16,N,T,1,10,0,0', '64,64,64,bf16,N,T,2,9.9,1,0', '64,64,64,bf16,N,T,3,9,,0',
+            '8,8,8,fp32,N,N,1,5,1,0', '8,8,8,fp32,N,N,2,4,,0', '16,16,16,fp16,N,N,1,3,,0',
+            '32,32,32,fp16,N,N,1,10,0,0', '32,32,32,fp16,N,N,2,9.9,1,0', '32,32,32,fp16,N,N,3,10.5,2,0']
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = os.path.join(tmp, 't.csv.gz'), os.path.join(tmp, 'o.csv.gz')
+        with gzip.open(src, 'wt') as f:
+            f.write('\n'.join([hdr] + rows) + '\n')
+        for argv, want in (([], rows),
+                           (['--list'], [rows[i] for i in (0, 1, 3, 6, 7, 8)]),
+                           (['--top', '2'], [rows[i] for i in (0, 1, 3, 6, 7)]),
+                           (['--tie', '1.02'], [rows[i] for i in (0, 1, 2, 3, 4, 5, 6, 8)]),
+                           (['--list', '--tie', '1.02'], [rows[i] for i in (0, 3, 6, 8)]),
+                           (['--top', '2', '--tie', '1.2'], [rows[i] for i in (0, 3, 6)])):
+            run(gtl, argv + [src, out])
+            with gzip.open(out, 'rt') as f:
+                got = f.read().splitlines()
+            check(got == [hdr] + want, 'gemm_tune_labels %s: %s' % (argv, got[1:]))
+        with gzip.open(src, 'wt') as f:
+            f.write('\n'.join([hdr] + rows[:2] + [rows[2].replace(',,', ',x,')]) + '\n')
+        try:
+            run(gtl, ['--list', src, out])
+            check(False, 'gemm_tune_labels: a rank x read')
+        except SystemExit as e:
+            check("t.csv.gz:4: heuristic_rank 'x'" in str(e.code), 'gemm_tune_labels: %s' % e.code)
+
+
 networks()
 cost_models()
 gemm_noise()
@@ -552,6 +587,7 @@ triton()
 table_groups()
 batched_tables()
 shortlist_cost()
+gemm_tune_labels()
 for f in failures:
     print('FAIL: %s' % f)
 print('collect scripts: %s' % ('%d failures' % len(failures) if failures else 'ok'))
