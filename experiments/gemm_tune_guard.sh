@@ -10,19 +10,23 @@
 #   calib   three folds of the training families (no held-out family in any): per fold, the tuner trained on the
 #           other two plus the second pool (no shape of the fold's), exported, its unguarded decodes within
 #           cuBLASLt's list scored on the fold's shapes, TIMES's times (gemm_tune_offline.py --scores):
-#           cal_{A,B,C}.tsv; then the
-#           margin chosen on the three (gemm_tune_offline.py --calibrate): calib.txt
+#           cal_{A,B,C}.tsv; then the margin chosen on the three (gemm_tune_offline.py --calibrate): calib.txt
 #   final   the tuner trained on RG.train, exported unguarded (rt_s2s_tune) and with the calibrated margin
 #           (rt_s2s_guard, or --guard $MARGIN when set), both scored on times_oos.test within cuBLASLt's list
 # Environment: REAL (the real pool, family column; default datasets/h100/h100_cublaslt_gemm_real.csv.gz), GEN (the
 # second pool, its groups prefixed gen:; default datasets/h100/h100_cublaslt_gemm.csv.gz, the generator pool; empty:
 # none, the tuner trained on the real pool's families alone), EPOCHS (default 30), MARGIN (skips calib.txt),
 # CANDIDATES (list, the default; rows: the tuner decodes within each shape's rows; list:N: within the list's first
-# N entries; the files calib, final and the guarded runtime gain the suffix _rows or _listN), LABELS (options of experiments/gemm_tune_labels.py, e.g. "--list --tie
-# 1.02": every training table, the second pool's shapes with it, passes through it before the tuner learns from
-# it), TIMES (a table of the same rows as REAL, e.g. its passes merged: its times score the out-of-fold and
-# held-out decodes, and the guard's margin is calibrated on them; default REAL). The H200 pool alone:
+# N entries; the files calib, final and the guarded runtime gain the suffix _rows or _listN), LABELS (options of
+# experiments/gemm_tune_labels.py, e.g. "--list --tie 1.02": every training table, the second pool's shapes with
+# it, passes through it before the tuner learns from it), TIMES (a table of the same rows as REAL, e.g. its passes
+# merged: its times score the out-of-fold and held-out decodes, and the guard's margin is calibrated on them;
+# default REAL). The H200 pool alone:
 #   REAL=datasets/h200/h200_cublaslt_gemm_real.csv.gz GEN= OUT=out/tune_guard_h200 bash experiments/gemm_tune_guard.sh split calib final
+# Its three passes merged (collect/scripts/gemm_merge_passes.py --out out/h200_real3.csv.gz ...), the labels among
+# the list and the decode within its first two entries (docs/BENCHMARKS.md, "Three-pass labels"):
+#   REAL=out/h200_real3.csv.gz TIMES=out/h200_real3.csv.gz LABELS="--list --tie 1.02" CANDIDATES=list:2 \
+#       OUT=out/tune3 bash experiments/gemm_tune_guard.sh split calib final
 set -eu -o pipefail
 REAL=${REAL-datasets/h100/h100_cublaslt_gemm_real.csv.gz}
 GEN=${GEN-datasets/h100/h100_cublaslt_gemm.csv.gz}
