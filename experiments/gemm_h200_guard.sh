@@ -39,8 +39,9 @@
 #            folder `device` made for another run (its runtimes' prefixes other than DIR's), its rt_vf_guard and
 #            rt_vf are verified beside DIR's in the same runs; BENCH=0 leaves the decision bench out; TOPK=K adds
 #            the shortlist jobs kKfill_interleaved and kKplain_interleaved (--top-k K, with and without
-#            --shortlist-fill, --shortlist-timing interleaved) after the two runs; DIR's variant runtimes
-#            (rt_dtype_*, rt_agree_guard, rt_fast_plain) are verified with the others
+#            --shortlist-fill, --shortlist-timing interleaved) after the two runs; DIR's rt_vf_guard is verified,
+#            and its rt_fast_guard, rt_vf and variant runtimes (rt_dtype_*, rt_agree_guard, rt_fast_plain) where
+#            DIR holds them (a DIR of one guarded runtime beside CONTROL's)
 # Environment: OUT, THREADS (default 2), VERIFY_S, DIR, REAL (the pool, default the one-pass H200 table), ONEPASS
 # (the one-pass table, default the same), TIES (default "1.02 1.03"), PREFIX (the runtimes' prefix, default h200),
 # CONTROL, BENCH, TOPK.
@@ -221,8 +222,8 @@ print("\n".join(g.load_table(sys.argv[1])))' "$OUT/h100.test.csv.gz" > "$OUT/h10
                 printf 'k%splain_interleaved 60 %s --top-k %s --shortlist-timing interleaved\n' "$TOPK" "$common" "$TOPK"
             fi
         } > "$g/jobs.txt"
-        models="$dir/rt_vf_guard $dir/rt_fast_guard $dir/rt_vf"
-        for r in "$dir"/rt_dtype_* "$dir/rt_agree_guard" "$dir/rt_fast_plain"; do
+        models="$dir/rt_vf_guard"
+        for r in "$dir/rt_fast_guard" "$dir/rt_vf" "$dir"/rt_dtype_* "$dir/rt_agree_guard" "$dir/rt_fast_plain"; do
             [ ! -d "$r" ] || models="$models $r"
         done
         [ -z "${CONTROL:-}" ] || models="$models $CONTROL/rt_vf_guard $CONTROL/rt_vf"
