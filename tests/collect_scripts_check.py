@@ -309,6 +309,27 @@ def table_groups():
         run(tg, ['--table', table, '--shapes', shapes, '--out', out, '--missing', 'other'])
         with gzip.open(out, 'rt') as f:
             check(f.read().splitlines()[3].endswith(',other'), 'table_groups: --missing not applied')
+        # --single: a table with the collector's batch column gets the pool's header, its schema loses batch
+        btable, bout = os.path.join(tmp, 'b.csv.gz'), os.path.join(tmp, 'bg.csv.gz')
+        with gzip.open(btable, 'wt') as f:
+            f.write('M,N,K,dtype,trans_a,trans_b,batch,algo_id,time_us\n64,128,256,bf16,N,T,1,66,12.5\n')
+        with open(os.path.join(tmp, 'b.schema.json'), 'w') as f:
+            json.dump({'problem': ['M', 'N', 'K', 'dtype', 'trans_a', 'trans_b', 'batch'], 'kernel': ['algo_id'],
+                       'measure': 'time_us'}, f)
+        run(tg, ['--table', btable, '--shapes', shapes, '--out', bout, '--single'])
+        with gzip.open(bout, 'rt') as f:
+            got = f.read().splitlines()
+        check(got == ['M,N,K,dtype,trans_a,trans_b,algo_id,time_us,family', '64,128,256,bf16,N,T,66,12.5,llama3'],
+              'table_groups --single: %s' % got)
+        with open(os.path.join(tmp, 'bg.schema.json')) as f:
+            check('batch' not in json.load(f)['problem'], 'table_groups --single: batch left in the schema')
+        with gzip.open(btable, 'wt') as f:
+            f.write('M,N,K,dtype,trans_a,trans_b,batch,algo_id,time_us\n64,128,256,bf16,N,T,4,66,12.5\n')
+        try:
+            run(tg, ['--table', btable, '--shapes', shapes, '--out', bout, '--single', '--missing', 'x'])
+            check(False, 'table_groups --single: a batch of 4 was accepted')
+        except SystemExit as e:
+            check(':2: batch 4' in str(e.code), 'table_groups --single: the error names no line: %s' % e.code)
         # split_table.py --hold: every shape of the named groups held out, the rest trained on
         prefix = os.path.join(tmp, 's')
         run(st, ['--table', out, '--hold', 'family=other', '--out-prefix', prefix])

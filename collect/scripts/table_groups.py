@@ -6,10 +6,14 @@ its tag, the comment's first word (a model family, a generator's shape class), b
 column of every table row of that problem. The table is written with the column last (its values replaced when
 it is there already), gzip when its name ends in .gz (no timestamp, so the same input gives the same bytes), and
 each schema given (by default the one beside the output table) gains "group": COLUMN, the role that makes every
-heurist split hold out whole groups (docs/tables.md).
+heurist split hold out whole groups (docs/tables.md). --single drops the table's batch column (an error where a row's
+batch is not 1) and `batch` from each schema's problem columns: a table of single GEMMs gets the header of the
+pools collected before the collector wrote the column, so that collect/scripts/concat_tables.py joins them.
 
   python3 collect/scripts/table_groups.py --table datasets/h200/h200_cublaslt_gemm_real.csv.gz \\
       --shapes datasets/h100/gemm_real_shapes.txt --column family
+  python3 collect/scripts/table_groups.py --table OUT/h200_cublaslt_gemm_more.csv.gz --single \\
+      --shapes datasets/h200/gemm_more_shapes.txt --out datasets/h200/h200_cublaslt_gemm_more.csv.gz
 
 The shape list's field names come from its comment line `# M N K DTYPE TRANS_A TRANS_B ...` (matched to the
 table's columns without regard to case); a key listed twice keeps its first tag. A table problem the list lacks
@@ -92,8 +96,9 @@ def schema_beside(table):
     return base + '.schema.json'
 
 
-def join(table, shapes, column, out, missing):
-    """Writes the joined table to out; returns (rows, problems, {tag: problems})."""
+def join(table, shapes, column, out, missing, single=False):
+    """Writes the joined table to out (without its batch column when single); returns (rows, problems,
+    {tag: problems})."""
     fields, tags = read_shapes(shapes)
     with read_text(table) as f:
         rows = list(csv.reader(f))
@@ -115,9 +120,12 @@ def join(table, shapes, column, out, missing):
     for lineno, row in enumerate(rows[1:], 2):
         if not row:
             continue
-        if len(row) < len(cols) or max(cols) >= len(row):
+        if len(row) < len(cols) or max(cols) >= len(row) or (batch is not None and batch >= len(row)):
             sys.exit('%s:%d: %d fields' % (table, lineno, len(row)))
         key = tuple(canonical(row[c]) for c in cols) + (canonical(row[batch]) if batch is not None else '1',)
+        if single and key[-1] != '1':
+            sys.exit('%s:%d: batch %s: --single takes tables of single GEMMs (batch 1) only' % (table, lineno,
+                                                                                              row[batch]))
         tag = tags.get(key, missing)
         if tag is None:
             unknown.append((lineno, key))
@@ -126,6 +134,9 @@ def join(table, shapes, column, out, missing):
             problems.add(key)
             counts[tag] = counts.get(tag, 0) + 1
         body.append(row[:at] + [tag] + row[at + 1:] if at < len(row) else row + [tag])
+    if single and batch is not None:
+        header = header[:batch] + header[batch + 1:]
+        body = [row[:batch] + row[batch + 1:] for row in body]
     if unknown:
         sys.exit('%s:%d: problem %s is not in %s (%d rows without a tag; --missing TAG names them)'
                  % (table, unknown[0][0], ' '.join(unknown[0][1][:-1] if unknown[0][1][-1] == '1' else unknown[0][1]),
@@ -138,10 +149,12 @@ def join(table, shapes, column, out, missing):
     return len(body), len(problems), counts
 
 
-def schema_add_group(path, column):
+def schema_add_group(path, column, single=False):
     with open(path) as f:
         schema = json.load(f)
     schema['group'] = column
+    if single:
+        schema['problem'] = [c for c in schema.get('problem', []) if c.lower() != 'batch']
     write_text(path, json.dumps(schema, indent=1) + '\n')
 
 
@@ -154,9 +167,11 @@ def main():
     ap.add_argument('--schema', action='append', help='a schema to give the group role (repeatable; default: the '
                     'one beside the output, copied there from beside --table when the output is elsewhere)')
     ap.add_argument('--missing', help='the tag of a problem the shape list lacks (default: an error)')
+    ap.add_argument('--single', action='store_true',
+                    help='drop the batch column (every row batch 1) and batch from the schemas\' problem columns')
     a = ap.parse_args()
     out = a.out or a.table
-    rows, problems, counts = join(a.table, a.shapes, a.column, out, a.missing)
+    rows, problems, counts = join(a.table, a.shapes, a.column, out, a.missing, a.single)
     schemas = a.schema
     if not schemas:
         src, dst = schema_beside(a.table), schema_beside(out)
@@ -167,7 +182,7 @@ def main():
                 write_text(dst, f.read())
         schemas = [dst]
     for s in schemas:
-        schema_add_group(s, a.column)
+        schema_add_group(s, a.column, a.single)
     print('%s: %d rows, %d problems in %d groups (%s); group role in %s'
           % (out, rows, problems, len(counts), ', '.join('%s %d' % kv for kv in sorted(counts.items())),
              ', '.join(schemas)))
