@@ -14,7 +14,9 @@
 #   pool2     both models trained on R.train + G.train (collect/scripts/concat_tables.py; no shape of R.test), scoring
 #             R.test and G.test
 # Environment: REAL (the real pool, default the H100's), TIE (gbdt tie_ratio, default 1), CONFIG (the whole gbdt
-# config instead), MODELS (default "vf plain": with and without vendor_feature), THREADS (default 2).
+# config instead), MODELS (default "vf plain": with and without vendor_feature), THREADS (default 2), FOLD_A,
+# FOLD_B, FOLD_C (the calibration folds' families, comma-separated; by default the 10 training families of the
+# 13-family pool: a pool with more families names every training family in one of them, or calib refuses it).
 set -eu -o pipefail
 REAL=${REAL:-datasets/h100/h100_cublaslt_gemm_real.csv.gz}
 GEN=datasets/h100/h100_cublaslt_gemm.csv.gz
@@ -23,9 +25,9 @@ OUT=${OUT:-out/gemm_real}
 TIE=${TIE:-1}
 THREADS=${THREADS:-2}
 HOLD=llama3,mistral,resnet50
-FOLD_A=bert,gemma2,mixtral,unet2d
-FOLD_B=deepseek_moe,phi3,swin
-FOLD_C=gpt2,qwen2.5,vit
+FOLD_A=${FOLD_A:-bert,gemma2,mixtral,unet2d}
+FOLD_B=${FOLD_B:-deepseek_moe,phi3,swin}
+FOLD_C=${FOLD_C:-gpt2,qwen2.5,vit}
 H=./build/heurist
 CONFIG=${CONFIG:-"{\"objective\":\"rank\",\"rank_loss\":\"lambdarank\",\"rounds\":300,\"learning_rate\":0.1,\"tie_ratio\":$TIE}"}
 MODELS=${MODELS:-vf plain}
@@ -54,6 +56,16 @@ for stage in "$@"; do
         python3 collect/scripts/split_table.py --table "$GEN" --share 0.2 --seed 0 --out-prefix "$OUT/G"
         ;;
     calib)
+        # every training family in exactly one fold: a family left out would never be scored, one in two folds
+        # would train on itself
+        python3 -c 'import sys; sys.path.insert(0, "collect/scripts"); import gemm_offline as g
+folds = [f.split(",") for f in sys.argv[2:]]
+names = [x for f in folds for x in f]
+fams = {fam for fam, _ in g.load_table(sys.argv[1]).values()}
+if len(set(names)) < len(names) or fams - set(names):
+    sys.exit("gemm_real_models.sh: FOLD_A, FOLD_B, FOLD_C: families in two folds %s, training families in none %s"
+             % (sorted({x for x in names if names.count(x) > 1}), sorted(fams - set(names))))' \
+            "$OUT/R.train.csv.gz" "$FOLD_A" "$FOLD_B" "$FOLD_C"
         for f in A B C; do
             eval fams=\$FOLD_$f
             $H data split --data "$OUT/R.train.csv.gz" --hold family=$fams --out "$OUT/cal_$f"
