@@ -80,7 +80,7 @@ int export_guarded(const model *m)
 
 void export_c_guard_macros(FILE *out, const model *m, const char *guard)
 {
-    fprintf(out, "#define %s_GUARD_MARGIN %.9gf\n#define %s_GUARD_TOP %d\n", guard, (double)m->select_guard, guard,
+    fprintf(out, "#define %s_GUARD_MARGIN %#.9gf\n#define %s_GUARD_TOP %d\n", guard, (double)m->select_guard, guard,
             m->select_guard_top);
 }
 

@@ -341,7 +341,7 @@ int export_table_tune_write_header(FILE *h, const export_job *j)
                    " * least %s_GUARD_MARGIN, otherwise values is the first pick (one with a value the model never writes is\n"
                    " * beyond what it can judge). Returns the index of the candidate equal to values, -1 when none is, -2 as\n"
                    " * %s_tune or when first holds a value that is no integer. */\n"
-                   "#define %s_GUARD_MARGIN %.9gf\n"
+                   "#define %s_GUARD_MARGIN %#.9gf\n"
                    "int %s_tune_vendor(const double *pv, const double *kv, int n, const double *first, double *values);\n\n",
                 prefix, guard, prefix, guard, prefix, guard, (double)m->select_guard, prefix);
     fprintf(h, "#endif\n");
@@ -380,7 +380,7 @@ int export_table_tune_write_source(FILE *c, const export_job *j)
             prefix);
     if (m->select_guard > 0)
         /* the rule of model_predict_tune's guard (models/predict.c) */
-        fprintf(c, "\n#define HM_GUARD_MARGIN %.9gf\n\n"
+        fprintf(c, "\n#define HM_GUARD_MARGIN %#.9gf\n\n"
                    "int %s_tune_vendor(const double *pv, const double *kv, int n, const double *first, double *values)\n{\n"
                    "    if (n < 0 || (n > 0 && !kv)) return -2;\n"
                    "    hm_tune_problem p = {pv, kv, n};\n    int32_t v[HM_LEN], f[HM_LEN];\n"

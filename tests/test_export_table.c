@@ -12,6 +12,7 @@
 #include "data/portable.h"
 #include "eval/eval.h"
 #include "export/export.h"
+#include "export/export_internal.h"
 #include "helpers/exported_runtime.h"
 #include "helpers/run_in.h"
 #include "helpers/table_fixture.h"
@@ -314,4 +315,32 @@ Test(export_table, guarded_runtime_agrees_with_the_guard_rule, .timeout = 300)
     free(rank);
     model_free(m);
     table_fixture_free(&f);
+}
+
+/* The guard's margin is written as a C float constant whatever its value: a whole number (0 with --guard-top alone,
+ * or --guard 2) printed without a decimal point would read "0f", which no compiler takes. */
+Test(export_table, guard_margin_is_a_float_constant)
+{
+    static const float margins[] = {0.0f, 2.0f, 0.745107f, 1e-12f};
+    for (size_t i = 0; i < sizeof margins / sizeof *margins; i++) {
+        model *m = calloc(1, sizeof *m);
+        m->select_guard = margins[i];
+        m->select_guard_top = 2;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        export_c_guard_macros(f, m, "HM");
+        fclose(f);
+        const char *lit = strstr(text, "HM_GUARD_MARGIN ");
+        cr_assert(lit, "%s", text);
+        lit += strlen("HM_GUARD_MARGIN ");
+        char *end;
+        double v = strtod(lit, &end);
+        cr_assert_eq(*end, 'f', "margin %g: '%s'", margins[i], text);
+        cr_assert(memchr(lit, '.', (size_t)(end - lit)) || memchr(lit, 'e', (size_t)(end - lit)),
+                  "margin %g: '%.*s' is no floating constant", margins[i], (int)(end - lit), lit);
+        cr_assert_float_eq(v, margins[i], 1e-6 * fabs(margins[i]) + 1e-30);
+        free(text);
+        free(m);
+    }
 }
