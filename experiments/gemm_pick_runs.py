@@ -7,7 +7,7 @@ loss that repeats, against one that a single re-timing shows); and the runs' per
 speed-up (one figure per shape, less of each run's timing noise) with its geomean's 95% bootstrap interval (the
 shapes resampled with replacement, seeded), its slower and faster shares and its worst.
 
-  /usr/bin/python3 experiments/gemm_pick_runs.py RUN1.tsv RUN2.tsv... [--by-dtype NAME] [--agree NAME=A,B]
+  /usr/bin/python3 experiments/gemm_pick_runs.py RUN1.tsv RUN2.tsv... [--by-dtype NAME] [--agree NAME=A,B] [--pair A,B]
 (gzip-compressed reports read as they are). Two rules are read from the runtimes a report holds, as models of their
 own: --by-dtype NAME, a guard per data type, takes each shape's row of the model NAME_TYPE (TYPE the shape key's
 data type; NAME_default where no such model is in the report); --agree NAME=A,B keeps model A's pick where it is
@@ -17,6 +17,10 @@ configurations: on the shapes where the pick is not the first pick and the table
 the table's log speed-up (t_first / t_pick) with the runs' per-shape mean, their mean absolute difference, and
 the shapes the table reads slower beyond --noise against those slower in every run (how well one table's times
 foretell the re-timing).
+--pair A,B (repeatable) compares two models of the same runs shape by shape: per run the geomean of A's speed-up
+over B's (both over the same first pick, so the ratio of B's pick time to A's) with its 95% bootstrap interval,
+the shares of shapes where A is slower or faster than B beyond --noise, and the same on the runs' per-shape mean
+(a paired difference, narrower than the two models' separate intervals).
 Python 3 standard library only."""
 import argparse
 import csv
@@ -127,7 +131,15 @@ def main():
                     help='the rule: model A\'s pick where model B picks the same, else the first pick')
     ap.add_argument('--table', action='append', default=[], metavar='NAME=T.csv.gz',
                     help='a collected table whose times of the picks are set against the runs')
+    ap.add_argument('--pair', action='append', default=[], metavar='A,B',
+                    help='model A against model B shape by shape: the geomean of A\'s speed-up over B\'s')
     a = ap.parse_args()
+    pairs = []
+    for spec in a.pair:
+        models = spec.split(',')
+        if len(models) != 2 or not all(models):
+            sys.exit('--pair %s: expected A,B' % spec)
+        pairs.append(models)
     tables = []
     for spec in a.table:
         name, sep, path = spec.partition('=')
@@ -169,6 +181,20 @@ def main():
             print('  against table %s (%d shapes of another pick that it holds): correlation of the log speed-ups '
                   '%.3f, mean |log difference| %.4f; slower beyond x%g in the table %d, in every run %d, both %d' %
                   (name, n, corr, diff, a.noise, ts, rs, both))
+    for m_a, m_b in pairs:
+        for m in (m_a, m_b):
+            if any(m not in r for r in runs):
+                sys.exit('gemm_pick_runs.py: --pair: model %s is not in every report' % m)
+        keys = [k for k in runs[0][m_a] if all(k in r[m_a] and k in r[m_b] for r in runs)]
+        print('pair %s over %s: %d shapes in all %d runs' % (m_a, m_b, len(keys), len(runs)))
+        ratios = [[r[m_a][k][0] / r[m_b][k][0] for k in keys] for r in runs]
+        mean = [math.exp(sum(math.log(x[i]) for x in ratios) / len(ratios)) for i in range(len(keys))]
+        rows = [('run %d' % (i + 1), x) for i, x in enumerate(ratios)] + [('per-shape mean of the runs', mean)]
+        for label, x in rows:
+            g, lo, hi = geomean_interval(x, a.resamples, a.seed)
+            print('  %s: ratio %.4f (%.4f-%.4f), %s slower beyond x%g on %.4f, faster on %.4f, worst %.3f, best '
+                  '%.3f' % (label, g, lo, hi, m_a, a.noise, sum(v < 1 / a.noise for v in x) / len(x),
+                            sum(v > a.noise for v in x) / len(x), min(x), max(x)))
 
 
 if __name__ == '__main__':
