@@ -44,7 +44,8 @@
 #            DIR holds them (a DIR of one guarded runtime beside CONTROL's)
 # Environment: OUT, THREADS (default 2), VERIFY_S, DIR, REAL (the pool, default the one-pass H200 table), ONEPASS
 # (the one-pass table, default the same), TIES (default "1.02 1.03"), PREFIX (the runtimes' prefix, default h200),
-# CONTROL, BENCH, TOPK.
+# CONTROL, BENCH, TOPK; FOLD_A, FOLD_B, FOLD_C, exported, reach gemm_real_models.sh (the calibration folds of a pool
+# with more families than the 13 of the default folds).
 set -eu -o pipefail
 ONEPASS=${ONEPASS:-datasets/h200/h200_cublaslt_gemm_real.csv.gz}
 REAL=${REAL:-$ONEPASS}
