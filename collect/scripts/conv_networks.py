@@ -478,6 +478,29 @@ def enumerate_networks():
                     yield geometry(layer, net.nd, b), name, family, layer[0], b, r
 
 
+
+def implicit_gemms(out, family, model, net, roles):
+    """Appends the GEMMs of net's convolutions with one group lowered to implicit GEMM, at batches 1, 8 and 32
+    (gemm_real_shapes.py's tuples (m, n, k, dtype, trans, "FAMILY MODEL.LAYER.PHASE.ROLE", 1), `roles` its trans of
+    each role): fwd M = batch x output pixels, N = out channels, K = in channels x filter, fp16 inference at every
+    batch; training (batches 8 and 32, tf32 and fp32) fwd, dgrad M = batch x input pixels, N = in channels, K = out
+    channels x filter, and wgrad M = out channels, N = in channels x filter, K = batch x output pixels."""
+    for name, cin, insp, fil, cout, outsp, pad, stride, dil, groups in net.layers:
+        if groups != 1:
+            continue
+        kk = math.prod(fil)
+        for b in (1, 8, 32):
+            p_out, p_in = b * math.prod(outsp), b * math.prod(insp)
+            tag = '%s %s.%s' % (family, model, name)
+            out.append((p_out, cout, cin * kk, 'fp16', roles['fwd'], tag + '.infer.fwd', 1))
+            if b == 1:
+                continue
+            for dt in ('tf32', 'fp32'):
+                out.append((p_out, cout, cin * kk, dt, roles['fwd'], tag + '.train.fwd', 1))
+                out.append((p_in, cin, cout * kk, dt, roles['dgrad'], tag + '.train.dgrad', 1))
+                out.append((cout, cin * kk, p_out, dt, roles['wgrad'], tag + '.train.wgrad', 1))
+
+
 def pool_geometries(paths):
     out = set()
     for path in paths:

@@ -26,7 +26,6 @@ inference is forward only, training all three GEMMs.
                  gemm_real_shapes.py's convolutions (groups 1 only: depthwise convolutions are not GEMMs);
                  ConvNeXt's block MLP (pointwise 4x expansion) as linear layers over the pixels
 """
-import math
 
 import conv_networks
 import gemm_shapes
@@ -173,20 +172,7 @@ def conv_shapes(linear, roles, out):
             ('densenet', 'densenet121', conv_networks.densenet121(224)),
             ('convnext', 'convnext_t', conv_networks.convnext_tiny(224)))
     for family, model, net in nets:
-        for name, cin, insp, fil, cout, outsp, pad, stride, dil, groups in net.layers:
-            if groups != 1:
-                continue
-            kk = math.prod(fil)
-            for b in (1, 8, 32):
-                p_out, p_in = b * math.prod(outsp), b * math.prod(insp)
-                tag = '%s %s.%s' % (family, model, name)
-                out.append((p_out, cout, cin * kk, 'fp16', roles['fwd'], tag + '.infer.fwd', 1))
-                if b == 1:
-                    continue
-                for dt in ('tf32', 'fp32'):
-                    out.append((p_out, cout, cin * kk, dt, roles['fwd'], tag + '.train.fwd', 1))
-                    out.append((p_in, cin, cout * kk, dt, roles['dgrad'], tag + '.train.dgrad', 1))
-                    out.append((cout, cin * kk, p_out, dt, roles['wgrad'], tag + '.train.wgrad', 1))
+        conv_networks.implicit_gemms(out, family, model, net, roles)
     # ConvNeXt-T's block MLP: pointwise linear layers (dim -> 4 dim -> dim) over the stage's pixels
     for stage, (side, dim) in enumerate(((56, 96), (28, 192), (14, 384), (7, 768))):
         for b in (1, 8, 32):

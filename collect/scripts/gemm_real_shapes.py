@@ -164,20 +164,7 @@ def vision_shapes(out):
 def conv_shapes(out):
     for family, net in (('resnet50', conv_networks.resnet(224, (3, 4, 6, 3), True)),
                         ('unet2d', conv_networks.unet2d(256))):
-        for name, cin, insp, fil, cout, outsp, pad, stride, dil, groups in net.layers:
-            if groups != 1:
-                continue
-            kk = math.prod(fil)
-            for b in (1, 8, 32):
-                p_out, p_in = b * math.prod(outsp), b * math.prod(insp)
-                tag = '%s %s.%s' % (family, family, name)
-                out.append((p_out, cout, cin * kk, 'fp16', ROLES['fwd'], tag + '.infer.fwd', 1))
-                if b == 1:
-                    continue
-                for dt in ('tf32', 'fp32'):
-                    out.append((p_out, cout, cin * kk, dt, ROLES['fwd'], tag + '.train.fwd', 1))
-                    out.append((p_in, cin, cout * kk, dt, ROLES['dgrad'], tag + '.train.dgrad', 1))
-                    out.append((cout, cin * kk, p_out, dt, ROLES['wgrad'], tag + '.train.wgrad', 1))
+        conv_networks.implicit_gemms(out, family, family, net, ROLES)
 
 
 def routed(rng, tokens, experts, top):
