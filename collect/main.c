@@ -31,7 +31,7 @@ static const char usage[] =
     "  heurist-collect gemm --describe   (GPU, driver, runtime and cuBLASLt versions)\n"
     "  mpirun -np N heurist-collect conv|gemm ...   (one worker per rank, each on the GPU of its local rank)\n"
     "  heurist-collect noise --a FIRST.fdb.txt --b SECOND.fdb.txt\n"
-    "  heurist-collect summarize --report REPORT.tsv [--noise-ratio X] [--by FIELD[+FIELD],...] [--bootstrap N]\n"
+    "  heurist-collect summarize --report REPORT.tsv[.gz] [--noise-ratio X] [--by FIELD[+FIELD],...] [--bootstrap N]\n"
     "                       [--seed S]\n";
 
 int cmd_noise(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- reading ---- */
 
@@ -145,16 +146,38 @@ static int row_parse(const char *path, int lineno, char *line, collect_report_ki
     return COLLECT_OK;
 }
 
+/* One line of f into *buf (grown as needed), its newline kept: its length, -1 at the end of the file or on a read
+ * error (gzerror tells which), -2 out of memory. gzgets reads a plain file as it is, so a report may be
+ * gzip-compressed or not. */
+static ssize_t gz_getline(char **buf, size_t *cap, gzFile f)
+{
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 2) {
+            size_t nc = *cap ? 2 * *cap : 4096;
+            char *nb = realloc(*buf, nc);
+            if (!nb) return -2;
+            *buf = nb;
+            *cap = nc;
+        }
+        if (!gzgets(f, *buf + len, (int)(*cap - len > (size_t)1 << 30 ? (size_t)1 << 30 : *cap - len)))
+            return len ? (ssize_t)len : -1;
+        len += strlen(*buf + len);
+        if (len > 0 && (*buf)[len - 1] == '\n') return (ssize_t)len;
+    }
+}
+
 int collect_report_read(const char *path, collect_report *r)
 {
     memset(r, 0, sizeof *r);
-    FILE *f = fopen(path, "r");
-    if (!f) return collect_error(COLLECT_EIO, "%s: %s", path, strerror(errno));
+    errno = 0;
+    gzFile f = gzopen(path, "rb");
+    if (!f) return collect_error(COLLECT_EIO, "%s: %s", path, errno ? strerror(errno) : "cannot open");
     char *buf = NULL;
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, rc = COLLECT_OK, have_header = 0, cap_rows = 0, n_cols = 0, col[COL_COUNT];
-    while ((len = getline(&buf, &cap, f)) >= 0) {
+    while ((len = gz_getline(&buf, &cap, f)) >= 0) {
         lineno++;
         if (len > 0 && buf[len - 1] == '\n') buf[--len] = '\0';
         else if (buf[0] != '#') {
@@ -187,10 +210,13 @@ int collect_report_read(const char *path, collect_report *r)
         r->n++; /* a failed row's strings are freed with the others */
         if (rc) break;
     }
-    if (!rc && ferror(f)) rc = collect_error(COLLECT_EIO, "%s: read failed", path);
+    int zerr = Z_OK;
+    if (!rc && len == -2) rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+    if (!rc && (gzerror(f, &zerr), zerr != Z_OK && zerr != Z_STREAM_END))
+        rc = collect_error(COLLECT_EIO, "%s: read failed (%s)", path, gzerror(f, &zerr));
     if (!rc && !have_header) rc = collect_error(COLLECT_EFORMAT, "%s: no header row: not a verify report", path);
     free(buf);
-    fclose(f);
+    gzclose(f);
     if (rc) collect_report_free(r);
     return rc;
 }

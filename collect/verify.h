@@ -122,8 +122,8 @@ typedef struct collect_report {
     collect_report_row *rows;
 } collect_report;
 
-/* Reads a report (its header names the columns; '#' lines skipped); fails naming the file and line of a
- * row with a missing or malformed value. */
+/* Reads a report, plain or gzip-compressed (its header names the columns; '#' lines skipped); fails naming the
+ * file and line of a row with a missing or malformed value. */
 int collect_report_read(const char *path, collect_report *r);
 void collect_report_free(collect_report *r);
 

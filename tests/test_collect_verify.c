@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "collect.h"
 #include "data/portable.h"
@@ -245,7 +246,7 @@ Test(collect_verify, shipped_reports_summarize_as_recorded)
     char path[4096];
     collect_report r;
     collect_verify_summary s;
-    snprintf(path, sizeof path, "%s/h100/verify/h100_reformer_verify.tsv", HEURIST_DATASETS_DIR);
+    snprintf(path, sizeof path, "%s/h100/verify/h100_reformer_verify.tsv.gz", HEURIST_DATASETS_DIR);
     cr_assert_eq(collect_report_read(path, &r), 0, "%s", collect_last_error());
     cr_assert_eq(r.kind, COLLECT_REPORT_CONV);
     cr_assert_eq(r.n, 1500);
@@ -268,7 +269,7 @@ Test(collect_verify, shipped_reports_summarize_as_recorded)
     free(v);
     collect_report_free(&r);
 
-    snprintf(path, sizeof path, "%s/h100/verify/h100_gemm_gbdt_vendor_verify.tsv", HEURIST_DATASETS_DIR);
+    snprintf(path, sizeof path, "%s/h100/verify/h100_gemm_gbdt_vendor_verify.tsv.gz", HEURIST_DATASETS_DIR);
     cr_assert_eq(collect_report_read(path, &r), 0, "%s", collect_last_error());
     cr_assert_eq(r.kind, COLLECT_REPORT_GEMM);
     cr_assert_eq(r.n, 400);
@@ -444,6 +445,47 @@ Test(collect_verify, malformed_reports_name_the_line)
         remove(path);
         free(path);
     }
+}
+
+/* A gzip-compressed report reads as the plain one does (shipped_reports_summarize_as_recorded reads two), its
+ * faults named alike: a last line cut short, and a compressed stream cut short. */
+Test(collect_verify, gzip_reports_name_their_faults)
+{
+    char *path = test_tmppath(".tsv.gz");
+    static const char cut[] = COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1";
+    gzFile g = gzopen(path, "wb");
+    cr_assert(g);
+    cr_assert_eq(gzwrite(g, cut, (unsigned)strlen(cut)), (int)strlen(cut));
+    gzclose(g);
+    collect_report r;
+    cr_assert_eq(collect_report_read(path, &r), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), ":2: the last line is cut short"), "%s", collect_last_error());
+    /* a whole report compressed, then its compressed bytes cut in half */
+    char text[8192];
+    int n = snprintf(text, sizeof text, "%s", COLLECT_REPORT_CONV_HEADER);
+    for (int i = 0; i < 40; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      "k%d\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", i);
+    g = gzopen(path, "wb");
+    gzwrite(g, text, (unsigned)n);
+    gzclose(g);
+    cr_assert_eq(collect_report_read(path, &r), 0, "%s", collect_last_error());
+    cr_assert_eq(r.n, 40);
+    collect_report_free(&r);
+    char *whole = file_text(path);
+    FILE *f = fopen(path, "rb");
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    f = fopen(path, "wb");
+    fwrite(whole, 1, (size_t)size / 2, f);
+    fclose(f);
+    free(whole);
+    cr_assert_neq(collect_report_read(path, &r), 0, "half a compressed report read as whole");
+    cr_assert(strstr(collect_last_error(), path), "%s", collect_last_error());
+    cr_assert_null(r.rows);
+    remove(path);
+    free(path);
 }
 
 Test(collect_verify, resume_cuts_back_to_finished_rows)
