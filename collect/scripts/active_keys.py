@@ -25,7 +25,7 @@ of the held-out set (the set's rule: every numeric field equal), but it is one o
 measured after training on it.
 
   heurist predict --model M.h5 --problems CANDIDATES.txt --output PRED.tsv --top 8
-  python3 collect/scripts/active_keys.py --report datasets/h100/verify/h100_networks_oos_k3.tsv --model-name rt_ref \\
+  python3 collect/scripts/active_keys.py --report datasets/h100/verify/h100_networks_oos_k3.tsv.gz --model-name rt_ref \\
       --batches 1,2,4,8,16,32,64,128 --predict PRED.tsv --margin 0.1 --exclude datasets/h100/networks/networks.tsv \\
       --count 1500 --out NEXT.txt
   heurist-collect conv --problems NEXT.txt ...
@@ -40,6 +40,7 @@ set's), ranked by the model's margin within the failing slices, collected within
 Python 3 standard library only."""
 import argparse
 import glob
+import gzip
 import os
 import sys
 
@@ -62,7 +63,7 @@ def wrong_keys(path, model_name, noise):
     """[(speed-up, key)] of a verify report's rows (of model_name, or any model) slower than the heuristic beyond
     the noise."""
     out = []
-    with open(path) as f:
+    with (gzip.open if path.endswith('.gz') else open)(path, 'rt') as f:
         header = f.readline().rstrip('\n').split('\t')
         try:
             c_key, c_speedup = header.index('key'), header.index('speedup')

@@ -20,6 +20,7 @@ time, so that two sets' shares can be compared where their problems differ.
 """
 import argparse
 import csv
+import gzip
 import random
 import sys
 
@@ -28,7 +29,7 @@ def read_report(path):
     """{model: [row, ...]} in the report's order; '#' lines skipped; rows without a timed shortlist or cudnnFind
     refused, naming the line."""
     out = {}
-    with open(path, newline='') as f:
+    with (gzip.open if path.endswith('.gz') else open)(path, 'rt', newline='') as f:
         lines = [line for line in f if not line.startswith('#')]
     for n, row in enumerate(csv.DictReader(lines, delimiter='\t'), start=2):
         try:
