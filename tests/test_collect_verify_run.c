@@ -1193,63 +1193,21 @@ static void check_gemm_report(const char *path, const char *table, const collect
     collect_gemm_measured_free(sh, ns);
 }
 
-/* --tune-candidates list: a tune model decodes within cuBLASLt's list alone (in its order), as a deployed tuner
- * would for a shape no table holds; a value other than rows or list is a usage error */
-Test(collect_verify_run, gemm_tune_within_the_list, .init = setup)
+/* verify --table with --tune-candidates `cand` (no list timing): each tune model's pick is its decoding within the
+ * first `first_n` entries of cuBLASLt's list (in its order; the guarded tuner's first pick its first). Returns how
+ * many (shape, tune model) pairs decide otherwise within the whole list. */
+static int check_tune_within(const gemm_files *g, const char *cand, int first_n)
 {
-    gemm_files g;
-    gemm_files_open(&g);
     char args[8192];
-    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates list", g.table, g.out);
+    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates %s", g->table, g->out, cand);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
     collect_gemm_measured *sh;
-    int ns;
-    cr_assert_eq(collect_gemm_measured_read(g.table, &sh, &ns), 0);
+    int ns, other = 0;
+    cr_assert_eq(collect_gemm_measured_read(g->table, &sh, &ns), 0);
     table_rows t;
-    rows_read(g.out, &t);
+    rows_read(g->out, &t);
     const int per = verify_n_table_models + verify_n_tune_models;
     cr_assert_eq(t.n, per * ns);
-    for (int i = 0; i < ns; i++) {
-        char key[128], name[512];
-        collect_gemm_shape_key(&sh[i].s, key, sizeof key);
-        /* the list: the rows cuBLASLt ranked, in its order (the guarded tuner's first pick its first) */
-        collect_gemm_config cfg[64];
-        int vrank[64], n = 0, kind, guard;
-        for (int r = 0; r < 64; r++)
-            for (int c = 0; c < sh[i].n; c++)
-                if (sh[i].rows[c].heuristic_rank == r) cfg[n] = sh[i].rows[c].cfg, vrank[n] = r, n++;
-        for (int u = 0; u < verify_n_tune_models; u++) {
-            char **f = t.f[i * per + verify_n_table_models + u];
-            tune_expected(&verify_tune_models[u], &sh[i].s, key, cfg, vrank, n, f[G_HEUR], name, sizeof name, &kind,
-                          &guard);
-            cr_assert_str_eq(f[G_NAME], verify_tune_models[u].name);
-            cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, f[G_NAME]);
-        }
-    }
-    snprintf(args, sizeof args, "--table %s --out %s --tune-candidates table", g.table, g.out);
-    cr_assert_eq(run(cmd_verify_gemm, args), 2);
-    free(t.text);
-    collect_gemm_measured_free(sh, ns);
-    gemm_files_close(&g);
-}
-
-/* --tune-candidates list:2: a tune model decodes within the list's first two entries alone, which decides otherwise
- * than the whole list on some shape; N of 0, above the list's cap or not a number is a usage error */
-Test(collect_verify_run, gemm_tune_within_the_lists_first_n, .init = setup)
-{
-    gemm_files g;
-    gemm_files_open(&g);
-    char args[8192];
-    snprintf(args, sizeof args, "--table %s --out %s --no-list --tune-candidates list:2", g.table, g.out);
-    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
-    collect_gemm_measured *sh;
-    int ns;
-    cr_assert_eq(collect_gemm_measured_read(g.table, &sh, &ns), 0);
-    table_rows t;
-    rows_read(g.out, &t);
-    const int per = verify_n_table_models + verify_n_tune_models;
-    cr_assert_eq(t.n, per * ns);
-    int other = 0;
     for (int i = 0; i < ns; i++) {
         char key[128], name[512], whole[512];
         collect_gemm_shape_key(&sh[i].s, key, sizeof key);
@@ -1260,22 +1218,47 @@ Test(collect_verify_run, gemm_tune_within_the_lists_first_n, .init = setup)
                 if (sh[i].rows[c].heuristic_rank == r) cfg[n] = sh[i].rows[c].cfg, vrank[n] = r, n++;
         for (int u = 0; u < verify_n_tune_models; u++) {
             char **f = t.f[i * per + verify_n_table_models + u];
-            tune_expected(&verify_tune_models[u], &sh[i].s, key, cfg, vrank, n < 2 ? n : 2, f[G_HEUR], name,
-                          sizeof name, &kind, &guard);
+            tune_expected(&verify_tune_models[u], &sh[i].s, key, cfg, vrank, n < first_n ? n : first_n, f[G_HEUR],
+                          name, sizeof name, &kind, &guard);
+            cr_assert_str_eq(f[G_NAME], verify_tune_models[u].name);
             cr_assert_str_eq(f[G_MODEL], name, "%s, model %s", key, f[G_NAME]);
             tune_expected(&verify_tune_models[u], &sh[i].s, key, cfg, vrank, n, f[G_HEUR], whole, sizeof whole, &kind,
                           &guard);
             other += strcmp(name, whole) != 0;
         }
     }
-    cr_assert_gt(other, 0, "the first two entries decide as the whole list everywhere: the test tells nothing");
+    free(t.text);
+    collect_gemm_measured_free(sh, ns);
+    return other;
+}
+
+/* --tune-candidates list: a tune model decodes within cuBLASLt's list alone (in its order), as a deployed tuner
+ * would for a shape no table holds; a value other than rows or list is a usage error */
+Test(collect_verify_run, gemm_tune_within_the_list, .init = setup)
+{
+    gemm_files g;
+    gemm_files_open(&g);
+    check_tune_within(&g, "list", 64); /* within the whole list: the count is 0 by construction */
+    char args[8192];
+    snprintf(args, sizeof args, "--table %s --out %s --tune-candidates table", g.table, g.out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 2);
+    gemm_files_close(&g);
+}
+
+/* --tune-candidates list:2: a tune model decodes within the list's first two entries alone, which decides otherwise
+ * than the whole list on some shape; N of 0, above the list's cap or not a number is a usage error */
+Test(collect_verify_run, gemm_tune_within_the_lists_first_n, .init = setup)
+{
+    gemm_files g;
+    gemm_files_open(&g);
+    cr_assert_gt(check_tune_within(&g, "list:2", 2), 0,
+                 "the first two entries decide as the whole list everywhere: the test tells nothing");
+    char args[8192];
     const char *bad[] = {"list:0", "list:", "list:2x", "list:65", "list2"};
     for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
         snprintf(args, sizeof args, "--table %s --out %s --tune-candidates %s", g.table, g.out, bad[b]);
         cr_assert_eq(run(cmd_verify_gemm, args), 2, "%s", bad[b]);
     }
-    free(t.text);
-    collect_gemm_measured_free(sh, ns);
     gemm_files_close(&g);
 }
 
