@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'
 import gemm_offline as gof  # noqa: E402
 from verify_reports import read_rows  # noqa: E402
 
-TOPS = (0, 2, 3, 4)
+TOPS = gof.GUARD_TOPS
 
 
 def model_name(prefix, top):
@@ -105,17 +105,11 @@ def gpu_figures(shapes, top, margin):
     return sp, eff
 
 
-def grid(shapes):
-    """gemm_offline.calibrate's grid: M 0 and the deciles of the positive gaps at N any, for N in any, 2, 3, 4"""
-    gaps = sorted(g for g in (gap(d, 0)[0] for d in shapes.values()) if g > 0)
-    return [0.0] + [gaps[int(q * (len(gaps) - 1))] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
-
-
 def calibrate(shapes):
     """[((top, margin), re-timed summary, table summary)] over the grid"""
     rows = []
     for top in TOPS:
-        for m in grid(shapes):
+        for m in gof.margin_grid(shapes):
             rows.append(((top, m), gof.summary(*gpu_figures(shapes, top, m)),
                          gof.summary(*gof.pick_figures(shapes, top, m))))
     return rows

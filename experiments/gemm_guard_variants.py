@@ -70,13 +70,10 @@ def figures(shapes, variant, params, interval=True):
 
 
 def grid(shapes):
-    """gemm_offline.calibrate's grid: N in (any, 2, 3, 4), M 0 and the deciles of the positive score gaps."""
-    gaps = sorted(max(d['score']) - d['score'][d['rank'].index(0)] for d in shapes.values()
-                  if 0 in d['rank'] and max(d['score']) > d['score'][d['rank'].index(0)])
-    if not gaps:
-        return [(0, 0.0)]
-    margins = [0.0] + [gaps[int(q * (len(gaps) - 1))] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
-    return [(top, m) for top in (0, 2, 3, 4) for m in margins]
+    """gemm_offline.calibrate's grid: N in (any, 2, 3, 4), M 0 and the deciles of the positive score gaps (N any
+    alone where the model never scores another candidate above the first pick)."""
+    margins = go.margin_grid(shapes)
+    return [(top, m) for top in (go.GUARD_TOPS if len(margins) > 1 else (0,)) for m in margins]
 
 
 def fit(shapes, variant):

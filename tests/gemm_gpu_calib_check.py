@@ -61,7 +61,8 @@ def main():
                                ((2, 0.1), [0.9, 1.05]), ((2, 0.5), [0.9, 1.0]), ((4, 1.6), [1.0, 1.0])):
             sp, _ = ggc.gpu_figures(shapes, top, m)
             check(sorted(sp) == sorted(want), 'gemm_gpu_calib: guard (%d, %g): %s, not %s' % (top, m, sp, want))
-        check(ggc.grid(shapes)[0] == 0.0 and len(ggc.grid(shapes)) == 10, 'gemm_gpu_calib: grid %s' % ggc.grid(shapes))
+        grid = ggc.gof.margin_grid(shapes)
+        check(grid[0] == 0.0 and len(grid) == 10, 'gemm_gpu_calib: grid %s' % grid)
         shapes, missing = ggc.load_fold(*write_fold(d, rows[:-1]), 'P')
         check(missing == 1 and list(shapes) == ['8x8x8xfp16xNxT'],
               'gemm_gpu_calib: a shape without P_top4 kept (%s, %d left out)' % (list(shapes), missing))

@@ -223,22 +223,25 @@ def table_cfgs(paths):
     return cfgs
 
 
+GUARD_TOPS = (0, 2, 3, 4)  # the calibration grid's N: any, then cuBLASLt's first 2, 3, 4
+
+
+def margin_grid(shapes):
+    """The calibration grid's margins: 0 and the deciles of the positive gaps between the model's best score and
+    the first pick's (shapes without a first pick left out); [0.0] where the model never scores another higher."""
+    gaps = sorted(max(d['score']) - d['score'][d['rank'].index(0)] for d in shapes.values()
+                  if 0 in d['rank'] and max(d['score']) > d['score'][d['rank'].index(0)])
+    if not gaps:
+        return [0.0]
+    return [0.0] + [gaps[int(q * (len(gaps) - 1))] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
+
+
 def calibrate(shapes):
     """the guard (top, margin) of the best geomean among those no worse than the unguarded pick on the slower share
     and the worst ratio, over a grid of margins at quantiles of the positive score gaps"""
-    gaps = []
-    for d in shapes.values():
-        if 0 not in d['rank']:
-            continue
-        fp = d['rank'].index(0)
-        b = max(d['score'])
-        if b > d['score'][fp]:
-            gaps.append(b - d['score'][fp])
-    gaps.sort()
-    grid = [0.0] + [gaps[int(q * (len(gaps) - 1))] for q in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]
     rows = []
-    for top in (0, 2, 3, 4):
-        for m in grid:
+    for top in GUARD_TOPS:
+        for m in margin_grid(shapes):
             s = summary(*pick_figures(shapes, top, m))
             rows.append((top, m, s))
     return rows
