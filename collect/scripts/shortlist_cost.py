@@ -21,8 +21,12 @@ time, so that two sets' shares can be compared where their problems differ.
 import argparse
 import csv
 import gzip
+import os
 import random
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sample_problems  # noqa: E402  (the key parser)
 
 
 def read_report(path):
@@ -82,19 +86,18 @@ def slice_of(r, by):
         return next(name for edge, name in BEST_EDGES_MS if r['best'] < edge)
     if by == 'class':
         return r['precision']
+    if by in ('dims', 'groups'):
+        g = sample_problems.parse(r['key'])
+        if g is None:
+            return '?'
+        nd, cin, groups = g[0], g[1], g[-1]
+        if by == 'dims':
+            return '3d' if nd == 3 else '2d'
+        return 'dense' if groups == 1 else 'depthwise' if groups == cin else 'grouped'
     parts = r['key'].split('-')
     if len(parts) < 3 or not parts[-1]:
         return '?'
-    if by == 'dir':
-        return parts[-1][0]
-    if by == 'dtype':
-        return parts[-2]
-    if by == 'dims':
-        return '3d' if parts[-3] == 'NCDHW' else '2d'
-    tail = parts[-1].split('_g')
-    if len(tail) < 2:
-        return 'dense'
-    return 'depthwise' if tail[1] == parts[0] else 'grouped'
+    return parts[-1][0] if by == 'dir' else parts[-2]
 
 
 def slice_rows(rows, cost, t, by):
