@@ -1,5 +1,6 @@
 /* cuBLASLt GEMMs, their configuration space and the timing method (gemm_gpu.h). */
 #include "gemm_gpu.h"
+#include "timer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, s
     g->max_batch = max_batch;
     g->slow_factor = slow_factor;
     g->seed = 12345;
+    g->exact = collect_timer_memcheck();
     cudaError_t e;
     if ((e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking))) return cuda_fail(e, "stream");
     for (int i = 0; i <= repeats; i++)
@@ -89,14 +91,15 @@ int gemm_gpu_init(gemm_gpu *g, size_t a_bytes, size_t b_bytes, size_t d_bytes, s
 }
 
 /* Grows an operand buffer to at least `bytes` (a quarter more when it fits, so that a run of growing shapes
- * reallocates rarely); 0, 1 when the GPU's memory cannot hold it. */
-static int operand_grow(void **p, size_t *cap, size_t bytes)
+ * reallocates rarely), or with `exact` (HEURIST_COLLECT_MEMCHECK) makes it exactly `bytes`; 0, 1 when the GPU's
+ * memory cannot hold it. */
+static int operand_grow(void **p, size_t *cap, size_t bytes, int exact)
 {
-    if (*cap >= bytes) return 0;
+    if (exact ? *cap == bytes : *cap >= bytes) return 0;
     cudaFree(*p);
     *p = NULL;
     *cap = 0;
-    size_t want = bytes + bytes / 4;
+    size_t want = exact ? bytes : bytes + bytes / 4;
     if (cudaMalloc(p, want) != cudaSuccess) {
         cudaGetLastError(); /* an out-of-memory error is not sticky: clear it */
         want = bytes;
@@ -124,6 +127,8 @@ void gemm_gpu_free(gemm_gpu *g)
     free(g->pass_ev);
     if (g->hold.host) gpu_hold_free(&g->hold);
     if (g->s) cudaStreamDestroy(g->s);
+    /* under compute-sanitizer, the context destroyed here: its leak check reports what is still allocated */
+    if (g->exact) cudaDeviceReset();
     memset(g, 0, sizeof *g);
 }
 
@@ -270,7 +275,8 @@ int gemm_problem_init(gemm_gpu *g, gemm_problem *p, const collect_gemm_shape *s,
     p->s = *s;
     size_t ab, bb, db;
     collect_gemm_shape_bytes(s, &ab, &bb, &db);
-    if (operand_grow(&g->a, &g->a_cap, ab) || operand_grow(&g->b, &g->b_cap, bb) || operand_grow(&g->d, &g->d_cap, db)) {
+    if (operand_grow(&g->a, &g->a_cap, ab, g->exact) || operand_grow(&g->b, &g->b_cap, bb, g->exact) ||
+        operand_grow(&g->d, &g->d_cap, db, g->exact)) {
         *why = "operands larger than the GPU's free memory";
         return 1;
     }

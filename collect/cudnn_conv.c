@@ -1,5 +1,6 @@
 /* cuDNN convolutions from collect_conv, and the timing method (gpu.h). */
 #include "gpu.h"
+#include "timer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ int gpu_init(gpu *g, int repeats, double min_repeat_ms, size_t ws_limit)
     g->min_repeat_ms = min_repeat_ms;
     g->ws_limit = ws_limit;
     g->seed = 12345;
+    g->exact = collect_timer_memcheck();
     cudaError_t e;
     if ((e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking))) return cuda_fail(e, "stream");
     for (int i = 0; i <= repeats; i++)
@@ -57,6 +59,8 @@ void gpu_free(gpu *g)
     for (int i = 0; i <= g->repeats && i <= GPU_MAX_REPEATS; i++)
         if (g->ev[i]) cudaEventDestroy(g->ev[i]);
     if (g->s) cudaStreamDestroy(g->s);
+    /* under compute-sanitizer, the context destroyed here: its leak check reports what is still allocated */
+    if (g->exact) cudaDeviceReset();
     memset(g, 0, sizeof *g);
 }
 
@@ -83,14 +87,16 @@ static cudnnDataType_t cudnn_dtype(collect_dtype t)
     return t == COLLECT_DTYPE_FP32 ? CUDNN_DATA_FLOAT : t == COLLECT_DTYPE_FP16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
 }
 
-/* Grows a device buffer to at least `bytes`; 0, 1 when the allocation fails (the problem does not fit). */
-static int ensure(void **p, size_t *cap, size_t bytes)
+/* Grows a device buffer to at least `bytes` (a quarter more, so that growing problems reallocate rarely), or with
+ * `exact` (HEURIST_COLLECT_MEMCHECK) makes it exactly `bytes`; 0, 1 when the allocation fails (the problem does not
+ * fit). */
+static int ensure(void **p, size_t *cap, size_t bytes, int exact)
 {
-    if (*cap >= bytes) return 0;
+    if (exact ? *cap == bytes : *cap >= bytes) return 0;
     cudaFree(*p);
     *p = NULL;
     *cap = 0;
-    size_t want = bytes + bytes / 4;
+    size_t want = exact ? bytes : bytes + bytes / 4;
     if (cudaMalloc(p, want) != cudaSuccess) {
         cudaGetLastError(); /* an out-of-memory error is not sticky: clear it */
         if (cudaMalloc(p, bytes) != cudaSuccess) {
@@ -143,7 +149,7 @@ int gpu_problem_init(gpu *g, gpu_problem *p, const collect_conv *cv, const char 
     size_t eb = (size_t)collect_dtype_bytes(cv->dtype);
     int64_t elems[3] = {collect_conv_x_elems(cv), collect_conv_y_elems(cv), collect_conv_w_elems(cv)};
     for (int i = 0; i < 3; i++) {
-        if (ensure(&g->buf[i], &g->cap[i], (size_t)elems[i] * eb)) {
+        if (ensure(&g->buf[i], &g->cap[i], (size_t)elems[i] * eb, g->exact)) {
             *why = "tensors do not fit the GPU's memory";
             return 1;
         }
@@ -222,7 +228,7 @@ static int candidate_prepare(gpu *g, gpu_problem *p, int algo, int math, size_t 
         *why = "workspace over the limit";
         return 1;
     }
-    if (ensure(&g->ws, &g->ws_cap, *ws ? *ws : 1)) {
+    if (ensure(&g->ws, &g->ws_cap, *ws ? *ws : 1, g->exact)) {
         *why = "workspace does not fit the GPU's memory";
         return 1;
     }
@@ -418,11 +424,11 @@ int gpu_time_list(gpu *g, gpu_problem *p, const int *algos, const int *maths, in
         if (!ok[i]) cudaGetLastError();
         if (ok[i] && ws[i] > need) need = ws[i];
     }
-    if (ensure(&g->ws, &g->ws_cap, need ? need : 1)) {
+    if (ensure(&g->ws, &g->ws_cap, need ? need : 1, g->exact)) {
         /* the largest does not fit the GPU's memory: those needing none still run */
         for (int i = 0; i < n; i++) ok[i] &= ws[i] == 0;
         need = 0;
-        if (ensure(&g->ws, &g->ws_cap, 1)) return collect_error(COLLECT_ENOMEM, "CUDA: no memory for a workspace");
+        if (ensure(&g->ws, &g->ws_cap, 1, g->exact)) return collect_error(COLLECT_ENOMEM, "CUDA: no memory for a workspace");
     }
     if ((e = cudaStreamSynchronize(g->s))) return cuda_fail(e, "before a shortlist pass");
     /* one re-run at most, with the same hold: a host that stalled once will not stall again, and a call that
@@ -504,7 +510,7 @@ int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
         }
         if (w <= g->ws_limit && w > ws) ws = w;
     }
-    if (ensure(&g->ws, &g->ws_cap, ws ? ws : 1)) return 1;
+    if (ensure(&g->ws, &g->ws_cap, ws ? ws : 1, g->exact)) return 1;
     int got = 0;
     cudnnStatus_t st;
     cudaStreamSynchronize(g->s);

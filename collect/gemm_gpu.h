@@ -50,6 +50,8 @@ typedef struct gemm_gpu {
     cudaEvent_t *pass_ev;     /* (n_pass_ev): the interleaved pass's events, created as a pass needs them */
     int n_pass_ev;
     gpu_hold_flag hold;       /* the interleaved pass's hold; host NULL until the first pass */
+    int exact;                /* HEURIST_COLLECT_MEMCHECK (timer.h): operands at each shape's exact size, a device
+                               * reset in gemm_gpu_free */
 } gemm_gpu;
 
 typedef struct gemm_problem {

@@ -38,6 +38,8 @@ typedef struct gpu {
     cudaEvent_t list_ev[2 * GPU_MAX_LIST]; /* gpu_time_list's event pairs, created on first use */
     gpu_hold_flag hold;                     /* gpu_time_list's hold */
     int hold_state;                         /* 0 not tried yet, 1 the hold, -1 a spin (gpu_hold_init failed) */
+    int exact;                              /* HEURIST_COLLECT_MEMCHECK (timer.h): exact-size buffers, a device
+                                             * reset in gpu_free */
 } gpu;
 
 typedef struct gpu_problem {

@@ -15,6 +15,12 @@ int collect_timer_is_fake(void)
     return n && *n && strcmp(n, "0") != 0;
 }
 
+int collect_timer_memcheck(void)
+{
+    const char *v = getenv("HEURIST_COLLECT_MEMCHECK");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 int collect_device_count(int *n)
 {
     *n = 0;

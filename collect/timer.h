@@ -11,6 +11,12 @@
  *   HEURIST_COLLECT_FAKE_KILL=S     a problem whose key contains S kills its worker (SIGKILL)
  *   HEURIST_COLLECT_FAKE_TRACE=F    each problem's key is appended to file F as its measuring begins (the
  *                                   dealing order, for the tests)
+ * and one variable changes how the GPU timers hold their buffers, for compute-sanitizer (scripts/device_sanitize.sh):
+ *   HEURIST_COLLECT_MEMCHECK=1      each problem's tensors or operands, and each candidate's convolution workspace,
+ *                                   allocated at their exact sizes (not grown and kept a quarter larger), so that
+ *                                   an access past a tensor's end leaves its allocation and memcheck reports it;
+ *                                   and the device reset when a timer closes, so that its leak check sees every
+ *                                   allocation still held
  * Functions return 0 or a negative COLLECT_E* code with collect_last_error() set.
  */
 #ifndef HEURIST_COLLECT_TIMER_H
@@ -29,6 +35,8 @@
 int collect_device_count(int *n);
 /* 1 when HEURIST_COLLECT_FAKE selects the fake timer. */
 int collect_timer_is_fake(void);
+/* 1 when HEURIST_COLLECT_MEMCHECK asks the GPU timers for exact-size buffers and a device reset at close. */
+int collect_timer_memcheck(void);
 /* The PCI bus id of device `device` (0-based among the visible ones), as CUDA spells it ("0000:1B:00.0"),
  * without making its context; a fake device d is "0000:<d + 1>:00.0". 0, or negative with the error set. */
 int collect_device_bus_id(int device, char *buf, size_t size);
