@@ -25,7 +25,8 @@
 #     sizes, so that an access past a tensor's end leaves its allocation; the device reset when a timer closes, so
 #     that the leak check sees what is still allocated). First the controls (sanitize_control.cu): a planted
 #     out-of-bounds write and a planted leak, which memcheck must report.
-# Every command runs under `timeout`, its limit its own or what is left of BUDGET_S (default 300) s; its output in
+# Every command runs with --time-limit and under `timeout`, its limit its own or what is left of BUDGET_S (default
+# 300) s, the ASan commands within half of what the builds left; its output in
 # OUT/logs/NAME.log and its outputs in OUT/work/. OUT/summary.tsv: one line a command (tool, exit status, seconds,
 # findings); OUT/env.txt: the GPU, the toolkit, compute-sanitizer's path and version, the models.
 # Exit status: 0 every command ran and no sanitizer reported; 9 a sanitizer reported (OUT/asan/*, or a memcheck
@@ -160,6 +161,8 @@ export LSAN_OPTIONS="suppressions=$here/lsan_cuda.supp:print_suppressions=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$out/asan/ubsan"
 findings=0
 undone=0
+# the ASan commands take at most half of what the builds left, the memcheck ones the rest
+asan_end=$((SECONDS + (budget - (SECONDS - start)) / 2))
 last_rc=0
 last_found=0
 # run NAME TOOL SECONDS COMMAND...: TOOL asan (the ASan build's reports in OUT/asan/) or memcheck (compute-sanitizer)
@@ -167,6 +170,7 @@ run() {
     local name=$1 tool=$2 secs=$3 left rc found t
     shift 3
     left=$((budget - (SECONDS - start)))
+    [ "$tool" = asan ] && [ $((asan_end - SECONDS)) -lt "$left" ] && left=$((asan_end - SECONDS))
     if [ "$left" -lt 10 ]; then
         printf '%s\t%s\tnot run (budget)\t0\t-\n' "$name" "$tool" >> "$out/summary.tsv"
         undone=$((undone + 1))
@@ -175,6 +179,9 @@ run() {
         return
     fi
     [ "$left" -lt "$secs" ] && secs=$left
+    # the collector's own limit first, so that it ends its problem, writes its summary and exits (LeakSanitizer
+    # looks at exit); timeout's kill only where that fails
+    case " $* " in *" gemm "* | *" conv "* | *" verify "*) set -- "$@" --time-limit $((secs > 20 ? secs - 8 : secs / 2)) ;; esac
     t=$SECONDS
     local before
     before=$(cat "$out"/asan/* 2>/dev/null | grep -c -E 'ERROR: (Address|Leak)Sanitizer|runtime error:')
