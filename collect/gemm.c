@@ -391,6 +391,14 @@ void collect_gemm_draw_exclude(const collect_gemm_capset *cs, const collect_gemm
         }
 }
 
+void collect_gemm_sample_plan(int kept, int n_enum, int max, int *bases, int *near_end, int *target)
+{
+    *target = kept + n_enum < max ? kept + n_enum : max;
+    *near_end = kept > 0 ? kept + n_enum / 2 : kept;
+    if (*near_end > *target) *near_end = *target;
+    *bases = kept < 4 ? kept : 4;
+}
+
 void collect_gemm_config_neighbour(const collect_gemm_caps *cap, long k, const collect_gemm_config *base,
                                    collect_gemm_rng *r, collect_gemm_config *c)
 {

@@ -160,6 +160,11 @@ void collect_gemm_config_draw(const collect_gemm_caps *cap, long k, collect_gemm
  * a < min(n_algos, 1024) gets fails[a] = mark, and *alive loses one. */
 void collect_gemm_draw_exclude(const collect_gemm_capset *cs, const collect_gemm_shape *s, int *fails, int mark,
                                int *alive);
+/* The sample of a shape whose candidates begin with `kept` entries of cuBLASLt's heuristic list (those read back
+ * into fields gemm_enums.c knows): neighbour draws of its first *bases = min(kept, 4) entries until the candidates
+ * number *near_end (kept + n_enum / 2; kept when no entry was kept, as a neighbour needs a base among the shape's
+ * own entries), then uniform draws until *target (kept + n_enum); both at most max. */
+void collect_gemm_sample_plan(int kept, int n_enum, int max, int *bases, int *near_end, int *target);
 /* base with one field redrawn from cap (tile, stages, split-K with its reduction scheme, swizzle, custom
  * option or cluster shape): the neighbourhood of the heuristic's picks. */
 void collect_gemm_config_neighbour(const collect_gemm_caps *cap, long k, const collect_gemm_config *base,

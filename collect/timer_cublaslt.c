@@ -95,10 +95,9 @@ static int candidates_build(gemm_gpu *g, gemm_problem *p, const collect_gemm_cap
     }
     collect_gemm_rng r;
     collect_gemm_rng_seed(&r, o->seed, key);
-    int target = *n + o->n_enum, attempts = 20 * o->n_enum;
-    if (target > MAX_CANDIDATES) target = MAX_CANDIDATES;
-    /* neighbours of the heuristic's first picks */
-    int n_near = nh > 0 ? *n + o->n_enum / 2 : *n, base_n = *n < 4 ? *n : 4;
+    int target, n_near, base_n, attempts = 20 * o->n_enum;
+    collect_gemm_sample_plan(*n, o->n_enum, MAX_CANDIDATES, &base_n, &n_near, &target);
+    /* neighbours of the heuristic's first picks kept */
     while (*n < n_near && attempts > 0) {
         const gemm_candidate *base = &cand[collect_gemm_rng_below(&r, base_n)];
         const collect_gemm_caps *cap = caps_find(cs, base->cfg.algo_id);

@@ -688,6 +688,22 @@ Test(collect_gemm_json, capabilities)
     free(path);
 }
 
+Test(collect_gemm_draw, sample_plan_draws_neighbours_of_kept_entries_only)
+{
+    int bases, near_end, target;
+    /* a list whose every entry was dropped (ids gemm_enums.c does not know): no base, no neighbour draw */
+    collect_gemm_sample_plan(0, 64, 1024, &bases, &near_end, &target);
+    cr_assert_eq(bases, 0);
+    cr_assert_eq(near_end, 0, "neighbour draws with no entry of the shape's list to start from");
+    cr_assert_eq(target, 64);
+    collect_gemm_sample_plan(3, 64, 1024, &bases, &near_end, &target);
+    cr_assert(bases == 3 && near_end == 35 && target == 67, "%d %d %d", bases, near_end, target);
+    collect_gemm_sample_plan(10, 64, 1024, &bases, &near_end, &target);
+    cr_assert(bases == 4 && near_end == 42 && target == 74, "%d %d %d", bases, near_end, target);
+    collect_gemm_sample_plan(10, 100, 50, &bases, &near_end, &target);
+    cr_assert(near_end == 50 && target == 50, "both at most max: %d %d", near_end, target);
+}
+
 Test(collect_gemm_draw, seeded_and_within_capabilities)
 {
     int tiles[2] = {20, 23}, stages[3] = {13, 15, 35};
