@@ -9,12 +9,13 @@
 # (a) An ASan + UBSan build (BUILD_DIR, build-sanitize: RelWithDebInfo, -DHEURIST_SANITIZE=ON, recoverable, so
 #     each command reports every finding) runs: `gemm` on 8 shapes (fp16, bf16, fp32, tf32, fp8 TN, fp8 NN that
 #     cuBLASLt refuses, odd sizes, one strided batch of 64); `conv` on 9 problems (F, B and W, FP32, FP16 and BF16,
-#     3-D, grouped, 3-D depthwise); `verify` of 7 network problems (`--top-k 3 --shortlist-timing batch
+#     3-D, grouped, 3-D depthwise; a forked worker, --gpus 1); `verify` of 7 network problems (`--top-k 3 --shortlist-timing batch
 #     --find-cost`), of 3 with `--shortlist-retime-within 1.5` and of 3 with `--shortlist-timing once`; `verify` of
 #     8 GEMM shapes of GEMM_TABLE, two of each data type (`--top-k 3 --shortlist-timing interleaved`), of the same
 #     with the tune models deciding within cuBLASLt's first two entries (`--tune-candidates list:2`, interleaved),
 #     and of 6 strided batches of BATCHED_TABLE (`--top-k 3`, careful timing); `summarize` of every report.
-#     ASAN_OPTIONS=protect_shadow_gap=0 (the CUDA driver maps memory where ASan's shadow gap would be) and leak
+#     ASAN_OPTIONS=protect_shadow_gap=0 (the CUDA driver maps memory where ASan's shadow gap would be),
+#     detect_stack_use_after_return=1 and leak
 #     detection on, with the named per-library suppressions of lsan_cuda.supp for the CUDA driver, runtime, cuDNN,
 #     cuBLASLt, NVRTC and the PTX JIT (memory they keep for the process's lifetime); each LeakSanitizer report
 #     lists the suppressions it used. Reports go to OUT/asan/ (ASan's and UBSan's log_path).
@@ -156,7 +157,7 @@ zcat "$batched_table" | awk -F, 'NR == 1 { print; next } $4 == "fp8e4m3" { k = $
     if (!(k in seen)) { seen[k] = 1; if (n++ < 1) keep[k] = 1 } if (k in keep) print }' |
     gzip > "$out/inputs/batched_table_memcheck.csv.gz"
 
-export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=0:log_path=$out/asan/asan"
+export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=0:detect_stack_use_after_return=1:log_path=$out/asan/asan"
 export LSAN_OPTIONS="suppressions=$here/lsan_cuda.supp:print_suppressions=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=0:log_path=$out/asan/ubsan"
 findings=0
@@ -212,7 +213,8 @@ run() {
 w=$out/work
 if [ $asan_rc -eq 0 ]; then
     run gemm asan 60 "$asan_bin" gemm --shapes "$out/inputs/shapes.txt" --out "$w/gemm.csv.gz" --candidates 24 --verbose
-    run conv asan 60 "$asan_bin" conv --problems "$out/inputs/keys.txt" --out "$w/conv.fdb.txt" --heuristic "$w/conv.heuristic.txt"
+    run conv asan 60 "$asan_bin" conv --problems "$out/inputs/keys.txt" --out "$w/conv.fdb.txt" --heuristic "$w/conv.heuristic.txt" \
+        --gpus 1
     if [ $n_select -gt 0 ]; then
         run verify_conv asan 60 "$asan_bin" verify --problems "$out/inputs/problems.txt" --out "$w/verify_conv.tsv" \
             --top-k 3 --shortlist-timing batch --find-cost
@@ -273,6 +275,6 @@ fi
 [ $status -eq 0 ] && [ $undone -gt 0 ] && status=3
 [ $findings -gt 0 ] && status=9
 echo "device_sanitize.sh: $((SECONDS - start)) s, $findings finding(s), $undone command(s) undone, status $status"
-column -t -s "$(printf '\t')" "$out/summary.tsv"
+cat "$out/summary.tsv"
 tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"
 exit $status
