@@ -9,16 +9,15 @@
 # (a) An ASan + UBSan build (BUILD_DIR, build-sanitize: RelWithDebInfo, -DHEURIST_SANITIZE=ON, recoverable, so
 #     each command reports every finding) runs: `gemm` on 8 shapes (fp16, bf16, fp32, tf32, fp8 TN, fp8 NN that
 #     cuBLASLt refuses, odd sizes, one strided batch of 64); `conv` on 9 problems (F, B and W, FP32, FP16 and BF16,
-#     3-D, grouped, 3-D depthwise; a forked worker, --gpus 1); `verify` of 7 network problems (`--top-k 3 --shortlist-timing batch
-#     --find-cost`), of 3 with `--shortlist-retime-within 1.5` and of 3 with `--shortlist-timing once`; `verify` of
+#     3-D, grouped, 3-D depthwise; a forked worker, --gpus 1); `verify` of 7 network problems (`--top-k 3
+#     --shortlist-timing batch --find-cost`), of 3 with `--shortlist-retime-within 1.5` and of 3 with `--shortlist-timing once`; `verify` of
 #     8 GEMM shapes of GEMM_TABLE, two of each data type (`--top-k 3 --shortlist-timing interleaved`), of the same
 #     with the tune models deciding within cuBLASLt's first two entries (`--tune-candidates list:2`, interleaved),
 #     and of 6 strided batches of BATCHED_TABLE (`--top-k 3`, careful timing); `summarize` of every report.
 #     ASAN_OPTIONS=protect_shadow_gap=0 (the CUDA driver maps memory where ASan's shadow gap would be),
-#     detect_stack_use_after_return=1 and leak
-#     detection on, with the named per-library suppressions of lsan_cuda.supp for the CUDA driver, runtime, cuDNN,
-#     cuBLASLt, NVRTC and the PTX JIT (memory they keep for the process's lifetime); each LeakSanitizer report
-#     lists the suppressions it used. Reports go to OUT/asan/ (ASan's and UBSan's log_path).
+#     detect_stack_use_after_return=1 and leak detection on, with the named, commented entries of lsan_cuda.supp
+#     (leaks traced to a vendor library: cuDNN's); each LeakSanitizer report lists the suppressions it used.
+#     Reports go to OUT/asan/ (ASan's and UBSan's log_path).
 # (b) A release build (BUILD_DIR-release, -lineinfo) runs the same commands scaled down (memcheck is slow: 4 GEMM
 #     shapes of 4 + 4 candidates, 3 conv problems, 2 verify problems, 2 GEMM shapes and 1 batch, one repeat)
 #     under `compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 --report-api-errors no` with
