@@ -10,8 +10,9 @@
 #     each command reports every finding) runs: `gemm` on 8 shapes (fp16, bf16, fp32, tf32, fp8 TN, fp8 NN that
 #     cuBLASLt refuses, odd sizes, one strided batch of 64); `conv` on 9 problems (F, B and W, FP32, FP16 and BF16,
 #     3-D, grouped, 3-D depthwise; a forked worker, --gpus 1); `verify` of 7 network problems (`--top-k 3
-#     --shortlist-timing batch --find-cost`), of 3 with `--shortlist-retime-within 1.5` and of 3 with `--shortlist-timing once`; `verify` of
-#     8 GEMM shapes of GEMM_TABLE, two of each data type (`--top-k 3 --shortlist-timing interleaved`), of the same
+#     --shortlist-timing batch --find-cost`), of 3 with `--shortlist-retime-within 1.5` and of 3 with
+#     `--shortlist-timing once`; `verify` of 8 GEMM shapes of GEMM_TABLE, two of each data type (`--top-k 3
+#     --shortlist-timing interleaved`), of the same
 #     with the tune models deciding within cuBLASLt's first two entries (`--tune-candidates list:2`, interleaved),
 #     and of 6 strided batches of BATCHED_TABLE (`--top-k 3`, careful timing); `summarize` of every report.
 #     ASAN_OPTIONS=protect_shadow_gap=0 (the CUDA driver maps memory where ASan's shadow gap would be),
