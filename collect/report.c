@@ -2,6 +2,7 @@
 #include "verify.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,32 +41,49 @@ static const int col_required[] = {COL_KEY, COL_T_MODEL, COL_T_HEUR, COL_T_BEST,
 
 #define MAX_COLUMNS 64
 
+/* Splits line at its tabs into fld[0..max): the number of fields, max + 1 when there are more. */
 static int split_tabs(char *line, char **fld, int max)
 {
     int n = 0;
-    for (char *c = line; n < max;) {
+    for (char *c = line;;) {
+        if (n == max) return max + 1;
         fld[n++] = c;
         char *t = strchr(c, '\t');
-        if (!t) break;
+        if (!t) return n;
         *t = '\0';
         c = t + 1;
     }
-    return n;
 }
 
-/* A number of a row: "-" (absent) gives def, unless required. */
-static int row_number(const char *path, int lineno, const char *name, const char *s, int required, double def,
-                      double *out)
+/* The bounds of a report's numbers: each finite and within 0 .. VALUE_MAX, a time (t_*) other than 0 at least
+ * TIME_MIN, so that every ratio of two times lies within 1e-21 .. 1e21 and the summaries' logarithms, sums and
+ * bootstrap stay finite and positive; kernel times in ms or us, and costs, lie far inside. */
+#define VALUE_MAX 1e12
+#define TIME_MIN 1e-9
+
+/* A number of a row: "-" (absent) gives 0, unless required; a time below TIME_MIN and a fraction where whole are
+ * refused. */
+static int row_number(const char *path, int lineno, const char *name, const char *s, int required, int time,
+                      int whole, double *out)
 {
     if (strcmp(s, "-") == 0 && !required) {
-        *out = def;
+        *out = 0;
         return COLLECT_OK;
     }
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end || errno)
+    if (end == s || *end || errno || !isfinite(v))
         return collect_error(COLLECT_EFORMAT, "%s:%d: column %s: '%s' is not a number", path, lineno, name, s);
+    if (!(v >= 0 && v <= VALUE_MAX))
+        return collect_error(COLLECT_EFORMAT, "%s:%d: column %s: '%s' is outside 0 .. %g", path, lineno, name, s,
+                             VALUE_MAX);
+    if (time && v > 0 && v < TIME_MIN)
+        return collect_error(COLLECT_EFORMAT, "%s:%d: column %s: the time '%s' is below %g", path, lineno, name, s,
+                             TIME_MIN);
+    if (whole && (v != floor(v) || v > INT_MAX))
+        return collect_error(COLLECT_EFORMAT, "%s:%d: column %s: '%s' is not a whole number of at most %d", path,
+                             lineno, name, s, INT_MAX);
     *out = v;
     return COLLECT_OK;
 }
@@ -80,6 +98,8 @@ static int header_parse(const char *path, char *line, collect_report_kind *kind,
 {
     char *fld[MAX_COLUMNS];
     *n_cols = split_tabs(line, fld, MAX_COLUMNS);
+    if (*n_cols > MAX_COLUMNS)
+        return collect_error(COLLECT_EFORMAT, "%s: the header has more than %d columns", path, MAX_COLUMNS);
     int conv = 0, gemm = 0;
     for (int c = 0; c < *n_cols; c++) {
         conv |= strcmp(fld[c], "t_model_ms") == 0;
@@ -108,14 +128,16 @@ static int row_parse(const char *path, int lineno, char *line, collect_report_ki
     char *fld[MAX_COLUMNS];
     int nf = split_tabs(line, fld, MAX_COLUMNS);
     if (nf != n_cols)
-        return collect_error(COLLECT_EFORMAT, "%s:%d: %d tab-separated columns, the header has %d", path, lineno, nf,
-                             n_cols);
+        return collect_error(COLLECT_EFORMAT, "%s:%d: %s%d tab-separated columns, the header has %d", path, lineno,
+                             nf > MAX_COLUMNS ? "more than " : "", nf > MAX_COLUMNS ? MAX_COLUMNS : nf, n_cols);
     double v[COL_COUNT];
     for (int j = COL_T_MODEL; j < COL_COUNT; j++) {
         v[j] = 0;
         if (j == COL_MODEL || j == COL_SOURCE || j == COL_PRECISION || col[j] < 0) continue;
-        int required = j <= COL_DECIDE;
-        int rc = row_number(path, lineno, col_names[j][kind], fld[col[j]], required, 0, &v[j]);
+        int required = j <= COL_DECIDE, whole = j == COL_K || j == COL_TOPK_TIMINGS;
+        int time = j == COL_T_MODEL || j == COL_T_HEUR || j == COL_T_BEST || j == COL_T_LIST || j == COL_T_TOPK ||
+                   j == COL_T_VTOPK;
+        int rc = row_number(path, lineno, col_names[j][kind], fld[col[j]], required, time, whole, &v[j]);
         if (rc) return rc;
     }
     collect_verify_row *r = &row->v;
@@ -147,8 +169,9 @@ static int row_parse(const char *path, int lineno, char *line, collect_report_ki
 }
 
 /* One line of f into *buf (grown as needed), its newline kept: its length, -1 at the end of the file or on a read
- * error (gzerror tells which), -2 out of memory. gzgets reads a plain file as it is, so a report may be
- * gzip-compressed or not. */
+ * error (gzerror tells which), -2 out of memory, -3 a NUL byte in the line (gzgets copies past it, so strlen would
+ * join the rest of the line to the next one; gztell counts the bytes gzgets took). gzgets reads a plain file as it
+ * is, so a report may be gzip-compressed or not. */
 static ssize_t gz_getline(char **buf, size_t *cap, gzFile f)
 {
     size_t len = 0;
@@ -160,9 +183,12 @@ static ssize_t gz_getline(char **buf, size_t *cap, gzFile f)
             *buf = nb;
             *cap = nc;
         }
+        z_off_t at = gztell(f);
         if (!gzgets(f, *buf + len, (int)(*cap - len > (size_t)1 << 30 ? (size_t)1 << 30 : *cap - len)))
             return len ? (ssize_t)len : -1;
-        len += strlen(*buf + len);
+        size_t got = strlen(*buf + len);
+        if ((z_off_t)got != gztell(f) - at) return -3;
+        len += got;
         if (len > 0 && (*buf)[len - 1] == '\n') return (ssize_t)len;
     }
 }
@@ -212,6 +238,8 @@ int collect_report_read(const char *path, collect_report *r)
     }
     int zerr = Z_OK;
     if (!rc && len == -2) rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+    if (!rc && len == -3)
+        rc = collect_error(COLLECT_EFORMAT, "%s:%d: a NUL byte: not a text report", path, lineno + 1);
     if (!rc && (gzerror(f, &zerr), zerr != Z_OK && zerr != Z_STREAM_END))
         rc = collect_error(COLLECT_EIO, "%s: read failed (%s)", path, gzerror(f, &zerr));
     if (!rc && !have_header) rc = collect_error(COLLECT_EFORMAT, "%s: no header row: not a verify report", path);

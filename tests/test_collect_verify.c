@@ -447,6 +447,44 @@ Test(collect_verify, malformed_reports_name_the_line)
     }
 }
 
+/* Numbers a summary cannot use (not finite, negative, a time below 1e-9 whose ratios underflow, a shortlist
+ * length that is no whole int), a NUL byte (gzgets reads past it: the '#' line it cut swallowed the row after it)
+ * and a header of more columns than the reader splits: refused, naming the line. */
+Test(collect_verify, reports_with_unusable_values_are_refused)
+{
+#define ROW_T(tm, th, k) "k\tA\tH\tB\t" tm "\t" th "\t1\t2\t1\t5\t100\t10\tm\ts\t-\t" k "\t2\tA\t1\t2\tV\t1\t1\tonce\n"
+#define BAD(text, error) {text, sizeof text - 1, error}
+    static const struct { const char *text; size_t len; const char *error; } bad[] = {
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("inf", "2", "2"), ":2: column t_model_ms: 'inf' is not a number"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "nan", "2"), ":2: column t_heur_ms: 'nan' is not a number"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "-2", "2"), ":2: column t_heur_ms: '-2' is outside 0 .. 1e+12"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "1e-12", "2"), ":2: column t_heur_ms: the time '1e-12' is below"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "2", "2.5"), ":2: column k: '2.5' is not a whole number"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "2", "1e10"), ":2: column k: '1e10' is not a whole number"),
+        BAD(COLLECT_REPORT_CONV_HEADER ROW_T("1", "2", "2") "# a summary\0 line\n" ROW_T("1", "2", "2"),
+            ":3: a NUL byte"),
+    };
+#undef BAD
+#undef ROW_T
+    collect_report r;
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *path = test_tmpfile(".tsv", bad[i].text, bad[i].len);
+        cr_assert_eq(collect_report_read(path, &r), COLLECT_EFORMAT, "case %zu", i);
+        cr_assert(strstr(collect_last_error(), bad[i].error), "case %zu: %s", i, collect_last_error());
+        cr_assert_null(r.rows);
+        remove(path);
+        free(path);
+    }
+    char header[1024] = "key\tt_model_ms\tt_heur_ms\tt_best_ms\tdecide_us\tfind_ms";
+    for (int c = 6; c < 65; c++) strcat(header, "\tx");
+    strcat(header, "\n");
+    char *path = tmp_text(".tsv", header);
+    cr_assert_eq(collect_report_read(path, &r), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), "more than 64 columns"), "%s", collect_last_error());
+    remove(path);
+    free(path);
+}
+
 /* A gzip-compressed report reads as the plain one does (shipped_reports_summarize_as_recorded reads two), its
  * faults named alike: a last line cut short, and a compressed stream cut short. */
 Test(collect_verify, gzip_reports_name_their_faults)
