@@ -259,17 +259,29 @@ int collect_report_resume(const char *path, const char *header, char ***keys, in
     *keys = NULL;
     *n = 0;
     *has_header = 0;
+    /* the columns of `header`, to read each finished row as collect_report_read does */
+    char *head = strdup(header);
+    if (!head) return collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
+    head[strcspn(head, "\n")] = '\0';
+    collect_report_kind kind;
+    int col[COL_COUNT], n_cols, rc = header_parse("the verify header", head, &kind, col, &n_cols);
+    free(head);
+    if (rc) return rc;
     FILE *f = fopen(path, "r");
     if (!f) return errno == ENOENT ? COLLECT_OK : collect_error(COLLECT_EIO, "%s: %s", path, strerror(errno));
     char *buf = NULL;
     size_t cap = 0;
     ssize_t len;
     long keep = 0;
-    int cap_keys = 0, rc = COLLECT_OK, first = 1;
+    int cap_keys = 0, lineno = 0;
     while ((len = getline(&buf, &cap, f)) >= 0) {
+        lineno++;
         if (buf[len - 1] != '\n' || buf[0] == '#') break; /* a cut line, or an earlier run's summary */
-        if (first) {
-            first = 0;
+        if (strlen(buf) != (size_t)len) {
+            rc = collect_error(COLLECT_EFORMAT, "%s:%d: a NUL byte: not a text report", path, lineno);
+            break;
+        }
+        if (lineno == 1) {
             if (strcmp(buf, header) != 0) {
                 rc = collect_error(COLLECT_EFORMAT, "%s: its header is not this verify's (another build or version): "
                                                     "resume into a new report", path);
@@ -280,6 +292,9 @@ int collect_report_resume(const char *path, const char *header, char ***keys, in
             continue;
         }
         keep += len;
+        buf[--len] = '\0';
+        if (len > 0 && buf[len - 1] == '\r') buf[--len] = '\0';
+        if (len == 0) continue; /* a blank line, as collect_report_read skips */
         if (*n == cap_keys) {
             int nc = cap_keys ? 2 * cap_keys : 256;
             char **nk = realloc(*keys, (size_t)nc * sizeof *nk);
@@ -290,12 +305,18 @@ int collect_report_resume(const char *path, const char *header, char ***keys, in
             *keys = nk;
             cap_keys = nc;
         }
-        buf[strcspn(buf, "\t\n")] = '\0';
-        if (!((*keys)[*n] = strdup(buf))) {
-            rc = collect_error(COLLECT_ENOMEM, "%s: out of memory", path);
-            break;
+        /* a finished row that does not read would fail the resumed run's summary at its end: refused now */
+        collect_report_row row;
+        rc = row_parse(path, lineno, buf, kind, col, n_cols, &row);
+        if (!rc) {
+            (*keys)[(*n)++] = row.key;
+            row.key = NULL;
         }
-        (*n)++;
+        free(row.key);
+        free(row.model);
+        free(row.source);
+        free(row.precision);
+        if (rc) break;
     }
     free(buf);
     fclose(f);

@@ -127,10 +127,12 @@ typedef struct collect_report {
 int collect_report_read(const char *path, collect_report *r);
 void collect_report_free(collect_report *r);
 
-/* For --resume: the keys of the finished rows of a report being written. The file is cut back before its
- * first '#' line (an earlier run's summary) or after its last complete line; a file that is missing or
- * empty gives no key (*header_ok 1); a header other than `header` gives *header_ok 0. */
-int collect_report_resume(const char *path, const char *header, char ***keys, int *n, int *header_ok);
+/* For --resume: the distinct keys of the finished rows of a report being written, sorted, each row read as
+ * collect_report_read reads it. The file is cut back before its first '#' line (an earlier run's summary) or
+ * after its last complete line; a file that is missing or empty gives no key and *has_header 0. Fails, the file
+ * untouched, on a header other than `header` and naming the line of a finished row that does not read (the
+ * resumed run's summary would fail on it at its end). */
+int collect_report_resume(const char *path, const char *header, char ***keys, int *n, int *has_header);
 
 /* The value of a slice field for a row: "model", "source", "precision", and from the key "dir" (F, B, W),
  * "dtype", "dims" (2d, 3d) and "groups" (dense, grouped, depthwise) for convolutions, "dtype" and "trans"

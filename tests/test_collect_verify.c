@@ -526,10 +526,14 @@ Test(collect_verify, gzip_reports_name_their_faults)
     free(path);
 }
 
+#define FINISHED(key, model) key "\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\t" model "\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+
 Test(collect_verify, resume_cuts_back_to_finished_rows)
 {
     /* two finished problems (the second with two rows), an earlier run's summary, then nothing */
-    char *path = tmp_text(".tsv", COLLECT_REPORT_CONV_HEADER "kb\trow\nka\trow\nkb\trow2\n# problems: 2\n# more\n");
+    static const char rows[] = COLLECT_REPORT_CONV_HEADER FINISHED("kb", "m") FINISHED("ka", "m") FINISHED("kb", "m2");
+    char *path = tmp_text(".tsv", COLLECT_REPORT_CONV_HEADER FINISHED("kb", "m") FINISHED("ka", "m")
+                                      FINISHED("kb", "m2") "# problems: 2\n# more\n");
     char **keys;
     int n, has_header;
     cr_assert_eq(collect_report_resume(path, COLLECT_REPORT_CONV_HEADER, &keys, &n, &has_header), 0, "%s",
@@ -541,24 +545,38 @@ Test(collect_verify, resume_cuts_back_to_finished_rows)
     for (int i = 0; i < n; i++) free(keys[i]);
     free(keys);
     char *text = file_text(path);
-    cr_assert_str_eq(text, COLLECT_REPORT_CONV_HEADER "kb\trow\nka\trow\nkb\trow2\n");
+    cr_assert_str_eq(text, rows);
     free(text);
     remove(path);
     free(path);
-    /* a line cut short by a killed run is dropped */
-    path = tmp_text(".tsv", COLLECT_REPORT_CONV_HEADER "ka\trow\nkb\tro");
-    cr_assert_eq(collect_report_resume(path, COLLECT_REPORT_CONV_HEADER, &keys, &n, &has_header), 0);
+    /* a line cut short by a killed run is dropped; a blank line is no problem */
+    path = tmp_text(".tsv", COLLECT_REPORT_CONV_HEADER FINISHED("ka", "m") "\nkb\tro");
+    cr_assert_eq(collect_report_resume(path, COLLECT_REPORT_CONV_HEADER, &keys, &n, &has_header), 0, "%s",
+                 collect_last_error());
     cr_assert_eq(n, 1);
+    cr_assert_str_eq(keys[0], "ka");
     free(keys[0]);
     free(keys);
     text = file_text(path);
-    cr_assert_str_eq(text, COLLECT_REPORT_CONV_HEADER "ka\trow\n");
+    cr_assert_str_eq(text, COLLECT_REPORT_CONV_HEADER FINISHED("ka", "m") "\n");
     free(text);
     /* another header: refused, the file untouched */
     cr_assert_eq(collect_report_resume(path, COLLECT_REPORT_GEMM_HEADER, &keys, &n, &has_header), COLLECT_EFORMAT);
     cr_assert(strstr(collect_last_error(), "resume into a new report"), "%s", collect_last_error());
     text = file_text(path);
-    cr_assert_str_eq(text, COLLECT_REPORT_CONV_HEADER "ka\trow\n");
+    cr_assert_str_eq(text, COLLECT_REPORT_CONV_HEADER FINISHED("ka", "m") "\n");
+    free(text);
+    remove(path);
+    free(path);
+    /* a finished row that does not read (the resumed run's summary would fail on it): refused naming its line,
+     * the file untouched */
+    static const char bad[] = COLLECT_REPORT_CONV_HEADER FINISHED("ka", "m") "kb\trow\n# problems: 1\n";
+    path = tmp_text(".tsv", bad);
+    cr_assert_eq(collect_report_resume(path, COLLECT_REPORT_CONV_HEADER, &keys, &n, &has_header), COLLECT_EFORMAT);
+    cr_assert(strstr(collect_last_error(), ":3: 2 tab-separated columns"), "%s", collect_last_error());
+    cr_assert_eq(n, 0);
+    text = file_text(path);
+    cr_assert_str_eq(text, bad);
     free(text);
     remove(path);
     free(path);
@@ -569,3 +587,4 @@ Test(collect_verify, resume_cuts_back_to_finished_rows)
     cr_assert_eq(has_header, 0);
     free(path);
 }
+#undef FINISHED
