@@ -7,10 +7,16 @@
  *   3 the rows of a gemm table: written as one gzip member after the header member, then read as in 2
  *   4 a find-db or heuristic sidecar file (collect_file_read, then the noise statistics of it against itself)
  *   5 a key list (cli_keys_read, what --problems reads, then each key as in 0)
+ *   6 a verify report file as is, plain or gzip (collect_report_read; when it reads, what summarize and the end
+ *     of a verify run print from it: collect_report_summarize by every slice field, collect_report_tail; then
+ *     collect_report_resume, what verify --resume scans and cuts back)
+ *   7 a verify report's text gzip-compressed: its first byte is how many bytes to cut off the end of the
+ *     compressed stream (0: none), the rest the text; read and summarized as in 6
  * fuzz_collect_load returns the parser's status; a refusal must come with its message. The Criterion test
  * tests/test_hostile_collect.c includes this file and replays fuzz/corpus/collect and fuzz/regressions/collect
  * through it in every build. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +27,9 @@
 #include "collect/cli.h"
 #include "collect/collect.h"
 #include "collect/gemm.h"
+#include "collect/verify.h"
 
-enum { FUZZ_COLLECT_MODES = 6 };
+enum { FUZZ_COLLECT_MODES = 8 };
 
 /* The bytes as a fresh file under $TMPDIR ending in suffix (gzip-compressed after a header member when rows);
  * its malloc'd path, or NULL. */
@@ -173,6 +180,128 @@ static int collect_load_keys(const uint8_t *data, size_t size)
     return rc;
 }
 
+/* A report read: every row's strings set and its numbers finite, the pick times positive; what summarize and
+ * the end of a verify run print from it succeed when it has a row (a report that reads summarizes). */
+static void report_exercise(const collect_report *r)
+{
+    static const char *const fields[] = {"model", "source", "precision", "dir", "dtype", "dims", "groups", "trans"};
+    for (int i = 0; i < r->n; i++) {
+        const collect_report_row *w = &r->rows[i];
+        const collect_verify_row *v = &w->v;
+        if (!w->key || !w->model || !w->source || !w->precision) abort();
+        double x[] = {v->t_model, v->t_heur, v->t_best, v->decide_us, v->find_ms, v->t_list, v->t_topk, v->topk_ms,
+                      v->t_vtopk, v->vtopk_ms, w->heur_us, w->candidates};
+        for (size_t j = 0; j < sizeof x / sizeof *x; j++)
+            if (!isfinite(x[j]) || x[j] < 0) abort();
+        if (!(v->t_model > 0 && v->t_heur > 0 && v->t_best > 0) || v->k < 0 || v->topk_timings < 0) abort();
+        char val[128];
+        for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) collect_report_field(r, i, fields[j], val, sizeof val);
+    }
+    if (r->n == 0) return;
+    FILE *null = fopen("/dev/null", "w");
+    if (!null) return;
+    const char *by = r->kind == COLLECT_REPORT_CONV ? "source,precision,dir,dtype,dims,groups,dir+dtype+groups"
+                                                    : "source,dtype,trans,dtype+trans";
+    int rc = collect_report_summarize(null, r, 1.02, 16, 1, by);
+    if (!rc) rc = collect_report_tail(null, r, 1.02);
+    fclose(null);
+    if (rc && rc != COLLECT_ENOMEM) abort(); /* a report that reads must summarize */
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The report at path as summarize reads it, then (plain: resume's reader is stdio's) as verify --resume scans it
+ * and cuts it back: every key resume keeps is a row's key of the report read, and the report cut back reads, its
+ * rows' keys those resume kept. */
+static int collect_load_report_file(const char *path, int plain)
+{
+    collect_report r;
+    int rc = collect_report_read(path, &r);
+    if (!rc) report_exercise(&r);
+    if (plain) {
+        FILE *f = fopen(path, "rb");
+        char head[64] = "";
+        if (f) {
+            if (!fgets(head, sizeof head, f)) head[0] = '\0';
+            fclose(f);
+        }
+        const char *header = strstr(head, "t_model_us") || (!rc && r.kind == COLLECT_REPORT_GEMM)
+                                 ? COLLECT_REPORT_GEMM_HEADER
+                                 : COLLECT_REPORT_CONV_HEADER;
+        char **keys = NULL;
+        int n = 0, has_header = 0, rr = collect_report_resume(path, header, &keys, &n, &has_header);
+        for (int i = 0; !rr && !rc && i < n; i++) {
+            int found = 0;
+            for (int j = 0; j < r.n && !found; j++) found = strcmp(keys[i], r.rows[j].key) == 0;
+            if (!found) abort(); /* resume would skip a problem the report has no row of */
+        }
+        if (!rr && has_header) {
+            collect_report cut;
+            int rcut = collect_report_read(path, &cut);
+            if (rcut && rcut != COLLECT_ENOMEM) abort(); /* resume left a report that does not read */
+            for (int j = 0; !rcut && j < cut.n; j++)
+                if (!bsearch(&cut.rows[j].key, keys, (size_t)n, sizeof *keys, cmp_key)) abort();
+            if (!rcut) collect_report_free(&cut);
+        }
+        for (int i = 0; !rr && i < n; i++) free(keys[i]);
+        free(keys);
+    }
+    if (!rc) collect_report_free(&r);
+    return rc;
+}
+
+static int collect_load_report(const uint8_t *data, size_t size)
+{
+    char *path = collect_bytes_to_file(data, size, ".tsv", 0);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    int gz = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    int rc = collect_load_report_file(path, 1);
+    if (!rc && !gz && memchr(data, 0, size)) abort(); /* a text report holds no NUL byte */
+    unlink(path);
+    free(path);
+    return rc;
+}
+
+/* data[0] bytes cut off the end of the gzip stream of data[1..size) */
+static int collect_load_report_gz(const uint8_t *data, size_t size)
+{
+    if (size == 0) return COLLECT_OK;
+    size_t cut = data[0];
+    data++, size--;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return collect_error(COLLECT_ENOMEM, "fuzz: deflateInit2 failed");
+    uLong cap = deflateBound(&z, (uLong)size);
+    unsigned char *out = malloc(cap);
+    if (!out) {
+        deflateEnd(&z);
+        return collect_error(COLLECT_ENOMEM, "fuzz: out of memory");
+    }
+    z.next_in = (Bytef *)data;
+    z.avail_in = (uInt)size;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    int zrc = deflate(&z, Z_FINISH);
+    size_t len = z.total_out;
+    deflateEnd(&z);
+    if (zrc != Z_STREAM_END) {
+        free(out);
+        return collect_error(COLLECT_EIO, "fuzz: deflate failed");
+    }
+    char *path = collect_bytes_to_file(out, len > cut ? len - cut : 0, ".tsv.gz", 0);
+    free(out);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    int rc = collect_load_report_file(path, 0);
+    if (!rc && memchr(data, 0, size)) abort(); /* a text report holds no NUL byte */
+    unlink(path);
+    free(path);
+    return rc;
+}
+
 int fuzz_collect_load(const uint8_t *data, size_t size);
 
 int fuzz_collect_load(const uint8_t *data, size_t size)
@@ -192,7 +321,9 @@ int fuzz_collect_load(const uint8_t *data, size_t size)
     case 2: rc = collect_load_table(data, size, 0); break;
     case 3: rc = collect_load_table(data, size, 1); break;
     case 4: rc = collect_load_fdb(data, size); break;
-    default: rc = collect_load_keys(data, size); break;
+    case 5: rc = collect_load_keys(data, size); break;
+    case 6: rc = collect_load_report(data, size); break;
+    default: rc = collect_load_report_gz(data, size); break;
     }
     free(text);
     return rc;
