@@ -155,4 +155,27 @@ int collect_report_finish(FILE *fo, const char *out, const char *item, int measu
  * without slices and bootstrap. */
 int collect_report_tail(FILE *f, const collect_report *r, double noise_ratio);
 
+/* ---- the re-timed configurations of a GEMM verify (verify --table --retimed-out PATH) ----
+ * A tab-separated file: the header "key", collect_gemm_kernel_columns, "time_us", then per shape one row for each
+ * configuration its interleaved re-timing ran, time_us the median over the rounds (a configuration that failed
+ * to run left out). Written to PATH.tmp and renamed to PATH when the run ends (stopped by --time-limit too); a
+ * shape's rows are flushed before its report rows, so that PATH.tmp of a run cut short holds every shape of the
+ * report. */
+typedef struct collect_retimed_out {
+    FILE *f;
+    char path[4096], tmp[4096];
+} collect_retimed_out;
+/* Opens PATH.tmp. With resume, it starts with the rows of PATH.tmp (an interrupted run's) or else PATH whose key is
+ * among done (n_done, sorted: the report's finished shapes, collect_report_resume), so that the resumed file
+ * equals an uninterrupted run's; COLLECT_EFORMAT naming the file when it lacks one of them or its header is
+ * not this format's. */
+int collect_retimed_open(collect_retimed_out *o, const char *path, char *const *done, int n_done, int resume);
+/* Appends a shape's n configurations and their median times (those not finite left out) and flushes. */
+int collect_retimed_write(collect_retimed_out *o, const char *key, const collect_gemm_config *cfg, const double *us,
+                          int n);
+/* Closes PATH.tmp and renames it to PATH. */
+int collect_retimed_close(collect_retimed_out *o);
+/* Closes PATH.tmp and leaves it for --resume (a failed run). */
+void collect_retimed_abandon(collect_retimed_out *o);
+
 #endif

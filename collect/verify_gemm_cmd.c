@@ -28,9 +28,11 @@
  *     of every configuration in turn behind a hold,
  *     each configuration's time the median of its launches, the cost the pass's wall time; a pass whose hold
  *     timed out runs again (up to three attempts, then kept and counted on the report's '#' line);
- *   - the table's --table-top fastest configurations;
+ *   - the table's --table-top fastest configurations, and with --retime-list every entry of cuBLASLt's list;
  * then every pick and those are timed again, interleaved, --rounds times (median per configuration; the
- * collector's method, gemm_gpu.h). The best is the fastest of those re-timed.
+ * collector's method, gemm_gpu.h). The best is the fastest of those re-timed. With --retimed-out FILE, every
+ * configuration re-timed and its median go to FILE as well (verify.h: collect_retimed_*), labels measured by
+ * this method for a table to train on (collect/scripts/gemm_retimed_table.py).
  * Report: one tab-separated row per (shape, model) (COLLECT_REPORT_GEMM_HEADER; the first twelve columns as
  * the convolution verify's, so `heurist-collect summarize` reads both), then '#' summary lines. Each shape's
  * rows are written and flushed together as they come, and --resume continues after the shapes in the report. */
@@ -286,11 +288,13 @@ int cmd_verify_gemm(int argc, char **argv)
     static const char *const known[] = {"--table", "--out", "--repeats", "--rounds", "--noise-ratio", "--time-limit",
                                         "--limit", "--heuristic-count", "--min-batch-us", "--max-batch",
                                         "--workspace-mib", "--top-k", "--shapes", "--source", "--table-top",
-                                        "--tune-candidates", "--shortlist-timing", "--shortlist-rounds", NULL};
-    static const char *const flags[] = {"--no-list", "--resume", "--shortlist-fill", NULL};
+                                        "--tune-candidates", "--shortlist-timing", "--shortlist-rounds", "--retimed-out",
+                                        NULL};
+    static const char *const flags[] = {"--no-list", "--resume", "--shortlist-fill", "--retime-list", NULL};
     if (cli_check(argc, argv, known, flags)) return 2;
     const char *table = cli_opt(argc, argv, "--table"), *out = cli_opt(argc, argv, "--out");
     const char *shapes_path = cli_opt(argc, argv, "--shapes"), *source = cli_opt(argc, argv, "--source");
+    const char *retimed_path = cli_opt(argc, argv, "--retimed-out");
     double repeats, rounds_d, noise, limit, max_shapes, n_heur_d, min_batch, max_batch, ws_mib, topk_d, ttop_d, srounds;
     if (cli_number(argc, argv, "--repeats", 3, 1, COLLECT_GEMM_MAX_REPEATS, &repeats) ||
         cli_number(argc, argv, "--rounds", 3, 1, MAX_ROUNDS, &rounds_d) ||
@@ -325,7 +329,7 @@ int cmd_verify_gemm(int argc, char **argv)
         return 2;
     }
     int no_list = cli_flag(argc, argv, "--no-list"), resume = cli_flag(argc, argv, "--resume");
-    int fill = cli_flag(argc, argv, "--shortlist-fill");
+    int fill = cli_flag(argc, argv, "--shortlist-fill"), retime_list = cli_flag(argc, argv, "--retime-list");
     /* what a tune model decodes within: the shape's rows and the list's entries, the list alone (all a deployed
      * tuner has for a shape no table holds), or the list's first N entries (list:N) */
     const char *tune_cands = cli_opt(argc, argv, "--tune-candidates");
@@ -369,9 +373,11 @@ int cmd_verify_gemm(int argc, char **argv)
     char *rowbuf = NULL;
     size_t rowcap = 8192 * (size_t)n_models;
     pool pl = {0};
+    collect_retimed_out ro = {0};
     if (collect_gemm_measured_read(table, &shapes, &n_read)) goto fail;
     if (shapes_path && collect_gemm_tags_read(shapes_path, &tags)) goto fail;
     if (resume && collect_report_resume(out, COLLECT_REPORT_GEMM_HEADER, &done, &n_done, &has_header)) goto fail;
+    if (retimed_path && collect_retimed_open(&ro, retimed_path, done, n_done, resume)) goto fail;
     n_shapes = n_read;
     if (max_shapes > 0 && n_shapes > (int)max_shapes) n_shapes = (int)max_shapes;
     int max_c = 1, max_np = 1, max_nk = 1;
@@ -440,9 +446,10 @@ int cmd_verify_gemm(int argc, char **argv)
                    verify_tune_models[m - verify_n_table_models].tune_vendor ? "tune_vendor: the vendor guard" : "tune");
     }
     printf("%d shapes in %s (%d already in the report); %d interleaved rounds of %d batches (>= %.0f us each); "
-           "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed\n",
+           "cuBLASLt's list %s; shortlists: %s%d; the table's %d fastest re-timed%s\n",
            n_shapes, table, n_done, rounds, (int)repeats, min_batch, no_list ? "not timed" : "timed", topk ? "top-" : "",
-           topk, ttop);
+           topk, ttop, retime_list ? ", and every entry of the list" : "");
+    if (retimed_path) printf("the re-timed configurations and their medians to %s\n", retimed_path);
     if (!no_list || topk) {
         if (how.timing == SHORTLIST_INTERLEAVED)
             printf("the list and shortlists timed interleaved: each in one pass of %d rounds, one launch of each of its "
@@ -655,6 +662,7 @@ int cmd_verify_gemm(int argc, char **argv)
         for (int j = 0; j < n_tops; j++) SET_ADD(ttop_idx[j]);
         for (int m = 0; m < n_models && topk; m++) SET_ADD(tk_pick[m]);
         if (topk) SET_ADD(vt_pick);
+        for (int k = 0; k < nh && retime_list; k++) SET_ADD(hidx[k]);
 #undef SET_ADD
         d0 = cli_now_s();
         for (int r = 0; r < rounds && !fatal; r++)
@@ -727,6 +735,12 @@ int cmd_verify_gemm(int argc, char **argv)
             }
             used += (size_t)w;
         }
+        /* the re-timed configurations first: a report row never precedes its shape's re-timings */
+        if (retimed_path) {
+            collect_gemm_config rcfg[MAX_HEUR + 64 + 4 * MAX_MODELS];
+            for (int u = 0; u < n_set; u++) rcfg[u] = pl.cfg[set[u]];
+            if (collect_retimed_write(&ro, key, rcfg, med, n_set)) goto fail;
+        }
         if (fwrite(rowbuf, 1, used, fo) != used || fflush(fo)) {
             collect_error(COLLECT_EIO, "%s: write failed", out);
             goto fail;
@@ -758,12 +772,13 @@ int cmd_verify_gemm(int argc, char **argv)
     int frc = collect_report_finish(fo, out, "shape", measured, cli_now_s() - t_start, PART_COUNT, part_names, part,
                                     noise);
     fo = NULL;
-    if (frc) goto fail;
+    if (frc || collect_retimed_close(&ro)) goto fail;
     /* 3: stopped by --time-limit with shapes left (--resume continues) */
     rc = stopped ? 3 : 0;
     goto cleanup;
 fail:
     fprintf(stderr, "heurist-collect verify: %s\n", collect_last_error());
+    collect_retimed_abandon(&ro);
 cleanup:
     if (be.close) be.close(&be);
     if (fo && fclose(fo)) rc = 1;

@@ -5,7 +5,7 @@ committed sets equal to what their commands regenerate (seeded, reproducible), n
 training pool, triton_matmul.py's configuration space, shape selection and resume/merge of part files,
 table_groups.py's join of a shape list's tags into a table, fit_cost.py's key features, least squares and rank
 correlation, gpu_noise.py's split of the noise by GPU, gemm_noise.py's single-pick ceiling, gemm_merge_passes.py's
-median of passes, gemm_offline.py's calibration rule,
+median of passes, gemm_retimed_table.py's join of verify's re-timings, gemm_offline.py's calibration rule,
 shortlist_cost.py's shares of cudnnFind's time, whole and per slice, and experiments/gemm_tune_labels.py's rows kept
 for the tuner's labels."""
 import contextlib
@@ -25,6 +25,7 @@ import gpu_noise as gn  # noqa: E402
 import active_keys as ak  # noqa: E402
 import concat_tables as ct  # noqa: E402
 import gemm_merge_passes as gmp  # noqa: E402
+import gemm_retimed_table as grt  # noqa: E402
 import gemm_offline as gof  # noqa: E402
 import gemm_noise as gno  # noqa: E402
 import gemm_real_shapes as grs  # noqa: E402
@@ -492,6 +493,44 @@ def gemm_merge_passes():
                   'gemm_merge_passes: an output left after an error')
 
 
+def gemm_retimed_table():
+    """verify's re-timings joined to a table: re-timed rows with the re-timed time and the table's other columns,
+    rows not re-timed and shapes not re-timed left out, a kept family whole; a configuration re-timed twice names
+    the file and line and leaves no output."""
+    import gzip
+    kern = ','.join(grt.KERNEL)
+    hdr = 'M,N,K,dtype,trans_a,trans_b,' + kern + ',time_us,heuristic_rank,workspace,family'
+    cfg = lambda a: '%d,128,128,64,3,1,0,0,0,1,1,0' % a  # noqa: E731
+    table = [hdr, '64,64,64,bf16,N,T,%s,10,0,0,vit' % cfg(66), '64,64,64,bf16,N,T,%s,11,1,4,vit' % cfg(21),
+             '64,64,64,bf16,N,T,%s,12,-1,0,vit' % cfg(6), '8,8,8,fp32,N,N,%s,3,0,0,bert' % cfg(6),
+             '16,16,16,fp16,N,N,%s,5,0,0,llama3' % cfg(6)]
+    rt_hdr = '\t'.join(('key',) + grt.KERNEL + ('time_us',))
+    tab = lambda k, a, t: '\t'.join([k] + cfg(a).split(',') + [t])  # noqa: E731
+    retimed = [rt_hdr, tab('64,64,64,bf16,N,T', 66, '12.5'), tab('64,64,64,bf16,N,T', 21, '9.25'),
+               tab('64,64,64,bf16,N,T', 7, '8')]
+    with tempfile.TemporaryDirectory() as tmp:
+        src, rt, out = (os.path.join(tmp, n) for n in ('t.csv.gz', 'r.tsv', 'o.csv.gz'))
+        with gzip.open(src, 'wt') as f:
+            f.write('\n'.join(table) + '\n')
+        with open(rt, 'w') as f:
+            f.write('\n'.join(retimed) + '\n')
+        run(grt, ['--table', src, '--retimed', rt, '--out', out, '--keep-family', 'llama3'])
+        with gzip.open(out, 'rt') as f:
+            got = f.read().splitlines()
+        check(got == [hdr, '64,64,64,bf16,N,T,%s,12.5,0,0,vit' % cfg(66), '64,64,64,bf16,N,T,%s,9.25,1,4,vit' % cfg(21),
+                      table[5]], 'gemm_retimed_table: %s' % got[1:])
+        os.remove(out)
+        with open(rt, 'a') as f:
+            f.write(retimed[2] + '\n')
+        try:
+            run(grt, ['--table', src, '--retimed', rt, '--out', out])
+            check(False, 'gemm_retimed_table: a configuration re-timed twice accepted')
+        except SystemExit as e:
+            check('r.tsv:5: shape 64,64,64,bf16,N,T, configuration re-timed twice' in str(e.code),
+                  'gemm_retimed_table: %s' % e.code)
+        check(not os.path.exists(out) and not os.path.exists(out + '.tmp'), 'gemm_retimed_table: an output left')
+
+
 def gemm_offline_choose():
     """The calibration rule: the best geomean among the points slower on at most 2%; else the smallest slower share
     among those of geomean >= 1.01; else the best geomean."""
@@ -600,6 +639,7 @@ networks()
 cost_models()
 gemm_noise()
 gemm_merge_passes()
+gemm_retimed_table()
 gemm_offline_choose()
 networks_subset()
 active_keys()

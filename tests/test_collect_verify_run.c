@@ -1322,6 +1322,167 @@ Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
     gemm_files_close(&g);
 }
 
+/* The lines of a re-timed configurations file (verify --retimed-out) after its header, which it checks */
+static int retimed_lines(const char *path, char **text, char ***lines)
+{
+    *text = slurp(path);
+    char *nl = strchr(*text, '\n');
+    cr_assert_not_null(nl, "%s: no header", path);
+    *nl = '\0';
+    char want[1024];
+    size_t at = (size_t)snprintf(want, sizeof want, "key");
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++)
+        at += (size_t)snprintf(want + at, sizeof want - at, "\t%s", collect_gemm_kernel_columns[i]);
+    snprintf(want + at, sizeof want - at, "\ttime_us");
+    cr_assert_str_eq(*text, want);
+    int n = 0;
+    *lines = malloc(4096 * sizeof **lines);
+    for (char *l = strtok(nl + 1, "\n"); l; l = strtok(NULL, "\n")) {
+        cr_assert_lt(n, 4096);
+        (*lines)[n++] = l;
+    }
+    return n;
+}
+
+/* 1 when the configuration of a re-timed row (its fields after the key) is c */
+static int retimed_is(const char *row, const collect_gemm_config *c)
+{
+    int f[COLLECT_GEMM_N_FIELDS];
+    char own[512];
+    cr_assert_eq(collect_gemm_config_fields(c, f), 0);
+    size_t at = 0;
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) at += (size_t)snprintf(own + at, sizeof own - at, "\t%d", f[i]);
+    const char *tab = strchr(row, '\t');
+    return tab && strncmp(tab, own, at) == 0 && tab[at] == '\t';
+}
+
+/* --retimed-out with --retime-list: per verified shape, one row for each configuration the interleaved re-timing
+ * ran (each model's pick, cuBLASLt's first pick and every entry of its list, the table's --table-top fastest) and
+ * nothing else, its time the fake timer's (every round's, hence the median); written to FILE.tmp and renamed. A run
+ * stopped after two shapes and resumed, even from an interrupted run's FILE.tmp holding a shape the report lacks
+ * and a cut line, writes the same file; a report whose shapes the file lacks is refused. */
+Test(collect_verify_run, gemm_retimed_out, .init = setup)
+{
+    gemm_files g;
+    gemm_files_open(&g);
+    char *rt = test_tmppath(".tsv"), *out2 = test_tmppath(".tsv"), *rt2 = test_tmppath(".tsv"), args[8192], tmp[4200];
+    const char *common = "--no-list --table-top 3 --retime-list";
+    snprintf(args, sizeof args, "--table %s --out %s %s --retimed-out %s", g.table, g.out, common, rt);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    snprintf(tmp, sizeof tmp, "%s.tmp", rt);
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    collect_gemm_measured *sh;
+    int ns;
+    cr_assert_eq(collect_gemm_measured_read(g.table, &sh, &ns), 0);
+    table_rows t;
+    rows_read(g.out, &t);
+    char *text, **lines;
+    int nl = retimed_lines(rt, &text, &lines), shapes = 0, listed = 0, matched = 0;
+    const int per = verify_n_table_models + verify_n_tune_models;
+    for (int i = 0; i < ns; i++) {
+        char key[128];
+        collect_gemm_shape_key(&sh[i].s, key, sizeof key);
+        int row0 = -1;
+        for (int r = 0; r < t.n && row0 < 0; r++)
+            if (!strcmp(t.f[r][G_KEY], key)) row0 = r;
+        /* the shape's rows in the file: each a distinct configuration timed as the fake times it */
+        int first = -1, count = 0;
+        size_t kl = strlen(key);
+        for (int l = 0; l < nl; l++) {
+            if (strncmp(lines[l], key, kl) || lines[l][kl] != '\t') continue;
+            if (first < 0) first = l;
+            cr_assert_eq(l, first + count, "%s: rows not together", key);
+            count++;
+            int f[COLLECT_GEMM_N_FIELDS], valid;
+            char *p = lines[l] + kl;
+            for (int j = 0; j < COLLECT_GEMM_N_FIELDS; j++) f[j] = (int)strtol(p + 1, &p, 10);
+            collect_gemm_config c;
+            cr_assert_eq(collect_gemm_config_from_fields(f, &c), 0, "%s", lines[l]);
+            double want = fake_gemm_us(key, &c, &valid);
+            cr_assert_float_eq(num(p + 1), want, 1e-5 * want, "%s", lines[l]);
+            for (int q = first; q < l; q++) cr_assert(!retimed_is(lines[q], &c), "%s: twice", lines[l]);
+        }
+        if (row0 < 0) {
+            cr_assert_eq(count, 0, "%s: re-timed rows of a shape the report lacks", key);
+            continue;
+        }
+        shapes++;
+        /* what must be there: the list, the table's three fastest, the picks */
+        collect_gemm_config want[256];
+        int nw = 0;
+        for (int r = 0; r < sh[i].n; r++)
+            if (sh[i].rows[r].heuristic_rank >= 0) want[nw++] = sh[i].rows[r].cfg;
+        const int n_list = nw;
+        int used[256] = {0};
+        for (int j = 0; j < 3 && j < sh[i].n; j++) {
+            int b = -1;
+            for (int r = 0; r < sh[i].n; r++)
+                if (!used[r] && (b < 0 || sh[i].rows[r].time_us < sh[i].rows[b].time_us)) b = r;
+            used[b] = 1;
+            want[nw++] = sh[i].rows[b].cfg;
+        }
+        for (int m = 0; m < per; m++)
+            cr_assert_eq(collect_gemm_config_parse(t.f[row0 + m][G_MODEL], &want[nw++]), 0);
+        /* list entries neither among the table's fastest nor a pick: re-timed for --retime-list alone */
+        for (int w = 0; w < n_list; w++) {
+            int other = 0;
+            for (int v = n_list; v < nw; v++) other |= collect_gemm_config_equal(&want[v], &want[w]);
+            listed += !other;
+        }
+        int distinct = 0;
+        for (int w = 0; w < nw; w++) {
+            int dup = 0, found = 0;
+            for (int v = 0; v < w; v++) dup |= collect_gemm_config_equal(&want[v], &want[w]);
+            distinct += !dup;
+            for (int l = first; l >= 0 && l < first + count; l++) found |= retimed_is(lines[l], &want[w]);
+            cr_assert(found, "%s: configuration %d of %d not re-timed", key, w, nw);
+        }
+        cr_assert_eq(count, distinct, "%s: %d rows for %d configurations", key, count, distinct);
+        matched += count;
+    }
+    cr_assert_eq(shapes * per, t.n);
+    cr_assert_eq(matched, nl, "rows of keys the table lacks");
+    cr_assert_gt(listed, 0, "no list entry beyond the table's fastest and the picks: the test tells nothing of the list");
+
+    /* two shapes, then an interrupted run's FILE.tmp with the third shape's rows and a cut line, then the rest */
+    snprintf(args, sizeof args, "--table %s --out %s %s --retimed-out %s --limit 2 --resume", g.table, out2, common, rt2);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    char *part = slurp(rt2);
+    snprintf(tmp, sizeof tmp, "%s.tmp", rt2);
+    FILE *f = fopen(tmp, "w");
+    cr_assert_not_null(f);
+    fputs(part, f);
+    for (int l = 0; l < nl; l++) {
+        char key3[128];
+        collect_gemm_shape_key(&sh[2].s, key3, sizeof key3);
+        if (!strncmp(lines[l], key3, strlen(key3))) fprintf(f, "%s\n", lines[l]);
+    }
+    fputs("1,2,3,bf16,N,T\t6\t12", f);
+    fclose(f);
+    free(part);
+    snprintf(args, sizeof args, "--table %s --out %s %s --retimed-out %s --resume", g.table, out2, common, rt2);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    char *whole = slurp(rt), *resumed = slurp(rt2);
+    cr_assert_str_eq(whole, resumed);
+    cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
+    /* the report resumed into a file that lacks its shapes */
+    remove(rt2);
+    cr_assert_eq(run(cmd_verify_gemm, args), 1);
+    free(whole);
+    free(resumed);
+    free(text);
+    free(lines);
+    free(t.text);
+    collect_gemm_measured_free(sh, ns);
+    char *files[4] = {rt, out2, rt2, NULL};
+    for (int i = 0; files[i]; i++) {
+        remove(files[i]);
+        free(files[i]);
+    }
+    remove(tmp);
+    gemm_files_close(&g);
+}
+
 /* ---- GEMM shortlists timed interleaved ---- */
 
 #define MAX_MODELS_TESTED 8

@@ -1,0 +1,158 @@
+/* The re-timed configurations of a GEMM verify (verify.h, verify --retimed-out): every configuration a shape's
+ * interleaved re-timing ran, with its median time, one tab-separated row each, written to PATH.tmp and renamed to
+ * PATH when the run ends. A shape's rows are flushed before its report rows, so that a run cut short leaves in
+ * PATH.tmp every shape its report holds (and perhaps one more, which --resume drops). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void header_write(FILE *f)
+{
+    fputs("key", f);
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) fprintf(f, "\t%s", collect_gemm_kernel_columns[i]);
+    fputs("\ttime_us\n", f);
+}
+
+/* The header line the file starts with, for the resume check */
+static int header_is(const char *line)
+{
+    char want[1024];
+    size_t at = (size_t)snprintf(want, sizeof want, "key");
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++)
+        at += (size_t)snprintf(want + at, sizeof want - at, "\t%s", collect_gemm_kernel_columns[i]);
+    snprintf(want + at, sizeof want - at, "\ttime_us\n");
+    return strcmp(line, want) == 0;
+}
+
+/* The rows of src (PATH.tmp of an interrupted run, else PATH) whose key is among the report's finished shapes,
+ * into *kept (malloc'd text); every finished shape must have rows. */
+static int resume_read(const char *src, char *const *done, int n_done, char **kept, size_t *len)
+{
+    *kept = NULL;
+    *len = 0;
+    FILE *f = fopen(src, "r");
+    if (!f) {
+        if (errno != ENOENT) return collect_error(COLLECT_EIO, "%s: %s", src, strerror(errno));
+        if (n_done > 0)
+            return collect_error(COLLECT_EFORMAT, "%s: missing, while the report holds %d shapes: resume into a new "
+                                                  "report to write the re-timed configurations", src, n_done);
+        return COLLECT_OK;
+    }
+    char *buf = NULL, *text = NULL;
+    size_t cap = 0, tcap = 0;
+    ssize_t n;
+    int rc = COLLECT_OK, line = 0;
+    char *seen = calloc((size_t)(n_done > 0 ? n_done : 1), 1);
+    if (!seen) rc = collect_error(COLLECT_ENOMEM, "out of memory");
+    while (!rc && (n = getline(&buf, &cap, f)) >= 0) {
+        line++;
+        if (buf[n - 1] != '\n') break; /* a cut line */
+        if (line == 1) {
+            if (!header_is(buf)) rc = collect_error(COLLECT_EFORMAT, "%s: line 1: not a re-timed configurations header", src);
+            continue;
+        }
+        size_t kl = strcspn(buf, "\t\n");
+        char save = buf[kl];
+        buf[kl] = '\0';
+        const char *kp = buf;
+        char **hit = n_done > 0 ? bsearch(&kp, done, (size_t)n_done, sizeof *done, cmp_str) : NULL;
+        buf[kl] = save;
+        if (!hit) continue;
+        seen[hit - done] = 1;
+        if (*len + (size_t)n + 1 > tcap) {
+            size_t nc = tcap ? 2 * tcap : 1 << 16;
+            while (nc < *len + (size_t)n + 1) nc *= 2;
+            char *nt = realloc(text, nc);
+            if (!nt) {
+                rc = collect_error(COLLECT_ENOMEM, "out of memory");
+                break;
+            }
+            text = nt;
+            tcap = nc;
+        }
+        memcpy(text + *len, buf, (size_t)n);
+        *len += (size_t)n;
+    }
+    if (!rc && ferror(f)) rc = collect_error(COLLECT_EIO, "%s: read failed", src);
+    fclose(f);
+    free(buf);
+    for (int i = 0; !rc && i < n_done; i++)
+        if (!seen[i])
+            rc = collect_error(COLLECT_EFORMAT, "%s: no row of shape %s, which the report holds: resume into a new report "
+                                                "to write the re-timed configurations", src, done[i]);
+    free(seen);
+    if (rc) {
+        free(text);
+        *len = 0;
+        return rc;
+    }
+    *kept = text;
+    return COLLECT_OK;
+}
+
+int collect_retimed_open(collect_retimed_out *o, const char *path, char *const *done, int n_done, int resume)
+{
+    memset(o, 0, sizeof *o);
+    if (snprintf(o->path, sizeof o->path, "%s", path) >= (int)sizeof o->path ||
+        snprintf(o->tmp, sizeof o->tmp, "%s.tmp", path) >= (int)sizeof o->tmp)
+        return collect_error(COLLECT_EINVAL, "%s: path too long", path);
+    char *kept = NULL;
+    size_t len = 0;
+    if (resume) {
+        FILE *t = fopen(o->tmp, "r");
+        const char *src = t ? o->tmp : o->path;
+        if (t) fclose(t);
+        int rc = resume_read(src, done, n_done, &kept, &len);
+        if (rc) return rc;
+    }
+    if (!(o->f = fopen(o->tmp, "w"))) {
+        free(kept);
+        return collect_error(COLLECT_EIO, "%s: cannot open for writing: %s", o->tmp, strerror(errno));
+    }
+    header_write(o->f);
+    int bad = len && fwrite(kept, 1, len, o->f) != len;
+    free(kept);
+    if (bad || fflush(o->f)) return collect_error(COLLECT_EIO, "%s: write failed", o->tmp);
+    return COLLECT_OK;
+}
+
+int collect_retimed_write(collect_retimed_out *o, const char *key, const collect_gemm_config *cfg, const double *us,
+                          int n)
+{
+    for (int i = 0; i < n; i++) {
+        int f[COLLECT_GEMM_N_FIELDS];
+        if (!isfinite(us[i])) continue; /* failed to run when re-timed */
+        int rc = collect_gemm_config_fields(&cfg[i], f);
+        if (rc) return rc;
+        fputs(key, o->f);
+        for (int j = 0; j < COLLECT_GEMM_N_FIELDS; j++) fprintf(o->f, "\t%d", f[j]);
+        fprintf(o->f, "\t%.6g\n", us[i]);
+    }
+    if (ferror(o->f) || fflush(o->f)) return collect_error(COLLECT_EIO, "%s: write failed", o->tmp);
+    return COLLECT_OK;
+}
+
+int collect_retimed_close(collect_retimed_out *o)
+{
+    if (!o->f) return COLLECT_OK;
+    int bad = fclose(o->f) != 0;
+    o->f = NULL;
+    if (bad) return collect_error(COLLECT_EIO, "%s: write failed", o->tmp);
+    if (rename(o->tmp, o->path))
+        return collect_error(COLLECT_EIO, "%s: cannot rename to %s: %s", o->tmp, o->path, strerror(errno));
+    return COLLECT_OK;
+}
+
+void collect_retimed_abandon(collect_retimed_out *o)
+{
+    if (o->f) fclose(o->f);
+    o->f = NULL;
+}
