@@ -3,6 +3,7 @@
  * PATH when the run ends. A shape's rows are flushed before its report rows, so that a run cut short leaves in
  * PATH.tmp every shape its report holds (and perhaps one more, which --resume drops). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,25 @@ static int header_is(const char *line)
     return strcmp(line, want) == 0;
 }
 
+/* Whether a row (its newline included) is a key, COLLECT_GEMM_N_FIELDS whole numbers and a finite positive time, as
+ * collect_retimed_write writes it: a resumed file's rows are copied into the new one, and gemm_retimed_table.py
+ * reads them all. */
+static int row_ok(const char *line)
+{
+    const char *p = strchr(line, '\t');
+    if (!p || p == line) return 0;
+    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) {
+        char *end;
+        errno = 0;
+        long v = strtol(p + 1, &end, 10);
+        if (end == p + 1 || *end != '\t' || errno || v < INT_MIN || v > INT_MAX) return 0;
+        p = end;
+    }
+    char *end;
+    double t = strtod(p + 1, &end);
+    return end != p + 1 && *end == '\n' && end[1] == '\0' && isfinite(t) && t > 0;
+}
+
 /* The rows of src (PATH.tmp of an interrupted run, else PATH) whose key is among the report's finished shapes,
  * into *kept (malloc'd text); every finished shape must have rows. */
 static int resume_read(const char *src, char *const *done, int n_done, char **kept, size_t *len)
@@ -58,6 +78,11 @@ static int resume_read(const char *src, char *const *done, int n_done, char **ke
         if (line == 1) {
             if (!header_is(buf)) rc = collect_error(COLLECT_EFORMAT, "%s: line 1: not a re-timed configurations header", src);
             continue;
+        }
+        if (strlen(buf) != (size_t)n || !row_ok(buf)) {
+            rc = collect_error(COLLECT_EFORMAT, "%s: line %d: not a re-timed configuration (a key, %d whole numbers "
+                                                "and a positive time, tab-separated)", src, line, COLLECT_GEMM_N_FIELDS);
+            break;
         }
         size_t kl = strcspn(buf, "\t\n");
         char save = buf[kl];
@@ -113,14 +138,30 @@ int collect_retimed_open(collect_retimed_out *o, const char *path, char *const *
         int rc = resume_read(src, done, n_done, &kept, &len);
         if (rc) return rc;
     }
-    if (!(o->f = fopen(o->tmp, "w"))) {
+    /* the kept rows go to PATH.tmp.new, renamed over PATH.tmp once written: PATH.tmp, which a resume may have read
+     * them from, is never truncated before its rows are safe in the new file */
+    char next[sizeof o->tmp + 8];
+    snprintf(next, sizeof next, "%s.new", o->tmp);
+    if (!(o->f = fopen(next, "w"))) {
         free(kept);
-        return collect_error(COLLECT_EIO, "%s: cannot open for writing: %s", o->tmp, strerror(errno));
+        return collect_error(COLLECT_EIO, "%s: cannot open for writing: %s", next, strerror(errno));
     }
     header_write(o->f);
     int bad = len && fwrite(kept, 1, len, o->f) != len;
     free(kept);
-    if (bad || fflush(o->f)) return collect_error(COLLECT_EIO, "%s: write failed", o->tmp);
+    if (bad || fflush(o->f)) {
+        fclose(o->f);
+        o->f = NULL;
+        remove(next);
+        return collect_error(COLLECT_EIO, "%s: write failed", next);
+    }
+    if (rename(next, o->tmp)) {
+        int e = errno;
+        fclose(o->f);
+        o->f = NULL;
+        remove(next);
+        return collect_error(COLLECT_EIO, "%s: cannot rename to %s: %s", next, o->tmp, strerror(e));
+    }
     return COLLECT_OK;
 }
 

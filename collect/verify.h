@@ -167,8 +167,9 @@ typedef struct collect_retimed_out {
 } collect_retimed_out;
 /* Opens PATH.tmp. With resume, it starts with the rows of PATH.tmp (an interrupted run's) or else PATH whose key is
  * among done (n_done, sorted: the report's finished shapes, collect_report_resume), so that the resumed file
- * equals an uninterrupted run's; COLLECT_EFORMAT naming the file when it lacks one of them or its header is
- * not this format's. */
+ * equals an uninterrupted run's (written to PATH.tmp.new and renamed over PATH.tmp, which is never truncated
+ * first); COLLECT_EFORMAT naming the file when it lacks one of them, its header is not this format's, or a
+ * complete line is not a row as collect_retimed_write writes it (naming the line). */
 int collect_retimed_open(collect_retimed_out *o, const char *path, char *const *done, int n_done, int resume);
 /* Appends a shape's n configurations and their median times (those not finite left out) and flushes. */
 int collect_retimed_write(collect_retimed_out *o, const char *key, const collect_gemm_config *cfg, const double *us,

@@ -12,6 +12,8 @@
  *     collect_report_resume, what verify --resume scans and cuts back)
  *   7 a verify report's text gzip-compressed: its first byte is how many bytes to cut off the end of the
  *     compressed stream (0: none), the rest the text; read and summarized as in 6
+ *   8 a re-timed configurations file (verify --retimed-out) that verify --resume starts from, its finished shapes
+ *     RETIMED_DONE (collect_retimed_open); when it is taken, the file it writes is taken again
  * fuzz_collect_load returns the parser's status; a refusal must come with its message. The Criterion test
  * tests/test_hostile_collect.c includes this file and replays fuzz/corpus/collect and fuzz/regressions/collect
  * through it in every build. */
@@ -29,7 +31,7 @@
 #include "collect/gemm.h"
 #include "collect/verify.h"
 
-enum { FUZZ_COLLECT_MODES = 8 };
+enum { FUZZ_COLLECT_MODES = 9 };
 
 /* The bytes as a fresh file under $TMPDIR ending in suffix (gzip-compressed after a header member when rows);
  * its malloc'd path, or NULL. */
@@ -302,6 +304,42 @@ static int collect_load_report_gz(const uint8_t *data, size_t size)
     return rc;
 }
 
+/* The finished shapes of mode 8's resume, sorted as collect_report_resume gives them (the seeds' keys) */
+static char *const RETIMED_DONE[] = {"128,64,32,fp16,N,T", "96,96,96,bf16,T,N"};
+
+/* The rows of path as verify --resume --retimed-out path starts from them; when it takes them, the file it wrote
+ * (renamed into place by collect_retimed_close) must be taken by a second resume. */
+static int collect_load_retimed(const uint8_t *data, size_t size)
+{
+    char *path = collect_bytes_to_file(data, size, ".tsv", 0);
+    if (!path) return collect_error(COLLECT_EIO, "fuzz: cannot write a temporary file");
+    int n_done = (int)(sizeof RETIMED_DONE / sizeof *RETIMED_DONE);
+    collect_retimed_out o;
+    int rc = collect_retimed_open(&o, path, RETIMED_DONE, n_done, 1);
+    if (!rc) {
+        rc = collect_retimed_close(&o);
+        if (!rc) {
+            int again = collect_retimed_open(&o, path, RETIMED_DONE, n_done, 1);
+            if (again && again != COLLECT_ENOMEM && again != COLLECT_EIO) abort(); /* it wrote what it refuses */
+            if (!again) collect_retimed_abandon(&o);
+        }
+    } else {
+        collect_retimed_abandon(&o);
+    }
+    size_t n = strlen(path) + 16;
+    char *side = malloc(n);
+    if (side) {
+        snprintf(side, n, "%s.tmp", path);
+        unlink(side);
+        snprintf(side, n, "%s.tmp.new", path);
+        unlink(side);
+        free(side);
+    }
+    unlink(path);
+    free(path);
+    return rc;
+}
+
 int fuzz_collect_load(const uint8_t *data, size_t size);
 
 int fuzz_collect_load(const uint8_t *data, size_t size)
@@ -323,7 +361,8 @@ int fuzz_collect_load(const uint8_t *data, size_t size)
     case 4: rc = collect_load_fdb(data, size); break;
     case 5: rc = collect_load_keys(data, size); break;
     case 6: rc = collect_load_report(data, size); break;
-    default: rc = collect_load_report_gz(data, size); break;
+    case 7: rc = collect_load_report_gz(data, size); break;
+    default: rc = collect_load_retimed(data, size); break;
     }
     free(text);
     return rc;

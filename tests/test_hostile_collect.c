@@ -107,6 +107,46 @@ static int replay(const char *folder, int seeds)
 
 Test(hostile_collect, fuzz_seeds_load_and_regressions_are_clean)
 {
-    cr_assert_geq(replay("corpus", 1), 15);
-    cr_assert_geq(replay("regressions", 0), 13);
+    cr_assert_geq(replay("corpus", 1), 16);
+    cr_assert_geq(replay("regressions", 0), 15);
+}
+
+/* verify --resume --retimed-out: a complete line of the re-timed file that is not a row as verify writes it (a field
+ * that is no whole number, a time that is not positive) is refused naming the file and line, before anything is
+ * written: the file is left as it was and no PATH.tmp appears */
+Test(hostile_collect, retimed_resume_refuses_a_bad_row)
+{
+    static const char *const bad[] = {
+        "96,96,96,bf16,T,N\t43\t256\tx128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t8.75\n",
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t-8.75\n",
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t8.75\n",
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\tnan\n"};
+    const char *dir = getenv("TMPDIR");
+    char path[1024], tmp[1100];
+    snprintf(path, sizeof path, "%s/hostile_retimed_%d.tsv", dir && *dir ? dir : "/tmp", (int)getpid());
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char *const done[] = {"128,64,32,fp16,N,T", "96,96,96,bf16,T,N"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[2048];
+        int len = snprintf(text, sizeof text,
+                           "key\talgo_id\ttile_m\ttile_n\tstage_k\tstages\tsplit_k\treduction_scheme\tswizzle\t"
+                           "custom_option\tcluster_m\tcluster_n\tinner_shape\ttime_us\n"
+                           "128,64,32,fp16,N,T\t43\t128\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t12.5\n%s", bad[i]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(text, f);
+        fclose(f);
+        collect_retimed_out o;
+        cr_assert_eq(collect_retimed_open(&o, path, done, 2, 1), COLLECT_EFORMAT, "case %zu taken", i);
+        cr_assert_not_null(strstr(collect_last_error(), "line 3"), "case %zu: %s", i, collect_last_error());
+        cr_assert_not_null(strstr(collect_last_error(), path), "case %zu: %s", i, collect_last_error());
+        collect_retimed_abandon(&o);
+        cr_assert_neq(access(tmp, F_OK), 0, "case %zu: %s written", i, tmp);
+        char back[2048] = "";
+        f = fopen(path, "r");
+        size_t got = fread(back, 1, sizeof back - 1, f);
+        fclose(f);
+        cr_assert(got == (size_t)len && memcmp(back, text, got) == 0, "case %zu: the file changed", i);
+    }
+    remove(path);
 }
