@@ -495,7 +495,8 @@ def gemm_merge_passes():
 
 def gemm_retimed_table():
     """verify's re-timings joined to a table: re-timed rows with the re-timed time and the table's other columns,
-    rows not re-timed and shapes not re-timed left out, a kept family whole; a configuration re-timed twice names
+    rows not re-timed and shapes not re-timed left out (with --untimed floor, a row not re-timed of a re-timed shape
+    kept at the shape's slowest re-timed time), a kept family whole; a configuration re-timed twice names
     the file and line and leaves no output."""
     import gzip
     kern = ','.join(grt.KERNEL)
@@ -519,6 +520,14 @@ def gemm_retimed_table():
             got = f.read().splitlines()
         check(got == [hdr, '64,64,64,bf16,N,T,%s,12.5,0,0,vit' % cfg(66), '64,64,64,bf16,N,T,%s,9.25,1,4,vit' % cfg(21),
                       table[5]], 'gemm_retimed_table: %s' % got[1:])
+        os.remove(out)
+        # --untimed floor: the row not re-timed kept at its shape's slowest re-timed time (12.5 over its own 12)
+        run(grt, ['--table', src, '--retimed', rt, '--out', out, '--keep-family', 'llama3', '--untimed', 'floor'])
+        with gzip.open(out, 'rt') as f:
+            got = f.read().splitlines()
+        check(got == [hdr, '64,64,64,bf16,N,T,%s,12.5,0,0,vit' % cfg(66), '64,64,64,bf16,N,T,%s,9.25,1,4,vit' % cfg(21),
+                      '64,64,64,bf16,N,T,%s,12.5,-1,0,vit' % cfg(6), table[5]],
+              'gemm_retimed_table --untimed floor: %s' % got[1:])
         os.remove(out)
         with open(rt, 'a') as f:
             f.write(retimed[2] + '\n')

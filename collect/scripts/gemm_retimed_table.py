@@ -6,15 +6,19 @@ workspace, family), in TABLE's order; the schema and capability file copied besi
 method that evaluates the picks (every configuration of a shape timed again, interleaved over rounds, median)
 instead of the collector's (each configuration's batches behind a spin, one configuration after another).
 
-Rows of configurations verify did not re-time are left out (LambdaRank needs only the order of what is there), and
-so are shapes it did not re-time; the shapes of the --keep-family families are kept whole with TABLE's times (the
+Rows of configurations verify did not re-time are left out (--untimed drop, the default: LambdaRank needs only the
+order of what is there), or with --untimed floor kept, each with time_us the larger of its table time and the
+shape's slowest re-timed median: ranked after every configuration re-timed, among themselves in the table's order
+(a model trained on the re-timed rows alone never sees the slow tail of the candidates it ranks when deployed, and
+picks from it: docs/BENCHMARKS.md, "The single pick from labels re-timed by verify"). Shapes verify did not
+re-time are left out; the shapes of the --keep-family families are kept whole with TABLE's times (the
 held-out families, never trained on, whose offline figures stay on the table's times). Re-timed configurations
 TABLE lacks (entries of cuBLASLt's fresh list that the collection did not hold) are counted and left out: the
 table has no heuristic_rank or workspace for them. A re-timed (shape, configuration) listed twice stops the join
 naming the file and line.
 
   python3 collect/scripts/gemm_retimed_table.py --table datasets/h200/h200_cublaslt_gemm_real.csv.gz \\
-      --retimed retimed.tsv.gz --keep-family llama3,mistral,resnet50 --out out/h200_retimed.csv.gz
+      --retimed retimed.tsv.gz --keep-family llama3,mistral,resnet50 [--untimed floor] --out out/h200_retimed.csv.gz
 Prints the shapes and rows kept, dropped and kept whole, and the share of re-timed shapes whose fastest
 configuration among the kept rows differs between the table's times and the re-timings. Written to a temporary
 file renamed into place. Python 3 standard library only."""
@@ -58,15 +62,15 @@ def read_retimed(path):
     return out
 
 
-def write_joined(table, tmp, retimed, keep):
-    """Writes the joined table to tmp; (the table's (shape, configuration) pairs, {re-timed shape: [(table time,
+def write_joined(table, tmp, retimed, keep, floor=False):
+    """Writes the joined table to tmp (with floor, the rows not re-timed of a re-timed shape kept at the floor); (the table's (shape, configuration) pairs, {re-timed shape: [(table time,
     re-timed time, configuration)]}, shapes kept whole, shapes left out, rows kept, rows dropped, rows kept
     whole)."""
     seen = set()
     shapes = {}
     kept_whole = set()
     dropped_shapes = set()
-    rows_kept = rows_dropped = rows_whole = 0
+    rows_kept = rows_dropped = rows_whole = rows_floored = 0
     with open_table(table) as f, gzip.open(tmp, 'wt') as g:
         header = f.readline()
         check_header(table, header)
@@ -93,16 +97,21 @@ def write_joined(table, tmp, retimed, keep):
             cfg = tuple(v[i] for i in ki)
             seen.add((key, cfg))
             t = retimed.get(key, {}).get(cfg)
-            if t is None:
+            if t is None and floor and key in retimed:
+                # the floor: the shape's slowest re-timed median; written as %.6g, as the collector writes times
+                t = '%.6g' % max(float(v[ti]), max(float(x) for x in retimed[key].values()))
+                rows_floored += 1
+            elif t is None:
                 rows_dropped += 1
                 if key not in retimed:
                     dropped_shapes.add(key)
                 continue
-            shapes.setdefault(key, []).append((float(v[ti]), float(t), cfg))
+            else:
+                shapes.setdefault(key, []).append((float(v[ti]), float(t), cfg))
+                rows_kept += 1
             v[ti] = t
             g.write(','.join(v) + '\n')
-            rows_kept += 1
-    return seen, shapes, kept_whole, dropped_shapes, rows_kept, rows_dropped, rows_whole
+    return seen, shapes, kept_whole, dropped_shapes, rows_kept, rows_dropped, rows_whole, rows_floored
 
 
 def main():
@@ -111,27 +120,31 @@ def main():
     ap.add_argument('--retimed', required=True, help='verify --retimed-out\'s file (plain or .gz)')
     ap.add_argument('--out', required=True, help='the table to write (.csv.gz)')
     ap.add_argument('--keep-family', default='', help='families kept whole with the table\'s times, comma-separated')
+    ap.add_argument('--untimed', choices=('drop', 'floor'), default='drop',
+                    help='rows of configurations not re-timed: left out, or kept at the shape\'s slowest re-timed time')
     a = ap.parse_args()
     keep = set(x for x in a.keep_family.split(',') if x)
     retimed = read_retimed(a.retimed)
     tmp = a.out + '.tmp'
     try:
-        joined = write_joined(a.table, tmp, retimed, keep)
+        joined = write_joined(a.table, tmp, retimed, keep, a.untimed == 'floor')
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
-    seen, shapes, kept_whole, dropped_shapes, rows_kept, rows_dropped, rows_whole = joined
+    seen, shapes, kept_whole, dropped_shapes, rows_kept, rows_dropped, rows_whole, rows_floored = joined
     os.replace(tmp, a.out)
     copy_sidecars(a.table, a.out)
     extra = sum(1 for key, cfgs in retimed.items() for cfg in cfgs if (key, cfg) not in seen)
     unknown = sum(1 for key in retimed if key not in shapes and key not in kept_whole)
     moved = sum(1 for rows in shapes.values()
                 if min(rows, key=lambda r: r[0])[2] != min(rows, key=lambda r: r[1])[2])
-    print('%s: %d shapes re-timed (%d rows, %.1f a shape), %d shapes not re-timed left out (%d rows of '
+    print('%s: %d shapes re-timed (%d rows re-timed, %.1f a shape), %d shapes not re-timed left out (%d rows of '
           'configurations not re-timed dropped in all), %d shapes of %s kept whole (%d rows)'
           % (a.out, len(shapes), rows_kept, rows_kept / max(len(shapes), 1), len(dropped_shapes), rows_dropped,
              len(kept_whole), ','.join(sorted(keep)) or 'no family', rows_whole))
+    if a.untimed == 'floor':
+        print('rows not re-timed kept at the floor of their shape (--untimed floor): %d' % rows_floored)
     print('re-timed configurations the table lacks (left out): %d; re-timed shapes the table lacks: %d'
           % (extra, unknown))
     print('fastest of the kept rows differs between the table\'s times and the re-timings on %d of %d shapes (%.1f%%)'
