@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "data/data.h"
@@ -431,6 +432,12 @@ Test(data_table, gz_bz2_and_tsv_inputs)
     cr_assert_eq(data_source_kind_of("x.fdb.txt"), DATA_SOURCE_FDB);
     data_select_free(a);
     data_select_free(b);
+    static const char *const made[] = {"g.schema.json", "g.csv.gz", "g.csv.bz2", "other.tsv"};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, made[i]);
+        remove(path);
+    }
+    rmdir(dir);
     free(dir);
 }
 

@@ -144,3 +144,21 @@ Test(hostile_api, a_model_with_no_finite_score_is_an_error, .timeout = 120)
     free(mpath);
     free(data);
 }
+
+/* A temporary path names nothing yet: a name left behind by an earlier process with this process id (the next name
+ * the counter would give) is passed over, so that a test that creates its path (mkdir above) does not fail on it. */
+Test(hostile_api, temporary_paths_pass_over_names_left_behind)
+{
+    char *first = test_tmppath(".stale");
+    const char *tail = strrchr(first, '_');
+    cr_assert_not_null(tail);
+    char left[600];
+    snprintf(left, sizeof left, "%.*s_%d.stale", (int)(tail - first), first, atoi(tail + 1) + 1);
+    cr_assert_eq(mkdir(left, 0755), 0, "%s", left);
+    char *next = test_tmppath(".stale");
+    cr_assert_str_neq(next, left);
+    cr_assert_neq(access(next, F_OK), 0, "%s exists", next);
+    rmdir(left);
+    free(first);
+    free(next);
+}

@@ -16,11 +16,15 @@ const char *test_tmpdir(void)
     return d && *d ? d : "/tmp";
 }
 
+/* A path under the temporary folder that names nothing yet: a name an earlier run left behind (another test
+ * process that had the same process id) is passed over, so that a test creating the path does not find it there. */
 char *test_tmppath(const char *suffix)
 {
     char *p = malloc(512);
     if (!p) abort();
-    snprintf(p, 512, "%s/heurist_test_%ld_%d%s", test_tmpdir(), (long)getpid(), counter++, suffix);
+    do
+        snprintf(p, 512, "%s/heurist_test_%ld_%d%s", test_tmpdir(), (long)getpid(), counter++, suffix);
+    while (access(p, F_OK) == 0);
     return p;
 }
 
