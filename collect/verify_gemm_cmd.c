@@ -1,5 +1,6 @@
 /* heurist-collect verify, for GEMMs: exported table models' picks against cuBLASLt's heuristic on the GPU, per
- * held-out shape (verify.h for the CPU part, verify_models.h for the models of the build).
+ * held-out shape (verify.h for the CPU part, verify_models.h for the models of the build, verify_gemm_pool.h for
+ * the configurations a shape times and the timing of the list and the shortlists).
  *
  * Input: a table heurist-collect gemm wrote, holding the held-out shapes (collect/scripts/split_table.py);
  * each shape's rows are its candidates, the configurations the collector's enumeration found valid
@@ -45,144 +46,11 @@
 #include "timer.h"
 #include "verify.h"
 #include "verify_backend.h"
+#include "verify_gemm_pool.h"
 #include "verify_models.h"
 
 #define MAX_MODELS 16
-#define MAX_HEUR 64
 #define MAX_ROUNDS 16
-
-/* The configurations of a shape that the GPU times, each once at most for the shortlists (t1, cost c1 in ms;
- * NAN until timed, INFINITY when the call failed). */
-typedef struct pool {
-    int n, cap;
-    collect_gemm_config *cfg;
-    int *handle;            /* the backend's */
-    double *t1, *c1;
-} pool;
-
-/* Index of cfg in the pool (appended with its handle when new); -1 when the pool is full. */
-static int pool_add(pool *p, const collect_gemm_config *cfg, int handle)
-{
-    for (int i = 0; i < p->n; i++)
-        if (collect_gemm_config_equal(&p->cfg[i], cfg)) return i;
-    if (p->n == p->cap) return -1;
-    p->cfg[p->n] = *cfg;
-    p->handle[p->n] = handle;
-    p->t1[p->n] = p->c1[p->n] = NAN;
-    return p->n++;
-}
-
-/* How a run times cuBLASLt's list and the shortlists (--shortlist-timing): each configuration once by the
- * collector's method, a configuration timed for one shortlist not timed again (careful), or each shortlist's
- * configurations together in one pass of `rounds` launches each (interleaved), its cost the pass's wall time;
- * and what the passes did. */
-typedef enum shortlist_timing { SHORTLIST_CAREFUL, SHORTLIST_INTERLEAVED } shortlist_timing;
-static const char *const shortlist_timing_names[] = {"careful", "interleaved"};
-typedef struct shortlist_how {
-    shortlist_timing timing;
-    int rounds;
-    long passes, rerun, timed_out; /* passes run, re-run after their hold timed out, kept timed out */
-} shortlist_how;
-
-/* attempts at a pass whose hold times out before it is kept as it is (and counted) */
-#define PASS_ATTEMPTS 3
-/* the most configurations of a shortlist or of the list */
-#define PASS_MAX (2 * MAX_HEUR + 2)
-
-static int time_single(verify_gemm_backend *b, pool *p, int u)
-{
-    if (!isnan(p->t1[u])) return 0;
-    double us, a0 = cli_now_s();
-    const char *why = NULL;
-    int rc = b->time(b, p->handle[u], &us, &why);
-    p->c1[u] = (cli_now_s() - a0) * 1e3;
-    if (rc < 0) return rc;
-    p->t1[u] = rc ? INFINITY : us;
-    return 0;
-}
-
-/* A shortlist timed carefully: its fastest entry (-1 when none ran) and the time spent on all of them. */
-static int shortlist_careful(verify_gemm_backend *b, pool *p, const int *sl, int n, int *pick, double *cost)
-{
-    *pick = -1;
-    *cost = 0;
-    for (int i = 0; i < n; i++) {
-        int rc = time_single(b, p, sl[i]);
-        if (rc < 0) return rc;
-        *cost += p->c1[sl[i]];
-        if (isfinite(p->t1[sl[i]]) && (*pick < 0 || p->t1[sl[i]] < p->t1[*pick])) *pick = sl[i];
-    }
-    return 0;
-}
-
-/* A shortlist timed in one interleaved pass (a pass whose hold timed out run again, up to PASS_ATTEMPTS in all):
- * its fastest entry by the pass's medians (-1 when none ran) and the wall time of every attempt. */
-static int shortlist_pass(verify_gemm_backend *b, pool *p, shortlist_how *how, const int *sl, int n, int *pick,
-                          double *cost)
-{
-    int idx[PASS_MAX], hd[PASS_MAX], m = 0;
-    double us[PASS_MAX];
-    *pick = -1;
-    *cost = 0;
-    for (int i = 0; i < n; i++) {
-        int dup = 0;
-        for (int j = 0; j < m; j++) dup |= idx[j] == sl[i];
-        if (dup) continue;
-        if (m == PASS_MAX) return collect_error(COLLECT_EINVAL, "a shortlist of more than %d configurations", PASS_MAX);
-        idx[m] = sl[i];
-        hd[m++] = p->handle[sl[i]];
-    }
-    if (m == 0) return 0;
-    for (int attempt = 1;; attempt++) {
-        double ms;
-        int timed_out, rc = b->time_pass(b, hd, m, how->rounds, us, &ms, &timed_out);
-        if (rc < 0) return rc;
-        *cost += ms;
-        how->passes++;
-        if (!timed_out) break;
-        if (attempt == PASS_ATTEMPTS) {
-            how->timed_out++;
-            break;
-        }
-        how->rerun++;
-    }
-    for (int j = 0; j < m; j++)
-        if (isfinite(us[j]) && (*pick < 0 || us[j] < us[*pick])) *pick = j;
-    if (*pick >= 0) *pick = idx[*pick];
-    return 0;
-}
-
-static int shortlist_run(verify_gemm_backend *b, pool *p, shortlist_how *how, const int *sl, int n, int *pick,
-                         double *cost)
-{
-    return how->timing == SHORTLIST_INTERLEAVED ? shortlist_pass(b, p, how, sl, n, pick, cost)
-                                                : shortlist_careful(b, p, sl, n, pick, cost);
-}
-
-/* The run's interleaved passes, as one line (prefix "# " in the report) */
-static void shortlist_how_print(FILE *f, const char *prefix, const shortlist_how *how)
-{
-    fprintf(f, "%sshortlist timing interleaved: %d rounds a pass; %ld passes this run, %ld run again after their "
-               "hold timed out, %ld kept after %d timed-out attempts\n",
-            prefix, how->rounds, how->passes, how->rerun, how->timed_out, PASS_ATTEMPTS);
-}
-
-/* Candidate c's pool index into built[c] (-2 until asked): its entry of the heuristic's list (vrank[c] >= 0,
- * as cuBLASLt built it), else the configuration rebuilt and checked, -1 when cuBLASLt refuses it. 0, or a
- * negative COLLECT_E* code on a device error. */
-static int candidate_build(verify_gemm_backend *b, pool *pl, const collect_gemm_config *cfgs, const int *vrank,
-                           const int *hidx, int *built, int c)
-{
-    if (built[c] != -2) return 0;
-    if (vrank[c] >= 0) {
-        built[c] = hidx[vrank[c]];
-        return 0;
-    }
-    const char *why = NULL;
-    int handle, rc = b->build(b, &cfgs[c], &handle, &why);
-    built[c] = rc == 0 ? pool_add(pl, &cfgs[c], handle) : -1;
-    return rc < 0 ? rc : 0;
-}
 
 /* The build's GEMM models, table models (P_rank) first, then tune models (P_tune): model m's name and columns */
 static const char *model_name(int m)
@@ -215,9 +83,9 @@ static int values_equal(const double *a, const double *b, int n)
  * that is cuBLASLt's first pick where the vendor guard kept it (values are its columns, which name it even where
  * the model has no category for one of its fields), else -1. 0, or a negative COLLECT_E* code on a device
  * error. */
-static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model *md, const double *values, int first,
-                      const collect_gemm_config *cfgs, int nc, int n_rows, const int *vrank, const int *hidx, int *built,
-                      tune_tally *tt, int *out)
+static int tune_build(verify_gemm_backend *b, verify_gemm_pool *pl, const verify_tune_model *md, const double *values,
+                      int first, const collect_gemm_config *cfgs, int nc, int n_rows, const int *vrank, const int *hidx,
+                      int *built, tune_tally *tt, int *out)
 {
     collect_gemm_config cfg;
     *out = -1;
@@ -234,7 +102,7 @@ static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model 
     if (c < nc) {
         tt->in_rows += c < n_rows;
         tt->in_list += c >= n_rows;
-        int rc = candidate_build(b, pl, cfgs, vrank, hidx, built, c);
+        int rc = verify_gemm_candidate_build(b, pl, cfgs, vrank, hidx, built, c);
         if (rc < 0) return rc;
         *out = built[c];
     } else {
@@ -242,7 +110,7 @@ static int tune_build(verify_gemm_backend *b, pool *pl, const verify_tune_model 
         const char *why = NULL;
         int handle, rc = b->build(b, &cfg, &handle, &why);
         if (rc < 0) return rc;
-        if (rc == 0) *out = pool_add(pl, &cfg, handle);
+        if (rc == 0) *out = verify_gemm_pool_add(pl, &cfg, handle);
     }
     tt->refused += *out < 0;
     return 0;
@@ -301,11 +169,11 @@ int cmd_verify_gemm(int argc, char **argv)
         cli_number(argc, argv, "--noise-ratio", 1.0, 1.0, 1e3, &noise) ||
         cli_number(argc, argv, "--time-limit", 0, 0, 1e9, &limit) ||
         cli_number(argc, argv, "--limit", 0, 0, 1e9, &max_shapes) ||
-        cli_number(argc, argv, "--heuristic-count", 32, 1, MAX_HEUR, &n_heur_d) ||
+        cli_number(argc, argv, "--heuristic-count", 32, 1, VERIFY_GEMM_MAX_HEUR, &n_heur_d) ||
         cli_number(argc, argv, "--min-batch-us", 100, 0, 1e6, &min_batch) ||
         cli_number(argc, argv, "--max-batch", 64, 1, 1e4, &max_batch) ||
         cli_number(argc, argv, "--workspace-mib", 32, 0, 1 << 16, &ws_mib) ||
-        cli_number(argc, argv, "--top-k", 0, 0, MAX_HEUR, &topk_d) ||
+        cli_number(argc, argv, "--top-k", 0, 0, VERIFY_GEMM_MAX_HEUR, &topk_d) ||
         cli_number(argc, argv, "--table-top", 1, 1, 64, &ttop_d) ||
         cli_number(argc, argv, "--shortlist-rounds", 5, 1, MAX_ROUNDS, &srounds))
         return 2;
@@ -314,15 +182,16 @@ int cmd_verify_gemm(int argc, char **argv)
         fprintf(stderr, "heurist-collect verify: --shortlist-timing '%s': expected careful or interleaved\n", timing);
         return 2;
     }
-    shortlist_how how = {timing && !strcmp(timing, "interleaved") ? SHORTLIST_INTERLEAVED : SHORTLIST_CAREFUL,
-                         (int)srounds, 0, 0, 0};
-    if (cli_opt(argc, argv, "--shortlist-rounds") && how.timing != SHORTLIST_INTERLEAVED) {
+    verify_shortlist_how how = {
+        timing && !strcmp(timing, "interleaved") ? VERIFY_SHORTLIST_INTERLEAVED : VERIFY_SHORTLIST_CAREFUL,
+        (int)srounds, 0, 0, 0};
+    if (cli_opt(argc, argv, "--shortlist-rounds") && how.timing != VERIFY_SHORTLIST_INTERLEAVED) {
         fprintf(stderr, "heurist-collect verify: --shortlist-rounds applies to --shortlist-timing interleaved\n");
         return 2;
     }
     /* the list's entries, or a shortlist (K and cuBLASLt's first pick), times the rounds: one pass's launches */
     const int pass_n = n_heur_d > topk_d + 1 ? (int)n_heur_d : (int)topk_d + 1;
-    if (how.timing == SHORTLIST_INTERLEAVED && pass_n * how.rounds > VERIFY_GEMM_MAX_PASS_LAUNCHES) {
+    if (how.timing == VERIFY_SHORTLIST_INTERLEAVED && pass_n * how.rounds > VERIFY_GEMM_MAX_PASS_LAUNCHES) {
         fprintf(stderr, "heurist-collect verify: --shortlist-rounds %d with passes of up to %d configurations "
                         "(--heuristic-count, --top-k + 1): at most %d launches a pass\n",
                 how.rounds, pass_n, VERIFY_GEMM_MAX_PASS_LAUNCHES);
@@ -338,9 +207,9 @@ int cmd_verify_gemm(int argc, char **argv)
         const char *n = strncmp(tune_cands, "list", 4) ? NULL : tune_cands + 4;
         char *end = NULL;
         long top = n && n[0] == ':' && n[1] >= '1' && n[1] <= '9' ? strtol(n + 1, &end, 10) : 0;
-        if (!n || (*n && (!end || *end || top > MAX_HEUR))) {
+        if (!n || (*n && (!end || *end || top > VERIFY_GEMM_MAX_HEUR))) {
             fprintf(stderr, "heurist-collect verify: --tune-candidates '%s': expected rows, list or list:N (N from 1 to "
-                            "%d)\n", tune_cands, MAX_HEUR);
+                            "%d)\n", tune_cands, VERIFY_GEMM_MAX_HEUR);
             return 2;
         }
         tune_list = 1;
@@ -372,7 +241,7 @@ int cmd_verify_gemm(int argc, char **argv)
     collect_gemm_config *cfgs = NULL;
     char *rowbuf = NULL;
     size_t rowcap = 8192 * (size_t)n_models;
-    pool pl = {0};
+    verify_gemm_pool pl = {0};
     collect_retimed_out ro = {0};
     if (collect_gemm_measured_read(table, &shapes, &n_read)) goto fail;
     if (shapes_path && collect_gemm_tags_read(shapes_path, &tags)) goto fail;
@@ -390,13 +259,13 @@ int cmd_verify_gemm(int argc, char **argv)
         dmax = d > dmax ? d : dmax;
         if (shapes[i].n > max_c) max_c = shapes[i].n;
     }
-    max_c += MAX_HEUR;
+    max_c += VERIFY_GEMM_MAX_HEUR;
     for (int m = 0; m < n_models; m++) {
         const collect_gemm_model_api *api = model_api(m);
         if (api->n_problem > max_np) max_np = api->n_problem;
         if (api->n_kernel > max_nk) max_nk = api->n_kernel;
     }
-    pl.cap = MAX_HEUR + ttop + n_models * (topk + 2) + 1;
+    const int pool_cap = VERIFY_GEMM_MAX_HEUR + ttop + n_models * (topk + 2) + 1;
     double tuned[MAX_MODELS][64], first[MAX_MODELS][64], plain[64];
     int guard_kept[MAX_MODELS];
     tune_tally tally[MAX_MODELS] = {{0}};
@@ -404,10 +273,7 @@ int cmd_verify_gemm(int argc, char **argv)
         collect_error(COLLECT_EINVAL, "a model has %d kernel columns, at most 64", max_nk);
         goto fail;
     }
-    pl.cfg = malloc((size_t)pl.cap * sizeof *pl.cfg);
-    pl.handle = malloc((size_t)pl.cap * sizeof *pl.handle);
-    pl.t1 = malloc((size_t)pl.cap * sizeof *pl.t1);
-    pl.c1 = malloc((size_t)pl.cap * sizeof *pl.c1);
+    if (verify_gemm_pool_init(&pl, pool_cap)) goto fail;
     t = malloc((size_t)pl.cap * MAX_ROUNDS * sizeof *t);
     pv = malloc((size_t)max_np * sizeof *pv);
     kv = malloc((size_t)max_c * (size_t)max_nk * sizeof *kv);
@@ -416,11 +282,10 @@ int cmd_verify_gemm(int argc, char **argv)
     vrank = malloc((size_t)max_c * sizeof *vrank);
     vrank16 = malloc((size_t)max_c * sizeof *vrank16);
     built = malloc((size_t)max_c * sizeof *built);
-    sl = malloc((size_t)(MAX_HEUR + topk + 2) * sizeof *sl);
+    sl = malloc((size_t)(VERIFY_GEMM_MAX_HEUR + topk + 2) * sizeof *sl);
     cfgs = malloc((size_t)max_c * sizeof *cfgs);
     rowbuf = malloc(rowcap);
-    if (!pl.cfg || !pl.handle || !pl.t1 || !pl.c1 || !t || !pv || !kv || !scores || !ranking || !vrank || !vrank16 || !built || !sl || !cfgs ||
-        !rowbuf) {
+    if (!t || !pv || !kv || !scores || !ranking || !vrank || !vrank16 || !built || !sl || !cfgs || !rowbuf) {
         collect_error(COLLECT_ENOMEM, "out of memory");
         goto fail;
     }
@@ -451,7 +316,7 @@ int cmd_verify_gemm(int argc, char **argv)
            topk, ttop, retime_list ? ", and every entry of the list" : "");
     if (retimed_path) printf("the re-timed configurations and their medians to %s\n", retimed_path);
     if (!no_list || topk) {
-        if (how.timing == SHORTLIST_INTERLEAVED)
+        if (how.timing == VERIFY_SHORTLIST_INTERLEAVED)
             printf("the list and shortlists timed interleaved: each in one pass of %d rounds, one launch of each of its "
                    "configurations a round, behind a hold\n", how.rounds);
         else
@@ -486,8 +351,8 @@ int cmd_verify_gemm(int argc, char **argv)
             continue;
         }
         /* cuBLASLt's heuristic, fresh */
-        collect_gemm_config heur[MAX_HEUR];
-        int nh = 0, hhandle[MAX_HEUR];
+        collect_gemm_config heur[VERIFY_GEMM_MAX_HEUR];
+        int nh = 0, hhandle[VERIFY_GEMM_MAX_HEUR];
         double hus = 0, d0 = cli_now_s();
         int hrc = be.heuristic(&be, n_heur, heur, hhandle, &nh, &hus);
         if (hrc < 0) goto fail;
@@ -512,7 +377,7 @@ int cmd_verify_gemm(int argc, char **argv)
         /* each model's decision over them, as a deployed runtime makes it */
         double decide_us[MAX_MODELS];
         d0 = cli_now_s();
-        int hrank[MAX_HEUR], c_first = -1;
+        int hrank[VERIFY_GEMM_MAX_HEUR], c_first = -1;
         for (int k = 0; k < nh; k++) hrank[k] = k;
         for (int c = 0; c < nc && c_first < 0; c++)
             if (vrank[c] == 0) c_first = c;
@@ -558,9 +423,9 @@ int cmd_verify_gemm(int argc, char **argv)
         part[PART_DECIDE] += cli_now_s() - d0;
         /* the pool: the heuristic's list, each model's accepted candidates in its order, the table's fastest */
         pl.n = 0;
-        int hidx[MAX_HEUR];
-        for (int k = 0; k < nh; k++) hidx[k] = pool_add(&pl, &heur[k], hhandle[k]);
-        int order[MAX_MODELS][MAX_HEUR + 2], n_order[MAX_MODELS], fallbacks[MAX_MODELS], missing = 0;
+        int hidx[VERIFY_GEMM_MAX_HEUR];
+        for (int k = 0; k < nh; k++) hidx[k] = verify_gemm_pool_add(&pl, &heur[k], hhandle[k]);
+        int order[MAX_MODELS][VERIFY_GEMM_MAX_HEUR + 2], n_order[MAX_MODELS], fallbacks[MAX_MODELS], missing = 0;
         int want = topk > 1 ? topk : 1;
         d0 = cli_now_s();
         for (int m = 0; m < n_models; m++) {
@@ -582,7 +447,7 @@ int cmd_verify_gemm(int argc, char **argv)
             }
             for (int r = 0; r < nc && n_order[m] < want; r++) {
                 int c = rk[r];
-                if (candidate_build(&be, &pl, cfgs, vrank, hidx, built, c) < 0) goto fail;
+                if (verify_gemm_candidate_build(&be, &pl, cfgs, vrank, hidx, built, c) < 0) goto fail;
                 if (built[c] < 0) {
                     if (n_order[m] == 0) fallbacks[m]++;
                     continue;
@@ -604,7 +469,7 @@ int cmd_verify_gemm(int argc, char **argv)
         }
         int ttop_idx[64];
         for (int j = 0; j < ttop && j < sh->n; j++) {
-            if (candidate_build(&be, &pl, cfgs, vrank, hidx, built, tops[j]) < 0) goto fail;
+            if (verify_gemm_candidate_build(&be, &pl, cfgs, vrank, hidx, built, tops[j]) < 0) goto fail;
             if (built[tops[j]] >= 0) ttop_idx[n_tops++] = built[tops[j]];
         }
         part[PART_BUILD] += cli_now_s() - d0;
@@ -617,24 +482,24 @@ int cmd_verify_gemm(int argc, char **argv)
         double autotune_ms = 0, vt_cost = 0, tk_cost[MAX_MODELS];
         /* autotuning over the whole list: each entry timed once */
         d0 = cli_now_s();
-        if (!no_list) fatal = shortlist_run(&be, &pl, &how, hidx, nh, &il, &autotune_ms) < 0;
+        if (!no_list) fatal = verify_gemm_shortlist_time(&be, &pl, &how, hidx, nh, &il, &autotune_ms) < 0;
         part[PART_LIST] += cli_now_s() - d0;
         d0 = cli_now_s();
         for (int m = 0; m < n_models && topk && !fatal; m++) {
             if (fill) {
                 /* K timings in all: the heuristic's first pick and the model's K - 1 best other candidates */
-                int others[MAX_HEUR + 2], n_others = 0;
+                int others[VERIFY_GEMM_MAX_HEUR + 2], n_others = 0;
                 for (int r = 0; r < n_order[m]; r++)
                     if (order[m][r] != ih) others[n_others++] = order[m][r];
                 tk_n[m] = collect_shortlist(others, n_others, NULL, topk - 1, ih, sl);
             } else {
                 tk_n[m] = collect_shortlist(order[m], n_order[m], NULL, topk, ih, sl);
             }
-            fatal = shortlist_run(&be, &pl, &how, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
+            fatal = verify_gemm_shortlist_time(&be, &pl, &how, sl, tk_n[m], &tk_pick[m], &tk_cost[m]) < 0;
         }
         if (topk && !fatal) {
             int n = collect_shortlist(hidx, nh, NULL, topk, -1, sl);
-            fatal = shortlist_run(&be, &pl, &how, sl, n, &vt_pick, &vt_cost) < 0;
+            fatal = verify_gemm_shortlist_time(&be, &pl, &how, sl, n, &vt_pick, &vt_cost) < 0;
         }
         part[PART_SHORTLISTS] += cli_now_s() - d0;
         if (fatal) {
@@ -649,7 +514,7 @@ int cmd_verify_gemm(int argc, char **argv)
             continue;
         }
         /* interleaved re-timing of every pick and the table's fastest */
-        int set[MAX_HEUR + 64 + 4 * MAX_MODELS], n_set = 0;
+        int set[VERIFY_GEMM_MAX_HEUR + 64 + 4 * MAX_MODELS], n_set = 0;
 #define SET_ADD(u)                                                                                                     \
     do {                                                                                                               \
         int u_ = (u), dup_ = 0;                                                                                        \
@@ -676,7 +541,7 @@ int cmd_verify_gemm(int argc, char **argv)
         part[PART_RETIME] += cli_now_s() - d0;
         be.problem_end(&be);
         if (fatal) goto fail;
-        double med[MAX_HEUR + 64 + 4 * MAX_MODELS];
+        double med[VERIFY_GEMM_MAX_HEUR + 64 + 4 * MAX_MODELS];
         int ib = 0;
         for (int u = 0; u < n_set; u++) {
             med[u] = collect_median(t + (size_t)u * MAX_ROUNDS, rounds);
@@ -715,7 +580,7 @@ int cmd_verify_gemm(int argc, char **argv)
                 if (topk && set[u] == tk_pick[m]) ttk = med[u];
             }
             char nm_m[256], nm_tk[256] = "-", tail[1024];
-            const char *timed = !no_list || topk ? shortlist_timing_names[how.timing] : "-";
+            const char *timed = !no_list || topk ? verify_shortlist_timing_names[how.timing] : "-";
             collect_gemm_config_name(&pl.cfg[order[m][0]], nm_m, sizeof nm_m);
             if (topk) {
                 collect_gemm_config_name(&pl.cfg[tk_pick[m]], nm_tk, sizeof nm_tk);
@@ -737,7 +602,7 @@ int cmd_verify_gemm(int argc, char **argv)
         }
         /* the re-timed configurations first: a report row never precedes its shape's re-timings */
         if (retimed_path) {
-            collect_gemm_config rcfg[MAX_HEUR + 64 + 4 * MAX_MODELS];
+            collect_gemm_config rcfg[VERIFY_GEMM_MAX_HEUR + 64 + 4 * MAX_MODELS];
             for (int u = 0; u < n_set; u++) rcfg[u] = pl.cfg[set[u]];
             if (collect_retimed_write(&ro, key, rcfg, med, n_set)) goto fail;
         }
@@ -761,9 +626,9 @@ int cmd_verify_gemm(int argc, char **argv)
         tune_tally_print(stdout, "", &verify_tune_models[m - verify_n_table_models], &tally[m]);
         tune_tally_print(fo, "# ", &verify_tune_models[m - verify_n_table_models], &tally[m]);
     }
-    if (how.timing == SHORTLIST_INTERLEAVED && (!no_list || topk)) {
-        shortlist_how_print(stdout, "", &how);
-        shortlist_how_print(fo, "# ", &how);
+    if (how.timing == VERIFY_SHORTLIST_INTERLEAVED && (!no_list || topk)) {
+        verify_gemm_shortlist_how_print(stdout, "", &how);
+        verify_gemm_shortlist_how_print(fo, "# ", &how);
     }
     if (ferror(fo)) {
         collect_error(COLLECT_EIO, "%s: write failed", out);
@@ -786,10 +651,7 @@ cleanup:
     free(done);
     collect_gemm_tags_free(&tags);
     collect_gemm_measured_free(shapes, n_read);
-    free(pl.cfg);
-    free(pl.handle);
-    free(pl.t1);
-    free(pl.c1);
+    verify_gemm_pool_free(&pl);
     free(t);
     free(pv);
     free(kv);
