@@ -538,6 +538,42 @@ def gemm_retimed_table():
             check('r.tsv:5: shape 64,64,64,bf16,N,T, configuration re-timed twice' in str(e.code),
                   'gemm_retimed_table: %s' % e.code)
         check(not os.path.exists(out) and not os.path.exists(out + '.tmp'), 'gemm_retimed_table: an output left')
+        # an output over an input, a line not as heurist-collect writes it, a file that does not read: one line
+        # naming the file (and line), no output, the inputs as they were
+        with open(rt, 'w') as f:
+            f.write('\n'.join(retimed) + '\n')
+        with open(src, 'rb') as f:
+            src_bytes = f.read()
+        bad_rt, bad_src, not_gz = (os.path.join(tmp, n) for n in ('bad.tsv', 'bad.csv', 'not.csv.gz'))
+        with open(bad_src, 'w') as f:
+            f.write('\n'.join([hdr, table[1], table[2].replace(',11,1,4,', ',fast,1,4,')]) + '\n')
+        with open(not_gz, 'w') as f:
+            f.write('\n'.join(table) + '\n')
+        with open(os.path.join(tmp, 't.schema.json'), 'w') as f:
+            f.write('{}\n')
+        cases = [(None, ['--table', src, '--retimed', rt, '--out', src], 'would be written over --table ' + src),
+                 (None, ['--table', src, '--retimed', rt, '--out', rt], 'would be written over --retimed ' + rt),
+                 (None, ['--table', src, '--retimed', rt, '--out', os.path.join(tmp, 't.csv')],
+                  'would be written over --table\'s .schema.json'),
+                 (None, ['--table', bad_src, '--retimed', rt, '--out', out], 'bad.csv:3: time_us \'fast\' is not a'),
+                 (None, ['--table', not_gz, '--retimed', rt, '--out', out], 'not.csv.gz:1: does not read')]
+        for field, time in (('+21', '9.25'), (' 21', '9.25'), ('21', '1_0'), ('21', '0x10'), ('21', ' 9')):
+            row = tab('64,64,64,bf16,N,T', 21, time).replace('\t21\t', '\t%s\t' % field)
+            what = 'configuration field %r' % field if field != '21' else 'time_us %r' % time
+            cases.append((row, ['--table', src, '--retimed', bad_rt, '--out', out], 'bad.tsv:3: ' + what))
+        for row, argv, want in cases:
+            if row:
+                with open(bad_rt, 'w') as f:
+                    f.write('\n'.join(retimed[:2] + [row]) + '\n')
+            try:
+                run(grt, argv)
+                check(False, 'gemm_retimed_table: %s accepted' % argv)
+            except SystemExit as e:
+                check(want in str(e.code), 'gemm_retimed_table: %s: %s' % (argv, e.code))
+            with open(src, 'rb') as f:
+                check(f.read() == src_bytes, 'gemm_retimed_table: %s: the table changed' % argv)
+            check(not os.path.exists(out) and not os.path.exists(out + '.tmp'),
+                  'gemm_retimed_table: %s: an output left' % argv)
 
 
 def gemm_offline_choose():
