@@ -2,6 +2,7 @@
  * interleaved re-timing ran, with its median time, one tab-separated row each, written to PATH.tmp and renamed to
  * PATH when the run ends. A shape's rows are flushed before its report rows, so that a run cut short leaves in
  * PATH.tmp every shape its report holds (and perhaps one more, which --resume drops). */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -34,22 +35,27 @@ static int header_is(const char *line)
 }
 
 /* Whether a row (its newline included) is a key, COLLECT_GEMM_N_FIELDS whole numbers and a finite positive time, as
- * collect_retimed_write writes it: a resumed file's rows are copied into the new one, and gemm_retimed_table.py
- * reads them all. */
+ * collect_retimed_write writes them (%d: digits after an optional '-'; %.6g: decimal digits, '.', an exponent): a
+ * resumed file's rows are copied into the new one, and gemm_retimed_table.py reads them all with the same rule
+ * (no sign or space before a number, no hexadecimal, which strtol and strtod would take). */
 static int row_ok(const char *line)
 {
     const char *p = strchr(line, '\t');
     if (!p || p == line) return 0;
     for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) {
+        const char *digits = p[1] == '-' ? p + 2 : p + 1;
+        if (!isdigit((unsigned char)*digits)) return 0;
         char *end;
         errno = 0;
         long v = strtol(p + 1, &end, 10);
         if (end == p + 1 || *end != '\t' || errno || v < INT_MIN || v > INT_MAX) return 0;
         p = end;
     }
+    const char *t0 = p + 1;
+    if (!(isdigit((unsigned char)*t0) || *t0 == '.') || t0[strspn(t0, "0123456789.eE+-")] != '\n') return 0;
     char *end;
-    double t = strtod(p + 1, &end);
-    return end != p + 1 && *end == '\n' && end[1] == '\0' && isfinite(t) && t > 0;
+    double t = strtod(t0, &end);
+    return end != t0 && *end == '\n' && end[1] == '\0' && isfinite(t) && t > 0;
 }
 
 /* The rows of src (PATH.tmp of an interrupted run, else PATH) whose key is among the report's finished shapes,

@@ -112,7 +112,7 @@ Test(hostile_collect, fuzz_seeds_load_and_regressions_are_clean)
 }
 
 /* verify --resume --retimed-out: a complete line of the re-timed file that is not a row as verify writes it (a field
- * that is no whole number, a time that is not positive) is refused naming the file and line, before anything is
+ * that is no whole number or has a sign or space before its digits, a time that is not a positive decimal number) is refused naming the file and line, before anything is
  * written: the file is left as it was and no PATH.tmp appears */
 Test(hostile_collect, retimed_resume_refuses_a_bad_row)
 {
@@ -120,7 +120,12 @@ Test(hostile_collect, retimed_resume_refuses_a_bad_row)
         "96,96,96,bf16,T,N\t43\t256\tx128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t8.75\n",
         "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t-8.75\n",
         "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t8.75\n",
-        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\tnan\n"};
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\tnan\n",
+        /* what strtol and strtod take but verify never writes, and gemm_retimed_table.py refuses */
+        "96,96,96,bf16,T,N\t43\t+256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t8.75\n",
+        "96,96,96,bf16,T,N\t43\t 256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t8.75\n",
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t0x10\n",
+        "96,96,96,bf16,T,N\t43\t256\t128\t32\t0\t1\t0\t0\t0\t2\t1\t0\t 8.75\n"};
     const char *dir = getenv("TMPDIR");
     char path[1024], tmp[1100];
     snprintf(path, sizeof path, "%s/hostile_retimed_%d.tsv", dir && *dir ? dir : "/tmp", (int)getpid());
