@@ -29,6 +29,9 @@ void cli_tally_add(cli_tally *t, const char *why);
 void cli_tally_print(const cli_tally *t, FILE *f, const char *title);
 
 double cli_now_s(void);
+/* 1 when the paths a and b name one file: the same device and inode where both exist, else the same text (an
+ * output not written yet), so that a command refuses an output that would be written over one of its inputs. */
+int cli_same_file(const char *a, const char *b);
 
 int cmd_noise(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

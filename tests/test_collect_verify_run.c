@@ -1483,6 +1483,56 @@ Test(collect_verify_run, gemm_retimed_out, .init = setup)
     gemm_files_close(&g);
 }
 
+/* The bytes of a file, *len of them */
+static char *file_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s", path);
+    char *b = NULL;
+    size_t cap = 0, n;
+    *len = 0;
+    do {
+        if (*len == cap) cr_assert_not_null(b = realloc(b, cap = cap ? 2 * cap : 4096));
+        n = fread(b + *len, 1, cap - *len, f);
+        *len += n;
+    } while (n > 0);
+    fclose(f);
+    return b;
+}
+
+/* An output that would be written over an input (the report or the re-timed file over the table, the re-timed
+ * file over the report or the shape list) is refused as a usage error before anything is written: the input
+ * keeps its bytes and no PATH.tmp appears. */
+Test(collect_verify_run, gemm_output_over_an_input_refused, .init = setup)
+{
+    gemm_files g;
+    gemm_files_open(&g);
+    size_t len0, len1, rlen0, rlen1;
+    char *table0 = file_bytes(g.table, &len0), args[8192], tmp[4200];
+    snprintf(args, sizeof args, "--table %s --out %s --no-list", g.table, g.out);
+    cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
+    char *report0 = file_bytes(g.out, &rlen0);
+    /* the re-timed file over the table, the report over the table, the re-timed file over the report, the shapes */
+    const char *over[4] = {g.table, g.table, g.out, g.shapes};
+    for (int c = 0; c < 4; c++) {
+        if (c == 1) snprintf(args, sizeof args, "--table %s --out %s --no-list", g.table, g.table);
+        else
+            snprintf(args, sizeof args, "--table %s --shapes %s --out %s --no-list --retimed-out %s", g.table, g.shapes,
+                     g.out, over[c]);
+        cr_assert_eq(run(cmd_verify_gemm, args), 2, "%s", args);
+        char *table1 = file_bytes(g.table, &len1), *report1 = file_bytes(g.out, &rlen1);
+        cr_assert(len1 == len0 && !memcmp(table0, table1, len0), "%s: the table changed", args);
+        cr_assert(rlen1 == rlen0 && !memcmp(report0, report1, rlen0), "%s: the report changed", args);
+        snprintf(tmp, sizeof tmp, "%s.tmp", over[c]);
+        cr_assert_neq(access(tmp, F_OK), 0, "%s: %s written", args, tmp);
+        free(table1);
+        free(report1);
+    }
+    free(table0);
+    free(report0);
+    gemm_files_close(&g);
+}
+
 /* ---- GEMM shortlists timed interleaved ---- */
 
 #define MAX_MODELS_TESTED 8
