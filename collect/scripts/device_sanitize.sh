@@ -79,15 +79,17 @@ done
     for d in "$@"; do ls -l "$d"; done
 } > "$out/env.txt" 2>&1
 
-# the two builds, side by side
+# the two builds, side by side; COLLECT_CMAKE_ARGS: more cmake arguments, split at spaces
+read -r -a cmake_extra <<< "${COLLECT_CMAKE_ARGS:-}"
 jobs=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 t0=$SECONDS
 ( cmake -S collect -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEURIST_SANITIZE=ON -DHEURIST_CUDA=ON \
-      -DHEURIST_COLLECT_MODEL_DIR="$models" ${COLLECT_CMAKE_ARGS:-} && cmake --build "$build" -j"$jobs" ) \
+      -DHEURIST_COLLECT_MODEL_DIR="$models" ${cmake_extra[@]+"${cmake_extra[@]}"} &&
+  cmake --build "$build" -j"$jobs" ) \
     > "$out/logs/build-asan.log" 2>&1 &
 asan_pid=$!
 ( cmake -S collect -B "$build-release" -DCMAKE_BUILD_TYPE=Release -DHEURIST_CUDA=ON -DCMAKE_CUDA_FLAGS=-lineinfo \
-      -DCMAKE_EXE_LINKER_FLAGS=-rdynamic -DHEURIST_COLLECT_MODEL_DIR="$models" ${COLLECT_CMAKE_ARGS:-} &&
+      -DCMAKE_EXE_LINKER_FLAGS=-rdynamic -DHEURIST_COLLECT_MODEL_DIR="$models" ${cmake_extra[@]+"${cmake_extra[@]}"} &&
   cmake --build "$build-release" -j"$jobs" &&
   nvcc -arch=native -lineinfo -o "$build-release/sanitize_control" "$here/sanitize_control.cu" ) \
     > "$out/logs/build-release.log" 2>&1 &
@@ -187,7 +189,7 @@ run() {
     local before
     before=$(cat "$out"/asan/* 2>/dev/null | grep -c -E 'ERROR: (Address|Leak)Sanitizer|runtime error:')
     if [ "$tool" = memcheck ]; then
-        HEURIST_COLLECT_MEMCHECK=1 ASAN_OPTIONS= LSAN_OPTIONS= UBSAN_OPTIONS= timeout -k 5 "$secs" \
+        HEURIST_COLLECT_MEMCHECK=1 ASAN_OPTIONS='' LSAN_OPTIONS='' UBSAN_OPTIONS='' timeout -k 5 "$secs" \
             "$csan" --tool memcheck --leak-check full --error-exitcode 9 --report-api-errors no \
             --target-processes all "$@" > "$out/logs/$name.log" 2>&1 < /dev/null
         rc=$?
@@ -249,24 +251,26 @@ if [ $release_rc -eq 0 ] && [ -n "$csan" ]; then
             status=1
         fi
     done
-    once="--repeats 1"
+    once=(--repeats 1)
     run gemm_memcheck memcheck 60 "$rel_bin" gemm --shapes "$out/inputs/shapes_memcheck.txt" --out "$w/gemm_mc.csv.gz" \
-        --candidates 4 --heuristic-count 4 $once --min-batch-us 0 --max-batch 1
+        --candidates 4 --heuristic-count 4 "${once[@]}" --min-batch-us 0 --max-batch 1
     run conv_memcheck memcheck 60 "$rel_bin" conv --problems "$out/inputs/keys_memcheck.txt" --out "$w/conv_mc.fdb.txt" \
-        --heuristic "$w/conv_mc.heuristic.txt" $once --min-repeat-ms 0
+        --heuristic "$w/conv_mc.heuristic.txt" "${once[@]}" --min-repeat-ms 0
     [ $n_select -gt 0 ] &&
         run verify_conv_memcheck memcheck 60 "$rel_bin" verify --problems "$out/inputs/problems_memcheck.txt" \
-            --out "$w/verify_conv_mc.tsv" --top-k 3 --shortlist-timing batch --find-cost --rounds 1 $once --min-repeat-ms 0
+            --out "$w/verify_conv_mc.tsv" --top-k 3 --shortlist-timing batch --find-cost --rounds 1 "${once[@]}" \
+            --min-repeat-ms 0
     if [ $((n_table + n_tune)) -gt 0 ]; then
         run verify_gemm_memcheck memcheck 60 "$rel_bin" verify --table "$out/inputs/gemm_table_memcheck.csv.gz" \
             --out "$w/verify_gemm_mc.tsv" --top-k 3 --shortlist-timing interleaved --heuristic-count 8 --shortlist-rounds 2 \
-            --rounds 1 $once --min-batch-us 0 --max-batch 1
+            --rounds 1 "${once[@]}" --min-batch-us 0 --max-batch 1
         [ $n_tune -gt 0 ] &&
             run verify_gemm_tune_memcheck memcheck 60 "$rel_bin" verify --table "$out/inputs/gemm_table_memcheck.csv.gz" \
                 --out "$w/verify_gemm_tune_mc.tsv" --top-k 2 --shortlist-fill --no-list --tune-candidates list:2 \
-                --shortlist-timing interleaved --shortlist-rounds 2 --rounds 1 $once --min-batch-us 0 --max-batch 1
+                --shortlist-timing interleaved --shortlist-rounds 2 --rounds 1 "${once[@]}" --min-batch-us 0 \
+                --max-batch 1
         run verify_gemm_batched_memcheck memcheck 60 "$rel_bin" verify --table "$out/inputs/batched_table_memcheck.csv.gz" \
-            --out "$w/verify_gemm_batched_mc.tsv" --top-k 3 --rounds 1 $once --min-batch-us 0 --max-batch 1
+            --out "$w/verify_gemm_batched_mc.tsv" --top-k 3 --rounds 1 "${once[@]}" --min-batch-us 0 --max-batch 1
     fi
 elif [ -z "$csan" ]; then
     echo "compute-sanitizer not found: the memcheck commands did not run"
