@@ -305,7 +305,7 @@ int collect_report_resume(const char *path, const char *header, char ***keys, in
             *keys = nk;
             cap_keys = nc;
         }
-        /* a finished row that does not read would fail the resumed run's summary at its end: refused now */
+        /* a finished row that does not read would fail the resumed run's summary at its end: refused here */
         collect_report_row row;
         rc = row_parse(path, lineno, buf, kind, col, n_cols, &row);
         if (!rc) {
