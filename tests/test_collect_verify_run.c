@@ -929,6 +929,47 @@ Test(collect_verify_run, conv_refuses_what_it_cannot_verify, .init = setup)
     free(out);
 }
 
+/* The report written over an input (the problem list, the find-db) is refused as a usage error before anything is
+ * written: the input keeps its bytes. */
+Test(collect_verify_run, conv_output_over_an_input_refused, .init = setup)
+{
+    char *keys = test_tmppath(".tsv"), *fdb = test_tmppath(".fdb.txt"), *out = test_tmppath(".tsv"), args[8192];
+    FILE *src = fopen(networks(), "r"), *dst = fopen(keys, "w");
+    cr_assert(src && dst);
+    char line[4096];
+    for (int i = 0; i < 4 && fgets(line, sizeof line, src); i++) fputs(line, dst);
+    fclose(src);
+    fclose(dst);
+    dst = fopen(fdb, "w");
+    fputs("not read\n", dst);
+    fclose(dst);
+    char before[2][8192];
+    const char *inputs[2] = {keys, fdb};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(inputs[i], "r");
+        size_t n = fread(before[i], 1, sizeof before[i] - 1, f);
+        before[i][n] = '\0';
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "--problems %s --limit 2 --out %s", keys, keys);
+    cr_assert_eq(run(cmd_verify, args), 2, "%s", args);
+    snprintf(args, sizeof args, "--problems %s --limit 2 --fdb %s --out %s", keys, fdb, fdb);
+    cr_assert_eq(run(cmd_verify, args), 2, "%s", args);
+    for (int i = 0; i < 2; i++) {
+        char after[8192];
+        FILE *f = fopen(inputs[i], "r");
+        size_t n = fread(after, 1, sizeof after - 1, f);
+        after[n] = '\0';
+        fclose(f);
+        cr_assert_str_eq(after, before[i], "%s changed", inputs[i]);
+    }
+    const char *files[3] = {keys, fdb, out};
+    for (int i = 0; i < 3; i++) {
+        remove(files[i]);
+        free((char *)files[i]);
+    }
+}
+
 /* ---- GEMMs ---- */
 
 static const char gemm_shapes[] = "# M N K DTYPE TA TB  # FAMILY\n"
