@@ -28,7 +28,7 @@
 #     out-of-bounds write and a planted leak, which memcheck must report.
 # Every command runs with --time-limit and under `timeout`, its limit its own or what is left of BUDGET_S (default
 # 300) s, the ASan commands within half of what the builds left; its output in
-# OUT/logs/NAME.log and its outputs in OUT/work/. OUT/summary.tsv: one line a command (tool, exit status, seconds,
+# OUT/logs/NAME.log and its outputs in OUT/outputs/. OUT/summary.tsv: one line a command (tool, exit status, seconds,
 # findings); OUT/env.txt: the GPU, the toolkit, compute-sanitizer's path and version, the models.
 # Exit status: 0 every command ran and no sanitizer reported; 9 a sanitizer reported (OUT/asan/*, or a memcheck
 # log's ERROR SUMMARY); 1 a failure (a build, a command's own error, a control memcheck did not catch); 3 commands
@@ -47,7 +47,7 @@ gemm_table=${GEMM_TABLE:-datasets/h200/h200_cublaslt_gemm_real.csv.gz}
 batched_table=${BATCHED_TABLE:-datasets/h200/h200_cublaslt_gemm_batched.csv.gz}
 conv_list=datasets/h100/verify/h100_networks_oos_list.txt
 here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out/logs" "$out/work" "$out/asan" "$out/inputs"
+mkdir -p "$out/logs" "$out/outputs" "$out/asan" "$out/inputs"
 out=$(cd "$out" && pwd)
 models=""
 n_select=0
@@ -212,7 +212,7 @@ run() {
     *) status=1; tail -3 "$out/logs/$name.log" ;;
     esac
 }
-w=$out/work
+w=$out/outputs
 if [ $asan_rc -eq 0 ]; then
     run gemm asan 60 "$asan_bin" gemm --shapes "$out/inputs/shapes.txt" --out "$w/gemm.csv.gz" --candidates 24 --verbose
     run conv asan 60 "$asan_bin" conv --problems "$out/inputs/keys.txt" --out "$w/conv.fdb.txt" --heuristic "$w/conv.heuristic.txt" \
