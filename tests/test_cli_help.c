@@ -7,23 +7,6 @@
 
 #include "helpers/testutil.h"
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* the first line where a and b differ, for the message */
 static int first_difference(const char *a, const char *b)
 {
@@ -36,7 +19,7 @@ Test(cli_help, docs_cli_md_is_what_help_markdown_prints)
 {
     char *out = NULL;
     cr_assert_eq(test_run_heurist("help --markdown", 0, &out), 0);
-    char *doc = read_all(HEURIST_SOURCE_DIR "/docs/cli.md");
+    char *doc = test_file_read(HEURIST_SOURCE_DIR "/docs/cli.md", NULL);
     cr_assert_not_null(doc, "docs/cli.md is missing");
     cr_assert(strcmp(out, doc) == 0,
               "docs/cli.md is out of date from line %d: regenerate it with `cmake --build build --target cli_doc`",

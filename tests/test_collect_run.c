@@ -18,27 +18,10 @@
 #include "parts.h"
 #include "run.h"
 
-/* The bytes of a file, NUL-terminated (*len without the NUL); NULL when missing. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_not_null(buf);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = (size_t)n;
-    return buf;
-}
-
 static void assert_same_file(const char *a, const char *b)
 {
     size_t la, lb;
-    char *x = slurp(a, &la), *y = slurp(b, &lb);
+    char *x = test_file_read(a, &la), *y = test_file_read(b, &lb);
     cr_assert_not_null(x, "%s missing", a);
     cr_assert_not_null(y, "%s missing", b);
     cr_assert(la > 0, "%s is empty", a);
@@ -89,7 +72,7 @@ static char *conv_keys_write(int n)
 /* The n-th line (1-based) of a file, malloc'd without its newline. */
 static char *key_line(const char *path, int n)
 {
-    char *text = slurp(path, NULL), *line = text;
+    char *text = test_file_read(path, NULL), *line = text;
     cr_assert_not_null(text);
     for (int i = 1; i < n && line; i++) line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL;
     cr_assert(line && *line, "%s has fewer than %d lines", path, n);
@@ -156,7 +139,7 @@ static void assert_no_parts(const char *base)
 /* A merge keeps the key list's order: every line of `part` appears in `whole`, in the same order. */
 static void assert_ordered_subset(const char *part_path, const char *whole_path)
 {
-    char *part = slurp(part_path, NULL), *whole = slurp(whole_path, NULL);
+    char *part = test_file_read(part_path, NULL), *whole = test_file_read(whole_path, NULL);
     cr_assert(part && whole);
     const char *at = whole;
     int lines = 0;
@@ -189,7 +172,7 @@ static void cleanup(const char *base)
  * worker w binds GPU w) with that device's bus id, in a time >= 0. Returns the number of distinct workers. */
 static int assert_gpu_table(const char *gpu_path, char **keys, int n_keys, int workers)
 {
-    char *text = slurp(gpu_path, NULL);
+    char *text = test_file_read(gpu_path, NULL);
     cr_assert_not_null(text, "%s missing", gpu_path);
     cr_assert(strncmp(text, collect_gpu_table_header, strlen(collect_gpu_table_header)) == 0, "%s: header", gpu_path);
     int seen[64] = {0}, n = 0, distinct = 0;
@@ -382,7 +365,7 @@ Test(collect_run, gemm_fp8_shapes_collected_or_skipped_with_the_reason, .timeout
     cr_assert(m[0].s.dtype == COLLECT_GEMM_FP8E4M3 && m[0].s.batch == 1 && m[1].s.batch == 4);
     cr_assert_gt(m[0].n, 0);
     collect_gemm_measured_free(m, n);
-    char *json = slurp(caps, NULL);
+    char *json = test_file_read(caps, NULL);
     cr_assert(json && strstr(json, "\"dtype\": \"fp8e4m3\""), "%s", json ? json : "no caps file");
     free(json);
     free(table);
@@ -396,7 +379,7 @@ Test(collect_run, gemm_fp8_shapes_collected_or_skipped_with_the_reason, .timeout
 /* The lines of a file, malloc'd, each without its newline and cut at cut (when not 0); *n their count. */
 static char **lines_of(const char *path, char cut, int *n)
 {
-    char *text = slurp(path, NULL);
+    char *text = test_file_read(path, NULL);
     cr_assert_not_null(text, "%s missing", path);
     int cap = 64;
     char **out = malloc((size_t)cap * sizeof *out);
@@ -718,7 +701,7 @@ Test(collect_parts, merge_orders_by_key_list_first_copy_wins_extras_last)
     int written;
     cr_assert_eq(collect_lines_merge(out, keys, 4, &l, NULL, &written), 0, "%s", collect_last_error());
     cr_assert_eq(written, 5);
-    char *got = slurp(out, NULL);
+    char *got = test_file_read(out, NULL);
     cr_assert_str_eq(got, "k1=a1\nk2=b2\nk3=a3\nzz=extra1\nyy=extra2\n");
     free(got);
     /* only the keys another set has */
@@ -727,7 +710,7 @@ Test(collect_parts, merge_orders_by_key_list_first_copy_wins_extras_last)
     cr_assert_eq(collect_lines_add_file(&only, o), 0);
     collect_lines_index(&only);
     cr_assert_eq(collect_lines_merge(out, keys, 4, &l, &only, &written), 0);
-    got = slurp(out, NULL);
+    got = test_file_read(out, NULL);
     cr_assert_str_eq(got, "k3=a3\nyy=extra2\n");
     free(got);
     collect_lines_free(&only);
@@ -754,7 +737,7 @@ Test(collect_parts, grouped_table_keeps_a_key_lines_from_one_source_under_one_he
     char *out = test_tmppath(".tsv");
     int written;
     cr_assert_eq(collect_lines_merge(out, keys, 2, &l, NULL, &written), 0, "%s", collect_last_error());
-    char *got = slurp(out, NULL);
+    char *got = test_file_read(out, NULL);
     cr_assert_str_eq(got, "key\tmath\nk1\tdefault\t2\nk1\tfma\t3\nk2\tdefault\t8\nk2\tfma\t7\n k2\tdefault\t1\n");
     free(got);
     collect_lines_free(&l);
@@ -780,7 +763,7 @@ Test(collect_parts, trim_drops_an_unfinished_line_and_lists_find_parts)
     f = fopen(other, "w");
     fclose(f);
     cr_assert_eq(collect_text_trim(p12), 0);
-    char *got = slurp(p12, NULL);
+    char *got = test_file_read(p12, NULL);
     cr_assert_str_eq(got, "k1=a\n");
     free(got);
     char **paths;
@@ -825,7 +808,7 @@ Test(collect_parts, members_keep_finished_shapes_and_cut_an_unfinished_one)
     cr_assert_eq(collect_gemm_out_write(&o, &s[1], &r, 1), 0);
     cr_assert_eq(collect_gemm_out_close(&o), 0);
     size_t whole;
-    char *bytes = slurp(path, &whole);
+    char *bytes = test_file_read(path, &whole);
     /* a kill inside the last member */
     FILE *f = fopen(path, "wb");
     fwrite(bytes, 1, whole - 5, f);

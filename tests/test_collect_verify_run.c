@@ -277,24 +277,17 @@ typedef struct table_rows {
     int nf[256];
 } table_rows;
 
-/* A file's whole text, malloc'd. */
-static char *slurp(const char *path)
+/* A file's whole text, malloc'd (*len, when given, its length). */
+static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    rewind(f);
-    char *text = malloc((size_t)len + 1);
-    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = '\0';
-    fclose(f);
+    char *text = test_file_read(path, len);
+    cr_assert(text, "%s", path);
     return text;
 }
 
 static void rows_read(const char *path, table_rows *t)
 {
-    t->text = slurp(path);
+    t->text = slurp(path, NULL);
     t->n = 0;
     for (char *line = strtok(t->text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#' || strncmp(line, "key\t", 4) == 0) continue;
@@ -663,7 +656,7 @@ Test(collect_verify_run, conv_shortlists_timed_in_one_pass, .init = setup)
     table_rows rows;
     rows_read(out, &rows);
     /* without --find-cost too, every problem's shortlist kernels ran once untimed before the passes timed them */
-    char *text = slurp(log), want[96];
+    char *text = slurp(log, NULL), want[96];
     snprintf(want, sizeof want, "their kernels launched once untimed first on %d problems\n", rows.n / verify_n_select_models);
     cr_assert(strstr(text, want), "'%s' not in:\n%s", want, text);
     free(text);
@@ -943,25 +936,17 @@ Test(collect_verify_run, conv_output_over_an_input_refused, .init = setup)
     dst = fopen(fdb, "w");
     fputs("not read\n", dst);
     fclose(dst);
-    char before[2][8192];
     const char *inputs[2] = {keys, fdb};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = fopen(inputs[i], "r");
-        size_t n = fread(before[i], 1, sizeof before[i] - 1, f);
-        before[i][n] = '\0';
-        fclose(f);
-    }
+    char *before[2] = {slurp(keys, NULL), slurp(fdb, NULL)};
     snprintf(args, sizeof args, "--problems %s --limit 2 --out %s", keys, keys);
     cr_assert_eq(run(cmd_verify, args), 2, "%s", args);
     snprintf(args, sizeof args, "--problems %s --limit 2 --fdb %s --out %s", keys, fdb, fdb);
     cr_assert_eq(run(cmd_verify, args), 2, "%s", args);
     for (int i = 0; i < 2; i++) {
-        char after[8192];
-        FILE *f = fopen(inputs[i], "r");
-        size_t n = fread(after, 1, sizeof after - 1, f);
-        after[n] = '\0';
-        fclose(f);
+        char *after = slurp(inputs[i], NULL);
         cr_assert_str_eq(after, before[i], "%s changed", inputs[i]);
+        free(after);
+        free(before[i]);
     }
     const char *files[3] = {keys, fdb, out};
     for (int i = 0; i < 3; i++) {
@@ -1366,7 +1351,7 @@ Test(collect_verify_run, gemm_rows_follow_the_fake_numbers, .init = setup)
 /* The lines of a re-timed configurations file (verify --retimed-out) after its header, which it checks */
 static int retimed_lines(const char *path, char **text, char ***lines)
 {
-    *text = slurp(path);
+    *text = slurp(path, NULL);
     char *nl = strchr(*text, '\n');
     cr_assert_not_null(nl, "%s: no header", path);
     *nl = '\0';
@@ -1488,7 +1473,7 @@ Test(collect_verify_run, gemm_retimed_out, .init = setup)
     /* two shapes, then an interrupted run's FILE.tmp with the third shape's rows and a cut line, then the rest */
     snprintf(args, sizeof args, "--table %s --out %s %s --retimed-out %s --limit 2 --resume", g.table, out2, common, rt2);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
-    char *part = slurp(rt2);
+    char *part = slurp(rt2, NULL);
     snprintf(tmp, sizeof tmp, "%s.tmp", rt2);
     FILE *f = fopen(tmp, "w");
     cr_assert_not_null(f);
@@ -1503,7 +1488,7 @@ Test(collect_verify_run, gemm_retimed_out, .init = setup)
     free(part);
     snprintf(args, sizeof args, "--table %s --out %s %s --retimed-out %s --resume", g.table, out2, common, rt2);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
-    char *whole = slurp(rt), *resumed = slurp(rt2);
+    char *whole = slurp(rt, NULL), *resumed = slurp(rt2, NULL);
     cr_assert_str_eq(whole, resumed);
     cr_assert_neq(access(tmp, F_OK), 0, "%s left behind", tmp);
     /* the report resumed into a file that lacks its shapes */
@@ -1524,23 +1509,6 @@ Test(collect_verify_run, gemm_retimed_out, .init = setup)
     gemm_files_close(&g);
 }
 
-/* The bytes of a file, *len of them */
-static char *file_bytes(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "%s", path);
-    char *b = NULL;
-    size_t cap = 0, n;
-    *len = 0;
-    do {
-        if (*len == cap) cr_assert_not_null(b = realloc(b, cap = cap ? 2 * cap : 4096));
-        n = fread(b + *len, 1, cap - *len, f);
-        *len += n;
-    } while (n > 0);
-    fclose(f);
-    return b;
-}
-
 /* An output that would be written over an input (the report or the re-timed file over the table, the re-timed
  * file over the report or the shape list) is refused as a usage error before anything is written: the input
  * keeps its bytes and no PATH.tmp appears. */
@@ -1549,10 +1517,10 @@ Test(collect_verify_run, gemm_output_over_an_input_refused, .init = setup)
     gemm_files g;
     gemm_files_open(&g);
     size_t len0, len1, rlen0, rlen1;
-    char *table0 = file_bytes(g.table, &len0), args[8192], tmp[4200];
+    char *table0 = slurp(g.table, &len0), args[8192], tmp[4200];
     snprintf(args, sizeof args, "--table %s --out %s --no-list", g.table, g.out);
     cr_assert_eq(run(cmd_verify_gemm, args), 0, "%s", args);
-    char *report0 = file_bytes(g.out, &rlen0);
+    char *report0 = slurp(g.out, &rlen0);
     /* the re-timed file over the table, the report over the table, the re-timed file over the report, the shapes */
     const char *over[4] = {g.table, g.table, g.out, g.shapes};
     for (int c = 0; c < 4; c++) {
@@ -1561,7 +1529,7 @@ Test(collect_verify_run, gemm_output_over_an_input_refused, .init = setup)
             snprintf(args, sizeof args, "--table %s --shapes %s --out %s --no-list --retimed-out %s", g.table, g.shapes,
                      g.out, over[c]);
         cr_assert_eq(run(cmd_verify_gemm, args), 2, "%s", args);
-        char *table1 = file_bytes(g.table, &len1), *report1 = file_bytes(g.out, &rlen1);
+        char *table1 = slurp(g.table, &len1), *report1 = slurp(g.out, &rlen1);
         cr_assert(len1 == len0 && !memcmp(table0, table1, len0), "%s: the table changed", args);
         cr_assert(rlen1 == rlen0 && !memcmp(report0, report1, rlen0), "%s: the report changed", args);
         snprintf(tmp, sizeof tmp, "%s.tmp", over[c]);

@@ -147,11 +147,10 @@ Test(hostile_collect, retimed_resume_refuses_a_bad_row)
         cr_assert_not_null(strstr(collect_last_error(), path), "case %zu: %s", i, collect_last_error());
         collect_retimed_abandon(&o);
         cr_assert_neq(access(tmp, F_OK), 0, "case %zu: %s written", i, tmp);
-        char back[2048] = "";
-        f = fopen(path, "r");
-        size_t got = fread(back, 1, sizeof back - 1, f);
-        fclose(f);
-        cr_assert(got == (size_t)len && memcmp(back, text, got) == 0, "case %zu: the file changed", i);
+        size_t got = 0;
+        char *back = test_file_read(path, &got);
+        cr_assert(back && got == (size_t)len && memcmp(back, text, got) == 0, "case %zu: the file changed", i);
+        free(back);
     }
     remove(path);
 }

@@ -28,6 +28,24 @@ char *test_tmppath(const char *suffix)
     return p;
 }
 
+char *test_file_read(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = '\0';
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
 char *test_tmpfile(const char *tag, const void *data, size_t len)
 {
     char *p = test_tmppath(tag);

@@ -10,6 +10,9 @@ const char *test_tmpdir(void);
 char *test_tmpfile(const char *tag, const void *data, size_t len);
 /* A fresh temporary path (no file) under test_tmpdir() ending in `suffix`; malloc'd. */
 char *test_tmppath(const char *suffix);
+/* A file's whole contents, malloc'd and NUL-terminated (*len, when given, without the NUL); NULL when it cannot
+ * be read. */
+char *test_file_read(const char *path, size_t *len);
 /* Runs the built heurist command with args (a shell word list); *out (malloc'd) receives its stdout, and its
  * stderr too when with_stderr; returns its exit status (-1 when it did not exit). */
 int test_run_heurist(const char *args, int with_stderr, char **out);
