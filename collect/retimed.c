@@ -16,22 +16,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void header_write(FILE *f)
+/* The file's header line: "key", collect_gemm_kernel_columns, "time_us", tab-separated, with its newline */
+static void header_text(char *buf, size_t size)
 {
-    fputs("key", f);
-    for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++) fprintf(f, "\t%s", collect_gemm_kernel_columns[i]);
-    fputs("\ttime_us\n", f);
-}
-
-/* The header line the file starts with, for the resume check */
-static int header_is(const char *line)
-{
-    char want[1024];
-    size_t at = (size_t)snprintf(want, sizeof want, "key");
+    size_t at = (size_t)snprintf(buf, size, "key");
     for (int i = 0; i < COLLECT_GEMM_N_FIELDS; i++)
-        at += (size_t)snprintf(want + at, sizeof want - at, "\t%s", collect_gemm_kernel_columns[i]);
-    snprintf(want + at, sizeof want - at, "\ttime_us\n");
-    return strcmp(line, want) == 0;
+        at += (size_t)snprintf(buf + at, size - at, "\t%s", collect_gemm_kernel_columns[i]);
+    snprintf(buf + at, size - at, "\ttime_us\n");
 }
 
 /* Whether a row (its newline included) is a key, COLLECT_GEMM_N_FIELDS whole numbers and a finite positive time, as
@@ -82,7 +73,10 @@ static int resume_read(const char *src, char *const *done, int n_done, char **ke
         line++;
         if (buf[n - 1] != '\n') break; /* a cut line */
         if (line == 1) {
-            if (!header_is(buf)) rc = collect_error(COLLECT_EFORMAT, "%s: line 1: not a re-timed configurations header", src);
+            char want[1024];
+            header_text(want, sizeof want);
+            if (strcmp(buf, want))
+                rc = collect_error(COLLECT_EFORMAT, "%s: line 1: not a re-timed configurations header", src);
             continue;
         }
         if (strlen(buf) != (size_t)n || !row_ok(buf)) {
@@ -152,7 +146,9 @@ int collect_retimed_open(collect_retimed_out *o, const char *path, char *const *
         free(kept);
         return collect_error(COLLECT_EIO, "%s: cannot open for writing: %s", next, strerror(errno));
     }
-    header_write(o->f);
+    char header[1024];
+    header_text(header, sizeof header);
+    fputs(header, o->f);
     int bad = len && fwrite(kept, 1, len, o->f) != len;
     free(kept);
     if (bad || fflush(o->f)) {
