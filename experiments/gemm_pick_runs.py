@@ -26,9 +26,13 @@ import argparse
 import csv
 import gzip
 import math
+import os
 import sys
 
 from verify_reports import mean_interval, read_rows
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'collect', 'scripts'))
+import gemm_table_io  # noqa: E402
 
 
 def read(path):
@@ -76,8 +80,7 @@ def geomean_interval(x, resamples, seed):
     return math.exp(sum(logs) / len(logs)), math.exp(lo), math.exp(hi)
 
 
-CONFIG = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
-          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
+CONFIG = gemm_table_io.KERNEL
 
 
 def read_table(path):

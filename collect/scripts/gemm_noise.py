@@ -18,11 +18,14 @@ import argparse
 import csv
 import gzip
 import math
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gemm_table_io  # noqa: E402
+
 SHAPE = ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')  # and the batch, '1' in a table without the column
-CONFIG = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
-          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
+CONFIG = gemm_table_io.KERNEL
 TOPS = (2, 3, 4, 8, None)
 
 

@@ -39,8 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gemm_table_io  # noqa: E402
 
 PROBLEM = ('M', 'N', 'K', 'dtype', 'trans_a', 'trans_b')
-KERNEL = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
-          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
+KERNEL = gemm_table_io.KERNEL
 CATEGORICAL = {'dtype', 'trans_a', 'trans_b', 'algo_id', 'reduction_scheme', 'inner_shape'}
 UNLISTED = 1024  # collect/gemm.h COLLECT_GEMM_UNLISTED
 NOISE = 1.02     # eval.h EVAL_NOISE_RATIO

@@ -32,10 +32,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_table_io import SIDECARS, check_header, copy_sidecars, open_table, shape_key, sidecar  # noqa: E402
+from gemm_table_io import KERNEL, SIDECARS, check_header, copy_sidecars, open_table, shape_key, sidecar  # noqa: E402
 
-KERNEL = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
-          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
 MEASURE = 'time_us'
 # a configuration field and a time as heurist-collect writes them (%d, %.6g): float() alone would take ' 5', '1_0'
 WHOLE = re.compile(r'-?[0-9]+')

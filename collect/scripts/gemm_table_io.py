@@ -12,6 +12,9 @@ SHAPE_FIELDS = 6
 HEADER_START = 'M,N,K,dtype,trans_a,trans_b,'
 BATCHED_START = HEADER_START + 'batch,'
 SIDECARS = ('.schema.json', '.caps.json')
+# a configuration's columns, in the table's order (collect_gemm_kernel_columns)
+KERNEL = ('algo_id', 'tile_m', 'tile_n', 'stage_k', 'stages', 'split_k', 'reduction_scheme', 'swizzle',
+          'custom_option', 'cluster_m', 'cluster_n', 'inner_shape')
 
 
 def open_table(table):
