@@ -134,6 +134,19 @@ double cli_now_s(void)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+int cli_written_over(const char *cmd, const char *const writes[][2], int nw, const char *const reads[][2], int nr)
+{
+    for (int w = 0; w < nw; w++)
+        for (int r = 0; r < nr; r++)
+            if (writes[w][1] && writes[w][1][0] && reads[r][1] && strcmp(writes[w][0], reads[r][0]) &&
+                cli_same_file(writes[w][1], reads[r][1])) {
+                fprintf(stderr, "%s: %s %s would be written over %s %s: write it elsewhere\n", cmd, writes[w][0],
+                        writes[w][1], reads[r][0], reads[r][1]);
+                return 1;
+            }
+    return 0;
+}
+
 int cli_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;

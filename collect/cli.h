@@ -32,6 +32,10 @@ double cli_now_s(void);
 /* 1 when the paths a and b name one file: the same device and inode where both exist, else the same text (an
  * output not written yet), so that a command refuses an output that would be written over one of its inputs. */
 int cli_same_file(const char *a, const char *b);
+/* 1, after a line on stderr naming both ("CMD: --out X would be written over --table X"), when one of the nw
+ * outputs (option, path; a NULL or empty path: none) names the same file as one of the nr inputs given by another
+ * option; else 0. */
+int cli_written_over(const char *cmd, const char *const writes[][2], int nw, const char *const reads[][2], int nr);
 
 int cmd_noise(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);

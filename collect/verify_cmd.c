@@ -244,12 +244,8 @@ int cmd_verify(int argc, char **argv)
     }
     /* the report is written as it goes, so it is never one of the inputs: the problem list or the find-db */
     const char *const reads[][2] = {{"--problems", problems}, {"--fdb", fdb_path}};
-    for (int r = 0; r < 2; r++)
-        if (reads[r][1] && cli_same_file(out, reads[r][1])) {
-            fprintf(stderr, "heurist-collect verify: --out %s would be written over %s %s: write it elsewhere\n", out,
-                    reads[r][0], reads[r][1]);
-            return 2;
-        }
+    const char *const writes[][2] = {{"--out", out}};
+    if (cli_written_over("heurist-collect verify", writes, 1, reads, 2)) return 2;
     const char *cls_default_name = data_portable_precision_name(cls_default);
     if (!cls_default_name || (by && strcmp(by, "algo") && strcmp(by, "kernel"))) {
         fprintf(stderr, "heurist-collect verify: %s '%s': expected %s\n", cls_default < 0 ? "--precision" : "--shortlist-by",

@@ -225,14 +225,7 @@ int cmd_verify_gemm(int argc, char **argv)
     if (retimed_path) snprintf(retimed_tmp, sizeof retimed_tmp, "%s.tmp", retimed_path);
     const char *const reads[][2] = {{"--table", table}, {"--shapes", shapes_path}, {"--out", out}};
     const char *const writes[][2] = {{"--out", out}, {"--retimed-out", retimed_path}, {"--retimed-out", retimed_tmp}};
-    for (int w = 0; w < 3; w++)
-        for (int r = 0; r < 3; r++)
-            if (writes[w][1] && writes[w][1][0] && reads[r][1] && strcmp(writes[w][0], reads[r][0]) &&
-                cli_same_file(writes[w][1], reads[r][1])) {
-                fprintf(stderr, "heurist-collect verify: %s %s would be written over %s %s: write it elsewhere\n",
-                        writes[w][0], writes[w][1], reads[r][0], reads[r][1]);
-                return 2;
-            }
+    if (cli_written_over("heurist-collect verify", writes, 3, reads, 3)) return 2;
     int n_models = verify_n_table_models + verify_n_tune_models;
     if (n_models < 1 || n_models > MAX_MODELS) {
         fprintf(stderr, n_models < 1 ? "heurist-collect verify: this build holds no model of the GEMM table (its models "
