@@ -23,6 +23,8 @@ enum { COLLECT_OK = 0, COLLECT_EINVAL = -1, COLLECT_EFORMAT = -2, COLLECT_EIO = 
 /* The message of the last failed call on this thread ("" if none). */
 const char *collect_last_error(void);
 int collect_error(int code, const char *fmt, ...);
+/* strcmp of two strings through pointers to them: qsort and bsearch of a list of keys (char *). */
+int collect_cmp_str(const void *a, const void *b);
 
 /* ---- problems ---- */
 typedef enum collect_dir { COLLECT_DIR_F, COLLECT_DIR_B, COLLECT_DIR_W, COLLECT_DIR_COUNT } collect_dir;

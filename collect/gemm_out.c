@@ -241,11 +241,6 @@ static int member_done(const char *path, collect_gemm_done *d, int *cap, int ind
     return COLLECT_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int collect_gemm_done_scan(const char *path, collect_gemm_done *d)
 {
     memset(d, 0, sizeof *d);
@@ -305,13 +300,13 @@ int collect_gemm_done_scan(const char *path, collect_gemm_done *d)
         return rc;
     }
     if (members == 0) d->good_bytes = 0;
-    if (d->n) qsort(d->keys, (size_t)d->n, sizeof *d->keys, cmp_str); /* a header-only file has no key list */
+    if (d->n) qsort(d->keys, (size_t)d->n, sizeof *d->keys, collect_cmp_str); /* a header-only file has no key list */
     return COLLECT_OK;
 }
 
 int collect_gemm_done_has(const collect_gemm_done *d, const char *key)
 {
-    return d->n && bsearch(&key, d->keys, (size_t)d->n, sizeof *d->keys, cmp_str) != NULL;
+    return d->n && bsearch(&key, d->keys, (size_t)d->n, sizeof *d->keys, collect_cmp_str) != NULL;
 }
 
 void collect_gemm_done_free(collect_gemm_done *d)

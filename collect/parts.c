@@ -335,11 +335,6 @@ static int cmp_extra(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 static int keys_have(const char **sorted, int n, const char *key, size_t len)
 {
     int lo = 0, hi = n;
@@ -372,7 +367,7 @@ int collect_lines_merge(const char *path, char *const *keys, int n_keys, const c
     const char **sorted;
     int rc = keys_sorted(keys, n_keys, &sorted);
     if (rc) return rc;
-    qsort(sorted, (size_t)n_keys, sizeof *sorted, cmp_str);
+    qsort(sorted, (size_t)n_keys, sizeof *sorted, collect_cmp_str);
     char tmp[4200];
     FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) {
@@ -573,7 +568,7 @@ int collect_members_merge(const char *path, char *const *keys, int n_keys, const
     const char **sorted;
     int rc = keys_sorted(keys, n_keys, &sorted);
     if (rc) return rc;
-    qsort(sorted, (size_t)n_keys, sizeof *sorted, cmp_str);
+    qsort(sorted, (size_t)n_keys, sizeof *sorted, collect_cmp_str);
     char tmp[4200];
     FILE *f = collect_tmp_open(path, tmp, sizeof tmp);
     if (!f) {

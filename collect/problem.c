@@ -14,6 +14,11 @@ const char *collect_last_error(void)
     return last_error;
 }
 
+int collect_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 int collect_error(int code, const char *fmt, ...)
 {
     va_list ap;

@@ -11,11 +11,6 @@
 
 #include "verify.h"
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The file's header line: "key", collect_gemm_kernel_columns, "time_us", tab-separated, with its newline */
 static void header_text(char *buf, size_t size)
 {
@@ -88,7 +83,7 @@ static int resume_read(const char *src, char *const *done, int n_done, char **ke
         char save = buf[kl];
         buf[kl] = '\0';
         const char *kp = buf;
-        char **hit = n_done > 0 ? bsearch(&kp, done, (size_t)n_done, sizeof *done, cmp_str) : NULL;
+        char **hit = n_done > 0 ? bsearch(&kp, done, (size_t)n_done, sizeof *done, collect_cmp_str) : NULL;
         buf[kl] = save;
         if (!hit) continue;
         seen[hit - done] = 1;

@@ -210,11 +210,6 @@ static void report_exercise(const collect_report *r)
     if (rc && rc != COLLECT_ENOMEM) abort(); /* a report that reads must summarize */
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The report at path as summarize reads it, then (plain: resume's reader is stdio's) as verify --resume scans it
  * and cuts it back: every key resume keeps is a row's key of the report read, and the report cut back reads, its
  * rows' keys those resume kept. */
@@ -245,7 +240,7 @@ static int collect_load_report_file(const char *path, int plain)
             int rcut = collect_report_read(path, &cut);
             if (rcut && rcut != COLLECT_ENOMEM) abort(); /* resume left a report that does not read */
             for (int j = 0; !rcut && j < cut.n; j++)
-                if (!bsearch(&cut.rows[j].key, keys, (size_t)n, sizeof *keys, cmp_key)) abort();
+                if (!bsearch(&cut.rows[j].key, keys, (size_t)n, sizeof *keys, collect_cmp_str)) abort();
             if (!rcut) collect_report_free(&cut);
         }
         for (int i = 0; !rr && i < n; i++) free(keys[i]);
