@@ -157,6 +157,9 @@ typedef struct collect_verify_row {
     double decide_us;                   /* model decision time per problem */
     double find_ms;                     /* cost of the exhaustive search: cudnnFind* (0: not measured), or
                                          * timing every entry of cuBLASLt's list once */
+    int find_algos;                     /* convolutions: the kernels cudnnFind ran and timed (its results of
+                                         * status success; 0: not in the report) */
+    double find_kernel_ms;              /* the sum of those kernels' times as cudnnFind reports them */
     double t_list;                      /* GEMMs: the re-timed pick of that list timing (0: none) */
     int k;                              /* shortlist length asked; 0: none */
     int topk_timings;                   /* kernels the model's shortlist timed: k, or k + 1 with the vendor's pick */

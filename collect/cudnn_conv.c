@@ -496,9 +496,21 @@ int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths
     return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
 }
 
-int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
+/* the kernels a cudnnFind call ran: its results of status success, and their summed times */
+#define FIND_TALLY(r, got, algos, kernel_ms)                                                                           \
+    do {                                                                                                               \
+        for (int i_ = 0; i_ < (got); i_++)                                                                            \
+            if ((r)[i_].status == CUDNN_STATUS_SUCCESS && (r)[i_].time >= 0) {                                         \
+                (*(algos))++;                                                                                          \
+                *(kernel_ms) += (r)[i_].time;                                                                          \
+            }                                                                                                          \
+    } while (0)
+
+int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms, int *algos, double *kernel_ms)
 {
     *ms = 0;
+    *algos = 0;
+    *kernel_ms = 0;
     if (cudnnSetConvolutionMathType(p->cd, (cudnnMathType_t)math) != CUDNN_STATUS_SUCCESS) return 1;
     /* the workspace: the largest any algorithm asks under the limit, as the exhaustive timing allows */
     size_t ws = 0;
@@ -520,6 +532,7 @@ int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
         cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         st = cudnnFindConvolutionForwardAlgorithmEx(g->h, p->xd, g->buf[0], p->wd, g->buf[2], p->cd, p->yd, g->buf[1],
                                                     CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, r, g->ws, ws);
+        FIND_TALLY(r, got, algos, kernel_ms);
         break;
     }
     case COLLECT_DIR_B: {
@@ -527,6 +540,7 @@ int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
         st = cudnnFindConvolutionBackwardDataAlgorithmEx(g->h, p->wd, g->buf[2], p->yd, g->buf[1], p->cd, p->xd,
                                                          g->buf[0], CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, r,
                                                          g->ws, ws);
+        FIND_TALLY(r, got, algos, kernel_ms);
         break;
     }
     default: {
@@ -534,6 +548,7 @@ int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
         st = cudnnFindConvolutionBackwardFilterAlgorithmEx(g->h, p->xd, g->buf[0], p->yd, g->buf[1], p->cd, p->wd,
                                                            g->buf[2], CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, r,
                                                            g->ws, ws);
+        FIND_TALLY(r, got, algos, kernel_ms);
         break;
     }
     }
@@ -542,3 +557,4 @@ int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms)
     cudaGetLastError();
     return st == CUDNN_STATUS_SUCCESS ? 0 : 1;
 }
+#undef FIND_TALLY

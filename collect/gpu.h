@@ -111,8 +111,10 @@ int gpu_heuristic_timed(gpu *g, gpu_problem *p, int math, int *algos, int *maths
 
 /* Wall-clock milliseconds of one cudnnFind*AlgorithmEx call for the problem under math type `math`, on the
  * problem's tensors with a workspace as large as any algorithm asks within the limit: the cost of the
- * vendor's exhaustive search. 0, or 1 on failure. */
-int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms);
+ * vendor's exhaustive search. *algos the results it returned with status success (the kernels it ran and
+ * timed), *kernel_ms the sum of their times as it reports them, so that the call's time splits into its
+ * kernels' and the rest (host work, workspace queries, repeats). 0, or 1 on failure. */
+int gpu_find_ms(gpu *g, gpu_problem *p, int math, double *ms, int *algos, double *kernel_ms);
 
 /* Times every algorithm x math type of the problem's direction, the pairs (first_algos, first_maths) first
  * (the heuristic's order, so that the 5x bound applies early), and every other pair after them. res needs

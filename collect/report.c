@@ -27,14 +27,15 @@ void collect_report_free(collect_report *r)
 enum {
     COL_KEY, COL_T_MODEL, COL_T_HEUR, COL_T_BEST, COL_DECIDE, COL_FIND, COL_HEUR_US, COL_T_LIST, COL_CANDIDATES,
     COL_MODEL, COL_SOURCE, COL_PRECISION, COL_K, COL_TOPK_TIMINGS, COL_T_TOPK, COL_TOPK_MS, COL_T_VTOPK,
-    COL_VTOPK_MS, COL_COUNT
+    COL_VTOPK_MS, COL_FIND_ALGOS, COL_FIND_KERNEL, COL_COUNT
 };
 static const char *const col_names[COL_COUNT][2] = {
     {"key", "key"}, {"t_model_ms", "t_model_us"}, {"t_heur_ms", "t_heur_us"}, {"t_best_ms", "t_best_us"},
     {"decide_us", "decide_us"}, {"find_ms", "autotune_ms"}, {"heur_us", "heur_us"}, {"", "t_list_us"},
     {"", "candidates"}, {"model_name", "model_name"}, {"source", "source"}, {"precision", "precision"},
     {"k", "k"}, {"topk_timings", "topk_timings"}, {"t_topk_ms", "t_topk_us"}, {"topk_ms", "topk_ms"},
-    {"t_vendor_topk_ms", "t_vendor_topk_us"}, {"vendor_topk_ms", "vendor_topk_ms"},
+    {"t_vendor_topk_ms", "t_vendor_topk_us"}, {"vendor_topk_ms", "vendor_topk_ms"}, {"find_algos", ""},
+    {"find_kernel_ms", ""},
 };
 /* the columns every report has (the first twelve of every version) */
 static const int col_required[] = {COL_KEY, COL_T_MODEL, COL_T_HEUR, COL_T_BEST, COL_DECIDE, COL_FIND};
@@ -134,7 +135,7 @@ static int row_parse(const char *path, int lineno, char *line, collect_report_ki
     for (int j = COL_T_MODEL; j < COL_COUNT; j++) {
         v[j] = 0;
         if (j == COL_MODEL || j == COL_SOURCE || j == COL_PRECISION || col[j] < 0) continue;
-        int required = j <= COL_DECIDE, whole = j == COL_K || j == COL_TOPK_TIMINGS;
+        int required = j <= COL_DECIDE, whole = j == COL_K || j == COL_TOPK_TIMINGS || j == COL_FIND_ALGOS;
         int time = j == COL_T_MODEL || j == COL_T_HEUR || j == COL_T_BEST || j == COL_T_LIST || j == COL_T_TOPK ||
                    j == COL_T_VTOPK;
         int rc = row_number(path, lineno, col_names[j][kind], fld[col[j]], required, time, whole, &v[j]);
@@ -153,10 +154,15 @@ static int row_parse(const char *path, int lineno, char *line, collect_report_ki
     r->topk_ms = v[COL_TOPK_MS];
     r->t_vtopk = v[COL_T_VTOPK];
     r->vtopk_ms = v[COL_VTOPK_MS];
+    r->find_algos = (int)v[COL_FIND_ALGOS];
+    r->find_kernel_ms = v[COL_FIND_KERNEL];
     row->heur_us = v[COL_HEUR_US];
     row->candidates = v[COL_CANDIDATES];
     if (!(r->t_model > 0 && r->t_heur > 0 && r->t_best > 0))
         return collect_error(COLLECT_EFORMAT, "%s:%d: a pick's time is not positive", path, lineno);
+    if (r->find_algos > 0 && !(r->find_ms > 0))
+        return collect_error(COLLECT_EFORMAT, "%s:%d: cudnnFind's %d algorithms without its time (find_ms)", path,
+                             lineno, r->find_algos);
     if (r->k < 0 || (r->k > 0 && !(r->t_topk > 0 && r->t_vtopk > 0 && r->topk_timings >= 1)))
         return collect_error(COLLECT_EFORMAT, "%s:%d: a shortlist of k %d without its picks' times", path, lineno, r->k);
     row->key = strdup(fld[col[COL_KEY]]);
@@ -464,6 +470,9 @@ typedef struct slice_summary {
     int worst;                   /* row index */
     int k;                       /* the longest shortlist asked */
     double heur_us, candidates;  /* means */
+    int n_find_algos;            /* rows with cudnnFind's algorithm count (find_algos > 0) */
+    double find_algos;           /* their mean count */
+    double find_kernel_share;    /* their summed find_kernel_ms over their summed find_ms */
 } slice_summary;
 
 static int slice_summarize(const collect_report *r, const int *rows, int n, double noise, int resamples,
@@ -476,6 +485,8 @@ static int slice_summarize(const collect_report *r, const int *rows, int n, doub
     out->worst = rows[0];
     out->k = 0;
     out->heur_us = out->candidates = 0;
+    out->n_find_algos = 0;
+    double algos = 0, kernel_ms = 0, find_ms = 0;
     for (int i = 0; !rc && i < n; i++) {
         const collect_report_row *w = &r->rows[rows[i]];
         v[i] = w->v;
@@ -485,7 +496,15 @@ static int slice_summarize(const collect_report *r, const int *rows, int n, doub
         if (v[i].k > out->k) out->k = v[i].k;
         out->heur_us += w->heur_us / n;
         out->candidates += w->candidates / n;
+        if (w->v.find_algos > 0) {
+            out->n_find_algos++;
+            algos += w->v.find_algos;
+            kernel_ms += w->v.find_kernel_ms;
+            find_ms += w->v.find_ms;
+        }
     }
+    out->find_algos = out->n_find_algos ? algos / out->n_find_algos : 0;
+    out->find_kernel_share = out->n_find_algos ? kernel_ms / find_ms : 0;
     if (!rc) rc = collect_verify_summarize(v, n, noise, &out->s);
     out->lo = out->hi = out->topk_lo = out->topk_hi = NAN;
     if (!rc && resamples > 0) rc = collect_bootstrap_geomean(sp, n, resamples, seed, &out->lo, &out->hi);
@@ -540,7 +559,10 @@ static void summary_lines(FILE *f, const collect_report *r, const slice_summary 
     if (conv)
         fprintf(f, "%sdecision time: model %.2f us per problem; cudnnFind %.2f ms per problem (%d timed)\n", p,
                 s->decide_us_mean, s->n_find ? s->find_ms_mean * s->n / s->n_find : 0.0, s->n_find);
-    else
+    if (conv && x->n_find_algos)
+        fprintf(f, "%scudnnFind ran %.2f algorithms a problem (%d problems); their times as it reports them: %.4f of "
+                   "its wall time\n", p, x->find_algos, x->n_find_algos, x->find_kernel_share);
+    if (!conv)
         fprintf(f, "%sdecision: model %.2f us a shape (%.1f candidates ranked; a model reading cuBLASLt's ranks needs "
                    "the heuristic call too); heuristic call %.1f us; autotuning the list %.2f ms\n",
                 p, s->decide_us_mean, x->candidates, x->heur_us, s->n_find ? s->find_ms_mean * s->n / s->n_find : 0.0);

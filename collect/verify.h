@@ -93,14 +93,16 @@ void collect_gemm_tags_free(collect_gemm_tags *t);
  * shortlists' kernels were timed: "careful", the collection's method, "once", one launch after a warm-up, or
  * "batch", the whole shortlist in one pass behind a hold, "batch-retime-F" with timed warm-ups and only the
  * kernels within F of the fastest launched again, "batch-no-warmup" one launch each;
- * verify --shortlist-timing, --shortlist-retime-within, --shortlist-no-warmup). GEMMs: the first seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same
- * shortlist columns with "_us" times and shortlist_timing: how cuBLASLt's list and the shortlists were timed
- * ("careful", or "interleaved": each shortlist's configurations together in one pass). "-" marks a value not
- * measured (no shortlist asked, cudnnFind not timed). */
+ * verify --shortlist-timing, --shortlist-retime-within, --shortlist-no-warmup), then find_algos and find_kernel_ms
+ * (with --find-cost: the kernels cudnnFind ran and the sum of their times as it reports them). GEMMs: the first
+ * seventeen columns of COLLECT_REPORT_GEMM_HEADER, then the same shortlist columns with "_us" times and
+ * shortlist_timing: how cuBLASLt's list and the shortlists were timed ("careful", or "interleaved": each
+ * shortlist's configurations together in one pass). "-" marks a value not measured (no shortlist asked, cudnnFind
+ * not timed). */
 #define COLLECT_REPORT_CONV_HEADER                                                                              \
     "key\tmodel\theuristic\tbest\tt_model_ms\tt_heur_ms\tt_best_ms\tspeedup\tefficiency\tdecide_us\theur_us\t"   \
     "find_ms\tmodel_name\tsource\tprecision\tk\ttopk_timings\ttopk_pick\tt_topk_ms\ttopk_ms\tvendor_topk_pick\t"  \
-    "t_vendor_topk_ms\tvendor_topk_ms\tshortlist_timing\n"
+    "t_vendor_topk_ms\tvendor_topk_ms\tshortlist_timing\tfind_algos\tfind_kernel_ms\n"
 #define COLLECT_REPORT_GEMM_HEADER                                                                              \
     "key\tmodel\theuristic\tbest\tt_model_us\tt_heur_us\tt_best_us\tspeedup\tefficiency\tdecide_us\theur_us\t"   \
     "autotune_ms\tlist_best\tt_list_us\tcandidates\tlist\tmodel_rank_fallbacks\tmodel_name\tsource\tk\t"         \

@@ -18,6 +18,9 @@
 #include "collect.h"
 #include "gemm.h"
 
+/* the fake backend's host work a kernel of a cudnnFind call, milliseconds */
+#define VERIFY_FAKE_FIND_HOST_MS 0.25
+
 /* the most kernels of one time_list pass (gpu.h's GPU_MAX_LIST) */
 #define VERIFY_MAX_LIST 64
 
@@ -68,8 +71,11 @@ struct verify_conv_backend {
      * a negative COLLECT_E* code. */
     int (*time_list)(verify_conv_backend *b, const int *algos, const int *maths, int n, const verify_list_opts *o,
                      double *ms, verify_list_timing *lt);
-    /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`. 0, or 1 when it fails. */
-    int (*find)(verify_conv_backend *b, int math, double *ms);
+    /* The wall time of one cudnnFind*AlgorithmEx call under math type `math`, the kernels it ran (its results of
+     * status success) and the sum of their times as it reports them. The fake backend's call runs every
+     * candidate once at its collected time, plus VERIFY_FAKE_FIND_HOST_MS of host work for each. 0, or 1 when it
+     * fails. */
+    int (*find)(verify_conv_backend *b, int math, double *ms, int *algos, double *kernel_ms);
     void (*close)(verify_conv_backend *b);
     void *state;
 };

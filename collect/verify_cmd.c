@@ -8,11 +8,12 @@
  *     direction; decide_us the mean of 3 to 50 calls, as many as fit 2 ms) and cuDNN's v7 heuristic asked with the class's math type;
  *   - the candidates: every allowed kernel timed once more (the collection's method, gpu.h), or with --fdb the
  *     collected find-db's allowed entries, no timing (the cheap mode);
- *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost),
- *     after an untimed one and an untimed pass over the shortlists' kernels, so that both sides run warm; with
- *     --shortlist-timing batch the untimed pass runs without --find-cost too (a kernel's first launch in the
- *     process loads it: its warm-up call's host time would leave the pass unheld, and its timed launches would
- *     then measure the host's launch rate);
+ *   - with --find-cost, one cudnnFind*AlgorithmEx call on the same tensors, timed (the exhaustive search's cost;
+ *     the kernels it ran and their reported times summed beside it: find_algos, find_kernel_ms), after an untimed
+ *     one and an untimed pass over the shortlists' kernels, so that both sides run warm; with --shortlist-timing
+ *     batch the untimed pass runs without --find-cost too (a kernel's first launch in the process loads it: its
+ *     warm-up call's host time would leave the pass unheld, and its timed launches would then measure the host's
+ *     launch rate);
  *   - a model's pick is its highest-scored candidate, the heuristic's pick the first of its list among them;
  *   - with --top-k K, each model's shortlist (its K best candidates, one per algorithm unless --shortlist-by
  *     kernel, plus the heuristic's pick when not among them) and cuDNN's first K are each timed once and the
@@ -497,11 +498,11 @@ int cmd_verify(int argc, char **argv)
         /* cudnnFind's cost against the shortlists', both warm: CUDA loads a kernel on its first launch in the
          * process (lazy module loading), so whichever side ran a kernel first would pay for loading it. An
          * untimed cudnnFind and an untimed pass over the shortlists' kernels load both sides' kernels first. */
-        double find_ms = 0;
-        int fatal = 0, warm_pass = topk && (find_cost || how == SHORTLIST_BATCH);
+        double find_ms = 0, find_kernel_ms = 0;
+        int find_algos = 0, fatal = 0, warm_pass = topk && (find_cost || how == SHORTLIST_BATCH);
         if (find_cost || warm_pass) {
             d0 = cli_now_s();
-            if (find_cost) be.find(&be, hmath, &find_ms);
+            if (find_cost) be.find(&be, hmath, &find_ms, &find_algos, &find_kernel_ms);
             if (warm_pass) {
                 int warm[MAX_RES], n_warm = 0;
                 char in_warm[MAX_RES] = {0};
@@ -520,7 +521,8 @@ int cmd_verify(int argc, char **argv)
             }
             part[PART_WARM] += cli_now_s() - d0;
             d0 = cli_now_s();
-            if (find_cost && !fatal && be.find(&be, hmath, &find_ms)) cli_tally_add(&cand, "cudnnFind failed");
+            if (find_cost && !fatal && be.find(&be, hmath, &find_ms, &find_algos, &find_kernel_ms))
+                cli_tally_add(&cand, "cudnnFind failed");
             part[PART_FIND] += cli_now_s() - d0;
         }
         /* shortlists: each kernel timed once, the fastest kept */
@@ -593,8 +595,11 @@ int cmd_verify(int argc, char **argv)
         collect_kernel_name(cv.dir, res[ib].algo, res[ib].math, nm_b, sizeof nm_b);
         if (topk) collect_kernel_name(cv.dir, res[vt_pick].algo, res[vt_pick].math, nm_vt, sizeof nm_vt);
         const char *cls_name = cv.dtype == COLLECT_DTYPE_FP32 ? data_portable_precision_name(cls) : "-";
-        char find_s[32] = "-";
-        if (find_ms > 0) snprintf(find_s, sizeof find_s, "%.3f", find_ms);
+        char find_s[32] = "-", find_k[64] = "-\t-";
+        if (find_ms > 0) {
+            snprintf(find_s, sizeof find_s, "%.3f", find_ms);
+            snprintf(find_k, sizeof find_k, "%d\t%.4g", find_algos, find_kernel_ms);
+        }
         size_t used = 0;
         for (int m = 0; m < n_models; m++) {
             int im = order[m][0];
@@ -602,10 +607,10 @@ int cmd_verify(int argc, char **argv)
             collect_kernel_name(cv.dir, res[im].algo, res[im].math, nm_m, sizeof nm_m);
             if (topk) {
                 collect_kernel_name(cv.dir, res[tk_pick[m]].algo, res[tk_pick[m]].math, nm_tk, sizeof nm_tk);
-                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f\t%s", topk, tk_n[m], nm_tk,
-                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost, timing_name);
+                snprintf(tail, sizeof tail, "%d\t%d\t%s\t%.6g\t%.3f\t%s\t%.6g\t%.3f\t%s\t%s", topk, tk_n[m], nm_tk,
+                         med[tk_pick[m]], tk_cost[m], nm_vt, med[vt_pick], vt_cost, timing_name, find_k);
             } else {
-                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-\t-");
+                snprintf(tail, sizeof tail, "-\t-\t-\t-\t-\t-\t-\t-\t-\t%s", find_k);
             }
             int w = snprintf(rowbuf + used, rowcap - used,
                              "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%.6g\t%.4f\t%.4f\t%.3f\t%.1f\t%s\t%s\t%s\t%s\t%s\n", key, nm_m,

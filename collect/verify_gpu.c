@@ -70,10 +70,10 @@ static int conv_time_list(verify_conv_backend *b, const int *algos, const int *m
     return rc;
 }
 
-static int conv_find(verify_conv_backend *b, int math, double *ms)
+static int conv_find(verify_conv_backend *b, int math, double *ms, int *algos, double *kernel_ms)
 {
     gpu_conv *s = b->state;
-    return gpu_find_ms(&s->g, &s->p, math, ms);
+    return gpu_find_ms(&s->g, &s->p, math, ms, algos, kernel_ms);
 }
 
 static void conv_close(verify_conv_backend *b)

@@ -192,10 +192,11 @@ static void report_exercise(const collect_report *r)
         const collect_verify_row *v = &w->v;
         if (!w->key || !w->model || !w->source || !w->precision) abort();
         double x[] = {v->t_model, v->t_heur, v->t_best, v->decide_us, v->find_ms, v->t_list, v->t_topk, v->topk_ms,
-                      v->t_vtopk, v->vtopk_ms, w->heur_us, w->candidates};
+                      v->t_vtopk, v->vtopk_ms, w->heur_us, w->candidates, v->find_kernel_ms};
         for (size_t j = 0; j < sizeof x / sizeof *x; j++)
             if (!isfinite(x[j]) || x[j] < 0) abort();
         if (!(v->t_model > 0 && v->t_heur > 0 && v->t_best > 0) || v->k < 0 || v->topk_timings < 0) abort();
+        if (v->find_algos < 0 || (v->find_algos > 0 && !(v->find_ms > 0))) abort(); /* cudnnFind's kernels, timed */
         char val[128];
         for (size_t j = 0; j < sizeof fields / sizeof *fields; j++) collect_report_field(r, i, fields[j], val, sizeof val);
     }

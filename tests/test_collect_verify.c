@@ -240,7 +240,7 @@ Test(collect_verify, gemm_families_from_a_shapes_file)
 }
 
 /* The shipped reports (twelve and seventeen columns, before shortlists) read back to the summaries they end
- * with. */
+ * with; one of 24 columns, before cudnnFind's kernel columns, reads with none counted. */
 Test(collect_verify, shipped_reports_summarize_as_recorded)
 {
     char path[4096];
@@ -288,6 +288,12 @@ Test(collect_verify, shipped_reports_summarize_as_recorded)
     cr_assert_str_eq(val, "bf16");
     cr_assert_eq(collect_report_field(&r, 0, "dims", val, sizeof val), COLLECT_EINVAL);
     free(v);
+    collect_report_free(&r);
+
+    snprintf(path, sizeof path, "%s/h100/verify/h200_networks_nowarmup.tsv.gz", HEURIST_DATASETS_DIR);
+    cr_assert_eq(collect_report_read(path, &r), 0, "%s", collect_last_error());
+    cr_assert_eq(r.n, 1506);
+    for (int i = 0; i < r.n; i++) cr_assert(r.rows[i].v.find_ms > 0 && r.rows[i].v.find_algos == 0);
     collect_report_free(&r);
 }
 
@@ -354,12 +360,12 @@ Test(collect_verify, bootstrap_interval)
 /* a report of two models over three problems, with shortlists on the first two */
 static const char report_text[] =
     COLLECT_REPORT_CONV_HEADER
-    KEY_F "\tA.default\tH.default\tB.default\t1\t2\t1\t2\t1\t5\t100\t10\tmA\tresnet\ttf32\t2\t3\tA\t1\t2\tV\t1.5\t3\tcareful\n"
-    KEY_F "\tA.default\tH.default\tB.default\t2\t2\t1\t1\t0.5\t5\t100\t10\tmB\tresnet\ttf32\t2\t2\tA\t1\t2\tV\t1.5\t3\tcareful\n"
-    KEY_W_DW "\tA\tH\tB\t2\t1\t0.8\t0.5\t0.4\t7\t100\t-\tmA\tx3d\t-\t2\t2\tA\t1.05\t4\tV\t0.8\t1\tcareful\n"
-    KEY_W_DW "\tA\tH\tB\t1\t1\t0.8\t1\t0.8\t7\t100\t-\tmB\tx3d\t-\t2\t2\tA\t1\t4\tV\t0.8\t1\tcareful\n"
-    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmA\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
-    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmB\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+    KEY_F "\tA.default\tH.default\tB.default\t1\t2\t1\t2\t1\t5\t100\t10\tmA\tresnet\ttf32\t2\t3\tA\t1\t2\tV\t1.5\t3\tcareful\t12\t7.5\n"
+    KEY_F "\tA.default\tH.default\tB.default\t2\t2\t1\t1\t0.5\t5\t100\t10\tmB\tresnet\ttf32\t2\t2\tA\t1\t2\tV\t1.5\t3\tcareful\t12\t7.5\n"
+    KEY_W_DW "\tA\tH\tB\t2\t1\t0.8\t0.5\t0.4\t7\t100\t-\tmA\tx3d\t-\t2\t2\tA\t1.05\t4\tV\t0.8\t1\tcareful\t-\t-\n"
+    KEY_W_DW "\tA\tH\tB\t1\t1\t0.8\t1\t0.8\t7\t100\t-\tmB\tx3d\t-\t2\t2\tA\t1\t4\tV\t0.8\t1\tcareful\t-\t-\n"
+    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmA\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+    KEY_B_G "\tA\tH\tB\t1\t1\t1\t1\t1\t6\t100\t-\tmB\tunet\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
     "# problems: 3\n";
 
 Test(collect_verify, report_rows_fields_and_summaries)
@@ -376,6 +382,9 @@ Test(collect_verify, report_rows_fields_and_summaries)
     cr_assert_eq(r.rows[0].v.topk_timings, 3);
     cr_assert_float_eq(r.rows[2].v.t_topk, 1.05, 1e-12);
     cr_assert_float_eq(r.rows[2].v.find_ms, 0, 1e-12); /* "-": not timed */
+    cr_assert_eq(r.rows[0].v.find_algos, 12);
+    cr_assert_float_eq(r.rows[0].v.find_kernel_ms, 7.5, 1e-12);
+    cr_assert_eq(r.rows[2].v.find_algos, 0);
     cr_assert_eq(r.rows[4].v.k, 0);
     char val[64];
     static const struct { int row; const char *field, *value; } want[] = {
@@ -412,6 +421,8 @@ Test(collect_verify, report_rows_fields_and_summaries)
     cr_assert(strstr(text, "# model mA\n# problems: 3\n# speed-up over cuDNN's heuristic: geometric mean 1.0000"), "%s",
               text);
     cr_assert(strstr(text, "cudnnFind 10.00 ms per problem (1 timed)"), "%s", text);
+    cr_assert(strstr(text, "# cudnnFind ran 12.00 algorithms a problem (1 problems); their times as it reports them: "
+                           "0.7500 of its wall time\n"), "%s", text);
     f = fopen(out_path, "w");
     cr_assert_eq(collect_report_summarize(f, &r, 1.02, 10, 3, "nonsense"), COLLECT_EINVAL);
     fclose(f);
@@ -428,11 +439,15 @@ Test(collect_verify, malformed_reports_name_the_line)
     static const struct { const char *text, *error; } bad[] = {
         {"key\tmodel\n", "neither t_model_ms nor t_model_us"},
         {"key\tt_model_ms\tt_heur_ms\tt_best_ms\tdecide_us\n", "no column find_ms"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\n", ":2: 6 tab-separated columns, the header has 24"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\tx\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n",
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\n", ":2: 6 tab-separated columns, the header has 26"},
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\tx\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n",
          ":2: column t_model_ms: 'x' is not a number"},
-        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t2\t2\tA\t-\t2\tV\t1\t1\tonce\n",
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t2\t2\tA\t-\t2\tV\t1\t1\tonce\t-\t-\n",
          ":2: a shortlist of k 2 without its picks' times"},
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t-\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t4\t3\n",
+         ":2: cudnnFind's 4 algorithms without its time (find_ms)"},
+        {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t9\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t4.5\t3\n",
+         ":2: column find_algos: '4.5' is not a whole number"},
         {COLLECT_REPORT_CONV_HEADER "k\tA\tH\tB\t1\t2\t1", ":2: the last line is cut short"},
         {"# only a summary\n", "no header row"},
     };
@@ -452,7 +467,7 @@ Test(collect_verify, malformed_reports_name_the_line)
  * and a header of more columns than the reader splits: refused, naming the line. */
 Test(collect_verify, reports_with_unusable_values_are_refused)
 {
-#define ROW_T(tm, th, k) "k\tA\tH\tB\t" tm "\t" th "\t1\t2\t1\t5\t100\t10\tm\ts\t-\t" k "\t2\tA\t1\t2\tV\t1\t1\tonce\n"
+#define ROW_T(tm, th, k) "k\tA\tH\tB\t" tm "\t" th "\t1\t2\t1\t5\t100\t10\tm\ts\t-\t" k "\t2\tA\t1\t2\tV\t1\t1\tonce\t-\t-\n"
 #define BAD(text, error) {text, sizeof text - 1, error}
     static const struct { const char *text; size_t len; const char *error; } bad[] = {
         BAD(COLLECT_REPORT_CONV_HEADER ROW_T("inf", "2", "2"), ":2: column t_model_ms: 'inf' is not a number"),
@@ -503,7 +518,7 @@ Test(collect_verify, gzip_reports_name_their_faults)
     int n = snprintf(text, sizeof text, "%s", COLLECT_REPORT_CONV_HEADER);
     for (int i = 0; i < 40; i++)
         n += snprintf(text + n, sizeof text - (size_t)n,
-                      "k%d\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", i);
+                      "k%d\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\tm\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", i);
     g = gzopen(path, "wb");
     gzwrite(g, text, (unsigned)n);
     gzclose(g);
@@ -526,7 +541,7 @@ Test(collect_verify, gzip_reports_name_their_faults)
     free(path);
 }
 
-#define FINISHED(key, model) key "\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\t" model "\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
+#define FINISHED(key, model) key "\tA\tH\tB\t1\t2\t1\t2\t1\t5\t100\t10\t" model "\ts\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n"
 
 Test(collect_verify, resume_cuts_back_to_finished_rows)
 {

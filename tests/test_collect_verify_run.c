@@ -322,6 +322,8 @@ typedef struct conv_expect {
     double t_model[2], t_heur, t_best, t_topk[2], t_vtopk;
     double by_topk[2], by_vtopk;  /* the shortlists' kernels' times by one launch, summed */
     int topk_timings[2];
+    int find_algos;              /* the fake cudnnFind's kernels: every collected candidate */
+    double find_kernel_ms;       /* their collected times, summed */
 } conv_expect;
 
 static double res_ms(const collect_result *res, int n, int a, int m)
@@ -365,6 +367,8 @@ static void conv_expected(const char *key, int cls, int k, int once, conv_expect
     int rc = t.measure(&t, &cv, key, &m, &cand, &why);
     t.close(&t);
     if (rc) return;
+    e->find_algos = m.n_res;
+    for (int r = 0; r < m.n_res; r++) e->find_kernel_ms += m.res[r].ms;
     /* the allowed candidates */
     collect_result res[64];
     int n = 0;
@@ -461,7 +465,7 @@ static int ends_with(const char *s, const char *tail)
 /* columns of the conv report */
 enum { C_KEY, C_MODEL, C_HEUR, C_BEST, C_TM, C_TH, C_TB, C_SPEEDUP, C_EFF, C_DECIDE, C_HEUR_US, C_FIND, C_NAME,
        C_SOURCE, C_PREC, C_K, C_TIMINGS, C_TOPK_PICK, C_TTOPK, C_TOPK_MS, C_VPICK, C_TVTOPK, C_VTOPK_MS,
-       C_SHORTLIST_TIMING, C_COUNT };
+       C_SHORTLIST_TIMING, C_FIND_ALGOS, C_FIND_KERNEL, C_COUNT };
 
 /* How a report's shortlists were timed (--shortlist-timing) */
 enum { TIMING_CAREFUL, TIMING_ONCE, TIMING_BATCH };
@@ -500,6 +504,16 @@ static void check_conv_report(const char *path, const char *list, int n_keys, in
             cr_assert_float_eq(num(f[C_TB]), e.t_best, 1e-5 * e.t_best, "%s", p[i].key);
             if (cls == DATA_PRECISION_STRICT && cv.dtype == COLLECT_DTYPE_FP32)
                 for (int c = C_MODEL; c <= C_BEST; c++) cr_assert(ends_with(f[c], ".fma"), "%s: %s", p[i].key, f[c]);
+            /* cudnnFind's kernels and their times beside its wall time, which adds the fake's host work a kernel */
+            if (strcmp(f[C_FIND], "-")) {
+                cr_assert_eq(atoi(f[C_FIND_ALGOS]), e.find_algos, "%s", p[i].key);
+                cr_assert_float_eq(num(f[C_FIND_KERNEL]), e.find_kernel_ms, 1e-3 * e.find_kernel_ms, "%s", p[i].key);
+                cr_assert_float_eq(num(f[C_FIND]), e.find_kernel_ms + VERIFY_FAKE_FIND_HOST_MS * e.find_algos,
+                                   1e-3 + 1e-3 * e.find_kernel_ms, "%s", p[i].key);
+            } else {
+                cr_assert_str_eq(f[C_FIND_ALGOS], "-");
+                cr_assert_str_eq(f[C_FIND_KERNEL], "-");
+            }
             if (!k) {
                 cr_assert_str_eq(f[C_K], "-");
                 cr_assert_str_eq(f[C_TTOPK], "-");
@@ -574,7 +588,7 @@ Test(collect_verify_run, conv_rows_follow_the_fake_numbers, .init = setup)
         check_conv_report(out, networks(), 27, classes[c], 2, 0);
         collect_report r;
         cr_assert_eq(collect_report_read(out, &r), 0, "%s", collect_last_error());
-        for (int i = 0; i < r.n; i++) cr_assert(r.rows[i].v.find_ms > 0);
+        for (int i = 0; i < r.n; i++) cr_assert(r.rows[i].v.find_ms > 0 && r.rows[i].v.find_algos > 0);
         collect_report_free(&r);
     }
     /* no shortlist, the default class */
