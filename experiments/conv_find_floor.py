@@ -11,17 +11,19 @@ same list and runtime (its top-3 names the shortlist's kernels); FDB: the find-d
 collected time of each shortlist kernel, the only per-kernel time these files hold for kernels a shortlist timed
 but did not pick).
 
-Per class (direction x 2-D dense / 3-D / grouped / depthwise), medians over its problems:
+Per class (direction x 2-D / 3-D x dense / grouped / depthwise, then "*": every direction), medians over its
+problems:
   n        kernels cudnnFind ran (find_algos);
   find     its wall time (find_ms), kern its kernels' reported times summed (find_kernel_ms), and
-  h'       (find - kern) / n: its cost a kernel beyond the kernel (host work, workspace queries, repeats);
+  hf       (find - kern) / n: its cost a kernel beyond the kernel (host work, workspace queries, repeats);
   sl       the shortlist pass's wall time (topk_ms) over its t timings (topk_timings), sl_k its kernels' times
            (the find-db's collected times of the shortlist's kernels: the runtime's top-3 and cuDNN's pick when
-           not among them), and h = (sl - sl_k) / t;
-  share    sl / find, as measured;
-  floor    (t h + sl_k) / (n h' + kern) with each problem's own terms (= share up to the find-db's kernel times
-           standing in for the pass's), and its two limits: kernels only, sl_k / kern (no host work on either
-           side), and host only, t h / (n h') (kernels of no length).
+           not among them), and hs = (sl - sl_k) / t;
+  share    sl / find, as measured (= (t hs + sl_k) / (n hf + kern));
+  floor    sl_k / find: the share of a pass with no host work, timing the same kernels; f2 and f1 the same for the
+           runtime's first two algorithms and its pick alone (one launch each, the find-db's times);
+  k-only   sl_k / kern (no host work on either side), and h-only t hs / (n hf) (kernels of no length).
+The find-db's times are the collection's (an H100's for datasets/h100), the others the verify run's GPU's.
 """
 import argparse
 import csv
@@ -95,16 +97,18 @@ def main():
             sys.exit(f'{a.report}: line {n}: a shortlist kernel of {r["key"]} has no time in {a.fdb}')
         t = int(r['topk_timings'])
         d = {'n': int(r['find_algos']), 'find': float(r['find_ms']), 'kern': float(r['find_kernel_ms']),
-             'sl': float(r['topk_ms']), 't': t, 'sl_k': sum(kt[x] for x in names)}
+             'sl': float(r['topk_ms']), 't': t, 'sl_k': sum(kt[x] for x in names), 'k1': kt[m['top1']],
+             'k2': kt[m['top1']] + (kt[m['top2']] if m['top2'] != '-' else 0.0)}
         d['h_find'] = (d['find'] - d['kern']) / d['n'] if d['n'] else float('nan')
         d['h_sl'] = (d['sl'] - d['sl_k']) / t
-        for c in (problem_class(r['key']), 'all'):
+        c = problem_class(r['key'])
+        for c in (c, '* ' + c.split(' ', 1)[1], 'all'):
             by.setdefault(c, []).append(d)
     med = statistics.median
     print(f'{a.report}, {a.model}: medians per class (ms)')
-    print(f'{"class":<16} {"probs":>5} {"n":>4} {"find":>7} {"kern":>7} {"h'":>6} {"sl":>6} {"t":>3} {"sl_k":>6} '
-          f'{"h":>6} {"share":>6} {"floor":>6} {"k-only":>6} {"h-only":>6}')
-    for c in sorted(by, key=lambda c: (c == 'all', c)):
+    print(f'{"class":<16} {"probs":>5} {"n":>4} {"find":>7} {"kern":>7} {"hf":>6} {"sl":>6} {"t":>3} {"sl_k":>6} '
+          f'{"hs":>6} {"share":>6} {"floor":>6} {"f2":>6} {"f1":>6} {"k-only":>6} {"h-only":>6}')
+    for c in sorted(by, key=lambda c: (c == 'all', c.startswith('*'), c)):
         ds = [d for d in by[c] if d['n'] > 0]
         if not ds:
             continue
@@ -112,7 +116,8 @@ def main():
               f'{med(d["kern"] for d in ds):>7.3f} {med(d["h_find"] for d in ds):>6.3f} '
               f'{med(d["sl"] for d in ds):>6.3f} {med(d["t"] for d in ds):>3.0f} {med(d["sl_k"] for d in ds):>6.3f} '
               f'{med(d["h_sl"] for d in ds):>6.3f} {med(d["sl"] / d["find"] for d in ds):>6.3f} '
-              f'{med((d["t"] * d["h_sl"] + d["sl_k"]) / (d["n"] * d["h_find"] + d["kern"]) for d in ds):>6.3f} '
+              f'{med(d["sl_k"] / d["find"] for d in ds):>6.3f} {med(d["k2"] / d["find"] for d in ds):>6.3f} '
+              f'{med(d["k1"] / d["find"] for d in ds):>6.3f} '
               f'{med(d["sl_k"] / d["kern"] for d in ds if d["kern"] > 0):>6.3f} '
               f'{med(d["t"] * d["h_sl"] / (d["n"] * d["h_find"]) for d in ds if d["h_find"] > 0):>6.3f}')
 
