@@ -34,17 +34,21 @@ static void assert_same_file(const char *a, const char *b)
 static int collect_run_cmd(const char *env, int ranks, const char *args, char **out)
 {
     char cmd[8192];
+    int n = -1;
     if (ranks > 0) {
 #ifdef HEURIST_MPIEXEC
-        snprintf(cmd, sizeof cmd, "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" OMPI_ALLOW_RUN_AS_ROOT=1 "
-                                  "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout 120 %s -np %d --oversubscribe %s %s 2>&1",
-                 env, HEURIST_MPIEXEC, ranks, HEURIST_COLLECT_BINARY, args);
+        n = snprintf(cmd, sizeof cmd,
+                     "ASAN_OPTIONS=\"${ASAN_OPTIONS:-}:detect_leaks=0\" OMPI_ALLOW_RUN_AS_ROOT=1 "
+                     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 %s timeout 120 %s -np %d --oversubscribe %s %s 2>&1",
+                     env, HEURIST_MPIEXEC, ranks, HEURIST_COLLECT_BINARY, args);
 #else
         cr_assert_fail("no MPI launcher");
 #endif
     } else {
-        snprintf(cmd, sizeof cmd, "%s timeout 120 %s %s 2>&1", env, HEURIST_COLLECT_BINARY, args);
+        n = snprintf(cmd, sizeof cmd, "%s timeout 120 %s %s 2>&1", env, HEURIST_COLLECT_BINARY, args);
     }
+    /* a cut command would run something else than the test means */
+    cr_assert(n >= 0 && (size_t)n < sizeof cmd, "the command does not fit in %zu bytes: %s", sizeof cmd, args);
     return test_run_shell(cmd, out);
 }
 

@@ -147,7 +147,7 @@ Test(hostile_tables, folder_given_as_a_file_is_named)
 Test(hostile_tables, values_outside_float_range_are_skipped_or_refused)
 {
     const char *text = "M,N,tm,us\n1,2,32,5\n1e39,2,32,4\n1,2,-1e300,3\n";
-    data_load_opts lax = {0, NULL, 1, NULL};
+    data_load_opts lax = {.threads = 1};
     data_select *ds = NULL;
     cr_assert_eq(data_table_parse("big.csv", text, strlen(text), ',', SCHEMA, &lax, &ds), HR_OK, "%s", hr_last_error());
     cr_assert_eq(ds->n, 1);
