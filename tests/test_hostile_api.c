@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "heurist.h"
@@ -161,4 +162,36 @@ Test(hostile_api, temporary_paths_pass_over_names_left_behind)
     rmdir(left);
     free(first);
     free(next);
+}
+
+/* What a test makes at its temporary paths goes when its process exits (a folder with a file in it here), and a
+ * forked child's exit leaves the paths of its parent. */
+Test(hostile_api, temporary_paths_are_removed_when_their_process_exits)
+{
+    char *kept = test_tmppath(".d");
+    cr_assert_eq(mkdir(kept, 0755), 0, "%s", kept);
+    int fd[2];
+    cr_assert_eq(pipe(fd), 0);
+    pid_t child = fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        close(fd[0]);
+        char *dir = test_tmppath(".d"), inner[600];
+        snprintf(inner, sizeof inner, "%s/f.txt", dir);
+        FILE *f = mkdir(dir, 0755) == 0 ? fopen(inner, "w") : NULL;
+        int ok = f && fclose(f) == 0 && write(fd[1], dir, strlen(dir) + 1) == (ssize_t)strlen(dir) + 1;
+        free(dir);
+        exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    char made[600] = "";
+    ssize_t got = read(fd[0], made, sizeof made - 1);
+    close(fd[0]);
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child could not make its folder");
+    cr_assert_gt(got, 0);
+    cr_assert_neq(access(made, F_OK), 0, "%s was left behind", made);
+    cr_assert_eq(access(kept, F_OK), 0, "a forked child's exit removed its parent's %s", kept);
+    free(kept);
 }

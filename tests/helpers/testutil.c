@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -9,6 +10,49 @@
 #include <unistd.h>
 
 static int counter;
+
+/* The paths test_tmppath handed out in this process, removed (a folder with all it holds) when the process exits:
+ * Criterion runs each test in a process of its own and ends it with exit, passed or failed, so a test leaves
+ * nothing under the temporary folder. A forked child starts a list of its own and leaves its parent's paths. */
+static struct {
+    char **path;
+    int n, cap;
+    pid_t owner;
+} handed_out;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    remove(path);
+    return 0;
+}
+
+static void handed_out_remove(void)
+{
+    if (handed_out.owner != getpid()) return;
+    for (int i = 0; i < handed_out.n; i++) {
+        nftw(handed_out.path[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        free(handed_out.path[i]);
+    }
+    free(handed_out.path);
+    handed_out.path = NULL;
+    handed_out.n = handed_out.cap = 0;
+}
+
+static void handed_out_add(const char *path)
+{
+    if (handed_out.owner != getpid()) {
+        if (!handed_out.owner) atexit(handed_out_remove); /* a forked child inherits the registration */
+        for (int i = 0; i < handed_out.n; i++) free(handed_out.path[i]);
+        handed_out.n = 0;
+        handed_out.owner = getpid();
+    }
+    if (handed_out.n == handed_out.cap) {
+        handed_out.cap = handed_out.cap ? 2 * handed_out.cap : 16;
+        handed_out.path = realloc(handed_out.path, (size_t)handed_out.cap * sizeof *handed_out.path);
+        if (!handed_out.path) abort();
+    }
+    if (!(handed_out.path[handed_out.n++] = strdup(path))) abort();
+}
 
 const char *test_tmpdir(void)
 {
@@ -25,6 +69,7 @@ char *test_tmppath(const char *suffix)
     do
         snprintf(p, 512, "%s/heurist_test_%ld_%d%s", test_tmpdir(), (long)getpid(), counter++, suffix);
     while (access(p, F_OK) == 0);
+    handed_out_add(p);
     return p;
 }
 

@@ -8,7 +8,8 @@
 const char *test_tmpdir(void);
 /* Writes len bytes to a fresh temporary file named after `tag`; returns its malloc'd path. */
 char *test_tmpfile(const char *tag, const void *data, size_t len);
-/* A fresh temporary path (no file) under test_tmpdir() ending in `suffix`; malloc'd. */
+/* A fresh temporary path (no file) under test_tmpdir() ending in `suffix`; malloc'd. Whatever the test makes at
+ * that path (a file, or a folder and all it holds) is removed when the process that asked for it exits. */
 char *test_tmppath(const char *suffix);
 /* A file's whole contents, malloc'd and NUL-terminated (*len, when given, without the NUL); NULL when it cannot
  * be read. */
