@@ -280,7 +280,10 @@ static int output_is_input(const char *cmd, const char *opt, const char *path, c
 int cli_check_output_in(const char *cmd, const char *opt, const char *dir, const char *name, const cli_inputs *in)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (hr_path_join(path, sizeof path, dir, name)) {
+        cli_complain("heurist %s: --%s: %s", cmd, opt, hr_last_error());
+        return 1;
+    }
     return output_is_input(cmd, opt, path, in);
 }
 

@@ -164,7 +164,10 @@ int cli_job_compare(int argc, char **argv, const dist_comm *comm, FILE *sink)
     char *summary = NULL;
     int rc = 0;
     if (pipe_compare(&d, &s, &o, out, cli_print_fold, sink, &summary)) rc = cli_fail("compare");
-    if (!rc && summary && sink) fprintf(sink, "\n%s\nreport: %s/report.md, %s/report.json\n", summary, out, out);
+    char md[4096], json[4096];
+    if (!rc && summary && sink && !hr_path_join(md, sizeof md, out, "report.md") &&
+        !hr_path_join(json, sizeof json, out, "report.json"))
+        fprintf(sink, "\n%s\nreport: %s, %s\n", summary, md, json);
     free(summary);
     pipe_dataset_free(&d);
     cli_train_opts_free(&c);

@@ -55,8 +55,10 @@ int cli_cmd_export(int argc, char **argv)
     m->select_guard = guard;
     m->select_guard_top = guard_top;
     if (strcmp(format, "c") == 0) {
+        char c_path[4096], h_path[4096];
         if (export_c_write(m, mpath, out, prefix)) rc = cli_fail("export");
-        else printf("wrote %s/%s.c and %s/%s.h\n", out, prefix, out, prefix);
+        else if (!hr_path_join(c_path, sizeof c_path, out, c_name) && !hr_path_join(h_path, sizeof h_path, out, h_name))
+            printf("wrote %s and %s\n", c_path, h_path);
     } else {
         int trees = 0;
         if (guard > 0 || guard_top > 0) {

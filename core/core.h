@@ -184,6 +184,9 @@ int hr_file_exists(const char *path);
 int hr_file_same(const char *a, const char *b);
 /* 1 when the first n characters of s end with suffix. */
 int hr_ends_with(const char *s, size_t n, const char *suffix);
+/* "DIR/NAME" into buf (cap bytes) with one '/' between them, whether or not DIR ends with one (`--out rt/`);
+ * HR_EINVAL naming the path when it does not fit. */
+int hr_path_join(char *buf, size_t cap, const char *dir, const char *name);
 /* Final component of a path, pointing into `path`. */
 const char *hr_path_basename(const char *path);
 /* mkdir -p for a directory path. */

@@ -181,6 +181,16 @@ int hr_file_same(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+int hr_path_join(char *buf, size_t cap, const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    const char *sep = n && dir[n - 1] == '/' ? "" : "/";
+    int len = snprintf(buf, cap, "%s%s%s", dir, sep, name);
+    if (len < 0 || (size_t)len >= cap)
+        return hr_error(HR_EINVAL, "%s%s%s: the path is longer than %zu bytes", dir, sep, name, cap - 1);
+    return HR_OK;
+}
+
 const char *hr_path_basename(const char *path)
 {
     const char *s = strrchr(path, '/');

@@ -247,7 +247,9 @@ static const export_runtime *runtime_of(const model *m, const char *name)
 static int write_file(const char *dir, const char *ext, writer_fn fn, const export_job *j)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s%s", dir, j->prefix, ext);
+    int rc = hr_path_join(path, sizeof path - strlen(ext), dir, j->prefix);
+    if (rc) return rc;
+    strcat(path, ext);
     char *tmp = hr_file_tmp_path(path);
     if (!tmp) return HR_ENOMEM;
     FILE *f = fopen(tmp, "w");
@@ -255,7 +257,7 @@ static int write_file(const char *dir, const char *ext, writer_fn fn, const expo
         free(tmp);
         return hr_error(HR_EIO, "%s: cannot create", path);
     }
-    int rc = fn(f, j);
+    rc = fn(f, j);
     if (ferror(f)) rc = rc ? rc : hr_error(HR_EIO, "%s: write failed", path);
     if (fclose(f) != 0 && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
     if (rc) remove(tmp);

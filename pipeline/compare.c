@@ -33,7 +33,8 @@ static int write_markdown(const char *dir, const pipe_dataset *d, const char *ta
                           const pipe_result *const *res, const int *nres)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/report.md", dir);
+    int rc = hr_path_join(path, sizeof path, dir, "report.md");
+    if (rc) return rc;
     char *tmp = hr_file_tmp_path(path);
     if (!tmp) return HR_ENOMEM;
     FILE *f = fopen(tmp, "w");
@@ -44,7 +45,7 @@ static int write_markdown(const char *dir, const pipe_dataset *d, const char *ta
     fputs(tables, f);
     /* a figure that cannot be written (a full disk) is an error of the run, as report.md's own write is */
     int np = plot_compare(dir, d, pipe_task_of(d->task), nm, names, res, nres, f);
-    int rc = np < 0 ? np : HR_OK;
+    rc = np < 0 ? np : HR_OK;
     if (ferror(f) | (fclose(f) != 0) && !rc) rc = hr_error(HR_EIO, "%s: write failed", path);
     if (rc) remove(tmp);
     else rc = hr_file_commit(tmp, path);
@@ -98,8 +99,8 @@ int pipe_compare(const pipe_dataset *d, const pipe_compare_spec *s, const pipe_o
     /* the results and the reports are rank 0's */
     if (!rc && root) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/report.json", dir);
-        rc = pipe_json_write(path, report);
+        rc = hr_path_join(path, sizeof path, dir, "report.json");
+        if (!rc) rc = pipe_json_write(path, report);
     }
     if (!rc && root) {
         const pipe_result *cres[PIPE_COMPARE_MAX];

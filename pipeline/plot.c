@@ -112,12 +112,12 @@ static void legend(cairo_t *cr, int n, const char *const *names)
 static int figure_end(cairo_surface_t *surf, cairo_t *cr, const char *dir, const char *file)
 {
     cairo_destroy(cr);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    char *tmp = hr_file_tmp_path(path);
-    int rc = HR_OK;
-    if (!tmp) rc = HR_ENOMEM;
-    else if (cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) {
+    char path[1024], *tmp = NULL;
+    int rc = hr_path_join(path, sizeof path, dir, file);
+    if (!rc && !(tmp = hr_file_tmp_path(path))) rc = HR_ENOMEM;
+    if (rc) {
+        /* nothing written: the surface is freed below */
+    } else if (cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) {
         /* cairo leaves what it wrote: the temporary goes, nothing half-written stays beside the report */
         remove(tmp);
         rc = hr_error(HR_EIO, "%s: cannot write PNG", path);

@@ -149,6 +149,14 @@ Test(cli, train_eval_predict_export_cv_compare_end_to_end, .timeout = 600)
     const char *flops = strstr(names, " log2_flops ");
     cr_assert(flops != NULL && eol != NULL && flops < eol, "feature names missing from the LightGBM export");
     free(json);
+    /* --out DIR/ as README writes it: the files it names have one '/' */
+    char *rt = test_tmppath(".rt"), wrote[1200];
+    snprintf(args, sizeof args, "export --model %s --format c --out %s/", model, rt);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    snprintf(wrote, sizeof wrote, "wrote %s/heurist_model.c and %s/heurist_model.h\n", rt, rt);
+    cr_assert_str_eq(out, wrote);
+    free(out);
+    free(rt);
     snprintf(args, sizeof args,
              "cv --data %s --task select --model gbdt --config '{\"rounds\": 10, \"log_every\": 0}' --folds 3 --report %s",
              data, report);

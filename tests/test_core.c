@@ -156,6 +156,21 @@ Test(core, ends_with_looks_at_the_first_n_characters_only)
     cr_assert(hr_ends_with("x", 1, ""));
 }
 
+/* One '/' between a folder and a name however the folder is written (`--out rt/`); a path that does not fit is an
+ * error naming it, not a shorter path. */
+Test(core, path_join_puts_one_slash_and_refuses_what_does_not_fit)
+{
+    char buf[16];
+    cr_assert_eq(hr_path_join(buf, sizeof buf, "rt/", "a.c"), HR_OK);
+    cr_assert_str_eq(buf, "rt/a.c");
+    cr_assert_eq(hr_path_join(buf, sizeof buf, "rt", "a.c"), HR_OK);
+    cr_assert_str_eq(buf, "rt/a.c");
+    cr_assert_eq(hr_path_join(buf, sizeof buf, "/", "a.c"), HR_OK);
+    cr_assert_str_eq(buf, "/a.c");
+    cr_assert_eq(hr_path_join(buf, sizeof buf, "out/cmp", "report.json"), HR_EINVAL);
+    cr_assert(strstr(hr_last_error(), "out/cmp/report.json") != NULL, "%s", hr_last_error());
+}
+
 Test(core, h5_list_names_the_links_of_a_group_in_name_order)
 {
     char path[512];
