@@ -273,6 +273,7 @@ static int plot_tradeoff(const char *dir, const pipe_task *task, int nm, const c
     if (a.x1 <= a.x0) a.x1 = a.x0 * 10;
     draw_axes(&a, (int)round(log10(a.x1 / a.x0)), 5);
     for (int m = 0; m < nm && m < COMPARE_PLOT_MAX; m++) {
+        if (!isfinite(us[m])) continue; /* a prediction that could not be timed has no place on the time axis */
         cairo_set_source_rgb(cr, palette[m % 8][0], palette[m % 8][1], palette[m % 8][2]);
         cairo_arc(cr, ax_px(&a, us[m]), ax_py(&a, acc[m]), 7, 0, 2 * PLOT_PI);
         cairo_fill(cr);

@@ -3,6 +3,7 @@
  * a figure in JSON, the slices a report breaks results down by, the digests the ranks of a run compare, and a
  * rank's result records read back. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pipeline/pipeline_internal.h"
@@ -18,6 +19,13 @@ void pipe_json_num(cJSON *o, const char *key, double v)
 {
     if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
     else cJSON_AddNullToObject(o, key);
+}
+
+const char *pipe_text_num(char *buf, size_t n, double v)
+{
+    if (isfinite(v)) snprintf(buf, n, "%.2f", v);
+    else snprintf(buf, n, "-");
+    return buf;
 }
 
 uint64_t pipe_digest(uint64_t h, const void *p, size_t n)

@@ -541,11 +541,13 @@ static void select_report_json(cJSON *o, const pipe_dataset *d, const pipe_resul
 static void select_format(const char *model_name, const pipe_result *r, char *buf, size_t n)
 {
     const eval_select_metrics *m = &r->sel.m;
+    char pu[32];
     snprintf(buf, n,
              "%-12s top1 %.4f  top5 %.4f  efficiency mean %.4f median %.4f p10 %.4f min %.4f  unmeasured %.4f"
-             "  train %.1f s  predict %.2f us  params %ld  bytes %ld",
+             "  train %.1f s  predict %s us  params %ld  bytes %ld",
              model_name, m->top1, m->top5, m->efficiency_mean, m->efficiency_median, m->efficiency_p10,
-             m->efficiency_min, m->unmeasured_rate, r->train_seconds, r->predict_us, r->params, r->model_bytes);
+             m->efficiency_min, m->unmeasured_rate, r->train_seconds, pipe_text_num(pu, sizeof pu, r->predict_us),
+             r->params, r->model_bytes);
     size_t len = strlen(buf);
     /* r2 is undefined for a model whose scores regress no per-pair target: "-", as report.md prints it */
     char r2[32] = "-";
@@ -589,7 +591,8 @@ static void md_metrics_table(FILE *f, int nm, const char *const *names, const pi
         if (cand) fprintf(f, " %.4f |", v[11]);
         if (cand && isfinite(v[12])) fprintf(f, " %.4f |", v[12]);
         else if (cand) fprintf(f, " - |");
-        fprintf(f, " %.1f | %.2f | %.0f | %.0f |\n", v[7], v[8], v[9], v[10]);
+        char pu[32];
+        fprintf(f, " %.1f | %s | %.0f | %.0f |\n", v[7], pipe_text_num(pu, sizeof pu, v[8]), v[9], v[10]);
     }
 }
 

@@ -98,11 +98,12 @@ static void tune_format(const char *model_name, const pipe_result *r, char *buf,
     if (r->tune.measured)
         snprintf(eff, sizeof eff, "  efficiency %.4f  p10 %.4f  measured %.4f", r->tune.m.efficiency_mean,
                  r->tune.m.efficiency_p10, r->tune.m.measured);
+    char pu[32];
     snprintf(buf, n,
-             "%-12s param_accuracy %.4f  exact %.4f  valid %.4f%s  decode %.1f us  train %.1f s  predict %.2f us"
+             "%-12s param_accuracy %.4f  exact %.4f  valid %.4f%s  decode %.1f us  train %.1f s  predict %s us"
              "  params %ld  bytes %ld",
              model_name, r->tune.m.param_accuracy, r->tune.m.exact, r->tune.m.valid, eff, r->tune.decode_us,
-             r->train_seconds, r->predict_us, r->params, r->model_bytes);
+             r->train_seconds, pipe_text_num(pu, sizeof pu, r->predict_us), r->params, r->model_bytes);
 }
 
 static void tune_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
@@ -124,7 +125,8 @@ static void tune_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *c
         }
         fprintf(f, "| %s | %.4f | %.4f | %.4f |", names[m], v[0], v[1], v[2]);
         if (measured) fprintf(f, " %.4f | %.4f | %.4f |", v[8], v[9], v[10]);
-        fprintf(f, " %.1f | %.1f | %.2f | %.0f | %.0f |\n", v[3], v[4], v[5], v[6], v[7]);
+        char pu[32];
+        fprintf(f, " %.1f | %.1f | %s | %.0f | %.0f |\n", v[3], v[4], pipe_text_num(pu, sizeof pu, v[5]), v[6], v[7]);
     }
 }
 

@@ -120,3 +120,31 @@ Test(cli_table, schema_option_and_errors)
     free(out);
     free(dir);
 }
+
+/* A single-problem prediction that cannot be timed (the frequent baseline of a table of more than 1,024
+ * configurations: pipeline/select.c times up to 1,024 scores) prints "-" on the result line, as report.json writes
+ * null, not "nan". */
+Test(cli_table, untimed_prediction_prints_a_dash, .timeout = 120)
+{
+    char *csv = test_tmppath(".csv"), *schema = test_tmppath(".json"), *model = test_tmppath(".h5"), args[4096];
+    char *out = NULL;
+    FILE *f = fopen(csv, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "M,N,cfg,time_us\n");
+    for (int p = 0; p < 40; p++)
+        for (int c = 0; c < 30; c++) fprintf(f, "%d,%d,%d,%d\n", 64 + p, 32 + p % 3, p * 30 + c, 1 + (c * 7 + p) % 30);
+    cr_assert_eq(fclose(f), 0);
+    f = fopen(schema, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"problem\": [\"M\", \"N\"], \"kernel\": [\"cfg\"], \"measure\": \"time_us\", \"better\": \"lower\"}\n");
+    cr_assert_eq(fclose(f), 0);
+    snprintf(args, sizeof args, "train --data '%s' --schema '%s' --model frequent --out '%s' --quiet", csv, schema,
+             model);
+    cr_assert_eq(test_cli_run(args, &out), 0, "%s", out);
+    cr_assert(strstr(out, "predict - us"), "%s", out);
+    cr_assert_null(strstr(out, "nan"), "%s", out);
+    free(out);
+    free(csv);
+    free(schema);
+    free(model);
+}
