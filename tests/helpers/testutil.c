@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <bzlib.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -119,6 +120,57 @@ const char *test_miopen(const char *name)
     char *b = buf[k++ % 8];
     snprintf(b, 512, "%s/miopen/%s", HEURIST_DATASETS_DIR, name);
     return b;
+}
+
+char *test_bz2_lines(const char *path, int lines, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    int bzerr;
+    BZFILE *bz = BZ2_bzReadOpen(&bzerr, fp, 0, 0, NULL, 0);
+    char *buf = NULL;
+    size_t n = 0, cap = 0, cut = 0;
+    int seen = 0, ok = bzerr == BZ_OK;
+    while (ok && seen < lines) {
+        if (cap - n < 65536) {
+            cap = cap ? 2 * cap : (size_t)1 << 20;
+            char *grown = realloc(buf, cap + 1);
+            if (!grown) abort();
+            buf = grown;
+        }
+        int got = BZ2_bzRead(&bzerr, bz, buf + n, 65536);
+        if (bzerr != BZ_OK && bzerr != BZ_STREAM_END) ok = 0;
+        for (int i = 0; ok && i < got && seen < lines; i++)
+            if (buf[n + i] == '\n' && ++seen == lines) cut = n + i + 1;
+        if (ok && got > 0) n += (size_t)got;
+        if (ok && bzerr == BZ_STREAM_END) {
+            /* a file of several streams (pbzip2) goes on after the first: reopen on the bytes read past its end */
+            void *rest;
+            int n_rest;
+            char unused[BZ_MAX_UNUSED];
+            BZ2_bzReadGetUnused(&bzerr, bz, &rest, &n_rest);
+            memcpy(unused, rest, (size_t)n_rest);
+            BZ2_bzReadClose(&bzerr, bz);
+            bz = NULL;
+            if (n_rest == 0) {
+                int c = fgetc(fp);
+                if (c == EOF) break;
+                ungetc(c, fp);
+            }
+            bz = BZ2_bzReadOpen(&bzerr, fp, 0, 0, unused, n_rest);
+            ok = bzerr == BZ_OK;
+        }
+    }
+    if (bz) BZ2_bzReadClose(&bzerr, bz);
+    fclose(fp);
+    if (!ok || !buf) {
+        free(buf);
+        return NULL;
+    }
+    if (seen < lines) cut = n;
+    buf[cut] = '\0';
+    if (len) *len = cut;
+    return buf;
 }
 
 int test_run_shell(const char *cmd, char **out)

@@ -35,5 +35,9 @@ char *test_fdb_synthetic_write(int n, int with_backward);
 char *test_gemm_table_dir(void);
 /* Path of a shipped MIOpen file under datasets/miopen/ of the source tree. */
 const char *test_miopen(const char *name);
+/* The first `lines` lines of a bzip2 file (all of it when it has fewer), decompressed only as far as they reach: a
+ * test that needs the head of a large find-db does not pay for the whole file. malloc'd and NUL-terminated, *len
+ * without the NUL; NULL when the file cannot be opened or is not bzip2. */
+char *test_bz2_lines(const char *path, int lines, size_t *len);
 
 #endif
