@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages heurist needs to build, test and benchmark (as root; skips what is present).
+# ninja-build: tools/test.sh and tools/fuzz.sh build their trees with Ninja (make works too, slower).
 set -euo pipefail
-BUILD_PKGS="build-essential cmake pkg-config libopenblas-dev libhdf5-dev libcjson-dev libcriterion-dev libbz2-dev libsqlite3-dev libcairo2-dev zlib1g-dev libcsv-dev clang libopenmpi-dev openmpi-bin"
+BUILD_PKGS="build-essential cmake ninja-build pkg-config libopenblas-dev libhdf5-dev libcjson-dev libcriterion-dev libbz2-dev libsqlite3-dev libcairo2-dev zlib1g-dev libcsv-dev clang libopenmpi-dev openmpi-bin"
 # the Python package (python/) and its tests: Debian's interpreter with numpy and pytest
 PY_PKGS="python3 python3-numpy python3-pytest"
 missing=""
