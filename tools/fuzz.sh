@@ -23,9 +23,11 @@ if ! command -v clang >/dev/null; then
 fi
 # only the fuzz targets are built: no tests, and heurist-collect's GPU commands not even looked for; -O2 for the
 # executions a second, line tables (-gline-tables-only: file, line and inlined frames in a report) rather than full
-# debug information, Ninja where installed (a tree configured before keeps its generator), gold to link
+# debug information, Ninja where installed (a tree configured before keeps its generator), gold to link where
+# binutils ships it
 flags=(-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG"
-       -DHEURIST_FUZZ=ON -DHEURIST_TESTS=OFF -DHEURIST_CUDA=OFF -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
+       -DHEURIST_FUZZ=ON -DHEURIST_TESTS=OFF -DHEURIST_CUDA=OFF)
+command -v ld.gold >/dev/null && flags+=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 [ ! -f "$build/CMakeCache.txt" ] && command -v ninja >/dev/null && flags+=(-G Ninja)
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target $(printf 'fuzz_%s ' $targets) >/dev/null

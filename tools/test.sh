@@ -8,12 +8,13 @@ bash tools/install-deps.sh
 jobs=$(nproc)
 # Every tree is configured for Ninja where it is installed (tools/install-deps.sh installs it: a build spawns far
 # fewer processes than make's, and one with nothing to do takes a fraction of a second where make takes ~13 s of
-# CPU), and links its programs with gold (binutils), which links the eighty-odd programs of a tree in about a third
-# of the CPU time of the default ld (libheurist.so keeps the default ld: gold warns on its sanitizer symbols). A
-# tree configured before keeps its generator.
+# CPU), and links its programs with gold where binutils ships it (ld.gold), which links the eighty-odd programs of
+# a tree in about a third of the CPU time of the default ld (libheurist.so keeps the default ld: gold warns on its
+# sanitizer symbols). A tree configured before keeps its generator.
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-link=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
+link=()
+command -v ld.gold >/dev/null && link=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 status=0
 for variant in release asan; do
   dir=build-test-$variant
