@@ -72,9 +72,10 @@ const pipe_task *pipe_task_of(model_task task);
 /* ---- record.c: what the task tables share with the rest ---- */
 /* JSON has no NaN/inf: a figure that is not finite is written as null. */
 void pipe_json_num(cJSON *o, const char *key, double v);
-/* v with two decimals into buf (n bytes), or "-" when it is not finite (a single-problem prediction that could not
- * be timed): the result line's and report.md's form of what report.json writes as null. */
-const char *pipe_text_num(char *buf, size_t n, double v);
+/* v with `decimals` decimals into buf (n bytes), or "-" when it is not finite (a single-problem prediction that
+ * could not be timed, the R^2 of a model that regresses no target): the result line's and report.md's form of
+ * what report.json writes as null. */
+const char *pipe_text_num(char *buf, size_t n, double v, int decimals);
 
 /* A selection dataset's kernels, keys and runtimes into a digest. */
 uint64_t pipe_digest_select(const data_select *s, uint64_t h);

@@ -21,9 +21,9 @@ void pipe_json_num(cJSON *o, const char *key, double v)
     else cJSON_AddNullToObject(o, key);
 }
 
-const char *pipe_text_num(char *buf, size_t n, double v)
+const char *pipe_text_num(char *buf, size_t n, double v, int decimals)
 {
-    if (isfinite(v)) snprintf(buf, n, "%.2f", v);
+    if (isfinite(v)) snprintf(buf, n, "%.*f", decimals, v);
     else snprintf(buf, n, "-");
     return buf;
 }

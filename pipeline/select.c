@@ -546,13 +546,13 @@ static void select_format(const char *model_name, const pipe_result *r, char *bu
              "%-12s top1 %.4f  top5 %.4f  efficiency mean %.4f median %.4f p10 %.4f min %.4f  unmeasured %.4f"
              "  train %.1f s  predict %s us  params %ld  bytes %ld",
              model_name, m->top1, m->top5, m->efficiency_mean, m->efficiency_median, m->efficiency_p10,
-             m->efficiency_min, m->unmeasured_rate, r->train_seconds, pipe_text_num(pu, sizeof pu, r->predict_us),
-             r->params, r->model_bytes);
+             m->efficiency_min, m->unmeasured_rate, r->train_seconds,
+             pipe_text_num(pu, sizeof pu, r->predict_us, 2), r->params, r->model_bytes);
     size_t len = strlen(buf);
     /* r2 is undefined for a model whose scores regress no per-pair target: "-", as report.md prints it */
-    char r2[32] = "-";
-    if (isfinite(r->sel.r2)) snprintf(r2, sizeof r2, "%.4f", r->sel.r2);
-    if (r->sel.candidates && len < n) snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, r2);
+    char r2[32];
+    if (r->sel.candidates && len < n)
+        snprintf(buf + len, n - len, "  ndcg@1 %.4f  r2 %s", m->ndcg1, pipe_text_num(r2, sizeof r2, r->sel.r2, 4));
     len = strlen(buf);
     if (r->sel.vendor && len < n)
         snprintf(buf + len, n - len, "  speedup x%.4f  slower %.4f  worst x%.3f", r->sel.vs.geomean, r->sel.vs.slower,
@@ -588,11 +588,9 @@ static void md_metrics_table(FILE *f, int nm, const char *const *names, const pi
         }
         fprintf(f, "| %s | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f |", names[m], v[0], v[1], v[2], v[3], v[4],
                 v[5], v[6]);
-        if (cand) fprintf(f, " %.4f |", v[11]);
-        if (cand && isfinite(v[12])) fprintf(f, " %.4f |", v[12]);
-        else if (cand) fprintf(f, " - |");
-        char pu[32];
-        fprintf(f, " %.1f | %s | %.0f | %.0f |\n", v[7], pipe_text_num(pu, sizeof pu, v[8]), v[9], v[10]);
+        char r2[32], pu[32];
+        if (cand) fprintf(f, " %.4f | %s |", v[11], pipe_text_num(r2, sizeof r2, v[12], 4));
+        fprintf(f, " %.1f | %s | %.0f | %.0f |\n", v[7], pipe_text_num(pu, sizeof pu, v[8], 2), v[9], v[10]);
     }
 }
 

@@ -103,7 +103,7 @@ static void tune_format(const char *model_name, const pipe_result *r, char *buf,
              "%-12s param_accuracy %.4f  exact %.4f  valid %.4f%s  decode %.1f us  train %.1f s  predict %s us"
              "  params %ld  bytes %ld",
              model_name, r->tune.m.param_accuracy, r->tune.m.exact, r->tune.m.valid, eff, r->tune.decode_us,
-             r->train_seconds, pipe_text_num(pu, sizeof pu, r->predict_us), r->params, r->model_bytes);
+             r->train_seconds, pipe_text_num(pu, sizeof pu, r->predict_us, 2), r->params, r->model_bytes);
 }
 
 static void tune_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *const *names,
@@ -126,7 +126,8 @@ static void tune_md_tables(FILE *f, const pipe_dataset *d, int nm, const char *c
         fprintf(f, "| %s | %.4f | %.4f | %.4f |", names[m], v[0], v[1], v[2]);
         if (measured) fprintf(f, " %.4f | %.4f | %.4f |", v[8], v[9], v[10]);
         char pu[32];
-        fprintf(f, " %.1f | %.1f | %s | %.0f | %.0f |\n", v[3], v[4], pipe_text_num(pu, sizeof pu, v[5]), v[6], v[7]);
+        fprintf(f, " %.1f | %.1f | %s | %.0f | %.0f |\n", v[3], v[4], pipe_text_num(pu, sizeof pu, v[5], 2), v[6],
+                v[7]);
     }
 }
 
