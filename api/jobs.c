@@ -186,7 +186,7 @@ static int job_run(const char *cmd, job_fn fn, const cli_spec *spec, const char 
         size_t n = strlen(where) + 16;
         if (!(report = malloc(n))) rc = hr_error(HEURIST_ENOMEM, "out of memory");
         else if (report_opt && named) snprintf(report, n, "%s", where);
-        else snprintf(report, n, "%s/report.json", where);
+        else rc = hr_path_join(report, n, where, "report.json"); /* the path compare writes (pipeline/compare.c) */
         if (!rc && !named) rc = job_push_opt(&j, report_opt ? report_opt : out_dir_opt, report_opt ? report : dir);
     }
     if (!rc) {
