@@ -29,17 +29,12 @@ efficient under --max-share) with a 95% bootstrap interval of its efficiency and
 replacement, seeded) and its worst problem.
 """
 import argparse
-import csv
-import gzip
 import os
 import random
 import sys
 
-
-def read_tsv(path):
-    with (gzip.open if path.endswith('.gz') else open)(path, 'rt', newline='') as f:
-        lines = [line for line in f if not line.startswith('#')]
-    return list(csv.DictReader(lines, delimiter='\t'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'collect', 'scripts'))
+from shortlist_cost import quantile, read_tsv  # noqa: E402  (a verify report's rows, the quantile its figures use)
 
 
 def load(report, margins, model):
@@ -69,11 +64,6 @@ def load(report, margins, model):
     if not rows:
         sys.exit(f'{report}: no row of model {model}')
     return rows
-
-
-def quantile(xs, q):
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(q * len(s)))]
 
 
 def figures(rows, plan):

@@ -26,20 +26,13 @@ problems:
 The find-db's times are the collection's (an H100's for datasets/h100), the others the verify run's GPU's.
 """
 import argparse
-import csv
-import gzip
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'collect', 'scripts'))
 import sample_problems  # noqa: E402  (the key parser)
-
-
-def read_tsv(path):
-    with (gzip.open if path.endswith('.gz') else open)(path, 'rt', newline='') as f:
-        lines = [line for line in f if not line.startswith('#')]
-    return list(csv.DictReader(lines, delimiter='\t'))
+from shortlist_cost import read_tsv, slice_of  # noqa: E402  (a verify report's rows, a key's dir / dims / groups)
 
 
 def fdb_times(path):
@@ -64,12 +57,9 @@ def fdb_times(path):
 
 def problem_class(key):
     """"DIR 2d|3d dense|grouped|depthwise" (the groups as shortlist_cost.py --by groups names them)"""
-    g = sample_problems.parse(key)
-    if g is None:
+    if sample_problems.parse(key) is None:
         sys.exit(f'{key}: not a key sample_problems.py parses')
-    nd, cin, groups = g[0], g[1], g[-1]
-    kind = 'dense' if groups == 1 else 'depthwise' if groups == cin else 'grouped'
-    return f'{key.split("-")[-1][0]} {nd}d {kind}'
+    return ' '.join(slice_of({'key': key}, by) for by in ('dir', 'dims', 'groups'))
 
 
 def main():

@@ -29,13 +29,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sample_problems  # noqa: E402  (the key parser)
 
 
+def read_tsv(path):
+    """A verify report's (or any tab-separated table's) rows as dicts, gzip read by the name's .gz, '#' lines
+    skipped."""
+    with (gzip.open if path.endswith('.gz') else open)(path, 'rt', newline='') as f:
+        lines = [line for line in f if not line.startswith('#')]
+    return list(csv.DictReader(lines, delimiter='\t'))
+
+
 def read_report(path):
     """{model: [row, ...]} in the report's order; '#' lines skipped; rows without a timed shortlist or cudnnFind
     refused, naming the line."""
     out = {}
-    with (gzip.open if path.endswith('.gz') else open)(path, 'rt', newline='') as f:
-        lines = [line for line in f if not line.startswith('#')]
-    for n, row in enumerate(csv.DictReader(lines, delimiter='\t'), start=2):
+    for n, row in enumerate(read_tsv(path), start=2):
         try:
             r = {'key': row['key'], 'best': float(row['t_best_ms']), 'find': float(row['find_ms']),
                  'topk': float(row['topk_ms']), 't_topk': float(row['t_topk_ms']),
