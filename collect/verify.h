@@ -64,6 +64,12 @@ int collect_fdb_candidates(const collect_line *l, collect_dir dir, collect_dtype
 /* order[0..n): indices of the candidates whose score is finite, highest score first, ties to the lower
  * index (as the exported runtimes rank). Returns how many. */
 int collect_rank_scores(const float *scores, int n, int *order);
+/* Each candidate's score s[0..n_res) from a model's vocabulary of nk kernels (algo, math as collect_kernel_parse
+ * reads their names; allowed: of the problem's direction and allowed by its class; score: the model's): the score
+ * of the allowed kernel of the candidate's algorithm and math type, -INFINITY where the model has none, so that
+ * collect_rank_scores leaves the candidate out. */
+void collect_candidate_scores(const collect_result *res, int n_res, const int *algo, const int *math,
+                              const char *allowed, const float *score, int nk, float *s);
 /* The shortlist of a ranking: the first k candidates of order[0..n) whose group (group[c]: the algorithm of
  * candidate c, to keep one math type per algorithm; NULL: every candidate its own) no earlier one has, then
  * `must` (the vendor's pick; -1: none) when it is not among them. Writes the candidates to out (room for

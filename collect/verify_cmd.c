@@ -466,11 +466,7 @@ int cmd_verify(int argc, char **argv)
         for (int m = 0; m < n_models; m++) {
             float s[MAX_RES];
             const model_vocab *v = &vocab[m];
-            for (int r = 0; r < n_res; r++) {
-                s[r] = -INFINITY;
-                for (int k = 0; k < v->n; k++)
-                    if (v->allowed[k] && v->algo[k] == res[r].algo && v->math[k] == res[r].math) s[r] = v->scores[k];
-            }
+            collect_candidate_scores(res, n_res, v->algo, v->math, v->allowed, v->scores, v->n, s);
             n_order[m] = collect_rank_scores(s, n_res, order[m]);
             missing |= n_order[m] == 0;
         }

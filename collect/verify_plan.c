@@ -256,6 +256,16 @@ int collect_rank_scores(const float *scores, int n, int *order)
     return m;
 }
 
+void collect_candidate_scores(const collect_result *res, int n_res, const int *algo, const int *math,
+                              const char *allowed, const float *score, int nk, float *s)
+{
+    for (int r = 0; r < n_res; r++) {
+        s[r] = -INFINITY;
+        for (int k = 0; k < nk; k++)
+            if (allowed[k] && algo[k] == res[r].algo && math[k] == res[r].math) s[r] = score[k];
+    }
+}
+
 int collect_shortlist(const int *order, int n, const int *group, int k, int must, int *out)
 {
     int m = 0, has_must = 0;

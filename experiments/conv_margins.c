@@ -43,7 +43,8 @@ int main(int argc, char **argv)
     float *scores = malloc((size_t)nk * sizeof *scores);
     collect_dir *kdir = malloc((size_t)nk * sizeof *kdir);
     int *kalgo = malloc((size_t)nk * sizeof *kalgo), *kmath = malloc((size_t)nk * sizeof *kmath);
-    if (!scores || !kdir || !kalgo || !kmath) {
+    char *allowed = malloc((size_t)nk);
+    if (!scores || !kdir || !kalgo || !kmath || !allowed) {
         fprintf(stderr, "conv_margins: out of memory\n");
         goto done;
     }
@@ -80,14 +81,10 @@ int main(int argc, char **argv)
          * it (verify's model_vocab.allowed), else none */
         float s[MAX_RES];
         int group[MAX_RES], order[MAX_RES], sl[MAX_RES + 1];
-        for (int r = 0; r < n_res; r++) {
-            s[r] = -INFINITY;
-            group[r] = res[r].algo;
-            for (int k = 0; k < nk; k++)
-                if (kdir[k] == cv.dir && kalgo[k] == res[r].algo && kmath[k] == res[r].math &&
-                    collect_kernel_allowed(cls, cv.dtype, cv.dir, kalgo[k], kmath[k]))
-                    s[r] = scores[k];
-        }
+        for (int k = 0; k < nk; k++)
+            allowed[k] = kdir[k] == cv.dir && collect_kernel_allowed(cls, cv.dtype, cv.dir, kalgo[k], kmath[k]);
+        collect_candidate_scores(res, n_res, kalgo, kmath, allowed, scores, nk, s);
+        for (int r = 0; r < n_res; r++) group[r] = res[r].algo;
         int n_order = collect_rank_scores(s, n_res, order);
         if (n_order == 0) {
             no_cand++;
@@ -124,5 +121,6 @@ done:
     free(kdir);
     free(kalgo);
     free(kmath);
+    free(allowed);
     return rc;
 }
