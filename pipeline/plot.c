@@ -115,13 +115,11 @@ static int figure_end(cairo_surface_t *surf, cairo_t *cr, const char *dir, const
     char path[1024], *tmp = NULL;
     int rc = hr_path_join(path, sizeof path, dir, file);
     if (!rc && !(tmp = hr_file_tmp_path(path))) rc = HR_ENOMEM;
-    if (rc) {
-        /* nothing written: the surface is freed below */
-    } else if (cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) {
+    if (!rc && cairo_surface_write_to_png(surf, tmp) != CAIRO_STATUS_SUCCESS) {
         /* cairo leaves what it wrote: the temporary goes, nothing half-written stays beside the report */
         remove(tmp);
         rc = hr_error(HR_EIO, "%s: cannot write PNG", path);
-    } else {
+    } else if (!rc) {
         rc = hr_file_commit(tmp, path);
     }
     free(tmp);
